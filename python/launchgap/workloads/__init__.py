@@ -1,0 +1,1 @@
+"""Readers for the outputs of launchgap's own test workloads."""

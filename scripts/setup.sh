@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# One-step set-up for a fresh machine of this kind; fast when nothing changed.
+#   apt packages (compiler for BPF, libbpf's build deps, tools the tests compare with),
+#   the Python virtual environment with launchgap installed editable,
+#   cudasim (C) and the recorder (Rust).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+APT_PACKAGES=(
+  clang llvm            # compiles the BPF C (CO-RE) programs
+  libelf-dev zlib1g-dev pkg-config  # libbpf (vendored by libbpf-sys) links against these
+  bpftool               # inspects loaded programs in tests
+  bpftrace              # the one-uprobe "floor" in bench/recorder_overhead
+  linux-perf            # perf sched: the cross-check for switch counts
+  binutils              # objdump / readelf for the prologue and symbol checks
+  stress-ng iperf3 fio  # noisy neighbours for experiments and end-to-end tests
+  trace-cmd             # .dat files for the import tests
+)
+
+log() { printf '\033[1msetup:\033[0m %s\n' "$*"; }
+
+as_root() {
+  if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+install_apt_packages() {
+  local missing=()
+  for pkg in "${APT_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+  done
+  if [ ${#missing[@]} -gt 0 ]; then
+    log "installing apt packages: ${missing[*]}"
+    as_root apt-get update -qq
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+  fi
+}
+
+check_rust() {
+  if ! command -v cargo >/dev/null 2>&1; then
+    [ -x "$HOME/.cargo/bin/cargo" ] && export PATH="$HOME/.cargo/bin:$PATH"
+  fi
+  if ! command -v cargo >/dev/null 2>&1; then
+    echo "setup: cargo not found; install Rust (rustup, 1.88 or newer) and re-run" >&2
+    exit 1
+  fi
+}
+
+setup_python() {
+  local stamp=.venv/.launchgap-installed
+  if [ ! -x .venv/bin/python ]; then
+    log "creating .venv"
+    python3 -m venv .venv
+  fi
+  if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+    log "installing the launchgap Python package (editable) and its dependencies"
+    .venv/bin/python -m pip install -q --upgrade pip
+    .venv/bin/python -m pip install -q -e '.[dev]'
+    touch "$stamp"
+  fi
+}
+
+build_cudasim() {
+  make -s -C workloads/cudasim all
+}
+
+build_recorder() {
+  if [ -f recorder/Cargo.toml ]; then
+    (cd recorder && cargo build --release --quiet)
+  fi
+}
+
+install_apt_packages
+check_rust
+setup_python
+build_cudasim
+build_recorder
+log "ready"

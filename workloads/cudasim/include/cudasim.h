@@ -1,0 +1,108 @@
+/*
+ * cudasim's own extensions to the stand-in driver: making simulated kernels
+ * and graphs, configuring the virtual GPU, and the ground-truth log that
+ * every test compares the recorder against. Real CUDA has none of these.
+ */
+#ifndef CUDASIM_H
+#define CUDASIM_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include "cuda.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Every API the driver logs, named once. X(enum_suffix, "name", kind) */
+#define CUSIM_APIS(X)                                                   \
+    X(NONE, "", CUSIM_KIND_NONE)                                        \
+    X(cuLaunchKernel, "cuLaunchKernel", CUSIM_KIND_LAUNCH)              \
+    X(cuLaunchKernel_ptsz, "cuLaunchKernel_ptsz", CUSIM_KIND_LAUNCH)    \
+    X(cuLaunchKernelEx, "cuLaunchKernelEx", CUSIM_KIND_LAUNCH)          \
+    X(cuLaunchKernelEx_ptsz, "cuLaunchKernelEx_ptsz", CUSIM_KIND_LAUNCH) \
+    X(cuLaunchCooperativeKernel, "cuLaunchCooperativeKernel", CUSIM_KIND_LAUNCH) \
+    X(cuLaunchCooperativeKernel_ptsz, "cuLaunchCooperativeKernel_ptsz", CUSIM_KIND_LAUNCH) \
+    X(cuGraphLaunch, "cuGraphLaunch", CUSIM_KIND_LAUNCH)                \
+    X(cuGraphLaunch_ptsz, "cuGraphLaunch_ptsz", CUSIM_KIND_LAUNCH)      \
+    X(cuStreamSynchronize, "cuStreamSynchronize", CUSIM_KIND_SYNC)      \
+    X(cuStreamSynchronize_ptsz, "cuStreamSynchronize_ptsz", CUSIM_KIND_SYNC) \
+    X(cuCtxSynchronize, "cuCtxSynchronize", CUSIM_KIND_SYNC)            \
+    X(cuEventSynchronize, "cuEventSynchronize", CUSIM_KIND_SYNC)        \
+    X(cuMemcpyHtoD_v2, "cuMemcpyHtoD_v2", CUSIM_KIND_SYNC)              \
+    X(cuMemcpyDtoH_v2, "cuMemcpyDtoH_v2", CUSIM_KIND_SYNC)              \
+    X(cuMemcpyHtoD_v2_ptds, "cuMemcpyHtoD_v2_ptds", CUSIM_KIND_SYNC)    \
+    X(cuMemcpyDtoH_v2_ptds, "cuMemcpyDtoH_v2_ptds", CUSIM_KIND_SYNC)    \
+    X(cudaLaunchKernel, "cudaLaunchKernel", CUSIM_KIND_LAUNCH)          \
+    X(cudaLaunchKernel_ptsz, "cudaLaunchKernel_ptsz", CUSIM_KIND_LAUNCH) \
+    X(cudaLaunchKernelExC, "cudaLaunchKernelExC", CUSIM_KIND_LAUNCH)    \
+    X(cudaLaunchKernelExC_ptsz, "cudaLaunchKernelExC_ptsz", CUSIM_KIND_LAUNCH) \
+    X(cudaLaunchCooperativeKernel, "cudaLaunchCooperativeKernel", CUSIM_KIND_LAUNCH) \
+    X(cudaLaunchCooperativeKernel_ptsz, "cudaLaunchCooperativeKernel_ptsz", CUSIM_KIND_LAUNCH) \
+    X(cudaGraphLaunch, "cudaGraphLaunch", CUSIM_KIND_LAUNCH)            \
+    X(cudaGraphLaunch_ptsz, "cudaGraphLaunch_ptsz", CUSIM_KIND_LAUNCH)  \
+    X(cudaStreamSynchronize, "cudaStreamSynchronize", CUSIM_KIND_SYNC)  \
+    X(cudaStreamSynchronize_ptsz, "cudaStreamSynchronize_ptsz", CUSIM_KIND_SYNC) \
+    X(cudaDeviceSynchronize, "cudaDeviceSynchronize", CUSIM_KIND_SYNC)  \
+    X(cudaEventSynchronize, "cudaEventSynchronize", CUSIM_KIND_SYNC)    \
+    X(cudaMemcpy, "cudaMemcpy", CUSIM_KIND_SYNC)                        \
+    X(cudaMemcpy_ptds, "cudaMemcpy_ptds", CUSIM_KIND_SYNC)
+
+enum cusim_kind { CUSIM_KIND_NONE = 0, CUSIM_KIND_LAUNCH = 1, CUSIM_KIND_SYNC = 2 };
+
+#define CUSIM_API_ENUM(suffix, name, kind) CUSIM_API_##suffix,
+enum cusim_api { CUSIM_APIS(CUSIM_API_ENUM) CUSIM_API_COUNT };
+#undef CUSIM_API_ENUM
+
+const char *cusim_api_name(int api);
+
+/* One driver-level call, as the driver itself saw it. */
+struct cusim_record {
+    uint64_t t_enter_ns; /* CLOCK_MONOTONIC at driver entry */
+    uint64_t t_exit_ns;  /* CLOCK_MONOTONIC at driver return */
+    int32_t kind;        /* enum cusim_kind */
+    int32_t api;         /* driver entry point, enum cusim_api */
+    int32_t runtime_api; /* runtime entry point that called it, or CUSIM_API_NONE */
+    int32_t pid;
+    int32_t tid;
+    uint32_t grid[3];
+    uint32_t block[3];
+    uint32_t shared_mem;
+    uint64_t func;       /* CUfunction or CUgraphExec handle */
+    uint64_t stream;     /* stream handle as passed by the caller */
+    uint64_t gpu_start_ns; /* launches: when the virtual GPU began it */
+    uint64_t gpu_end_ns;   /* launches: when it finished; syncs: the time waited for */
+    uint64_t bytes;      /* memcpy size */
+    uint32_t graph_nodes;
+    uint32_t pad;
+};
+
+/* Simulated kernels and graphs. */
+CUfunction cusim_function(const char *name, uint64_t duration_ns);
+CUgraphExec cusim_graph(unsigned int nodes, uint64_t duration_ns);
+
+/* CPU time each launch burns inside the driver (real drivers take microseconds). */
+void cusim_set_launch_cost_ns(uint64_t ns);
+/* Simulated copy bandwidth in bytes per microsecond and fixed latency. */
+void cusim_set_copy_model(uint64_t bytes_per_us, uint64_t latency_ns);
+
+/* Called by the runtime just before it enters the driver, so the log names both. */
+void cusim_note_runtime_api(int api);
+
+/*
+ * Ground-truth log in a shared anonymous mapping: created once before any
+ * fork, so forked children append to the same log as their parent.
+ */
+int cusim_log_init(uint64_t capacity);
+uint64_t cusim_log_count(void);
+uint64_t cusim_log_overflow(void);
+const struct cusim_record *cusim_log_records(void);
+
+/* Virtual GPU accounting for this process. */
+uint64_t cusim_gpu_busy_ns(void);
+uint64_t cusim_now_ns(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,536 @@
+/*
+ * cudasim: a GPU-less stand-in for an LLM decode loop. It drives the
+ * stand-in CUDA runtime or driver exactly as a real program would, and the
+ * driver's own log becomes the ground truth the recorder is checked against.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cuda.h"
+#include "cuda_runtime.h"
+#include "cudasim.h"
+#include "model.h"
+#include "truth.h"
+
+#ifndef CUDASIM_BINARY_NAME
+#define CUDASIM_BINARY_NAME "cudasim"
+#endif
+
+#define ATTENTION_HEADS 16
+#define POSITIONS_PER_ATTENTION_BLOCK 32
+#define QWEN3_VOCAB 151936
+
+static const char *const qwen3_layer_kernels[] = {
+    "rmsnorm_in", "q_proj",    "k_proj",       "v_proj",  "q_norm",     "k_norm",
+    "rope",       "kv_append", "attn_scores",  "softmax", "attn_values", "o_proj",
+    "residual_1", "rmsnorm_post", "gate_up_proj", "swiglu", "down_proj"};
+#define QWEN3_LAYER_KERNELS (int)(sizeof(qwen3_layer_kernels) / sizeof(qwen3_layer_kernels[0]))
+
+struct model {
+    struct kernel_type *layer_kernels;
+    struct kernel_type embedding;
+    struct kernel_type lm_head;
+    CUgraphExec layer_graph;
+};
+
+struct worker {
+    const struct decode_config *cfg;
+    const struct model *model;
+    struct worker_summary *summary;
+    int proc_index;
+    int thread_index;
+};
+
+static void die(const char *msg)
+{
+    fprintf(stderr, "cudasim: %s\n", msg);
+    exit(2);
+}
+
+static void make_kernel(struct kernel_type *k, const char *name, uint64_t *rng,
+                        const struct decode_config *cfg, int grows_with_position)
+{
+    uint64_t span = cfg->kernel_max_ns - cfg->kernel_min_ns;
+    k->name = name;
+    k->duration_ns = cfg->kernel_min_ns + (span ? splitmix64(rng) % (span + 1) : 0);
+    k->grid[0] = 1 + (unsigned int)(splitmix64(rng) % 1024);
+    k->grid[1] = grows_with_position ? ATTENTION_HEADS : 1;
+    k->grid[2] = 1;
+    k->block[0] = 32u << (splitmix64(rng) % 5);
+    k->block[1] = 1;
+    k->block[2] = 1;
+    k->shared_mem = (unsigned int)(splitmix64(rng) % 4) * 4096;
+    k->grows_with_position = grows_with_position;
+    k->fn = cusim_function(name, k->duration_ns);
+    if (!k->fn)
+        die("out of memory creating kernels");
+}
+
+static void build_model(struct model *m, const struct decode_config *cfg)
+{
+    uint64_t rng = cfg->seed;
+    uint64_t layer_ns = 0;
+    static char generic_names[256][24];
+
+    m->layer_kernels = calloc((size_t)cfg->kernels_per_layer, sizeof(*m->layer_kernels));
+    if (!m->layer_kernels)
+        die("out of memory");
+    make_kernel(&m->embedding, "embedding", &rng, cfg, 0);
+    for (int k = 0; k < cfg->kernels_per_layer; k++) {
+        const char *name;
+        if (cfg->kernels_per_layer == QWEN3_LAYER_KERNELS) {
+            name = qwen3_layer_kernels[k];
+        } else {
+            snprintf(generic_names[k], sizeof(generic_names[k]), "layer_kernel_%d", k);
+            name = generic_names[k];
+        }
+        make_kernel(&m->layer_kernels[k], name, &rng, cfg,
+                    name == qwen3_layer_kernels[8] || name == qwen3_layer_kernels[9] ||
+                        name == qwen3_layer_kernels[10]);
+        layer_ns += m->layer_kernels[k].duration_ns;
+    }
+    make_kernel(&m->lm_head, "lm_head", &rng, cfg, 0);
+    m->layer_graph = cusim_graph((unsigned int)cfg->kernels_per_layer, layer_ns);
+    if (!m->layer_graph)
+        die("out of memory creating graph");
+}
+
+/* ---- one launch, through the API path the configuration asks for ----- */
+
+static int launch_one(const struct decode_config *cfg, const struct kernel_type *k,
+                      enum launch_kind kind, int position, cudaStream_t stream)
+{
+    unsigned int grid_x = k->grid[0];
+    int ptsz = cfg->per_thread_stream;
+    CUresult r;
+
+    if (k->grows_with_position)
+        grid_x = 1 + (unsigned int)position / POSITIONS_PER_ATTENTION_BLOCK;
+
+    if (cfg->api == API_RUNTIME) {
+        dim3 grid = {grid_x, k->grid[1], k->grid[2]};
+        dim3 block = {k->block[0], k->block[1], k->block[2]};
+        if (kind == LAUNCH_EX) {
+            cudaLaunchConfig_t lc = {.gridDim = grid, .blockDim = block,
+                                     .dynamicSmemBytes = k->shared_mem, .stream = stream};
+            return ptsz ? cudaLaunchKernelExC_ptsz(&lc, k->fn, NULL)
+                        : cudaLaunchKernelExC(&lc, k->fn, NULL);
+        }
+        if (kind == LAUNCH_COOP)
+            return ptsz ? cudaLaunchCooperativeKernel_ptsz(k->fn, grid, block, NULL,
+                                                           k->shared_mem, stream)
+                        : cudaLaunchCooperativeKernel(k->fn, grid, block, NULL, k->shared_mem,
+                                                      stream);
+        return ptsz ? cudaLaunchKernel_ptsz(k->fn, grid, block, NULL, k->shared_mem, stream)
+                    : cudaLaunchKernel(k->fn, grid, block, NULL, k->shared_mem, stream);
+    }
+
+    if (kind == LAUNCH_EX) {
+        CUlaunchConfig lc = {.gridDimX = grid_x, .gridDimY = k->grid[1], .gridDimZ = k->grid[2],
+                             .blockDimX = k->block[0], .blockDimY = k->block[1],
+                             .blockDimZ = k->block[2], .sharedMemBytes = k->shared_mem,
+                             .hStream = stream};
+        r = ptsz ? cuLaunchKernelEx_ptsz(&lc, k->fn, NULL, NULL)
+                 : cuLaunchKernelEx(&lc, k->fn, NULL, NULL);
+    } else if (kind == LAUNCH_COOP) {
+        r = (ptsz ? cuLaunchCooperativeKernel_ptsz : cuLaunchCooperativeKernel)(
+            k->fn, grid_x, k->grid[1], k->grid[2], k->block[0], k->block[1], k->block[2],
+            k->shared_mem, stream, NULL);
+    } else {
+        r = (ptsz ? cuLaunchKernel_ptsz : cuLaunchKernel)(k->fn, grid_x, k->grid[1], k->grid[2],
+                                                          k->block[0], k->block[1], k->block[2],
+                                                          k->shared_mem, stream, NULL, NULL);
+    }
+    return r;
+}
+
+static int launch_graph(const struct decode_config *cfg, CUgraphExec graph, cudaStream_t stream)
+{
+    if (cfg->api == API_RUNTIME)
+        return cfg->per_thread_stream ? cudaGraphLaunch_ptsz(graph, stream)
+                                      : cudaGraphLaunch(graph, stream);
+    return cfg->per_thread_stream ? cuGraphLaunch_ptsz(graph, stream)
+                                  : cuGraphLaunch(graph, stream);
+}
+
+static int copy(const struct decode_config *cfg, void *host, void *device, size_t bytes,
+                int to_device)
+{
+    int ptsz = cfg->per_thread_stream;
+    if (cfg->api == API_RUNTIME) {
+        enum cudaMemcpyKind kind = to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
+        void *dst = to_device ? device : host;
+        const void *src = to_device ? host : device;
+        return ptsz ? cudaMemcpy_ptds(dst, src, bytes, kind) : cudaMemcpy(dst, src, bytes, kind);
+    }
+    if (to_device)
+        return (ptsz ? cuMemcpyHtoD_v2_ptds : cuMemcpyHtoD_v2)((CUdeviceptr)(uintptr_t)device,
+                                                                host, bytes);
+    return (ptsz ? cuMemcpyDtoH_v2_ptds : cuMemcpyDtoH_v2)(host, (CUdeviceptr)(uintptr_t)device,
+                                                            bytes);
+}
+
+/* The end-of-token sync: copying the logits back, or an explicit sync. */
+static int end_of_token(const struct decode_config *cfg, int token, cudaStream_t stream,
+                        CUevent event, void *logits_host, void *logits_device)
+{
+    enum sync_kind kind = cfg->sync == SYNC_MIXED ? (enum sync_kind)(token % 4) : cfg->sync;
+    int ptsz = cfg->per_thread_stream;
+    int rt = cfg->api == API_RUNTIME;
+
+    switch (kind) {
+    case SYNC_STREAM:
+        if (rt)
+            return ptsz ? cudaStreamSynchronize_ptsz(stream) : cudaStreamSynchronize(stream);
+        return ptsz ? cuStreamSynchronize_ptsz(stream) : cuStreamSynchronize(stream);
+    case SYNC_DEVICE:
+        return rt ? cudaDeviceSynchronize() : cuCtxSynchronize();
+    case SYNC_EVENT:
+        if (rt) {
+            int r = cudaEventRecord(event, stream);
+            return r ? r : cudaEventSynchronize(event);
+        } else {
+            int r = cuEventRecord(event, stream);
+            return r ? r : cuEventSynchronize(event);
+        }
+    default:
+        return copy(cfg, logits_host, logits_device, cfg->logits_bytes, 0);
+    }
+}
+
+static void *decode_worker(void *arg)
+{
+    struct worker *w = arg;
+    const struct decode_config *cfg = w->cfg;
+    const struct model *m = w->model;
+    uint64_t rng = cfg->seed * 1000003ull + (uint64_t)w->proc_index * 1009ull +
+                   (uint64_t)w->thread_index;
+    cudaStream_t stream = NULL;
+    CUevent event = NULL;
+    void *logits_device = NULL, *weights_device = NULL;
+    void *logits_host = calloc(1, cfg->logits_bytes);
+    void *weights_host = calloc(1, cfg->weights_bytes);
+    int launches_since_stall = 0;
+    int failed = 0;
+
+    w->summary->pid = getpid();
+    w->summary->tid = (int32_t)syscall(SYS_gettid);
+    w->summary->proc_index = w->proc_index;
+    w->summary->thread_index = w->thread_index;
+
+    if (!logits_host || !weights_host ||
+        cuMemAlloc_v2((CUdeviceptr *)&logits_device, cfg->logits_bytes) ||
+        cuMemAlloc_v2((CUdeviceptr *)&weights_device, cfg->weights_bytes) ||
+        cuEventCreate(&event, 0)) {
+        w->summary->failed = 1;
+        return NULL;
+    }
+    if (!cfg->per_thread_stream &&
+        (cfg->api == API_RUNTIME ? cudaStreamCreate(&stream) : cuStreamCreate(&stream, 0))) {
+        w->summary->failed = 1;
+        return NULL;
+    }
+
+    w->summary->start_ns = cusim_now_ns();
+    failed |= copy(cfg, weights_host, weights_device, cfg->weights_bytes, 1);
+
+    /* Graphs replace whole layers; the single kernels around them stay plain launches. */
+    enum launch_kind edge_kind =
+        (cfg->launch == LAUNCH_GRAPH || cfg->launch == LAUNCH_MIXED) ? LAUNCH_KERNEL : cfg->launch;
+
+    for (int token = 0; token < cfg->tokens && !failed; token++) {
+        int position = token;
+        failed |= launch_one(cfg, &m->embedding, edge_kind, position, stream);
+        for (int layer = 0; layer < cfg->layers && !failed; layer++) {
+            enum launch_kind layer_kind = cfg->launch;
+            if (layer_kind == LAUNCH_MIXED && splitmix64(&rng) % 4 == 0)
+                layer_kind = LAUNCH_GRAPH;
+            if (layer_kind == LAUNCH_GRAPH) {
+                failed |= launch_graph(cfg, m->layer_graph, stream);
+                continue;
+            }
+            for (int k = 0; k < cfg->kernels_per_layer && !failed; k++) {
+                enum launch_kind kind = layer_kind;
+                if (kind == LAUNCH_MIXED)
+                    kind = (enum launch_kind)(splitmix64(&rng) % 3);
+                failed |= launch_one(cfg, &m->layer_kernels[k], kind, position, stream);
+                if (cfg->stall_every && ++launches_since_stall >= cfg->stall_every) {
+                    launches_since_stall = 0;
+                    usleep((useconds_t)(cfg->stall_ns / 1000));
+                }
+            }
+        }
+        failed |= launch_one(cfg, &m->lm_head, edge_kind, position, stream);
+        failed |= end_of_token(cfg, token, stream, event, logits_host, logits_device);
+        if (!failed) {
+            /* sampling and detokenising on the host */
+            uint64_t until = cusim_now_ns() + cfg->host_step_ns;
+            while (cusim_now_ns() < until)
+                ;
+            w->summary->tokens++;
+        }
+    }
+    w->summary->end_ns = cusim_now_ns();
+    w->summary->failed = failed;
+    free(logits_host);
+    free(weights_host);
+    return NULL;
+}
+
+/* Runs every launching thread of one process; the first runs on the calling thread. */
+static int run_process(const struct decode_config *cfg, const struct model *m,
+                       struct worker_summary *summaries, int proc_index)
+{
+    int n = cfg->threads;
+    struct worker *workers = calloc((size_t)n, sizeof(*workers));
+    pthread_t *threads = calloc((size_t)n, sizeof(*threads));
+    int failed = 0;
+
+    if (!workers || !threads)
+        die("out of memory");
+    for (int t = 0; t < n; t++) {
+        workers[t] = (struct worker){.cfg = cfg, .model = m, .summary = &summaries[t],
+                                     .proc_index = proc_index, .thread_index = t};
+    }
+    if (n == 1) {
+        decode_worker(&workers[0]);
+    } else {
+        for (int t = 0; t < n; t++)
+            if (pthread_create(&threads[t], NULL, decode_worker, &workers[t]))
+                die("cannot create a thread");
+        for (int t = 0; t < n; t++)
+            pthread_join(threads[t], NULL);
+    }
+    for (int t = 0; t < n; t++)
+        failed |= summaries[t].failed;
+    free(workers);
+    free(threads);
+    return failed;
+}
+
+static void usage(FILE *out)
+{
+    fputs("usage: " CUDASIM_BINARY_NAME " decode [options]\n"
+          "\n"
+          "Simulates an LLM decode loop on a virtual GPU: per token, an embedding kernel,\n"
+          "LAYERS x KERNELS launches in a burst, an lm_head kernel, a sync, then a host step.\n"
+          "Prints tok/s; with --truth, writes what the CUDA stand-in saw as JSON.\n"
+          "\n"
+          "  --tokens N             tokens to generate per thread (default 200)\n"
+          "  --layers N             transformer layers (default 28, as Qwen3-0.6B)\n"
+          "  --kernels-per-layer N  launches per layer (default 17)\n"
+          "  --api runtime|driver   call the runtime (cuda*) or the driver (cu*) (default runtime)\n"
+          "  --launch KIND          kernel|ex|coop|graph|mixed (default kernel)\n"
+          "  --sync KIND            end-of-token sync: memcpy|stream|device|event|mixed (default memcpy)\n"
+          "  --ptsz                 use the per-thread default stream (_ptsz/_ptds entry points)\n"
+          "  --threads N            launching threads per process (default 1)\n"
+          "  --procs N              forked processes, each with --threads threads (default 1)\n"
+          "  --seed N               seed for kernel shapes, durations and mixed choices (default 42)\n"
+          "  --host-us N            host-side step per token, busy CPU (default 200)\n"
+          "  --launch-ns N          CPU cost of each launch inside the driver (default 2000)\n"
+          "  --kernel-us MIN:MAX    kernel durations on the virtual GPU (default 4:16)\n"
+          "  --stall-us N           sleep N us inside a burst ... (default 0)\n"
+          "  --stall-every N        ... after every N launches, to model a delayed CPU thread\n"
+          "  --truth FILE           write ground truth JSON (schema: docs/cudasim.md)\n"
+          "  --quiet                print only the tok/s line\n"
+          "  -h, --help             this help\n",
+          out);
+}
+
+static long parse_long(const char *flag, const char *text, long min, long max)
+{
+    char *end = NULL;
+    long v;
+    errno = 0;
+    v = strtol(text, &end, 10);
+    if (errno || !end || *end || v < min || v > max) {
+        fprintf(stderr, "cudasim: %s expects an integer in [%ld, %ld], got '%s'\n", flag, min,
+                max, text);
+        exit(2);
+    }
+    return v;
+}
+
+static int parse_choice(const char *flag, const char *text, const char *const *names, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (!strcmp(text, names[i]))
+            return i;
+    fprintf(stderr, "cudasim: %s does not accept '%s'\n", flag, text);
+    exit(2);
+}
+
+int main(int argc, char **argv)
+{
+    static const char *const launch_names[] = {"kernel", "ex", "coop", "graph", "mixed"};
+    static const char *const sync_names[] = {"memcpy", "stream", "device", "event", "mixed"};
+    static const char *const api_names[] = {"runtime", "driver"};
+    enum { OPT_TOKENS = 256, OPT_LAYERS, OPT_KPL, OPT_API, OPT_LAUNCH, OPT_SYNC, OPT_PTSZ,
+           OPT_THREADS, OPT_PROCS, OPT_SEED, OPT_HOST_US, OPT_LAUNCH_NS, OPT_KERNEL_US,
+           OPT_STALL_US, OPT_STALL_EVERY, OPT_TRUTH, OPT_QUIET };
+    static const struct option options[] = {
+        {"tokens", required_argument, NULL, OPT_TOKENS},
+        {"layers", required_argument, NULL, OPT_LAYERS},
+        {"kernels-per-layer", required_argument, NULL, OPT_KPL},
+        {"api", required_argument, NULL, OPT_API},
+        {"launch", required_argument, NULL, OPT_LAUNCH},
+        {"sync", required_argument, NULL, OPT_SYNC},
+        {"ptsz", no_argument, NULL, OPT_PTSZ},
+        {"threads", required_argument, NULL, OPT_THREADS},
+        {"procs", required_argument, NULL, OPT_PROCS},
+        {"seed", required_argument, NULL, OPT_SEED},
+        {"host-us", required_argument, NULL, OPT_HOST_US},
+        {"launch-ns", required_argument, NULL, OPT_LAUNCH_NS},
+        {"kernel-us", required_argument, NULL, OPT_KERNEL_US},
+        {"stall-us", required_argument, NULL, OPT_STALL_US},
+        {"stall-every", required_argument, NULL, OPT_STALL_EVERY},
+        {"truth", required_argument, NULL, OPT_TRUTH},
+        {"quiet", no_argument, NULL, OPT_QUIET},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
+    struct decode_config cfg = {
+        .tokens = 200, .layers = 28, .kernels_per_layer = QWEN3_LAYER_KERNELS, .threads = 1,
+        .procs = 1, .seed = 42, .api = API_RUNTIME, .launch = LAUNCH_KERNEL,
+        .sync = SYNC_MEMCPY, .host_step_ns = 200000, .launch_cost_ns = 2000,
+        .kernel_min_ns = 4000, .kernel_max_ns = 16000,
+        .logits_bytes = QWEN3_VOCAB * sizeof(float), .weights_bytes = 1 << 20};
+    const char *truth_path = NULL;
+    int quiet = 0, opt;
+    struct model model;
+    struct worker_summary *summaries;
+    int n_workers, failed = 0;
+    uint64_t start_ns, end_ns, capacity, launches = 0;
+    int64_t tokens = 0;
+
+    while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+        switch (opt) {
+        case OPT_TOKENS: cfg.tokens = (int)parse_long("--tokens", optarg, 1, 10000000); break;
+        case OPT_LAYERS: cfg.layers = (int)parse_long("--layers", optarg, 1, 1000); break;
+        case OPT_KPL: cfg.kernels_per_layer = (int)parse_long("--kernels-per-layer", optarg, 1, 256); break;
+        case OPT_API: cfg.api = (enum api_path)parse_choice("--api", optarg, api_names, 2); break;
+        case OPT_LAUNCH: cfg.launch = (enum launch_kind)parse_choice("--launch", optarg, launch_names, 5); break;
+        case OPT_SYNC: cfg.sync = (enum sync_kind)parse_choice("--sync", optarg, sync_names, 5); break;
+        case OPT_PTSZ: cfg.per_thread_stream = 1; break;
+        case OPT_THREADS: cfg.threads = (int)parse_long("--threads", optarg, 1, 256); break;
+        case OPT_PROCS: cfg.procs = (int)parse_long("--procs", optarg, 1, 64); break;
+        case OPT_SEED: cfg.seed = (uint64_t)parse_long("--seed", optarg, 0, 0x7fffffffL); break;
+        case OPT_HOST_US: cfg.host_step_ns = 1000ull * (uint64_t)parse_long("--host-us", optarg, 0, 10000000); break;
+        case OPT_LAUNCH_NS: cfg.launch_cost_ns = (uint64_t)parse_long("--launch-ns", optarg, 0, 100000000); break;
+        case OPT_KERNEL_US: {
+            char *colon = strchr(optarg, ':');
+            if (!colon)
+                die("--kernel-us expects MIN:MAX in microseconds");
+            *colon = '\0';
+            cfg.kernel_min_ns = 1000ull * (uint64_t)parse_long("--kernel-us", optarg, 0, 10000000);
+            cfg.kernel_max_ns = 1000ull * (uint64_t)parse_long("--kernel-us", colon + 1, 0, 10000000);
+            if (cfg.kernel_max_ns < cfg.kernel_min_ns)
+                die("--kernel-us: MAX must not be below MIN");
+            break;
+        }
+        case OPT_STALL_US: cfg.stall_ns = 1000ull * (uint64_t)parse_long("--stall-us", optarg, 0, 10000000); break;
+        case OPT_STALL_EVERY: cfg.stall_every = (int)parse_long("--stall-every", optarg, 0, 100000000); break;
+        case OPT_TRUTH: truth_path = optarg; break;
+        case OPT_QUIET: quiet = 1; break;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return 2;
+        }
+    }
+    if (optind >= argc) {
+        usage(stderr);
+        return 2;
+    }
+    if (strcmp(argv[optind], "decode") != 0) {
+        fprintf(stderr, "cudasim: unknown mode '%s' (known: decode)\n", argv[optind]);
+        return 2;
+    }
+    if (optind + 1 < argc) {
+        fprintf(stderr, "cudasim: unexpected argument '%s'\n", argv[optind + 1]);
+        return 2;
+    }
+
+    n_workers = cfg.procs * cfg.threads;
+    capacity = records_per_worker(&cfg) * (uint64_t)n_workers;
+    if (cusim_log_init(capacity))
+        die("cannot map the ground-truth log");
+    summaries = mmap(NULL, sizeof(*summaries) * (size_t)n_workers, PROT_READ | PROT_WRITE,
+                     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (summaries == MAP_FAILED)
+        die("cannot map worker summaries");
+    cusim_set_launch_cost_ns(cfg.launch_cost_ns);
+    cuInit(0);
+    build_model(&model, &cfg);
+
+    start_ns = cusim_now_ns();
+    if (cfg.procs == 1) {
+        failed = run_process(&cfg, &model, summaries, 0);
+    } else {
+        pid_t *children = calloc((size_t)cfg.procs, sizeof(*children));
+        if (!children)
+            die("out of memory");
+        fflush(NULL);
+        for (int p = 0; p < cfg.procs; p++) {
+            children[p] = fork();
+            if (children[p] < 0)
+                die("fork failed");
+            if (children[p] == 0)
+                _exit(run_process(&cfg, &model, summaries + p * cfg.threads, p) ? 1 : 0);
+        }
+        for (int p = 0; p < cfg.procs; p++) {
+            int status = 0;
+            if (waitpid(children[p], &status, 0) < 0 || !WIFEXITED(status) ||
+                WEXITSTATUS(status) != 0)
+                failed = 1;
+        }
+        free(children);
+    }
+    end_ns = cusim_now_ns();
+
+    for (int w = 0; w < n_workers; w++)
+        tokens += summaries[w].tokens;
+    for (uint64_t i = 0; i < cusim_log_count(); i++)
+        launches += cusim_log_records()[i].kind == CUSIM_KIND_LAUNCH;
+
+    if (!quiet) {
+        printf("%s decode: %d process(es) x %d thread(s), %" PRId64 " tokens, %" PRIu64
+               " launches in %.3f s\n",
+               CUDASIM_BINARY_NAME, cfg.procs, cfg.threads, tokens, launches,
+               (double)(end_ns - start_ns) / 1e9);
+        if (cfg.procs == 1)
+            printf("virtual GPU busy: %.1f%%\n",
+                   100.0 * (double)cusim_gpu_busy_ns() / (double)(end_ns - start_ns));
+    }
+    printf("tok/s: %.2f\n", (double)tokens / ((double)(end_ns - start_ns) / 1e9));
+    fflush(stdout);
+
+    if (cusim_log_overflow())
+        fprintf(stderr, "cudasim: ground-truth log overflowed by %" PRIu64 " records\n",
+                cusim_log_overflow());
+    if (truth_path) {
+        FILE *out = fopen(truth_path, "w");
+        if (!out) {
+            fprintf(stderr, "cudasim: cannot write %s: %s\n", truth_path, strerror(errno));
+            return 2;
+        }
+        if (truth_write_json(out, &cfg, CUDASIM_BINARY_NAME, summaries, n_workers, start_ns,
+                             end_ns) ||
+            fclose(out)) {
+            fprintf(stderr, "cudasim: failed writing %s\n", truth_path);
+            return 2;
+        }
+    }
+    if (failed) {
+        fprintf(stderr, "cudasim: a launching thread failed\n");
+        return 1;
+    }
+    return cusim_log_overflow() ? 3 : 0;
+}

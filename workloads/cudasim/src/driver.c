@@ -1,0 +1,484 @@
+/*
+ * libcuda.so.1 stand-in. Every exported entry point is an ordinary function
+ * built with frame pointers, so it begins `push %rbp; mov %rsp,%rbp` like the
+ * real libraries: the cheap, emulated case for an x86 uprobe.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "cudasim.h"
+#include "vgpu.h"
+
+#define CUSIM_EXPORT __attribute__((visibility("default")))
+
+#define FUNCTION_MAGIC 0x6b65726eu /* "kern" */
+#define GRAPH_MAGIC 0x67726170u    /* "grap" */
+#define STREAM_MAGIC 0x7374726du   /* "strm" */
+#define EVENT_MAGIC 0x6576656eu    /* "even" */
+
+struct sim_function {
+    uint32_t magic;
+    uint64_t duration_ns;
+    char name[64];
+};
+
+struct sim_graph {
+    uint32_t magic;
+    uint32_t nodes;
+    uint64_t duration_ns;
+};
+
+struct CUstream_st {
+    uint32_t magic;
+    struct vgpu_stream queue;
+};
+
+struct CUevent_st {
+    uint32_t magic;
+    uint64_t completes_at_ns;
+};
+
+struct log_header {
+    uint64_t capacity;
+    uint64_t count;    /* slots claimed, may exceed capacity */
+    uint64_t overflow; /* records that did not fit */
+};
+
+static struct CUstream_st legacy_stream = {.magic = STREAM_MAGIC};
+static __thread struct CUstream_st per_thread_stream = {.magic = STREAM_MAGIC};
+static __thread int pending_runtime_api = CUSIM_API_NONE;
+
+static uint64_t launch_cost_ns = 2000;
+static uint64_t copy_bytes_per_us = 10000; /* 10 GB/s */
+static uint64_t copy_latency_ns = 5000;
+
+static struct log_header *truth_log;
+
+#define CUSIM_API_NAME(suffix, name, kind) name,
+static const char *const api_names[] = {CUSIM_APIS(CUSIM_API_NAME)};
+#undef CUSIM_API_NAME
+
+CUSIM_EXPORT const char *cusim_api_name(int api)
+{
+    if (api < 0 || api >= CUSIM_API_COUNT)
+        return "?";
+    return api_names[api];
+}
+
+/* ---- ground-truth log ------------------------------------------------ */
+
+CUSIM_EXPORT int cusim_log_init(uint64_t capacity)
+{
+    size_t size = sizeof(struct log_header) + capacity * sizeof(struct cusim_record);
+    void *map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (map == MAP_FAILED)
+        return -1;
+    truth_log = map;
+    truth_log->capacity = capacity;
+    return 0;
+}
+
+CUSIM_EXPORT uint64_t cusim_log_count(void)
+{
+    if (!truth_log)
+        return 0;
+    uint64_t n = __atomic_load_n(&truth_log->count, __ATOMIC_ACQUIRE);
+    return n < truth_log->capacity ? n : truth_log->capacity;
+}
+
+CUSIM_EXPORT uint64_t cusim_log_overflow(void)
+{
+    return truth_log ? __atomic_load_n(&truth_log->overflow, __ATOMIC_ACQUIRE) : 0;
+}
+
+CUSIM_EXPORT const struct cusim_record *cusim_log_records(void)
+{
+    return truth_log ? (const struct cusim_record *)(truth_log + 1) : NULL;
+}
+
+/* Claims the next slot in call order; NULL when logging is off or full. */
+static struct cusim_record *log_claim(int kind, int api)
+{
+    struct cusim_record *rec;
+    uint64_t slot;
+
+    if (!truth_log)
+        return NULL;
+    slot = __atomic_fetch_add(&truth_log->count, 1, __ATOMIC_ACQ_REL);
+    if (slot >= truth_log->capacity) {
+        __atomic_fetch_add(&truth_log->overflow, 1, __ATOMIC_ACQ_REL);
+        return NULL;
+    }
+    rec = (struct cusim_record *)(truth_log + 1) + slot;
+    memset(rec, 0, sizeof(*rec));
+    rec->kind = kind;
+    rec->api = api;
+    rec->runtime_api = pending_runtime_api;
+    rec->pid = getpid();
+    rec->tid = (int32_t)syscall(SYS_gettid);
+    return rec;
+}
+
+/* ---- configuration and handles ------------------------------------- */
+
+CUSIM_EXPORT void cusim_set_launch_cost_ns(uint64_t ns) { launch_cost_ns = ns; }
+
+CUSIM_EXPORT void cusim_set_copy_model(uint64_t bytes_per_us, uint64_t latency_ns)
+{
+    copy_bytes_per_us = bytes_per_us ? bytes_per_us : 1;
+    copy_latency_ns = latency_ns;
+}
+
+CUSIM_EXPORT void cusim_note_runtime_api(int api) { pending_runtime_api = api; }
+
+CUSIM_EXPORT uint64_t cusim_now_ns(void) { return vgpu_now_ns(); }
+
+CUSIM_EXPORT uint64_t cusim_gpu_busy_ns(void) { return vgpu_busy_ns(); }
+
+CUSIM_EXPORT CUfunction cusim_function(const char *name, uint64_t duration_ns)
+{
+    struct sim_function *fn = calloc(1, sizeof(*fn));
+    if (!fn)
+        return NULL;
+    fn->magic = FUNCTION_MAGIC;
+    fn->duration_ns = duration_ns;
+    strncpy(fn->name, name, sizeof(fn->name) - 1);
+    return (CUfunction)fn;
+}
+
+CUSIM_EXPORT CUgraphExec cusim_graph(unsigned int nodes, uint64_t duration_ns)
+{
+    struct sim_graph *graph = calloc(1, sizeof(*graph));
+    if (!graph)
+        return NULL;
+    graph->magic = GRAPH_MAGIC;
+    graph->nodes = nodes;
+    graph->duration_ns = duration_ns;
+    return (CUgraphExec)graph;
+}
+
+/* Resolves a caller's stream handle the way CUDA does for each API flavour. */
+static struct CUstream_st *resolve_stream(CUstream handle, int per_thread_default)
+{
+    if (handle == CU_STREAM_PER_THREAD || (handle == NULL && per_thread_default))
+        return &per_thread_stream;
+    if (handle == NULL || handle == CU_STREAM_LEGACY)
+        return &legacy_stream;
+    if (handle->magic != STREAM_MAGIC)
+        return NULL;
+    return handle;
+}
+
+/* ---- launches -------------------------------------------------------- */
+
+static CUresult enqueue_launch(int api, uint64_t handle, uint64_t duration_ns, uint32_t graph_nodes,
+                               const unsigned int grid[3], const unsigned int block[3],
+                               unsigned int shared_mem, CUstream stream_handle, int per_thread)
+{
+    uint64_t t_enter = vgpu_now_ns();
+    struct CUstream_st *stream = resolve_stream(stream_handle, per_thread);
+    struct cusim_record *rec;
+    struct vgpu_span span;
+
+    if (!stream)
+        return CUDA_ERROR_INVALID_VALUE;
+    vgpu_spin_ns(launch_cost_ns);
+    span = vgpu_enqueue(&stream->queue, duration_ns);
+    rec = log_claim(CUSIM_KIND_LAUNCH, api);
+    pending_runtime_api = CUSIM_API_NONE;
+    if (rec) {
+        rec->t_enter_ns = t_enter;
+        memcpy(rec->grid, grid, sizeof(rec->grid));
+        memcpy(rec->block, block, sizeof(rec->block));
+        rec->shared_mem = shared_mem;
+        rec->func = handle;
+        rec->stream = (uint64_t)(uintptr_t)stream_handle;
+        rec->gpu_start_ns = span.start_ns;
+        rec->gpu_end_ns = span.end_ns;
+        rec->graph_nodes = graph_nodes;
+        rec->t_exit_ns = vgpu_now_ns();
+    }
+    return CUDA_SUCCESS;
+}
+
+static CUresult launch_function(int api, CUfunction f, unsigned int gx, unsigned int gy,
+                                unsigned int gz, unsigned int bx, unsigned int by, unsigned int bz,
+                                unsigned int shared_mem, CUstream stream, int per_thread)
+{
+    const struct sim_function *fn = (const struct sim_function *)f;
+    const unsigned int grid[3] = {gx, gy, gz};
+    const unsigned int block[3] = {bx, by, bz};
+
+    if (!fn || fn->magic != FUNCTION_MAGIC) {
+        pending_runtime_api = CUSIM_API_NONE;
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    return enqueue_launch(api, (uint64_t)(uintptr_t)f, fn->duration_ns, 0, grid, block,
+                          shared_mem, stream, per_thread);
+}
+
+static CUresult launch_ex(int api, const CUlaunchConfig *config, CUfunction f, int per_thread)
+{
+    if (!config) {
+        pending_runtime_api = CUSIM_API_NONE;
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    return launch_function(api, f, config->gridDimX, config->gridDimY, config->gridDimZ,
+                           config->blockDimX, config->blockDimY, config->blockDimZ,
+                           config->sharedMemBytes, config->hStream, per_thread);
+}
+
+static CUresult launch_graph(int api, CUgraphExec exec, CUstream stream, int per_thread)
+{
+    const struct sim_graph *graph = (const struct sim_graph *)exec;
+    const unsigned int none[3] = {0, 0, 0};
+
+    if (!graph || graph->magic != GRAPH_MAGIC) {
+        pending_runtime_api = CUSIM_API_NONE;
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    return enqueue_launch(api, (uint64_t)(uintptr_t)exec, graph->duration_ns, graph->nodes, none,
+                          none, 0, stream, per_thread);
+}
+
+CUSIM_EXPORT CUresult cuInit(unsigned int flags)
+{
+    (void)flags;
+    return CUDA_SUCCESS;
+}
+
+CUSIM_EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy,
+                                     unsigned int gz, unsigned int bx, unsigned int by,
+                                     unsigned int bz, unsigned int shared_mem, CUstream stream,
+                                     void **params, void **extra)
+{
+    (void)params, (void)extra;
+    return launch_function(CUSIM_API_cuLaunchKernel, f, gx, gy, gz, bx, by, bz, shared_mem,
+                           stream, 0);
+}
+
+CUSIM_EXPORT CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned int gx, unsigned int gy,
+                                          unsigned int gz, unsigned int bx, unsigned int by,
+                                          unsigned int bz, unsigned int shared_mem,
+                                          CUstream stream, void **params, void **extra)
+{
+    (void)params, (void)extra;
+    return launch_function(CUSIM_API_cuLaunchKernel_ptsz, f, gx, gy, gz, bx, by, bz, shared_mem,
+                           stream, 1);
+}
+
+CUSIM_EXPORT CUresult cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f, void **params,
+                                       void **extra)
+{
+    (void)params, (void)extra;
+    return launch_ex(CUSIM_API_cuLaunchKernelEx, config, f, 0);
+}
+
+CUSIM_EXPORT CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *config, CUfunction f,
+                                            void **params, void **extra)
+{
+    (void)params, (void)extra;
+    return launch_ex(CUSIM_API_cuLaunchKernelEx_ptsz, config, f, 1);
+}
+
+CUSIM_EXPORT CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned int gx, unsigned int gy,
+                                                unsigned int gz, unsigned int bx, unsigned int by,
+                                                unsigned int bz, unsigned int shared_mem,
+                                                CUstream stream, void **params)
+{
+    (void)params;
+    return launch_function(CUSIM_API_cuLaunchCooperativeKernel, f, gx, gy, gz, bx, by, bz,
+                           shared_mem, stream, 0);
+}
+
+CUSIM_EXPORT CUresult cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gx,
+                                                     unsigned int gy, unsigned int gz,
+                                                     unsigned int bx, unsigned int by,
+                                                     unsigned int bz, unsigned int shared_mem,
+                                                     CUstream stream, void **params)
+{
+    (void)params;
+    return launch_function(CUSIM_API_cuLaunchCooperativeKernel_ptsz, f, gx, gy, gz, bx, by, bz,
+                           shared_mem, stream, 1);
+}
+
+CUSIM_EXPORT CUresult cuGraphLaunch(CUgraphExec exec, CUstream stream)
+{
+    return launch_graph(CUSIM_API_cuGraphLaunch, exec, stream, 0);
+}
+
+CUSIM_EXPORT CUresult cuGraphLaunch_ptsz(CUgraphExec exec, CUstream stream)
+{
+    return launch_graph(CUSIM_API_cuGraphLaunch_ptsz, exec, stream, 1);
+}
+
+/* ---- streams, events, syncs ----------------------------------------- */
+
+CUSIM_EXPORT CUresult cuStreamCreate(CUstream *out, unsigned int flags)
+{
+    struct CUstream_st *stream;
+    (void)flags;
+    if (!out)
+        return CUDA_ERROR_INVALID_VALUE;
+    stream = calloc(1, sizeof(*stream));
+    if (!stream)
+        return CUDA_ERROR_INVALID_VALUE;
+    stream->magic = STREAM_MAGIC;
+    *out = stream;
+    return CUDA_SUCCESS;
+}
+
+CUSIM_EXPORT CUresult cuStreamDestroy_v2(CUstream stream)
+{
+    if (!stream || stream == CU_STREAM_LEGACY || stream == CU_STREAM_PER_THREAD ||
+        stream->magic != STREAM_MAGIC)
+        return CUDA_ERROR_INVALID_VALUE;
+    stream->magic = 0;
+    free(stream);
+    return CUDA_SUCCESS;
+}
+
+/* Logs a sync that blocks the caller until `wait_until_ns` (virtual GPU time). */
+static CUresult blocking_sync(int api, uint64_t t_enter, uint64_t wait_until_ns, uint64_t stream,
+                              uint64_t bytes)
+{
+    struct cusim_record *rec = log_claim(CUSIM_KIND_SYNC, api);
+    pending_runtime_api = CUSIM_API_NONE;
+    vgpu_sleep_until(wait_until_ns);
+    if (rec) {
+        rec->t_enter_ns = t_enter;
+        rec->stream = stream;
+        rec->gpu_end_ns = wait_until_ns;
+        rec->bytes = bytes;
+        rec->t_exit_ns = vgpu_now_ns();
+    }
+    return CUDA_SUCCESS;
+}
+
+static CUresult stream_sync(int api, CUstream handle, int per_thread)
+{
+    uint64_t t_enter = vgpu_now_ns();
+    struct CUstream_st *stream = resolve_stream(handle, per_thread);
+    if (!stream) {
+        pending_runtime_api = CUSIM_API_NONE;
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    return blocking_sync(api, t_enter, vgpu_stream_done_at(&stream->queue),
+                         (uint64_t)(uintptr_t)handle, 0);
+}
+
+CUSIM_EXPORT CUresult cuStreamSynchronize(CUstream stream)
+{
+    return stream_sync(CUSIM_API_cuStreamSynchronize, stream, 0);
+}
+
+CUSIM_EXPORT CUresult cuStreamSynchronize_ptsz(CUstream stream)
+{
+    return stream_sync(CUSIM_API_cuStreamSynchronize_ptsz, stream, 1);
+}
+
+CUSIM_EXPORT CUresult cuCtxSynchronize(void)
+{
+    uint64_t t_enter = vgpu_now_ns();
+    return blocking_sync(CUSIM_API_cuCtxSynchronize, t_enter, vgpu_engine_done_at(), 0, 0);
+}
+
+CUSIM_EXPORT CUresult cuEventCreate(CUevent *out, unsigned int flags)
+{
+    struct CUevent_st *event;
+    (void)flags;
+    if (!out)
+        return CUDA_ERROR_INVALID_VALUE;
+    event = calloc(1, sizeof(*event));
+    if (!event)
+        return CUDA_ERROR_INVALID_VALUE;
+    event->magic = EVENT_MAGIC;
+    *out = event;
+    return CUDA_SUCCESS;
+}
+
+CUSIM_EXPORT CUresult cuEventDestroy_v2(CUevent event)
+{
+    if (!event || event->magic != EVENT_MAGIC)
+        return CUDA_ERROR_INVALID_VALUE;
+    event->magic = 0;
+    free(event);
+    return CUDA_SUCCESS;
+}
+
+CUSIM_EXPORT CUresult cuEventRecord(CUevent event, CUstream handle)
+{
+    struct CUstream_st *stream = resolve_stream(handle, 0);
+    if (!event || event->magic != EVENT_MAGIC || !stream)
+        return CUDA_ERROR_INVALID_VALUE;
+    event->completes_at_ns = vgpu_stream_done_at(&stream->queue);
+    return CUDA_SUCCESS;
+}
+
+CUSIM_EXPORT CUresult cuEventSynchronize(CUevent event)
+{
+    uint64_t t_enter = vgpu_now_ns();
+    if (!event || event->magic != EVENT_MAGIC) {
+        pending_runtime_api = CUSIM_API_NONE;
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    return blocking_sync(CUSIM_API_cuEventSynchronize, t_enter, event->completes_at_ns, 0, 0);
+}
+
+/* ---- memory ---------------------------------------------------------- */
+
+CUSIM_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *out, size_t bytes)
+{
+    void *mem;
+    if (!out)
+        return CUDA_ERROR_INVALID_VALUE;
+    mem = calloc(1, bytes ? bytes : 1);
+    if (!mem)
+        return CUDA_ERROR_INVALID_VALUE;
+    *out = (CUdeviceptr)(uintptr_t)mem;
+    return CUDA_SUCCESS;
+}
+
+CUSIM_EXPORT CUresult cuMemFree_v2(CUdeviceptr ptr)
+{
+    free((void *)(uintptr_t)ptr);
+    return CUDA_SUCCESS;
+}
+
+/* Synchronous copies wait for all queued work, then for the transfer itself. */
+static CUresult sync_copy(int api, void *dst, const void *src, size_t bytes)
+{
+    uint64_t t_enter = vgpu_now_ns();
+    struct vgpu_span span = vgpu_copy(copy_latency_ns + bytes / copy_bytes_per_us * 1000ull);
+    if (!dst || !src) {
+        pending_runtime_api = CUSIM_API_NONE;
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    memcpy(dst, src, bytes);
+    return blocking_sync(api, t_enter, span.end_ns, 0, bytes);
+}
+
+CUSIM_EXPORT CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t bytes)
+{
+    return sync_copy(CUSIM_API_cuMemcpyHtoD_v2, (void *)(uintptr_t)dst, src, bytes);
+}
+
+CUSIM_EXPORT CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t bytes)
+{
+    return sync_copy(CUSIM_API_cuMemcpyDtoH_v2, dst, (const void *)(uintptr_t)src, bytes);
+}
+
+CUSIM_EXPORT CUresult cuMemcpyHtoD_v2_ptds(CUdeviceptr dst, const void *src, size_t bytes)
+{
+    return sync_copy(CUSIM_API_cuMemcpyHtoD_v2_ptds, (void *)(uintptr_t)dst, src, bytes);
+}
+
+CUSIM_EXPORT CUresult cuMemcpyDtoH_v2_ptds(void *dst, CUdeviceptr src, size_t bytes)
+{
+    return sync_copy(CUSIM_API_cuMemcpyDtoH_v2_ptds, dst, (const void *)(uintptr_t)src, bytes);
+}

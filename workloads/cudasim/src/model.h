@@ -1,0 +1,60 @@
+#ifndef CUDASIM_MODEL_H
+#define CUDASIM_MODEL_H
+
+#include <stdint.h>
+#include "cuda.h"
+
+enum launch_kind { LAUNCH_KERNEL, LAUNCH_EX, LAUNCH_COOP, LAUNCH_GRAPH, LAUNCH_MIXED };
+enum sync_kind { SYNC_MEMCPY, SYNC_STREAM, SYNC_DEVICE, SYNC_EVENT, SYNC_MIXED };
+enum api_path { API_RUNTIME, API_DRIVER };
+
+struct decode_config {
+    int tokens;
+    int layers;
+    int kernels_per_layer;
+    int threads;
+    int procs;
+    uint64_t seed;
+    enum api_path api;
+    enum launch_kind launch;
+    enum sync_kind sync;
+    int per_thread_stream; /* --ptsz: the _ptsz/_ptds entry points and the per-thread stream */
+    uint64_t host_step_ns;
+    uint64_t launch_cost_ns;
+    uint64_t kernel_min_ns;
+    uint64_t kernel_max_ns;
+    uint64_t stall_ns;  /* injected CPU-side delay inside a burst */
+    int stall_every;    /* ... after every this many launches (0: never) */
+    uint64_t logits_bytes;
+    uint64_t weights_bytes;
+};
+
+/* One simulated kernel type: its launch geometry and its duration on the virtual GPU. */
+struct kernel_type {
+    const char *name;
+    CUfunction fn;
+    uint64_t duration_ns;
+    unsigned int grid[3];
+    unsigned int block[3];
+    unsigned int shared_mem;
+    int grows_with_position; /* attention kernels: grid.x follows the sequence length */
+};
+
+/* What one launching thread did, kept in shared memory so the parent sees children's too. */
+struct worker_summary {
+    int32_t pid;
+    int32_t tid;
+    int32_t proc_index;
+    int32_t thread_index;
+    int64_t tokens;
+    uint64_t start_ns;
+    uint64_t end_ns;
+    int32_t failed;
+    int32_t pad;
+};
+
+uint64_t splitmix64(uint64_t *state);
+uint64_t launches_per_token(const struct decode_config *cfg);
+uint64_t records_per_worker(const struct decode_config *cfg);
+
+#endif
