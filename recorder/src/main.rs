@@ -1,1 +1,390 @@
-fn main() {}
+//! launchgap-record: the standalone eBPF recorder (copy it to a GPU node;
+//! no Python needed there). Arguments are parsed here, the pure pieces live
+//! in their modules, and the trace is written by a thread of its own so the
+//! ring-buffer drain never waits on the disk.
+
+mod cli;
+mod cuda_api;
+mod discover;
+mod elf_symbols;
+mod metadata;
+mod records;
+mod spawn;
+mod trace_writer;
+mod tracer;
+
+mod skel {
+    #![allow(clippy::all, unused_imports, dead_code, non_camel_case_types, non_snake_case, non_upper_case_globals)]
+    include!(concat!(env!("OUT_DIR"), "/launchgap.skel.rs"));
+}
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::mem::MaybeUninit;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, bail, Context, Result};
+use clap::Parser;
+use libbpf_rs::RingBufferBuilder;
+use serde_json::json;
+
+use crate::cli::Args;
+use crate::records::{event_type, EVENT_NAMES};
+use crate::spawn::Gated;
+use crate::trace_writer::{Row, TraceWriter};
+
+static STOP_SIGNAL: AtomicI32 = AtomicI32::new(0);
+
+extern "C" fn on_stop_signal(signal: libc::c_int) {
+    STOP_SIGNAL.store(signal, Ordering::SeqCst);
+}
+
+fn install_signal_handlers() {
+    for signal in [libc::SIGINT, libc::SIGTERM] {
+        // SAFETY: the handler only stores to an atomic.
+        unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = on_stop_signal as *const () as usize;
+            libc::sigaction(signal, &action, std::ptr::null_mut());
+        }
+    }
+}
+
+/// What the drain hands the writer thread.
+enum ToWriter {
+    /// Length-prefixed raw records, as drained.
+    Records(Vec<u8>),
+    /// New drops: (event type, cpu, count since the last sample), over [since, now].
+    Lost { now_ns: u64, since_ns: u64, drops: Vec<(u32, usize, u64)> },
+    End { now_ns: u64, detail: String },
+}
+
+struct WriterReport {
+    rows: u64,
+    rows_by_event: BTreeMap<&'static str, u64>,
+    undecodable: u64,
+}
+
+const FLUSH_EVERY: Duration = Duration::from_secs(1);
+const ROWS_PER_BATCH: usize = 65_536;
+
+fn writer_thread(mut writer: TraceWriter, inbox: mpsc::Receiver<ToWriter>) -> Result<WriterReport> {
+    let mut last_flush = Instant::now();
+    let mut undecodable = 0u64;
+    loop {
+        let message = inbox.recv_timeout(Duration::from_millis(200));
+        match message {
+            Ok(ToWriter::Records(buffer)) => {
+                let mut at = 0;
+                while at + 4 <= buffer.len() {
+                    let len = u32::from_ne_bytes(buffer[at..at + 4].try_into().unwrap()) as usize;
+                    let record = &buffer[at + 4..at + 4 + len];
+                    if !records::decode(record, &mut |row| writer.push(row)) {
+                        undecodable += 1;
+                    }
+                    at += 4 + len;
+                    if writer.rows_pending() >= ROWS_PER_BATCH {
+                        writer.flush_batch()?;
+                        last_flush = Instant::now();
+                    }
+                }
+            }
+            Ok(ToWriter::Lost { now_ns, since_ns, drops }) => {
+                for (kind, cpu, count) in drops {
+                    writer.push(&Row {
+                        ts_ns: now_ns,
+                        event: "lost",
+                        cpu: Some(cpu as u32),
+                        lost_event: EVENT_NAMES.get(kind as usize).copied(),
+                        lost_count: Some(count),
+                        since_ns: Some(since_ns),
+                        ..Default::default()
+                    });
+                }
+            }
+            Ok(ToWriter::End { now_ns, detail }) => {
+                writer.push(&Row { ts_ns: now_ns, event: "trace_end", detail: Some(&detail), ..Default::default() });
+                let rows_by_event = writer.rows_by_event.iter().map(|(k, v)| (*k, *v)).collect();
+                let rows = writer.finish()?;
+                return Ok(WriterReport { rows, rows_by_event, undecodable });
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => bail!("the recorder stopped without closing the trace"),
+        }
+        if last_flush.elapsed() >= FLUSH_EVERY {
+            writer.flush_batch()?;
+            last_flush = Instant::now();
+        }
+    }
+}
+
+/// Each tracepoint detach waits out an RCU grace period; waiting for them
+/// side by side takes one grace period instead of one per probe.
+fn detach_all(links: Vec<libbpf_rs::Link>) {
+    std::thread::scope(|scope| {
+        for link in links {
+            scope.spawn(move || drop(link));
+        }
+    });
+}
+
+fn check_pids(pids: &[i32]) -> Result<()> {
+    for &pid in pids {
+        if pid <= 0 || !PathBuf::from(format!("/proc/{pid}")).exists() {
+            bail!("no such process: {pid}");
+        }
+    }
+    Ok(())
+}
+
+fn user_home() -> Option<PathBuf> {
+    let user = std::env::var("SUDO_USER").ok().filter(|u| u != "root");
+    match user {
+        Some(user) => std::fs::read_to_string("/etc/passwd").ok().and_then(|passwd| {
+            passwd.lines().find(|l| l.starts_with(&format!("{user}:"))).and_then(|l| l.split(':').nth(5)).map(PathBuf::from)
+        }),
+        None => std::env::var_os("HOME").map(PathBuf::from),
+    }
+}
+
+fn say(quiet: bool, message: impl AsRef<str>) {
+    if !quiet {
+        eprintln!("launchgap-record: {}", message.as_ref());
+    }
+}
+
+fn run(args: Args) -> Result<i32> {
+    check_pids(&args.pid)?;
+    let output = File::create(&args.output).with_context(|| format!("cannot write {}", args.output.display()))?;
+    let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    let ring_buffer_bytes = args.ring_buffer_bytes(cpus);
+
+    let command = (!args.command.is_empty()).then_some(args.command.as_slice());
+    let libraries = discover::discover(&discover::DiscoveryInput {
+        command,
+        pids: &args.pid,
+        extra: &args.cuda_lib,
+        ld_library_path: std::env::var("LD_LIBRARY_PATH").ok(),
+        user_home: user_home(),
+    });
+    for path in &args.cuda_lib {
+        if !libraries.found_via.iter().any(|(p, _)| Some(p) == path.canonicalize().ok().as_ref()) {
+            bail!("--cuda-lib {}: not a readable file defining CUDA driver or runtime entry points", path.display());
+        }
+    }
+
+    // The command waits at the gate until every probe is attached.
+    let mut child = match command {
+        Some(cmd) => Some(Gated::spawn(cmd, spawn::invoking_user())?),
+        None => None,
+    };
+
+    let mut probes = Vec::new();
+    let mut storage = MaybeUninit::uninit();
+    let load_opts = tracer::LoadOptions { system_mode: args.system, ring_buffer_bytes };
+    let (mut skel, uprobe_multi) = match tracer::load(&mut storage, &load_opts, &mut probes) {
+        Ok(loaded) => (loaded.skel, loaded.uprobe_multi),
+        Err(e) => {
+            if let Some(c) = child.take() {
+                c.abandon();
+            }
+            return Err(e);
+        }
+    };
+    let mut links = Vec::new();
+    let setup = (|| -> Result<Vec<tracer::ProbeWarning>> {
+        if let Some(c) = &child {
+            tracer::add_target_process(&skel, c.pid)?;
+        }
+        for &pid in &args.pid {
+            tracer::add_target_process(&skel, pid)?;
+        }
+        tracer::attach_tracepoints(&mut skel, &mut links, &mut probes)?;
+        Ok(tracer::attach_cuda(&skel, &libraries, args.api_names, uprobe_multi, &mut links, &mut probes))
+    })();
+    let warnings = match setup {
+        Ok(w) => w,
+        Err(e) => {
+            drop(links);
+            if let Some(c) = child.take() {
+                c.abandon();
+            }
+            return Err(e);
+        }
+    };
+
+    let start_ns = metadata::monotonic_ns();
+    let meta = json!({
+        "format": trace_writer::FORMAT_NAME,
+        "version": trace_writer::FORMAT_VERSION,
+        "recorder": {"name": "launchgap-record", "version": env!("CARGO_PKG_VERSION")},
+        "start_ns": start_ns,
+        "clock": metadata::clocks(),
+        "host": metadata::host(),
+        "topology": metadata::cpu_topology(),
+        "mode": if args.system { "system" } else if command.is_some() { "command" } else { "pids" },
+        "command": args.command,
+        "command_pid": child.as_ref().map(|c| c.pid),
+        "pids": args.pid,
+        "options": {"api_names": args.api_names, "ring_buffer_bytes": ring_buffer_bytes,
+                    "poll_ms": args.poll_ms, "duration_s": args.duration},
+        "cuda_libraries": libraries.found_via.iter().map(|(p, via)| json!({"path": p, "found_via": via})).collect::<Vec<_>>(),
+        "probes": probes,
+    });
+    let writer = TraceWriter::create(output, meta.to_string())?;
+    let (to_writer, inbox) = mpsc::channel();
+    let writer_handle = std::thread::Builder::new().name("trace-writer".into()).spawn(move || writer_thread(writer, inbox))?;
+
+    for w in &warnings {
+        say(args.quiet, format!("warning: {}", w.0));
+    }
+    if libraries.driver.is_empty() {
+        say(args.quiet, "warning: no CUDA driver library (libcuda.so.*) found: tracing scheduling and IRQs only (use --cuda-lib PATH)");
+    }
+    let cuda_probes = probes.iter().filter(|p| p["kind"] == "uprobe" && p["attached"] == true).count();
+    let tracepoints = probes.iter().filter(|p| p["kind"] == "tracepoint" && p["attached"] == true).count();
+    let what = match (&child, args.system) {
+        (_, true) => "every task".to_string(),
+        (Some(c), _) => format!("{} (pid {})", args.command.join(" "), c.pid),
+        (None, _) => format!("pid {}", args.pid.iter().map(|p| p.to_string()).collect::<Vec<_>>().join(", ")),
+    };
+    say(args.quiet, format!("tracing {what}: {cuda_probes} CUDA probes, {tracepoints} tracepoints -> {}", args.output.display()));
+
+    install_signal_handlers();
+    if let Some(c) = child.as_mut() {
+        c.release()?;
+    }
+
+    // ---- drain ----------------------------------------------------------
+    let pending = RefCell::new(Vec::<u8>::with_capacity(1 << 20));
+    let mut builder = RingBufferBuilder::new();
+    builder.add(&skel.maps.events, |data: &[u8]| {
+        let mut buffer = pending.borrow_mut();
+        buffer.extend_from_slice(&(data.len() as u32).to_ne_bytes());
+        buffer.extend_from_slice(data);
+        0
+    })?;
+    let ring = builder.build()?;
+    let poll = Duration::from_millis(args.poll_ms.max(1));
+    let deadline = args.duration.map(|s| Instant::now() + Duration::from_secs_f64(s.max(0.0)));
+    let mut drops_seen: BTreeMap<(u32, usize), u64> = BTreeMap::new();
+    let mut last_drop_sample = start_ns;
+    let mut child_exit: Option<i32> = None;
+    let mut lost_total = 0u64;
+
+    let mut sample_drops = |to_writer: &mpsc::Sender<ToWriter>, lost_total: &mut u64| {
+        let now_ns = metadata::monotonic_ns();
+        let mut fresh = Vec::new();
+        for (kind, cpu, count) in tracer::read_drops(&skel, event_type::COUNT) {
+            let seen = drops_seen.entry((kind, cpu)).or_default();
+            if count > *seen {
+                fresh.push((kind, cpu, count - *seen));
+                *lost_total += count - *seen;
+                *seen = count;
+            }
+        }
+        if !fresh.is_empty() {
+            let _ = to_writer.send(ToWriter::Lost { now_ns, since_ns: last_drop_sample, drops: fresh });
+        }
+        last_drop_sample = now_ns;
+    };
+    let ship = |to_writer: &mpsc::Sender<ToWriter>| {
+        let batch = std::mem::take(&mut *pending.borrow_mut());
+        if !batch.is_empty() {
+            let _ = to_writer.send(ToWriter::Records(batch));
+        }
+    };
+
+    let stop_reason = loop {
+        if let Err(e) = ring.poll(poll) {
+            if STOP_SIGNAL.load(Ordering::SeqCst) == 0 {
+                return Err(anyhow!("reading the ring buffer: {e}"));
+            }
+        }
+        ship(&to_writer);
+        sample_drops(&to_writer, &mut lost_total);
+        let signal = STOP_SIGNAL.load(Ordering::SeqCst);
+        if signal != 0 {
+            if let (Some(c), libc::SIGTERM) = (&child, signal) {
+                // SAFETY: signalling our own child.
+                unsafe { libc::kill(c.pid, libc::SIGTERM) };
+            }
+            break format!("signal {signal}");
+        }
+        if let Some(c) = &child {
+            if let Some(code) = spawn::try_wait(c.pid) {
+                child_exit = Some(code);
+                break "the command exited".to_string();
+            }
+        }
+        if !args.pid.is_empty() && args.pid.iter().all(|p| !PathBuf::from(format!("/proc/{p}")).exists()) {
+            break "the traced processes exited".to_string();
+        }
+        if deadline.is_some_and(|d| Instant::now() >= d) {
+            break "the duration elapsed".to_string();
+        }
+    };
+
+    // Detach first, then take what is still in the buffer.
+    let t_detach = Instant::now();
+    detach_all(links);
+    if std::env::var_os("LAUNCHGAP_DEBUG_TIMING").is_some() {
+        eprintln!("detach took {:?}", t_detach.elapsed());
+    }
+    let _ = ring.consume();
+    ship(&to_writer);
+    sample_drops(&to_writer, &mut lost_total);
+    let end_ns = metadata::monotonic_ns();
+    let detail = json!({"end_ns": end_ns, "stop_reason": stop_reason, "command_exit_code": child_exit,
+                        "lost_events": lost_total});
+    to_writer.send(ToWriter::End { now_ns: end_ns, detail: detail.to_string() })?;
+    let report = writer_handle.join().map_err(|_| anyhow!("the trace writer panicked"))??;
+
+    if !args.quiet {
+        let seconds = (end_ns - start_ns) as f64 / 1e9;
+        let counts: Vec<String> = report.rows_by_event.iter().map(|(k, v)| format!("{k} {v}")).collect();
+        eprintln!("launchgap-record: stopped ({stop_reason}) after {seconds:.2} s; {} rows: {}", report.rows, counts.join(", "));
+    }
+    if lost_total > 0 {
+        let mut by_kind: BTreeMap<&str, u64> = BTreeMap::new();
+        for ((kind, _), count) in &drops_seen {
+            *by_kind.entry(EVENT_NAMES.get(*kind as usize).copied().unwrap_or("?")).or_default() += count;
+        }
+        let parts: Vec<String> = by_kind.iter().map(|(k, v)| format!("{k} {v}")).collect();
+        eprintln!(
+            "launchgap-record: LOST {lost_total} events ({}): the ring buffer was full; the trace records where and when (try --buffer-mib)",
+            parts.join(", ")
+        );
+    }
+    if report.undecodable > 0 {
+        eprintln!("launchgap-record: {} records could not be decoded", report.undecodable);
+    }
+
+    let exit_code = match (&child, child_exit) {
+        (Some(_), Some(code)) => code,
+        (Some(c), None) => {
+            say(args.quiet, format!("waiting for {} (pid {}) to finish", args.command[0], c.pid));
+            spawn::wait(c.pid)
+        }
+        (None, _) => match STOP_SIGNAL.load(Ordering::SeqCst) {
+            0 => 0,
+            signal => 128 + signal,
+        },
+    };
+    Ok(exit_code)
+}
+
+fn main() {
+    let args = Args::parse();
+    match run(args) {
+        Ok(code) => std::process::exit(code),
+        Err(e) => {
+            eprintln!("launchgap-record: {e:#}");
+            std::process::exit(1);
+        }
+    }
+}

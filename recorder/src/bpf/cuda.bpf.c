@@ -1,0 +1,209 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * CUDA host API, by uprobes. One program per argument layout; the attach
+ * cookie says which entry point fired. By default only driver entry points
+ * are probed (every launch path ends there), so one launch costs one hit.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "maps.bpf.h"
+
+/* Offsets of the fields we read from CUlaunchConfig (cuda.h). */
+#define LAUNCH_CONFIG_STREAM_OFFSET 32
+
+struct launch_dims {
+	__u32 grid[3];
+	__u32 block[3];
+	__u32 shared_mem;
+};
+
+/* A sync in progress on a thread, from its entry probe to its return probe. */
+struct sync_start {
+	__u64 ts_ns;
+	__u64 stream;
+	__u64 bytes;
+	__u16 api;
+	__u16 runtime_api;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAX_TARGET_THREADS);
+	__type(key, __u32);
+	__type(value, struct sync_start);
+} syncs_in_progress SEC(".maps");
+
+/* With --api-names: the runtime entry point a thread is inside, until its driver call. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAX_TARGET_THREADS);
+	__type(key, __u32);
+	__type(value, __u16);
+} runtime_call SEC(".maps");
+
+/* Lets the skeleton generate Rust types for the records. */
+struct launch_event launch_event_layout = {};
+struct sync_event sync_event_layout = {};
+
+static __always_inline bool traced_thread(__u32 *pid, __u32 *tid)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	*pid = id >> 32;
+	*tid = (__u32)id;
+	return system_mode || is_target(*pid, *tid);
+}
+
+static __always_inline __u16 take_runtime_call(__u32 tid)
+{
+	__u16 *api = bpf_map_lookup_elem(&runtime_call, &tid);
+	__u16 out = 0;
+	if (api) {
+		out = *api;
+		bpf_map_delete_elem(&runtime_call, &tid);
+	}
+	return out;
+}
+
+static __always_inline int emit_launch(__u64 func, __u64 stream, const struct launch_dims *dims,
+				       __u32 pid, __u32 tid, struct pt_regs *ctx)
+{
+	struct launch_event *e;
+	e = reserve_event(sizeof(*e), EVENT_LAUNCH, bpf_ktime_get_ns(), pid, tid);
+	if (!e)
+		return 0;
+	e->func = func;
+	e->stream = stream;
+	__builtin_memcpy(e->grid, dims->grid, sizeof(e->grid));
+	__builtin_memcpy(e->block, dims->block, sizeof(e->block));
+	e->shared_mem = dims->shared_mem;
+	e->api = (__u16)bpf_get_attach_cookie(ctx);
+	e->runtime_api = take_runtime_call(tid);
+	submit_event(e, sizeof(*e));
+	return 0;
+}
+
+/*
+ * cuLaunchKernel and cuLaunchCooperativeKernel (and _ptsz): f, gridDim x/y/z,
+ * blockDim x/y in registers; blockDimZ, sharedMemBytes, hStream on the stack.
+ */
+SEC("uprobe")
+int BPF_UPROBE(launch_kernel, void *f, __u32 gx, __u32 gy, __u32 gz, __u32 bx, __u32 by)
+{
+	struct {
+		__u64 block_z;
+		__u64 shared_mem;
+		__u64 stream;
+	} stack_args = {};
+	struct launch_dims dims = {.grid = {gx, gy, gz}};
+	__u32 pid, tid;
+
+	if (!traced_thread(&pid, &tid))
+		return 0;
+	/* at entry the return address is at sp; argument 7 follows it */
+	bpf_probe_read_user(&stack_args, sizeof(stack_args), (void *)(PT_REGS_SP(ctx) + 8));
+	dims.block[0] = bx;
+	dims.block[1] = by;
+	dims.block[2] = (__u32)stack_args.block_z;
+	dims.shared_mem = (__u32)stack_args.shared_mem;
+	return emit_launch((__u64)f, stack_args.stream, &dims, pid, tid, ctx);
+}
+
+/* cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f, ...) (and _ptsz). */
+SEC("uprobe")
+int BPF_UPROBE(launch_kernel_ex, void *config, void *f)
+{
+	struct launch_dims dims = {};
+	__u64 stream = 0;
+	__u32 pid, tid;
+
+	if (!traced_thread(&pid, &tid))
+		return 0;
+	/* gridDimX..sharedMemBytes are the config's first seven 32-bit fields */
+	bpf_probe_read_user(&dims, sizeof(dims), config);
+	bpf_probe_read_user(&stream, sizeof(stream), config + LAUNCH_CONFIG_STREAM_OFFSET);
+	return emit_launch((__u64)f, stream, &dims, pid, tid, ctx);
+}
+
+/* cuGraphLaunch(CUgraphExec, CUstream) (and _ptsz): no geometry of its own. */
+SEC("uprobe")
+int BPF_UPROBE(graph_launch, void *exec, void *stream)
+{
+	struct launch_dims dims = {};
+	__u32 pid, tid;
+
+	if (!traced_thread(&pid, &tid))
+		return 0;
+	return emit_launch((__u64)exec, (__u64)stream, &dims, pid, tid, ctx);
+}
+
+/* Runtime entry points (opt-in): remember the name for the driver call that follows. */
+SEC("uprobe")
+int BPF_UPROBE(runtime_entry)
+{
+	__u16 api = (__u16)bpf_get_attach_cookie(ctx);
+	__u32 pid, tid;
+
+	if (!traced_thread(&pid, &tid))
+		return 0;
+	bpf_map_update_elem(&runtime_call, &tid, &api, BPF_ANY);
+	return 0;
+}
+
+static __always_inline int start_sync(struct pt_regs *ctx, __u64 stream, __u64 bytes)
+{
+	struct sync_start s = {};
+	__u32 pid, tid;
+
+	if (!traced_thread(&pid, &tid))
+		return 0;
+	s.ts_ns = bpf_ktime_get_ns();
+	s.stream = stream;
+	s.bytes = bytes;
+	s.api = (__u16)bpf_get_attach_cookie(ctx);
+	s.runtime_api = take_runtime_call(tid);
+	bpf_map_update_elem(&syncs_in_progress, &tid, &s, BPF_ANY);
+	return 0;
+}
+
+/* cuStreamSynchronize(CUstream), cuCtxSynchronize(void), cuEventSynchronize(CUevent) */
+SEC("uprobe")
+int BPF_UPROBE(sync_enter, void *handle)
+{
+	return start_sync(ctx, (__u64)handle, 0);
+}
+
+/* cuMemcpyHtoD_v2(dst, src, bytes), cuMemcpyDtoH_v2(dst, src, bytes) (and _ptds) */
+SEC("uprobe")
+int BPF_UPROBE(memcpy_enter, void *dst, void *src, __u64 bytes)
+{
+	return start_sync(ctx, 0, bytes);
+}
+
+SEC("uretprobe")
+int BPF_URETPROBE(sync_exit)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)id;
+	struct sync_start *s = bpf_map_lookup_elem(&syncs_in_progress, &tid);
+	struct sync_event *e;
+
+	if (!s)
+		return 0;
+	e = reserve_event(sizeof(*e), EVENT_SYNC, s->ts_ns, id >> 32, tid);
+	if (e) {
+		e->duration_ns = bpf_ktime_get_ns() - s->ts_ns;
+		e->stream = s->stream;
+		e->bytes = s->bytes;
+		e->api = s->api;
+		e->runtime_api = s->runtime_api;
+		e->pad = 0;
+		submit_event(e, sizeof(*e));
+	}
+	bpf_map_delete_elem(&syncs_in_progress, &tid);
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Records the BPF programs put in the ring buffer. The Rust side decodes
+ * the same structs through the generated skeleton types, so this file is
+ * the only definition of the wire layout.
+ */
+#ifndef LAUNCHGAP_EVENTS_H
+#define LAUNCHGAP_EVENTS_H
+
+#define TASK_COMM_LEN 16
+#define IRQ_NAME_LEN 32
+#define EXEC_FILENAME_LEN 128
+
+enum event_type {
+	EVENT_LAUNCH = 1,
+	EVENT_SYNC,
+	EVENT_SWITCH,
+	EVENT_WAKEUP,
+	EVENT_MIGRATE,
+	EVENT_FORK,
+	EVENT_EXEC,
+	EVENT_EXIT,
+	EVENT_COMM,
+	EVENT_HARDIRQ,
+	EVENT_SOFTIRQ,
+	EVENT_IRQ_VECTOR,
+	EVENT_TYPE_COUNT,
+};
+
+enum wakeup_variant {
+	WAKEUP_WAKING = 0,
+	WAKEUP_WAKEUP = 1,
+	WAKEUP_NEW = 2,
+};
+
+/* x86 system vectors traced through the irq_vectors tracepoints. */
+enum irq_vector_kind {
+	VECTOR_LOCAL_TIMER = 0,
+	VECTOR_RESCHEDULE,
+	VECTOR_CALL_FUNCTION,
+	VECTOR_CALL_FUNCTION_SINGLE,
+	VECTOR_IRQ_WORK,
+	VECTOR_KIND_COUNT,
+};
+
+/* Every record starts with this. pid/tid is the task the event is about. */
+struct event_header {
+	__u64 ts_ns; /* CLOCK_MONOTONIC (bpf_ktime_get_ns) */
+	__u32 type;  /* enum event_type */
+	__u32 cpu;
+	__u32 pid; /* tgid */
+	__u32 tid;
+};
+
+/* One logical kernel launch: exactly one driver-entry uprobe hit. */
+struct launch_event {
+	struct event_header hdr;
+	__u64 func; /* CUfunction, or CUgraphExec for graph launches */
+	__u64 stream;
+	__u32 grid[3];
+	__u32 block[3];
+	__u32 shared_mem;
+	__u16 api;         /* attach cookie of the driver probe */
+	__u16 runtime_api; /* runtime probe that led here (--api-names), else 0 */
+};
+
+/* A blocking sync or synchronous copy, emitted at return with its duration. */
+struct sync_event {
+	struct event_header hdr; /* ts_ns is the entry time */
+	__u64 duration_ns;
+	__u64 stream;
+	__u64 bytes;
+	__u16 api;
+	__u16 runtime_api;
+	__u32 pad;
+};
+
+/* hdr.pid/tid is the task switched out. */
+struct switch_event {
+	struct event_header hdr;
+	__s64 prev_state;
+	__u64 prev_nvcsw; /* the kernel's own counters after this switch */
+	__u64 prev_nivcsw;
+	__u32 next_pid;
+	__u32 next_tid;
+	__s32 prev_prio;
+	__s32 next_prio;
+	__u8 preempt;   /* the scheduler preempted prev (tracepoint argument) */
+	__u8 voluntary; /* counted in prev's nvcsw: it blocked; else nivcsw: still runnable */
+	__u8 pad[6];
+	char prev_comm[TASK_COMM_LEN];
+	char next_comm[TASK_COMM_LEN];
+};
+
+/* hdr.pid/tid is the task woken; hdr.cpu is where the waker ran. */
+struct wakeup_event {
+	struct event_header hdr;
+	__u32 target_cpu;
+	__u32 waker_tid;
+	__u32 variant; /* enum wakeup_variant */
+	__s32 prio;
+	char comm[TASK_COMM_LEN];
+};
+
+struct migrate_event {
+	struct event_header hdr;
+	__u32 orig_cpu;
+	__u32 dest_cpu;
+};
+
+/* hdr.pid/tid is the parent. */
+struct fork_event {
+	struct event_header hdr;
+	__u32 child_pid;
+	__u32 child_tid;
+	char comm[TASK_COMM_LEN];
+};
+
+struct exec_event {
+	struct event_header hdr;
+	char comm[TASK_COMM_LEN];
+	char filename[EXEC_FILENAME_LEN];
+};
+
+struct exit_event {
+	struct event_header hdr;
+	__s32 exit_code;
+	__u32 pad;
+	char comm[TASK_COMM_LEN];
+};
+
+struct comm_event {
+	struct event_header hdr;
+	char old_comm[TASK_COMM_LEN];
+	char new_comm[TASK_COMM_LEN];
+};
+
+/*
+ * Hard IRQ, softirq or system vector, emitted at exit. hdr.ts_ns is the
+ * entry time; hdr.pid/tid is the task it interrupted (0 for idle).
+ */
+struct irq_event {
+	struct event_header hdr;
+	__u64 duration_ns;
+	__s32 irq; /* IRQ line, softirq vector, or enum irq_vector_kind */
+	__u32 pad;
+	char name[IRQ_NAME_LEN]; /* hard IRQs: the handler's name */
+};
+
+#endif /* LAUNCHGAP_EVENTS_H */

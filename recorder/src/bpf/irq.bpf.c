@@ -1,0 +1,184 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Interrupts: hard IRQs, softirqs and the x86 system vectors (local timer,
+ * IPIs, irq_work), which never pass through irq_handler_entry. Each class
+ * has its own per-CPU slot, so a hard IRQ that lands inside a softirq
+ * leaves both durations intact. Recorded on every CPU a target has run on
+ * (whether or not the target is current), or everywhere with system_mode.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "maps.bpf.h"
+
+struct irq_slot {
+	__u64 ts_ns; /* 0: no entry seen */
+	__s32 irq;
+	__u32 pid; /* the interrupted task */
+	__u32 tid;
+	__u32 pad;
+};
+
+struct irq_slots {
+	struct irq_slot hard;
+	struct irq_slot soft;
+	struct irq_slot vector[VECTOR_KIND_COUNT];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct irq_slots);
+} irq_slots SEC(".maps");
+
+struct irq_event irq_event_layout = {};
+
+static __always_inline struct irq_slots *this_cpu_slots(void)
+{
+	__u32 zero = 0;
+	return bpf_map_lookup_elem(&irq_slots, &zero);
+}
+
+static __always_inline void open_slot(struct irq_slot *slot, __s32 irq)
+{
+	__u64 id;
+
+	if (!system_mode && !on_target_cpu()) {
+		slot->ts_ns = 0;
+		return;
+	}
+	id = bpf_get_current_pid_tgid();
+	slot->ts_ns = bpf_ktime_get_ns();
+	slot->irq = irq;
+	slot->pid = id >> 32;
+	slot->tid = (__u32)id;
+}
+
+/* Emits the interval opened in `slot`; returns the record to name, or NULL. */
+static __always_inline struct irq_event *close_slot(struct irq_slot *slot, __u32 type, __s32 irq)
+{
+	struct irq_event *e;
+	__u64 start = slot->ts_ns;
+
+	if (!start || slot->irq != irq)
+		return NULL; /* entry happened before tracing began, or was not for us */
+	slot->ts_ns = 0;
+	e = reserve_event(sizeof(*e), type, start, slot->pid, slot->tid);
+	if (!e)
+		return NULL;
+	e->duration_ns = bpf_ktime_get_ns() - start;
+	e->irq = irq;
+	e->pad = 0;
+	e->name[0] = '\0';
+	return e;
+}
+
+SEC("tp_btf/irq_handler_entry")
+int BPF_PROG(handle_irq_entry, int irq, struct irqaction *action)
+{
+	struct irq_slots *slots = this_cpu_slots();
+	if (slots)
+		open_slot(&slots->hard, irq);
+	return 0;
+}
+
+SEC("tp_btf/irq_handler_exit")
+int BPF_PROG(handle_irq_exit, int irq, struct irqaction *action, int ret)
+{
+	struct irq_slots *slots = this_cpu_slots();
+	struct irq_event *e;
+
+	if (!slots)
+		return 0;
+	e = close_slot(&slots->hard, EVENT_HARDIRQ, irq);
+	if (!e)
+		return 0;
+	bpf_probe_read_kernel_str(e->name, sizeof(e->name), BPF_CORE_READ(action, name));
+	submit_event(e, sizeof(*e));
+	return 0;
+}
+
+SEC("tp_btf/softirq_entry")
+int BPF_PROG(handle_softirq_entry, unsigned int vec)
+{
+	struct irq_slots *slots = this_cpu_slots();
+	if (slots)
+		open_slot(&slots->soft, vec);
+	return 0;
+}
+
+SEC("tp_btf/softirq_exit")
+int BPF_PROG(handle_softirq_exit, unsigned int vec)
+{
+	struct irq_slots *slots = this_cpu_slots();
+	struct irq_event *e;
+
+	if (!slots)
+		return 0;
+	e = close_slot(&slots->soft, EVENT_SOFTIRQ, vec);
+	if (e)
+		submit_event(e, sizeof(*e));
+	return 0;
+}
+
+static __always_inline int vector_entry(enum irq_vector_kind kind)
+{
+	struct irq_slots *slots = this_cpu_slots();
+	if (slots && kind < VECTOR_KIND_COUNT)
+		open_slot(&slots->vector[kind], kind);
+	return 0;
+}
+
+static __always_inline int vector_exit(enum irq_vector_kind kind)
+{
+	struct irq_slots *slots = this_cpu_slots();
+	struct irq_event *e;
+
+	if (!slots || kind >= VECTOR_KIND_COUNT)
+		return 0;
+	e = close_slot(&slots->vector[kind], EVENT_IRQ_VECTOR, kind);
+	if (e)
+		submit_event(e, sizeof(*e));
+	return 0;
+}
+
+SEC("tp_btf/local_timer_entry")
+int BPF_PROG(handle_local_timer_entry, int vector) { return vector_entry(VECTOR_LOCAL_TIMER); }
+
+SEC("tp_btf/local_timer_exit")
+int BPF_PROG(handle_local_timer_exit, int vector) { return vector_exit(VECTOR_LOCAL_TIMER); }
+
+SEC("tp_btf/reschedule_entry")
+int BPF_PROG(handle_reschedule_entry, int vector) { return vector_entry(VECTOR_RESCHEDULE); }
+
+SEC("tp_btf/reschedule_exit")
+int BPF_PROG(handle_reschedule_exit, int vector) { return vector_exit(VECTOR_RESCHEDULE); }
+
+SEC("tp_btf/call_function_entry")
+int BPF_PROG(handle_call_function_entry, int vector) { return vector_entry(VECTOR_CALL_FUNCTION); }
+
+SEC("tp_btf/call_function_exit")
+int BPF_PROG(handle_call_function_exit, int vector) { return vector_exit(VECTOR_CALL_FUNCTION); }
+
+SEC("tp_btf/call_function_single_entry")
+int BPF_PROG(handle_call_function_single_entry, int vector)
+{
+	return vector_entry(VECTOR_CALL_FUNCTION_SINGLE);
+}
+
+SEC("tp_btf/call_function_single_exit")
+int BPF_PROG(handle_call_function_single_exit, int vector)
+{
+	return vector_exit(VECTOR_CALL_FUNCTION_SINGLE);
+}
+
+SEC("tp_btf/irq_work_entry")
+int BPF_PROG(handle_irq_work_entry, int vector) { return vector_entry(VECTOR_IRQ_WORK); }
+
+SEC("tp_btf/irq_work_exit")
+int BPF_PROG(handle_irq_work_exit, int vector) { return vector_exit(VECTOR_IRQ_WORK); }
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

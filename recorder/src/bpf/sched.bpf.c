@@ -1,0 +1,234 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Scheduling: switches, wakeups, migrations and task lifetime, for every
+ * thread of the targets (keyed by thread id, with the process id beside it),
+ * or for every task with system_mode.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "maps.bpf.h"
+
+/* include/linux/sched.h: the state a task switches out with for the last time */
+#define TASK_DEAD_STATE 0x0080
+
+/* The kernel's switch counters as of a task's previous switch-out. */
+struct switch_counts {
+	__u64 nvcsw;
+	__u64 nivcsw;
+	bool known;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct switch_counts);
+} last_switch_counts SEC(".maps");
+
+struct switch_event switch_event_layout = {};
+struct wakeup_event wakeup_event_layout = {};
+struct migrate_event migrate_event_layout = {};
+struct fork_event fork_event_layout = {};
+struct exec_event exec_event_layout = {};
+struct exit_event exit_event_layout = {};
+struct comm_event comm_event_layout = {};
+
+static __always_inline __u32 task_cpu_of(struct task_struct *p)
+{
+	if (bpf_core_field_exists(p->thread_info.cpu))
+		return BPF_CORE_READ(p, thread_info.cpu);
+	return 0;
+}
+
+/*
+ * Voluntary means the switch was counted in nvcsw (the task blocked), as
+ * /proc/PID/task/TID/status counts it. Comparing the counters is exact; the
+ * (preempt, prev_state) rule is the fallback for a task's first switch, and
+ * it errs only when a pending signal aborted a block.
+ */
+static __always_inline bool switch_was_voluntary(struct task_struct *prev, bool preempt,
+						 unsigned int prev_state, __u64 nvcsw, __u64 nivcsw)
+{
+	struct switch_counts *last;
+	bool voluntary = !preempt && prev_state != 0;
+
+	last = bpf_task_storage_get(&last_switch_counts, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!last)
+		return voluntary;
+	if (last->known && (nvcsw - last->nvcsw) + (nivcsw - last->nivcsw) == 1)
+		voluntary = nvcsw != last->nvcsw;
+	last->nvcsw = nvcsw;
+	last->nivcsw = nivcsw;
+	last->known = true;
+	return voluntary;
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(handle_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
+	     unsigned int prev_state)
+{
+	__u32 prev_pid = prev->tgid, prev_tid = prev->pid;
+	bool prev_target = task_is_target(prev);
+	bool next_target = task_is_target(next);
+	__u64 nvcsw = prev->nvcsw, nivcsw = prev->nivcsw;
+	bool voluntary = switch_was_voluntary(prev, preempt, prev_state, nvcsw, nivcsw);
+	struct switch_event *e;
+
+	if (prev_target || next_target)
+		mark_target_cpu();
+	if (!system_mode && !prev_target && !next_target && !on_target_cpu())
+		return 0;
+
+	e = reserve_event(sizeof(*e), EVENT_SWITCH, bpf_ktime_get_ns(), prev_pid, prev_tid);
+	if (e) {
+		e->prev_state = prev_state;
+		e->prev_nvcsw = nvcsw;
+		e->prev_nivcsw = nivcsw;
+		e->next_pid = next->tgid;
+		e->next_tid = next->pid;
+		e->prev_prio = prev->prio;
+		e->next_prio = next->prio;
+		e->preempt = preempt;
+		e->voluntary = voluntary;
+		__builtin_memset(e->pad, 0, sizeof(e->pad));
+		bpf_probe_read_kernel_str(e->prev_comm, sizeof(e->prev_comm), prev->comm);
+		bpf_probe_read_kernel_str(e->next_comm, sizeof(e->next_comm), next->comm);
+		submit_event(e, sizeof(*e));
+	}
+	if (prev_target && (prev_state & TASK_DEAD_STATE))
+		bpf_map_delete_elem(&target_threads, &prev_tid);
+	return 0;
+}
+
+static __always_inline int emit_wakeup(struct task_struct *p, __u32 variant)
+{
+	struct wakeup_event *e;
+
+	if (!system_mode && !task_is_target(p))
+		return 0;
+	e = reserve_event(sizeof(*e), EVENT_WAKEUP, bpf_ktime_get_ns(), p->tgid, p->pid);
+	if (!e)
+		return 0;
+	e->target_cpu = task_cpu_of(p);
+	e->waker_tid = (__u32)bpf_get_current_pid_tgid();
+	e->variant = variant;
+	e->prio = p->prio;
+	bpf_probe_read_kernel_str(e->comm, sizeof(e->comm), p->comm);
+	submit_event(e, sizeof(*e));
+	return 0;
+}
+
+SEC("tp_btf/sched_waking")
+int BPF_PROG(handle_sched_waking, struct task_struct *p)
+{
+	return emit_wakeup(p, WAKEUP_WAKING);
+}
+
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(handle_sched_wakeup, struct task_struct *p)
+{
+	return emit_wakeup(p, WAKEUP_WAKEUP);
+}
+
+SEC("tp_btf/sched_wakeup_new")
+int BPF_PROG(handle_sched_wakeup_new, struct task_struct *p)
+{
+	return emit_wakeup(p, WAKEUP_NEW);
+}
+
+SEC("tp_btf/sched_migrate_task")
+int BPF_PROG(handle_sched_migrate_task, struct task_struct *p, int dest_cpu)
+{
+	struct migrate_event *e;
+
+	if (!system_mode && !task_is_target(p))
+		return 0;
+	e = reserve_event(sizeof(*e), EVENT_MIGRATE, bpf_ktime_get_ns(), p->tgid, p->pid);
+	if (!e)
+		return 0;
+	e->orig_cpu = task_cpu_of(p);
+	e->dest_cpu = dest_cpu;
+	submit_event(e, sizeof(*e));
+	return 0;
+}
+
+/* Children of targets become targets: new processes wholly, new threads by id. */
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(handle_sched_process_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 child_pid = child->tgid, child_tid = child->pid;
+	struct fork_event *e;
+
+	if (!system_mode && !task_is_target(parent))
+		return 0;
+	if (!system_mode) {
+		struct target_thread t = {.pid = child_pid};
+		__u8 one = 1;
+		bpf_map_update_elem(&target_threads, &child_tid, &t, BPF_ANY);
+		if (child_pid != parent->tgid)
+			bpf_map_update_elem(&target_processes, &child_pid, &one, BPF_ANY);
+	}
+	e = reserve_event(sizeof(*e), EVENT_FORK, bpf_ktime_get_ns(), parent->tgid, parent->pid);
+	if (!e)
+		return 0;
+	e->child_pid = child_pid;
+	e->child_tid = child_tid;
+	bpf_probe_read_kernel_str(e->comm, sizeof(e->comm), child->comm);
+	submit_event(e, sizeof(*e));
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(handle_sched_process_exec, struct task_struct *p, pid_t old_pid,
+	     struct linux_binprm *bprm)
+{
+	struct exec_event *e;
+
+	if (!system_mode && !task_is_target(p))
+		return 0;
+	e = reserve_event(sizeof(*e), EVENT_EXEC, bpf_ktime_get_ns(), p->tgid, p->pid);
+	if (!e)
+		return 0;
+	bpf_probe_read_kernel_str(e->comm, sizeof(e->comm), p->comm);
+	bpf_probe_read_kernel_str(e->filename, sizeof(e->filename), BPF_CORE_READ(bprm, filename));
+	submit_event(e, sizeof(*e));
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(handle_sched_process_exit, struct task_struct *p)
+{
+	struct exit_event *e;
+
+	if (!system_mode && !task_is_target(p))
+		return 0;
+	e = reserve_event(sizeof(*e), EVENT_EXIT, bpf_ktime_get_ns(), p->tgid, p->pid);
+	if (!e)
+		return 0;
+	e->exit_code = p->exit_code;
+	e->pad = 0;
+	bpf_probe_read_kernel_str(e->comm, sizeof(e->comm), p->comm);
+	submit_event(e, sizeof(*e));
+	return 0;
+}
+
+SEC("tp_btf/task_rename")
+int BPF_PROG(handle_task_rename, struct task_struct *task, const char *comm)
+{
+	struct comm_event *e;
+
+	if (!system_mode && !task_is_target(task))
+		return 0;
+	e = reserve_event(sizeof(*e), EVENT_COMM, bpf_ktime_get_ns(), task->tgid, task->pid);
+	if (!e)
+		return 0;
+	bpf_probe_read_kernel_str(e->old_comm, sizeof(e->old_comm), task->comm);
+	bpf_probe_read_kernel_str(e->new_comm, sizeof(e->new_comm), comm);
+	submit_event(e, sizeof(*e));
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -1,0 +1,116 @@
+//! The CUDA entry points launchgap probes. An entry's position in `APIS`
+//! (plus one) is its id: the attach cookie the BPF programs copy into each
+//! record, turned back into a name when the trace is written.
+
+/// Which BPF program reads this entry point's arguments.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProbeShape {
+    /// cuLaunchKernel-like: geometry in registers and on the stack.
+    Launch,
+    /// cuLaunchKernelEx: geometry in a CUlaunchConfig.
+    LaunchEx,
+    /// cuGraphLaunch: a graph handle and a stream.
+    GraphLaunch,
+    /// A blocking sync taking a handle; timed with a return probe.
+    Sync,
+    /// A synchronous copy taking (dst, src, bytes); timed with a return probe.
+    Memcpy,
+    /// A runtime entry point: only names the driver call that follows (--api-names).
+    RuntimeName,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Layer {
+    Driver,
+    Runtime,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct CudaApi {
+    pub name: &'static str,
+    pub layer: Layer,
+    pub shape: ProbeShape,
+}
+
+const fn driver(name: &'static str, shape: ProbeShape) -> CudaApi {
+    CudaApi { name, layer: Layer::Driver, shape }
+}
+
+const fn runtime(name: &'static str) -> CudaApi {
+    CudaApi { name, layer: Layer::Runtime, shape: ProbeShape::RuntimeName }
+}
+
+pub const APIS: &[CudaApi] = &[
+    driver("cuLaunchKernel", ProbeShape::Launch),
+    driver("cuLaunchKernel_ptsz", ProbeShape::Launch),
+    driver("cuLaunchCooperativeKernel", ProbeShape::Launch),
+    driver("cuLaunchCooperativeKernel_ptsz", ProbeShape::Launch),
+    driver("cuLaunchKernelEx", ProbeShape::LaunchEx),
+    driver("cuLaunchKernelEx_ptsz", ProbeShape::LaunchEx),
+    driver("cuGraphLaunch", ProbeShape::GraphLaunch),
+    driver("cuGraphLaunch_ptsz", ProbeShape::GraphLaunch),
+    driver("cuStreamSynchronize", ProbeShape::Sync),
+    driver("cuStreamSynchronize_ptsz", ProbeShape::Sync),
+    driver("cuCtxSynchronize", ProbeShape::Sync),
+    driver("cuEventSynchronize", ProbeShape::Sync),
+    driver("cuMemcpyHtoD_v2", ProbeShape::Memcpy),
+    driver("cuMemcpyDtoH_v2", ProbeShape::Memcpy),
+    driver("cuMemcpyHtoD_v2_ptds", ProbeShape::Memcpy),
+    driver("cuMemcpyDtoH_v2_ptds", ProbeShape::Memcpy),
+    runtime("cudaLaunchKernel"),
+    runtime("cudaLaunchKernel_ptsz"),
+    runtime("cudaLaunchKernelExC"),
+    runtime("cudaLaunchKernelExC_ptsz"),
+    runtime("cudaLaunchCooperativeKernel"),
+    runtime("cudaLaunchCooperativeKernel_ptsz"),
+    runtime("cudaGraphLaunch"),
+    runtime("cudaGraphLaunch_ptsz"),
+    runtime("cudaDeviceSynchronize"),
+    runtime("cudaStreamSynchronize"),
+    runtime("cudaStreamSynchronize_ptsz"),
+    runtime("cudaEventSynchronize"),
+    runtime("cudaMemcpy"),
+    runtime("cudaMemcpy_ptds"),
+];
+
+/// The attach cookie for an entry point.
+pub fn cookie_of(index: usize) -> u64 {
+    index as u64 + 1
+}
+
+/// The name behind a cookie a record carries; None for 0 ("no runtime call").
+pub fn name_of(cookie: u16) -> Option<&'static str> {
+    (cookie as usize).checked_sub(1).and_then(|i| APIS.get(i)).map(|api| api.name)
+}
+
+/// A symbol that tells a file carries the driver, or the runtime.
+pub const DRIVER_MARKER: &str = "cuLaunchKernel";
+pub const RUNTIME_MARKER: &str = "cudaLaunchKernel";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cookies_round_trip_to_names() {
+        for (i, api) in APIS.iter().enumerate() {
+            assert_eq!(name_of(cookie_of(i) as u16), Some(api.name));
+        }
+        assert_eq!(name_of(0), None);
+        assert_eq!(name_of(APIS.len() as u16 + 1), None);
+    }
+
+    #[test]
+    fn every_driver_launch_has_a_ptsz_twin() {
+        let names: Vec<&str> = APIS.iter().map(|a| a.name).collect();
+        for api in APIS.iter().filter(|a| a.layer == Layer::Driver) {
+            if api.name.ends_with("_ptsz") || api.name.ends_with("_ptds") {
+                continue;
+            }
+            let twin_expected = matches!(api.shape, ProbeShape::Launch | ProbeShape::LaunchEx | ProbeShape::GraphLaunch);
+            if twin_expected {
+                assert!(names.contains(&format!("{}_ptsz", api.name).as_str()), "{}", api.name);
+            }
+        }
+    }
+}

@@ -1,0 +1,113 @@
+//! What the trace says about where and how it was recorded: host, kernel,
+//! CPU topology (read from sysfs, never assumed), clocks.
+
+use std::path::Path;
+
+use serde_json::{json, Value};
+
+fn read_trimmed(path: impl AsRef<Path>) -> Option<String> {
+    std::fs::read_to_string(path).ok().map(|s| s.trim().to_string())
+}
+
+fn read_number(path: impl AsRef<Path>) -> Option<i64> {
+    read_trimmed(path)?.parse().ok()
+}
+
+/// "0-3,8" -> [0, 1, 2, 3, 8]
+pub fn parse_cpu_list(list: &str) -> Vec<u32> {
+    let mut out = Vec::new();
+    for part in list.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        match part.split_once('-') {
+            Some((a, b)) => {
+                if let (Ok(a), Ok(b)) = (a.parse::<u32>(), b.parse::<u32>()) {
+                    out.extend(a..=b);
+                }
+            }
+            None => out.extend(part.parse::<u32>().ok()),
+        }
+    }
+    out
+}
+
+fn numa_node_of(cpu: u32) -> Option<i64> {
+    let dir = std::fs::read_dir(format!("/sys/devices/system/cpu/cpu{cpu}")).ok()?;
+    dir.flatten().find_map(|e| e.file_name().to_str()?.strip_prefix("node")?.parse().ok())
+}
+
+pub fn cpu_topology() -> Value {
+    let online = read_trimmed("/sys/devices/system/cpu/online").unwrap_or_default();
+    let cpus: Vec<Value> = parse_cpu_list(&online)
+        .into_iter()
+        .map(|cpu| {
+            let topo = format!("/sys/devices/system/cpu/cpu{cpu}/topology");
+            json!({
+                "cpu": cpu,
+                "package": read_number(format!("{topo}/physical_package_id")),
+                "die": read_number(format!("{topo}/die_id")),
+                "core": read_number(format!("{topo}/core_id")),
+                "smt_siblings": read_trimmed(format!("{topo}/thread_siblings_list")).map(|s| parse_cpu_list(&s)),
+                "numa_node": numa_node_of(cpu),
+            })
+        })
+        .collect();
+    json!({ "online": online, "count": cpus.len(), "cpus": cpus })
+}
+
+pub fn clock_ns(clock: libc::clockid_t) -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime writes into the timespec we own.
+    unsafe { libc::clock_gettime(clock, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+pub fn monotonic_ns() -> u64 {
+    clock_ns(libc::CLOCK_MONOTONIC)
+}
+
+pub fn host() -> Value {
+    let mut uts: libc::utsname = unsafe { std::mem::zeroed() };
+    // SAFETY: uname fills the struct we own.
+    unsafe { libc::uname(&mut uts) };
+    let field = |f: &[libc::c_char]| {
+        let bytes: Vec<u8> = f.iter().take_while(|&&c| c != 0).map(|&c| c as u8).collect();
+        String::from_utf8_lossy(&bytes).into_owned()
+    };
+    json!({
+        "hostname": field(&uts.nodename),
+        "kernel_release": field(&uts.release),
+        "kernel_version": field(&uts.version),
+        "machine": field(&uts.machine),
+        "preemption": read_trimmed("/sys/kernel/debug/sched/preempt"),
+        "isolated_cpus": read_trimmed("/sys/devices/system/cpu/isolated"),
+        "nohz_full": read_trimmed("/sys/devices/system/cpu/nohz_full"),
+        "cmdline": read_trimmed("/proc/cmdline"),
+    })
+}
+
+pub fn clocks() -> Value {
+    let mono = monotonic_ns();
+    let real = clock_ns(libc::CLOCK_REALTIME);
+    json!({
+        "timestamps": "CLOCK_MONOTONIC nanoseconds (bpf_ktime_get_ns)",
+        "monotonic_ns": mono,
+        "realtime_minus_monotonic_ns": real as i128 - mono as i128,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpu_lists_expand_ranges_and_singles() {
+        assert_eq!(parse_cpu_list("0-3,8,10-11\n"), vec![0, 1, 2, 3, 8, 10, 11]);
+        assert_eq!(parse_cpu_list(""), Vec::<u32>::new());
+    }
+
+    #[test]
+    fn topology_lists_every_online_cpu() {
+        let topo = cpu_topology();
+        let online = parse_cpu_list(&std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap());
+        assert_eq!(topo["count"].as_u64().unwrap() as usize, online.len());
+    }
+}

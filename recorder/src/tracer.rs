@@ -1,0 +1,259 @@
+//! Loading the BPF programs and attaching them, with a report of every
+//! probe: where it went, what its first instruction costs, whether it took.
+
+use std::collections::BTreeMap;
+use std::mem::MaybeUninit;
+use std::path::Path;
+
+use anyhow::{anyhow, Result};
+use libbpf_rs::btf::types::Typedef;
+use libbpf_rs::btf::Btf;
+use libbpf_rs::skel::{OpenSkel, SkelBuilder};
+use libbpf_rs::{Link, MapCore, MapFlags, OpenObject, ProgramAttachType, UprobeMultiOpts, UprobeOpts};
+use serde_json::{json, Value};
+
+use crate::cuda_api::{cookie_of, CudaApi, Layer, ProbeShape, APIS};
+use crate::discover::CudaLibraries;
+use crate::elf_symbols::{classify_first_instruction, find_functions, ProbeCost};
+use crate::skel::{LaunchgapSkel, LaunchgapSkelBuilder};
+
+pub struct LoadOptions {
+    pub system_mode: bool,
+    pub ring_buffer_bytes: u32,
+}
+
+pub struct Loaded<'obj> {
+    pub skel: LaunchgapSkel<'obj>,
+    /// CUDA probes go in as uprobe_multi links.
+    pub uprobe_multi: bool,
+}
+
+/// Why loading failed, in words a user can act on.
+fn explain_load_error(err: &libbpf_rs::Error) -> anyhow::Error {
+    let text = format!("{err:#}");
+    if text.contains("Operation not permitted") || text.contains("EPERM") || text.contains("Permission denied") {
+        anyhow!("permission denied loading BPF programs: run as root (or with CAP_BPF and CAP_PERFMON)")
+    } else {
+        anyhow!("loading the BPF programs failed: {text}")
+    }
+}
+
+/// Tracepoints this kernel has, judged from its BTF (tp_btf needs btf_trace_<name>).
+fn kernel_has_tracepoint(btf: &Btf, name: &str) -> bool {
+    btf.type_by_name::<Typedef>(&format!("btf_trace_{name}")).is_some()
+}
+
+pub fn load<'obj>(storage: &'obj mut MaybeUninit<OpenObject>, opts: &LoadOptions, probes: &mut Vec<Value>) -> Result<Loaded<'obj>> {
+    if !Path::new("/sys/kernel/btf/vmlinux").exists() {
+        return Err(anyhow!("this kernel exposes no BTF (/sys/kernel/btf/vmlinux): it needs CONFIG_DEBUG_INFO_BTF=y"));
+    }
+    let btf = Btf::from_vmlinux().map_err(|e| anyhow!("reading kernel BTF: {e}"))?;
+    let mut open = LaunchgapSkelBuilder::default().open(storage).map_err(|e| explain_load_error(&e))?;
+    if let Some(rodata) = open.maps.rodata_data.as_deref_mut() {
+        rodata.system_mode = opts.system_mode;
+        rodata.wakeup_bytes = u64::from(opts.ring_buffer_bytes / 4);
+    }
+    open.maps.events.set_max_entries(opts.ring_buffer_bytes)?;
+    let uprobe_multi = kernel_has_uprobe_multi(&btf);
+    for mut prog in open.open_object_mut().progs_mut() {
+        let name = prog.name().to_string_lossy().into_owned();
+        if uprobe_multi && CUDA_PROGRAMS.contains(&name.as_str()) {
+            prog.set_attach_type(ProgramAttachType::TraceUprobeMulti);
+        }
+        let section = prog.section().to_string_lossy().into_owned();
+        let Some(tracepoint) = section.strip_prefix("tp_btf/") else { continue };
+        if !kernel_has_tracepoint(&btf, tracepoint) {
+            prog.set_autoload(false);
+            probes.push(json!({"kind": "tracepoint", "name": tracepoint, "attached": false,
+                               "error": "not in this kernel"}));
+        }
+    }
+    let skel = open.load().map_err(|e| explain_load_error(&e))?;
+    Ok(Loaded { skel, uprobe_multi })
+}
+
+/// Attaches every loaded tracepoint program.
+pub fn attach_tracepoints(skel: &mut LaunchgapSkel, links: &mut Vec<Link>, probes: &mut Vec<Value>) -> Result<()> {
+    use libbpf_rs::skel::Skel;
+    for prog in skel.object_mut().progs_mut() {
+        let section = prog.section().to_string_lossy().into_owned();
+        let Some(tracepoint) = section.strip_prefix("tp_btf/") else { continue };
+        if prog.autoload() {
+            match prog.attach() {
+                Ok(link) => {
+                    links.push(link);
+                    probes.push(json!({"kind": "tracepoint", "name": tracepoint, "attached": true}));
+                }
+                Err(e) => return Err(anyhow!("attaching tracepoint {tracepoint}: {e}")),
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A one-line warning per uprobe that will cost more, or never fire.
+pub struct ProbeWarning(pub String);
+
+/// The CUDA programs, which take uprobe_multi links where the kernel has them.
+const CUDA_PROGRAMS: [&str; 7] =
+    ["launch_kernel", "launch_kernel_ex", "graph_launch", "runtime_entry", "sync_enter", "memcpy_enter", "sync_exit"];
+
+/// uprobe_multi (Linux 6.6): one link, and one RCU wait at detach, for many
+/// probes. Classic uprobe links each wait out a grace period on detach.
+pub fn kernel_has_uprobe_multi(btf: &Btf) -> bool {
+    btf.type_by_name::<libbpf_rs::btf::types::Struct>("bpf_uprobe_multi_link").is_some()
+}
+
+fn program<'a, 'obj>(skel: &'a LaunchgapSkel<'obj>, shape: ProbeShape) -> (&'a libbpf_rs::ProgramMut<'obj>, &'static str) {
+    match shape {
+        ProbeShape::Launch => (&skel.progs.launch_kernel, "launch_kernel"),
+        ProbeShape::LaunchEx => (&skel.progs.launch_kernel_ex, "launch_kernel_ex"),
+        ProbeShape::GraphLaunch => (&skel.progs.graph_launch, "graph_launch"),
+        ProbeShape::Sync => (&skel.progs.sync_enter, "sync_enter"),
+        ProbeShape::Memcpy => (&skel.progs.memcpy_enter, "memcpy_enter"),
+        ProbeShape::RuntimeName => (&skel.progs.runtime_entry, "runtime_entry"),
+    }
+}
+
+/// Probes going to one program in one file: (function, file offset, cookie).
+type ProbeGroup = Vec<(&'static str, usize, u64)>;
+
+fn attach_group(
+    prog: &libbpf_rs::ProgramMut,
+    file: &Path,
+    group: &ProbeGroup,
+    retprobe: bool,
+    multi: bool,
+    links: &mut Vec<Link>,
+) -> Vec<(&'static str, Result<(), String>)> {
+    if multi {
+        let opts = UprobeMultiOpts {
+            offsets: group.iter().map(|(_, offset, _)| *offset).collect(),
+            cookies: group.iter().map(|(_, _, cookie)| *cookie).collect(),
+            retprobe,
+            ..Default::default()
+        };
+        let result = prog.attach_uprobe_multi_with_opts(-1, file, "", opts).map(|link| links.push(link));
+        let result = result.map_err(|e| e.to_string());
+        return group.iter().map(|(name, _, _)| (*name, result.clone())).collect();
+    }
+    group
+        .iter()
+        .map(|(name, offset, cookie)| {
+            let opts = UprobeOpts { cookie: *cookie, retprobe, ..Default::default() };
+            let result = prog.attach_uprobe_with_opts(-1, file, *offset, opts).map(|link| links.push(link));
+            (*name, result.map_err(|e| e.to_string()))
+        })
+        .collect()
+}
+
+/// Attaches the CUDA uprobes to every library found: driver entry points
+/// always, runtime entry points with `api_names`.
+pub fn attach_cuda(
+    skel: &LaunchgapSkel,
+    libraries: &CudaLibraries,
+    api_names: bool,
+    multi: bool,
+    links: &mut Vec<Link>,
+    probes: &mut Vec<Value>,
+) -> Vec<ProbeWarning> {
+    let mut warnings = Vec::new();
+    let mut targets: Vec<(&Path, Layer)> = libraries.driver.iter().map(|p| (p.as_path(), Layer::Driver)).collect();
+    if api_names {
+        targets.extend(libraries.runtime.iter().chain(&libraries.static_runtime).map(|p| (p.as_path(), Layer::Runtime)));
+    }
+    for (file, layer) in targets {
+        let wanted: Vec<(usize, &CudaApi)> = APIS.iter().enumerate().filter(|(_, a)| a.layer == layer).collect();
+        let names: Vec<&str> = wanted.iter().map(|(_, a)| a.name).collect();
+        let sites = match find_functions(file, &names) {
+            Ok(sites) => sites,
+            Err(e) => {
+                warnings.push(ProbeWarning(format!("cannot read {}: {e:#}", file.display())));
+                continue;
+            }
+        };
+        let mut groups: BTreeMap<&'static str, (ProbeShape, ProbeGroup)> = BTreeMap::new();
+        let mut returns: ProbeGroup = Vec::new();
+        let mut costs: BTreeMap<&'static str, (ProbeCost, &'static str, u64)> = BTreeMap::new();
+        for (index, api) in wanted {
+            let Some(site) = sites.get(api.name) else {
+                probes.push(json!({"kind": "uprobe", "function": api.name, "file": file, "attached": false,
+                                   "error": "not defined in this file"}));
+                continue;
+            };
+            let (cost, instruction) = classify_first_instruction(&site.first_bytes);
+            costs.insert(api.name, (cost, instruction, site.file_offset));
+            let entry = (api.name, site.file_offset as usize, cookie_of(index));
+            groups.entry(program(skel, api.shape).1).or_insert_with(|| (api.shape, Vec::new())).1.push(entry);
+            if matches!(api.shape, ProbeShape::Sync | ProbeShape::Memcpy) {
+                returns.push(entry);
+            }
+        }
+        let mut results: BTreeMap<&'static str, Result<(), String>> = BTreeMap::new();
+        for (shape, group) in groups.values() {
+            for (name, result) in attach_group(program(skel, *shape).0, file, group, false, multi, links) {
+                results.insert(name, result);
+            }
+        }
+        if !returns.is_empty() {
+            for (name, result) in attach_group(&skel.progs.sync_exit, file, &returns, true, multi, links) {
+                if let (Some(Ok(())), Err(e)) = (results.get(name), result) {
+                    results.insert(name, Err(format!("return probe: {e}")));
+                }
+            }
+        }
+        for (name, result) in results {
+            let (cost, instruction, offset) = costs[name];
+            let timed = returns.iter().any(|(n, _, _)| *n == name);
+            probes.push(json!({
+                "kind": "uprobe", "function": name, "file": file, "offset": offset, "return_probe": timed,
+                "link": if multi { "uprobe_multi" } else { "uprobe" },
+                "first_instruction": instruction, "probe_cost": cost.as_str(),
+                "attached": result.is_ok(), "error": result.as_ref().err(),
+            }));
+            match (&result, cost) {
+                (Err(e), _) => warnings.push(ProbeWarning(format!("uprobe on {name} in {} failed: {e}", file.display()))),
+                (Ok(()), ProbeCost::NeverFires) => warnings.push(ProbeWarning(format!(
+                    "{name} in {} begins with a lock-prefixed instruction: the kernel accepts the uprobe but it never fires",
+                    file.display()
+                ))),
+                (Ok(()), ProbeCost::SingleStepped) => warnings.push(ProbeWarning(format!(
+                    "{name} in {} begins with {instruction}: each hit is single-stepped, about 10x the cost of an emulated probe",
+                    file.display()
+                ))),
+                _ => {}
+            }
+        }
+    }
+    warnings
+}
+
+/// Marks a process (all its threads, present and future) as a target.
+pub fn add_target_process(skel: &LaunchgapSkel, pid: i32) -> Result<()> {
+    let one = [1u8];
+    skel.maps.target_processes.update(&pid.to_ne_bytes(), &one, MapFlags::ANY)?;
+    let threads: Vec<i32> = std::fs::read_dir(format!("/proc/{pid}/task"))
+        .map(|dir| dir.flatten().filter_map(|e| e.file_name().to_str()?.parse().ok()).collect())
+        .unwrap_or_else(|_| vec![pid]);
+    for tid in threads {
+        let mut value = [0u8; 8];
+        value[..4].copy_from_slice(&pid.to_ne_bytes());
+        skel.maps.target_threads.update(&tid.to_ne_bytes(), &value, MapFlags::ANY)?;
+    }
+    Ok(())
+}
+
+/// Events lost so far: (event type, cpu) -> count.
+pub fn read_drops(skel: &LaunchgapSkel, event_types: u32) -> Vec<(u32, usize, u64)> {
+    let mut out = Vec::new();
+    for kind in 0..event_types {
+        let Ok(Some(per_cpu)) = skel.maps.dropped.lookup_percpu(&kind.to_ne_bytes(), MapFlags::ANY) else { continue };
+        for (cpu, bytes) in per_cpu.iter().enumerate() {
+            let count = bytes.get(..8).map(|b| u64::from_ne_bytes(b.try_into().unwrap())).unwrap_or(0);
+            if count > 0 {
+                out.push((kind, cpu, count));
+            }
+        }
+    }
+    out
+}
