@@ -61,6 +61,7 @@ setup_python() {
 
 build_cudasim() {
   make -s -C workloads/cudasim all
+  make -s -C workloads/storm
 }
 
 build_recorder() {

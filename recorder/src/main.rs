@@ -8,6 +8,7 @@ mod cuda_api;
 mod discover;
 mod elf_symbols;
 mod metadata;
+mod proc_counters;
 mod records;
 mod spawn;
 mod trace_writer;
@@ -255,6 +256,7 @@ fn run(args: Args) -> Result<i32> {
     say(args.quiet, format!("tracing {what}: {cuda_probes} CUDA probes, {tracepoints} tracepoints -> {}", args.output.display()));
 
     install_signal_handlers();
+    let counters_at_start = proc_counters::snapshot();
     if let Some(c) = child.as_mut() {
         c.release()?;
     }
@@ -329,6 +331,7 @@ fn run(args: Args) -> Result<i32> {
         }
     };
 
+    let counters_at_end = proc_counters::snapshot();
     // Detach first, then take what is still in the buffer.
     let t_detach = Instant::now();
     detach_all(links);
@@ -340,7 +343,8 @@ fn run(args: Args) -> Result<i32> {
     sample_drops(&to_writer, &mut lost_total);
     let end_ns = metadata::monotonic_ns();
     let detail = json!({"end_ns": end_ns, "stop_reason": stop_reason, "command_exit_code": child_exit,
-                        "lost_events": lost_total});
+                        "lost_events": lost_total,
+                        "proc_counters": {"start": counters_at_start, "end": counters_at_end}});
     to_writer.send(ToWriter::End { now_ns: end_ns, detail: detail.to_string() })?;
     let report = writer_handle.join().map_err(|_| anyhow!("the trace writer panicked"))??;
 
@@ -356,7 +360,7 @@ fn run(args: Args) -> Result<i32> {
         }
         let parts: Vec<String> = by_kind.iter().map(|(k, v)| format!("{k} {v}")).collect();
         eprintln!(
-            "launchgap-record: LOST {lost_total} events ({}): the ring buffer was full; the trace records where and when (try --buffer-mib)",
+            "launchgap-record: LOST {lost_total} events ({}): the ring buffer was full; the trace records where and when (try a larger --buffer)",
             parts.join(", ")
         );
     }
@@ -378,8 +382,21 @@ fn run(args: Args) -> Result<i32> {
     Ok(exit_code)
 }
 
+/// libbpf's own chatter repeats what our one error line says; keep it for debugging.
+fn route_libbpf_messages() {
+    fn print(level: libbpf_rs::PrintLevel, message: String) {
+        eprint!("libbpf ({level:?}): {message}");
+    }
+    if std::env::var_os("LAUNCHGAP_DEBUG").is_some() {
+        libbpf_rs::set_print(Some((libbpf_rs::PrintLevel::Debug, print)));
+    } else {
+        libbpf_rs::set_print(None);
+    }
+}
+
 fn main() {
     let args = Args::parse();
+    route_libbpf_messages();
     match run(args) {
         Ok(code) => std::process::exit(code),
         Err(e) => {

@@ -44,8 +44,10 @@ fn kernel_has_tracepoint(btf: &Btf, name: &str) -> bool {
 }
 
 pub fn load<'obj>(storage: &'obj mut MaybeUninit<OpenObject>, opts: &LoadOptions, probes: &mut Vec<Value>) -> Result<Loaded<'obj>> {
-    if !Path::new("/sys/kernel/btf/vmlinux").exists() {
-        return Err(anyhow!("this kernel exposes no BTF (/sys/kernel/btf/vmlinux): it needs CONFIG_DEBUG_INFO_BTF=y"));
+    // overridable so that tests can play a kernel without BTF
+    let btf_path = std::env::var("LAUNCHGAP_VMLINUX_BTF").unwrap_or_else(|_| "/sys/kernel/btf/vmlinux".into());
+    if !Path::new(&btf_path).exists() {
+        return Err(anyhow!("this kernel exposes no BTF ({btf_path}): it needs CONFIG_DEBUG_INFO_BTF=y"));
     }
     let btf = Btf::from_vmlinux().map_err(|e| anyhow!("reading kernel BTF: {e}"))?;
     let mut open = LaunchgapSkelBuilder::default().open(storage).map_err(|e| explain_load_error(&e))?;

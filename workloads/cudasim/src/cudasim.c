@@ -208,6 +208,27 @@ static int end_of_token(const struct decode_config *cfg, int token, cudaStream_t
     }
 }
 
+/* voluntary_ctxt_switches / nonvoluntary_ctxt_switches of the calling thread */
+static void read_switch_counters(struct worker_summary *summary)
+{
+    char line[256];
+    FILE *status;
+
+    summary->counters_read_start_ns = cusim_now_ns();
+    status = fopen("/proc/thread-self/status", "r");
+    if (status) {
+        while (fgets(line, sizeof(line), status)) {
+            unsigned long long n;
+            if (sscanf(line, "voluntary_ctxt_switches: %llu", &n) == 1)
+                summary->voluntary_switches = n;
+            else if (sscanf(line, "nonvoluntary_ctxt_switches: %llu", &n) == 1)
+                summary->nonvoluntary_switches = n;
+        }
+        fclose(status);
+    }
+    summary->counters_read_end_ns = cusim_now_ns();
+}
+
 static void *decode_worker(void *arg)
 {
     struct worker *w = arg;
@@ -284,6 +305,7 @@ static void *decode_worker(void *arg)
     w->summary->failed = failed;
     free(logits_host);
     free(weights_host);
+    read_switch_counters(w->summary);
     return NULL;
 }
 

@@ -51,6 +51,11 @@ struct worker_summary {
     uint64_t end_ns;
     int32_t failed;
     int32_t pad;
+    /* the kernel's own switch counters for this thread, read as it finished */
+    uint64_t voluntary_switches;
+    uint64_t nonvoluntary_switches;
+    uint64_t counters_read_start_ns;
+    uint64_t counters_read_end_ns;
 };
 
 uint64_t splitmix64(uint64_t *state);

@@ -173,9 +173,12 @@ static void write_processes(FILE *out, const struct cusim_record *recs, uint64_t
                 tally_add(&thread_tally, &recs[i]);
         fprintf(out,
                 "%s\n      {\"tid\": %d, \"thread_index\": %d, \"tokens\": %" PRId64
-                ", \"start_ns\": %" PRIu64 ", \"end_ns\": %" PRIu64 ", \"failed\": %s, ",
+                ", \"start_ns\": %" PRIu64 ", \"end_ns\": %" PRIu64 ", \"failed\": %s, "
+                "\"kernel_switches\": {\"voluntary\": %" PRIu64 ", \"nonvoluntary\": %" PRIu64
+                ", \"read_start_ns\": %" PRIu64 ", \"read_end_ns\": %" PRIu64 "}, ",
                 new_process ? "" : ",", ws->tid, ws->thread_index, ws->tokens, ws->start_ns,
-                ws->end_ns, ws->failed ? "true" : "false");
+                ws->end_ns, ws->failed ? "true" : "false", ws->voluntary_switches,
+                ws->nonvoluntary_switches, ws->counters_read_start_ns, ws->counters_read_end_ns);
         write_tally(out, &thread_tally);
         fputc('}', out);
         if (last_of_process)

@@ -1,0 +1,75 @@
+"""Fixtures for the recorder's tests: they load real BPF into this kernel."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from launchgap.trace import Trace, read_trace
+from tests.conftest import CUDASIM, REPO
+
+RECORDER = REPO / "recorder" / "target" / "release" / "launchgap-record"
+STORM = REPO / "workloads" / "storm" / "build" / "storm"
+
+
+def _why_bpf_cannot_run() -> str | None:
+    if os.geteuid() != 0:
+        return "needs root to load BPF (CI runs as root)"
+    if not Path("/sys/kernel/btf/vmlinux").exists():
+        return "kernel has no BTF (/sys/kernel/btf/vmlinux)"
+    return None
+
+
+SKIP_REASON = _why_bpf_cannot_run()
+needs_bpf = pytest.mark.skipif(SKIP_REASON is not None, reason=SKIP_REASON or "")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def recorder_built() -> None:
+    if not RECORDER.exists():
+        pytest.exit("the recorder is not built: run `make test` (or scripts/setup.sh) first", 2)
+
+
+@dataclass
+class Recording:
+    proc: subprocess.CompletedProcess
+    trace: Trace
+    truth: dict | None
+
+
+@pytest.fixture
+def record(tmp_path: Path):
+    """Runs the recorder on a command; returns its trace and cudasim's truth if any."""
+
+    def run(command: list[str], *recorder_args: str, truth: bool = True, check: bool = True,
+            env: dict | None = None, preexec_fn=None) -> Recording:
+        out = tmp_path / "run.lg"
+        truth_path = tmp_path / "truth.json"
+        if truth:
+            command = [*command, "--truth", str(truth_path)]
+        proc = subprocess.run(
+            [str(RECORDER), "-o", str(out), *recorder_args, "--", *command],
+            capture_output=True, text=True, timeout=300, env=env, preexec_fn=preexec_fn,
+        )
+        if check:
+            assert proc.returncode == 0, proc.stderr
+        trace = read_trace(out)
+        return Recording(proc, trace, json.loads(truth_path.read_text()) if truth else None)
+
+    return run
+
+
+def cudasim_command(*args: str, binary: Path = CUDASIM) -> list[str]:
+    return [str(binary), "decode", "--quiet", *args]
+
+
+def our_programs_loaded() -> int:
+    """How many BPF programs with our names are loaded (names are cut at 15 chars)."""
+    out = subprocess.run(["bpftool", "prog", "show"], capture_output=True, text=True).stdout
+    ours = ("handle_sched_sw", "launch_kernel", "handle_irq_entr", "sync_exit")
+    return sum(1 for line in out.splitlines() if any(f"name {n}" in line for n in ours))

@@ -1,0 +1,160 @@
+"""Loss is never silent; bad input gets one clear line; the command is
+started as the invoking user, its exit code passed on, and signals leave a
+valid file."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from launchgap.trace import read_trace
+from tests.recorder.conftest import RECORDER, STORM, needs_bpf, our_programs_loaded
+
+pytestmark = needs_bpf
+
+
+def test_forced_loss_is_recorded_in_the_file_and_reported(tmp_path):
+    out = tmp_path / "storm.lg"
+    cpu = sorted(os.sched_getaffinity(0))[0]
+    # a 16 KiB buffer drained once a second cannot hold a pinned ping-pong storm
+    proc = subprocess.run(
+        [str(RECORDER), "-o", str(out), "--buffer", "16K", "--poll-ms", "1000", "--",
+         str(STORM), "--seconds", "2"],
+        capture_output=True, text=True, timeout=120, preexec_fn=lambda: os.sched_setaffinity(0, {cpu}),
+    )
+    assert proc.returncode == 0, proc.stderr
+    trace = read_trace(out)
+    lost = trace.lost
+    total = int(lost["lost_count"].sum())
+    assert total > 0
+    assert trace.end["lost_events"] == total
+    assert f"LOST {total} events" in proc.stderr
+    kinds = set(lost["lost_event"].to_list())
+    assert {"switch", "wakeup"} <= kinds <= {"switch", "wakeup", "softirq", "hardirq", "irq_vector", "exit"}
+    assert lost.filter(pl.col("since_ns") >= pl.col("ts_ns")).is_empty()
+    assert set(lost["cpu"].to_list()) == {cpu}
+
+
+def one_error_line(proc: subprocess.CompletedProcess) -> str:
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode != 0
+    assert len(lines) == 1, proc.stderr
+    assert "Traceback" not in proc.stderr and "panicked" not in proc.stderr
+    return lines[0]
+
+
+def test_bad_pid_is_one_line():
+    before = our_programs_loaded()
+    proc = subprocess.run([str(RECORDER), "-p", "999999999", "-o", "/dev/null"], capture_output=True, text=True)
+    assert one_error_line(proc) == "launchgap-record: no such process: 999999999"
+    assert our_programs_loaded() == before
+
+
+def test_unwritable_output_is_one_line(tmp_path):
+    proc = subprocess.run([str(RECORDER), "-o", str(tmp_path / "missing" / "x.lg"), "--", "true"],
+                          capture_output=True, text=True)
+    line = one_error_line(proc)
+    assert line.startswith(f"launchgap-record: cannot write {tmp_path / 'missing' / 'x.lg'}:")
+
+
+@pytest.fixture
+def world_writable_dir():
+    import shutil
+    import tempfile
+
+    path = Path(tempfile.mkdtemp(prefix="launchgap-test-", dir="/tmp"))
+    path.chmod(0o777)
+    yield path
+    shutil.rmtree(path)
+
+
+def test_without_privileges_is_one_line_and_the_command_never_runs(world_writable_dir):
+    tmp_path = world_writable_dir
+    marker = tmp_path / "ran"
+    nobody = 65534
+
+    def drop() -> None:
+        os.setgroups([])
+        os.setgid(nobody)
+        os.setuid(nobody)
+
+    before = our_programs_loaded()
+    proc = subprocess.run([str(RECORDER), "-o", str(tmp_path / "x.lg"), "--", "touch", str(marker)],
+                          capture_output=True, text=True, preexec_fn=drop)
+    assert one_error_line(proc) == ("launchgap-record: permission denied loading BPF programs: "
+                                    "run as root (or with CAP_BPF and CAP_PERFMON)")
+    assert not marker.exists()
+    assert our_programs_loaded() == before
+
+
+def test_kernel_without_btf_is_one_line(tmp_path):
+    env = {**os.environ, "LAUNCHGAP_VMLINUX_BTF": str(tmp_path / "no-btf")}
+    proc = subprocess.run([str(RECORDER), "-o", str(tmp_path / "x.lg"), "--", "true"],
+                          capture_output=True, text=True, env=env)
+    assert one_error_line(proc) == (f"launchgap-record: this kernel exposes no BTF ({tmp_path / 'no-btf'}): "
+                                    "it needs CONFIG_DEBUG_INFO_BTF=y")
+
+
+def test_missing_command_is_one_line(tmp_path):
+    proc = subprocess.run([str(RECORDER), "-q", "-o", str(tmp_path / "x.lg"), "--", "/nonexistent/cmd"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 127
+    assert proc.stderr.strip() == "launchgap-record: cannot run /nonexistent/cmd"
+
+
+def test_command_runs_as_the_invoking_user_and_its_exit_code_is_kept(tmp_path):
+    env = {**os.environ, "SUDO_UID": "65534", "SUDO_GID": "65534"}
+    out = tmp_path / "x.lg"
+    proc = subprocess.run([str(RECORDER), "-q", "-o", str(out), "--", "sh", "-c", "id -u; id -g; exit 7"],
+                          capture_output=True, text=True, env=env)
+    assert proc.returncode == 7
+    assert proc.stdout.split() == ["65534", "65534"]
+    assert read_trace(out).end["command_exit_code"] == 7
+
+
+def test_without_cuda_it_warns_and_still_traces_scheduling(tmp_path):
+    out = tmp_path / "x.lg"
+    proc = subprocess.run([str(RECORDER), "-o", str(out), "--", "sleep", "0.2"], capture_output=True, text=True)
+    assert proc.returncode == 0
+    assert "warning: no CUDA driver library (libcuda.so.*) found" in proc.stderr
+    trace = read_trace(out)
+    pid = trace.meta["command_pid"]
+    assert trace.of("switch").filter(pl.col("pid") == pid).height >= 1
+    assert trace.of("launch").is_empty()
+
+
+@pytest.mark.parametrize("sig, expected_code", [(signal.SIGTERM, 128 + signal.SIGTERM), (signal.SIGINT, 0)])
+def test_a_stop_signal_leaves_a_complete_file(tmp_path, sig, expected_code):
+    out = tmp_path / "x.lg"
+    # the command ignores nothing: SIGTERM is passed on to it; SIGINT comes from the terminal to both
+    proc = subprocess.Popen([str(RECORDER), "-o", str(out), "--", "sleep", "0.6"],
+                            stderr=subprocess.PIPE, text=True)
+    time.sleep(0.3)
+    proc.send_signal(sig)
+    _, stderr = proc.communicate(timeout=30)
+    assert proc.returncode == expected_code, stderr
+    trace = read_trace(out)
+    assert not trace.truncated
+    assert trace.end["stop_reason"] == f"signal {int(sig)}"
+    assert "stopped (signal" in stderr
+
+
+def test_sigkill_leaves_a_file_readable_up_to_the_last_flush(tmp_path):
+    out = tmp_path / "x.lg"
+    proc = subprocess.Popen([str(RECORDER), "-q", "-o", str(out), "--", str(STORM), "--seconds", "4"],
+                            start_new_session=True)
+    try:
+        time.sleep(2.5)  # more than two flush intervals
+        proc.kill()
+        proc.wait()
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)  # the storm too
+    trace = read_trace(out)
+    assert trace.end is None  # no closing row: the recorder never got to write it
+    assert trace.of("switch").height > 1000

@@ -1,0 +1,79 @@
+"""Switches agree with the kernel's own per-thread counters, for every
+thread of the targets, split into preempted (nonvoluntary) and blocked
+(voluntary) exactly as the kernel counts them."""
+
+from __future__ import annotations
+
+import os
+
+import polars as pl
+
+from tests.recorder.conftest import cudasim_command, needs_bpf
+
+pytestmark = needs_bpf
+
+
+def pin_to_first_cpu() -> None:
+    os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
+
+
+def test_switch_outs_equal_the_kernels_counters_for_every_thread(record):
+    # three launching threads in each of two processes on one CPU: they preempt each other
+    run = record(cudasim_command("--tokens", "15", "--threads", "3", "--procs", "2", "--host-us", "800"),
+                 preexec_fn=pin_to_first_cpu)
+    switches = run.trace.of("switch")
+    threads = [t for p in run.truth["processes"] for t in p["threads"]]
+    assert len(threads) == 6
+    total_involuntary = 0
+    for thread in threads:
+        counters = thread["kernel_switches"]
+        mine = switches.filter(pl.col("tid") == thread["tid"])
+        before = mine.filter(pl.col("ts_ns") < counters["read_start_ns"])
+        by_end = mine.filter(pl.col("ts_ns") <= counters["read_end_ns"])
+        # counters were read inside [read_start, read_end]: exact unless a switch fell in that window
+        for frame in (before, by_end):
+            if frame.height == counters["voluntary"] + counters["nonvoluntary"]:
+                break
+        else:
+            raise AssertionError((thread["tid"], before.height, by_end.height, counters))
+        assert frame.filter(pl.col("voluntary")).height == counters["voluntary"], thread["tid"]
+        assert frame.filter(~pl.col("voluntary")).height == counters["nonvoluntary"], thread["tid"]
+        assert set(mine["pid"].to_list()) == {next(p["pid"] for p in run.truth["processes"]
+                                                   if thread in p["threads"])}
+        total_involuntary += counters["nonvoluntary"]
+    assert total_involuntary > 0, "the workload was meant to be preempted"
+
+
+def test_every_switch_names_who_ran_next(record):
+    run = record(cudasim_command("--tokens", "10", "--threads", "2"), preexec_fn=pin_to_first_cpu)
+    switches = run.trace.of("switch")
+    target_tids = {t["tid"] for p in run.truth["processes"] for t in p["threads"]}
+    outs = switches.filter(pl.col("tid").is_in(list(target_tids)))
+    assert outs["next_tid"].null_count() == 0 and outs["next_comm"].null_count() == 0
+    # each switch-out of a target is followed on that CPU by that thread switching in again
+    ins = switches.filter(pl.col("next_tid").is_in(list(target_tids)))
+    per_tid_out = dict(outs.group_by("tid").len().iter_rows())
+    per_tid_in = dict(ins.group_by("next_tid").len().iter_rows())
+    for tid in target_tids:
+        # at most one switch-in before its first switch-out is not matched
+        assert per_tid_in[tid] - per_tid_out[tid] in (0, 1), tid
+
+
+def test_wakeups_and_lifetime_of_targets_are_recorded(record):
+    run = record(cudasim_command("--tokens", "5", "--threads", "2", "--procs", "2"))
+    trace, truth = run.trace, run.truth
+    launcher_pid = trace.meta["command_pid"]
+    forks = trace.of("fork")
+    child_pids = {p["pid"] for p in truth["processes"]}
+    worker_tids = {t["tid"] for p in truth["processes"] for t in p["threads"]}
+    # the launcher forks two children; each child starts two worker threads
+    assert set(forks.filter(pl.col("pid") == launcher_pid)["child_pid"].to_list()) == child_pids
+    assert set(forks.filter(pl.col("pid").is_in(list(child_pids)))["child_tid"].to_list()) == worker_tids
+    assert trace.of("exec").filter(pl.col("pid") == launcher_pid)["comm"].to_list() == ["cudasim"]
+    exits = trace.of("exit")
+    assert worker_tids | child_pids | {launcher_pid} <= set(exits["tid"].to_list())
+    new_wakeups = trace.of("wakeup_new")
+    assert worker_tids <= set(new_wakeups["tid"].to_list())
+    # every sync sleeps, so every thread is woken once per token at least
+    wakeups = trace.of("wakeup").filter(pl.col("tid").is_in(list(worker_tids)))
+    assert all(n >= 5 for _, n in wakeups.group_by("tid").len().iter_rows())
