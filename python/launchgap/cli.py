@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 import click
@@ -9,14 +10,19 @@ from rich.console import Console
 from rich.table import Table
 
 from launchgap import __version__
+from launchgap.recorder import ENV_OVERRIDE, find_recorder
 from launchgap.workloads.cudasim_truth import TruthError, load_truth
+
+
+def recorder_binary_hint() -> str:
+    return f"build it with `make setup`, put launchgap-record on PATH, or set {ENV_OVERRIDE}"
 
 console = Console()
 err_console = Console(stderr=True)
 
 
 def fail(message: str, code: int = 2) -> None:
-    err_console.print(f"launchgap: {message}", markup=False, highlight=False)
+    err_console.print(f"launchgap: {message}", markup=False, highlight=False, soft_wrap=True)
     sys.exit(code)
 
 
@@ -25,6 +31,24 @@ def fail(message: str, code: int = 2) -> None:
 def main() -> None:
     """Measure how the Linux scheduler and interrupts steal time from a workload,
     above all the CPU thread that launches GPU kernels."""
+
+
+@main.command(
+    "record",
+    context_settings={"ignore_unknown_options": True, "allow_extra_args": True, "help_option_names": []},
+    add_help_option=False,
+)
+@click.argument("recorder_args", nargs=-1, type=click.UNPROCESSED)
+def record(recorder_args: tuple[str, ...]) -> None:
+    """Trace a command, processes (-p) or the whole system (--system) into a
+    trace file. Runs the standalone launchgap-record binary; see `launchgap
+    record --help`."""
+    binary = find_recorder()
+    if binary is None or not binary.exists():
+        fail(f"cannot find the recorder binary ({recorder_binary_hint()})")
+    # click drops a bare "--"; the recorder needs it, so pass our argv on verbatim
+    passed = sys.argv[sys.argv.index("record") + 1 :] if "record" in sys.argv else list(recorder_args)
+    os.execv(str(binary), [str(binary), *passed])
 
 
 @main.command("cudasim-truth")

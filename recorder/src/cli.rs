@@ -9,7 +9,7 @@ use clap::{ArgGroup, Parser};
 /// an Arrow IPC trace (docs/trace-format.md). Needs root (or CAP_BPF and
 /// CAP_PERFMON). The command runs as the invoking user under sudo.
 #[derive(Parser, Debug)]
-#[command(name = "launchgap-record", version, about, long_about = None)]
+#[command(name = "launchgap-record", version)]
 #[command(group(ArgGroup::new("target").args(["pid", "system", "command"]).required(true).multiple(true)))]
 pub struct Args {
     /// Trace file to write.

@@ -77,7 +77,8 @@ fn writer_thread(mut writer: TraceWriter, inbox: mpsc::Receiver<ToWriter>) -> Re
     let mut last_flush = Instant::now();
     let mut undecodable = 0u64;
     loop {
-        let message = inbox.recv_timeout(Duration::from_millis(200));
+        // the drain sends at every poll that found records; no timer of our own to wake us
+        let message = inbox.recv();
         match message {
             Ok(ToWriter::Records(buffer)) => {
                 let mut at = 0;
@@ -113,8 +114,7 @@ fn writer_thread(mut writer: TraceWriter, inbox: mpsc::Receiver<ToWriter>) -> Re
                 let rows = writer.finish()?;
                 return Ok(WriterReport { rows, rows_by_event, undecodable });
             }
-            Err(mpsc::RecvTimeoutError::Timeout) => {}
-            Err(mpsc::RecvTimeoutError::Disconnected) => bail!("the recorder stopped without closing the trace"),
+            Err(mpsc::RecvError) => bail!("the recorder stopped without closing the trace"),
         }
         if last_flush.elapsed() >= FLUSH_EVERY {
             writer.flush_batch()?;
@@ -131,6 +131,25 @@ fn detach_all(links: Vec<libbpf_rs::Link>) {
             scope.spawn(move || drop(link));
         }
     });
+}
+
+/// Alive means running or sleeping: an exited process waiting to be reaped
+/// (a zombie) is gone as far as tracing goes.
+fn process_alive(pid: i32) -> bool {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { return false };
+    // the state follows the parenthesised command name, which may hold spaces
+    let state = stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().next());
+    !matches!(state, None | Some("Z") | Some("X"))
+}
+
+/// SCHED_BATCH: a woken recorder thread never preempts the running task (a
+/// traced workload would see that as interference), yet keeps its fair share
+/// of the CPU under load, so the ring buffer is still drained. Set after the
+/// command is forked, so the command keeps its own policy.
+fn become_background_batch_work() {
+    let param = libc::sched_param { sched_priority: 0 };
+    // SAFETY: changes the calling thread's policy; threads spawned later inherit it.
+    unsafe { libc::sched_setscheduler(0, libc::SCHED_BATCH, &param) };
 }
 
 fn check_pids(pids: &[i32]) -> Result<()> {
@@ -186,7 +205,7 @@ fn run(args: Args) -> Result<i32> {
 
     let mut probes = Vec::new();
     let mut storage = MaybeUninit::uninit();
-    let load_opts = tracer::LoadOptions { system_mode: args.system, ring_buffer_bytes };
+    let load_opts = tracer::LoadOptions { system_mode: args.system, api_names: args.api_names, ring_buffer_bytes };
     let (mut skel, uprobe_multi) = match tracer::load(&mut storage, &load_opts, &mut probes) {
         Ok(loaded) => (loaded.skel, loaded.uprobe_multi),
         Err(e) => {
@@ -236,6 +255,8 @@ fn run(args: Args) -> Result<i32> {
         "cuda_libraries": libraries.found_via.iter().map(|(p, via)| json!({"path": p, "found_via": via})).collect::<Vec<_>>(),
         "probes": probes,
     });
+    // From here on the recorder's threads must not preempt what they measure.
+    become_background_batch_work();
     let writer = TraceWriter::create(output, meta.to_string())?;
     let (to_writer, inbox) = mpsc::channel();
     let writer_handle = std::thread::Builder::new().name("trace-writer".into()).spawn(move || writer_thread(writer, inbox))?;
@@ -323,7 +344,7 @@ fn run(args: Args) -> Result<i32> {
                 break "the command exited".to_string();
             }
         }
-        if !args.pid.is_empty() && args.pid.iter().all(|p| !PathBuf::from(format!("/proc/{p}")).exists()) {
+        if !args.pid.is_empty() && args.pid.iter().all(|&p| !process_alive(p)) {
             break "the traced processes exited".to_string();
         }
         if deadline.is_some_and(|d| Instant::now() >= d) {

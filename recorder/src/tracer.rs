@@ -19,6 +19,7 @@ use crate::skel::{LaunchgapSkel, LaunchgapSkelBuilder};
 
 pub struct LoadOptions {
     pub system_mode: bool,
+    pub api_names: bool,
     pub ring_buffer_bytes: u32,
 }
 
@@ -26,6 +27,15 @@ pub struct Loaded<'obj> {
     pub skel: LaunchgapSkel<'obj>,
     /// CUDA probes go in as uprobe_multi links.
     pub uprobe_multi: bool,
+}
+
+/// Thread ids run below /proc/sys/kernel/pid_max: the size of the per-thread flag array.
+fn pid_max() -> u32 {
+    const LINUX_PID_MAX_LIMIT: u32 = 1 << 22;
+    std::fs::read_to_string("/proc/sys/kernel/pid_max")
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(LINUX_PID_MAX_LIMIT)
 }
 
 /// Why loading failed, in words a user can act on.
@@ -53,10 +63,12 @@ pub fn load<'obj>(storage: &'obj mut MaybeUninit<OpenObject>, opts: &LoadOptions
     let mut open = LaunchgapSkelBuilder::default().open(storage).map_err(|e| explain_load_error(&e))?;
     if let Some(rodata) = open.maps.rodata_data.as_deref_mut() {
         rodata.system_mode = opts.system_mode;
+        rodata.api_names = opts.api_names;
         rodata.wakeup_bytes = u64::from(opts.ring_buffer_bytes / 4);
     }
     open.maps.events.set_max_entries(opts.ring_buffer_bytes)?;
-    let uprobe_multi = kernel_has_uprobe_multi(&btf);
+    open.maps.target_threads.set_max_entries(pid_max())?;
+    let uprobe_multi = kernel_has_uprobe_multi(&btf) && std::env::var_os("LAUNCHGAP_CLASSIC_UPROBES").is_none();
     for mut prog in open.open_object_mut().progs_mut() {
         let name = prog.name().to_string_lossy().into_owned();
         if uprobe_multi && CUDA_PROGRAMS.contains(&name.as_str()) {
@@ -237,10 +249,9 @@ pub fn add_target_process(skel: &LaunchgapSkel, pid: i32) -> Result<()> {
     let threads: Vec<i32> = std::fs::read_dir(format!("/proc/{pid}/task"))
         .map(|dir| dir.flatten().filter_map(|e| e.file_name().to_str()?.parse().ok()).collect())
         .unwrap_or_else(|_| vec![pid]);
+    const TARGET_FLAG: u8 = 1; // bpf/maps.bpf.h
     for tid in threads {
-        let mut value = [0u8; 8];
-        value[..4].copy_from_slice(&pid.to_ne_bytes());
-        skel.maps.target_threads.update(&tid.to_ne_bytes(), &value, MapFlags::ANY)?;
+        skel.maps.target_threads.update(&tid.to_ne_bytes(), &[TARGET_FLAG], MapFlags::ANY)?;
     }
     Ok(())
 }

@@ -58,8 +58,12 @@ static __always_inline bool traced_thread(__u32 *pid, __u32 *tid)
 
 static __always_inline __u16 take_runtime_call(__u32 tid)
 {
-	__u16 *api = bpf_map_lookup_elem(&runtime_call, &tid);
+	__u16 *api;
 	__u16 out = 0;
+
+	if (!api_names)
+		return 0; /* no runtime probes: skip a map lookup on every launch */
+	api = bpf_map_lookup_elem(&runtime_call, &tid);
 	if (api) {
 		out = *api;
 		bpf_map_delete_elem(&runtime_call, &tid);

@@ -16,23 +16,26 @@
 /* Set by the loader before load. */
 __weak const volatile bool system_mode = false;  /* trace every task, not only targets */
 __weak const volatile __u64 wakeup_bytes = 1;    /* wake the reader past this much data */
+__weak const volatile bool api_names = false;    /* runtime entry points are probed too */
 
 /* Thread ids being traced, and process ids whose every thread is traced. */
-struct target_thread {
-	__u32 pid;
-	__u32 flags;
-};
+#define TARGET_FLAG 1
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 1 << 24); /* resized by the loader */
 } events SEC(".maps") __weak;
 
+/*
+ * A flag per thread id, indexed directly (the loader sizes it to pid_max):
+ * the check runs on every probed launch and twice per context switch, and
+ * an array lookup is inlined by the verifier, with no hashing.
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, MAX_TARGET_THREADS);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1 << 22); /* resized to pid_max by the loader */
 	__type(key, __u32); /* tid */
-	__type(value, struct target_thread);
+	__type(value, __u8);
 } target_threads SEC(".maps") __weak;
 
 struct {
@@ -58,14 +61,21 @@ struct {
 	__type(value, __u8);
 } target_cpu SEC(".maps") __weak;
 
+static __always_inline void set_target_thread(__u32 tid, __u8 value)
+{
+	__u8 *flag = bpf_map_lookup_elem(&target_threads, &tid);
+	if (flag)
+		*flag = value;
+}
+
 static __always_inline bool is_target(__u32 pid, __u32 tid)
 {
-	if (bpf_map_lookup_elem(&target_threads, &tid))
+	__u8 *flag = bpf_map_lookup_elem(&target_threads, &tid);
+	if (flag && *flag)
 		return true;
 	if (bpf_map_lookup_elem(&target_processes, &pid)) {
 		/* a thread of a traced process we had not met yet */
-		struct target_thread t = {.pid = pid};
-		bpf_map_update_elem(&target_threads, &tid, &t, BPF_NOEXIST);
+		set_target_thread(tid, TARGET_FLAG);
 		return true;
 	}
 	return false;

@@ -99,7 +99,7 @@ int BPF_PROG(handle_sched_switch, bool preempt, struct task_struct *prev, struct
 		submit_event(e, sizeof(*e));
 	}
 	if (prev_target && (prev_state & TASK_DEAD_STATE))
-		bpf_map_delete_elem(&target_threads, &prev_tid);
+		set_target_thread(prev_tid, 0); /* the id may be reused by an unrelated task */
 	return 0;
 }
 
@@ -165,9 +165,8 @@ int BPF_PROG(handle_sched_process_fork, struct task_struct *parent, struct task_
 	if (!system_mode && !task_is_target(parent))
 		return 0;
 	if (!system_mode) {
-		struct target_thread t = {.pid = child_pid};
 		__u8 one = 1;
-		bpf_map_update_elem(&target_threads, &child_tid, &t, BPF_ANY);
+		set_target_thread(child_tid, TARGET_FLAG);
 		if (child_pid != parent->tgid)
 			bpf_map_update_elem(&target_processes, &child_pid, &one, BPF_ANY);
 	}

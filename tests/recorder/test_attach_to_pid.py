@@ -1,0 +1,49 @@
+"""-p PID: attach to a running process, follow all its threads, stop when it exits."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+
+import polars as pl
+
+from tests.recorder.conftest import RECORDER, cudasim_command, needs_bpf
+
+pytestmark = needs_bpf
+
+
+def test_attaching_to_a_running_process_records_every_launch_after_attach(tmp_path):
+    truth_path, out = tmp_path / "truth.json", tmp_path / "pid.lg"
+    workload = subprocess.Popen(cudasim_command("--tokens", "500", "--threads", "2", "--truth", str(truth_path)),
+                                stdout=subprocess.DEVNULL)
+    try:
+        time.sleep(0.5)  # it is launching by now
+        proc = subprocess.run([str(RECORDER), "-q", "-o", str(out), "-p", str(workload.pid)],
+                              capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        assert workload.wait(timeout=60) == 0
+    finally:
+        workload.kill()
+        workload.wait()
+
+    from launchgap.trace import read_trace
+
+    trace = read_trace(out)
+    truth = json.loads(truth_path.read_text())
+    assert trace.end["stop_reason"] == "the traced processes exited"
+    expected = pl.DataFrame(truth["launches"], schema=truth["launch_columns"], orient="row")
+    launches = trace.of("launch")
+    worker_tids = {t["tid"] for t in truth["processes"][0]["threads"]}
+    assert set(launches["tid"].unique().to_list()) == worker_tids
+    start = trace.meta["start_ns"]
+    for tid in worker_tids:
+        recorded = launches.filter(pl.col("tid") == tid).sort("ts_ns")
+        theirs = expected.filter(pl.col("tid") == tid).sort("seq")
+        # what we saw is exactly the tail of what the thread launched, from some launch on
+        tail = theirs.tail(recorded.height)
+        assert recorded.select("grid_x", "block_x", "shared_mem", "stream").rows() == \
+            tail.select("grid_x", "block_x", "shared_mem", "stream").rows()
+        # and nothing launched after the recorder said it was tracing is missing
+        assert recorded.height >= theirs.filter(pl.col("t_enter_ns") >= start).height
+        assert 0 < recorded.height < theirs.height
