@@ -145,10 +145,11 @@ fn process_alive(pid: i32) -> bool {
 /// SCHED_BATCH: a woken recorder thread never preempts the running task (a
 /// traced workload would see that as interference), yet keeps its fair share
 /// of the CPU under load, so the ring buffer is still drained. Set after the
-/// command is forked, so the command keeps its own policy.
+/// command is forked, so the command keeps its own policy; the writer thread
+/// spawned later inherits it.
 fn become_background_batch_work() {
     let param = libc::sched_param { sched_priority: 0 };
-    // SAFETY: changes the calling thread's policy; threads spawned later inherit it.
+    // SAFETY: changes the calling thread's policy only.
     unsafe { libc::sched_setscheduler(0, libc::SCHED_BATCH, &param) };
 }
 
@@ -323,7 +324,10 @@ fn run(args: Args) -> Result<i32> {
     };
 
     let stop_reason = loop {
-        if let Err(e) = ring.poll(poll) {
+        // poll() only consumes rings that signalled, and records are submitted
+        // without a wakeup, so drain explicitly every time the timer fires
+        let polled = ring.poll(poll).and_then(|()| ring.consume());
+        if let Err(e) = polled {
             if STOP_SIGNAL.load(Ordering::SeqCst) == 0 {
                 return Err(anyhow!("reading the ring buffer: {e}"));
             }

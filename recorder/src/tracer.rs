@@ -65,6 +65,7 @@ pub fn load<'obj>(storage: &'obj mut MaybeUninit<OpenObject>, opts: &LoadOptions
         rodata.system_mode = opts.system_mode;
         rodata.api_names = opts.api_names;
         rodata.wakeup_bytes = u64::from(opts.ring_buffer_bytes / 4);
+        rodata.urgent_bytes = u64::from(opts.ring_buffer_bytes / 4 * 3);
     }
     open.maps.events.set_max_entries(opts.ring_buffer_bytes)?;
     open.maps.target_threads.set_max_entries(pid_max())?;

@@ -16,6 +16,7 @@
 /* Set by the loader before load. */
 __weak const volatile bool system_mode = false;  /* trace every task, not only targets */
 __weak const volatile __u64 wakeup_bytes = 1;    /* wake the reader past this much data */
+__weak const volatile __u64 urgent_bytes = 1;    /* past this, every record wakes it */
 __weak const volatile bool api_names = false;    /* runtime entry points are probed too */
 
 /* Thread ids being traced, and process ids whose every thread is traced. */
@@ -126,15 +127,16 @@ static __always_inline void *reserve_event(__u64 size, __u32 type, __u64 ts, __u
 
 /*
  * Never wake the reader per event (that floods the CPUs with irq_work and
- * shows up as interference). The reader polls on a timer; only the record
- * that pushes unread data past wakeup_bytes wakes it early.
+ * shows up as interference). The reader drains on a timer; the record that
+ * pushes unread data past wakeup_bytes wakes it early, and once the buffer
+ * is nearly full every record does, since a lost event costs more.
  */
 static __always_inline void submit_event(void *event, __u64 size)
 {
 	__u64 unread = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA);
 	__u64 flags = BPF_RB_NO_WAKEUP;
 
-	if (unread >= wakeup_bytes && unread < wakeup_bytes + size + 8)
+	if ((unread >= wakeup_bytes && unread < wakeup_bytes + size + 8) || unread >= urgent_bytes)
 		flags = BPF_RB_FORCE_WAKEUP;
 	bpf_ringbuf_submit(event, flags);
 }
