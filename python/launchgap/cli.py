@@ -2,15 +2,23 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
+from pathlib import Path
 
 import click
+import polars as pl
 from rich.console import Console
 from rich.table import Table
 
 from launchgap import __version__
+from launchgap.analysis.diff import diff_reports
+from launchgap.analysis.report import build_report
+from launchgap.exports.study_csv import write_study_csv
 from launchgap.recorder import ENV_OVERRIDE, find_recorder
+from launchgap.trace import TraceError, read_trace
+from launchgap.views.terminal import render
 from launchgap.workloads.cudasim_truth import TruthError, load_truth
 
 
@@ -49,6 +57,79 @@ def record(recorder_args: tuple[str, ...]) -> None:
     # click drops a bare "--"; the recorder needs it, so pass our argv on verbatim
     passed = sys.argv[sys.argv.index("record") + 1 :] if "record" in sys.argv else list(recorder_args)
     os.execv(str(binary), [str(binary), *passed])
+
+
+def _load(path: str):
+    try:
+        trace = read_trace(path)
+    except TraceError as err:
+        fail(str(err))
+    if trace.events.filter(~pl.col("event").is_in(["trace_end", "lost"])).is_empty():
+        fail(f"{path}: the trace holds no events")
+    return trace
+
+
+def _report(path: str) -> dict:
+    return build_report(_load(path))
+
+
+# --strict: exit status when a metric rests on events that were lost
+EXIT_LOST_EVENTS = 3
+
+
+@main.command("report")
+@click.argument("trace", type=click.Path(dir_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (docs/report-schema.md).")
+@click.option("--csv", "csv_path", type=click.Path(dir_okay=False), help="Also write the study's 19-column CSV here.")
+@click.option("--strict", is_flag=True, help=f"Exit {EXIT_LOST_EVENTS} if lost events affect any metric.")
+def report(trace: str, as_json: bool, csv_path: str | None, strict: bool) -> None:
+    """What the scheduler and interrupts took from the workload in TRACE, from whom, and what to do."""
+    loaded = _load(trace)
+    result = build_report(loaded)
+    if csv_path:
+        write_study_csv(loaded, csv_path)
+    if as_json:
+        click.echo(json.dumps(result, indent=2))
+    else:
+        render(result, console)
+    if strict and result["warnings"]:
+        sys.exit(EXIT_LOST_EVENTS)
+
+
+@main.command("diff")
+@click.argument("a", type=click.Path(dir_okay=False))
+@click.argument("b", type=click.Path(dir_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
+def diff(a: str, b: str, as_json: bool) -> None:
+    """Compare two traces (e.g. baseline and noisy): every metric side by side with the change."""
+    result = diff_reports(_report(a), _report(b))
+    if as_json:
+        click.echo(json.dumps(result, indent=2))
+        return
+    table = Table(title=f"A = {a}   B = {b}", title_justify="left")
+    for col in ("metric", "A", "B", "change"):
+        table.add_column(col, justify="left" if col == "metric" else "right")
+    for row in result["metrics"]:
+        fmt = lambda v: "-" if v is None else f"{v:,.3f}".rstrip("0").rstrip(".")  # noqa: E731
+        change = "-" if row["change_percent"] is None else f"{row['change_percent']:+.1f}%"
+        table.add_row(row["metric"], fmt(row["a"]), fmt(row["b"]), change)
+    console.print(table)
+    if result["launch_rate_slowdown_percent"] is not None:
+        console.print(f"launch rate: B is {result['launch_rate_slowdown_percent']:.1f}% slower than A "
+                      f"(negative: faster); verdicts A {result['verdicts']['a']}, B {result['verdicts']['b']}")
+
+
+@main.command("export")
+@click.argument("trace", type=click.Path(dir_okay=False))
+@click.option("--csv", "as_csv", is_flag=True, help="The original study's 19-column CSV layout.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Where to write (default: TRACE with .csv).")
+def export(trace: str, as_csv: bool, output: str | None) -> None:
+    """Write TRACE in another tool's format."""
+    if not as_csv:
+        fail("choose a format: --csv")
+    out = output or str(Path(trace).with_suffix(".csv"))
+    rows = write_study_csv(_load(trace), out)
+    err_console.print(f"launchgap: wrote {rows:,} rows to {out}", highlight=False)
 
 
 @main.command("cudasim-truth")

@@ -250,6 +250,7 @@ fn run(args: Args) -> Result<i32> {
         "mode": if args.system { "system" } else if command.is_some() { "command" } else { "pids" },
         "command": args.command,
         "command_pid": child.as_ref().map(|c| c.pid),
+        "recorder_pid": std::process::id(),
         "pids": args.pid,
         "options": {"api_names": args.api_names, "ring_buffer_bytes": ring_buffer_bytes,
                     "poll_ms": args.poll_ms, "duration_s": args.duration},

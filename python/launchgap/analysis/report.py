@@ -1,0 +1,218 @@
+"""The report: every metric of docs/metrics.md, as one JSON-ready dict
+(schema: docs/report-schema.md). The terminal view and `--json` both print
+this dict; nothing is computed anywhere else."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from launchgap.analysis import gaps as gap_analysis
+from launchgap.analysis import taken
+from launchgap.analysis.irqs import irq_intervals
+from launchgap.analysis.targets import RECORDER_COMMS, target_pids, target_threads
+from launchgap.analysis.timeline import Bounds, cpu_runs, thread_segments, trace_bounds
+from launchgap.trace import Trace
+
+REPORT_SCHEMA = "launchgap-report/1"
+
+# Which recorded event types each metric is computed from: a loss of any of
+# them makes the metric a lower bound, and the report says so beside it.
+DEPENDS_ON = {
+    "launches": ("launch",),
+    "syncs": ("sync",),
+    "switches": ("switch",),
+    "off_cpu": ("switch",),
+    "runqueue": ("switch", "wakeup"),
+    "irqs": ("hardirq", "softirq", "irq_vector"),
+    "gaps": ("launch", "switch", "wakeup", "hardirq", "softirq", "irq_vector", "sync"),
+    "migrations": ("migrate",),
+}
+
+# The study's decision logic, on the share of the launching threads' time taken.
+NEGLIGIBLE_PERCENT = 1.0
+HEAVY_PERCENT = 5.0
+
+
+def _per_thousand(count: int, launches: int) -> float | None:
+    return count / launches * 1000 if launches else None
+
+
+def _lost(trace: Trace) -> dict[str, int]:
+    lost = trace.lost
+    if lost.is_empty():
+        return {}
+    return {k: int(v) for k, v in lost.group_by("lost_event").agg(pl.col("lost_count").sum()).iter_rows()}
+
+
+def _guard(lost: dict[str, int]) -> dict[str, str]:
+    """metric -> warning, for every metric a loss affects."""
+    out = {}
+    for metric, sources in DEPENDS_ON.items():
+        hit = {s: lost[s] for s in sources if lost.get(s)}
+        if hit:
+            what = ", ".join(f"{n} {s}" for s, n in sorted(hit.items()))
+            out[metric] = f"lower bound: {what} events were lost"
+    return out
+
+
+def _verdict(threads: list[dict], launching: set[int], recoverable: int) -> dict:
+    pool = [t for t in threads if t["tid"] in launching] or threads
+    life = sum(t["lifetime_ns"] for t in pool)
+    taken_ns = sum(t["preempted_ns"] + t["runqueue_ns"] + t["irq_ns"] for t in pool)
+    share = 100.0 * taken_ns / life if life else 0.0
+    by = {"preemption": sum(t["preempted_ns"] for t in pool), "run-queue wait": sum(t["runqueue_ns"] for t in pool),
+          "interrupts": sum(t["irq_ns"] for t in pool)}
+    main_cause = max(by, key=by.get) if taken_ns else None
+    whose = "launching threads" if launching else "threads"
+    numbers = (f"The {whose} lost {taken_ns / 1e9:.3f} s of {life / 1e9:.3f} s ({share:.2f}%) to the scheduler and "
+               f"interrupts: preemption {by['preemption'] / 1e9:.3f} s, run-queue wait "
+               f"{by['run-queue wait'] / 1e9:.3f} s, interrupts {by['interrupts'] / 1e9:.3f} s.")
+    if share < NEGLIGIBLE_PERCENT:
+        level, advice = "negligible", "No scheduler or IRQ tuning is needed; monitor only."
+    elif share < HEAVY_PERCENT:
+        level = "light"
+        advice = ("Pin the launching threads (taskset or a cpuset) and raise their priority (nice -n -10, or "
+                  "SCHED_FIFO with a bounded priority) so neighbours stop preempting them.")
+    else:
+        level = "heavy"
+        advice = ("Isolate cores for the workload (isolcpus/nohz_full, or a cgroup v2 cpuset that neighbours "
+                  "cannot use), pin the launching threads to them, and steer IRQs away from those cores "
+                  "(/proc/irq/*/smp_affinity_list).")
+    if main_cause == "interrupts" and level != "negligible":
+        advice += " Interrupts dominate: steering IRQ affinity away from the launching threads' cores comes first."
+    text = (f"{numbers} That is {level} interference (below {NEGLIGIBLE_PERCENT:g}% negligible, from "
+            f"{HEAVY_PERCENT:g}% heavy). {advice}")
+    if recoverable:
+        text += (f" Of that, {recoverable / 1e9:.3f} s fell between consecutive kernel launches, delaying the "
+                 f"next launch directly: what a mitigation would recover first.")
+    return {"level": level, "taken_percent": share, "taken_ns": taken_ns, "main_cause": main_cause,
+            "recoverable_ns": recoverable, "text": text}
+
+
+def gap_interference_ns(gaps: pl.DataFrame) -> int:
+    """Preemption, run-queue and IRQ time inside launch gaps: what delayed launches directly."""
+    if gaps.is_empty():
+        return 0
+    return int(gaps.select(pl.sum_horizontal("preempted_ns", "runqueue_ns", "irq_ns").sum()).item())
+
+
+def build_report(trace: Trace) -> dict:
+    bounds: Bounds = trace_bounds(trace)
+    pids = target_pids(trace)
+    threads = target_threads(trace, pids)
+    tids = threads["tid"].to_list()
+    ev = trace.events
+    launches = ev.filter((pl.col("event") == "launch") & pl.col("pid").is_in(list(pids)))
+    syncs = ev.filter((pl.col("event") == "sync") & pl.col("pid").is_in(list(pids)))
+    switches = ev.filter((pl.col("event") == "switch") & pl.col("tid").is_in(tids))
+    segments = thread_segments(trace, tids, bounds)
+    runs = cpu_runs(trace, bounds)
+    irqs = irq_intervals(trace)
+    target_irqs = irqs.filter(pl.col("tid").is_in(tids))
+    lost = _lost(trace)
+
+    states = taken.state_time(segments) if not segments.is_empty() else pl.DataFrame(
+        schema={"tid": pl.UInt32, **{f"{s}_ns": pl.Int64 for s in ("running", "preempted", "runqueue", "blocked",
+                                                                    "unknown")}, "lifetime_ns": pl.Int64})
+    culprits = taken.culprits(segments, runs) if not segments.is_empty() else pl.DataFrame()
+    irq_by_thread = taken.irq_time(irqs, tids)
+    migrations = taken.migration_time(ev.filter((pl.col("event") == "migrate") & pl.col("tid").is_in(tids)), segments)
+    switch_counts = switches.group_by("tid").agg(
+        pl.col("voluntary").sum().alias("blocked_switches"), (~pl.col("voluntary")).sum().alias("preempted_switches"))
+    launch_counts = launches.group_by("tid").agg(pl.len().alias("launches"))
+    sync_time = syncs.group_by("tid").agg(pl.len().alias("syncs"), pl.col("duration_ns").sum().alias("sync_ns"))
+    irq_ns = irq_by_thread.group_by("tid").agg(pl.col("ns").sum().alias("irq_ns"), pl.col("count").sum().alias("irqs"))
+
+    per_thread = (threads.join(states, on="tid", how="left").join(switch_counts, on="tid", how="left")
+                  .join(launch_counts, on="tid", how="left").join(sync_time, on="tid", how="left")
+                  .join(irq_ns, on="tid", how="left").join(migrations, on="tid", how="left")
+                  .fill_null(0).sort("launches", "tid", descending=[True, False]))
+    thread_rows = []
+    for row in per_thread.iter_rows(named=True):
+        tid = row["tid"]
+        mine = culprits.filter(pl.col("tid") == tid) if not culprits.is_empty() else culprits
+        thread_rows.append({
+            "pid": row["pid"], "tid": tid, "comm": row["comm"], "lifetime_ns": row["lifetime_ns"],
+            "launches": row["launches"], "syncs": row["syncs"], "sync_ns": row["sync_ns"],
+            "running_ns": row["running_ns"], "blocked_ns": row["blocked_ns"],
+            "preempted_ns": row["preempted_ns"], "runqueue_ns": row["runqueue_ns"], "irq_ns": row["irq_ns"],
+            "unknown_ns": row["unknown_ns"],
+            "preempted_switches": row["preempted_switches"], "blocked_switches": row["blocked_switches"],
+            "migrations": row["migrations"], "runnable_around_migrations_ns": row["runnable_around_ns"],
+            "taken_percent": taken.percent(row["preempted_ns"] + row["runqueue_ns"] + row["irq_ns"],
+                                           row["lifetime_ns"]),
+            "culprits": [{"cause": c, "pid": p, "comm": m, "ns": n}
+                         for c, p, m, n in (mine.select("cause", "run_pid", "run_comm", "ns").head(5).rows()
+                                            if not mine.is_empty() else [])],
+            "irqs": [{"kind": k, "name": n, "count": c, "ns": s}
+                     for _, k, n, c, s in irq_by_thread.filter(pl.col("tid") == tid).rows()],
+        })
+
+    all_culprits = []
+    if not culprits.is_empty():
+        for cause, pid, comm, ns in (culprits.group_by("cause", "run_pid", "run_comm").agg(pl.col("ns").sum())
+                                     .sort("ns", descending=True).head(10).rows()):
+            all_culprits.append({"cause": cause, "pid": pid, "comm": comm, "ns": ns,
+                                 "is_recorder": comm in RECORDER_COMMS or pid == trace.meta.get("recorder_pid")})
+
+    gaps = gap_analysis.launch_gaps(launches, segments, target_irqs, syncs)
+    gap_classes = gap_analysis.class_table(gaps)
+    n_launches = launches.height
+    target_switches = switches.height
+    soft = target_irqs.filter(pl.col("kind") == "softirq")
+    hard = target_irqs.filter(pl.col("kind") != "softirq")
+    off_cpu = sum(t["blocked_ns"] + t["preempted_ns"] + t["runqueue_ns"] for t in thread_rows)
+    lifetime_total = sum(t["lifetime_ns"] for t in thread_rows)
+    launching = set(launch_counts["tid"].to_list())
+
+    irq_table = (irqs.group_by("kind", "name").agg(pl.len().alias("count"), pl.col("exclusive_ns").sum().alias("ns"),
+                                                   pl.col("tid").is_in(tids).sum().alias("on_workload"))
+                 .sort("ns", descending=True))
+    return {
+        "schema": REPORT_SCHEMA,
+        "trace": {"path": str(trace.path), "mode": trace.meta.get("mode"), "command": trace.meta.get("command"),
+                  "host": trace.meta.get("host", {}).get("hostname"),
+                  "kernel": trace.meta.get("host", {}).get("kernel_release"),
+                  "cpus": trace.meta.get("topology", {}).get("count"), "truncated": trace.truncated,
+                  "clean_end": trace.end is not None},
+        "overview": {
+            "wall_ns": bounds.end_ns - bounds.start_ns,
+            "processes": sorted(pids), "threads": len(tids), "launching_threads": len(launching),
+            "launches": n_launches,
+            "launches_by_api": {k: v for k, v in launches.group_by("api").len().sort("api").iter_rows()},
+            "launch_rate_hz": n_launches / bounds.seconds if bounds.seconds else 0.0,
+            "syncs": syncs.height, "sync_ns": int(syncs["duration_ns"].sum() or 0),
+            "syncs_by_api": {k: v for k, v in syncs.group_by("api").len().sort("api").iter_rows()},
+            "switches": target_switches,
+            "preempted_switches": int((~switches["voluntary"]).sum()) if target_switches else 0,
+            "blocked_switches": int(switches["voluntary"].sum()) if target_switches else 0,
+            "irqs": [{"kind": k, "name": n, "count": c, "ns": s, "on_workload": w} for k, n, c, s, w in irq_table.rows()],
+            "lost_events": lost,
+        },
+        "study_metrics": {
+            "sched_per_1k_launches": _per_thousand(target_switches, n_launches),
+            "softirq_per_1k_launches": _per_thousand(soft.height, n_launches),
+            "hardirq_per_1k_launches": _per_thousand(hard.height, n_launches),
+            "irq_ns": int(target_irqs["exclusive_ns"].sum() or 0),
+            "off_cpu_ns": off_cpu,
+            "off_cpu_percent": taken.percent(off_cpu, lifetime_total) if lifetime_total else 0.0,
+            "switch_rate_hz": target_switches / bounds.seconds if bounds.seconds else 0.0,
+        },
+        "taken": {
+            "total": {
+                "lifetime_ns": lifetime_total,
+                "preempted_ns": sum(t["preempted_ns"] for t in thread_rows),
+                "runqueue_ns": sum(t["runqueue_ns"] for t in thread_rows),
+                "irq_ns": sum(t["irq_ns"] for t in thread_rows),
+                "blocked_ns": sum(t["blocked_ns"] for t in thread_rows),
+                "sync_ns": sum(t["sync_ns"] for t in thread_rows),
+                "migrations": sum(t["migrations"] for t in thread_rows),
+            },
+            "threads": thread_rows,
+            "culprits": all_culprits,
+        },
+        "gaps": {"classes": gap_classes, "tail": gap_analysis.tail_attribution(gaps), "bursts": gap_analysis.bursts(gaps),
+                 "count": gaps.height},
+        "verdict": _verdict(thread_rows, launching, gap_interference_ns(gaps)),
+        "warnings": _guard(lost),
+    }

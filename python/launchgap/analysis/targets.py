@@ -1,0 +1,47 @@
+"""Which threads are the workload: the traced command or processes and
+everything they forked, from the trace's own fork events."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from launchgap.trace import Trace
+
+# Threads of the recorder itself: never the workload, but they may be culprits.
+RECORDER_COMMS = ("launchgap-recor", "trace-writer")
+
+
+def target_pids(trace: Trace) -> set[int]:
+    """The command's (or the -p) processes, closed over forks recorded in the trace."""
+    meta = trace.meta
+    roots = set(meta.get("pids") or [])
+    if meta.get("command_pid"):
+        roots.add(int(meta["command_pid"]))
+    if not roots:
+        # --system alone: the workload is whatever used CUDA, if anything did
+        cuda = trace.events.filter(pl.col("event").is_in(["launch", "sync"]))
+        return set(cuda["pid"].unique().to_list())
+    forks = trace.of("fork").select("pid", "child_pid").unique()
+    pids = set(roots)
+    while True:
+        grown = pids | set(forks.filter(pl.col("pid").is_in(list(pids)))["child_pid"].to_list())
+        if grown == pids:
+            return pids
+        pids = grown
+
+
+def target_threads(trace: Trace, pids: set[int] | None = None) -> pl.DataFrame:
+    """One row per target thread: pid, tid, its last name, when it was first and last seen."""
+    pids = target_pids(trace) if pids is None else pids
+    ev = trace.events
+    as_subject = ev.filter(pl.col("pid").is_in(list(pids)) & ~pl.col("event").is_in(["lost", "trace_end"])) \
+        .select("pid", "tid", "ts_ns", "comm")
+    as_next = ev.filter((pl.col("event") == "switch") & pl.col("next_pid").is_in(list(pids))) \
+        .select(pl.col("next_pid").alias("pid"), pl.col("next_tid").alias("tid"), "ts_ns",
+                pl.col("next_comm").alias("comm"))
+    seen = pl.concat([as_subject, as_next]).filter(pl.col("tid") != 0)
+    return (seen.sort("ts_ns")
+            .group_by("pid", "tid")
+            .agg(pl.col("comm").drop_nulls().last(), pl.col("ts_ns").min().alias("first_ns"),
+                 pl.col("ts_ns").max().alias("last_ns"))
+            .sort("pid", "tid"))

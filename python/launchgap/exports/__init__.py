@@ -1,0 +1,1 @@
+"""Writing traces in other tools' formats."""

@@ -1,0 +1,1 @@
+"""Ways to show an analysis: the terminal report, and (later) timelines."""

@@ -1,0 +1,114 @@
+"""The terminal report: rich tables over the report dict, nothing computed here."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.panel import Panel
+from rich.table import Table
+
+
+def _s(ns: float | int | None) -> str:
+    if ns is None:
+        return "-"
+    ns = float(ns)
+    if ns >= 1e9:
+        return f"{ns / 1e9:.3f} s"
+    if ns >= 1e6:
+        return f"{ns / 1e6:.2f} ms"
+    if ns >= 1e3:
+        return f"{ns / 1e3:.1f} us"
+    return f"{ns:.0f} ns"
+
+
+def _n(x: float | None, digits: int = 1) -> str:
+    return "-" if x is None else f"{x:,.{digits}f}"
+
+
+def _warn(report: dict, metric: str) -> str:
+    text = report["warnings"].get(metric)
+    return f" [bold red]({text})[/]" if text else ""
+
+
+def render(report: dict, console: Console) -> None:
+    o, m, t = report["overview"], report["study_metrics"], report["taken"]
+    trace = report["trace"]
+    head = (f"[bold]{trace['path']}[/]: {trace['mode']} {' '.join(trace['command'] or [])} on {trace['host']} "
+            f"({trace['kernel']}, {trace['cpus']} CPUs)")
+    if trace["truncated"] or not trace["clean_end"]:
+        head += "  [bold red]trace cut short: the recorder did not stop cleanly[/]"
+    console.print(head)
+
+    ov = Table(title="Overview", show_header=False, title_justify="left")
+    ov.add_column(style="bold")
+    ov.add_column()
+    ov.add_row("wall time", _s(o["wall_ns"]))
+    ov.add_row("processes / threads", f"{len(o['processes'])} / {o['threads']} ({o['launching_threads']} launching)")
+    apis = ", ".join(f"{k} {v:,}" for k, v in o["launches_by_api"].items()) or "none"
+    ov.add_row("kernel launches", f"{o['launches']:,} ({apis}), {_n(o['launch_rate_hz'], 0)}/s" + _warn(report, "launches"))
+    ov.add_row("syncs", f"{o['syncs']:,} blocking {_s(o['sync_ns'])}" + _warn(report, "syncs"))
+    ov.add_row("context switches", f"{o['switches']:,}: {o['preempted_switches']:,} preempted (still runnable), "
+               f"{o['blocked_switches']:,} blocked (voluntary)" + _warn(report, "switches"))
+    irq = ", ".join(f"{i['name']} {i['count']}" for i in o["irqs"][:6]) or "none"
+    ov.add_row("interrupts on traced CPUs", irq + _warn(report, "irqs"))
+    lost = ", ".join(f"{k} {v:,}" for k, v in o["lost_events"].items()) or "none"
+    ov.add_row("lost events", lost if lost == "none" else f"[bold red]{lost}[/]")
+    console.print(ov)
+
+    st = Table(title="The study's metrics (per 1,000 launches)", title_justify="left")
+    for col in ("Sched/1K", "SoftIRQ/1K", "HardIRQ/1K", "IRQ time", "off-CPU", "switch rate"):
+        st.add_column(col, justify="right")
+    st.add_row(_n(m["sched_per_1k_launches"]), _n(m["softirq_per_1k_launches"]), _n(m["hardirq_per_1k_launches"]),
+               _s(m["irq_ns"]), f"{_s(m['off_cpu_ns'])} ({m['off_cpu_percent']:.2f}%)", f"{m['switch_rate_hz']:.1f} Hz")
+    console.print(st)
+
+    tk = Table(title="Time taken from the workload (blocking is the app's own, shown apart)", title_justify="left")
+    for col in ("thread", "launches", "preempted", "run-queue wait", "IRQ", "taken", "migrations", "blocked", "top culprit"):
+        tk.add_column(col, justify="left" if col in ("thread", "top culprit") else "right")
+    total = t["total"]
+    for row in t["threads"][:12]:
+        culprit = row["culprits"][0] if row["culprits"] else None
+        tk.add_row(f"{row['comm']} {row['pid']}/{row['tid']}", f"{row['launches']:,}", _s(row["preempted_ns"]),
+                   _s(row["runqueue_ns"]), _s(row["irq_ns"]), f"{row['taken_percent']:.2f}%",
+                   f"{row['migrations']}", _s(row["blocked_ns"]),
+                   f"{culprit['comm']} ({culprit['pid']}) {_s(culprit['ns'])}" if culprit else "-")
+    if len(t["threads"]) > 12:
+        tk.add_row(f"... {len(t['threads']) - 12} more", "", "", "", "", "", "", "", "")
+    tk.add_row("[bold]all threads[/]", f"{o['launches']:,}", _s(total["preempted_ns"]), _s(total["runqueue_ns"]),
+               _s(total["irq_ns"]), "", f"{total['migrations']}", _s(total["blocked_ns"]), "")
+    console.print(tk)
+    if t["culprits"]:
+        cu = Table(title="Who ran while the workload waited", title_justify="left")
+        for col in ("task", "pid", "while it was", "time"):
+            cu.add_column(col, justify="right" if col == "time" else "left")
+        for c in t["culprits"]:
+            name = c["comm"] + (" (the recorder itself)" if c["is_recorder"] else "")
+            cu.add_row(name, str(c["pid"]), "preempted" if c["cause"] == "preempted" else "woken, waiting to run",
+                       _s(c["ns"]))
+        console.print(cu)
+
+    g = report["gaps"]
+    if g["classes"]:
+        gt = Table(title=f"Launch gaps ({g['count']:,}), classified by what took most of each" + _warn(report, "gaps"),
+                   title_justify="left")
+        for col in ("class", "count", "share", "p50", "p90", "p99", "penalty vs clean"):
+            gt.add_column(col, justify="left" if col == "class" else "right")
+        for c in g["classes"]:
+            gt.add_row(c["class"], f"{c['count']:,}", f"{100 * c['share']:.2f}%", _s(c["p50_ns"]), _s(c["p90_ns"]),
+                       _s(c["p99_ns"]), _s(c["penalty_ns"]))
+        console.print(gt)
+        for tail in g["tail"]:
+            parts = [f"{k} {100 * v['time_share']:.1f}%" for k, v in tail["by_class"].items() if v["count"]]
+            console.print(f"  gaps >= p{tail['percentile']} ({_s(tail['threshold_ns'])}, {tail['gaps']:,} gaps), "
+                          f"share of their time: {', '.join(parts)}")
+        b = g["bursts"]
+        if b.get("bursts"):
+            console.print(f"  bursts: {b['bursts']:,}, launches per burst p50 {b['launches_per_burst_p50']:.0f} / "
+                          f"p90 {b['launches_per_burst_p90']:.0f}, idle between bursts p50 "
+                          f"{_s(b['idle_between_bursts_p50_ns'])}")
+    else:
+        console.print("No kernel launches in this trace: no launch-gap analysis.")
+
+    style = {"negligible": "green", "light": "yellow", "heavy": "red"}[report["verdict"]["level"]]
+    console.print(Panel(report["verdict"]["text"], title=f"Verdict: {report['verdict']['level']}", border_style=style))
+    for metric, text in report["warnings"].items():
+        console.print(f"[bold red]warning[/]: {metric}: {text}")
