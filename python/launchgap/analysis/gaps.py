@@ -103,8 +103,10 @@ def bursts(gaps: pl.DataFrame) -> dict:
     limit = float(clean.median()) * BURST_BREAK_FACTOR if clean.len() else float("inf")
     breaks = gaps.with_columns(
         (pl.col("class").is_in(["sync", "blocked"]) | (pl.col("gap_ns") > limit)).alias("breaks"))
+    # a breaking gap separates two bursts and belongs to neither
     sizes = (breaks.sort("tid", "g_start")
-             .with_columns(pl.col("breaks").shift(1).over("tid").fill_null(False).cum_sum().over("tid").alias("burst"))
+             .with_columns(pl.col("breaks").cum_sum().over("tid").alias("burst"))
+             .filter(~pl.col("breaks"))
              .group_by("tid", "burst").agg(pl.len().alias("gaps")))
     launches_per_burst = sizes["gaps"] + 1  # a burst of n gaps holds n + 1 launches
     idle = breaks.filter(pl.col("breaks"))["gap_ns"]

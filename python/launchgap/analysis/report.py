@@ -153,7 +153,8 @@ def build_report(trace: Trace) -> dict:
         for cause, pid, comm, ns in (culprits.group_by("cause", "run_pid", "run_comm").agg(pl.col("ns").sum())
                                      .sort("ns", descending=True).head(10).rows()):
             all_culprits.append({"cause": cause, "pid": pid, "comm": comm, "ns": ns,
-                                 "is_recorder": comm in RECORDER_COMMS or pid == trace.meta.get("recorder_pid")})
+                                 "is_recorder": comm in RECORDER_COMMS or pid == trace.meta.get("recorder_pid"),
+                                 "is_idle": pid == 0})
 
     gaps = gap_analysis.launch_gaps(launches, segments, target_irqs, syncs)
     gap_classes = gap_analysis.class_table(gaps)

@@ -82,6 +82,8 @@ def render(report: dict, console: Console) -> None:
             cu.add_column(col, justify="right" if col == "time" else "left")
         for c in t["culprits"]:
             name = c["comm"] + (" (the recorder itself)" if c["is_recorder"] else "")
+            if c["is_idle"]:
+                name = "CPU idle: wake-up latency (in a VM, the host had not run the vCPU yet)"
             cu.add_row(name, str(c["pid"]), "preempted" if c["cause"] == "preempted" else "woken, waiting to run",
                        _s(c["ns"]))
         console.print(cu)

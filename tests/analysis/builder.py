@@ -1,0 +1,68 @@
+"""Hand-built traces whose every metric is known, for the analysis tests."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from launchgap.trace import read_trace
+from launchgap.trace.schema import write_trace
+
+IDLE = (0, 0, "swapper/0")
+TASK_DEAD = 0x80
+
+
+@dataclass
+class TraceBuilder:
+    start_ns: int = 1000
+    end_ns: int = 120_000
+    command_pid: int = 100
+    rows: list[dict] = field(default_factory=list)
+
+    def switch(self, ts, cpu, prev, nxt, voluntary=False, dead=False):
+        """prev/nxt: (pid, tid, comm)."""
+        self.rows.append({"ts_ns": ts, "event": "switch", "cpu": cpu, "pid": prev[0], "tid": prev[1], "comm": prev[2],
+                          "voluntary": voluntary or dead, "preempt": False,
+                          "prev_state": TASK_DEAD if dead else (1 if voluntary else 0),
+                          "next_pid": nxt[0], "next_tid": nxt[1], "next_comm": nxt[2]})
+
+    def wakeup(self, ts, task, target_cpu, new=False):
+        self.rows.append({"ts_ns": ts, "event": "wakeup_new" if new else "wakeup", "cpu": target_cpu,
+                          "pid": task[0], "tid": task[1], "comm": task[2], "target_cpu": target_cpu})
+
+    def migrate(self, ts, task, orig, dest):
+        self.rows.append({"ts_ns": ts, "event": "migrate", "cpu": orig, "pid": task[0], "tid": task[1],
+                          "orig_cpu": orig, "dest_cpu": dest})
+
+    def fork(self, ts, cpu, parent, child):
+        self.rows.append({"ts_ns": ts, "event": "fork", "cpu": cpu, "pid": parent[0], "tid": parent[1],
+                          "comm": child[2], "child_pid": child[0], "child_tid": child[1]})
+
+    def irq(self, ts, cpu, task, kind, name, duration, number=0):
+        self.rows.append({"ts_ns": ts, "event": kind, "cpu": cpu, "pid": task[0], "tid": task[1],
+                          "irq": number, "irq_name": name, "duration_ns": duration})
+
+    def launch(self, ts, cpu, task, api="cuLaunchKernel"):
+        self.rows.append({"ts_ns": ts, "event": "launch", "cpu": cpu, "pid": task[0], "tid": task[1], "api": api,
+                          "func": 1, "stream": 7, "grid_x": 1, "grid_y": 1, "grid_z": 1, "block_x": 32,
+                          "block_y": 1, "block_z": 1, "shared_mem": 0})
+
+    def sync(self, ts, cpu, task, duration, api="cuStreamSynchronize"):
+        self.rows.append({"ts_ns": ts, "event": "sync", "cpu": cpu, "pid": task[0], "tid": task[1], "api": api,
+                          "duration_ns": duration, "stream": 7, "bytes": 0})
+
+    def lost(self, ts, cpu, kind, count):
+        self.rows.append({"ts_ns": ts, "event": "lost", "cpu": cpu, "lost_event": kind, "lost_count": count,
+                          "since_ns": ts - 100})
+
+    def write(self, path: Path, clean_end: bool = True, batch_rows: int | None = None):
+        rows = sorted(self.rows, key=lambda r: r["ts_ns"])
+        if clean_end:
+            rows.append({"ts_ns": self.end_ns, "event": "trace_end",
+                         "detail": json.dumps({"end_ns": self.end_ns, "stop_reason": "test", "lost_events": 0})})
+        meta = {"format": "launchgap-trace", "version": 1, "start_ns": self.start_ns, "mode": "command",
+                "command": ["test"], "command_pid": self.command_pid, "pids": [], "recorder_pid": 1,
+                "host": {"hostname": "test", "kernel_release": "test"}, "topology": {"count": 2}}
+        write_trace(path, rows, meta, batch_rows=batch_rows)
+        return read_trace(path)

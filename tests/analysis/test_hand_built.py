@@ -1,0 +1,220 @@
+"""The report on hand-built traces whose every metric is worked out here."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from launchgap.analysis.report import build_report
+from tests.analysis.builder import IDLE, TraceBuilder
+
+T = (100, 101, "gpu-launcher")     # the workload's launching thread
+HOG = (200, 200, "hog")
+OTHER = (300, 300, "other")
+BUSY = (400, 400, "busy")
+CHILD = (100, 102, "gpu-helper")   # a thread the workload starts mid-trace
+
+
+def thread(report: dict, tid: int) -> dict:
+    return next(t for t in report["taken"]["threads"] if t["tid"] == tid)
+
+
+def test_preempted_and_blocked_are_told_apart(tmp_path):
+    b = TraceBuilder()
+    b.switch(2_000, 0, IDLE, T)
+    b.switch(10_000, 0, T, IDLE, voluntary=True)    # blocks: the app's own time
+    b.wakeup(30_000, T, 0)
+    b.switch(30_000, 0, IDLE, T)
+    b.switch(50_000, 0, T, HOG)                     # preempted by the hog for 30 us
+    b.switch(80_000, 0, HOG, T)
+    b.switch(100_000, 0, T, IDLE, dead=True)
+    report = build_report(b.write(tmp_path / "t.lg"))
+    t = thread(report, 101)
+    assert t["running_ns"] == 8_000 + 20_000 + 20_000
+    assert t["blocked_ns"] == 20_000
+    assert t["preempted_ns"] == 30_000
+    assert t["runqueue_ns"] == 0
+    assert t["unknown_ns"] == 1_000               # trace start to its first switch-in
+    assert t["lifetime_ns"] == 99_000
+    assert (t["preempted_switches"], t["blocked_switches"]) == (1, 2)  # the exit switch is voluntary
+    assert t["culprits"] == [{"cause": "preempted", "pid": 200, "comm": "hog", "ns": 30_000}]
+    assert report["overview"]["wall_ns"] == 119_000
+    assert report["study_metrics"]["off_cpu_ns"] == 50_000
+    assert report["taken"]["total"]["preempted_ns"] == 30_000
+
+
+def test_runqueue_wait_that_spans_a_migration_names_both_cpus_culprits(tmp_path):
+    b = TraceBuilder()
+    b.switch(3_000, 0, IDLE, T)
+    b.switch(5_000, 1, IDLE, OTHER)                 # OTHER runs on CPU 1 from 5 us
+    b.switch(10_000, 0, T, IDLE, voluntary=True)
+    b.switch(15_000, 0, IDLE, BUSY)                 # BUSY takes CPU 0
+    b.wakeup(20_000, T, 0)                          # T woken onto CPU 0's queue ...
+    b.migrate(25_000, T, 0, 1)                      # ... moved to CPU 1's
+    b.switch(40_000, 1, OTHER, T)                   # and runs there at 40 us
+    b.switch(60_000, 0, BUSY, IDLE, voluntary=True)
+    report = build_report(b.write(tmp_path / "t.lg"))
+    t = thread(report, 101)
+    assert t["runqueue_ns"] == 20_000
+    assert t["migrations"] == 1
+    assert t["runnable_around_migrations_ns"] == 20_000
+    culprits = {(c["comm"], c["cause"]): c["ns"] for c in t["culprits"]}
+    assert culprits == {("other", "runqueue"): 15_000, ("busy", "runqueue"): 5_000}
+    assert t["running_ns"] == 7_000 + (120_000 - 40_000)
+
+
+def test_nested_interrupts_are_counted_once(tmp_path):
+    b = TraceBuilder()
+    b.switch(2_000, 0, IDLE, T)
+    b.irq(40_000, 0, T, "softirq", "NET_RX", 10_000, number=3)
+    b.irq(42_000, 0, T, "hardirq", "virtio1-req.0", 1_000, number=36)   # inside the softirq
+    b.irq(60_000, 0, T, "irq_vector", "LOCAL_TIMER", 500)
+    b.irq(70_000, 1, HOG, "softirq", "TIMER", 2_000, number=1)         # another task's, not ours
+    for ts in (3_000, 4_000, 5_000, 6_000):
+        b.launch(ts, 0, T)
+    report = build_report(b.write(tmp_path / "t.lg"))
+    t = thread(report, 101)
+    assert t["irq_ns"] == 9_000 + 1_000 + 500
+    assert {(i["name"], i["ns"]) for i in t["irqs"]} == {("NET_RX", 9_000), ("virtio1-req.0", 1_000),
+                                                         ("LOCAL_TIMER", 500)}
+    m = report["study_metrics"]
+    assert m["softirq_per_1k_launches"] == 1 / 4 * 1000
+    assert m["hardirq_per_1k_launches"] == 2 / 4 * 1000
+    assert m["irq_ns"] == 10_500
+    irqs = {(i["name"], i["on_workload"]) for i in report["overview"]["irqs"]}
+    assert ("TIMER", 0) in irqs and ("NET_RX", 1) in irqs
+
+
+def test_a_thread_started_mid_trace_lives_from_its_fork(tmp_path):
+    b = TraceBuilder()
+    b.switch(2_000, 0, IDLE, T)
+    b.fork(50_000, 0, T, CHILD)
+    b.wakeup(50_000, CHILD, 1, new=True)
+    b.switch(55_000, 1, IDLE, CHILD)
+    report = build_report(b.write(tmp_path / "t.lg"))
+    child = thread(report, 102)
+    assert child["lifetime_ns"] == 120_000 - 50_000
+    assert child["runqueue_ns"] == 5_000
+    assert child["running_ns"] == 65_000
+    assert child["unknown_ns"] == 0
+    assert report["overview"]["threads"] == 2
+
+
+def test_zero_launches_leaves_per_launch_metrics_undefined(tmp_path):
+    b = TraceBuilder()
+    b.switch(2_000, 0, IDLE, T)
+    b.switch(10_000, 0, T, HOG)
+    report = build_report(b.write(tmp_path / "t.lg"))
+    m = report["study_metrics"]
+    assert (m["sched_per_1k_launches"], m["softirq_per_1k_launches"], m["hardirq_per_1k_launches"]) == (None,) * 3
+    assert report["gaps"]["classes"] == [] and report["gaps"]["count"] == 0
+    assert report["overview"]["launches"] == 0
+
+
+def test_launch_gaps_are_classified_by_what_filled_them(tmp_path):
+    b = TraceBuilder()
+    b.switch(500, 0, IDLE, T)
+    for ts in (1_000, 2_000, 3_000):
+        b.launch(ts, 0, T)
+    b.switch(3_500, 0, T, HOG)                     # preempted 10 us
+    b.switch(13_500, 0, HOG, T)
+    for ts in (14_000, 15_000, 16_000):
+        b.launch(ts, 0, T)
+    b.sync(16_500, 0, T, 20_000)                   # a sync that blocks 20 us
+    b.switch(16_600, 0, T, IDLE, voluntary=True)
+    b.wakeup(36_600, T, 0)
+    b.switch(36_600, 0, IDLE, T)
+    b.launch(37_000, 0, T)
+    b.irq(38_000, 0, T, "hardirq", "nic", 500, number=30)
+    b.launch(39_000, 0, T)
+    b.launch(40_000, 0, T)
+    report = build_report(b.write(tmp_path / "t.lg"))
+    classes = {c["class"]: c for c in report["gaps"]["classes"]}
+    assert {k: c["count"] for k, c in classes.items()} == {"clean": 5, "preempted": 1, "irq": 1, "sync": 1}
+    assert classes["clean"]["p50_ns"] == 1_000
+    assert classes["preempted"]["p50_ns"] == 11_000 and classes["preempted"]["penalty_ns"] == 10_000
+    assert classes["sync"]["p50_ns"] == 21_000 and classes["sync"]["penalty_ns"] == 20_000
+    assert classes["irq"]["p50_ns"] == 2_000 and classes["irq"]["penalty_ns"] == 1_000
+    p95 = report["gaps"]["tail"][0]
+    assert p95["threshold_ns"] == 21_000 and p95["gaps"] == 1 and p95["by_class"]["sync"]["share"] == 1.0
+    bursts = report["gaps"]["bursts"]
+    assert bursts["bursts"] == 2                            # the sync splits the launches 6 + 3
+    assert (bursts["launches_per_burst_p50"], bursts["launches_per_burst_p90"]) == (4.5, 6.0)
+    assert bursts["idle_between_bursts_p50_ns"] == 21_000
+    # interference inside launch gaps: the 10 us preemption and the 0.5 us IRQ
+    assert report["verdict"]["recoverable_ns"] == 10_000 + 500
+
+
+def test_lost_events_are_flagged_beside_the_metrics_they_affect(tmp_path):
+    b = TraceBuilder()
+    b.switch(2_000, 0, IDLE, T)
+    b.launch(3_000, 0, T)
+    b.lost(5_000, 0, "switch", 5)
+    path = tmp_path / "t.lg"
+    report = build_report(b.write(path))
+    assert report["overview"]["lost_events"] == {"switch": 5}
+    assert set(report["warnings"]) == {"switches", "off_cpu", "runqueue", "gaps"}
+    assert report["warnings"]["switches"] == "lower bound: 5 switch events were lost"
+    strict = subprocess.run([sys.executable, "-m", "launchgap.cli", "report", str(path), "--strict"],
+                            capture_output=True, text=True)
+    assert strict.returncode == 3
+    assert "lower bound: 5 switch events were lost" in strict.stdout
+    relaxed = subprocess.run([sys.executable, "-m", "launchgap.cli", "report", str(path)], capture_output=True, text=True)
+    assert relaxed.returncode == 0
+
+
+@pytest.mark.parametrize("content, message", [
+    (b"", "not a launchgap trace"),
+    (b"timestamp_ns,event_type\n1,x\n", "not a launchgap trace"),
+])
+def test_bad_input_is_one_line(tmp_path, content, message):
+    path = tmp_path / "bad.lg"
+    path.write_bytes(content)
+    proc = subprocess.run([sys.executable, "-m", "launchgap.cli", "report", str(path)], capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert len(proc.stderr.strip().splitlines()) == 1 and message in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_empty_cut_and_future_traces(tmp_path):
+    import json
+
+    import pyarrow as pa
+
+    from launchgap.trace.schema import arrow_schema, write_trace
+
+    empty = tmp_path / "empty.lg"
+    write_trace(empty, [], {"start_ns": 0})
+    b = TraceBuilder()
+    for i in range(2000):
+        b.launch(2_000 + i, 0, T)
+    whole = tmp_path / "whole.lg"
+    b.write(whole, batch_rows=1000)
+    data = whole.read_bytes()
+    in_schema = tmp_path / "in_schema.lg"
+    in_schema.write_bytes(data[:100])
+    future = tmp_path / "future.lg"
+    schema = arrow_schema({}).with_metadata({"format": "launchgap-trace/9", "launchgap": json.dumps({})})
+    with pa.OSFile(str(future), "wb") as sink, pa.ipc.new_stream(sink, schema):
+        pass
+    expected = {empty: "the trace holds no events", in_schema: "not a launchgap trace",
+                future: "trace format version 9 is not supported"}
+    for path, message in expected.items():
+        proc = subprocess.run([sys.executable, "-m", "launchgap.cli", "report", str(path)], capture_output=True,
+                              text=True)
+        assert proc.returncode == 2, (path, proc.stderr)
+        assert len(proc.stderr.strip().splitlines()) == 1 and message in proc.stderr, proc.stderr
+
+    # cut inside its second batch: the first batch is kept and the report says so
+    cut = tmp_path / "cut.lg"
+    cut.write_bytes(data[: len(data) - 5_000])
+    from launchgap.trace import read_trace
+
+    trace = read_trace(cut)
+    assert trace.truncated and trace.of("launch").height == 1000 and trace.end is None
+    proc = subprocess.run([sys.executable, "-m", "launchgap.cli", "report", str(cut)], capture_output=True, text=True,
+                          env={"COLUMNS": "200", "PATH": "/usr/bin"})
+    assert proc.returncode == 0, proc.stderr
+    assert "trace cut short" in proc.stdout
