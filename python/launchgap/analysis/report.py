@@ -89,22 +89,15 @@ def _verdict(threads: list[dict], launching: set[int], recoverable: int) -> dict
             "recoverable_ns": recoverable, "text": text}
 
 
-def gap_interference_ns(gaps: pl.DataFrame) -> int:
-    """Preemption, run-queue and IRQ time inside launch gaps: what delayed launches directly."""
-    if gaps.is_empty():
-        return 0
-    return int(gaps.select(pl.sum_horizontal("preempted_ns", "runqueue_ns", "irq_ns").sum()).item())
-
-
 def build_report(trace: Trace) -> dict:
     bounds: Bounds = trace_bounds(trace)
     pids = target_pids(trace)
     threads = target_threads(trace, pids)
     tids = threads["tid"].to_list()
     ev = trace.events
-    launches = ev.filter((pl.col("event") == "launch") & pl.col("pid").is_in(list(pids)))
-    syncs = ev.filter((pl.col("event") == "sync") & pl.col("pid").is_in(list(pids)))
-    switches = ev.filter((pl.col("event") == "switch") & pl.col("tid").is_in(tids))
+    launches = trace.of("launch", "ts_ns", "pid", "tid", "api").filter(pl.col("pid").is_in(list(pids)))
+    syncs = trace.of("sync", "ts_ns", "pid", "tid", "api", "duration_ns").filter(pl.col("pid").is_in(list(pids)))
+    switches = trace.of("switch", "ts_ns", "tid", "voluntary").filter(pl.col("tid").is_in(tids))
     segments = thread_segments(trace, tids, bounds)
     runs = cpu_runs(trace, bounds)
     irqs = irq_intervals(trace)
@@ -116,7 +109,7 @@ def build_report(trace: Trace) -> dict:
                                                                     "unknown")}, "lifetime_ns": pl.Int64})
     culprits = taken.culprits(segments, runs) if not segments.is_empty() else pl.DataFrame()
     irq_by_thread = taken.irq_time(irqs, tids)
-    migrations = taken.migration_time(ev.filter((pl.col("event") == "migrate") & pl.col("tid").is_in(tids)), segments)
+    migrations = taken.migration_time(trace.of("migrate", "ts_ns", "tid").filter(pl.col("tid").is_in(tids)), segments)
     switch_counts = switches.group_by("tid").agg(
         pl.col("voluntary").sum().alias("blocked_switches"), (~pl.col("voluntary")).sum().alias("preempted_switches"))
     launch_counts = launches.group_by("tid").agg(pl.len().alias("launches"))
@@ -213,7 +206,7 @@ def build_report(trace: Trace) -> dict:
             "culprits": all_culprits,
         },
         "gaps": {"classes": gap_classes, "tail": gap_analysis.tail_attribution(gaps), "bursts": gap_analysis.bursts(gaps),
-                 "count": gaps.height},
-        "verdict": _verdict(thread_rows, launching, gap_interference_ns(gaps)),
+                 "count": gaps.count},
+        "verdict": _verdict(thread_rows, launching, gap_analysis.interference_ns(gaps)),
         "warnings": _guard(lost),
     }

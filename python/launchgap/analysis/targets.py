@@ -33,15 +33,21 @@ def target_pids(trace: Trace) -> set[int]:
 def target_threads(trace: Trace, pids: set[int] | None = None) -> pl.DataFrame:
     """One row per target thread: pid, tid, its last name, when it was first and last seen."""
     pids = target_pids(trace) if pids is None else pids
-    ev = trace.events
-    as_subject = ev.filter(pl.col("pid").is_in(list(pids)) & ~pl.col("event").is_in(["lost", "trace_end"])) \
-        .select("pid", "tid", "ts_ns", "comm")
-    as_next = ev.filter((pl.col("event") == "switch") & pl.col("next_pid").is_in(list(pids))) \
-        .select(pl.col("next_pid").alias("pid"), pl.col("next_tid").alias("tid"), "ts_ns",
-                pl.col("next_comm").alias("comm"))
-    seen = pl.concat([as_subject, as_next]).filter(pl.col("tid") != 0)
-    return (seen.sort("ts_ns")
-            .group_by("pid", "tid")
-            .agg(pl.col("comm").drop_nulls().last(), pl.col("ts_ns").min().alias("first_ns"),
-                 pl.col("ts_ns").max().alias("last_ns"))
-            .sort("pid", "tid"))
+    wanted = list(pids)
+    ev = trace.events.lazy()
+    # when each thread was seen: a numeric pass over every event of the targets
+    seen = (ev.filter(pl.col("pid").is_in(wanted) & ~pl.col("event").is_in(["lost", "trace_end"]))
+            .select("pid", "tid", "ts_ns")
+            .group_by("pid", "tid").agg(pl.col("ts_ns").min().alias("first_ns"), pl.col("ts_ns").max().alias("last_ns")))
+    switched_in = (ev.filter((pl.col("event") == "switch") & pl.col("next_pid").is_in(wanted))
+                   .group_by(pl.col("next_pid").alias("pid"), pl.col("next_tid").alias("tid"))
+                   .agg(pl.col("ts_ns").min().alias("first_ns"), pl.col("ts_ns").max().alias("last_ns")))
+    # names only from the few events that carry one
+    named = (ev.filter(pl.col("event").is_in(["switch", "exec", "comm", "wakeup", "wakeup_new"])
+                       & pl.col("pid").is_in(wanted) & pl.col("comm").is_not_null())
+             .select("pid", "tid", "ts_ns", "comm")
+             .group_by("pid", "tid").agg(pl.col("comm").sort_by("ts_ns").last()))
+    both = (pl.concat([seen, switched_in]).group_by("pid", "tid")
+            .agg(pl.col("first_ns").min(), pl.col("last_ns").max()))
+    return (both.join(named, on=["pid", "tid"], how="left").filter(pl.col("tid") != 0)
+            .select("pid", "tid", "comm", "first_ns", "last_ns").sort("pid", "tid").collect())

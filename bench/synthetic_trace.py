@@ -1,0 +1,114 @@
+"""Synthetic traces shaped like a noisy cudasim decode run, built column-wise
+(numpy, no per-event Python) for the analysis benchmark.
+
+Per token on one launching thread (cudasim's shape): 478 launches 2.5 us
+apart, a 4 ms sync that blocks (switch-out, wakeup, switch-in), a CPU hog
+preempting the thread for 3 ms every tenth token, and a local-timer interrupt
+every 4 ms on its CPU.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.ipc
+
+from launchgap.trace.schema import COLUMNS, arrow_schema
+
+LAUNCHES_PER_TOKEN = 478
+LAUNCH_SPACING_NS = 2_500
+SYNC_NS = 4_000_000
+PREEMPT_NS = 3_000_000
+TIMER_PERIOD_NS = 4_000_000
+PID, TID, HOG = 1000, 1001, 2000
+START_NS = 1_000_000_000
+
+
+def _column(name: str, values: np.ndarray | None, n: int, dtype: pa.DataType) -> pa.Array:
+    if values is None:
+        return pa.nulls(n, type=dtype)
+    return pa.array(values, type=dtype)
+
+
+def make(events: int) -> tuple[pa.Table, dict]:
+    per_token = LAUNCHES_PER_TOKEN + 4 + 1  # launches, sync + 3 scheduling events, ~1 timer IRQ
+    tokens = max(1, events // per_token)
+    token_ns = LAUNCHES_PER_TOKEN * LAUNCH_SPACING_NS + SYNC_NS + 200_000
+    k = np.arange(tokens, dtype=np.int64)
+    preempted = (k % 10 == 0)
+    token_start = START_NS + k * token_ns + np.cumsum(preempted * PREEMPT_NS) - preempted * PREEMPT_NS
+
+    idx = np.arange(LAUNCHES_PER_TOKEN, dtype=np.int64)
+    launch_ts = (token_start[:, None] + idx[None, :] * LAUNCH_SPACING_NS
+                 + (preempted[:, None] & (idx[None, :] >= 200)) * PREEMPT_NS).ravel()
+    burst_end = token_start + (LAUNCHES_PER_TOKEN - 1) * LAUNCH_SPACING_NS + preempted * PREEMPT_NS
+    sync_ts = burst_end + 1_000
+    block_ts = sync_ts + 500
+    wake_ts = sync_ts + SYNC_NS - 10_000
+    run_ts = wake_ts + 8_000
+    pre_out = token_start[preempted] + 200 * LAUNCH_SPACING_NS - 1_000
+    pre_in = pre_out + PREEMPT_NS - 500
+    end_ns = int(run_ts[-1] + 1_000_000)
+    timer_ts = np.arange(START_NS, end_ns, TIMER_PERIOD_NS, dtype=np.int64)
+
+    parts = []
+
+    def part(event: str, ts: np.ndarray, **cols) -> None:
+        parts.append((event, ts, cols))
+
+    n_l = launch_ts.size
+    part("launch", launch_ts, api=np.full(n_l, "cuLaunchKernel"), func=np.full(n_l, 7, np.uint64),
+         stream=np.full(n_l, 9, np.uint64), grid_x=(np.arange(n_l) % 1024 + 1).astype(np.uint32),
+         grid_y=np.ones(n_l, np.uint32), grid_z=np.ones(n_l, np.uint32), block_x=np.full(n_l, 128, np.uint32),
+         block_y=np.ones(n_l, np.uint32), block_z=np.ones(n_l, np.uint32), shared_mem=np.zeros(n_l, np.uint32))
+    part("sync", sync_ts, api=np.full(tokens, "cuMemcpyDtoH_v2"), duration_ns=np.full(tokens, SYNC_NS, np.uint64),
+         stream=np.zeros(tokens, np.uint64), bytes=np.full(tokens, 607744, np.uint64))
+    part("switch", block_ts, comm=np.full(tokens, "decode"), voluntary=np.ones(tokens, bool),
+         preempt=np.zeros(tokens, bool), prev_state=np.ones(tokens, np.int64), next_pid=np.zeros(tokens, np.uint32),
+         next_tid=np.zeros(tokens, np.uint32), next_comm=np.full(tokens, "swapper/0"))
+    part("wakeup", wake_ts, comm=np.full(tokens, "decode"), target_cpu=np.zeros(tokens, np.uint32))
+    part("switch", run_ts, pid=0, tid=0, comm=np.full(tokens, "swapper/0"), voluntary=np.zeros(tokens, bool),
+         preempt=np.zeros(tokens, bool), prev_state=np.zeros(tokens, np.int64), next_pid=np.full(tokens, PID, np.uint32),
+         next_tid=np.full(tokens, TID, np.uint32), next_comm=np.full(tokens, "decode"))
+    n_p = pre_out.size
+    part("switch", pre_out, comm=np.full(n_p, "decode"), voluntary=np.zeros(n_p, bool), preempt=np.zeros(n_p, bool),
+         prev_state=np.zeros(n_p, np.int64), next_pid=np.full(n_p, HOG, np.uint32),
+         next_tid=np.full(n_p, HOG, np.uint32), next_comm=np.full(n_p, "stress-ng-cpu"))
+    part("switch", pre_in, pid=HOG, tid=HOG, comm=np.full(n_p, "stress-ng-cpu"), voluntary=np.zeros(n_p, bool),
+         preempt=np.zeros(n_p, bool), prev_state=np.zeros(n_p, np.int64), next_pid=np.full(n_p, PID, np.uint32),
+         next_tid=np.full(n_p, TID, np.uint32), next_comm=np.full(n_p, "decode"))
+    n_t = timer_ts.size
+    part("irq_vector", timer_ts, irq=np.zeros(n_t, np.int32), irq_name=np.full(n_t, "LOCAL_TIMER"),
+         duration_ns=np.full(n_t, 2_000, np.uint64))
+
+    columns: dict[str, list] = {name: [] for name, _ in COLUMNS}
+    types = dict(COLUMNS)
+    for event, ts, cols in parts:
+        n = ts.size
+        pid = cols.pop("pid", PID)
+        tid = cols.pop("tid", TID)
+        base = {"ts_ns": ts.astype(np.uint64), "event": np.full(n, event), "cpu": np.zeros(n, np.uint32),
+                "pid": np.full(n, pid, np.uint32), "tid": np.full(n, tid, np.uint32), **cols}
+        for name, _ in COLUMNS:
+            columns[name].append(_column(name, base.get(name), n, types[name]))
+    def chunks(arrays: list) -> list[pa.Array]:
+        return [c for a in arrays for c in (a.chunks if isinstance(a, pa.ChunkedArray) else [a])]
+
+    table = pa.table({name: pa.chunked_array(chunks(arrays), type=types[name]) for name, arrays in columns.items()})
+    table = table.sort_by("ts_ns")
+    meta = {"format": "launchgap-trace", "version": 1, "start_ns": START_NS, "mode": "command", "command": ["synthetic"],
+            "command_pid": PID, "pids": [], "host": {"hostname": "synthetic"}, "topology": {"count": 2}}
+    return table.cast(arrow_schema(meta)), meta
+
+
+def write(path, events: int) -> int:
+    table, meta = make(events)
+    schema = arrow_schema(meta)
+    end = pa.table({name: pa.array([None], type=t) if name not in ("ts_ns", "event", "detail") else
+                    pa.array([{"ts_ns": int(table["ts_ns"][-1].as_py()) + 1, "event": "trace_end",
+                               "detail": '{"end_ns": %d, "lost_events": 0}' % (int(table["ts_ns"][-1].as_py()) + 1)}[name]],
+                             type=t) for name, t in COLUMNS}).cast(schema)
+    with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_stream(sink, schema) as writer:
+        writer.write_table(table.cast(schema), max_chunksize=65_536)
+        writer.write_table(end)
+    return table.num_rows + 1
