@@ -18,6 +18,7 @@ from launchgap.analysis.report import build_report
 from launchgap.exports.study_csv import write_study_csv
 from launchgap.recorder import ENV_OVERRIDE, find_recorder
 from launchgap.trace import TraceError, read_trace
+from launchgap.trace.study_csv import looks_like_study_csv, read_study_csv
 from launchgap.views.terminal import render
 from launchgap.workloads.cudasim_truth import TruthError, load_truth
 
@@ -61,9 +62,11 @@ def record(recorder_args: tuple[str, ...]) -> None:
 
 def _load(path: str):
     try:
-        trace = read_trace(path)
+        trace = read_study_csv(path) if looks_like_study_csv(path) else read_trace(path)
     except TraceError as err:
         fail(str(err))
+    except (pl.exceptions.PolarsError, ValueError) as err:
+        fail(f"{path}: cannot read the study CSV ({err})")
     if trace.events.filter(~pl.col("event").is_in(["trace_end", "lost"])).is_empty():
         fail(f"{path}: the trace holds no events")
     return trace

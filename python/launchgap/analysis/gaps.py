@@ -16,7 +16,8 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-CAUSES = ("preempted", "runqueue", "irq", "sync", "blocked")
+# offcpu: left the CPU for a reason the data does not give (imported traces only)
+CAUSES = ("preempted", "runqueue", "irq", "sync", "blocked", "offcpu")
 CLASSES = ("clean", *CAUSES)
 CLEAN = 0
 # A gap this many times the median clean gap ends a burst even without a sync.
@@ -45,7 +46,7 @@ def _place(ts: np.ndarray, at: np.ndarray) -> np.ndarray:
 def launch_gaps(launches: pl.DataFrame, segments: pl.DataFrame, irqs: pl.DataFrame, syncs: pl.DataFrame) -> Gaps:
     """launches: tid, ts_ns; segments: tid, state, s_start, s_end; irqs: tid, i_start, exclusive_ns; syncs: tid, ts_ns."""
     gap_parts, offsets, placed = [], [0], []
-    off_cpu = segments.filter(pl.col("state").is_in(["preempted", "runqueue", "blocked"]))
+    off_cpu = segments.filter(pl.col("state").is_in(["preempted", "runqueue", "blocked", "offcpu"]))
     for tid, group in launches.select("tid", "ts_ns").partition_by("tid", as_dict=True).items():
         tid = tid[0]
         ts = np.sort(group["ts_ns"].to_numpy().astype(np.int64))
@@ -58,7 +59,7 @@ def launch_gaps(launches: pl.DataFrame, segments: pl.DataFrame, irqs: pl.DataFra
             at = _place(ts, start)
             ok = at >= 0
             overlap = np.minimum(end[ok], ts[at[ok] + 1]) - np.maximum(start[ok], ts[at[ok]])
-            placed.append(pl.DataFrame({"gap_id": base + at[ok], "state": mine["state"].to_numpy()[ok],
+            placed.append(pl.DataFrame({"gap_id": base + at[ok], "state": mine["state"].filter(pl.Series(ok)),
                                         "ns": np.clip(overlap, 0, None)}))
         mine = irqs.filter(pl.col("tid") == tid)
         if mine.height:
@@ -86,7 +87,7 @@ def _classify(placed: list[pl.DataFrame]) -> pl.DataFrame:
     rows = pl.concat([p.with_columns(pl.col("gap_id").cast(pl.Int64), pl.col("ns").cast(pl.Int64)) for p in placed])
     wide = rows.group_by("gap_id").agg(
         *[pl.col("ns").filter(pl.col("state") == s).sum().alias(f"{s}_ns") for s in ("preempted", "runqueue",
-                                                                                       "blocked", "irq")],
+                                                                                       "blocked", "irq", "offcpu")],
         (pl.col("state") == "sync_call").sum().alias("syncs"))
     # the voluntary block of a gap that holds a sync is the sync's
     wide = wide.with_columns(

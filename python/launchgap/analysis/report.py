@@ -106,7 +106,7 @@ def build_report(trace: Trace) -> dict:
 
     states = taken.state_time(segments) if not segments.is_empty() else pl.DataFrame(
         schema={"tid": pl.UInt32, **{f"{s}_ns": pl.Int64 for s in ("running", "preempted", "runqueue", "blocked",
-                                                                    "unknown")}, "lifetime_ns": pl.Int64})
+                                                                    "offcpu", "unknown")}, "lifetime_ns": pl.Int64})
     culprits = taken.culprits(segments, runs) if not segments.is_empty() else pl.DataFrame()
     irq_by_thread = taken.irq_time(irqs, tids)
     migrations = taken.migration_time(trace.of("migrate", "ts_ns", "tid").filter(pl.col("tid").is_in(tids)), segments)
@@ -127,7 +127,7 @@ def build_report(trace: Trace) -> dict:
         thread_rows.append({
             "pid": row["pid"], "tid": tid, "comm": row["comm"], "lifetime_ns": row["lifetime_ns"],
             "launches": row["launches"], "syncs": row["syncs"], "sync_ns": row["sync_ns"],
-            "running_ns": row["running_ns"], "blocked_ns": row["blocked_ns"],
+            "running_ns": row["running_ns"], "blocked_ns": row["blocked_ns"], "offcpu_ns": row["offcpu_ns"],
             "preempted_ns": row["preempted_ns"], "runqueue_ns": row["runqueue_ns"], "irq_ns": row["irq_ns"],
             "unknown_ns": row["unknown_ns"],
             "preempted_switches": row["preempted_switches"], "blocked_switches": row["blocked_switches"],
@@ -155,7 +155,7 @@ def build_report(trace: Trace) -> dict:
     target_switches = switches.height
     soft = target_irqs.filter(pl.col("kind") == "softirq")
     hard = target_irqs.filter(pl.col("kind") != "softirq")
-    off_cpu = sum(t["blocked_ns"] + t["preempted_ns"] + t["runqueue_ns"] for t in thread_rows)
+    off_cpu = sum(t["blocked_ns"] + t["preempted_ns"] + t["runqueue_ns"] + t["offcpu_ns"] for t in thread_rows)
     lifetime_total = sum(t["lifetime_ns"] for t in thread_rows)
     launching = set(launch_counts["tid"].to_list())
 
@@ -168,7 +168,7 @@ def build_report(trace: Trace) -> dict:
                   "host": trace.meta.get("host", {}).get("hostname"),
                   "kernel": trace.meta.get("host", {}).get("kernel_release"),
                   "cpus": trace.meta.get("topology", {}).get("count"), "truncated": trace.truncated,
-                  "clean_end": trace.end is not None},
+                  "clean_end": trace.end is not None, "caveats": trace.meta.get("caveats", [])},
         "overview": {
             "wall_ns": bounds.end_ns - bounds.start_ns,
             "processes": sorted(pids), "threads": len(tids), "launching_threads": len(launching),

@@ -15,10 +15,11 @@ def state_time(segments: pl.DataFrame) -> pl.DataFrame:
     """Per thread: ns in each state (columns running_ns, preempted_ns, ...) and lifetime_ns."""
     base = segments.with_columns((pl.col("s_end") - pl.col("s_start")).alias("ns"))
     wide = base.pivot(on="state", index="tid", values="ns", aggregate_function="sum")
-    for state in ("running", "preempted", "runqueue", "blocked", "unknown"):
+    states = ("running", "preempted", "runqueue", "blocked", "offcpu", "unknown")
+    for state in states:
         if state not in wide.columns:
             wide = wide.with_columns(pl.lit(0, pl.Int64).alias(state))
-    wide = wide.rename({s: f"{s}_ns" for s in ("running", "preempted", "runqueue", "blocked", "unknown")})
+    wide = wide.select("tid", *states).rename({s: f"{s}_ns" for s in states})
     lifetime = base.group_by("tid").agg((pl.col("s_end").max() - pl.col("s_start").min()).alias("lifetime_ns"))
     return wide.fill_null(0).join(lifetime, on="tid")
 

@@ -2,6 +2,7 @@
 migrate events. Rules (docs/metrics.md, "Thread states"):
 
 - switched out, counted voluntary by the kernel  -> blocked (the app's own time)
+- switched out, voluntary unknown (imported data) -> offcpu (unclassified)
 - switched out, not voluntary                    -> preempted (runnable, on that CPU's queue)
 - switched out for the last time (TASK_DEAD)     -> dead
 - woken (sched_wakeup / wakeup_new) after a block -> runqueue (runnable, not yet running)
@@ -20,7 +21,7 @@ import polars as pl
 from launchgap.trace import Trace
 
 TASK_DEAD = 0x80  # include/linux/sched.h
-STATES = ("running", "preempted", "runqueue", "blocked", "dead", "unknown")
+STATES = ("running", "preempted", "runqueue", "blocked", "offcpu", "dead", "unknown")
 
 
 @dataclass(frozen=True)
@@ -73,6 +74,7 @@ def thread_segments(trace: Trace, tids: list[int], bounds: Bounds) -> pl.DataFra
     outs = sw.filter(pl.col("tid").is_in(tids)).select(
         "ts_ns", "tid", "cpu",
         pl.when((pl.col("prev_state") & TASK_DEAD) != 0).then(pl.lit("dead"))
+        .when(pl.col("voluntary").is_null()).then(pl.lit("offcpu"))
         .when(pl.col("voluntary")).then(pl.lit("blocked")).otherwise(pl.lit("preempted")).alias("state"),
         pl.lit("switch").alias("kind"))
     ins = sw.filter(pl.col("next_tid").is_in(tids)).select(
@@ -90,7 +92,7 @@ def thread_segments(trace: Trace, tids: list[int], bounds: Bounds) -> pl.DataFra
     rows = rows.sort("tid", "ts_ns")
     switch_state = pl.when(pl.col("kind") == "switch").then(pl.col("state"))
     rows = rows.with_columns(switch_state.forward_fill().shift(1).over("tid").alias("switched_before"))
-    woken = (pl.when(pl.col("switched_before").is_null() | (pl.col("switched_before") == "blocked"))
+    woken = (pl.when(pl.col("switched_before").is_null() | pl.col("switched_before").is_in(["blocked", "offcpu"]))
              .then(pl.lit("runqueue")).otherwise(pl.col("switched_before")))
     rows = rows.with_columns(pl.when(pl.col("kind") == "wakeup").then(woken).otherwise(pl.col("state")).alias("state"))
     rows = rows.with_columns(pl.col("state").forward_fill().over("tid"))

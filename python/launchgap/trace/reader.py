@@ -29,13 +29,15 @@ class Trace:
     meta: dict
     events: pl.DataFrame
     truncated: bool
+    # for traces imported from other tools, which have no closing row
+    end_ns: int | None = None
 
     @property
     def end(self) -> dict | None:
         """The recorder's closing summary, absent when the recorder was killed."""
         ends = self.events.filter(pl.col("event") == "trace_end")
         if ends.is_empty():
-            return None
+            return {"end_ns": self.end_ns, "lost_events": 0} if self.end_ns is not None else None
         return json.loads(ends["detail"][0])
 
     def of(self, event: str, *columns: str) -> pl.DataFrame:

@@ -37,6 +37,8 @@ def render(report: dict, console: Console) -> None:
     if trace["truncated"] or not trace["clean_end"]:
         head += "  [bold red]trace cut short: the recorder did not stop cleanly[/]"
     console.print(head)
+    for caveat in trace.get("caveats", []):
+        console.print(f"[bold yellow]cannot be trusted from this input[/]: {caveat}")
 
     ov = Table(title="Overview", show_header=False, title_justify="left")
     ov.add_column(style="bold")
