@@ -32,7 +32,10 @@ def culprits(segments: pl.DataFrame, runs: pl.DataFrame) -> pl.DataFrame:
     if pairs.is_empty():
         return pl.DataFrame(schema={"tid": pl.UInt32, "cause": pl.Utf8, "run_pid": pl.UInt32, "run_comm": pl.Utf8,
                                     "ns": pl.Int64})
+    # the idle task has one name per CPU (swapper/N); as a culprit it is one thing
+    idle_as_one = pl.when(pl.col("run_pid") == 0).then(pl.lit("swapper")).otherwise(pl.col("run_comm"))
     return (pairs.filter(pl.col("run_tid") != pl.col("tid"))
+            .with_columns(idle_as_one.alias("run_comm"))
             .group_by("tid", "cause", "run_pid", "run_comm")
             .agg(pl.col("overlap_ns").sum().alias("ns"))
             .sort("ns", descending=True))

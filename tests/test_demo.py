@@ -1,0 +1,20 @@
+"""`make demo`'s main job: record cudasim and print the report (as root), or
+cudasim's ground truth without root."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+
+from tests.conftest import REPO
+
+
+def test_demo_prints_a_report_or_the_ground_truth():
+    proc = subprocess.run([str(REPO / "scripts" / "demo.sh")], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "COLUMNS": "160"})
+    assert proc.returncode == 0, proc.stderr
+    if os.geteuid() == 0:
+        assert "Verdict:" in proc.stdout and "kernel launches" in proc.stdout
+        assert "191,200 (cuLaunchKernel 191,200)" in proc.stdout   # 2 threads x 200 tokens x 478
+    else:
+        assert "cudasim ground truth" in proc.stdout
