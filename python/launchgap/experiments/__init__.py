@@ -1,0 +1,1 @@
+"""Repeated runs of a workload under several conditions, with honest statistics."""
