@@ -1,0 +1,247 @@
+"""Noisy neighbours: load generators that are started in their own process
+group, checked to be really loading before the workload starts, and stopped
+(with their files removed) on every path.
+
+Commands are argument lists, never shell strings.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+# How long a generator may take to show it is loading, and how it must.
+VERIFY_TIMEOUT_S = 5.0
+SAMPLE_S = 0.5
+MIN_CPU_SHARE = 0.5             # of one CPU, per worker asked for
+MIN_LOOPBACK_BYTES_PER_S = 10 << 20
+MIN_WRITES_PER_S = 10
+TMPFS_MAGIC = 0x01021994
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+class LoadError(RuntimeError):
+    """A load generator is missing, failed to start, or is not loading."""
+
+
+def _need(binary: str, package: str) -> str:
+    path = shutil.which(binary)
+    if not path:
+        raise LoadError(f"{binary} not found: install the {package} package")
+    return path
+
+
+class LoadGenerator:
+    """Base: subclasses set `name` and implement _commands / _progress."""
+
+    name = "load"
+
+    def __init__(self) -> None:
+        self.procs: list[subprocess.Popen] = []
+        self.files: list[Path] = []
+        self.evidence = ""
+
+    def _commands(self) -> list[list[str]]:
+        raise NotImplementedError
+
+    def _progress(self) -> float:
+        """A counter that grows while the load is real (CPU seconds, bytes, writes)."""
+        raise NotImplementedError
+
+    def _enough(self, per_second: float) -> bool:
+        raise NotImplementedError
+
+    def start(self) -> None:
+        for command in self._commands():
+            proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                    start_new_session=True)
+            self.procs.append(proc)
+            time.sleep(0.2)  # a server before its client
+            if proc.poll() is not None:
+                err = proc.stderr.read().decode(errors="replace").strip() if proc.stderr else ""
+                self.stop()
+                raise LoadError(f"{self.name}: {command[0]} exited at once ({err.splitlines()[-1] if err else proc.returncode})")
+
+    def verify(self) -> str:
+        """Waits until the load shows; returns what it measured, or raises."""
+        deadline = time.monotonic() + VERIFY_TIMEOUT_S
+        rate = 0.0
+        while time.monotonic() < deadline:
+            before = self._progress()
+            time.sleep(SAMPLE_S)
+            rate = (self._progress() - before) / SAMPLE_S
+            if self._enough(rate):
+                self.evidence = self._describe(rate)
+                return self.evidence
+            if any(p.poll() is not None for p in self.procs):
+                break
+        self.stop()
+        raise LoadError(f"{self.name}: not loading ({self._describe(rate)})")
+
+    def _describe(self, rate: float) -> str:
+        return f"{rate:.1f}/s"
+
+    def stop(self) -> None:
+        for proc in self.procs:
+            for sig in (signal.SIGTERM, signal.SIGKILL):
+                try:
+                    os.killpg(proc.pid, sig)
+                except ProcessLookupError:
+                    break
+                try:
+                    proc.wait(timeout=2)
+                    break
+                except subprocess.TimeoutExpired:
+                    continue
+            if proc.stderr:
+                proc.stderr.close()
+        self.procs.clear()
+        for path in self.files:
+            shutil.rmtree(path, ignore_errors=True) if path.is_dir() else path.unlink(missing_ok=True)
+        self.files.clear()
+
+    def __enter__(self):
+        self.start()
+        self.verify()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+def _group_cpu_seconds(pgids: list[int]) -> float:
+    total = 0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        # after the name: state ppid pgrp session ... utime(12) stime(13) (0-based in this list)
+        if int(fields[2]) in pgids:
+            total += int(fields[11]) + int(fields[12])
+    return total / CLOCK_TICKS
+
+
+class CpuLoad(LoadGenerator):
+    """stress-ng CPU workers (fft, as the study), optionally confined to some CPUs."""
+
+    name = "cpu"
+
+    def __init__(self, workers: int | None = None, cpus: list[int] | None = None) -> None:
+        super().__init__()
+        self.workers = workers or len(os.sched_getaffinity(0))
+        self.cpus = cpus
+
+    def _commands(self) -> list[list[str]]:
+        command = [_need("stress-ng", "stress-ng"), "--cpu", str(self.workers), "--cpu-method", "fft"]
+        if self.cpus:
+            command += ["--taskset", ",".join(map(str, self.cpus))]
+        return [command]
+
+    def _progress(self) -> float:
+        return _group_cpu_seconds([p.pid for p in self.procs])
+
+    def _enough(self, per_second: float) -> bool:
+        return per_second >= MIN_CPU_SHARE * min(self.workers, len(self.cpus or os.sched_getaffinity(0)))
+
+    def _describe(self, rate: float) -> str:
+        return f"{rate:.2f} CPUs busy"
+
+
+def _loopback_bytes() -> int:
+    for line in Path("/proc/net/dev").read_text().splitlines():
+        name, _, rest = line.partition(":")
+        if name.strip() == "lo":
+            return int(rest.split()[0])
+    return 0
+
+
+class NetworkLoad(LoadGenerator):
+    """iperf3 server and client on loopback, parallel streams (as the study: 10)."""
+
+    name = "network"
+
+    def __init__(self, streams: int = 10) -> None:
+        super().__init__()
+        self.streams = streams
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+
+    def _commands(self) -> list[list[str]]:
+        iperf3 = _need("iperf3", "iperf3")
+        return [[iperf3, "-s", "-B", "127.0.0.1", "-p", str(self.port)],
+                [iperf3, "-c", "127.0.0.1", "-p", str(self.port), "-P", str(self.streams), "-t", "86400"]]
+
+    def _progress(self) -> float:
+        return float(_loopback_bytes())
+
+    def _enough(self, per_second: float) -> bool:
+        return per_second >= MIN_LOOPBACK_BYTES_PER_S
+
+    def _describe(self, rate: float) -> str:
+        return f"{rate / 1e6:.0f} MB/s on loopback"
+
+
+def backing_device(directory: Path) -> tuple[str, int, int]:
+    """(filesystem type, major, minor) of the filesystem holding `directory`."""
+    st = os.stat(directory)
+    major, minor = os.major(st.st_dev), os.minor(st.st_dev)
+    best = ("?", 0)
+    for line in Path("/proc/self/mountinfo").read_text().splitlines():
+        left, _, right = line.partition(" - ")
+        parts = left.split()
+        if parts[2] == f"{major}:{minor}" and directory.resolve().as_posix().startswith(parts[4]):
+            if len(parts[4]) > best[1]:
+                best = (right.split()[0], len(parts[4]))
+    return best[0], major, minor
+
+
+def _writes_completed(major: int, minor: int) -> int:
+    for line in Path("/proc/diskstats").read_text().splitlines():
+        f = line.split()
+        if int(f[0]) == major and int(f[1]) == minor:
+            return int(f[7])
+    return 0
+
+
+class DiskLoad(LoadGenerator):
+    """fio random 4k writes with direct I/O (as the study), in a directory on a
+    real block device: tmpfs (the usual /tmp) is refused, since it would
+    measure nothing."""
+
+    name = "disk"
+
+    def __init__(self, directory: str | Path | None = None, jobs: int = 4) -> None:
+        super().__init__()
+        self.parent = Path(directory or "/var/tmp")
+        self.jobs = jobs
+        fstype, self.major, self.minor = backing_device(self.parent)
+        if fstype in ("tmpfs", "ramfs") or self.major == 0:
+            raise LoadError(f"disk: {self.parent} is on {fstype}, not a block device: direct I/O there "
+                            f"measures nothing; choose a directory on a disk")
+
+    def _commands(self) -> list[list[str]]:
+        fio = _need("fio", "fio")
+        work = Path(tempfile.mkdtemp(prefix="launchgap-fio-", dir=self.parent))
+        self.files.append(work)
+        return [[fio, "--name=launchgap-disk", f"--directory={work}", "--rw=randwrite", "--bs=4k", "--iodepth=32",
+                 f"--numjobs={self.jobs}", "--direct=1", "--size=64M", "--time_based", "--runtime=86400",
+                 "--ioengine=libaio", "--group_reporting"]]
+
+    def _progress(self) -> float:
+        return float(_writes_completed(self.major, self.minor))
+
+    def _enough(self, per_second: float) -> bool:
+        return per_second >= MIN_WRITES_PER_S
+
+    def _describe(self, rate: float) -> str:
+        return f"{rate:.0f} writes/s completed on {self.major}:{self.minor}"

@@ -1,0 +1,67 @@
+"""Load generators really load, and leave nothing behind."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from launchgap.experiments import loadgen
+from launchgap.experiments.loadgen import CpuLoad, DiskLoad, LoadError, NetworkLoad
+from tests.conftest import REPO
+
+
+def alive(pids: list[int]) -> list[int]:
+    return [p for p in pids if Path(f"/proc/{p}").exists()
+            and Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"]
+
+
+def group_members(pgids: list[int]) -> list[int]:
+    out = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if int((entry / "stat").read_text().rsplit(")", 1)[1].split()[2]) in pgids:
+                    out.append(int(entry.name))
+            except (OSError, IndexError):
+                pass
+    return out
+
+
+@pytest.mark.parametrize("make", [lambda: CpuLoad(workers=1), lambda: NetworkLoad(streams=2),
+                                  lambda: DiskLoad(REPO)])
+def test_each_load_is_verified_and_then_gone_without_a_trace(make):
+    gen = make()
+    with gen:
+        pgids = [p.pid for p in gen.procs]
+        assert group_members(pgids), "the generator runs in its own process group"
+        assert gen.evidence
+        files = list(gen.files)
+    assert alive(group_members(pgids)) == []
+    assert all(not f.exists() for f in files)
+
+
+def test_disk_load_refuses_tmpfs(tmp_path):
+    shm = Path("/dev/shm")
+    if loadgen.backing_device(shm)[0] != "tmpfs":
+        pytest.skip("/dev/shm is not tmpfs here")
+    with pytest.raises(LoadError, match="not a block device"):
+        DiskLoad(shm)
+
+
+def test_a_missing_generator_names_its_package(monkeypatch):
+    monkeypatch.setattr(loadgen.shutil, "which", lambda name: None)
+    with pytest.raises(LoadError, match="stress-ng not found: install the stress-ng package"):
+        CpuLoad(workers=1).start()
+
+
+def test_a_generator_that_does_not_load_is_stopped_and_reported(monkeypatch):
+    gen = CpuLoad(workers=1)
+    monkeypatch.setattr(loadgen, "VERIFY_TIMEOUT_S", 1.0)
+    monkeypatch.setattr(gen, "_enough", lambda rate: False)
+    gen.start()
+    pgids = [p.pid for p in gen.procs]
+    with pytest.raises(LoadError, match="cpu: not loading"):
+        gen.verify()
+    assert alive(group_members(pgids)) == []
