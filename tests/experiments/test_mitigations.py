@@ -1,0 +1,72 @@
+"""Mitigations reach the workload, and host changes are undone."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from launchgap.experiments.mitigations import (HostChanges, MitigationError, Mitigations, child_setup,
+                                               make_cpuset, steer_irqs_away)
+
+ONLINE = set(os.sched_getaffinity(0))
+LAST = max(ONLINE)
+
+
+def irq_affinities() -> dict[str, str]:
+    out = {}
+    for irq in Path("/proc/irq").glob("[0-9]*"):
+        try:
+            out[irq.name] = (irq / "smp_affinity_list").read_text().strip()
+        except OSError:
+            pass
+    return out
+
+
+def test_pinning_nice_and_rt_policy_reach_only_the_workload():
+    m = Mitigations(cpus=[LAST], nice=5, rt_policy="fifo", rt_priority=7)
+    m.validate(ONLINE)
+    script = ("import os; print(sorted(os.sched_getaffinity(0)), os.getpriority(os.PRIO_PROCESS, 0), "
+              "os.sched_getscheduler(0) == os.SCHED_FIFO, os.sched_getparam(0).sched_priority)")
+    out = subprocess.run(["python3", "-c", script], capture_output=True, text=True, check=True,
+                         preexec_fn=child_setup(m, None)).stdout.split()
+    assert out == [f"[{LAST}]", "5", "True", "7"]
+    assert os.sched_getaffinity(0) == ONLINE and os.sched_getscheduler(0) == os.SCHED_OTHER
+
+
+@pytest.mark.parametrize("bad, message", [
+    (Mitigations(cpus=[9999]), "not all online"),
+    (Mitigations(nice=40), "outside -20..19"),
+    (Mitigations(rt_policy="deadline"), "fifo or rr"),
+    (Mitigations(rt_policy="fifo", rt_priority=90), "rt_priority must be 1..49"),
+    (Mitigations(cpuset=True), "need the workload's cpus"),
+    (Mitigations(cpus=sorted(ONLINE), irq_away=True), "at least one CPU left"),
+])
+def test_bad_mitigations_are_refused(bad, message):
+    with pytest.raises(MitigationError, match=message):
+        bad.validate(ONLINE)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to change IRQ affinity and cgroups")
+def test_irq_affinity_and_cpuset_are_restored():
+    if len(ONLINE) < 2:
+        pytest.skip("needs two CPUs")
+    before = irq_affinities()
+    changes = HostChanges()
+    try:
+        moved = steer_irqs_away([LAST], ONLINE, changes)
+        group = make_cpuset([LAST], changes)
+        assert moved > 0
+        after = irq_affinities()
+        assert all(v != str(LAST) for k, v in after.items() if k in before and before[k] != after[k])
+        out = subprocess.run(["python3", "-c", "import os; print(sorted(os.sched_getaffinity(0)))"],
+                             capture_output=True, text=True, check=True,
+                             preexec_fn=child_setup(Mitigations(cpus=[LAST]), group)).stdout.strip()
+        assert out == f"[{LAST}]"
+    finally:
+        problems = changes.restore()
+    assert problems == []
+    assert irq_affinities() == before
+    assert not group.exists()
