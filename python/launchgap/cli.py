@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import sys
+import time
 from pathlib import Path
 
 import click
@@ -133,6 +135,137 @@ def export(trace: str, as_csv: bool, output: str | None) -> None:
     out = output or str(Path(trace).with_suffix(".csv"))
     rows = write_study_csv(_load(trace), out)
     err_console.print(f"launchgap: wrote {rows:,} rows to {out}", highlight=False)
+
+
+@main.group("experiment")
+def experiment() -> None:
+    """Run a workload under noisy-neighbour and mitigation scenarios, repeated, with statistics."""
+
+
+def _run_experiment(scenarios, command, repeat, metric, output, seed, disk_dir) -> None:
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from launchgap.experiments.runner import ExperimentError, Metric, run_experiment
+    from launchgap.experiments.summary import plot, summarize_results
+
+    if not command:
+        fail("a command to run is required after --")
+    if repeat < 2:
+        fail("--repeat must be at least 2 (statistics need a spread)")
+    outdir = Path(output or f"results/experiment-{time.strftime('%Y%m%d-%H%M%S')}")
+    seed = seed if seed is not None else random.randrange(1 << 31)
+    console.print(f"experiment: {len(scenarios)} scenarios x {repeat} repeats + warm-up, order shuffled with seed "
+                  f"{seed}; results in {outdir}")
+    for s in scenarios:
+        console.print(f"  {s.name}: {s.describe()}")
+    with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+                  TimeElapsedColumn(), console=console) as bar:
+        task = bar.add_task("starting", total=len(scenarios) * repeat + 1)
+
+        def progress(index, total, what):
+            bar.update(task, completed=index, description=what)
+
+        try:
+            results = run_experiment(list(command), scenarios, repeat, Metric(None if metric == "wall" else metric),
+                                     outdir, seed, Path(disk_dir) if disk_dir else None, progress=progress)
+            bar.update(task, completed=len(scenarios) * repeat + 1, description="done")
+        except KeyboardInterrupt:
+            bar.stop()
+            err_console.print(f"launchgap: interrupted: everything stopped and restored; partial results "
+                              f"(marked incomplete) in {outdir}", highlight=False)
+            sys.exit(130)
+        except ExperimentError as err:
+            bar.stop()
+            fail(f"{err} (partial results in {outdir})")
+    _show(outdir)
+
+
+@experiment.command("noisy-neighbor", context_settings={"ignore_unknown_options": True})
+@click.option("--repeat", default=5, show_default=True, help="Measured runs per scenario, after one warm-up.")
+@click.option("--metric", default=r"tok/s: ([0-9.]+)", show_default=True,
+              help="Regex whose first group is the workload's throughput, or 'wall' for wall time.")
+@click.option("--scenarios", default="baseline,cpu,network,disk,heavy,pinned", show_default=True,
+              help="Built-in scenarios, comma separated.")
+@click.option("-o", "--output", type=click.Path(file_okay=False), help="Results directory (default results/experiment-TIME).")
+@click.option("--seed", type=int, help="Seed for the run order (printed when chosen at random).")
+@click.option("--disk-dir", type=click.Path(file_okay=False),
+              help="Where fio writes (a real block device; default /var/tmp).")
+@click.argument("command", nargs=-1, type=click.UNPROCESSED)
+def noisy_neighbor(repeat, metric, scenarios, output, seed, disk_dir, command) -> None:
+    """The study's scenarios: baseline, cpu (stress-ng), network (iperf3 on loopback),
+    disk (fio direct I/O), heavy (all three), pinned (cpu load, workload pinned and niced)."""
+    from launchgap.experiments.mitigations import MitigationError
+    from launchgap.experiments.scenarios import builtin
+
+    try:
+        chosen = builtin([s.strip() for s in scenarios.split(",") if s.strip()])
+    except MitigationError as err:
+        fail(str(err))
+    if chosen[0].name != "baseline":
+        chosen = builtin(["baseline"]) + [s for s in chosen if s.name != "baseline"]
+    _run_experiment(chosen, command, repeat, metric, output, seed, disk_dir)
+
+
+@experiment.command("run", context_settings={"ignore_unknown_options": True})
+@click.argument("scenario_file", type=click.Path(dir_okay=False, exists=True))
+@click.option("--repeat", default=5, show_default=True)
+@click.option("--metric", default=r"tok/s: ([0-9.]+)", show_default=True)
+@click.option("-o", "--output", type=click.Path(file_okay=False))
+@click.option("--seed", type=int)
+@click.option("--disk-dir", type=click.Path(file_okay=False))
+@click.argument("command", nargs=-1, type=click.UNPROCESSED)
+def experiment_run(scenario_file, repeat, metric, output, seed, disk_dir, command) -> None:
+    """Scenarios from a TOML file ([scenarios.NAME] with loads, mitigations, env)."""
+    from launchgap.experiments.mitigations import MitigationError
+    from launchgap.experiments.scenarios import from_toml
+
+    try:
+        chosen = from_toml(scenario_file)
+    except MitigationError as err:
+        fail(str(err))
+    _run_experiment(chosen, command, repeat, metric, output, seed, disk_dir)
+
+
+def _show(outdir: Path) -> None:
+    from launchgap.experiments.summary import plot, summarize_results
+
+    try:
+        results = json.loads((outdir / "results.json").read_text())
+    except (OSError, json.JSONDecodeError) as err:
+        fail(f"{outdir}: no readable results.json ({err})")
+    summary = summarize_results(results)
+    (outdir / "summary.json").write_text(json.dumps(summary, indent=2))
+    plots = plot(results, summary, outdir)
+    table = Table(title=f"{results['metric']} ({'higher' if results['higher_is_better'] else 'lower'} is better), "
+                        f"status: {results['status']}", title_justify="left")
+    for col in ("scenario", "runs", "median", "mean +- sd", "min..max", "95% CI", "slowdown", "slowdown 95% CI",
+                "p (Welch / MWU)", "preempted", "run-queue", "IRQ", "Sched/1K", "top culprit"):
+        table.add_column(col, justify="left" if col in ("scenario", "top culprit") else "right")
+    for name, e in summary.items():
+        if not e.get("runs"):
+            table.add_row(name, "0", *[""] * 12)
+            continue
+        m, v = e["metric"], e.get("vs_baseline")
+        sd = f"{m['sd']:.2f}" if m["sd"] is not None else "-"
+        ci = f"{m['ci_low']:.2f}..{m['ci_high']:.2f}" if m["ci_low"] is not None else "-"
+        flags = " (outliers: runs " + ",".join(map(str, m["outliers"])) + ")" if m["outliers"] else ""
+        table.add_row(name, str(e["runs"]), f"{m['median']:.2f}{flags}", f"{m['mean']:.2f} +- {sd}",
+                      f"{m['min']:.2f}..{m['max']:.2f}", ci,
+                      f"{v['slowdown_percent']:+.1f}%" if v else "-",
+                      f"{v['slowdown_ci_low']:+.1f}..{v['slowdown_ci_high']:+.1f}%" if v and v["slowdown_ci_low"] is not None else "-",
+                      f"{v['welch_p']:.3f} / {v['mannwhitney_p']:.2f}" if v and v["welch_p"] is not None else "-",
+                      f"{e['preempted_ms']:.1f} ms", f"{e['runqueue_ms']:.1f} ms", f"{e['irq_ms']:.1f} ms",
+                      f"{e['sched_per_1k']:.1f}" if e["sched_per_1k"] is not None else "-", e["top_culprit"] or "-")
+    console.print(table)
+    console.print(f"per-run data: {outdir / 'results.json'}; statistics: {outdir / 'summary.json'}; plots: "
+                  + ", ".join(str(p) for p in plots))
+
+
+@experiment.command("show")
+@click.argument("directory", type=click.Path(file_okay=False, exists=True))
+def experiment_show(directory: str) -> None:
+    """Tables and plots from a finished (or interrupted) experiment."""
+    _show(Path(directory))
 
 
 @main.command("cudasim-truth")

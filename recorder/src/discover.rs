@@ -244,26 +244,36 @@ pub fn discover(input: &DiscoveryInput) -> CudaLibraries {
         }
     }
     let command_exe = input.command.and_then(|cmd| cmd.first()).and_then(|c| resolve_executable(c));
-    if let Some(exe) = &command_exe {
+    // Every argument that names an executable, not only the first: wrappers
+    // (taskset, nice, env, chrt, python -m ...) put the real program later.
+    let mut executables: Vec<PathBuf> = Vec::new();
+    for arg in input.command.unwrap_or(&[]) {
+        if let Some(path) = resolve_executable(arg).filter(|p| p.is_file()) {
+            if !executables.contains(&path) {
+                executables.push(path);
+            }
+        }
+    }
+    for exe in &executables {
         found.consider(exe, "command executable");
         let dependencies = dependency_closure(exe, &ld_library_path, &cache);
         for dep in &dependencies {
-            if cuda_named(file_name(&dep)) {
+            if cuda_named(file_name(dep)) {
                 found.consider(dep, "command dependencies");
-            }
-        }
-        // libcudart dlopens libcuda.so.1: look beside every runtime we found.
-        let runtimes: Vec<PathBuf> = found.runtime.clone();
-        for rt in runtimes {
-            if let Some(dir) = rt.parent() {
-                for path in files_matching(dir, is_driver_name) {
-                    found.consider(&path, "beside the runtime");
-                }
             }
         }
         for dep_dir in dependencies.iter().filter_map(|d| d.parent()) {
             for path in files_matching(dep_dir, is_driver_name) {
                 found.consider(&path, "command dependencies");
+            }
+        }
+    }
+    // libcudart dlopens libcuda.so.1: look beside every runtime we found.
+    let runtimes: Vec<PathBuf> = found.runtime.clone();
+    for rt in runtimes {
+        if let Some(dir) = rt.parent() {
+            for path in files_matching(dir, is_driver_name) {
+                found.consider(&path, "beside the runtime");
             }
         }
     }

@@ -102,3 +102,11 @@ def test_probe_report_names_the_cheap_emulated_case(record):
     assert all(p["attached"] and p["probe_cost"] == "emulated" and p["first_instruction"] == "push %rbp"
                for p in uprobes)
     assert "warning" not in run.proc.stderr
+
+
+def test_libraries_are_found_behind_wrapper_commands(record):
+    # taskset, nice, env, python -m ...: the real program is a later argument
+    command = ["env", "LAUNCHGAP_TEST=1", "taskset", "-c", str(sorted(__import__("os").sched_getaffinity(0))[0]),
+               *cudasim_command("--tokens", "2")]
+    run = record(command)
+    assert run.trace.of("launch").height == run.truth["totals"]["launches"] == 2 * 478

@@ -1,0 +1,79 @@
+"""From an experiment's runs to its per-scenario statistics and plots."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from statistics import median
+
+from launchgap.experiments.stats import compare, summarize
+
+TRACE_METRICS = ("sched_per_1k", "softirq_per_1k", "hardirq_per_1k", "preempted_ms", "runqueue_ms", "irq_ms")
+
+
+def measured(results: dict, scenario: str) -> list[dict]:
+    return [r for r in results["runs"] if r["scenario"] == scenario and not r["warmup"] and r.get("metric") is not None
+            and not r.get("error")]
+
+
+def summarize_results(results: dict) -> dict:
+    names = [s["name"] for s in results["scenarios"]]
+    baseline = [r["metric"] for r in measured(results, "baseline")]
+    out = {}
+    for name in names:
+        runs = measured(results, name)
+        if not runs:
+            out[name] = {"runs": 0}
+            continue
+        values = [r["metric"] for r in runs]
+        entry = {"runs": len(runs), "metric": summarize(values).as_dict()}
+        if name != "baseline" and baseline:
+            entry["vs_baseline"] = compare(baseline, values, results["higher_is_better"]).as_dict()
+        for key in TRACE_METRICS:
+            got = [r[key] for r in runs if r.get(key) is not None]
+            entry[key] = median(got) if got else None
+        culprits = Counter(r.get("top_culprit") for r in runs if r.get("top_culprit"))
+        entry["top_culprit"] = culprits.most_common(1)[0][0] if culprits else None
+        out[name] = entry
+    return out
+
+
+def plot(results: dict, summary: dict, outdir: Path) -> list[Path]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = [n for n in summary if summary[n].get("runs")]
+    written = []
+    fig, ax = plt.subplots(figsize=(7, 3.5))
+    slow = [summary[n].get("vs_baseline", {}).get("slowdown_percent", 0.0) for n in names]
+    lows = [summary[n].get("vs_baseline", {}).get("slowdown_ci_low") for n in names]
+    highs = [summary[n].get("vs_baseline", {}).get("slowdown_ci_high") for n in names]
+    errors = [[max(0.0, s - lo) if lo is not None else 0 for s, lo in zip(slow, lows)],
+              [max(0.0, hi - s) if hi is not None else 0 for s, hi in zip(slow, highs)]]
+    ax.bar(names, slow, yerr=errors, capsize=4, color="#4c72b0")
+    ax.axhline(0, color="black", linewidth=0.8)
+    ax.set_ylabel("slowdown vs baseline (%)")
+    ax.set_title(f"{results['metric']}: median slowdown, 95% interval")
+    fig.tight_layout()
+    path = outdir / "slowdown.png"
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    written.append(path)
+
+    fig, ax = plt.subplots(figsize=(7, 3.5))
+    bottom = [0.0] * len(names)
+    for key, label, color in (("preempted_ms", "preempted", "#c44e52"), ("runqueue_ms", "run-queue wait", "#dd8452"),
+                              ("irq_ms", "interrupts", "#8172b3")):
+        values = [summary[n].get(key) or 0.0 for n in names]
+        ax.bar(names, values, bottom=bottom, label=label, color=color)
+        bottom = [b + v for b, v in zip(bottom, values)]
+    ax.set_ylabel("time taken from the launching threads (ms, median)")
+    ax.legend()
+    fig.tight_layout()
+    path = outdir / "taken.png"
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    written.append(path)
+    return written

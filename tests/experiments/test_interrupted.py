@@ -1,0 +1,80 @@
+"""An experiment interrupted mid-run leaves nothing behind: no process, no
+file, no changed host setting, and its partial results marked incomplete."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import CUDASIM, REPO
+from tests.experiments.test_mitigations import irq_affinities
+
+OURS = ("stress-ng", "iperf3", "fio", "cudasim", "launchgap-recor")
+
+
+def running(names=OURS) -> list[str]:
+    out = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            comm, state = stat[stat.index("(") + 1: stat.rindex(")")], stat.rsplit(")", 1)[1].split()[0]
+            if state != "Z" and comm.startswith(names):
+                out.append(f"{entry.name}:{comm}")
+    return out
+
+
+def cgroups() -> set[str]:
+    return {p.name for root in (Path("/sys/fs/cgroup"), Path("/sys/fs/cgroup/cpuset")) if root.exists()
+            for p in root.glob("launchgap-*")}
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="experiments load BPF and change host settings: needs root")
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_an_interrupted_experiment_stops_removes_and_restores_everything(tmp_path, sig):
+    assert running() == [], "start from a clean machine"
+    disk_dir = tmp_path / "disk"
+    disk_dir.mkdir()
+    irq_before, cgroups_before = irq_affinities(), cgroups()
+    scenario_file = tmp_path / "s.toml"
+    last = max(os.sched_getaffinity(0))
+    scenario_file.write_text(f"""
+[scenarios.everything]
+loads = ["cpu", {{ type = "network", streams = 2 }}, {{ type = "disk", jobs = 1 }}]
+mitigations = {{ cpus = [{last}], nice = -5, cpuset = true, irq_away = true }}
+""")
+    out = tmp_path / "results"
+    proc = subprocess.Popen([sys.executable, "-m", "launchgap.cli", "experiment", "run", str(scenario_file),
+                             "--repeat", "2", "--seed", "1", "--disk-dir", str(disk_dir), "-o", str(out), "--",
+                             str(CUDASIM), "decode", "--tokens", "3000"], cwd=REPO,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 90
+        # wait until the mitigated scenario is under way: its loads run and the cpuset exists
+        while time.monotonic() < deadline and not (any("fio" in p for p in running()) and cgroups() - cgroups_before):
+            time.sleep(0.2)
+        assert cgroups() - cgroups_before, "the scenario never started"
+        time.sleep(1.0)
+        proc.send_signal(sig)
+        _, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, stderr
+    assert "interrupted: everything stopped and restored" in stderr
+    assert running() == []
+    assert cgroups() == cgroups_before
+    assert irq_affinities() == irq_before
+    assert list(disk_dir.iterdir()) == []
+    results = json.loads((out / "results.json").read_text())
+    assert results["status"] == "incomplete"
+    assert os.getpriority(os.PRIO_PROCESS, 0) == 0 and os.sched_getaffinity(0) == set(range(os.cpu_count()))
