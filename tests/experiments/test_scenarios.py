@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from launchgap.experiments.mitigations import MitigationError
@@ -16,8 +18,7 @@ def test_run_order_is_a_warm_up_then_shuffled_rounds_reproducible_by_seed():
     rounds = [[s.name for r, s in order if r == n] for n in (1, 2, 3)]
     assert all(sorted(r) == ["baseline", "cpu", "disk", "network"] for r in rounds)
     assert [s.name for _, s in plan(scenarios, 3, 11)] == [s.name for _, s in order]
-    assert len({tuple(r) for r in rounds}) > 1 or [s.name for _, s in plan(scenarios, 3, 12)] != \\
-        [s.name for _, s in order]
+    assert any([s.name for _, s in plan(scenarios, 3, seed)] != [s.name for _, s in order] for seed in range(12, 20))
 
 
 def test_toml_scenarios_with_loads_mitigations_and_env(tmp_path):
@@ -45,7 +46,7 @@ env = { OMP_NUM_THREADS = 1 }
 def test_bad_scenario_files_say_what_is_wrong(tmp_path, text, message):
     path = tmp_path / "s.toml"
     path.write_text(text)
-    with pytest.raises(MitigationError, match=message):
+    with pytest.raises(MitigationError, match=re.escape(message)):
         from_toml(path)
 
 
