@@ -359,11 +359,7 @@ fn run(args: Args) -> Result<i32> {
 
     let counters_at_end = proc_counters::snapshot();
     // Detach first, then take what is still in the buffer.
-    let t_detach = Instant::now();
     detach_all(links);
-    if std::env::var_os("LAUNCHGAP_DEBUG_TIMING").is_some() {
-        eprintln!("detach took {:?}", t_detach.elapsed());
-    }
     let _ = ring.consume();
     ship(&to_writer);
     sample_drops(&to_writer, &mut lost_total);

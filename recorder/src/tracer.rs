@@ -69,7 +69,7 @@ pub fn load<'obj>(storage: &'obj mut MaybeUninit<OpenObject>, opts: &LoadOptions
     }
     open.maps.events.set_max_entries(opts.ring_buffer_bytes)?;
     open.maps.target_threads.set_max_entries(pid_max())?;
-    let uprobe_multi = kernel_has_uprobe_multi(&btf) && std::env::var_os("LAUNCHGAP_CLASSIC_UPROBES").is_none();
+    let uprobe_multi = kernel_has_uprobe_multi(&btf);
     for mut prog in open.open_object_mut().progs_mut() {
         let name = prog.name().to_string_lossy().into_owned();
         if uprobe_multi && CUDA_PROGRAMS.contains(&name.as_str()) {
