@@ -218,3 +218,16 @@ def test_empty_cut_and_future_traces(tmp_path):
                           env={"COLUMNS": "200", "PATH": "/usr/bin"})
     assert proc.returncode == 0, proc.stderr
     assert "trace cut short" in proc.stdout
+
+
+def test_tasks_whose_switch_outs_are_never_traced_are_named(tmp_path):
+    silent = (74, 74, "agent")
+    b = TraceBuilder()
+    b.switch(2_000, 0, IDLE, T)
+    b.switch(10_000, 0, T, silent)          # the agent runs; its switch back to T is never traced
+    b.switch(40_000, 0, T, HOG)
+    b.switch(50_000, 0, HOG, T)             # T runs to the end: not a silent task
+    report = build_report(b.write(tmp_path / "t.lg"))
+    caveats = report["trace"]["caveats"]
+    assert len(caveats) == 1 and caveats[0].startswith("agent (74/74) was switched in 1 time(s)")
+    assert thread(report, 101)["preempted_ns"] == 30_000 + 10_000   # the unseen run counts as preempted

@@ -38,7 +38,7 @@ def render(report: dict, console: Console) -> None:
         head += "  [bold red]trace cut short: the recorder did not stop cleanly[/]"
     console.print(head)
     for caveat in trace.get("caveats", []):
-        console.print(f"[bold yellow]cannot be trusted from this input[/]: {caveat}")
+        console.print(f"[bold yellow]caveat[/]: {caveat}")
 
     ov = Table(title="Overview", show_header=False, title_justify="left")
     ov.add_column(style="bold")
