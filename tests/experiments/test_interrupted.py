@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -42,9 +44,10 @@ def cgroups() -> set[str]:
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_an_interrupted_experiment_stops_removes_and_restores_everything(tmp_path, sig):
     assert running() == [], "start from a clean machine"
-    disk_dir = tmp_path / "disk"
-    disk_dir.mkdir()
+    # fio needs a real block device: /tmp may be tmpfs, the checkout is not
+    disk_dir = Path(tempfile.mkdtemp(prefix=".test-disk-", dir=REPO))
     irq_before, cgroups_before = irq_affinities(), cgroups()
+    affinity_before, nice_before = os.sched_getaffinity(0), os.getpriority(os.PRIO_PROCESS, 0)
     scenario_file = tmp_path / "s.toml"
     last = max(os.sched_getaffinity(0))
     scenario_file.write_text(f"""
@@ -69,12 +72,14 @@ mitigations = {{ cpus = [{last}], nice = -5, cpuset = true, irq_away = true }}
     finally:
         if proc.poll() is None:
             proc.kill()
+        leftovers = list(disk_dir.iterdir())
+        shutil.rmtree(disk_dir, ignore_errors=True)
     assert proc.returncode == 130, stderr
     assert "interrupted: everything stopped and restored" in stderr
     assert running() == []
     assert cgroups() == cgroups_before
     assert irq_affinities() == irq_before
-    assert list(disk_dir.iterdir()) == []
+    assert leftovers == []
     results = json.loads((out / "results.json").read_text())
     assert results["status"] == "incomplete"
-    assert os.getpriority(os.PRIO_PROCESS, 0) == 0 and os.sched_getaffinity(0) == set(range(os.cpu_count()))
+    assert os.getpriority(os.PRIO_PROCESS, 0) == nice_before and os.sched_getaffinity(0) == affinity_before
