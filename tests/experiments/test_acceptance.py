@@ -31,7 +31,12 @@ def test_noisy_neighbor_shows_the_cpu_neighbour_and_what_pinning_recovers(tmp_pa
     cpu, pinned = summary["cpu"], summary["pinned"]
     assert cpu["vs_baseline"]["slowdown_ci_low"] > 0, cpu["vs_baseline"]        # the interval excludes zero
     assert cpu["top_culprit"].startswith("stress-ng"), cpu["top_culprit"]
-    assert pinned["preempted_ms"] < cpu["preempted_ms"], (pinned["preempted_ms"], cpu["preempted_ms"])
+    # time the scheduler kept the workload runnable but off the CPU: preempted, or woken and waiting for
+    # the neighbour to be preempted. Under EEVDF the two split differently from run to run (pinned was once
+    # preempted 362 ms vs 330 ms) while their sum stays well apart (1039 vs 1283 ms in that run).
+    lost = lambda s: s["preempted_ms"] + s["runqueue_ms"]  # noqa: E731
+    assert lost(pinned) < lost(cpu), (pinned["preempted_ms"], pinned["runqueue_ms"], cpu["preempted_ms"],
+                                      cpu["runqueue_ms"])
     assert (out / "slowdown.png").stat().st_size > 10_000 and (out / "taken.png").stat().st_size > 10_000
     assert len(list((out / "traces").glob("*.lg"))) == 19
     print(proc.stdout)
