@@ -41,8 +41,7 @@ def time_report(path: Path) -> tuple[float, dict]:
 
 def time_peer(path: Path, sample_pairs: int) -> tuple[float, int]:
     """The study tool's launch-pair analysis: seconds for all pairs (extrapolated), pairs."""
-    import pandas as pd
-    import pyarrow as pa
+    import pyarrow as pa  # to_pandas below needs pandas installed (the dev extra)
 
     start = time.perf_counter()
     table = pa.ipc.open_stream(str(path)).read_all().select(["ts_ns", "event"])

@@ -146,7 +146,6 @@ def _run_experiment(scenarios, command, repeat, metric, output, seed, disk_dir) 
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     from launchgap.experiments.runner import ExperimentError, Metric, run_experiment
-    from launchgap.experiments.summary import plot, summarize_results
 
     if not command:
         fail("a command to run is required after --")
@@ -166,7 +165,7 @@ def _run_experiment(scenarios, command, repeat, metric, output, seed, disk_dir) 
             bar.update(task, completed=index, description=what)
 
         try:
-            results = run_experiment(list(command), scenarios, repeat, Metric(None if metric == "wall" else metric),
+            run_experiment(list(command), scenarios, repeat, Metric(None if metric == "wall" else metric),
                                      outdir, seed, Path(disk_dir) if disk_dir else None, progress=progress)
             bar.update(task, completed=len(scenarios) * repeat + 1, description="done")
         except KeyboardInterrupt:

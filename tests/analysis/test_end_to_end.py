@@ -10,8 +10,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from launchgap.analysis.report import build_report
 from launchgap.analysis.timeline import thread_segments, trace_bounds
 from launchgap.trace import read_trace

@@ -108,7 +108,6 @@ def build_report(trace: Trace) -> dict:
     pids = target_pids(trace)
     threads = target_threads(trace, pids)
     tids = threads["tid"].to_list()
-    ev = trace.events
     launches = trace.of("launch", "ts_ns", "pid", "tid", "api").filter(pl.col("pid").is_in(list(pids)))
     syncs = trace.of("sync", "ts_ns", "pid", "tid", "api", "duration_ns").filter(pl.col("pid").is_in(list(pids)))
     switches = trace.of("switch", "ts_ns", "tid", "voluntary").filter(pl.col("tid").is_in(tids))

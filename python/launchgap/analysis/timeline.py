@@ -21,7 +21,6 @@ import polars as pl
 from launchgap.trace import Trace
 
 TASK_DEAD = 0x80  # include/linux/sched.h
-STATES = ("running", "preempted", "runqueue", "blocked", "offcpu", "dead", "unknown")
 
 
 @dataclass(frozen=True)
