@@ -127,14 +127,187 @@ def diff(a: str, b: str, as_json: bool) -> None:
 @main.command("export")
 @click.argument("trace", type=click.Path(dir_okay=False))
 @click.option("--csv", "as_csv", is_flag=True, help="The original study's 19-column CSV layout.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Where to write (default: TRACE with .csv).")
-def export(trace: str, as_csv: bool, output: str | None) -> None:
+@click.option("--perfetto", "as_perfetto", is_flag=True,
+              help="A Perfetto trace (ui.perfetto.dev): CPU and thread-state tracks, IRQs, CUDA calls.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False),
+              help="Where to write (default: TRACE with .csv or .pftrace).")
+def export(trace: str, as_csv: bool, as_perfetto: bool, output: str | None) -> None:
     """Write TRACE in another tool's format."""
-    if not as_csv:
-        fail("choose a format: --csv")
-    out = output or str(Path(trace).with_suffix(".csv"))
-    rows = write_study_csv(_load(trace), out)
-    err_console.print(f"launchgap: wrote {rows:,} rows to {out}", highlight=False)
+    if as_csv == as_perfetto:
+        fail("choose one format: --csv or --perfetto")
+    out = output or str(Path(trace).with_suffix(".csv" if as_csv else ".pftrace"))
+    if not Path(out).parent.exists():
+        fail(f"{Path(out).parent}: no such directory")
+    loaded = _load(trace)
+    if as_csv:
+        rows = write_study_csv(loaded, out)
+        err_console.print(f"launchgap: wrote {rows:,} rows to {out}", highlight=False)
+        return
+    from launchgap.exports.perfetto import write_perfetto
+
+    with console.status(f"writing {out}"):
+        counts = write_perfetto(loaded, out)
+    err_console.print(f"launchgap: wrote {out}: {counts['ftrace_events']:,} scheduling and IRQ events, "
+                      f"{counts['track_events']:,} CUDA and vector events; open it at ui.perfetto.dev",
+                      highlight=False)
+
+
+@main.command("import")
+@click.argument("dat", type=click.Path(dir_okay=False))
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="The launchgap trace to write (default: DAT.lg).")
+@click.option("--target", "targets", multiple=True,
+              help="Command name prefix of the workload (repeatable), so `report` knows whom to analyse.")
+def import_cmd(dat: str, output: str | None, targets: tuple[str, ...]) -> None:
+    """Turn a trace-cmd .dat (sched_switch, wakeups, migrations, fork/exec/exit,
+    IRQs, softirqs, irq_vectors) into a launchgap trace, for every view and the report."""
+    from launchgap.trace.tracecmd import DatImportError, import_dat
+
+    out = Path(output) if output else Path(dat).with_suffix(".lg")
+    if not out.parent.exists():
+        fail(f"{out.parent}: no such directory")
+    try:
+        with console.status(f"decoding {dat} with trace-cmd"):
+            stats = import_dat(Path(dat), out, list(targets))
+    except DatImportError as err:
+        fail(str(err))
+    except OSError as err:
+        fail(f"{out}: cannot write ({err.strerror})")
+    names = stats["events_by_name"]
+    console.print(f"imported {sum(names.values()):,} events ({names.get('sched_switch', 0):,} sched_switch) over "
+                  f"{(stats['end_ns'] - stats['start_ns']) / 1e9:.3f} s on {stats['cpu_count']} CPUs; "
+                  f"lost: {stats['lost_events']:,}", highlight=False)
+    if not targets:
+        console.print("no --target given: `launchgap report` will have no workload to analyse; the views "
+                      "need none", highlight=False)
+    err_console.print(f"launchgap: wrote {out}", highlight=False)
+
+
+STATIC_SUFFIXES = (".png", ".pdf", ".svg")
+
+
+def _view_output(output: str | None, traces: tuple[str, ...], kind: str) -> Path:
+    out = Path(output) if output else Path(f"{Path(traces[0]).stem}.{kind}.png")
+    if out.suffix.lower() not in (*STATIC_SUFFIXES, ".html"):
+        fail(f"{out}: choose .png, .pdf, .svg or .html")
+    if not out.parent.exists():
+        fail(f"{out.parent}: no such directory")
+    return out
+
+
+def _view_traces(traces: tuple[str, ...]) -> list:
+    if not traces:
+        fail("name at least one trace")
+    loaded = [_load(t) for t in traces]
+    for trace in loaded:
+        if trace.of("switch", "ts_ns").is_empty():
+            fail(f"{trace.path}: no context switches in the trace, nothing to draw")
+    return loaded
+
+
+@main.command("timeline")
+@click.argument("traces", nargs=-1, type=click.Path(dir_okay=False))
+@click.option("-o", "--output", type=click.Path(dir_okay=False),
+              help="cores.png, .pdf, .svg, or .html (interactive: zoom and pan). Default: TRACE.timeline.png")
+@click.option("--min", "min_s", type=float, help="Start, in seconds after the start (or the end of the sleep).")
+@click.option("--max", "max_s", type=float, help="End, in seconds after the start.")
+@click.option("--target", help="Colour only tasks whose command starts with this; the others are black.")
+@click.option("--color-by", type=click.Choice(["pid", "command"]), default="pid", show_default=True,
+              help="pid: a colour per task (the kernel's pid, our tid; colours repeat); command: a colour per command.")
+@click.option("--forked", is_flag=True, help="Only tasks created during the trace (the workload's).")
+@click.option("--socket-order", is_flag=True, help="Order CPUs by package and core (from the trace's topology).")
+@click.option("--after-sleep", is_flag=True, help="Start the axis where a leading `sleep` ended.")
+@click.option("--from-workload", is_flag=True, help="Start the axis where the traced command started.")
+@click.option("--marks", default="irq,launch,sync,migrate", show_default=True,
+              help="Overlay marks to draw (comma separated; empty for none).")
+def timeline(traces, output, min_s, max_s, target, color_by, forked, socket_order, after_sleep, from_workload,
+             marks) -> None:
+    """Which task ran on which CPU over time (dat2graph's picture): one line per
+    stretch a task ran, gaps are idle; one graph per trace, all on the slowest
+    run's time scale; per-command statistics printed."""
+    from launchgap.analysis.core_map import ViewError
+    from launchgap.views.timeline import MARK_KINDS, TimelineOptions, build_timeline, draw_static, shared_span_s
+
+    out = _view_output(output, traces, "timeline")
+    kinds = tuple(k.strip() for k in marks.split(",") if k.strip())
+    unknown = [k for k in kinds if k not in MARK_KINDS]
+    if unknown:
+        fail(f"--marks: unknown {unknown}; choose from {', '.join(MARK_KINDS)}")
+    if after_sleep and from_workload:
+        fail("choose one of --after-sleep and --from-workload")
+    options = TimelineOptions(min_s, max_s, target, color_by, forked, socket_order, after_sleep, from_workload, kinds)
+    loaded = _view_traces(traces)
+    try:
+        with console.status("building the timeline"):
+            datas = [build_timeline(t, options) for t in loaded]
+    except ViewError as err:
+        fail(str(err))
+    for data in datas:
+        table = Table(title=f"{data.name}: per command", title_justify="left")
+        for col in ("command", "first seen (s)", "last seen (s)", "run time (s)", "switches in", "pids"):
+            table.add_column(col, justify="left" if col == "command" else "right")
+        for r in data.stats.head(20).iter_rows(named=True):
+            table.add_row(r["comm"], f"{r['first_s']:.4f}", f"{r['last_s']:.4f}", f"{r['run_s']:.4f}",
+                          str(r["switches_in"]), str(r["tasks"]))
+        if data.stats.height > 20:
+            table.caption = f"and {data.stats.height - 20} more commands"
+        console.print(table)
+    span = shared_span_s(datas)
+    with console.status(f"drawing {sum(d.slices.height for d in datas):,} slices"):
+        if out.suffix.lower() == ".html":
+            from launchgap.views.html import cores_panel, write_html
+
+            write_html(out, [cores_panel(d) for d in datas], span, "launchgap timeline",
+                       legend=dict(list(datas[0].legend.items())[:24]))
+        else:
+            draw_static(datas, out)
+    err_console.print(f"launchgap: wrote {out}", highlight=False)
+
+
+@main.command("running-waiting")
+@click.argument("traces", nargs=-1, type=click.Path(dir_okay=False))
+@click.option("-o", "--output", type=click.Path(dir_okay=False),
+              help="rw.png, .pdf, .svg, or .html (interactive). Default: TRACE.running-waiting.png")
+@click.option("--min", "min_s", type=float, help="Start, in seconds after the start.")
+@click.option("--max", "max_s", type=float, help="End, in seconds after the start.")
+@click.option("--forked", is_flag=True, help="Count only tasks created during the trace.")
+@click.option("--after-sleep", is_flag=True, help="Start the axis where a leading `sleep` ended.")
+@click.option("--from-workload", is_flag=True, help="Start the axis where the traced command started.")
+def running_waiting_cmd(traces, output, min_s, max_s, forked, after_sleep, from_workload) -> None:
+    """Running and runnable task counts over time against the CPU count
+    (running_waiting's picture); stretches where a task waits on a busy CPU
+    while another CPU is idle (work-conservation failures) are shaded and summed."""
+    from launchgap.analysis.core_map import ViewError, choose_window, forked_tids, trace_cpus
+    from launchgap.analysis.running_waiting import running_waiting
+    from launchgap.views.running_waiting import RunningWaitingGraph, draw_static
+
+    out = _view_output(output, traces, "running-waiting")
+    if after_sleep and from_workload:
+        fail("choose one of --after-sleep and --from-workload")
+    graphs = []
+    try:
+        with console.status("counting running and waiting tasks"):
+            for trace in _view_traces(traces):
+                window = choose_window(trace, after_sleep, from_workload, min_s, max_s)
+                rw = running_waiting(trace, window, len(trace_cpus(trace)), forked_tids(trace) if forked else None)
+                graphs.append((window, RunningWaitingGraph(str(trace.path), window.origin_ns, rw)))
+    except ViewError as err:
+        fail(str(err))
+    for window, g in graphs:
+        seconds = (window.hi_ns - window.lo_ns) / 1e9
+        console.print(f"{g.name}: {g.rw.n_cpus} CPUs, peak {int(g.rw.steps['runnable'].max() or 0)} runnable; "
+                      f"work-conservation failures: {g.rw.failures.height:,} stretches, "
+                      f"{g.rw.failure_ns / 1e6:.3f} ms ({100 * g.rw.failure_ns / 1e9 / max(seconds, 1e-9):.2f}% of "
+                      f"{seconds:.3f} s)", highlight=False)
+    span = (min((w.lo_ns - w.origin_ns) / 1e9 for w, _ in graphs), max((w.hi_ns - w.origin_ns) / 1e9 for w, _ in graphs))
+    if out.suffix.lower() == ".html":
+        from launchgap.views.html import steps_panel, write_html
+
+        write_html(out, [steps_panel(g.rw, g.origin_ns, g.name) for _, g in graphs], span,
+                   "launchgap running/waiting", legend={"running": "#2ca02c", "runnable (running + waiting)": "#d62728",
+                                                        "work-conservation failure": "#ffa500"})
+    else:
+        draw_static([g for _, g in graphs], out, span)
+    err_console.print(f"launchgap: wrote {out}", highlight=False)
 
 
 @main.group("experiment")

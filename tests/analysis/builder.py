@@ -19,6 +19,7 @@ class TraceBuilder:
     end_ns: int = 120_000
     command_pid: int = 100
     rows: list[dict] = field(default_factory=list)
+    meta_extra: dict = field(default_factory=dict)
 
     def switch(self, ts, cpu, prev, nxt, voluntary=False, dead=False):
         """prev/nxt: (pid, tid, comm)."""
@@ -52,6 +53,14 @@ class TraceBuilder:
         self.rows.append({"ts_ns": ts, "event": "sync", "cpu": cpu, "pid": task[0], "tid": task[1], "api": api,
                           "duration_ns": duration, "stream": 7, "bytes": 0})
 
+    def exec(self, ts, cpu, task, filename):
+        self.rows.append({"ts_ns": ts, "event": "exec", "cpu": cpu, "pid": task[0], "tid": task[1], "comm": task[2],
+                          "filename": filename})
+
+    def exit(self, ts, cpu, task):
+        self.rows.append({"ts_ns": ts, "event": "exit", "cpu": cpu, "pid": task[0], "tid": task[1], "comm": task[2],
+                          "exit_code": 0})
+
     def lost(self, ts, cpu, kind, count):
         self.rows.append({"ts_ns": ts, "event": "lost", "cpu": cpu, "lost_event": kind, "lost_count": count,
                           "since_ns": ts - 100})
@@ -63,6 +72,7 @@ class TraceBuilder:
                          "detail": json.dumps({"end_ns": self.end_ns, "stop_reason": "test", "lost_events": 0})})
         meta = {"format": "launchgap-trace", "version": 1, "start_ns": self.start_ns, "mode": "command",
                 "command": ["test"], "command_pid": self.command_pid, "pids": [], "recorder_pid": 1,
-                "host": {"hostname": "test", "kernel_release": "test"}, "topology": {"count": 2}}
+                "host": {"hostname": "test", "kernel_release": "test"}, "topology": {"count": 2},
+                **self.meta_extra}
         write_trace(path, rows, meta, batch_rows=batch_rows)
         return read_trace(path)

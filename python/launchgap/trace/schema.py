@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import polars as pl
 import pyarrow as pa
 
 FORMAT = "launchgap-trace/1"
@@ -36,4 +37,16 @@ def write_trace(path, rows: list[dict], meta: dict, batch_rows: int | None = Non
     schema = arrow_schema(meta)
     table = pa.Table.from_pylist([{name: row.get(name) for name, _ in COLUMNS} for row in rows], schema=schema)
     with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_stream(sink, schema) as writer:
+        writer.write_table(table, max_chunksize=batch_rows)
+
+
+def write_frame(path, frame: pl.DataFrame, meta: dict, batch_rows: int = 65536) -> None:
+    """Writes a polars frame holding any subset of the columns as a trace; the
+    others are null. For importers, where rows come by the million."""
+    polars_types = {name: pl.from_arrow(pa.array([], type=dtype)).dtype for name, dtype in COLUMNS}
+    full = frame.select([
+        (pl.col(name) if name in frame.columns else pl.lit(None)).cast(polars_types[name]).alias(name)
+        for name, _ in COLUMNS])
+    table = full.to_arrow().cast(arrow_schema(meta))
+    with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_stream(sink, table.schema) as writer:
         writer.write_table(table, max_chunksize=batch_rows)

@@ -1,0 +1,161 @@
+"""What ran on which CPU when: the data behind `launchgap timeline` and
+`launchgap running-waiting` (docs/views.md).
+
+A run slice starts when a task is switched in and ends when it is switched
+out (it slept, was preempted or died). Idle (task id 0) is not a slice: it is
+the gap between slices. The slice a CPU's first switch ends was running since
+the trace began.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import polars as pl
+
+from launchgap.analysis.timeline import TASK_DEAD, cpu_runs, trace_bounds
+from launchgap.trace import Trace
+
+IDLE_TID = 0
+MARK_EVENTS = {"hardirq": "irq", "softirq": "irq", "irq_vector": "irq", "launch": "launch", "sync": "sync",
+               "migrate": "migrate"}
+
+
+class ViewError(ValueError):
+    """The trace cannot give what the options ask (e.g. --after-sleep with no sleep)."""
+
+
+@dataclass(frozen=True)
+class Window:
+    """The time shown: origin is time zero on the axis; [lo, hi] what is drawn (absolute ns)."""
+    origin_ns: int
+    lo_ns: int
+    hi_ns: int
+
+
+def run_slices(trace: Trace) -> pl.DataFrame:
+    """cpu, start_ns, end_ns, tid, pid, comm, switched_in of every non-idle
+    run on every CPU (switched_in is false for the run a CPU was in when the
+    trace began)."""
+    bounds = trace_bounds(trace)
+    runs = cpu_runs(trace, bounds)
+    return runs.filter(pl.col("run_tid") != IDLE_TID).select(
+        "cpu", pl.col("r_start").alias("start_ns"), pl.col("r_end").alias("end_ns"),
+        pl.col("run_tid").alias("tid"), pl.col("run_pid").alias("pid"), pl.col("run_comm").alias("comm"),
+        (pl.col("r_start") > bounds.start_ns).alias("switched_in"))
+
+
+def forked_tids(trace: Trace) -> set[int]:
+    """Tasks created while the trace ran (fork or wakeup_new seen)."""
+    children = trace.of("fork", "child_tid")["child_tid"].drop_nulls().to_list()
+    new = trace.of("wakeup_new", "tid")["tid"].drop_nulls().to_list()
+    return set(children) | set(new)
+
+
+def sleep_end_ns(trace: Trace) -> int:
+    """The end of the first `sleep` task: the paper's `sleep 1; app` trick."""
+    ev = trace.events
+    sleeps = ev.filter((pl.col("comm") == "sleep") & (pl.col("event") == "exec"))
+    if sleeps.is_empty():
+        sleeps = ev.filter((pl.col("comm") == "sleep") & (pl.col("event").is_in(["switch", "exit"])))
+    if sleeps.is_empty():
+        raise ViewError("--after-sleep: no task named `sleep` in the trace (record `sh -c 'sleep 1; COMMAND'`)")
+    tid = sleeps.sort("ts_ns")["tid"][0]
+    own = ev.filter((pl.col("tid") == tid) & pl.col("event").is_in(["switch", "exit"]))
+    dead = own.filter((pl.col("event") == "exit") | ((pl.col("prev_state").fill_null(0) & TASK_DEAD) != 0))
+    return int((dead if not dead.is_empty() else own)["ts_ns"].max())
+
+
+def workload_start_ns(trace: Trace) -> int:
+    """When the traced command started: its exec, else its first event."""
+    pid = trace.meta.get("command_pid")
+    if not pid:
+        raise ViewError("--from-workload: the trace names no traced command (recorded with -p, --system "
+                        "without a command, or imported)")
+    own = trace.events.filter((pl.col("pid") == pid) | (pl.col("child_pid") == pid))
+    execs = own.filter(pl.col("event") == "exec")
+    chosen = execs if not execs.is_empty() else own
+    if chosen.is_empty():
+        raise ViewError(f"--from-workload: no event of the traced command (pid {pid}) in the trace")
+    return int(chosen["ts_ns"].min())
+
+
+def choose_window(trace: Trace, after_sleep: bool = False, from_workload: bool = False,
+                  min_s: float | None = None, max_s: float | None = None) -> Window:
+    bounds = trace_bounds(trace)
+    first = trace.events.filter(pl.col("event") != "trace_end")["ts_ns"].min()
+    origin = min(bounds.start_ns, int(first)) if first is not None else bounds.start_ns
+    if after_sleep:
+        origin = sleep_end_ns(trace)
+    elif from_workload:
+        origin = workload_start_ns(trace)
+    lo = origin + int((min_s or 0.0) * 1e9)
+    hi = origin + int(max_s * 1e9) if max_s is not None else bounds.end_ns
+    if min_s is not None and min_s < 0 or max_s is not None and max_s <= 0:
+        raise ViewError("--min and --max are seconds after the start and must not be negative")
+    if hi <= lo:
+        raise ViewError(f"the window is empty: --min {min_s} is not before --max {max_s} / the end of the trace "
+                        f"({(bounds.end_ns - origin) / 1e9:.3f} s)")
+    return Window(origin, lo, hi)
+
+
+def clip(frame: pl.DataFrame, window: Window) -> pl.DataFrame:
+    """Slices overlapping the window, cut to it."""
+    return frame.filter((pl.col("end_ns") > window.lo_ns) & (pl.col("start_ns") < window.hi_ns)).with_columns(
+        pl.col("start_ns").clip(lower_bound=window.lo_ns), pl.col("end_ns").clip(upper_bound=window.hi_ns))
+
+
+def select_tasks(slices: pl.DataFrame, trace: Trace, forked: bool) -> pl.DataFrame:
+    if not forked:
+        return slices
+    return slices.filter(pl.col("tid").is_in(sorted(forked_tids(trace))))
+
+
+def command_stats(slices: pl.DataFrame, window: Window) -> pl.DataFrame:
+    """Per command, as in dat2graph's colour-by-command legend: first and last
+    time seen (seconds on the axis), total run time, switches to it, task count."""
+    return (slices.group_by("comm")
+            .agg(((pl.col("start_ns").min() - window.origin_ns) / 1e9).alias("first_s"),
+                 ((pl.col("end_ns").max() - window.origin_ns) / 1e9).alias("last_s"),
+                 ((pl.col("end_ns") - pl.col("start_ns")).sum() / 1e9).alias("run_s"),
+                 pl.col("switched_in").sum().alias("switches_in"), pl.col("tid").n_unique().alias("tasks"))
+            .sort("run_s", descending=True))
+
+
+def marks(trace: Trace, window: Window, tids: set[int] | None = None) -> pl.DataFrame:
+    """Overlay marks: kind (irq, launch, sync, migrate), ts_ns, cpu (a migration's destination), tid."""
+    ev = trace.events.lazy().filter(pl.col("event").cast(pl.Utf8).is_in(list(MARK_EVENTS)))
+    ev = ev.filter((pl.col("ts_ns") >= window.lo_ns) & (pl.col("ts_ns") < window.hi_ns))
+    frame = ev.select(
+        pl.col("event").cast(pl.Utf8).replace_strict(MARK_EVENTS).alias("kind"),
+        pl.col("ts_ns").cast(pl.Int64),
+        pl.when(pl.col("event") == "migrate").then(pl.col("dest_cpu")).otherwise(pl.col("cpu")).alias("cpu"),
+        "tid").collect()
+    if tids is not None:
+        # launches, syncs and migrations belong to a task; IRQs to the CPU
+        frame = frame.filter((pl.col("kind") == "irq") | pl.col("tid").is_in(sorted(tids)))
+    return frame.drop_nulls("cpu").sort("ts_ns")
+
+
+def cpu_order(trace: Trace, cpus: list[int], socket_order: bool) -> list[int]:
+    """CPUs bottom to top. --socket-order: by package, then core, then CPU
+    number, from the trace's own topology (never a built-in table)."""
+    if not socket_order:
+        return sorted(cpus)
+    topo = {c["cpu"]: c for c in (trace.meta.get("topology") or {}).get("cpus", []) if "cpu" in c}
+    missing = [c for c in cpus if c not in topo]
+    if missing:
+        raise ViewError(f"--socket-order: the trace has no topology for CPU(s) {missing[:8]} "
+                        "(imported traces carry none)")
+    return sorted(cpus, key=lambda c: (topo[c].get("package", 0), topo[c].get("die", 0), topo[c].get("core", c), c))
+
+
+def trace_cpus(trace: Trace) -> list[int]:
+    """Every CPU the trace knows: its topology, else the CPUs events happened on."""
+    topo = (trace.meta.get("topology") or {}).get("cpus") or []
+    known = {int(c["cpu"]) for c in topo if "cpu" in c}
+    seen = trace.events["cpu"].drop_nulls().unique().to_list()
+    count = (trace.meta.get("topology") or {}).get("count")
+    if not known and count:
+        known = set(range(int(count)))
+    return sorted(known | {int(c) for c in seen})

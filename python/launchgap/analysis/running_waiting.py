@@ -1,0 +1,128 @@
+"""Running and runnable task counts over time, and work-conservation
+failures: the data behind `launchgap running-waiting` (docs/views.md).
+
+- running(t): CPUs running a (selected) task.
+- waiting(t): selected tasks runnable but not running. A task waits from
+  its wakeup (sched_wakeup / wakeup_new) after it blocked, or from being
+  switched out while still runnable (preempted, yielded), until it is
+  switched in. A wakeup of a task that is still running (it had not yet
+  switched out) starts no wait.
+- Tasks already runnable when the trace starts: a task whose first event
+  is being switched in, with no wakeup before it, was woken before the
+  trace began, so it waits from the start of the trace. A task whose first
+  event is a switch-out was running from the start.
+- Work-conservation failure: some task waits on the run queue of a busy
+  CPU (the CPU it is finally switched in on, which is running another
+  task meanwhile) while at least one CPU is idle. A task woken onto an idle
+  CPU that takes a while to switch it in is wake-up latency, not a failure.
+  Busy and idle count every task, selected or not.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+from launchgap.analysis.core_map import Window, clip, run_slices
+from launchgap.analysis.intervals import overlaps
+from launchgap.trace import Trace
+
+
+@dataclass(frozen=True)
+class RunningWaiting:
+    steps: pl.DataFrame        # ts_ns (step start), running, runnable: counts hold until the next row
+    failures: pl.DataFrame     # start_ns, end_ns: merged work-conservation failure intervals
+    waits: pl.DataFrame        # tid, cpu, start_ns, end_ns: every wait, clipped to the window
+    n_cpus: int
+
+    @property
+    def failure_ns(self) -> int:
+        return int((self.failures["end_ns"] - self.failures["start_ns"]).sum()) if not self.failures.is_empty() else 0
+
+
+def wait_intervals(trace: Trace, start_ns: int) -> pl.DataFrame:
+    """tid, cpu, start_ns, end_ns of every runnable-but-not-running stretch that ended in a switch-in."""
+    sw = trace.of("switch", "ts_ns", "cpu", "tid", "next_tid", "voluntary", "prev_state")
+    still_runnable = (pl.when(pl.col("voluntary").is_not_null()).then(~pl.col("voluntary"))
+                      .otherwise(pl.col("prev_state").fill_null(0) == 0))
+    outs = sw.filter(pl.col("tid") != 0).select(
+        pl.col("ts_ns").cast(pl.Int64), "tid", "cpu",
+        pl.when(still_runnable).then(pl.lit("out_runnable")).otherwise(pl.lit("out_blocked")).alias("kind"))
+    ins = sw.filter(pl.col("next_tid") != 0).select(
+        pl.col("ts_ns").cast(pl.Int64), pl.col("next_tid").alias("tid"), "cpu", pl.lit("in").alias("kind"))
+    wakes = trace.events.lazy().filter(pl.col("event").is_in(["wakeup", "wakeup_new"]) & (pl.col("tid") != 0)).select(
+        pl.col("ts_ns").cast(pl.Int64), "tid", pl.col("target_cpu").alias("cpu"), pl.lit("wake").alias("kind")
+    ).collect()
+    rows = pl.concat([outs, ins, wakes]).with_columns(pl.col("tid").cast(pl.UInt32), pl.col("cpu").cast(pl.UInt32))
+    order = {"out_blocked": 0, "out_runnable": 0, "wake": 1, "in": 2}
+    rows = rows.with_columns(pl.col("kind").replace_strict(order, return_dtype=pl.Int8).alias("rank")).sort(
+        "tid", "ts_ns", "rank")
+    switch_kind = pl.when(pl.col("kind") != "wake").then(pl.col("kind"))
+    rows = rows.with_columns(switch_kind.forward_fill().shift(1).over("tid").alias("before"),
+                             pl.col("kind").shift(1).over("tid").alias("prev_kind"))
+    starts_wait = ((pl.col("kind") == "out_runnable")
+                   | ((pl.col("kind") == "wake") & (pl.col("before").is_null() | (pl.col("before") == "out_blocked")))
+                   | ((pl.col("kind") == "in") & pl.col("prev_kind").is_null()))
+    rows = rows.with_columns(
+        pl.when((pl.col("kind") == "in") & pl.col("prev_kind").is_null()).then(pl.lit(start_ns))
+        .otherwise(pl.col("ts_ns")).alias("wait_from"), starts_wait.alias("starts"))
+    # each wait ends at the task's next switch-in; a second start before it (waking + wakeup) changes nothing
+    rows = rows.with_columns(
+        pl.when(pl.col("kind") == "in").then(pl.col("ts_ns")).backward_fill().over("tid").alias("next_in"),
+        pl.when(pl.col("kind") == "in").then(pl.col("cpu")).backward_fill().over("tid").alias("in_cpu"))
+    waits = rows.filter(pl.col("starts") & pl.col("next_in").is_not_null()).group_by("tid", "next_in").agg(
+        pl.col("wait_from").min(), pl.col("in_cpu").first())
+    return waits.select("tid", pl.col("in_cpu").alias("cpu"), pl.col("wait_from").alias("start_ns"),
+                        pl.col("next_in").alias("end_ns")).filter(pl.col("end_ns") > pl.col("start_ns")).sort(
+        "start_ns", "tid")
+
+
+def _step_counts(deltas: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, list[np.ndarray]]:
+    """Sweep: every array of (times, +1/-1) is summed into a step function
+    sampled at the union of change times."""
+    times = np.unique(np.concatenate([t for t, _ in deltas])) if deltas else np.zeros(0, np.int64)
+    counts = []
+    for t, d in deltas:
+        acc = np.zeros(times.size, np.int64)
+        np.add.at(acc, np.searchsorted(times, t), d)
+        counts.append(np.cumsum(acc))
+    return times, counts
+
+
+def _edges(frame: pl.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    starts = frame["start_ns"].to_numpy().astype(np.int64)
+    ends = frame["end_ns"].to_numpy().astype(np.int64)
+    return (np.concatenate([starts, ends]),
+            np.concatenate([np.ones(starts.size, np.int64), -np.ones(ends.size, np.int64)]))
+
+
+def running_waiting(trace: Trace, window: Window, n_cpus: int, tids: set[int] | None = None) -> RunningWaiting:
+    all_runs = run_slices(trace)
+    waits = wait_intervals(trace, int(all_runs["start_ns"].min() if not all_runs.is_empty() else window.lo_ns))
+    # waits on a busy run queue: the part of each wait while its CPU ran something else
+    busy = all_runs.select("cpu", "start_ns", "end_ns")
+    pairs = overlaps(waits.select("cpu", pl.col("start_ns").alias("q_start"), pl.col("end_ns").alias("q_end")),
+                     busy.rename({"start_ns": "r_start", "end_ns": "r_end"}), "cpu")
+    blocked = pairs.select("cpu", pl.max_horizontal("q_start", "r_start").alias("start_ns"),
+                           pl.min_horizontal("q_end", "r_end").alias("end_ns"))
+    runs = all_runs if tids is None else all_runs.filter(pl.col("tid").is_in(sorted(tids)))
+    mine = waits if tids is None else waits.filter(pl.col("tid").is_in(sorted(tids)))
+    runs, mine, busy, blocked = (clip(f, window) for f in (runs, mine, busy, blocked))
+    times, (running, waiting, busy_n, blocked_n) = _step_counts(
+        [_edges(runs), _edges(mine), _edges(busy), _edges(blocked)])
+    steps = pl.DataFrame({"ts_ns": times, "running": running, "runnable": running + waiting})
+    failing = (blocked_n > 0) & (busy_n < n_cpus)
+    failures = _runs_of_true(times, failing, window.hi_ns)
+    return RunningWaiting(steps, failures, mine, n_cpus)
+
+
+def _runs_of_true(times: np.ndarray, flag: np.ndarray, end_ns: int) -> pl.DataFrame:
+    if times.size == 0:
+        return pl.DataFrame(schema={"start_ns": pl.Int64, "end_ns": pl.Int64})
+    change = np.diff(np.concatenate([[0], flag.astype(np.int8), [0]]))
+    bounds = np.append(times, end_ns)
+    starts = bounds[np.flatnonzero(change == 1)]
+    ends = bounds[np.flatnonzero(change == -1)]
+    return pl.DataFrame({"start_ns": starts, "end_ns": ends}).filter(pl.col("end_ns") > pl.col("start_ns"))

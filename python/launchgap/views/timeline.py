@@ -1,0 +1,187 @@
+"""`launchgap timeline`: which task ran on which CPU over time (dat2graph's
+picture), with IRQ, launch, sync and migration marks. This module builds the
+figure's data; `draw_static` draws it with matplotlib (PNG/PDF/SVG) and
+views/timeline_html.py writes the interactive page."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import polars as pl  # noqa: E402
+from matplotlib.collections import LineCollection  # noqa: E402
+from matplotlib.colors import to_hex  # noqa: E402
+
+from launchgap.analysis.core_map import (  # noqa: E402
+    Window, choose_window, clip, command_stats, cpu_order, forked_tids, marks, run_slices, trace_cpus,
+)
+from launchgap.trace import Trace  # noqa: E402
+from launchgap.views.pixels import decimate  # noqa: E402
+
+OTHER_COLOUR = "#000000"  # --target: tasks that do not match are black, as in dat2graph
+MARK_STYLE = {"irq": ("#d62728", "|"), "migrate": ("#7f7f7f", "x"), "launch": ("#2ca02c", "."), "sync": ("#9467bd", "s")}
+MARK_KINDS = tuple(MARK_STYLE)
+
+
+@dataclass(frozen=True)
+class TimelineOptions:
+    min_s: float | None = None
+    max_s: float | None = None
+    target: str | None = None
+    color_by: str = "pid"          # pid (the kernel's task id) or command
+    forked: bool = False
+    socket_order: bool = False
+    after_sleep: bool = False
+    from_workload: bool = False
+    show_marks: tuple[str, ...] = MARK_KINDS
+
+
+@dataclass(frozen=True)
+class TimelineData:
+    name: str
+    window: Window
+    cpus: list[int]               # bottom to top
+    slices: pl.DataFrame          # cpu, start_ns, end_ns, tid, pid, comm, color
+    marks: pl.DataFrame           # kind, ts_ns, cpu, tid
+    stats: pl.DataFrame           # per command: first_s, last_s, run_s, switches_in, tasks
+    legend: dict[str, str]        # label -> colour, for the colours that name something
+
+
+def _palette(n: int) -> list[str]:
+    """tab20's strong colours first, then their light twins, so that the
+    first ten tasks or commands are easy to tell apart."""
+    cmap = plt.get_cmap("tab20")
+    order = [*range(0, 20, 2), *range(1, 20, 2)]
+    return [to_hex(cmap(order[i % 20])) for i in range(n)]
+
+
+def colour_slices(slices: pl.DataFrame, options: TimelineOptions) -> tuple[pl.DataFrame, dict[str, str]]:
+    """Adds `color`. By pid: tasks cycle through 20 colours in order of first
+    run (colours repeat, as in dat2graph); by command: one colour per command,
+    the busiest first; --target: only commands starting with TARGET get colours."""
+    key = "comm" if options.color_by == "command" else "tid"
+    targeted = pl.col("comm").str.starts_with(options.target) if options.target else pl.lit(True)
+    coloured = slices.filter(targeted)
+    if key == "comm":
+        order = (coloured.group_by("comm").agg((pl.col("end_ns") - pl.col("start_ns")).sum().alias("t"))
+                 .sort("t", "comm", descending=[True, False])["comm"].to_list())
+    else:
+        order = coloured.sort("start_ns").unique("tid", keep="first", maintain_order=True)["tid"].to_list()
+    colours = _palette(len(order))
+    mapping = pl.DataFrame({key: order, "color": colours},
+                           schema={key: slices.schema[key], "color": pl.Utf8})
+    out = slices.join(mapping, on=key, how="left").with_columns(pl.col("color").fill_null(OTHER_COLOUR))
+    if key == "comm":
+        legend = dict(zip(order, colours))
+    else:
+        legend = {}
+        if options.target:
+            legend[f"{options.target}* (coloured by task)"] = colours[0] if colours else OTHER_COLOUR
+    if options.target:
+        legend["other tasks"] = OTHER_COLOUR
+    return out.sort("cpu", "start_ns"), legend
+
+
+def build_timeline(trace: Trace, options: TimelineOptions) -> TimelineData:
+    window = choose_window(trace, options.after_sleep, options.from_workload, options.min_s, options.max_s)
+    slices = clip(run_slices(trace), window)
+    tids = forked_tids(trace) if options.forked else None
+    if tids is not None:
+        slices = slices.filter(pl.col("tid").is_in(sorted(tids)))
+    slices, legend = colour_slices(slices, options)
+    cpus = cpu_order(trace, trace_cpus(trace), options.socket_order)
+    shown = marks(trace, window, tids).filter(pl.col("kind").is_in(list(options.show_marks)))
+    return TimelineData(str(trace.path), window, cpus, slices, shown, command_stats(slices, window), legend)
+
+
+def shared_span_s(datas: list[TimelineData]) -> tuple[float, float]:
+    """Every graph on one scale: the slowest run's span."""
+    lo = min((d.window.lo_ns - d.window.origin_ns) / 1e9 for d in datas)
+    hi = max((d.window.hi_ns - d.window.origin_ns) / 1e9 for d in datas)
+    return lo, hi
+
+
+PLOT_WIDTH_IN = 14.0
+DPI = 150
+
+
+def static_segments(data: TimelineData, span: tuple[float, float], width_px: int) -> pl.DataFrame:
+    """The segments draw_static draws for one graph (the data behind the figure)."""
+    lo = data.window.origin_ns + int(span[0] * 1e9)
+    hi = data.window.origin_ns + int(span[1] * 1e9)
+    return decimate(data.slices, lo, hi, width_px)
+
+
+def _mark_points(frame: pl.DataFrame, origin: int, lo: int, hi: int, width_px: int) -> pl.DataFrame:
+    """One mark per kind, CPU and pixel column: more would draw on top of each other."""
+    ns_per_px = max(1.0, (hi - lo) / width_px)
+    return frame.with_columns(((pl.col("ts_ns") - lo) / ns_per_px).floor().alias("px")).unique(
+        ["kind", "cpu", "px"], keep="first").with_columns(((pl.col("ts_ns") - origin) / 1e9).alias("t"))
+
+
+def draw_static(datas: list[TimelineData], path: Path) -> list[pl.DataFrame]:
+    """Draws one graph per trace, stacked, on one time scale. Returns the
+    segments drawn for each (what tests check instead of pixels)."""
+    span = shared_span_s(datas)
+    rows = [max(1, len(d.cpus)) for d in datas]
+    height = sum(min(0.12 * r + 1.2, 14) for r in rows) + 0.6 * len(datas)
+    fig, axes = plt.subplots(len(datas), 1, figsize=(PLOT_WIDTH_IN, height), dpi=DPI, squeeze=False,
+                             height_ratios=rows)
+    width_px = int(PLOT_WIDTH_IN * DPI * 0.8)
+    drawn = []
+    for ax, data in zip(axes[:, 0], datas):
+        row_of = {cpu: i for i, cpu in enumerate(data.cpus)}
+        segs = static_segments(data, span, width_px)
+        drawn.append(segs)
+        line_width = max(0.4, min(6.0, 0.6 * 72 * (height / max(sum(rows), 1))))
+        if not segs.is_empty():
+            y = segs["cpu"].replace_strict(row_of, default=None).cast(pl.Float64).to_numpy()
+            x0 = ((segs["start_ns"] - data.window.origin_ns) / 1e9).to_numpy()
+            x1 = ((segs["end_ns"] - data.window.origin_ns) / 1e9).to_numpy()
+            narrow = segs["narrow"].to_numpy()
+            px = (span[1] - span[0]) / width_px
+            x1 = x1.copy()
+            x1[narrow] = x0[narrow] + px
+            lines = np.stack([np.column_stack([x0, y]), np.column_stack([x1, y])], axis=1)
+            ax.add_collection(LineCollection(lines, colors=segs["color"].to_list(), linewidths=line_width,
+                                             capstyle="butt"))
+        lo_abs = data.window.origin_ns + int(span[0] * 1e9)
+        hi_abs = data.window.origin_ns + int(span[1] * 1e9)
+        points = _mark_points(data.marks, data.window.origin_ns, lo_abs, hi_abs, width_px)
+        for kind, (colour, marker) in MARK_STYLE.items():
+            sel = points.filter(pl.col("kind") == kind)
+            if sel.is_empty():
+                continue
+            ys = sel["cpu"].replace_strict(row_of, default=None).cast(pl.Float64).to_numpy() + 0.38
+            ax.scatter(sel["t"].to_numpy(), ys, s=6, c=colour, marker=marker, linewidths=0.6, label=kind, zorder=3)
+        ax.set_xlim(*span)
+        ax.set_ylim(-0.7, len(data.cpus) - 0.3)
+        step = max(1, len(data.cpus) // 32)
+        ax.set_yticks(range(0, len(data.cpus), step), [str(c) for c in data.cpus[::step]], fontsize=7)
+        ax.set_ylabel("CPU")
+        ax.set_title(Path(data.name).name, fontsize=9, loc="left")
+        handles = [plt.Line2D([], [], color=c, lw=4, label=_legend_label(label, data.stats))
+                   for label, c in list(data.legend.items())[:14]]
+        handles += [plt.Line2D([], [], color=MARK_STYLE[k][0], marker=MARK_STYLE[k][1], lw=0, label=k)
+                    for k in MARK_STYLE if not data.marks.filter(pl.col("kind") == k).is_empty()]
+        if handles:
+            ax.legend(handles=handles, fontsize=6, loc="upper left", bbox_to_anchor=(1.005, 1.0), frameon=False)
+    axes[-1, 0].set_xlabel("seconds")
+    fig.tight_layout()
+    fig.savefig(path, dpi=DPI)
+    plt.close(fig)
+    return drawn
+
+
+def _legend_label(label: str, stats: pl.DataFrame) -> str:
+    row = stats.filter(pl.col("comm") == label)
+    if row.is_empty():
+        return label
+    r = row.row(0, named=True)
+    return (f"{label}: {r['first_s']:.4f}-{r['last_s']:.4f} s, ran {r['run_s']:.3f} s, "
+            f"{r['switches_in']} switches, {r['tasks']} pids")

@@ -1,0 +1,163 @@
+"""Timeline and running/waiting on hand-built traces whose every slice is known."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+
+from launchgap.analysis.core_map import ViewError, choose_window, command_stats, run_slices
+from launchgap.analysis.running_waiting import running_waiting, wait_intervals
+from launchgap.views.pixels import decimate
+from launchgap.views.timeline import OTHER_COLOUR, TimelineOptions, build_timeline, draw_static
+from tests.analysis.builder import IDLE, TraceBuilder
+
+A, B, C = (10, 10, "app"), (10, 11, "app"), (10, 12, "app")
+K = (50, 50, "kworker/0:1")
+IDLE1 = (0, 0, "swapper/1")
+
+
+def two_cpu_trace(tmp_path, **meta):
+    """CPU0: A runs from the start, preempted by kworker K, blocks, is woken
+    onto idle CPU0, is preempted by C (forked by A) and runs again. CPU1: B,
+    runnable from before the trace, runs 2000-30000, then CPU1 idles while C
+    and then A wait on busy CPU0: a work-conservation failure, 40000-50000."""
+    b = TraceBuilder(start_ns=1000, end_ns=120_000, meta_extra=meta)
+    b.switch(2000, 1, IDLE1, B)
+    b.wakeup(4800, K, 0)
+    b.switch(5000, 0, A, K)                         # A preempted
+    b.switch(6000, 0, K, A, voluntary=True)
+    b.switch(20000, 0, A, IDLE, voluntary=True)     # A blocks
+    b.switch(30000, 1, B, IDLE1, voluntary=True)
+    b.wakeup(34000, A, 0)
+    b.switch(35000, 0, IDLE, A)
+    b.fork(39000, 0, A, C)
+    b.wakeup(40000, C, 0, new=True)
+    b.switch(45000, 0, A, C)                        # A preempted by C
+    b.switch(50000, 0, C, A, voluntary=True)
+    b.launch(52000, 0, A)
+    b.irq(53000, 1, IDLE1, "softirq", "TIMER", 500, number=1)
+    b.switch(60000, 0, A, IDLE, voluntary=True)
+    return b.write(tmp_path / "two.lg")
+
+
+def test_run_slices_are_the_switches(tmp_path):
+    trace = two_cpu_trace(tmp_path)
+    got = run_slices(trace).select("cpu", "start_ns", "end_ns", "tid").sort("cpu", "start_ns").rows()
+    assert got == [(0, 1000, 5000, 10), (0, 5000, 6000, 50), (0, 6000, 20000, 10), (0, 35000, 45000, 10),
+                   (0, 45000, 50000, 12), (0, 50000, 60000, 10), (1, 2000, 30000, 11)]
+
+
+def test_command_stats_like_dat2graph(tmp_path):
+    trace = two_cpu_trace(tmp_path)
+    window = choose_window(trace)
+    stats = {r["comm"]: r for r in command_stats(run_slices(trace), window).iter_rows(named=True)}
+    app = stats["app"]
+    assert app["first_s"] == 0.0 and app["last_s"] == pytest.approx(59000 / 1e9)
+    assert app["run_s"] == pytest.approx((4000 + 14000 + 10000 + 5000 + 10000 + 28000) / 1e9)
+    assert app["switches_in"] == 5      # the run A was in when the trace began is not a switch
+    assert app["tasks"] == 3
+    assert stats["kworker/0:1"]["switches_in"] == 1 and stats["kworker/0:1"]["tasks"] == 1
+
+
+def test_timeline_target_forked_and_window(tmp_path):
+    trace = two_cpu_trace(tmp_path)
+    data = build_timeline(trace, TimelineOptions(target="kw"))
+    colours = dict(data.slices.select("tid", "color").unique().iter_rows())
+    assert colours[11] == OTHER_COLOUR and colours[10] == OTHER_COLOUR and colours[50] != OTHER_COLOUR
+    forked = build_timeline(trace, TimelineOptions(forked=True))
+    assert forked.slices.select("cpu", "start_ns", "end_ns", "tid").rows() == [(0, 45000, 50000, 12)]
+    # --min/--max are seconds after the start (1000 ns): [0.000004, 0.000036] s -> [5000, 37000] ns, clipped
+    window = build_timeline(trace, TimelineOptions(min_s=4e-6, max_s=36e-6))
+    assert window.slices.select("cpu", "start_ns", "end_ns", "tid").rows() == [
+        (0, 5000, 6000, 50), (0, 6000, 20000, 10), (0, 35000, 37000, 10), (1, 5000, 30000, 11)]
+    kinds = data.marks.group_by("kind").len().sort("kind").rows()
+    assert kinds == [("irq", 1), ("launch", 1)]
+    assert data.marks.filter(pl.col("kind") == "launch").select("ts_ns", "cpu").rows() == [(52000, 0)]
+
+
+def test_color_by_command_gives_one_colour_per_command(tmp_path):
+    data = build_timeline(two_cpu_trace(tmp_path), TimelineOptions(color_by="command"))
+    per_comm = data.slices.group_by("comm").agg(pl.col("color").n_unique()).rows()
+    assert sorted(per_comm) == [("app", 1), ("kworker/0:1", 1)]
+    assert list(data.legend) == ["app", "kworker/0:1"]   # busiest first
+
+
+def test_socket_order_uses_the_trace_topology(tmp_path):
+    topo = {"count": 2, "cpus": [{"cpu": 0, "package": 1, "core": 0}, {"cpu": 1, "package": 0, "core": 0}]}
+    data = build_timeline(two_cpu_trace(tmp_path, topology=topo), TimelineOptions(socket_order=True))
+    assert data.cpus == [1, 0]
+    with pytest.raises(ViewError, match="no topology"):
+        build_timeline(two_cpu_trace(tmp_path), TimelineOptions(socket_order=True))
+
+
+def test_after_sleep_and_from_workload(tmp_path):
+    S = (20, 20, "sleep")
+    b = TraceBuilder(start_ns=1000, end_ns=100_000, command_pid=20)
+    b.exec(1500, 1, S, "/usr/bin/sleep")
+    b.switch(2000, 1, S, IDLE1, voluntary=True)
+    b.wakeup(9000, S, 1)
+    b.switch(9100, 1, IDLE1, S)
+    b.exit(9500, 1, S)
+    b.switch(9600, 1, S, IDLE1, dead=True)
+    b.switch(12000, 0, IDLE, A)
+    trace = b.write(tmp_path / "sleep.lg")
+    assert choose_window(trace, after_sleep=True).origin_ns == 9600
+    assert choose_window(trace, from_workload=True).origin_ns == 1500
+    data = build_timeline(trace, TimelineOptions(after_sleep=True, min_s=0.0))
+    assert data.slices.filter(pl.col("tid") == 10)["start_ns"].to_list() == [12000]
+    with pytest.raises(ViewError, match="no task named `sleep`"):
+        choose_window(two_cpu_trace(tmp_path), after_sleep=True)
+
+
+def test_waits_follow_the_documented_rules(tmp_path):
+    trace = two_cpu_trace(tmp_path)
+    waits = wait_intervals(trace, 1000).select("tid", "cpu", "start_ns", "end_ns").sort("start_ns").rows()
+    assert waits == [
+        (11, 1, 1000, 2000),     # runnable before the trace began: waits from its start
+        (50, 0, 4800, 5000),
+        (10, 0, 5000, 6000),     # preempted
+        (10, 0, 34000, 35000),   # woken onto an idle CPU: waits, but no failure
+        (12, 0, 40000, 45000),
+        (10, 0, 45000, 50000),
+    ]
+
+
+def test_running_waiting_counts_and_work_conservation_failure(tmp_path):
+    trace = two_cpu_trace(tmp_path)
+    rw = running_waiting(trace, choose_window(trace), n_cpus=2)
+    steps = dict((t, (run, able)) for t, run, able in rw.steps.rows())
+    assert steps[1000] == (1, 2)     # A runs, B waits
+    assert steps[2000] == (2, 2)
+    assert steps[4800] == (2, 3)     # K woken onto busy CPU0
+    assert steps[5000] == (2, 3)     # K runs, A preempted waits
+    assert steps[6000] == (2, 2)
+    assert steps[30000] == (0, 0)
+    assert steps[34000] == (0, 1)
+    assert steps[40000] == (1, 2)    # C waits on busy CPU0, CPU1 idle
+    assert steps[45000] == (1, 2)
+    assert steps[50000] == (1, 1)
+    assert rw.failures.rows() == [(40000, 50000)]
+    assert rw.failure_ns == 10000
+
+
+def test_decimation_keeps_every_visible_slice():
+    # 10 pixels of 1000 ns over [0, 10000)
+    rows = [(0, 100, 200, "red"), (0, 300, 600, "blue"), (0, 700, 900, "red"),   # one pixel: blue is longest
+            (0, 2500, 7500, "green"),                                             # wide: kept whole
+            (1, 1000, 2500, "red"), (1, 2600, 5000, "red"),                       # same colour, gap < 1 px: merged
+            (1, 6000, 7200, "red"), (1, 8500, 9900, "blue")]
+    slices = pl.DataFrame(rows, schema=["cpu", "start_ns", "end_ns", "color"], orient="row")
+    got = decimate(slices, 0, 10000, 10).rows()
+    assert got == [(0, 300, 600, "blue", True), (0, 2500, 7500, "green", False),
+                   (1, 1000, 5000, "red", False), (1, 6000, 7200, "red", False), (1, 8500, 9900, "blue", False)]
+    # fully zoomed in, nothing is merged or dropped
+    assert decimate(slices, 0, 10000, 100_000).height == len(rows)
+
+
+def test_static_figure_draws_the_decimated_segments(tmp_path):
+    data = build_timeline(two_cpu_trace(tmp_path), TimelineOptions())
+    out = tmp_path / "cores.png"
+    (segments,) = draw_static([data], out)
+    assert segments.select("cpu", "start_ns", "end_ns").rows() == data.slices.select(
+        "cpu", "start_ns", "end_ns").rows()
+    assert out.stat().st_size > 5000 and out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -1,0 +1,139 @@
+"""The views on a real `--system` recording: a two-thread cudasim beside a
+CPU hog. The PNG is checked to render at its size, the HTML is drawn by
+headless Chromium (screenshot taken, colours of the workload's tasks found
+in it), and the Perfetto export is decoded and counted."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import struct
+import subprocess
+
+import numpy as np
+import polars as pl
+import pytest
+from matplotlib.colors import to_rgb
+from PIL import Image
+from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
+
+from launchgap.analysis.core_map import choose_window, run_slices
+from launchgap.analysis.running_waiting import running_waiting
+from launchgap.trace import read_trace
+from launchgap.views.timeline import TimelineOptions, build_timeline
+from tests.conftest import CUDASIM, REPO
+from tests.recorder.conftest import RECORDER, needs_bpf
+
+LAUNCHGAP = [str(REPO / ".venv" / "bin" / "launchgap")]
+CHROMIUM = next((shutil.which(n) for n in ("chromium-headless-shell", "chromium", "chromium-browser")
+                 if shutil.which(n)), None)
+
+
+def launchgap(*args: str) -> subprocess.CompletedProcess:
+    proc = subprocess.run([*LAUNCHGAP, *args], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+@pytest.fixture(scope="module")
+def system_trace(tmp_path_factory):
+    out = tmp_path_factory.mktemp("system") / "system.lg"
+    hog = subprocess.Popen(["stress-ng", "--cpu", "1", "--timeout", "60", "--quiet"], start_new_session=True)
+    try:
+        proc = subprocess.run([str(RECORDER), "--system", "-o", str(out), "--", str(CUDASIM), "decode", "--quiet",
+                               "--threads", "2", "--tokens", "40"], capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr
+    finally:
+        os.killpg(hog.pid, signal.SIGKILL)
+        hog.wait()
+    return read_trace(out)
+
+
+def png_size(path) -> tuple[int, int]:
+    head = path.read_bytes()[:24]
+    assert head[:8] == b"\x89PNG\r\n\x1a\n"
+    return struct.unpack(">II", head[16:24])
+
+
+@needs_bpf
+def test_timeline_png_of_a_real_system_recording(system_trace, tmp_path):
+    out = tmp_path / "cores.png"
+    proc = launchgap("timeline", str(system_trace.path), "-o", str(out), "--target", "cudasim")
+    width, height = png_size(out)
+    assert (width, height) == (14 * 150, int(round((min(0.12 * 2 + 1.2, 14) + 0.6) * 150)))
+    assert out.stat().st_size > 20_000
+    # the per-command table names the workload and the hog
+    assert "cudasim" in proc.stdout and "stress-ng" in proc.stdout
+    # the data behind the figure: every switch-in of a cudasim thread is a slice
+    data = build_timeline(system_trace, TimelineOptions(target="cudasim"))
+    switch_ins = system_trace.of("switch", "next_comm").filter(pl.col("next_comm") == "cudasim").height
+    drawn = data.slices.filter((pl.col("comm") == "cudasim") & pl.col("switched_in")).height
+    assert drawn == switch_ins
+
+
+@needs_bpf
+def test_running_waiting_of_a_real_system_recording(system_trace, tmp_path):
+    out = tmp_path / "rw.png"
+    launchgap("running-waiting", str(system_trace.path), "-o", str(out))
+    assert png_size(out)[0] == 14 * 150
+    window = choose_window(system_trace)
+    rw = running_waiting(system_trace, window, 2)
+    steps = rw.steps
+    t = steps["ts_ns"].to_numpy()
+    busy_ns = int(np.sum(np.diff(np.append(t, window.hi_ns)) * steps["running"].to_numpy()))
+    slices = run_slices(system_trace)
+    assert busy_ns == int((slices["end_ns"] - slices["start_ns"]).sum())    # running counts integrate to run time
+    assert steps["running"].max() <= 2 and (steps["runnable"] >= steps["running"]).all()
+
+
+@needs_bpf
+@pytest.mark.skipif(CHROMIUM is None, reason="no headless Chromium (scripts/setup.sh installs chromium-headless-shell)")
+def test_timeline_html_in_headless_chromium(system_trace, tmp_path):
+    page = tmp_path / "cores.html"
+    launchgap("timeline", str(system_trace.path), "-o", str(page), "--target", "cudasim")
+    assert page.stat().st_size < 5_000_000
+    shot = tmp_path / "shot.png"
+    base = [CHROMIUM, "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--virtual-time-budget=5000",
+            "--window-size=1400,500"]
+    subprocess.run([*base, f"--screenshot={shot}", page.as_uri()], capture_output=True, timeout=120, check=True)
+    dom = subprocess.run([*base, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120).stdout
+    assert 'data-ready="yes"' in dom and "data-error" not in dom
+    pixels = np.asarray(Image.open(shot).convert("RGB")).reshape(-1, 3)
+    assert Image.open(shot).size == (1400, 500)
+    present = {tuple(p) for p in np.unique(pixels, axis=0)}
+    data = build_timeline(system_trace, TimelineOptions(target="cudasim"))
+    colours = data.slices.filter(pl.col("comm") == "cudasim")["color"].unique().to_list()
+    for colour in colours:
+        assert tuple(round(255 * c) for c in to_rgb(colour)) in present, colour
+
+
+@needs_bpf
+def test_perfetto_export_decodes_with_counts_and_order(system_trace, tmp_path):
+    out = tmp_path / "run.pftrace"
+    launchgap("export", "--perfetto", str(system_trace.path), "-o", str(out))
+    decoded = pb.Trace()
+    decoded.ParseFromString(out.read_bytes())
+    switches, per_cpu_last, irq_entries, irq_exits = 0, {}, 0, 0
+    for packet in decoded.packet:
+        if not packet.HasField("ftrace_events"):
+            continue
+        bundle = packet.ftrace_events
+        for event in bundle.event:
+            assert event.timestamp >= per_cpu_last.get(bundle.cpu, 0)    # in time order on each CPU
+            per_cpu_last[bundle.cpu] = event.timestamp
+            switches += event.HasField("sched_switch")
+            irq_entries += event.HasField("softirq_entry")
+            irq_exits += event.HasField("softirq_exit")
+    trace = system_trace
+    assert switches == trace.of("switch", "ts_ns").height
+    assert irq_entries == irq_exits == trace.of("softirq", "ts_ns").height
+    instants = [p for p in decoded.packet if p.HasField("track_event")
+                and p.track_event.type == pb.TrackEvent.TYPE_INSTANT]
+    assert len(instants) == trace.of("launch", "ts_ns").height == 2 * 40 * 478
+    begins = [p for p in decoded.packet if p.HasField("track_event")
+              and p.track_event.type == pb.TrackEvent.TYPE_SLICE_BEGIN and p.track_event.name.startswith("cu")]
+    assert len(begins) == trace.of("sync", "ts_ns").height
+    threads = {t.tid: t.name for p in decoded.packet if p.HasField("process_tree") for t in p.process_tree.threads}
+    cudasim_tids = set(trace.of("launch", "tid")["tid"].unique().to_list())
+    assert all(threads[tid] == "cudasim" for tid in cudasim_tids)

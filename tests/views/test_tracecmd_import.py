@@ -1,0 +1,95 @@
+"""trace-cmd .dat import: real .dat files made here, checked against
+`trace-cmd report`; and the line parser on hand-written lines."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+import polars as pl
+import pytest
+
+from launchgap.trace import read_trace
+from launchgap.trace.tracecmd import lines_to_events
+from tests.conftest import CUDASIM, REPO
+from tests.recorder.conftest import needs_bpf
+from tests.views.dat_maker import make_dat, report_counts
+
+LAUNCHGAP = [str(REPO / ".venv" / "bin" / "launchgap")]
+
+# names launchgap gives the events it imports
+IMPORTED_AS = {"sched_switch": "switch", "sched_wakeup": "wakeup", "sched_waking": "waking",
+               "sched_wakeup_new": "wakeup_new", "sched_migrate_task": "migrate", "sched_process_fork": "fork",
+               "sched_process_exec": "exec", "sched_process_exit": "exit"}
+
+
+@pytest.fixture(scope="module")
+def real_dat(tmp_path_factory):
+    if shutil.which("trace-cmd") is None:
+        pytest.fail("trace-cmd is not installed: scripts/setup.sh installs it")
+    out = tmp_path_factory.mktemp("dat") / "cudasim.dat"
+    return make_dat(out, ["sh", "-c", f"sleep 0.1; {CUDASIM} decode --quiet --threads 2 --tokens 40"])
+
+
+@needs_bpf   # root, for tracefs
+def test_import_matches_trace_cmd_report(real_dat, tmp_path):
+    out = tmp_path / "imported.lg"
+    proc = subprocess.run([*LAUNCHGAP, "import", str(real_dat), "-o", str(out), "--target", "cudasim"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    listed = report_counts(real_dat)
+    trace = read_trace(out)
+    got = dict(trace.events.group_by(pl.col("event").cast(pl.Utf8)).len().iter_rows())
+    assert listed["sched_switch"] > 100
+    for name, event in IMPORTED_AS.items():
+        assert got.get(event, 0) == listed.get(name, 0), name
+    # each softirq is an entry paired with its exit; only the trace's two edges per CPU may be unpaired
+    assert listed["softirq_entry"] - 2 * 2 <= got["softirq"] <= listed["softirq_entry"]
+    assert f"{listed['sched_switch']:,} sched_switch" in proc.stdout
+    # the workload is named, so the report analyses its threads
+    assert trace.meta["pids"] and trace.meta["pid_is_thread_id"]
+    report = subprocess.run([*LAUNCHGAP, "report", "--json", str(out)], capture_output=True, text=True)
+    assert report.returncode == 0, report.stderr
+    # and every view works on it
+    for command in (["timeline", str(out), "-o", str(tmp_path / "t.png")],
+                    ["running-waiting", str(out), "-o", str(tmp_path / "rw.png")],
+                    ["export", "--perfetto", str(out), "-o", str(tmp_path / "x.pftrace")]):
+        run = subprocess.run([*LAUNCHGAP, *command], capture_output=True, text=True)
+        assert run.returncode == 0, run.stderr
+
+
+LINES = [
+    "cpus=2",
+    "  C1 CompilerThre-1665 [001]  100.000001000: sched_switch:         prev_comm=C1 CompilerThre prev_pid=1665 "
+    "prev_prio=120 prev_state=256 next_comm=kworker/1:0 next_pid=77 next_prio=120",
+    "       kworker/1:0-77 [001]  100.000002500: sched_switch:         prev_comm=kworker/1:0 prev_pid=77 prev_prio=120 "
+    "prev_state=128 next_comm=C1 CompilerThre next_pid=1665 next_prio=120",
+    "            <idle>-0 [000]  100.000003000: irq_handler_entry:    irq=24 name=virtio0-input.0",
+    "            <idle>-0 [000]  100.000003100: softirq_entry:        vec=3",
+    "            <idle>-0 [000]  100.000003200: irq_handler_entry:    irq=24 name=virtio0-input.0",
+    "            <idle>-0 [000]  100.000003300: irq_handler_exit:     irq=24 ret=1",
+    "            <idle>-0 [000]  100.000004100: softirq_exit:         vec=3",
+    "            <idle>-0 [000]  100.000005000: sched_waking:         comm=C1 CompilerThre pid=1665 prio=120 target_cpu=001",
+    "              bash-9 [000]  100.000006000: sched_switch:         prev_comm=bash prev_pid=9 prev_prio=120 "
+    "prev_state=16 next_comm=swapper/0 next_pid=0 next_prio=120",
+    "CPU:1 [LOST 42 EVENTS]",
+]
+
+
+def test_line_parser_states_nesting_and_loss():
+    events, stats = lines_to_events(LINES)
+    sw = events.filter(pl.col("event") == "switch").select("tid", "comm", "prev_state", "voluntary", "preempt",
+                                                           "next_tid", "next_comm").rows()
+    assert sw == [(1665, "C1 CompilerThre", 0, False, True, 77, "kworker/1:0"),   # R+: preempted in the kernel
+                  (77, "kworker/1:0", 0x402, True, False, 1665, "C1 CompilerThre"),  # I: idle kernel thread
+                  (9, "bash", 0x80, True, False, 0, "swapper/0")]             # X: dead
+    # the hard IRQ inside the softirq does not cut the softirq short
+    irqs = events.filter(pl.col("event").is_in(["hardirq", "softirq"])).select(
+        pl.col("event").cast(pl.Utf8), "irq", "irq_name", "duration_ns").rows()
+    assert irqs == [("softirq", 3, "NET_RX", 1000), ("hardirq", 24, "virtio0-input.0", 100)]
+    # the first hard IRQ entry never exits: dropped, not paired with the second one's exit
+    assert events.filter(pl.col("event") == "waking").select("tid", "target_cpu").rows() == [(1665, 1)]
+    lost = events.filter(pl.col("event") == "lost")
+    assert stats["lost_events"] == 42 and set(lost["cpu"].to_list()) == {1}
+    assert lost.filter(pl.col("lost_event") == "switch")["lost_count"].to_list() == [42]
+    assert stats["cpu_count"] == 2
