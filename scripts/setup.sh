@@ -15,6 +15,7 @@ APT_PACKAGES=(
   binutils              # objdump / readelf for the prologue and symbol checks
   stress-ng iperf3 fio  # noisy neighbours for experiments and end-to-end tests
   trace-cmd             # .dat files for the import tests
+  chromium-headless-shell  # screenshots of the interactive HTML views in tests
 )
 
 log() { printf '\033[1msetup:\033[0m %s\n' "$*"; }

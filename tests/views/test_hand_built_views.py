@@ -161,3 +161,25 @@ def test_static_figure_draws_the_decimated_segments(tmp_path):
     assert segments.select("cpu", "start_ns", "end_ns").rows() == data.slices.select(
         "cpu", "start_ns", "end_ns").rows()
     assert out.stat().st_size > 5000 and out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize("args, message", [
+    (["timeline", "{trace}", "-o", "{tmp}/x.jpg"], "choose .png, .pdf, .svg or .html"),
+    (["timeline", "{trace}", "--after-sleep", "-o", "{tmp}/x.png"], "no task named `sleep`"),
+    (["timeline", "{trace}", "--min", "1", "--max", "0.5", "-o", "{tmp}/x.png"], "the window is empty"),
+    (["timeline", "{trace}", "--marks", "irq,bogus", "-o", "{tmp}/x.png"], "unknown ['bogus']"),
+    (["running-waiting", "{tmp}/missing.lg"], "cannot open"),
+    (["import", "{tmp}/missing.dat"], "no such file"),
+    (["export", "{trace}"], "choose one format"),
+])
+def test_view_commands_fail_in_one_line(tmp_path, args, message):
+    import subprocess
+
+    from tests.conftest import REPO
+
+    trace = two_cpu_trace(tmp_path)
+    argv = [a.format(trace=trace.path, tmp=tmp_path) for a in args]
+    proc = subprocess.run([str(REPO / ".venv" / "bin" / "launchgap"), *argv], capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert message in proc.stderr and "Traceback" not in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr

@@ -61,7 +61,7 @@ def test_timeline_png_of_a_real_system_recording(system_trace, tmp_path):
     out = tmp_path / "cores.png"
     proc = launchgap("timeline", str(system_trace.path), "-o", str(out), "--target", "cudasim")
     width, height = png_size(out)
-    assert (width, height) == (14 * 150, int(round((min(0.12 * 2 + 1.2, 14) + 0.6) * 150)))
+    assert (width, height) == (14 * 150, int(round((min(0.25 * 2 + 1.4, 16) + 0.6) * 150)))
     assert out.stat().st_size > 20_000
     # the per-command table names the workload and the hog
     assert "cudasim" in proc.stdout and "stress-ng" in proc.stdout
@@ -88,8 +88,9 @@ def test_running_waiting_of_a_real_system_recording(system_trace, tmp_path):
 
 
 @needs_bpf
-@pytest.mark.skipif(CHROMIUM is None, reason="no headless Chromium (scripts/setup.sh installs chromium-headless-shell)")
 def test_timeline_html_in_headless_chromium(system_trace, tmp_path):
+    if CHROMIUM is None:
+        pytest.fail("no headless Chromium: scripts/setup.sh installs chromium-headless-shell")
     page = tmp_path / "cores.html"
     launchgap("timeline", str(system_trace.path), "-o", str(page), "--target", "cudasim")
     assert page.stat().st_size < 5_000_000

@@ -42,7 +42,8 @@ def run_slices(trace: Trace) -> pl.DataFrame:
     return runs.filter(pl.col("run_tid") != IDLE_TID).select(
         "cpu", pl.col("r_start").alias("start_ns"), pl.col("r_end").alias("end_ns"),
         pl.col("run_tid").alias("tid"), pl.col("run_pid").alias("pid"), pl.col("run_comm").alias("comm"),
-        (pl.col("r_start") > bounds.start_ns).alias("switched_in"))
+        # cpu_runs starts the run a CPU was in at exactly the trace's start
+        (pl.col("r_start") != bounds.start_ns).alias("switched_in"))
 
 
 def forked_tids(trace: Trace) -> set[int]:

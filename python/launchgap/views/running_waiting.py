@@ -44,8 +44,8 @@ def draw_static(graphs: list[RunningWaitingGraph], path: Path, span: tuple[float
         for column, colour, label in (("runnable", "#d62728", "runnable (running + waiting)"),
                                       ("running", "#2ca02c", "running")):
             x, y = peak_per_pixel(t, steps[column].to_numpy(), span[0], span[1], width_px)
-            ax.step(x, y, where="post", color=colour, lw=0.9, label=label)
-        ax.axhline(g.rw.n_cpus, color="black", ls=":", lw=1, label=f"{g.rw.n_cpus} CPUs")
+            ax.step(x, y, where="post", color=colour, lw=0.9, label=label, zorder=3)
+        ax.axhline(g.rw.n_cpus, color="black", ls=":", lw=1, label=f"{g.rw.n_cpus} CPUs", zorder=2)
         fails = g.rw.failures
         if not fails.is_empty():
             starts = (fails["start_ns"].to_numpy() - g.origin_ns) / 1e9

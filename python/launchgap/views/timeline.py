@@ -129,7 +129,7 @@ def draw_static(datas: list[TimelineData], path: Path) -> list[pl.DataFrame]:
     segments drawn for each (what tests check instead of pixels)."""
     span = shared_span_s(datas)
     rows = [max(1, len(d.cpus)) for d in datas]
-    height = sum(min(0.12 * r + 1.2, 14) for r in rows) + 0.6 * len(datas)
+    height = sum(min(0.25 * r + 1.4, 16) for r in rows) + 0.6 * len(datas)
     fig, axes = plt.subplots(len(datas), 1, figsize=(PLOT_WIDTH_IN, height), dpi=DPI, squeeze=False,
                              height_ratios=rows)
     width_px = int(PLOT_WIDTH_IN * DPI * 0.8)
@@ -158,7 +158,7 @@ def draw_static(datas: list[TimelineData], path: Path) -> list[pl.DataFrame]:
             if sel.is_empty():
                 continue
             ys = sel["cpu"].replace_strict(row_of, default=None).cast(pl.Float64).to_numpy() + 0.38
-            ax.scatter(sel["t"].to_numpy(), ys, s=6, c=colour, marker=marker, linewidths=0.6, label=kind, zorder=3)
+            ax.scatter(sel["t"].to_numpy(), ys, s=4, c=colour, marker=marker, linewidths=0.6, label=kind, zorder=3)
         ax.set_xlim(*span)
         ax.set_ylim(-0.7, len(data.cpus) - 0.3)
         step = max(1, len(data.cpus) // 32)
