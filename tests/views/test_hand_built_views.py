@@ -183,3 +183,19 @@ def test_view_commands_fail_in_one_line(tmp_path, args, message):
     assert proc.returncode == 2
     assert message in proc.stderr and "Traceback" not in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+
+
+def test_several_traces_share_the_slowest_runs_scale(tmp_path):
+    from launchgap.views.timeline import shared_span_s
+
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    long = two_cpu_trace(tmp_path / "a")
+    b = TraceBuilder(start_ns=1000, end_ns=31_000)
+    b.switch(2000, 0, IDLE, A)
+    b.switch(9000, 0, A, IDLE, voluntary=True)
+    short = b.write(tmp_path / "b" / "short.lg")
+    datas = [build_timeline(t, TimelineOptions()) for t in (short, long)]
+    assert shared_span_s(datas) == (0.0, 119_000 / 1e9)
+    drawn = draw_static(datas, tmp_path / "both.png")
+    assert [d.height for d in drawn] == [1, 7]

@@ -107,6 +107,11 @@ def test_timeline_html_in_headless_chromium(system_trace, tmp_path):
     colours = data.slices.filter(pl.col("comm") == "cudasim")["color"].unique().to_list()
     for colour in colours:
         assert tuple(round(255 * c) for c in to_rgb(colour)) in present, colour
+    rw_page = tmp_path / "rw.html"
+    launchgap("running-waiting", str(system_trace.path), "-o", str(rw_page))
+    dom = subprocess.run([*base, "--dump-dom", rw_page.as_uri()], capture_output=True, text=True, timeout=120).stdout
+    steps = running_waiting(system_trace, choose_window(system_trace), 2).steps.height
+    assert 'data-ready="yes"' in dom and f'data-drawn="{steps}"' in dom
 
 
 @needs_bpf
