@@ -204,19 +204,28 @@ def _view_traces(traces: tuple[str, ...]) -> list:
     return loaded
 
 
+def view_window_options(command):
+    """The options timeline and running-waiting share: which time and which tasks."""
+    for option in reversed([
+        click.option("--min", "min_s", type=float, help="Start, in seconds after the axis' origin."),
+        click.option("--max", "max_s", type=float, help="End, in seconds after the axis' origin."),
+        click.option("--forked", is_flag=True, help="Only tasks created during the trace (the workload's)."),
+        click.option("--after-sleep", is_flag=True, help="The origin is where a leading `sleep` ended."),
+        click.option("--from-workload", is_flag=True, help="The origin is where the traced command started."),
+    ]):
+        command = option(command)
+    return command
+
+
 @main.command("timeline")
 @click.argument("traces", nargs=-1, type=click.Path(dir_okay=False))
 @click.option("-o", "--output", type=click.Path(dir_okay=False),
               help="cores.png, .pdf, .svg, or .html (interactive: zoom and pan). Default: TRACE.timeline.png")
-@click.option("--min", "min_s", type=float, help="Start, in seconds after the start (or the end of the sleep).")
-@click.option("--max", "max_s", type=float, help="End, in seconds after the start.")
+@view_window_options
 @click.option("--target", help="Colour only tasks whose command starts with this; the others are black.")
 @click.option("--color-by", type=click.Choice(["pid", "command"]), default="pid", show_default=True,
               help="pid: a colour per task (the kernel's pid, our tid; colours repeat); command: a colour per command.")
-@click.option("--forked", is_flag=True, help="Only tasks created during the trace (the workload's).")
 @click.option("--socket-order", is_flag=True, help="Order CPUs by package and core (from the trace's topology).")
-@click.option("--after-sleep", is_flag=True, help="Start the axis where a leading `sleep` ended.")
-@click.option("--from-workload", is_flag=True, help="Start the axis where the traced command started.")
 @click.option("--marks", default="irq,launch,sync,migrate", show_default=True,
               help="Overlay marks to draw (comma separated; empty for none).")
 def timeline(traces, output, min_s, max_s, target, color_by, forked, socket_order, after_sleep, from_workload,
@@ -267,11 +276,7 @@ def timeline(traces, output, min_s, max_s, target, color_by, forked, socket_orde
 @click.argument("traces", nargs=-1, type=click.Path(dir_okay=False))
 @click.option("-o", "--output", type=click.Path(dir_okay=False),
               help="rw.png, .pdf, .svg, or .html (interactive). Default: TRACE.running-waiting.png")
-@click.option("--min", "min_s", type=float, help="Start, in seconds after the start.")
-@click.option("--max", "max_s", type=float, help="End, in seconds after the start.")
-@click.option("--forked", is_flag=True, help="Count only tasks created during the trace.")
-@click.option("--after-sleep", is_flag=True, help="Start the axis where a leading `sleep` ended.")
-@click.option("--from-workload", is_flag=True, help="Start the axis where the traced command started.")
+@view_window_options
 def running_waiting_cmd(traces, output, min_s, max_s, forked, after_sleep, from_workload) -> None:
     """Running and runnable task counts over time against the CPU count
     (running_waiting's picture); stretches where a task waits on a busy CPU
