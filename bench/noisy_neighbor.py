@@ -1,13 +1,15 @@
 """bench/noisy_neighbor: the study's experiment on this machine, and whether
-it shows what issue #5 asks of it. Not a test: on this shared VM the cpu
-scenario's 95% interval at three repeats touched zero in 1 of 5 runs, so it
-is run and read, not asserted in CI.
+it shows what issue #5 asks of it: the cpu scenario's slowdown interval
+excludes zero, stress-ng is named as the culprit, and the pinned scenario
+loses less time to preemption than cpu. Run and read rather than asserted in
+CI: the last criterion compares two small, noisy quantities (see
+docs/benchmarks.md for every run so far).
 
-Runs every built-in scenario, three repeats, on a launch-bound cudasim decode
-(zero-length kernels, so CPU time is what limits it, as for small models),
-then prints: the cpu scenario's slowdown and interval, its top culprit, and
-the time the scheduler kept the workload runnable but off the CPU
-(preempted + run-queue wait) in the pinned and cpu scenarios. Needs root.
+Runs every built-in scenario, three repeats, on a CPU-bound cudasim decode
+(zero-length kernels, 2 ms of host work a token besides its 478 launches:
+CPU time is what limits it, as for small models, and at ~160k launches/s
+the recorder's own cost stays small beside the effect), then prints the
+three criteria with their numbers. Needs root.
 
     sudo .venv/bin/python bench/noisy_neighbor.py [--repeat 3] [--seed 5]
 """
@@ -24,7 +26,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 CUDASIM = REPO / "workloads" / "cudasim" / "build" / "bin" / "cudasim"
-WORKLOAD = [str(CUDASIM), "decode", "--tokens", "1500", "--kernel-us", "0:0", "--host-us", "100"]
+WORKLOAD = [str(CUDASIM), "decode", "--tokens", "600", "--kernel-us", "0:0", "--host-us", "2000"]
 
 
 def main() -> None:
@@ -50,8 +52,10 @@ def main() -> None:
          v["slowdown_ci_low"] > 0, "the interval excludes zero"),
         (f"cpu top culprit: {cpu['top_culprit']}", str(cpu["top_culprit"]).startswith("stress-ng"),
          "stress-ng named"),
-        (f"runnable but off the CPU: pinned {lost(pinned):.0f} ms, cpu {lost(cpu):.0f} ms", lost(pinned) < lost(cpu),
-         "pinning loses less to the scheduler"),
+        (f"preempted: pinned {pinned['preempted_ms']:.0f} ms, cpu {cpu['preempted_ms']:.0f} ms",
+         pinned["preempted_ms"] < cpu["preempted_ms"], "pinning loses less to preemption"),
+        (f"runnable but off the CPU (preempted + run-queue wait): pinned {lost(pinned):.0f} ms, "
+         f"cpu {lost(cpu):.0f} ms", lost(pinned) < lost(cpu), "pinning loses less to the scheduler"),
     ]
     for text, ok, what in checks:
         print(f"{'met' if ok else 'NOT met':>8}: {what}: {text}")
