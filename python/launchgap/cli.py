@@ -416,11 +416,11 @@ def _show(outdir: Path) -> None:
     table = Table(title=f"{results['metric']} ({'higher' if results['higher_is_better'] else 'lower'} is better), "
                         f"status: {results['status']}", title_justify="left")
     for col in ("scenario", "runs", "median", "mean +- sd", "min..max", "95% CI", "slowdown", "slowdown 95% CI",
-                "p (Welch / MWU)", "preempted", "run-queue", "IRQ", "Sched/1K", "top culprit"):
+                "p (Welch / MWU)", "preempted", "run-queue", "IRQ", "explained", "Sched/1K", "top culprit"):
         table.add_column(col, justify="left" if col in ("scenario", "top culprit") else "right")
     for name, e in summary.items():
         if not e.get("runs"):
-            table.add_row(name, "0", *[""] * 12)
+            table.add_row(name, "0", *[""] * 13)
             continue
         m, v = e["metric"], e.get("vs_baseline")
         sd = f"{m['sd']:.2f}" if m["sd"] is not None else "-"
@@ -432,6 +432,7 @@ def _show(outdir: Path) -> None:
                       f"{v['slowdown_ci_low']:+.1f}..{v['slowdown_ci_high']:+.1f}%" if v and v["slowdown_ci_low"] is not None else "-",
                       f"{v['welch_p']:.3f} / {v['mannwhitney_p']:.2f}" if v and v["welch_p"] is not None else "-",
                       f"{e['preempted_ms']:.1f} ms", f"{e['runqueue_ms']:.1f} ms", f"{e['irq_ms']:.1f} ms",
+                      f"{e['explained_percent']:.0f}%" if e.get("explained_percent") is not None else "-",
                       f"{e['sched_per_1k']:.1f}" if e["sched_per_1k"] is not None else "-", e["top_culprit"] or "-")
     console.print(table)
     console.print(f"per-run data: {outdir / 'results.json'}; statistics: {outdir / 'summary.json'}; plots: "

@@ -34,8 +34,35 @@ def summarize_results(results: dict) -> dict:
             entry[key] = median(got) if got else None
         culprits = Counter(r.get("top_culprit") for r in runs if r.get("top_culprit"))
         entry["top_culprit"] = culprits.most_common(1)[0][0] if culprits else None
+        walls = [r["wall_s"] for r in runs if r.get("wall_s") is not None]
+        entry["wall_s"] = median(walls) if walls else None
         out[name] = entry
+    if "baseline" in out and out["baseline"].get("runs"):
+        for name, entry in out.items():
+            if name != "baseline" and entry.get("runs"):
+                entry["explained_percent"] = explained_percent(out["baseline"], entry)
     return out
+
+
+def taken_s(entry: dict) -> float | None:
+    parts = [entry.get(k) for k in ("preempted_ms", "runqueue_ms", "irq_ms")]
+    return None if any(p is None for p in parts) else sum(parts) / 1e3
+
+
+def explained_percent(baseline: dict, entry: dict) -> float | None:
+    """How much of a scenario's extra wall time (median, vs baseline) the
+    extra time taken by the scheduler and interrupts (preempted + run-queue
+    wait + IRQ, medians) accounts for. The rest is interference no scheduler
+    or interrupt event shows (a shared core, caches, memory bandwidth), or
+    the workload's own waiting. With several launching threads the time
+    taken is summed over them and can exceed the wall time."""
+    base_taken, taken = taken_s(baseline), taken_s(entry)
+    if None in (base_taken, taken, baseline.get("wall_s"), entry.get("wall_s")):
+        return None
+    extra_wall = entry["wall_s"] - baseline["wall_s"]
+    if extra_wall <= 0:
+        return None
+    return 100.0 * (taken - base_taken) / extra_wall
 
 
 def plot(results: dict, summary: dict, outdir: Path) -> list[Path]:
