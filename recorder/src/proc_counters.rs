@@ -25,11 +25,23 @@ pub fn parse_per_cpu_table(text: &str) -> Value {
 }
 
 pub fn snapshot() -> Value {
-    let read = |path: &str| std::fs::read_to_string(path).map(|t| parse_per_cpu_table(&t)).unwrap_or(Value::Null);
+    // Reading a table takes time (milliseconds on a busy machine), during
+    // which interrupts keep coming: each table gets the clock before and
+    // after its read, so a comparison knows exactly which events may or may
+    // not be in the counts.
+    let read = |path: &str| {
+        let before = crate::metadata::monotonic_ns();
+        let table = std::fs::read_to_string(path).map(|t| parse_per_cpu_table(&t)).unwrap_or(Value::Null);
+        (table, json!([before, crate::metadata::monotonic_ns()]))
+    };
+    let monotonic_ns = crate::metadata::monotonic_ns();
+    let (softirqs, softirqs_read) = read("/proc/softirqs");
+    let (interrupts, interrupts_read) = read("/proc/interrupts");
     json!({
-        "monotonic_ns": crate::metadata::monotonic_ns(),
-        "softirqs": read("/proc/softirqs"),
-        "interrupts": read("/proc/interrupts"),
+        "monotonic_ns": monotonic_ns,
+        "softirqs": softirqs,
+        "interrupts": interrupts,
+        "read_ns": {"softirqs": softirqs_read, "interrupts": interrupts_read},
     })
 }
 
