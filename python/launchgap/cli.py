@@ -197,10 +197,16 @@ def _view_output(output: str | None, traces: tuple[str, ...], kind: str) -> Path
 def _view_traces(traces: tuple[str, ...]) -> list:
     if not traces:
         fail("name at least one trace")
+    from launchgap.analysis.core_map import records_every_switch
+
     loaded = [_load(t) for t in traces]
     for trace in loaded:
         if trace.of("switch", "ts_ns").is_empty():
             fail(f"{trace.path}: no context switches in the trace, nothing to draw")
+        if not records_every_switch(trace):
+            err_console.print(f"launchgap: note: {trace.path} was recorded in target mode: a CPU's switches are "
+                              "there only from the first time a target ran on it; record with --system for the "
+                              "whole machine", highlight=False)
     return loaded
 
 

@@ -21,7 +21,7 @@ def two_cpu_trace(tmp_path, **meta):
     onto idle CPU0, is preempted by C (forked by A) and runs again. CPU1: B,
     runnable from before the trace, runs 2000-30000, then CPU1 idles while C
     and then A wait on busy CPU0: a work-conservation failure, 40000-50000."""
-    b = TraceBuilder(start_ns=1000, end_ns=120_000, meta_extra=meta)
+    b = TraceBuilder(start_ns=1000, end_ns=120_000, command_pid=10, meta_extra=meta)
     b.switch(2000, 1, IDLE1, B)
     b.wakeup(4800, K, 0)
     b.switch(5000, 0, A, K)                         # A preempted
@@ -45,6 +45,23 @@ def test_run_slices_are_the_switches(tmp_path):
     got = run_slices(trace).select("cpu", "start_ns", "end_ns", "tid").sort("cpu", "start_ns").rows()
     assert got == [(0, 1000, 5000, 10), (0, 5000, 6000, 50), (0, 6000, 20000, 10), (0, 35000, 45000, 10),
                    (0, 45000, 50000, 12), (0, 50000, 60000, 10), (1, 2000, 30000, 11)]
+
+
+def test_target_mode_drops_runs_it_cannot_know(tmp_path):
+    """A target-mode trace records a CPU's switches from the first time a
+    target ran there: whoever it replaced was not known to run since the start."""
+    X = (70, 70, "other")
+    b = TraceBuilder(start_ns=1000, end_ns=50_000, command_pid=10)
+    b.switch(20000, 1, X, B)                 # B, a target thread, first comes to CPU1, replacing X
+    b.switch(30000, 1, B, X)
+    b.switch(40000, 0, A, IDLE, voluntary=True)
+    trace = b.write(tmp_path / "target.lg")
+    got = run_slices(trace).select("cpu", "start_ns", "end_ns", "tid").sort("cpu", "start_ns").rows()
+    assert got == [(0, 1000, 40000, 10), (1, 20000, 30000, 11), (1, 30000, 50000, 70)]
+    # the same events in a --system trace: X did run on CPU1 since the start
+    b.meta_extra = {"mode": "system"}
+    system = b.write(tmp_path / "system.lg")
+    assert (1, 1000, 20000, 70) in run_slices(system).select("cpu", "start_ns", "end_ns", "tid").rows()
 
 
 def test_command_stats_like_dat2graph(tmp_path):

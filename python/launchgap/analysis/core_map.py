@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from launchgap.analysis.targets import target_pids
 from launchgap.analysis.timeline import TASK_DEAD, cpu_runs, trace_bounds
 from launchgap.trace import Trace
 
@@ -36,14 +37,26 @@ class Window:
 def run_slices(trace: Trace) -> pl.DataFrame:
     """cpu, start_ns, end_ns, tid, pid, comm, switched_in of every non-idle
     run on every CPU (switched_in is false for the run a CPU was in when the
-    trace began)."""
+    trace began).
+
+    A trace that records every switch (--system, trace-cmd imports) shows
+    who ran on each CPU from its start. A target-mode trace records a CPU's
+    switches only from the first time a target ran there: the task switched
+    out then was not necessarily running since the start, so that run is
+    kept only when the task is a target (whose own events say it was)."""
     bounds = trace_bounds(trace)
-    runs = cpu_runs(trace, bounds)
-    return runs.filter(pl.col("run_tid") != IDLE_TID).select(
+    runs = cpu_runs(trace, bounds).filter(pl.col("run_tid") != IDLE_TID).select(
         "cpu", pl.col("r_start").alias("start_ns"), pl.col("r_end").alias("end_ns"),
         pl.col("run_tid").alias("tid"), pl.col("run_pid").alias("pid"), pl.col("run_comm").alias("comm"),
         # cpu_runs starts the run a CPU was in at exactly the trace's start
         (pl.col("r_start") != bounds.start_ns).alias("switched_in"))
+    if records_every_switch(trace):
+        return runs
+    return runs.filter(pl.col("switched_in") | pl.col("pid").is_in(sorted(target_pids(trace))))
+
+
+def records_every_switch(trace: Trace) -> bool:
+    return trace.meta.get("mode") == "system" or bool(trace.meta.get("every_switch"))
 
 
 def forked_tids(trace: Trace) -> set[int]:

@@ -221,7 +221,7 @@ def import_dat(dat: Path, out: Path, targets: list[str] | None = None) -> dict:
         "format": FORMAT.split("/")[0], "version": int(FORMAT.split("/")[1]),
         "recorder": {"name": "launchgap import (trace-cmd .dat)", "version": __version__},
         "source": str(dat), "start_ns": stats["start_ns"], "mode": "pids" if pids else "system",
-        "pids": pids, "command": None, "command_pid": None, "pid_is_thread_id": True,
+        "pids": pids, "command": None, "command_pid": None, "pid_is_thread_id": True, "every_switch": True,
         "clock": {"timestamps": "the .dat's trace clock (trace-cmd default: local)"},
         "topology": {"count": stats["cpu_count"]},
         "imported_events": stats["events_by_name"],
