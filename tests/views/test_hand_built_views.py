@@ -194,7 +194,7 @@ def test_view_commands_fail_in_one_line(tmp_path, args, message):
 
     from tests.conftest import REPO
 
-    trace = two_cpu_trace(tmp_path)
+    trace = two_cpu_trace(tmp_path, mode="system")   # a target-mode trace adds a note line
     argv = [a.format(trace=trace.path, tmp=tmp_path) for a in args]
     proc = subprocess.run([str(REPO / ".venv" / "bin" / "launchgap"), *argv], capture_output=True, text=True)
     assert proc.returncode == 2
@@ -216,3 +216,15 @@ def test_several_traces_share_the_slowest_runs_scale(tmp_path):
     assert shared_span_s(datas) == (0.0, 119_000 / 1e9)
     drawn = draw_static(datas, tmp_path / "both.png")
     assert [d.height for d in drawn] == [1, 7]
+
+
+def test_target_mode_trace_gets_a_note(tmp_path):
+    import subprocess
+
+    from tests.conftest import REPO
+
+    trace = two_cpu_trace(tmp_path)
+    proc = subprocess.run([str(REPO / ".venv" / "bin" / "launchgap"), "timeline", str(trace.path), "-o",
+                           str(tmp_path / "t.png")], capture_output=True, text=True)
+    assert proc.returncode == 0
+    assert "recorded in target mode" in proc.stderr and "--system" in proc.stderr
