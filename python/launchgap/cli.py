@@ -201,6 +201,9 @@ def _view_traces(traces: tuple[str, ...]) -> list:
 
     loaded = [_load(t) for t in traces]
     for trace in loaded:
+        if trace.meta.get("mode") == "study-csv":
+            fail(f"{trace.path}: the study's CSV does not say who ran next on a CPU, which these views draw; "
+                 "record a launchgap trace (or import a trace-cmd .dat)")
         if trace.of("switch", "ts_ns").is_empty():
             fail(f"{trace.path}: no context switches in the trace, nothing to draw")
         if not records_every_switch(trace):

@@ -188,6 +188,7 @@ def test_static_figure_draws_the_decimated_segments(tmp_path):
     (["running-waiting", "{tmp}/missing.lg"], "cannot open"),
     (["import", "{tmp}/missing.dat"], "no such file"),
     (["export", "{trace}"], "choose one format"),
+    (["timeline", "{tmp}/study.csv"], "the study's CSV does not say who ran next"),
 ])
 def test_view_commands_fail_in_one_line(tmp_path, args, message):
     import subprocess
@@ -195,6 +196,8 @@ def test_view_commands_fail_in_one_line(tmp_path, args, message):
     from tests.conftest import REPO
 
     trace = two_cpu_trace(tmp_path, mode="system")   # a target-mode trace adds a note line
+    subprocess.run([str(REPO / ".venv" / "bin" / "launchgap"), "export", "--csv", str(trace.path), "-o",
+                    str(tmp_path / "study.csv")], check=True, capture_output=True)
     argv = [a.format(trace=trace.path, tmp=tmp_path) for a in args]
     proc = subprocess.run([str(REPO / ".venv" / "bin" / "launchgap"), *argv], capture_output=True, text=True)
     assert proc.returncode == 2
