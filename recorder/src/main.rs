@@ -361,6 +361,10 @@ fn run(args: Args) -> Result<i32> {
     // Detach first, then take what is still in the buffer.
     detach_all(links);
     let _ = ring.consume();
+    if let Err(e) = tracer::flush_staged_launches(&skel) {
+        say(args.quiet, format!("warning: could not write the launches staged at the stop: {e}"));
+    }
+    let _ = ring.consume();
     ship(&to_writer);
     sample_drops(&to_writer, &mut lost_total);
     let end_ns = metadata::monotonic_ns();

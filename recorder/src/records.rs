@@ -3,14 +3,15 @@
 
 use crate::cuda_api;
 use crate::skel::types::{
-    comm_event, event_header, exec_event, exit_event, fork_event, irq_event, launch_event, migrate_event,
-    switch_event, sync_event, wakeup_event,
+    comm_event, event_header, exec_event, exit_event, fork_event, irq_event, launch_batch, launch_event,
+    migrate_event, switch_event, sync_event, wakeup_event,
 };
 use crate::trace_writer::Row;
 
 // SAFETY: plain C structs of integers and byte arrays; any bit pattern is valid.
 unsafe impl plain::Plain for event_header {}
 unsafe impl plain::Plain for launch_event {}
+unsafe impl plain::Plain for launch_batch {}
 unsafe impl plain::Plain for sync_event {}
 unsafe impl plain::Plain for switch_event {}
 unsafe impl plain::Plain for wakeup_event {}
@@ -37,6 +38,9 @@ pub mod event_type {
     pub const IRQ_VECTOR: u32 = 12;
     pub const COUNT: u32 = 13;
 }
+
+/// RECORD_LAUNCH_BATCH in events.h: staged launches written together (not an event type).
+pub const RECORD_LAUNCH_BATCH: u32 = 100;
 
 /// The trace's `event` value for each event type (index = enum event_type).
 pub const EVENT_NAMES: [&str; event_type::COUNT as usize] = [
@@ -81,6 +85,7 @@ pub fn record_type(data: &[u8]) -> Option<u32> {
 pub fn decode(data: &[u8], emit: &mut impl FnMut(&Row)) -> bool {
     let Some(kind) = record_type(data) else { return false };
     match kind {
+        RECORD_LAUNCH_BATCH => return decode_launch_batch(data, emit),
         event_type::LAUNCH => {
             let Some(e) = copy_of::<launch_event>(data) else { return false };
             emit(&Row {
@@ -181,6 +186,22 @@ pub fn decode(data: &[u8], emit: &mut impl FnMut(&Row)) -> bool {
     true
 }
 
+/// A batch holds `count` complete launch records after its own header.
+fn decode_launch_batch(data: &[u8], emit: &mut impl FnMut(&Row)) -> bool {
+    let start = std::mem::offset_of!(launch_batch, launches);
+    let count_at = std::mem::offset_of!(launch_batch, count);
+    let Some(count) = data.get(count_at..count_at + 4).map(|b| u32::from_ne_bytes([b[0], b[1], b[2], b[3]])) else {
+        return false;
+    };
+    let size = std::mem::size_of::<launch_event>();
+    let count = count as usize;
+    let capacity = launch_batch::default().launches.len();
+    if count > capacity || data.len() < start + count * size {
+        return false;
+    }
+    data[start..start + count * size].chunks_exact(size).all(|launch| decode(launch, emit))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -218,6 +239,26 @@ mod tests {
             assert_eq!((row.grid, row.block, row.shared_mem), (Some([4, 2, 1]), Some([128, 1, 1]), Some(4096)));
         }));
         assert_eq!(rows, 1);
+    }
+
+    #[test]
+    fn launch_batch_becomes_its_launches_in_order() {
+        let mut batch = launch_batch::default();
+        batch.hdr = event_header { ts_ns: 99, r#type: RECORD_LAUNCH_BATCH, cpu: 0, pid: 100, tid: 101 };
+        batch.count = 3;
+        for (i, launch) in batch.launches.iter_mut().take(3).enumerate() {
+            launch.hdr = event_header { ts_ns: 10 + i as u64, r#type: event_type::LAUNCH, cpu: i as u32, pid: 100, tid: 101 };
+            launch.func = 0x100 + i as u64;
+            launch.api = cuda_api::cookie_of(0) as u16;
+        }
+        // the record holds only the launches it counts
+        let start = std::mem::offset_of!(launch_batch, launches);
+        let bytes = bytes_of(&batch)[..start + 3 * std::mem::size_of::<launch_event>()].to_vec();
+        let mut seen = Vec::new();
+        assert!(decode(&bytes, &mut |row| seen.push((row.ts_ns, row.cpu, row.func))));
+        assert_eq!(seen, vec![(10, Some(0), Some(0x100)), (11, Some(1), Some(0x101)), (12, Some(2), Some(0x102))]);
+        // a count the record cannot hold is refused, not read past its end
+        assert!(!decode(&bytes[..start + 2 * std::mem::size_of::<launch_event>()], &mut |_| {}));
     }
 
     #[test]

@@ -271,3 +271,12 @@ pub fn read_drops(skel: &LaunchgapSkel, event_types: u32) -> Vec<(u32, usize, u6
     }
     out
 }
+
+/// After the probes are detached: writes the launches still staged in any
+/// thread's task storage (the task iterator in cuda.bpf.c), so none is lost.
+pub fn flush_staged_launches(skel: &LaunchgapSkel) -> Result<()> {
+    let link = skel.progs.flush_staged_launches.attach()?;
+    let mut iter = libbpf_rs::Iter::new(&link)?;
+    std::io::copy(&mut iter, &mut std::io::sink())?;
+    Ok(())
+}

@@ -47,3 +47,39 @@ def test_attaching_to_a_running_process_records_every_launch_after_attach(tmp_pa
         # and nothing launched after the recorder said it was tracing is missing
         assert recorded.height >= theirs.filter(pl.col("t_enter_ns") >= start).height
         assert 0 < recorded.height < theirs.height
+
+
+def test_launches_staged_when_the_recording_stops_are_written(tmp_path):
+    """Launches are staged per thread and written 16 at a time (or at a sync,
+    or at exit). A thread that launched 100 times and then sleeps holds 4
+    staged launches whenever the recording stops: they must be written too."""
+    truth_path, out = tmp_path / "truth.json", tmp_path / "stop.lg"
+    workload = subprocess.Popen(cudasim_command("--tokens", "1", "--stall-every", "100", "--stall-us", "500000",
+                                                "--truth", str(truth_path)), stdout=subprocess.DEVNULL)
+    try:
+        time.sleep(0.2)   # asleep after its first 100 launches
+        proc = subprocess.run([str(RECORDER), "-q", "-o", str(out), "-p", str(workload.pid), "--duration", "0.7"],
+                              capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        assert workload.wait(timeout=120) == 0
+    finally:
+        workload.kill()
+        workload.wait()
+
+    from launchgap.trace import read_trace
+
+    trace = read_trace(out)
+    assert trace.end["stop_reason"] == "the duration elapsed"
+    truth = json.loads(truth_path.read_text())
+    expected = pl.DataFrame(truth["launches"], schema=truth["launch_columns"], orient="row").sort("seq")
+    recorded = trace.of("launch").sort("ts_ns")
+    attached, detaching = trace.meta["start_ns"], trace.end["proc_counters"]["end"]["monotonic_ns"]
+    # the probe fires just before the stand-in driver logs t_enter: a launch it
+    # logged while every probe was attached must be there; one logged while the
+    # probes were being removed may be
+    must = expected.filter(pl.col("t_enter_ns").is_between(attached, detaching))
+    may = expected.filter((pl.col("t_enter_ns") > detaching) & (pl.col("t_enter_ns") <= trace.end["end_ns"]))
+    assert must.height >= 100
+    assert must.height <= recorded.height <= must.height + may.height
+    assert recorded.head(must.height).select("grid_x", "block_x", "shared_mem").rows() == \
+        must.select("grid_x", "block_x", "shared_mem").rows()

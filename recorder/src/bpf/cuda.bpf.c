@@ -9,6 +9,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
+#include "launch_stage.bpf.h"
 #include "maps.bpf.h"
 
 /* Offsets of the fields we read from CUlaunchConfig (cuda.h). */
@@ -46,6 +47,7 @@ struct {
 
 /* Lets the skeleton generate Rust types for the records. */
 struct launch_event launch_event_layout = {};
+struct launch_batch launch_batch_layout = {};
 struct sync_event sync_event_layout = {};
 
 static __always_inline bool traced_thread(__u32 *pid, __u32 *tid)
@@ -71,13 +73,9 @@ static __always_inline __u16 take_runtime_call(__u32 tid)
 	return out;
 }
 
-static __always_inline int emit_launch(__u64 func, __u64 stream, const struct launch_dims *dims,
-				       __u32 pid, __u32 tid, struct pt_regs *ctx)
+static __always_inline void fill_launch(struct launch_event *e, __u64 func, __u64 stream,
+					const struct launch_dims *dims, __u32 tid, struct pt_regs *ctx)
 {
-	struct launch_event *e;
-	e = reserve_event(sizeof(*e), EVENT_LAUNCH, bpf_ktime_get_ns(), pid, tid);
-	if (!e)
-		return 0;
 	e->func = func;
 	e->stream = stream;
 	__builtin_memcpy(e->grid, dims->grid, sizeof(e->grid));
@@ -85,6 +83,40 @@ static __always_inline int emit_launch(__u64 func, __u64 stream, const struct la
 	e->shared_mem = dims->shared_mem;
 	e->api = (__u16)bpf_get_attach_cookie(ctx);
 	e->runtime_api = take_runtime_call(tid);
+}
+
+/*
+ * A launch goes into the thread's stage (written out LAUNCH_BATCH_SIZE at a
+ * time); only when the thread has no stage (storage could not be allocated)
+ * does it take a ring-buffer record of its own.
+ */
+static __always_inline int emit_launch(__u64 func, __u64 stream, const struct launch_dims *dims,
+				       __u32 pid, __u32 tid, struct pt_regs *ctx)
+{
+	struct launch_batch *stage = own_stage(true);
+	struct launch_event *e;
+	__u32 n;
+
+	if (stage) {
+		n = stage->count;
+		if (n >= LAUNCH_BATCH_SIZE)
+			return 0; /* unreachable: a full stage is flushed at once */
+		e = &stage->launches[n];
+		e->hdr.ts_ns = bpf_ktime_get_ns();
+		e->hdr.type = EVENT_LAUNCH;
+		e->hdr.cpu = bpf_get_smp_processor_id();
+		e->hdr.pid = pid;
+		e->hdr.tid = tid;
+		fill_launch(e, func, stream, dims, tid, ctx);
+		stage->count = n + 1;
+		if (n + 1 == LAUNCH_BATCH_SIZE)
+			flush_launches(stage, pid, tid);
+		return 0;
+	}
+	e = reserve_event(sizeof(*e), EVENT_LAUNCH, bpf_ktime_get_ns(), pid, tid);
+	if (!e)
+		return 0;
+	fill_launch(e, func, stream, dims, tid, ctx);
 	submit_event(e, sizeof(*e));
 	return 0;
 }
@@ -158,11 +190,16 @@ int BPF_UPROBE(runtime_entry)
 
 static __always_inline int start_sync(struct pt_regs *ctx, __u64 stream, __u64 bytes)
 {
+	struct launch_batch *stage;
 	struct sync_start s = {};
 	__u32 pid, tid;
 
 	if (!traced_thread(&pid, &tid))
 		return 0;
+	/* the thread is about to wait: its launches go out before it does */
+	stage = own_stage(false);
+	if (stage)
+		flush_launches(stage, pid, tid);
 	s.ts_ns = bpf_ktime_get_ns();
 	s.stream = stream;
 	s.bytes = bytes;
@@ -207,6 +244,26 @@ int BPF_URETPROBE(sync_exit)
 		submit_event(e, sizeof(*e));
 	}
 	bpf_map_delete_elem(&syncs_in_progress, &tid);
+	return 0;
+}
+
+
+/*
+ * Run once by the recorder after every probe is detached: writes the
+ * launches still staged in any thread (a thread that neither filled its
+ * stage, nor synced, nor exited since its last launches).
+ */
+SEC("iter/task")
+int flush_staged_launches(struct bpf_iter__task *ctx)
+{
+	struct task_struct *task = ctx->task;
+	struct launch_batch *stage;
+
+	if (!task)
+		return 0;
+	stage = bpf_task_storage_get(&launch_stages, task, 0, 0);
+	if (stage)
+		flush_launches(stage, task->tgid, task->pid);
 	return 0;
 }
 

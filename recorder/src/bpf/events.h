@@ -64,6 +64,22 @@ struct launch_event {
 	__u16 runtime_api; /* runtime probe that led here (--api-names), else 0 */
 };
 
+/*
+ * Launches staged per thread and written together: one ring-buffer record
+ * for up to LAUNCH_BATCH_SIZE launches, each a complete launch_event with
+ * its own header. Not an event type of its own (its drops count as
+ * launches): hdr.type is RECORD_LAUNCH_BATCH, hdr.ts_ns the flush.
+ */
+#define RECORD_LAUNCH_BATCH 100
+#define LAUNCH_BATCH_SIZE 16
+
+struct launch_batch {
+	struct event_header hdr;
+	__u32 count;
+	__u32 pad;
+	struct launch_event launches[LAUNCH_BATCH_SIZE];
+};
+
 /* A blocking sync or synchronous copy, emitted at return with its duration. */
 struct sync_event {
 	struct event_header hdr; /* ts_ns is the entry time */

@@ -102,11 +102,16 @@ static __always_inline void mark_target_cpu(void)
 		*flag = 1;
 }
 
-static __always_inline void count_drop(__u32 type)
+static __always_inline void count_drops(__u32 type, __u64 count)
 {
 	__u64 *n = bpf_map_lookup_elem(&dropped, &type);
 	if (n)
-		*n += 1;
+		*n += count;
+}
+
+static __always_inline void count_drop(__u32 type)
+{
+	count_drops(type, 1);
 }
 
 /* Reserves a record and fills its header; counts a drop when the buffer is full. */
@@ -131,14 +136,18 @@ static __always_inline void *reserve_event(__u64 size, __u32 type, __u64 ts, __u
  * pushes unread data past wakeup_bytes wakes it early, and once the buffer
  * is nearly full every record does, since a lost event costs more.
  */
-static __always_inline void submit_event(void *event, __u64 size)
+static __always_inline __u64 wakeup_flags(__u64 size)
 {
 	__u64 unread = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA);
-	__u64 flags = BPF_RB_NO_WAKEUP;
 
 	if ((unread >= wakeup_bytes && unread < wakeup_bytes + size + 8) || unread >= urgent_bytes)
-		flags = BPF_RB_FORCE_WAKEUP;
-	bpf_ringbuf_submit(event, flags);
+		return BPF_RB_FORCE_WAKEUP;
+	return BPF_RB_NO_WAKEUP;
+}
+
+static __always_inline void submit_event(void *event, __u64 size)
+{
+	bpf_ringbuf_submit(event, wakeup_flags(size));
 }
 
 #endif /* LAUNCHGAP_MAPS_BPF_H */

@@ -9,6 +9,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
+#include "launch_stage.bpf.h"
 #include "maps.bpf.h"
 
 /* include/linux/sched.h: the state a task switches out with for the last time */
@@ -200,10 +201,15 @@ int BPF_PROG(handle_sched_process_exec, struct task_struct *p, pid_t old_pid,
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(handle_sched_process_exit, struct task_struct *p)
 {
+	struct launch_batch *stage;
 	struct exit_event *e;
 
 	if (!system_mode && !task_is_target(p))
 		return 0;
+	/* the exiting thread itself: its staged launches go out before its exit */
+	stage = bpf_task_storage_get(&launch_stages, p, 0, 0);
+	if (stage)
+		flush_launches(stage, p->tgid, p->pid);
 	e = reserve_event(sizeof(*e), EVENT_EXIT, bpf_ktime_get_ns(), p->tgid, p->pid);
 	if (!e)
 		return 0;
