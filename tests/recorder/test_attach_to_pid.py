@@ -13,24 +13,28 @@ from tests.recorder.conftest import RECORDER, cudasim_command, needs_bpf
 pytestmark = needs_bpf
 
 
-def test_attaching_to_a_running_process_records_every_launch_after_attach(tmp_path):
+def record_running_cudasim(tmp_path, cudasim_args: list[str], settle_s: float, *recorder_args: str):
+    """Starts cudasim, attaches the recorder to it after settle_s, waits for
+    both; returns the trace and cudasim's ground truth."""
+    from launchgap.trace import read_trace
+
     truth_path, out = tmp_path / "truth.json", tmp_path / "pid.lg"
-    workload = subprocess.Popen(cudasim_command("--tokens", "500", "--threads", "2", "--truth", str(truth_path)),
-                                stdout=subprocess.DEVNULL)
+    workload = subprocess.Popen(cudasim_command(*cudasim_args, "--truth", str(truth_path)), stdout=subprocess.DEVNULL)
     try:
-        time.sleep(0.5)  # it is launching by now
-        proc = subprocess.run([str(RECORDER), "-q", "-o", str(out), "-p", str(workload.pid)],
+        time.sleep(settle_s)
+        proc = subprocess.run([str(RECORDER), "-q", "-o", str(out), "-p", str(workload.pid), *recorder_args],
                               capture_output=True, text=True, timeout=120)
         assert proc.returncode == 0, proc.stderr
-        assert workload.wait(timeout=60) == 0
+        assert workload.wait(timeout=120) == 0
     finally:
         workload.kill()
         workload.wait()
+    return read_trace(out), json.loads(truth_path.read_text())
 
-    from launchgap.trace import read_trace
 
-    trace = read_trace(out)
-    truth = json.loads(truth_path.read_text())
+def test_attaching_to_a_running_process_records_every_launch_after_attach(tmp_path):
+    # launching by the time it is attached to
+    trace, truth = record_running_cudasim(tmp_path, ["--tokens", "500", "--threads", "2"], 0.5)
     assert trace.end["stop_reason"] == "the traced processes exited"
     expected = pl.DataFrame(truth["launches"], schema=truth["launch_columns"], orient="row")
     launches = trace.of("launch")
@@ -53,24 +57,10 @@ def test_launches_staged_when_the_recording_stops_are_written(tmp_path):
     """Launches are staged per thread and written 16 at a time (or at a sync,
     or at exit). A thread that launched 100 times and then sleeps holds 4
     staged launches whenever the recording stops: they must be written too."""
-    truth_path, out = tmp_path / "truth.json", tmp_path / "stop.lg"
-    workload = subprocess.Popen(cudasim_command("--tokens", "1", "--stall-every", "100", "--stall-us", "500000",
-                                                "--truth", str(truth_path)), stdout=subprocess.DEVNULL)
-    try:
-        time.sleep(0.2)   # asleep after its first 100 launches
-        proc = subprocess.run([str(RECORDER), "-q", "-o", str(out), "-p", str(workload.pid), "--duration", "0.7"],
-                              capture_output=True, text=True, timeout=120)
-        assert proc.returncode == 0, proc.stderr
-        assert workload.wait(timeout=120) == 0
-    finally:
-        workload.kill()
-        workload.wait()
-
-    from launchgap.trace import read_trace
-
-    trace = read_trace(out)
+    # attached while asleep after its first 100 launches
+    trace, truth = record_running_cudasim(tmp_path, ["--tokens", "1", "--stall-every", "100", "--stall-us", "500000"],
+                                          0.2, "--duration", "0.7")
     assert trace.end["stop_reason"] == "the duration elapsed"
-    truth = json.loads(truth_path.read_text())
     expected = pl.DataFrame(truth["launches"], schema=truth["launch_columns"], orient="row").sort("seq")
     recorded = trace.of("launch").sort("ts_ns")
     attached, detaching = trace.meta["start_ns"], trace.end["proc_counters"]["end"]["monotonic_ns"]
