@@ -242,8 +242,8 @@ def timeline(traces, output, min_s, max_s, target, color_by, forked, socket_orde
     """Which task ran on which CPU over time (dat2graph's picture): one line per
     stretch a task ran, gaps are idle; one graph per trace, all on the slowest
     run's time scale; per-command statistics printed."""
-    from launchgap.analysis.core_map import ViewError
-    from launchgap.views.timeline import MARK_KINDS, TimelineOptions, build_timeline, draw_static, shared_span_s
+    from launchgap.analysis.core_map import ViewError, shared_span_s
+    from launchgap.views.timeline import MARK_KINDS, TimelineOptions, build_timeline, draw_static
 
     out = _view_output(output, traces, "timeline")
     kinds = tuple(k.strip() for k in marks.split(",") if k.strip())
@@ -269,7 +269,7 @@ def timeline(traces, output, min_s, max_s, target, color_by, forked, socket_orde
         if data.stats.height > 20:
             table.caption = f"and {data.stats.height - 20} more commands"
         console.print(table)
-    span = shared_span_s(datas)
+    span = shared_span_s([d.window for d in datas])
     with console.status(f"drawing {sum(d.slices.height for d in datas):,} slices"):
         if out.suffix.lower() == ".html":
             from launchgap.views.html import cores_panel, write_html
@@ -290,7 +290,7 @@ def running_waiting_cmd(traces, output, min_s, max_s, forked, after_sleep, from_
     """Running and runnable task counts over time against the CPU count
     (running_waiting's picture); stretches where a task waits on a busy CPU
     while another CPU is idle (work-conservation failures) are shaded and summed."""
-    from launchgap.analysis.core_map import ViewError, choose_window, forked_tids, trace_cpus
+    from launchgap.analysis.core_map import ViewError, choose_window, forked_tids, shared_span_s, trace_cpus
     from launchgap.analysis.running_waiting import running_waiting
     from launchgap.views.running_waiting import RunningWaitingGraph, draw_static
 
@@ -312,7 +312,7 @@ def running_waiting_cmd(traces, output, min_s, max_s, forked, after_sleep, from_
                       f"work-conservation failures: {g.rw.failures.height:,} stretches, "
                       f"{g.rw.failure_ns / 1e6:.3f} ms ({100 * g.rw.failure_ns / 1e9 / max(seconds, 1e-9):.2f}% of "
                       f"{seconds:.3f} s)", highlight=False)
-    span = (min((w.lo_ns - w.origin_ns) / 1e9 for w, _ in graphs), max((w.hi_ns - w.origin_ns) / 1e9 for w, _ in graphs))
+    span = shared_span_s([w for w, _ in graphs])
     if out.suffix.lower() == ".html":
         from launchgap.views.html import steps_panel, write_html
 

@@ -186,6 +186,10 @@ pub fn decode(data: &[u8], emit: &mut impl FnMut(&Row)) -> bool {
     true
 }
 
+/// LAUNCH_BATCH_SIZE in events.h, from the layout itself.
+const LAUNCH_BATCH_CAPACITY: usize = (std::mem::size_of::<launch_batch>() - std::mem::offset_of!(launch_batch, launches))
+    / std::mem::size_of::<launch_event>();
+
 /// A batch holds `count` complete launch records after its own header.
 fn decode_launch_batch(data: &[u8], emit: &mut impl FnMut(&Row)) -> bool {
     let start = std::mem::offset_of!(launch_batch, launches);
@@ -195,8 +199,7 @@ fn decode_launch_batch(data: &[u8], emit: &mut impl FnMut(&Row)) -> bool {
     };
     let size = std::mem::size_of::<launch_event>();
     let count = count as usize;
-    let capacity = launch_batch::default().launches.len();
-    if count > capacity || data.len() < start + count * size {
+    if count > LAUNCH_BATCH_CAPACITY || data.len() < start + count * size {
         return false;
     }
     data[start..start + count * size].chunks_exact(size).all(|launch| decode(launch, emit))
@@ -257,6 +260,7 @@ mod tests {
         let mut seen = Vec::new();
         assert!(decode(&bytes, &mut |row| seen.push((row.ts_ns, row.cpu, row.func))));
         assert_eq!(seen, vec![(10, Some(0), Some(0x100)), (11, Some(1), Some(0x101)), (12, Some(2), Some(0x102))]);
+        assert_eq!(LAUNCH_BATCH_CAPACITY, 16); // LAUNCH_BATCH_SIZE in events.h
         // a count the record cannot hold is refused, not read past its end
         assert!(!decode(&bytes[..start + 2 * std::mem::size_of::<launch_event>()], &mut |_| {}));
     }

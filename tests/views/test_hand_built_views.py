@@ -206,7 +206,7 @@ def test_view_commands_fail_in_one_line(tmp_path, args, message):
 
 
 def test_several_traces_share_the_slowest_runs_scale(tmp_path):
-    from launchgap.views.timeline import shared_span_s
+    from launchgap.analysis.core_map import shared_span_s
 
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
@@ -216,7 +216,7 @@ def test_several_traces_share_the_slowest_runs_scale(tmp_path):
     b.switch(9000, 0, A, IDLE, voluntary=True)
     short = b.write(tmp_path / "b" / "short.lg")
     datas = [build_timeline(t, TimelineOptions()) for t in (short, long)]
-    assert shared_span_s(datas) == (0.0, 119_000 / 1e9)
+    assert shared_span_s([d.window for d in datas]) == (0.0, 119_000 / 1e9)
     drawn = draw_static(datas, tmp_path / "both.png")
     assert [d.height for d in drawn] == [1, 7]
 

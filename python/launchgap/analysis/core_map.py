@@ -4,7 +4,8 @@
 A run slice starts when a task is switched in and ends when it is switched
 out (it slept, was preempted or died). Idle (task id 0) is not a slice: it is
 the gap between slices. The slice a CPU's first switch ends was running since
-the trace began.
+the trace began (in target-mode traces only when its task is a target: see
+run_slices).
 """
 
 from __future__ import annotations
@@ -103,10 +104,10 @@ def choose_window(trace: Trace, after_sleep: bool = False, from_workload: bool =
         origin = sleep_end_ns(trace)
     elif from_workload:
         origin = workload_start_ns(trace)
+    if (min_s is not None and min_s < 0) or (max_s is not None and max_s <= 0):
+        raise ViewError("--min and --max are seconds after the start and must not be negative")
     lo = origin + int((min_s or 0.0) * 1e9)
     hi = origin + int(max_s * 1e9) if max_s is not None else bounds.end_ns
-    if min_s is not None and min_s < 0 or max_s is not None and max_s <= 0:
-        raise ViewError("--min and --max are seconds after the start and must not be negative")
     if hi <= lo:
         raise ViewError(f"the window is empty: --min {min_s} is not before --max {max_s} / the end of the trace "
                         f"({(bounds.end_ns - origin) / 1e9:.3f} s)")
@@ -119,10 +120,10 @@ def clip(frame: pl.DataFrame, window: Window) -> pl.DataFrame:
         pl.col("start_ns").clip(lower_bound=window.lo_ns), pl.col("end_ns").clip(upper_bound=window.hi_ns))
 
 
-def select_tasks(slices: pl.DataFrame, trace: Trace, forked: bool) -> pl.DataFrame:
-    if not forked:
-        return slices
-    return slices.filter(pl.col("tid").is_in(sorted(forked_tids(trace))))
+def shared_span_s(windows: list[Window]) -> tuple[float, float]:
+    """Several traces on one time scale, the slowest run's: seconds from each origin."""
+    return (min((w.lo_ns - w.origin_ns) / 1e9 for w in windows),
+            max((w.hi_ns - w.origin_ns) / 1e9 for w in windows))
 
 
 def command_stats(slices: pl.DataFrame, window: Window) -> pl.DataFrame:

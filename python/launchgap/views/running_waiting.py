@@ -14,6 +14,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from launchgap.analysis.running_waiting import RunningWaiting  # noqa: E402
+from launchgap.views.timeline import DPI, PLOT_WIDTH_IN, plot_width_px  # noqa: E402
 
 FAILURE_COLOUR = "#ffa500"
 
@@ -36,8 +37,8 @@ def peak_per_pixel(t: np.ndarray, values: np.ndarray, lo: float, hi: float, widt
 
 
 def draw_static(graphs: list[RunningWaitingGraph], path: Path, span: tuple[float, float]) -> None:
-    fig, axes = plt.subplots(len(graphs), 1, figsize=(14, 3.2 * len(graphs) + 0.6), dpi=150, squeeze=False)
-    width_px = int(14 * 150 * 0.8)
+    fig, axes = plt.subplots(len(graphs), 1, figsize=(PLOT_WIDTH_IN, 3.2 * len(graphs) + 0.6), dpi=DPI, squeeze=False)
+    width_px = plot_width_px()
     for ax, g in zip(axes[:, 0], graphs):
         steps = g.rw.steps
         t = (steps["ts_ns"].to_numpy() - g.origin_ns) / 1e9

@@ -18,7 +18,7 @@ from matplotlib.collections import LineCollection  # noqa: E402
 from matplotlib.colors import to_hex  # noqa: E402
 
 from launchgap.analysis.core_map import (  # noqa: E402
-    Window, choose_window, clip, command_stats, cpu_order, forked_tids, marks, run_slices, trace_cpus,
+    Window, choose_window, clip, command_stats, cpu_order, forked_tids, marks, run_slices, shared_span_s, trace_cpus,
 )
 from launchgap.trace import Trace  # noqa: E402
 from launchgap.views.pixels import decimate  # noqa: E402
@@ -99,15 +99,13 @@ def build_timeline(trace: Trace, options: TimelineOptions) -> TimelineData:
     return TimelineData(str(trace.path), window, cpus, slices, shown, command_stats(slices, window), legend)
 
 
-def shared_span_s(datas: list[TimelineData]) -> tuple[float, float]:
-    """Every graph on one scale: the slowest run's span."""
-    lo = min((d.window.lo_ns - d.window.origin_ns) / 1e9 for d in datas)
-    hi = max((d.window.hi_ns - d.window.origin_ns) / 1e9 for d in datas)
-    return lo, hi
-
-
 PLOT_WIDTH_IN = 14.0
 DPI = 150
+
+
+def plot_width_px() -> int:
+    """The axes' width in pixels, about: the legend takes the rest of the figure."""
+    return int(PLOT_WIDTH_IN * DPI * 0.8)
 
 
 def static_segments(data: TimelineData, span: tuple[float, float], width_px: int) -> pl.DataFrame:
@@ -127,12 +125,12 @@ def _mark_points(frame: pl.DataFrame, origin: int, lo: int, hi: int, width_px: i
 def draw_static(datas: list[TimelineData], path: Path) -> list[pl.DataFrame]:
     """Draws one graph per trace, stacked, on one time scale. Returns the
     segments drawn for each (what tests check instead of pixels)."""
-    span = shared_span_s(datas)
+    span = shared_span_s([d.window for d in datas])
     rows = [max(1, len(d.cpus)) for d in datas]
     height = sum(min(0.25 * r + 1.4, 16) for r in rows) + 0.6 * len(datas)
     fig, axes = plt.subplots(len(datas), 1, figsize=(PLOT_WIDTH_IN, height), dpi=DPI, squeeze=False,
                              height_ratios=rows)
-    width_px = int(PLOT_WIDTH_IN * DPI * 0.8)
+    width_px = plot_width_px()
     drawn = []
     for ax, data in zip(axes[:, 0], datas):
         row_of = {cpu: i for i, cpu in enumerate(data.cpus)}

@@ -99,8 +99,11 @@ static __always_inline int emit_launch(__u64 func, __u64 stream, const struct la
 
 	if (stage) {
 		n = stage->count;
-		if (n >= LAUNCH_BATCH_SIZE)
-			return 0; /* unreachable: a full stage is flushed at once */
+		if (n >= LAUNCH_BATCH_SIZE) {
+			/* a full stage is flushed at once, so this does not happen; never drop silently if it does */
+			flush_launches(stage, pid, tid);
+			n = 0;
+		}
 		e = &stage->launches[n];
 		e->hdr.ts_ns = bpf_ktime_get_ns();
 		e->hdr.type = EVENT_LAUNCH;
