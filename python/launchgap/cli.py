@@ -7,6 +7,8 @@ import os
 import random
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import click
@@ -35,6 +37,15 @@ err_console = Console(stderr=True)
 def fail(message: str, code: int = 2) -> None:
     err_console.print(f"launchgap: {message}", markup=False, highlight=False, soft_wrap=True)
     sys.exit(code)
+
+
+@contextmanager
+def writing(path) -> Iterator[None]:
+    """An OS error while writing PATH (read-only place, full disk) becomes one line, not a traceback."""
+    try:
+        yield
+    except OSError as err:
+        fail(f"{path}: cannot write ({err.strerror or err})")
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -92,7 +103,8 @@ def report(trace: str, as_json: bool, csv_path: str | None, strict: bool) -> Non
     loaded = _load(trace)
     result = build_report(loaded)
     if csv_path:
-        write_study_csv(loaded, csv_path)
+        with writing(csv_path):
+            write_study_csv(loaded, csv_path)
     if as_json:
         click.echo(json.dumps(result, indent=2))
     else:
@@ -140,12 +152,13 @@ def export(trace: str, as_csv: bool, as_perfetto: bool, output: str | None) -> N
         fail(f"{Path(out).parent}: no such directory")
     loaded = _load(trace)
     if as_csv:
-        rows = write_study_csv(loaded, out)
+        with writing(out):
+            rows = write_study_csv(loaded, out)
         err_console.print(f"launchgap: wrote {rows:,} rows to {out}", highlight=False)
         return
     from launchgap.exports.perfetto import write_perfetto
 
-    with console.status(f"writing {out}"):
+    with console.status(f"writing {out}"), writing(out):
         counts = write_perfetto(loaded, out)
     err_console.print(f"launchgap: wrote {out}: {counts['ftrace_events']:,} scheduling and IRQ events, "
                       f"{counts['track_events']:,} CUDA and vector events; open it at ui.perfetto.dev",
@@ -171,7 +184,7 @@ def import_cmd(dat: str, output: str | None, targets: tuple[str, ...]) -> None:
     except DatImportError as err:
         fail(str(err))
     except OSError as err:
-        fail(f"{out}: cannot write ({err.strerror})")
+        fail(f"{out}: cannot write ({err.strerror or err})")
     names = stats["events_by_name"]
     console.print(f"imported {sum(names.values()):,} events ({names.get('sched_switch', 0):,} sched_switch) over "
                   f"{(stats['end_ns'] - stats['start_ns']) / 1e9:.3f} s on {stats['cpu_count']} CPUs; "
@@ -270,7 +283,7 @@ def timeline(traces, output, min_s, max_s, target, color_by, forked, socket_orde
             table.caption = f"and {data.stats.height - 20} more commands"
         console.print(table)
     span = shared_span_s([d.window for d in datas])
-    with console.status(f"drawing {sum(d.slices.height for d in datas):,} slices"):
+    with console.status(f"drawing {sum(d.slices.height for d in datas):,} slices"), writing(out):
         if out.suffix.lower() == ".html":
             from launchgap.views.html import cores_panel, write_html
 
@@ -313,14 +326,16 @@ def running_waiting_cmd(traces, output, min_s, max_s, forked, after_sleep, from_
                       f"{g.rw.failure_ns / 1e6:.3f} ms ({100 * g.rw.failure_ns / 1e9 / max(seconds, 1e-9):.2f}% of "
                       f"{seconds:.3f} s)", highlight=False)
     span = shared_span_s([w for w, _ in graphs])
-    if out.suffix.lower() == ".html":
-        from launchgap.views.html import steps_panel, write_html
+    with writing(out):
+        if out.suffix.lower() == ".html":
+            from launchgap.views.html import steps_panel, write_html
 
-        write_html(out, [steps_panel(g.rw, g.origin_ns, g.name) for _, g in graphs], span,
-                   "launchgap running/waiting", legend={"running": "#2ca02c", "runnable (running + waiting)": "#d62728",
-                                                        "work-conservation failure": "#ffa500"})
-    else:
-        draw_static([g for _, g in graphs], out, span)
+            write_html(out, [steps_panel(g.rw, g.origin_ns, g.name) for _, g in graphs], span,
+                       "launchgap running/waiting", legend={"running": "#2ca02c",
+                                                            "runnable (running + waiting)": "#d62728",
+                                                            "work-conservation failure": "#ffa500"})
+        else:
+            draw_static([g for _, g in graphs], out, span)
     err_console.print(f"launchgap: wrote {out}", highlight=False)
 
 

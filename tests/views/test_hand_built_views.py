@@ -189,6 +189,9 @@ def test_static_figure_draws_the_decimated_segments(tmp_path):
     (["import", "{tmp}/missing.dat"], "no such file"),
     (["export", "{trace}"], "choose one format"),
     (["timeline", "{tmp}/study.csv"], "the study's CSV does not say who ran next"),
+    (["timeline", "{trace}", "-o", "/proc/cores.png"], "/proc/cores.png: cannot write"),
+    (["running-waiting", "{trace}", "-o", "/proc/rw.html"], "/proc/rw.html: cannot write"),
+    (["export", "--perfetto", "{trace}", "-o", "/proc/run.pftrace"], "/proc/run.pftrace: cannot write"),
 ])
 def test_view_commands_fail_in_one_line(tmp_path, args, message):
     import subprocess
