@@ -174,16 +174,15 @@ pub fn place(code: &[u8], address: u64) -> Placement {
     let mut info = InstructionInfoFactory::new();
     let mut formatter = formatter();
     let mut moved_over = Vec::new();
-    let mut first: Option<(ProbeCost, String)> = None;
+    let mut entry: Option<(ProbeCost, String)> = None;
     let mut offset = 0usize;
     while decoder.can_decode() && moved_over.len() <= MAX_INSTRUCTIONS_MOVED_OVER {
         let instruction = decoder.decode();
-        let bytes = &code[offset..offset + instruction.len()];
-        let cost = cost_of(&instruction, bytes);
+        let cost = cost_of(&instruction, &code[offset..offset + instruction.len()]);
         let shown = if instruction.is_invalid() { "(bad)".to_string() } else { text(&mut formatter, &instruction) };
-        let entry = first.get_or_insert_with(|| (cost, shown.clone())).clone();
+        let first = &entry.get_or_insert_with(|| (cost, shown.clone())).1;
         if cost == ProbeCost::Emulated {
-            return Placement { offset: offset as u64, cost, probed: shown, first: entry.1, moved_over };
+            return Placement { offset: offset as u64, cost, probed: shown, first: first.clone(), moved_over };
         }
         if cost == ProbeCost::NeverFires || !movable(&instruction, &mut info) {
             break;
@@ -192,7 +191,7 @@ pub fn place(code: &[u8], address: u64) -> Placement {
         offset += instruction.len();
     }
     // nothing cheaper within reach: the entry, at its own cost
-    let (cost, first) = first.unwrap_or((ProbeCost::NeverFires, "(no code)".to_string()));
+    let (cost, first) = entry.unwrap_or((ProbeCost::NeverFires, "(no code)".to_string()));
     Placement { offset: 0, cost, probed: first.clone(), first, moved_over: Vec::new() }
 }
 
