@@ -52,11 +52,16 @@ def assert_placed(probes: list[dict], offset: int, probed: str, moved_over: list
         assert p["first_instruction"] == p["moved_over"][0]
 
 
+# every path of test_cuda_launches, and the driver API's Ex, cooperative and _ptsz entry points too
+SHAPED_PATHS = {**PATHS, "driver-ptsz-mixed": (["--api", "driver", "--ptsz", "--launch", "mixed", "--sync", "mixed"],
+                                               None)}
+
+
 @pytest.mark.parametrize("shape", list(SHAPES))
-@pytest.mark.parametrize("path", list(PATHS))
+@pytest.mark.parametrize("path", list(SHAPED_PATHS))
 def test_every_api_path_is_exact_on_the_driver_shaped_stand_ins(record, shape, path):
     library, offset, probed, moved_over = SHAPES[shape]
-    args, binary = PATHS[path]
+    args, binary = SHAPED_PATHS[path]
     command = cudasim_command("--tokens", "3", "--threads", "2", "--procs", "2", *args,
                               **({"binary": binary} if binary else {}))
     run = record(command, env=shaped_env(library))
