@@ -19,6 +19,7 @@ from rich.table import Table
 from launchgap import __version__
 from launchgap.analysis.diff import diff_reports
 from launchgap.analysis.report import build_report
+from launchgap.doctor.command import doctor
 from launchgap.exports.study_csv import write_study_csv
 from launchgap.recorder import ENV_OVERRIDE, find_recorder
 from launchgap.trace import TraceError, read_trace
@@ -504,6 +505,9 @@ def cudasim_truth(path: str) -> None:
     for row in truth.threads.iter_rows():
         threads.add_row(*(str(v) for v in row))
     console.print(threads)
+
+
+main.add_command(doctor)  # launchgap/doctor/command.py
 
 
 if __name__ == "__main__":
