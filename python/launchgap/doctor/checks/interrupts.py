@@ -75,10 +75,10 @@ def devices_on_isolated(facts: HostFacts, target: Target | None) -> Finding:
                        f"{format_cpus(isolated)}", _irq_evidence(devices[:NAMED_IN_SUMMARY]),
                        data=_irq_data([], isolated))
     housekeeping = (facts.online or frozenset()) - isolated
-    return Finding(Status.FAIL, f"{_plural(len(hits), 'device interrupt')} land on isolated CPUs "
-                   f"{format_cpus(isolated)}: {_named(hits, isolated)}", _irq_evidence(hits),
-                   f"echo {format_cpus(housekeeping)} > /proc/irq/N/smp_affinity_list for each (irqaffinity="
-                   f"{format_cpus(housekeeping)} at boot; kernel-managed ones need isolcpus=managed_irq)",
+    fix = _move_fix(hits, housekeeping).replace("; or run the workload on other CPUs",
+                                                f"; irqaffinity={format_cpus(housekeeping)} at boot")
+    return Finding(Status.FAIL, f"{_plural(len(hits), 'device interrupt')} {_verb(hits)} on isolated CPUs "
+                   f"{format_cpus(isolated)}: {_named(hits, isolated)}", _irq_evidence(hits), fix,
                    data=_irq_data(hits, isolated))
 
 
@@ -96,11 +96,23 @@ def devices_on_target(facts: HostFacts, target: Target | None) -> Finding:
         return Finding(Status.OK, f"none of {_plural(len(devices), 'device interrupt')} lands on {where}",
                        _irq_evidence(devices[:NAMED_IN_SUMMARY]), data=_irq_data([], target.cpus))
     others = (facts.online or frozenset()) - target.cpus
-    verb = "lands" if len(hits) == 1 else "land"
-    return Finding(Status.WARN, f"{_plural(len(hits), 'device interrupt')} {verb} on {where}: "
-                   f"{_named(hits, target.cpus)}", _irq_evidence(hits),
-                   f"echo {format_cpus(others) if others else '<other CPUs>'} > /proc/irq/N/smp_affinity_list for "
-                   "each, or run the workload on other CPUs", data=_irq_data(hits, target.cpus))
+    return Finding(Status.WARN, f"{_plural(len(hits), 'device interrupt')} {_verb(hits)} on {where}: "
+                   f"{_named(hits, target.cpus)}", _irq_evidence(hits), _move_fix(hits, others),
+                   data=_irq_data(hits, target.cpus))
+
+
+def _verb(irqs: list) -> str:
+    return "lands" if len(irqs) == 1 else "land"
+
+
+def _move_fix(irqs: list[IrqInfo], to: frozenset[int]) -> str:
+    movable = [str(i.number) for i in irqs if not i.managed]
+    stuck = len(irqs) - len(movable)
+    fix = (f"for N in {' '.join(movable[:8])}{' ...' if len(movable) > 8 else ''}: echo "
+           f"{format_cpus(to) if to else '<other CPUs>'} > /proc/irq/$N/smp_affinity_list" if movable else "")
+    if stuck:
+        fix += ("; " if fix else "") + f"{stuck} kernel-managed cannot be moved (see irq.managed)"
+    return fix + "; or run the workload on other CPUs"
 
 
 @check("irq.managed", AREA, "kernel-managed interrupts (cannot be moved)")
@@ -120,6 +132,8 @@ def managed(facts: HostFacts, target: Target | None) -> Finding:
                            "as root with debugfs mounted, grep -l IRQD_AFFINITY_MANAGED /sys/kernel/debug/irq/irqs/*")
         return Finding(Status.OK, "no kernel-managed interrupts", ev, data={"count": 0})
     interest = facts.isolated | (target.cpus if target else frozenset())
+    which = " or ".join(w for w, cpus in (("isolated", facts.isolated), ("target", target.cpus if target else None))
+                        if cpus)
     landing = _landing(irqs, interest)
     isolcpus = facts.boot.isolcpus
     has_flag = isolcpus is not None and "managed_irq" in isolcpus.flags
@@ -128,13 +142,14 @@ def managed(facts: HostFacts, target: Target | None) -> Finding:
                "(isolcpus=managed_irq): these queues belong to isolated CPUs; use fewer queues" if has_flag else
                "add managed_irq to isolcpus= (isolcpus=managed_irq,domain,<list>), or use fewer queues "
                "(ethtool -L, nvme poll_queues)")
-        return Finding(Status.WARN, f"{_plural(len(landing), 'kernel-managed interrupt')} ({how}) land on "
-                       f"isolated or target CPUs {format_cpus(interest)} and cannot be moved (writing smp_affinity "
-                       f"fails with EIO): {_named(landing, interest)}", ev, fix,
+        return Finding(Status.WARN, f"{_plural(len(landing), 'kernel-managed interrupt')} ({how}) "
+                       f"{_verb(landing)} on {which} CPUs {format_cpus(interest)} and cannot be moved (writing "
+                       f"smp_affinity fails with EIO): {_named(landing, interest)}", ev, fix,
                        data={"count": len(irqs), "landing": [i.number for i in landing]})
     names = ", ".join(i.name for i in irqs[:NAMED_IN_SUMMARY])
-    return Finding(Status.OK, f"{_plural(len(irqs), 'kernel-managed interrupt')} ({how}: {names}); none lands on "
-                   "isolated or target CPUs", ev, data={"count": len(irqs), "landing": []})
+    where = f"none lands on {which} CPUs" if which else "they cannot be moved, which matters once CPUs are isolated"
+    return Finding(Status.OK, f"{_plural(len(irqs), 'kernel-managed interrupt')} ({how}: {names}); {where}", ev,
+                   data={"count": len(irqs), "landing": []})
 
 
 @check("irq.irqbalance", AREA, "irqbalance and the CPUs it leaves alone")
