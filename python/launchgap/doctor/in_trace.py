@@ -15,12 +15,18 @@ from launchgap.trace import Trace
 SOURCE = "host files captured when recording started"
 
 
-def workload_cpus(trace: Trace, tids: set[int]) -> frozenset[int]:
-    """Every CPU the threads issued a launch on or were switched in on."""
+def workload_cpus(trace: Trace, tids: set[int], launching: bool) -> frozenset[int]:
+    """Every CPU the threads launched on or were switched in on; for launching
+    threads only from their first launch (before it, a thread may still be a
+    wrapper such as taskset that has not yet pinned itself and exec'd)."""
     wanted = list(tids)
-    launched = trace.of("launch", "cpu", "tid").filter(pl.col("tid").is_in(wanted))["cpu"]
-    ran = trace.of("switch", "cpu", "next_tid").filter(pl.col("next_tid").is_in(wanted))["cpu"]
-    return frozenset(int(c) for c in pl.concat([launched, ran]).drop_nulls().unique().to_list())
+    launches = trace.of("launch", "ts_ns", "cpu", "tid").filter(pl.col("tid").is_in(wanted))
+    ran = trace.of("switch", "ts_ns", "cpu", "next_tid").filter(pl.col("next_tid").is_in(wanted))
+    if launching:
+        first = launches.group_by("tid").agg(pl.col("ts_ns").min().alias("first_ns"))
+        ran = ran.join(first, left_on="next_tid", right_on="tid").filter(pl.col("ts_ns") >= pl.col("first_ns"))
+    cpus = pl.concat([launches["cpu"], ran["cpu"]]).drop_nulls().unique().to_list()
+    return frozenset(int(c) for c in cpus)
 
 
 def host_checks(trace: Trace, launching: set[int], threads: set[int]) -> dict | None:
@@ -29,7 +35,7 @@ def host_checks(trace: Trace, launching: set[int], threads: set[int]) -> dict | 
     if not snapshot:
         return None
     tids, whose = (launching, "the launching threads' CPUs") if launching else (threads, "the workload threads' CPUs")
-    cpus = workload_cpus(trace, tids)
+    cpus = workload_cpus(trace, tids, launching=bool(launching))
     target = Target(cpus, whose) if cpus else None
     result = run_doctor(SnapshotHost(snapshot, "the recorded host"), target)
     bearing = [c for c in result.checks

@@ -81,8 +81,10 @@ def _why_unreadable(facts: HostFacts, reading) -> str:
     listing = facts.debugfs_listing
     if reading.error in (errno.EACCES, errno.EPERM):
         lockdown = facts.read(LOCKDOWN)
-        if lockdown.ok and "[none]" not in lockdown.value:
-            return f"the kernel is locked down ({lockdown.value}), which closes debugfs"
+        mode = parse_bracketed_choice(lockdown.value)[0] if lockdown.ok else None
+        if mode and mode != "none":
+            return (f"debugfs refuses the read ({reading.why}): the kernel is locked down ({mode}), which closes "
+                    "debugfs files that can be written")
         return f"debugfs refuses the read ({reading.why}): run as root"
     if not listing.ok:
         return f"{DEBUGFS} is not readable ({listing.why}): run as root"
@@ -109,8 +111,10 @@ def preemption(facts: HostFacts, target: Target | None) -> Finding:
     if facts.debugfs_listing.ok and not facts.debugfs_listing.names:
         ev.insert(1, Evidence(DEBUGFS, "(empty: not mounted)"))
     guess = f"; it booted as {model}" if model else "; the kernel config does not say which model it was built with"
-    fix = None if reading.missing and facts.debugfs_listing.names else \
-        "as root: mount -t debugfs none /sys/kernel/debug, then read sched/preempt"
+    if reading.missing and facts.debugfs_listing.names or "locked down" in why:
+        fix = None  # nothing a user can do short of another kernel or boot
+    else:
+        fix = "as root: mount -t debugfs none /sys/kernel/debug, then read sched/preempt"
     return Finding(Status.UNKNOWN, f"cannot read the model in effect: {why}{guess}", ev, fix,
                    data={"model": None, "booted_as": model, "source": None})
 
@@ -150,4 +154,4 @@ def workqueue(facts: HostFacts, target: Target | None) -> Finding:
         return Finding(Status.WARN, f"unbound kernel work (kworkers) may run on isolated CPUs {format_cpus(wrong)}",
                        ev, f"echo {keep:x} > {WORKQUEUE_CPUMASK}", data={"cpus": sorted(mask)})
     return Finding(Status.OK, f"unbound kernel work runs on CPUs {format_cpus(mask)}" +
-                   (" (none isolated)" if isolated else ""), ev, data={"cpus": sorted(mask)})
+                   (" (no isolated CPU among them)" if isolated else ""), ev, data={"cpus": sorted(mask)})
