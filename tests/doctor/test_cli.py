@@ -139,3 +139,28 @@ def test_doctor_on_this_host_writes_nothing(tmp_path):
     writes = [c for c in calls if re.match(rf"\d+\s+({'|'.join(WRITING)})\(", c)]
     assert writes and all(re.match(rf"\d+\s+({'|'.join(WRITING)})\([12],", c) for c in writes), writes[:5]
 
+
+
+def test_trace_gives_the_verdicts_of_the_recorded_host(tmp_path):
+    from tests.analysis.builder import IDLE, TraceBuilder
+    from tests.doctor.trees import snapshot_of
+
+    root = make_tree(tmp_path, "node-4cpu")
+    b = TraceBuilder(meta_extra={"host_files": snapshot_of(root)})
+    b.switch(2_000, 0, IDLE, (100, 100, "app"))
+    trace = tmp_path / "t.lg"
+    b.write(trace)
+    from_trace = doctor("--trace", str(trace), "--cpus", "2", "--json")
+    from_tree = doctor("--root", str(root), "--cpus", "2", "--json")
+    assert from_trace.returncode == 0 and from_tree.returncode == 0, from_trace.stderr + from_tree.stderr
+    a, b_ = json.loads(from_trace.stdout), json.loads(from_tree.stdout)
+    assert a.pop("host") == f"test when {trace} was recorded"
+    b_.pop("host")
+    assert a == b_
+
+    bare = TraceBuilder()
+    bare.switch(2_000, 0, IDLE, (100, 100, "app"))
+    bare.write(tmp_path / "bare.lg")
+    proc = doctor("--trace", str(tmp_path / "bare.lg"))
+    assert proc.returncode == 2
+    assert proc.stderr.startswith(f"launchgap: {tmp_path / 'bare.lg'}: the trace carries no host files")

@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 from rich.console import Console
 
-from launchgap.doctor.host import DirectoryHost
+from launchgap.doctor.host import DirectoryHost, SnapshotHost
 from launchgap.doctor.render import render_doctor
 from launchgap.doctor.run import TargetError, run_doctor, target_from_cpus, target_from_pid
 
@@ -23,6 +23,20 @@ def _fail(message: str) -> None:
     sys.exit(EXIT_USAGE)
 
 
+def _trace_host(path: str) -> SnapshotHost:
+    from launchgap.trace import TraceError, read_trace
+
+    try:
+        trace = read_trace(path)
+    except TraceError as err:
+        _fail(str(err))
+    snapshot = trace.meta.get("host_files")
+    if not snapshot:
+        _fail(f"{path}: the trace carries no host files (recorded by an older recorder, or imported)")
+    host = trace.meta.get("host", {}).get("hostname") or "?"
+    return SnapshotHost(snapshot, f"{host} when {path} was recorded")
+
+
 @click.command("doctor")
 @click.option("--root", type=click.Path(file_okay=False), default="/", show_default=True,
               help="Read /proc, /sys and /etc under this directory: a copy of another node's files.")
@@ -30,8 +44,11 @@ def _fail(message: str) -> None:
 @click.option("--strict", is_flag=True, help=f"Exit {EXIT_CHECK_FAILED} if any check fails.")
 @click.option("--cpus", help="The workload's CPUs (e.g. 2-3): where its interrupts, GPU and siblings are checked.")
 @click.option("-p", "--pid", type=int, help="Take the CPUs of this process's threads (Cpus_allowed_list).")
+@click.option("--trace", "trace_path", type=click.Path(dir_okay=False),
+              help="Check the host a trace was recorded on, from the files the recorder kept (host_files).")
 @click.option("--brief", is_flag=True, help="Leave out the evidence lines.")
-def doctor(root: str, as_json: bool, strict: bool, cpus: str | None, pid: int | None, brief: bool) -> None:
+def doctor(root: str, as_json: bool, strict: bool, cpus: str | None, pid: int | None, trace_path: str | None,
+           brief: bool) -> None:
     """Check this node's isolation, interrupt, scheduler and CPU settings:
     boot isolation (nohz_full, isolcpus, rcu_nocbs, irqaffinity), where device
     interrupts land, RT throttling, the preemption model, governor, SMT, THP,
@@ -40,9 +57,16 @@ def doctor(root: str, as_json: bool, strict: bool, cpus: str | None, pid: int | 
     nothing on the host is changed."""
     if cpus is not None and pid is not None:
         _fail("give --cpus or -p, not both")
-    if not Path(root).is_dir():
+    if trace_path is not None:
+        if root != "/":
+            _fail("give --root or --trace, not both")
+        if pid is not None:
+            _fail("-p names a process on this host; with --trace give --cpus")
+        host = _trace_host(trace_path)
+    elif not Path(root).is_dir():
         _fail(f"--root {root}: no such directory")
-    host = DirectoryHost(root)
+    else:
+        host = DirectoryHost(root)
     try:
         target = target_from_cpus(host, cpus) if cpus is not None else \
             target_from_pid(host, pid) if pid is not None else None
