@@ -114,7 +114,8 @@ def preemption(facts: HostFacts, target: Target | None) -> Finding:
     if reading.missing and facts.debugfs_listing.names or "locked down" in why:
         fix = None  # nothing a user can do short of another kernel or boot
     else:
-        fix = "as root: mount -t debugfs none /sys/kernel/debug, then read sched/preempt"
+        fix = ("as root: mount -t debugfs none /sys/kernel/debug, then read sched/preempt (a locked-down kernel "
+               "refuses it even then)")
     return Finding(Status.UNKNOWN, f"cannot read the model in effect: {why}{guess}", ev, fix,
                    data={"model": None, "booted_as": model, "source": None})
 
