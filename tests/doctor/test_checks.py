@@ -53,6 +53,9 @@ CASES = [
          says="nohz_full asks for 1-3, the kernel runs 2-3 tickless"),
     Case("boot.isolation", Status.WARN, "node-4cpu", {"/sys/devices/system/cpu/isolated": "\n"},
          says="isolcpus asks for 1-3, the kernel isolates none"),
+    Case("boot.isolation", Status.WARN, "node-4cpu",
+         {"/proc/cmdline": node_cmdline(replace=" nohz_full=1-3 isolcpus=nohz,fast,domain,1-3")},
+         says="isolcpus has flags the kernel does not know (fast)"),
     Case("boot.isolation", Status.FAIL, "node-4cpu", {"/sys/devices/system/cpu/nohz_full": None},
          says="this kernel has no full dynticks"),
     Case("boot.isolation", Status.FAIL, "node-4cpu", {"/proc/cmdline": node_cmdline(replace=" nohz_full=1-x")},
@@ -84,7 +87,8 @@ CASES = [
     Case("boot.housekeeping", Status.UNKNOWN, "node-4cpu",
          {"/sys/devices/system/cpu/online": None, "/proc/interrupts": None}),
     # boot.kernel_support
-    Case("boot.kernel_support", Status.OK, "node-4cpu", says="supports what is asked (/sys/devices/system/cpu/nohz_full)"),
+    Case("boot.kernel_support", Status.OK, "node-4cpu",
+         says="supports what is asked (/sys/devices/system/cpu/nohz_full)"),
     Case("boot.kernel_support", Status.OK, "vm-2cpu", says="this kernel cannot run CPUs tickless (nohz_full) "
          "(CONFIG_NO_HZ_FULL)"),
     Case("boot.kernel_support", Status.FAIL, "vm-2cpu", {"/proc/cmdline": vm_cmdline("nohz_full=1")},
@@ -102,7 +106,8 @@ CASES = [
     Case("irq.isolated", Status.UNKNOWN, "node-4cpu", {"/proc/interrupts": None}),
     # irq.target
     Case("irq.target", Status.UNKNOWN, "vm-2cpu", says="no target"),
-    Case("irq.target", Status.OK, "node-4cpu", cpus="3", says="none of 6 device interrupts lands on the CPUs given (3)"),
+    Case("irq.target", Status.OK, "node-4cpu", cpus="3",
+         says="none of 6 device interrupts lands on the CPUs given (3)"),
     Case("irq.target", Status.WARN, "node-4cpu", cpus="0", says="5 device interrupts land on the CPUs given (0)"),
     Case("irq.target", Status.WARN, "vm-2cpu", cpus="1", says="2 device interrupts land on the CPUs given (1)"),
     Case("irq.target", Status.UNKNOWN, "vm-2cpu", {"/proc/interrupts": None}, cpus="1"),
@@ -120,7 +125,8 @@ CASES = [
          says="cannot tell which interrupts the kernel manages"),
     # irq.irqbalance
     Case("irq.irqbalance", Status.OK, "vm-2cpu", says="irqbalance is not running"),
-    Case("irq.irqbalance", Status.OK, "node-4cpu", {"/proc/4242/comm": "irqbalance\n", "/proc/4242/environ": "PATH=/bin\0"},
+    Case("irq.irqbalance", Status.OK, "node-4cpu",
+         {"/proc/4242/comm": "irqbalance\n", "/proc/4242/environ": "PATH=/bin\0"},
          says="irqbalance (pid 4242) leaves CPUs 1-3 alone"),
     Case("irq.irqbalance", Status.WARN, "node-4cpu",
          {"/proc/4242/comm": "irqbalance\n", "/proc/4242/environ": "IRQBALANCE_BANNED_CPULIST=3\0HOME=/\0"},
@@ -194,7 +200,8 @@ CASES = [
     Case("cpu.thp", Status.UNKNOWN, "vm-2cpu", {"/sys/kernel/mm/transparent_hugepage": None}),
     # cpu.gpu_numa
     Case("cpu.gpu_numa", Status.OK, "vm-2cpu", says="no NVIDIA GPU (PCI vendor 0x10de, display class) among 6"),
-    Case("cpu.gpu_numa", Status.OK, "node-4cpu", cpus="1", says="(1) are local to 0000:65:00.0 (node 0, local CPUs 0-3)"),
+    Case("cpu.gpu_numa", Status.OK, "node-4cpu", cpus="1",
+         says="(1) are local to 0000:65:00.0 (node 0, local CPUs 0-3)"),
     Case("cpu.gpu_numa", Status.WARN, "node-4cpu", {"/sys/bus/pci/devices/0000:65:00.0/numa_node": "1\n",
                                                     "/sys/bus/pci/devices/0000:65:00.0/local_cpulist": "2-3\n"},
          cpus="1", says="not all local to any GPU: 0000:65:00.0 (node 1, local CPUs 2-3)"),

@@ -227,7 +227,8 @@ def test_the_disturbance_reports_its_spikes():
 @pytest.mark.parametrize("args, message", [
     (["fast"], "lever-workload: unknown class fast (compute, memory, io, mixed)"),
     (["compute", "--disturb", "300"], "lever-workload: --disturb wants SPIN_MS:PERIOD_MS, not 300"),
-    (["compute", "--disturb", "50:10"], "lever-workload: --disturb: SPIN must be between 1 ms and PERIOD (e.g. 20:300)"),
+    (["compute", "--disturb", "50:10"],
+     "lever-workload: --disturb: SPIN must be between 1 ms and PERIOD (e.g. 20:300)"),
     (["compute", "--cpus", "x"], "lever-workload: bad CPU list x"),
 ])
 def test_usage_errors_are_one_line(args, message):

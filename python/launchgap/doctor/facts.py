@@ -15,6 +15,7 @@ from launchgap.doctor.parse import (
     Isolcpus,
     ParseError,
     environ_entries,
+    format_cpus,
     kernel_params,
     parse_cpulist,
     parse_cpumask,
@@ -171,8 +172,6 @@ class IrqInfo:
 
     def describe(self, cpus: frozenset[int] | None = None) -> str:
         """"virtio2-input.0 (nic, IRQ 38) on CPU 0: 15,608 so far"."""
-        from launchgap.doctor.parse import format_cpus
-
         where = format_cpus(self.effective or ())
         fired = self.fired_on(cpus if cpus is not None else self.row.counts)
         managed = ", kernel-managed" if self.managed else ""

@@ -5,13 +5,13 @@ from __future__ import annotations
 from rich.console import Console
 from rich.text import Text
 
+from launchgap.doctor.parse import format_cpus
+
 STYLE = {"ok": "green", "warn": "yellow", "fail": "bold red", "unknown": "magenta"}
 STATUS_WIDTH = 10
 
 
 def _cpus(cpus: list[int]) -> str:
-    from launchgap.doctor.parse import format_cpus
-
     return format_cpus(cpus)
 
 

@@ -41,7 +41,9 @@ def isolation_in_effect(facts: HostFacts, target: Target | None) -> Finding:
                          "drops CPUs that are not present)")
     if boot.isolcpus is not None:
         if boot.isolcpus.unknown_flags:
-            warns.append(f"isolcpus flags the kernel does not know are ignored: {', '.join(boot.isolcpus.unknown_flags)}")
+            unknown = ", ".join(boot.isolcpus.unknown_flags)
+            warns.append(f"isolcpus has flags the kernel does not know ({unknown}): kernels since 5.7 skip them, "
+                         "older ones drop the whole isolcpus=")
         if "domain" in boot.isolcpus.flags:
             if boot.sysfs_isolated is None:
                 warns.append(f"{CPUS_ISOLATED} is not readable to confirm isolcpus")

@@ -18,7 +18,7 @@ from launchgap.doctor.facts import (
     evidence,
 )
 from launchgap.doctor.model import Evidence, Status, Target
-from launchgap.doctor.parse import cpuinfo_flags, format_cpus, parse_bracketed_choice, parse_cpulist
+from launchgap.doctor.parse import cpuinfo_flags, format_cpus, parse_bracketed_choice
 
 AREA = "cpu"
 PERFORMANCE = "performance"
