@@ -27,4 +27,5 @@ test-python:
 
 clean:
 	$(MAKE) -C workloads/cudasim clean
+	$(MAKE) -C workloads/levers clean
 	cd recorder && cargo clean

@@ -15,6 +15,7 @@ APT_PACKAGES=(
   linux-perf            # perf sched: the cross-check for switch counts
   binutils              # objdump / readelf for the prologue and symbol checks
   stress-ng iperf3 fio  # noisy neighbours for experiments and end-to-end tests
+  strace                # tests prove `launchgap doctor` writes nothing
   trace-cmd             # .dat files for the import tests
   chromium-headless-shell  # screenshots of the interactive HTML views in tests
 )
@@ -64,6 +65,7 @@ setup_python() {
 build_cudasim() {
   make -s -C workloads/cudasim all
   make -s -C workloads/storm
+  make -s -C workloads/levers
 }
 
 build_recorder() {

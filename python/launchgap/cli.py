@@ -19,6 +19,7 @@ from rich.table import Table
 from launchgap import __version__
 from launchgap.analysis.diff import diff_reports
 from launchgap.analysis.report import build_report
+from launchgap.doctor.command import doctor
 from launchgap.exports.study_csv import write_study_csv
 from launchgap.recorder import ENV_OVERRIDE, find_recorder
 from launchgap.trace import TraceError, read_trace
@@ -536,6 +537,8 @@ def probes(cuda_libs: tuple[str, ...], pids: tuple[int, ...], as_json: bool, com
         click.echo(proc.stdout.rstrip())
     else:
         render_probes(json.loads(proc.stdout), console)
+
+main.add_command(doctor)  # launchgap/doctor/command.py
 
 
 if __name__ == "__main__":

@@ -255,6 +255,7 @@ fn run(args: Args) -> Result<i32> {
         "start_ns": start_ns,
         "clock": metadata::clocks(),
         "host": metadata::host(),
+        "host_files": metadata::host_files::snapshot(),
         "topology": metadata::cpu_topology(),
         "mode": if args.system { "system" } else if command.is_some() { "command" } else { "pids" },
         "command": args.command,

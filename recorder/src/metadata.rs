@@ -111,3 +111,6 @@ mod tests {
         assert_eq!(topo["count"].as_u64().unwrap() as usize, online.len());
     }
 }
+
+/// The files `launchgap doctor` reads, as they were when recording started.
+pub mod host_files;

@@ -11,6 +11,7 @@ from launchgap.analysis import taken
 from launchgap.analysis.irqs import irq_intervals
 from launchgap.analysis.targets import RECORDER_COMMS, target_pids, target_threads
 from launchgap.analysis.timeline import Bounds, cpu_runs, thread_segments, trace_bounds
+from launchgap.doctor.in_trace import host_checks
 from launchgap.trace import Trace
 
 REPORT_SCHEMA = "launchgap-report/1"
@@ -246,5 +247,6 @@ def build_report(trace: Trace) -> dict:
         "gaps": {"classes": gap_classes, "tail": gap_analysis.tail_attribution(gaps), "bursts": gap_analysis.bursts(gaps),
                  "count": gaps.count},
         "verdict": _verdict(thread_rows, launching, gap_analysis.interference_ns(gaps)),
+        "host_checks": host_checks(trace, launching, set(tids)),
         "warnings": _guard(lost),
     }

@@ -124,5 +124,9 @@ def render(report: dict, console: Console) -> None:
 
     style = {"negligible": "green", "light": "yellow", "heavy": "red"}[report["verdict"]["level"]]
     console.print(Panel(report["verdict"]["text"], title=f"Verdict: {report['verdict']['level']}", border_style=style))
+    if report.get("host_checks"):
+        from launchgap.doctor.render import render_host_checks
+
+        render_host_checks(report["host_checks"], console)
     for metric, text in report["warnings"].items():
         console.print(f"[bold red]warning[/]: {metric}: {text}")

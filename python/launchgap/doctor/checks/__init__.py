@@ -1,0 +1,56 @@
+"""Every check: a plain function over a host's facts and the target, returning
+a Finding; the registry turns it into a Check with its id, area and title."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from launchgap.doctor.facts import HostFacts
+from launchgap.doctor.model import Check, Evidence, Status, Target
+
+
+@dataclass
+class Finding:
+    status: Status
+    summary: str
+    evidence: list[Evidence] = field(default_factory=list)
+    fix: str | None = None
+    data: dict = field(default_factory=dict)
+
+
+CheckFunction = Callable[[HostFacts, "Target | None"], Finding]
+
+
+@dataclass(frozen=True)
+class Registered:
+    id: str
+    area: str
+    title: str
+    about_target: bool
+    function: CheckFunction
+
+    def run(self, facts: HostFacts, target: Target | None) -> Check:
+        found = self.function(facts, target)
+        return Check(self.id, self.area, self.title, found.status, found.summary, tuple(found.evidence),
+                     found.fix, self.about_target, found.data)
+
+
+REGISTRY: list[Registered] = []
+
+
+def check(check_id: str, area: str, title: str, about_target: bool = False):
+    def register(function: CheckFunction) -> CheckFunction:
+        REGISTRY.append(Registered(check_id, area, title, about_target, function))
+        return function
+    return register
+
+
+def all_checks() -> list[Registered]:
+    # importing the modules fills the registry, in the order the report shows them
+    from launchgap.doctor.checks import boot  # noqa: F401
+    from launchgap.doctor.checks import interrupts  # noqa: F401
+    from launchgap.doctor.checks import scheduler  # noqa: F401
+    from launchgap.doctor.checks import cpu  # noqa: F401
+
+    return list(REGISTRY)
