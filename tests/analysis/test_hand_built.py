@@ -166,8 +166,9 @@ def test_lost_events_are_flagged_beside_the_metrics_they_affect(tmp_path):
 
 
 @pytest.mark.parametrize("content, message", [
-    (b"", "not a launchgap trace"),
-    (b"timestamp_ns,event_type\n1,x\n", "not a launchgap trace"),
+    (b"", "the file is empty"),
+    (b"timestamp_ns,event_type\n1,x\n", "a CSV, but not the study's layout: no column pid, tid, comm"),
+    (b"\x00\x01binary", "not a launchgap trace (neither an Arrow IPC stream nor the study's CSV)"),
 ])
 def test_bad_input_is_one_line(tmp_path, content, message):
     path = tmp_path / "bad.lg"
@@ -199,7 +200,7 @@ def test_empty_cut_and_future_traces(tmp_path):
     schema = arrow_schema({}).with_metadata({"format": "launchgap-trace/9", "launchgap": json.dumps({})})
     with pa.OSFile(str(future), "wb") as sink, pa.ipc.new_stream(sink, schema):
         pass
-    expected = {empty: "the trace holds no events", in_schema: "not a launchgap trace",
+    expected = {empty: "the trace holds no events", in_schema: "truncated inside its schema",
                 future: "trace format version 9 is not supported"}
     for path, message in expected.items():
         proc = subprocess.run([sys.executable, "-m", "launchgap.cli", "report", str(path)], capture_output=True,

@@ -185,7 +185,7 @@ def test_static_figure_draws_the_decimated_segments(tmp_path):
     (["timeline", "{trace}", "--after-sleep", "-o", "{tmp}/x.png"], "no task named `sleep`"),
     (["timeline", "{trace}", "--min", "1", "--max", "0.5", "-o", "{tmp}/x.png"], "the window is empty"),
     (["timeline", "{trace}", "--marks", "irq,bogus", "-o", "{tmp}/x.png"], "unknown ['bogus']"),
-    (["running-waiting", "{tmp}/missing.lg"], "cannot open"),
+    (["running-waiting", "{tmp}/missing.lg"], "missing.lg: no such file"),
     (["import", "{tmp}/missing.dat"], "no such file"),
     (["export", "{trace}"], "choose one format"),
     (["timeline", "{tmp}/study.csv"], "the study's CSV does not say who ran next"),
