@@ -4,6 +4,8 @@ trace with its damage said, and writing an output safely (output.py)."""
 from __future__ import annotations
 
 import math
+import os
+import re
 import sys
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -79,7 +81,15 @@ def writing(path: str | Path, inputs: Iterable[str | Path] = ()) -> Iterator[Pat
     except OutputError as err:
         fail(str(err))
     except OSError as err:
-        fail(f"{path}: cannot write ({err.strerror or err})")
+        fail(f"{path}: cannot write ({os_reason(err)})")
+
+
+def os_reason(err: OSError) -> str:
+    """The reason in words: the errno's text (polars' own errors append "(os error N)")."""
+    if err.errno:
+        return os.strerror(err.errno)
+    text = err.strerror or str(err)
+    return re.sub(r"\s*\(os error \d+\)", "", text).strip() or type(err).__name__
 
 
 def finite_seconds(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:

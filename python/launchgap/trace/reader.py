@@ -40,7 +40,7 @@ ARROW_CONTINUATION = b"\xff\xff\xff\xff"
 SPAN_SLACK_NS = 1_000_000_000
 # Above this share of impossible rows the bounds themselves are suspect.
 MAX_DROPPED_SHARE = 0.01
-MAX_DROPPED_ROWS = 1000
+MAX_DROPPED_ROWS = 10
 CPU_COLUMNS = ("cpu", "target_cpu", "orig_cpu", "dest_cpu")
 DURATION_EVENTS = ("sync", "hardirq", "softirq", "irq_vector")
 
