@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from launchgap.output import atomic_output, refuse_inputs, OutputError
 from tests.analysis.builder import IDLE, TraceBuilder
 
 T = (100, 101, "launcher")
@@ -75,6 +74,8 @@ def test_no_writer_writes_over_its_input(inputs, args):
 
 
 def test_the_refusal_compares_files_not_names(tmp_path):
+    from launchgap.output import OutputError, refuse_inputs
+
     a = tmp_path / "a"
     a.write_text("x")
     refuse_inputs(tmp_path / "b", [a])                               # another file: fine
@@ -89,6 +90,8 @@ def test_the_refusal_compares_files_not_names(tmp_path):
 
 
 def test_an_interrupted_write_leaves_the_old_file_and_no_partial(tmp_path):
+    from launchgap.output import atomic_output
+
     target = tmp_path / "out.csv"
     target.write_text("the previous export\n")
     with pytest.raises(KeyboardInterrupt):

@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 
-from launchgap.experiments import leash
 from tests.conftest import CUDASIM, REPO
 from tests.experiments.test_interrupted import cgroups
 from tests.experiments.test_mitigations import irq_affinities
@@ -50,6 +49,11 @@ def descendants(root: int) -> dict[tuple[int, str], str]:
 def alive(processes: dict[tuple[int, str], str]) -> list[str]:
     return [f"{pid}:{comm}" for (pid, start), comm in processes.items()
             if (fields := _stat(pid)) and fields[20] == start and fields[1] != "Z"]
+
+
+def group_members(pgid: int) -> list[int]:
+    return [int(e.name) for e in Path("/proc").iterdir()
+            if e.name.isdigit() and (f := _stat(int(e.name))) and int(f[3]) == pgid and f[1] != "Z"]
 
 
 def pgids(processes) -> set[int]:
@@ -102,7 +106,7 @@ mitigations = {{ cpus = [{last}], cpuset = true, irq_away = true }}
                                                or any(disk_dir.iterdir())):
             time.sleep(0.2)
         assert alive(started) == []                       # the exact processes: loads (stress-ng's workers
-        assert [g for g in groups if leash.group_members(g)] == []   # included), recorder, workload
+        assert [g for g in groups if group_members(g)] == []   # included), recorder, workload
         assert cgroups() & ours == set()
         assert irq_affinities() == irq_before
         assert list(disk_dir.iterdir()) == []             # fio's files
@@ -205,16 +209,16 @@ def test_a_leashed_process_tree_dies_with_its_parent(tmp_path):
     try:
         group = int(parent.stdout.readline())
         deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and len(leash.group_members(group)) < 4:   # leash, sh, 2 sleeps
+        while time.monotonic() < deadline and len(group_members(group)) < 4:   # leash, sh, 2 sleeps
             time.sleep(0.05)
-        members = leash.group_members(group)
+        members = group_members(group)
         assert len(members) == 4, members
         parent.kill()
         parent.wait()
         deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and leash.group_members(group):
+        while time.monotonic() < deadline and group_members(group):
             time.sleep(0.05)
-        assert leash.group_members(group) == []
+        assert group_members(group) == []
     finally:
         if parent.poll() is None:
             parent.kill()
