@@ -166,6 +166,26 @@ def test_imported_traces_belong_to_the_user(tmp_path):
     assert (st.st_uid, st.st_gid, stat.S_IMODE(st.st_mode)) == (65534, 65534, 0o600)
 
 
-def test_help_says_who_may_read_what():
-    text = " ".join(launchgap("--help").stdout.split())
+@pytest.mark.skipif(os.geteuid() != 0, reason="experiments record with eBPF: needs root")
+def test_experiment_results_belong_to_the_user(tmp_path):
+    from tests.conftest import CUDASIM
+
+    # the recorder runs the workload as SUDO_UID, and this machine's Python lives under /root: only uid 0 can
+    # run it, so the user here is root with another group; the other tests show the uid handed over too
+    sudo = {"SUDO_UID": "0", "SUDO_GID": "65534"}
+    out = tmp_path / "new" / "results"
+    proc = launchgap("experiment", "noisy-neighbor", "--scenarios", "baseline", "--repeat", "2", "-o", str(out), "--",
+                     str(CUDASIM), "decode", "--tokens", "3", env=sudo)
+    assert proc.returncode == 0, proc.stderr
+    for path in (out.parent, out, out / "traces", out / "results.json", out / "summary.json", out / "slowdown.png",
+                 *(out / "traces").iterdir()):
+        st = path.stat()
+        assert (st.st_uid, st.st_gid) == (0, 65534), path
+        assert stat.S_IMODE(st.st_mode) == (0o700 if path.is_dir() else 0o600), path
+
+
+@pytest.mark.parametrize("command", [[], ["export"], ["import"], ["timeline"], ["running-waiting"],
+                                     ["report"], ["experiment", "run"], ["experiment", "show"]])
+def test_help_says_who_may_read_what(command):
+    text = " ".join(launchgap(*command, "--help").stdout.split())
     assert "mode 0600" in text and "SUDO_UID/SUDO_GID" in text and "LAUNCHGAP_FILE_MODE=0644" in text

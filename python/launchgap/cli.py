@@ -65,7 +65,7 @@ def _load(path: str, warn: bool = True):
 EXIT_LOST_EVENTS = 3
 
 
-@main.command("report")
+@main.command("report", epilog=PERMISSIONS_HELP)
 @click.argument("trace", type=click.Path(dir_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (docs/report-schema.md).")
 @click.option("--csv", "csv_path", type=click.Path(dir_okay=False), help="Also write the study's 19-column CSV here.")
@@ -114,7 +114,7 @@ def diff(a: str, b: str, as_json: bool) -> None:
                       f"(negative: faster); verdicts A {result['verdicts']['a']}, B {result['verdicts']['b']}")
 
 
-@main.command("export")
+@main.command("export", epilog=PERMISSIONS_HELP)
 @click.argument("trace", type=click.Path(dir_okay=False))
 @click.option("--csv", "as_csv", is_flag=True, help="The original study's 19-column CSV layout.")
 @click.option("--perfetto", "as_perfetto", is_flag=True,
@@ -144,7 +144,7 @@ def export(trace: str, as_csv: bool, as_perfetto: bool, output: str | None) -> N
                       highlight=False)
 
 
-@main.command("import")
+@main.command("import", epilog=PERMISSIONS_HELP)
 @click.argument("dat", type=click.Path(dir_okay=False))
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="The launchgap trace to write (default: DAT.lg).")
 @click.option("--target", "targets", multiple=True,
@@ -221,7 +221,7 @@ def view_window_options(command):
     return command
 
 
-@main.command("timeline")
+@main.command("timeline", epilog=PERMISSIONS_HELP)
 @click.argument("traces", nargs=-1, type=click.Path(dir_okay=False))
 @click.option("-o", "--output", type=click.Path(dir_okay=False),
               help="cores.png, .pdf, .svg, or .html (interactive: zoom and pan). Default: TRACE.timeline.png")
@@ -276,7 +276,7 @@ def timeline(traces, output, min_s, max_s, target, color_by, forked, socket_orde
     err_console.print(f"launchgap: wrote {out}", highlight=False)
 
 
-@main.command("running-waiting")
+@main.command("running-waiting", epilog=PERMISSIONS_HELP)
 @click.argument("traces", nargs=-1, type=click.Path(dir_okay=False))
 @click.option("-o", "--output", type=click.Path(dir_okay=False),
               help="rw.png, .pdf, .svg, or .html (interactive). Default: TRACE.running-waiting.png")
@@ -390,7 +390,7 @@ def _host_not_restored(problems: list[str], outdir: Path) -> None:
                       highlight=False, style="bold red")
 
 
-@experiment.command("noisy-neighbor", context_settings={"ignore_unknown_options": True})
+@experiment.command("noisy-neighbor", context_settings={"ignore_unknown_options": True}, epilog=PERMISSIONS_HELP)
 @click.option("--repeat", default=5, show_default=True, help="Measured runs per scenario, after one warm-up.")
 @click.option("--metric", default=r"tok/s: ([0-9.]+)", show_default=True,
               help="Regex whose first group is the workload's throughput, or 'wall' for wall time.")
@@ -416,7 +416,7 @@ def noisy_neighbor(repeat, metric, scenarios, output, seed, disk_dir, command) -
     _run_experiment(chosen, command, repeat, metric, output, seed, disk_dir)
 
 
-@experiment.command("run", context_settings={"ignore_unknown_options": True})
+@experiment.command("run", context_settings={"ignore_unknown_options": True}, epilog=PERMISSIONS_HELP)
 @click.argument("scenario_file", type=click.Path(dir_okay=False, exists=True))
 @click.option("--repeat", default=5, show_default=True)
 @click.option("--metric", default=r"tok/s: ([0-9.]+)", show_default=True)
@@ -507,7 +507,7 @@ def _ms(value) -> str:
     return "-" if value is None else f"{value:.1f} ms"
 
 
-@experiment.command("show")
+@experiment.command("show", epilog=PERMISSIONS_HELP)
 @click.argument("directory", type=click.Path(file_okay=False, exists=True))
 def experiment_show(directory: str) -> None:
     """Tables and plots from a finished (or interrupted) experiment."""
