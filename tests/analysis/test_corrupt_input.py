@@ -245,3 +245,15 @@ def test_diff_json_carries_the_cut(tmp_path):
     traces = json.loads(stdout)["traces"]
     assert (traces["a"]["truncated"], traces["a"]["clean_end"]) == (False, True)
     assert (traces["b"]["truncated"], traces["b"]["clean_end"]) == (True, False)
+
+
+def test_a_column_added_to_the_format_later_reads_as_nulls_from_older_traces(tmp_path, monkeypatch):
+    """Columns may be added without a new format version: an older trace lacks them, and is not damaged."""
+    from launchgap.trace import reader
+
+    b = TraceBuilder()
+    b.switch(2_000, 0, IDLE, T)
+    path = b.write(tmp_path / "t.lg").path
+    monkeypatch.setattr(reader, "COLUMNS", [*COLUMNS, ("added_later", pa.uint32())])
+    trace = reader.read_trace(path)
+    assert trace.events["added_later"].null_count() == trace.events.height and trace.damage == ()

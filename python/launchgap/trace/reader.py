@@ -151,12 +151,23 @@ def _metadata(path: Path, schema: pa.Schema) -> dict:
     return meta
 
 
+# The columns format 1 began with: a file without one of them is damaged (or another format). A column
+# added since (docs/trace-format.md, "Versioning") may be absent from older traces: it reads as nulls.
+FORMAT_1_COLUMNS = frozenset((
+    "ts_ns", "event", "cpu", "pid", "tid", "comm", "duration_ns", "api", "runtime_api", "func", "stream", "grid_x",
+    "grid_y", "grid_z", "block_x", "block_y", "block_z", "shared_mem", "bytes", "prev_state", "preempt", "voluntary",
+    "nvcsw", "nivcsw", "prio", "next_pid", "next_tid", "next_comm", "next_prio", "target_cpu", "waker_tid", "orig_cpu",
+    "dest_cpu", "child_pid", "child_tid", "filename", "old_comm", "exit_code", "irq", "irq_name", "lost_event",
+    "lost_count", "since_ns", "detail"))
+
+
 def _check_columns(path: Path, schema: pa.Schema) -> None:
     problems = []
     for name, dtype in COLUMNS:
         index = schema.get_field_index(name)
         if index < 0:
-            problems.append(f"no column {name!r}")
+            if name in FORMAT_1_COLUMNS:
+                problems.append(f"no column {name!r}")
         elif schema.field(index).type != dtype:
             problems.append(f"column {name!r} is {schema.field(index).type}, not {dtype}")
     if problems:
@@ -277,6 +288,10 @@ def read_trace(path: str | Path) -> Trace:
     except (pa.ArrowException, pl.exceptions.PolarsError, pl.exceptions.PanicException, ValueError) as err:
         raise TraceError(f"{path}: damaged trace: its rows cannot be read ({_reason(err)})") from None
     assert isinstance(events, pl.DataFrame)
+    added_since = [(n, t) for n, t in COLUMNS if n not in events.columns]
+    if added_since:
+        events = events.with_columns([pl.lit(None).cast(pl.from_arrow(pa.array([], type=t)).dtype).alias(n)
+                                      for n, t in added_since])
     # a dozen distinct values over millions of rows: filters compare small integers
     events = events.with_columns(pl.col("event").cast(pl.Categorical))
     events, end_ns, end_damage = _end_ns(path, events)
