@@ -17,6 +17,8 @@ tools/cuda_sched_trace.bpf.c for what each field holds), line by line:
 - IRQ rows: the 6 leading fields, `,,,,,,,,`, `,,`, then `irq,name,duration`
   (19 fields): an Entry row (duration 0) and an Exit row (its duration);
 - `comm` is printed with %s, unquoted; timestamp_ns counts from the first event.
+Then checked against the real thing: the tool built from that source and run on cudasim wrote
+tests/data/cuda_sched_trace-cudasim.csv (see test_study_csv.py), whose rows have exactly these shapes.
 """
 
 from __future__ import annotations

@@ -195,3 +195,46 @@ def test_sched_per_1k_both_definitions(tmp_path):
     report = build_report(built(tmp_path))
     assert report["study_metrics"]["sched_per_1k_launches"] == 1 / 3 * 1000
     assert report["study_metrics"]["sched_rows_per_1k_launches_study"] == (1 + 2) / 3 * 1000
+
+
+# A CSV written by the study's own tracer: cuda_sched_trace built from its public source (eunomia-bpf/gpu_ext,
+# tools/cuda_sched_trace{.c,.bpf.c} + cuda_launch_trace_event.h, the 19-column version) against Debian's
+# libbpf-dev (PT_REGS_PARM6 defined as r9 for libbpf 1.1), run as root beside
+#   cudasim decode --tokens 12 --threads 2 --sync device --layers 2 --kernels-per-layer 3 --seed 7
+# with cudasim's libcuda.so.1 and libcudart.so.12 as its arguments, stopped with SIGINT; .log is its stderr
+# (libbpf's debug lines dropped, the checkout's path shortened to REPO/). The tool's source is not in this repo.
+DATA = __import__("pathlib").Path(__file__).resolve().parents[1] / "data"
+
+
+def tool_counters() -> dict[str, int]:
+    """The tracer's own summary: what the study's analyze_scheduler_impact.py read for its table."""
+    out = {}
+    for line in (DATA / "cuda_sched_trace-cudasim.log").read_text().splitlines():
+        name, _, count = line.rpartition(" ")
+        if count.isdigit() and name.strip():
+            out[name.strip()] = int(count)
+    return out
+
+
+def test_a_csv_written_by_the_study_tool_itself():
+    path = DATA / "cuda_sched_trace-cudasim.csv"
+    rows = list(csv.DictReader(path.read_text().splitlines()))
+    counters = tool_counters()
+    assert counters["cudaLaunchKernel"] == 12 * 2 * (2 * 3 + 2)      # tokens x threads x (layers x kernels + 2)
+    trace = read_study_csv(path)
+    assert trace.meta["csv_source"] == "cuda_sched_trace"
+    report = build_report(trace)
+    o, m = report["overview"], report["study_metrics"]
+    assert o["launches"] == counters["cudaLaunchKernel"]             # every driver echo merged away
+    assert o["syncs"] == counters["cudaSync Exit"]
+    # the study's Sched/1K, exactly as its script computed it from this run's counters
+    assert m["sched_rows_per_1k_launches_study"] == counters["Sched Switches Tracked"] / counters["cuLaunchKernel"] * 1000
+    outs = sum(r["event_type"] == "schedSwitch" and r["last_offcpu_ns"] != "0" for r in rows)
+    ins = sum(r["event_type"] == "schedSwitch" and r["last_oncpu_ns"] != "0" for r in rows)
+    assert outs + ins == counters["Sched Switches Tracked"] and o["switches"] == outs
+    assert m["sched_per_1k_launches"] == outs / counters["cudaLaunchKernel"] * 1000
+    assert sum(i["count"] for i in o["irqs"] if i["kind"] == "hardirq") == counters["Hard IRQs Tracked"]
+    # the launching threads have no switch rows (the tool saw only the main thread's) yet have names and lives
+    launching = [t for t in report["taken"]["threads"] if t["launches"]]
+    assert len(launching) == 2 and all(t["comm"] == "cudasim" and t["lifetime_ns"] > 0 for t in launching)
+    assert report["verdict"]["level"] == "not given"
