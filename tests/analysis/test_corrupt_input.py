@@ -257,3 +257,18 @@ def test_a_column_added_to_the_format_later_reads_as_nulls_from_older_traces(tmp
     monkeypatch.setattr(reader, "COLUMNS", [*COLUMNS, ("added_later", pa.uint32())])
     trace = reader.read_trace(path)
     assert trace.events["added_later"].null_count() == trace.events.height and trace.damage == ()
+
+
+def test_a_truncated_dat_names_its_file(tmp_path):
+    from tests.views.dat_maker import make_dat
+
+    if os.geteuid() != 0:
+        pytest.skip("needs root to make a .dat with tracefs (CI runs as root)")
+    data = make_dat(tmp_path / "real.dat", ["sleep", "0.05"]).read_bytes()
+    cut = tmp_path / "cut.dat"
+    cut.write_bytes(data[: len(data) // 10])   # trace-cmd reads such a file without complaint, and finds nothing
+    code, _, stderr = run("import", str(cut), "-o", str(tmp_path / "cut.lg"))
+    assert one_line_error(code, stderr)
+    assert stderr.strip() == (f"launchgap: {cut}: trace-cmd decoded no events from it (a .dat cut short loses its "
+                              f"event pages: is the file complete?)")
+    assert not (tmp_path / "cut.lg").exists()
