@@ -15,7 +15,7 @@ from rich.table import Table
 from launchgap import __version__
 from launchgap.analysis.diff import diff_reports
 from launchgap.analysis.report import build_report
-from launchgap.cli_common import check_output, console, err_console, fail, finite_seconds, load, note, writing
+from launchgap.cli_common import check_output, console, err_console, fail, finite_seconds, load, note, safe_output
 from launchgap.exports.study_csv import write_study_csv
 from launchgap.output import PERMISSIONS_HELP, OutputError, write_text
 from launchgap.recorder import ENV_OVERRIDE, find_recorder
@@ -77,7 +77,7 @@ def report(trace: str, as_json: bool, csv_path: str | None, strict: bool) -> Non
     loaded = _load(trace, warn=False)
     result = build_report(loaded)
     if csv_path:
-        with writing(csv_path, [trace]) as partial:
+        with safe_output(csv_path, [trace]) as partial:
             write_study_csv(loaded, partial)
     if as_json:
         click.echo(json.dumps(result, indent=2))
@@ -131,14 +131,17 @@ def export(trace: str, as_csv: bool, as_perfetto: bool, output: str | None) -> N
         fail(f"{Path(out).parent}: no such directory")
     loaded = _load(trace)
     if as_csv:
-        with writing(out, [trace]) as partial:
+        with safe_output(out, [trace]) as partial:
             rows = write_study_csv(loaded, partial)
         err_console.print(f"launchgap: wrote {rows:,} rows to {out}", highlight=False)
         return
     from launchgap.exports.perfetto import write_perfetto
 
-    with console.status(f"writing {out}"), writing(out, [trace]) as partial:
-        counts = write_perfetto(loaded, partial)
+    try:
+        with console.status(f"writing {out}"), safe_output(out, [trace]) as partial:
+            counts = write_perfetto(loaded, partial)
+    except ValueError as err:  # a value Perfetto's messages cannot hold: a damaged trace the checks let through
+        fail(f"{trace}: cannot be written as a Perfetto trace ({' '.join(str(err).split())[:200]})")
     err_console.print(f"launchgap: wrote {out}: {counts['ftrace_events']:,} scheduling and IRQ events, "
                       f"{counts['track_events']:,} CUDA and vector events; open it at ui.perfetto.dev",
                       highlight=False)
@@ -159,7 +162,7 @@ def import_cmd(dat: str, output: str | None, targets: tuple[str, ...]) -> None:
     if not out.parent.exists():
         fail(f"{out.parent}: no such directory")
     try:
-        with console.status(f"decoding {dat} with trace-cmd"), writing(out, [dat]) as partial:
+        with console.status(f"decoding {dat} with trace-cmd"), safe_output(out, [dat]) as partial:
             stats = import_dat(Path(dat), partial, list(targets))
     except DatImportError as err:
         fail(str(err))
@@ -265,7 +268,8 @@ def timeline(traces, output, min_s, max_s, target, color_by, forked, socket_orde
             table.caption = f"and {data.stats.height - 20} more commands"
         console.print(table)
     span = shared_span_s([d.window for d in datas])
-    with console.status(f"drawing {sum(d.slices.height for d in datas):,} slices"), writing(out, traces) as partial:
+    drawing = console.status(f"drawing {sum(d.slices.height for d in datas):,} slices")
+    with drawing, safe_output(out, traces) as partial:
         if out.suffix.lower() == ".html":
             from launchgap.views.html import cores_panel, write_html
 
@@ -308,7 +312,7 @@ def running_waiting_cmd(traces, output, min_s, max_s, forked, after_sleep, from_
                       f"{g.rw.failure_ns / 1e6:.3f} ms ({100 * g.rw.failure_ns / 1e9 / max(seconds, 1e-9):.2f}% of "
                       f"{seconds:.3f} s)", highlight=False)
     span = shared_span_s([w for w, _ in graphs])
-    with writing(out, traces) as partial:
+    with safe_output(out, traces) as partial:
         if out.suffix.lower() == ".html":
             from launchgap.views.html import steps_panel, write_html
 

@@ -71,10 +71,10 @@ def check_output(output: str | Path, inputs: Iterable[str | Path]) -> None:
 
 
 @contextmanager
-def writing(path: str | Path, inputs: Iterable[str | Path] = ()) -> Iterator[Path]:
-    """A temporary path for the writer; renamed to PATH when complete. Writing over
-    an input, a read-only place or a full disk becomes one line, and PATH is left
-    as it was."""
+def safe_output(path: str | Path, inputs: Iterable[str | Path] = ()) -> Iterator[Path]:
+    """A temporary path for the writer to fill (write there, not to PATH); renamed to
+    PATH when complete. Writing over an input, a read-only place or a full disk
+    becomes one line, and PATH is left as it was."""
     try:
         with atomic_output(path, inputs) as partial:
             yield partial

@@ -272,3 +272,14 @@ def test_a_truncated_dat_names_its_file(tmp_path):
     assert stderr.strip() == (f"launchgap: {cut}: trace-cmd decoded no events from it (a .dat cut short loses its "
                               f"event pages: is the file complete?)")
     assert not (tmp_path / "cut.lg").exists()
+
+
+def test_a_task_id_no_kernel_gives_is_left_out(tmp_path):
+    """Seed 14 of the fuzz above flipped a pid to 2,889,753,349: the Perfetto export raised a traceback."""
+    b = TraceBuilder()
+    b.switch(2_000, 0, IDLE, T)
+    b.switch(3_000, 0, T, (2_889_753_349, 2_889_753_349, "hog"))
+    trace = b.write(tmp_path / "t.lg")
+    assert trace.of("switch").height == 1 and "task ids above the kernel's limit" in trace.damage[0]
+    code, _, stderr = run("export", "--perfetto", str(trace.path), "-o", str(tmp_path / "t.pftrace"))
+    assert code == 0 and "is damaged: 1 of" in " ".join(stderr.split())

@@ -42,6 +42,9 @@ SPAN_SLACK_NS = 1_000_000_000
 MAX_DROPPED_SHARE = 0.01
 MAX_DROPPED_ROWS = 10
 CPU_COLUMNS = ("cpu", "target_cpu", "orig_cpu", "dest_cpu")
+# No Linux task id is above PID_MAX_LIMIT (include/linux/threads.h: 4M on 64-bit)
+PID_MAX_LIMIT = 4 * 1024 * 1024
+PID_COLUMNS = ("pid", "tid", "next_pid", "next_tid", "child_pid", "child_tid", "waker_tid")
 DURATION_EVENTS = ("sync", "hardirq", "softirq", "irq_vector")
 
 
@@ -235,6 +238,7 @@ def impossible_rows(events: pl.DataFrame, start_ns: int | None, end_ns: int | No
         checks.append(ts > end_ns + SPAN_SLACK_NS)
     if n_cpus is not None:
         checks += [pl.col(c) >= n_cpus for c in CPU_COLUMNS if c in events.columns]
+    checks += [pl.col(c) > PID_MAX_LIMIT for c in PID_COLUMNS if c in events.columns]
     if start_ns is not None and end_ns is not None:
         longest = max(0, end_ns - start_ns) + 2 * SPAN_SLACK_NS
         duration = pl.col("duration_ns").cast(pl.Float64)
@@ -256,7 +260,8 @@ def _drop_impossible(path: Path, events: pl.DataFrame, meta: dict, end_ns: int |
     example = (f"e.g. a {first['event']} row at ts_ns {first['ts_ns']} on CPU {first['cpu']}"
                + (f" lasting {first['duration_ns']} ns" if first.get("duration_ns") is not None else ""))
     what = (f"{n_bad:,} of {events.height:,} rows hold values the trace rules out (timestamps outside its span "
-            f"{span} ns, CPU numbers beyond its {n_cpus} CPUs, or durations longer than the trace; {example})")
+            f"{span} ns, CPU numbers beyond its {n_cpus} CPUs, task ids above the kernel's limit, or durations "
+            f"longer than the trace; {example})")
     if n_bad > max(MAX_DROPPED_ROWS, MAX_DROPPED_SHARE * events.height):
         raise TraceError(f"{path}: damaged trace: {what}: its start, end or topology must be damaged")
     return events.filter(~bad), [f"{what}; they were left out"]
