@@ -69,7 +69,8 @@ EXIT_LOST_EVENTS = 3
 @click.argument("trace", type=click.Path(dir_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (docs/report-schema.md).")
 @click.option("--csv", "csv_path", type=click.Path(dir_okay=False), help="Also write the study's 19-column CSV here.")
-@click.option("--strict", is_flag=True, help=f"Exit {EXIT_LOST_EVENTS} if lost events affect any metric.")
+@click.option("--strict", is_flag=True,
+              help=f"Exit {EXIT_LOST_EVENTS} if lost events affect any metric, or rows were left out as damaged.")
 def report(trace: str, as_json: bool, csv_path: str | None, strict: bool) -> None:
     """What the scheduler and interrupts took from the workload in TRACE, from whom, and what to do."""
     if csv_path:
