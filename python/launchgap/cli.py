@@ -7,23 +7,19 @@ import os
 import random
 import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import click
-import polars as pl
-from rich.console import Console
 from rich.table import Table
 
 from launchgap import __version__
 from launchgap.analysis.diff import diff_reports
 from launchgap.analysis.report import build_report
+from launchgap.cli_common import check_output, console, err_console, fail, finite_seconds, load, note, safe_output
 from launchgap.doctor.command import doctor
 from launchgap.exports.study_csv import write_study_csv
+from launchgap.output import PERMISSIONS_HELP, OutputError, write_text
 from launchgap.recorder import ENV_OVERRIDE, find_recorder
-from launchgap.trace import TraceError, read_trace
-from launchgap.trace.study_csv import looks_like_study_csv, read_study_csv
 from launchgap.views.terminal import render
 from launchgap.workloads.cudasim_truth import TruthError, load_truth
 
@@ -31,25 +27,8 @@ from launchgap.workloads.cudasim_truth import TruthError, load_truth
 def recorder_binary_hint() -> str:
     return f"build it with `make setup`, put launchgap-record on PATH, or set {ENV_OVERRIDE}"
 
-console = Console()
-err_console = Console(stderr=True)
 
-
-def fail(message: str, code: int = 2) -> None:
-    err_console.print(f"launchgap: {message}", markup=False, highlight=False, soft_wrap=True)
-    sys.exit(code)
-
-
-@contextmanager
-def writing(path) -> Iterator[None]:
-    """An OS error while writing PATH (read-only place, full disk) becomes one line, not a traceback."""
-    try:
-        yield
-    except OSError as err:
-        fail(f"{path}: cannot write ({err.strerror or err})")
-
-
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(context_settings={"help_option_names": ["-h", "--help"]}, epilog=PERMISSIONS_HELP)
 @click.version_option(__version__, prog_name="launchgap")
 def main() -> None:
     """Measure how the Linux scheduler and interrupts steal time from a workload,
@@ -69,48 +48,44 @@ def record(recorder_args: tuple[str, ...]) -> None:
     binary = find_recorder()
     if binary is None or not binary.exists():
         fail(f"cannot find the recorder binary ({recorder_binary_hint()})")
+    if not binary.is_file() or not os.access(binary, os.X_OK):
+        fail(f"{binary}: not an executable recorder binary ({recorder_binary_hint()})")
     # click drops a bare "--"; the recorder needs it, so pass our argv on verbatim
     passed = sys.argv[sys.argv.index("record") + 1 :] if "record" in sys.argv else list(recorder_args)
-    os.execv(str(binary), [str(binary), *passed])
-
-
-def _load(path: str):
     try:
-        trace = read_study_csv(path) if looks_like_study_csv(path) else read_trace(path)
-    except TraceError as err:
-        fail(str(err))
-    except (pl.exceptions.PolarsError, ValueError) as err:
-        fail(f"{path}: cannot read the study CSV ({err})")
-    if trace.events.filter(~pl.col("event").is_in(["trace_end", "lost"])).is_empty():
-        fail(f"{path}: the trace holds no events")
-    return trace
+        os.execv(str(binary), [str(binary), *passed])
+    except OSError as err:
+        fail(f"cannot run the recorder {binary} ({err.strerror or err}; {recorder_binary_hint()})")
 
 
-def _report(path: str) -> dict:
-    return build_report(_load(path))
+def _load(path: str, warn: bool = True):
+    return load(path, warn)
 
 
 # --strict: exit status when a metric rests on events that were lost
 EXIT_LOST_EVENTS = 3
 
 
-@main.command("report")
+@main.command("report", epilog=PERMISSIONS_HELP)
 @click.argument("trace", type=click.Path(dir_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (docs/report-schema.md).")
 @click.option("--csv", "csv_path", type=click.Path(dir_okay=False), help="Also write the study's 19-column CSV here.")
-@click.option("--strict", is_flag=True, help=f"Exit {EXIT_LOST_EVENTS} if lost events affect any metric.")
+@click.option("--strict", is_flag=True,
+              help=f"Exit {EXIT_LOST_EVENTS} if lost events affect any metric, or rows were left out as damaged.")
 def report(trace: str, as_json: bool, csv_path: str | None, strict: bool) -> None:
     """What the scheduler and interrupts took from the workload in TRACE, from whom, and what to do."""
-    loaded = _load(trace)
+    if csv_path:
+        check_output(csv_path, [trace])
+    loaded = _load(trace, warn=False)
     result = build_report(loaded)
     if csv_path:
-        with writing(csv_path):
-            write_study_csv(loaded, csv_path)
+        with safe_output(csv_path, [trace]) as partial:
+            write_study_csv(loaded, partial)
     if as_json:
         click.echo(json.dumps(result, indent=2))
     else:
         render(result, console)
-    if strict and result["warnings"]:
+    if strict and (result["warnings"] or result["trace"]["damage"]):
         sys.exit(EXIT_LOST_EVENTS)
 
 
@@ -120,7 +95,7 @@ def report(trace: str, as_json: bool, csv_path: str | None, strict: bool) -> Non
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
 def diff(a: str, b: str, as_json: bool) -> None:
     """Compare two traces (e.g. baseline and noisy): every metric side by side with the change."""
-    result = diff_reports(_report(a), _report(b))
+    result = diff_reports(build_report(_load(a)), build_report(_load(b)))
     if as_json:
         click.echo(json.dumps(result, indent=2))
         return
@@ -132,12 +107,16 @@ def diff(a: str, b: str, as_json: bool) -> None:
         change = "-" if row["change_percent"] is None else f"{row['change_percent']:+.1f}%"
         table.add_row(row["metric"], fmt(row["a"]), fmt(row["b"]), change)
     console.print(table)
+    for side, state in result["traces"].items():
+        if state["truncated"] or not state["clean_end"] or state["damage"]:
+            console.print(f"note: {side.upper()} ({state['path']}) is not a whole trace (cut short or damaged): its "
+                          f"counts are lower bounds", highlight=False)
     if result["launch_rate_slowdown_percent"] is not None:
         console.print(f"launch rate: B is {result['launch_rate_slowdown_percent']:.1f}% slower than A "
                       f"(negative: faster); verdicts A {result['verdicts']['a']}, B {result['verdicts']['b']}")
 
 
-@main.command("export")
+@main.command("export", epilog=PERMISSIONS_HELP)
 @click.argument("trace", type=click.Path(dir_okay=False))
 @click.option("--csv", "as_csv", is_flag=True, help="The original study's 19-column CSV layout.")
 @click.option("--perfetto", "as_perfetto", is_flag=True,
@@ -149,24 +128,28 @@ def export(trace: str, as_csv: bool, as_perfetto: bool, output: str | None) -> N
     if as_csv == as_perfetto:
         fail("choose one format: --csv or --perfetto")
     out = output or str(Path(trace).with_suffix(".csv" if as_csv else ".pftrace"))
+    check_output(out, [trace])
     if not Path(out).parent.exists():
         fail(f"{Path(out).parent}: no such directory")
     loaded = _load(trace)
     if as_csv:
-        with writing(out):
-            rows = write_study_csv(loaded, out)
+        with safe_output(out, [trace]) as partial:
+            rows = write_study_csv(loaded, partial)
         err_console.print(f"launchgap: wrote {rows:,} rows to {out}", highlight=False)
         return
     from launchgap.exports.perfetto import write_perfetto
 
-    with console.status(f"writing {out}"), writing(out):
-        counts = write_perfetto(loaded, out)
+    try:
+        with console.status(f"writing {out}"), safe_output(out, [trace]) as partial:
+            counts = write_perfetto(loaded, partial)
+    except ValueError as err:  # a value Perfetto's messages cannot hold: a damaged trace the checks let through
+        fail(f"{trace}: cannot be written as a Perfetto trace ({' '.join(str(err).split())[:200]})")
     err_console.print(f"launchgap: wrote {out}: {counts['ftrace_events']:,} scheduling and IRQ events, "
                       f"{counts['track_events']:,} CUDA and vector events; open it at ui.perfetto.dev",
                       highlight=False)
 
 
-@main.command("import")
+@main.command("import", epilog=PERMISSIONS_HELP)
 @click.argument("dat", type=click.Path(dir_okay=False))
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="The launchgap trace to write (default: DAT.lg).")
 @click.option("--target", "targets", multiple=True,
@@ -177,15 +160,14 @@ def import_cmd(dat: str, output: str | None, targets: tuple[str, ...]) -> None:
     from launchgap.trace.tracecmd import DatImportError, import_dat
 
     out = Path(output) if output else Path(dat).with_suffix(".lg")
+    check_output(out, [dat])
     if not out.parent.exists():
         fail(f"{out.parent}: no such directory")
     try:
-        with console.status(f"decoding {dat} with trace-cmd"):
-            stats = import_dat(Path(dat), out, list(targets))
+        with console.status(f"decoding {dat} with trace-cmd"), safe_output(out, [dat]) as partial:
+            stats = import_dat(Path(dat), partial, list(targets))
     except DatImportError as err:
         fail(str(err))
-    except OSError as err:
-        fail(f"{out}: cannot write ({err.strerror or err})")
     names = stats["events_by_name"]
     console.print(f"imported {sum(names.values()):,} events ({names.get('sched_switch', 0):,} sched_switch) over "
                   f"{(stats['end_ns'] - stats['start_ns']) / 1e9:.3f} s on {stats['cpu_count']} CPUs; "
@@ -200,9 +182,12 @@ STATIC_SUFFIXES = (".png", ".pdf", ".svg")
 
 
 def _view_output(output: str | None, traces: tuple[str, ...], kind: str) -> Path:
+    if not traces:
+        fail("name at least one trace")
     out = Path(output) if output else Path(f"{Path(traces[0]).stem}.{kind}.png")
     if out.suffix.lower() not in (*STATIC_SUFFIXES, ".html"):
         fail(f"{out}: choose .png, .pdf, .svg or .html")
+    check_output(out, traces)
     if not out.parent.exists():
         fail(f"{out.parent}: no such directory")
     return out
@@ -221,17 +206,18 @@ def _view_traces(traces: tuple[str, ...]) -> list:
         if trace.of("switch", "ts_ns").is_empty():
             fail(f"{trace.path}: no context switches in the trace, nothing to draw")
         if not records_every_switch(trace):
-            err_console.print(f"launchgap: note: {trace.path} was recorded in target mode: a CPU's switches are "
-                              "there only from the first time a target ran on it; record with --system for the "
-                              "whole machine", highlight=False)
+            note(f"note: {trace.path} was recorded in target mode: a CPU's switches are there only from the first "
+                 "time a target ran on it; record with --system for the whole machine")
     return loaded
 
 
 def view_window_options(command):
     """The options timeline and running-waiting share: which time and which tasks."""
     for option in reversed([
-        click.option("--min", "min_s", type=float, help="Start, in seconds after the axis' origin."),
-        click.option("--max", "max_s", type=float, help="End, in seconds after the axis' origin."),
+        click.option("--min", "min_s", type=float, callback=finite_seconds,
+                     help="Start, in seconds after the axis' origin."),
+        click.option("--max", "max_s", type=float, callback=finite_seconds,
+                     help="End, in seconds after the axis' origin."),
         click.option("--forked", is_flag=True, help="Only tasks created during the trace (the workload's)."),
         click.option("--after-sleep", is_flag=True, help="The origin is where a leading `sleep` ended."),
         click.option("--from-workload", is_flag=True, help="The origin is where the traced command started."),
@@ -240,7 +226,7 @@ def view_window_options(command):
     return command
 
 
-@main.command("timeline")
+@main.command("timeline", epilog=PERMISSIONS_HELP)
 @click.argument("traces", nargs=-1, type=click.Path(dir_okay=False))
 @click.option("-o", "--output", type=click.Path(dir_okay=False),
               help="cores.png, .pdf, .svg, or .html (interactive: zoom and pan). Default: TRACE.timeline.png")
@@ -284,18 +270,19 @@ def timeline(traces, output, min_s, max_s, target, color_by, forked, socket_orde
             table.caption = f"and {data.stats.height - 20} more commands"
         console.print(table)
     span = shared_span_s([d.window for d in datas])
-    with console.status(f"drawing {sum(d.slices.height for d in datas):,} slices"), writing(out):
+    drawing = console.status(f"drawing {sum(d.slices.height for d in datas):,} slices")
+    with drawing, safe_output(out, traces) as partial:
         if out.suffix.lower() == ".html":
             from launchgap.views.html import cores_panel, write_html
 
-            write_html(out, [cores_panel(d) for d in datas], span, "launchgap timeline",
+            write_html(partial, [cores_panel(d) for d in datas], span, "launchgap timeline",
                        legend=dict(list(datas[0].legend.items())[:24]))
         else:
-            draw_static(datas, out)
+            draw_static(datas, partial)
     err_console.print(f"launchgap: wrote {out}", highlight=False)
 
 
-@main.command("running-waiting")
+@main.command("running-waiting", epilog=PERMISSIONS_HELP)
 @click.argument("traces", nargs=-1, type=click.Path(dir_okay=False))
 @click.option("-o", "--output", type=click.Path(dir_okay=False),
               help="rw.png, .pdf, .svg, or .html (interactive). Default: TRACE.running-waiting.png")
@@ -327,16 +314,16 @@ def running_waiting_cmd(traces, output, min_s, max_s, forked, after_sleep, from_
                       f"{g.rw.failure_ns / 1e6:.3f} ms ({100 * g.rw.failure_ns / 1e9 / max(seconds, 1e-9):.2f}% of "
                       f"{seconds:.3f} s)", highlight=False)
     span = shared_span_s([w for w, _ in graphs])
-    with writing(out):
+    with safe_output(out, traces) as partial:
         if out.suffix.lower() == ".html":
             from launchgap.views.html import steps_panel, write_html
 
-            write_html(out, [steps_panel(g.rw, g.origin_ns, g.name) for _, g in graphs], span,
+            write_html(partial, [steps_panel(g.rw, g.origin_ns, g.name) for _, g in graphs], span,
                        "launchgap running/waiting", legend={"running": "#2ca02c",
                                                             "runnable (running + waiting)": "#d62728",
                                                             "work-conservation failure": "#ffa500"})
         else:
-            draw_static([g for _, g in graphs], out, span)
+            draw_static([g for _, g in graphs], partial, span)
     err_console.print(f"launchgap: wrote {out}", highlight=False)
 
 
@@ -345,21 +332,38 @@ def experiment() -> None:
     """Run a workload under noisy-neighbour and mitigation scenarios, repeated, with statistics."""
 
 
+# exit status of an experiment that ran but did not measure what it should: failed runs, a host
+# setting left changed
+EXIT_EXPERIMENT_FAILED = 1
+
+
 def _run_experiment(scenarios, command, repeat, metric, output, seed, disk_dir) -> None:
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from launchgap.experiments.runner import ExperimentError, Metric, run_experiment
+    from launchgap.experiments.custodian import stale_results
+    from launchgap.experiments.runner import ExperimentError, Metric, preflight, run_experiment
 
     if not command:
         fail("a command to run is required after --")
     if repeat < 2:
         fail("--repeat must be at least 2 (statistics need a spread)")
     outdir = Path(output or f"results/experiment-{time.strftime('%Y%m%d-%H%M%S')}")
+    chosen_metric = Metric(None if metric == "wall" else metric)
+    try:
+        # every error that can be known now comes before the warm-up run, not after it
+        preflight(list(command), scenarios, chosen_metric, Path(disk_dir) if disk_dir else None)
+    except ExperimentError as err:
+        fail(str(err))
+    if outdir.exists() and (outdir / "results.json").exists():
+        fail(f"{outdir}: already holds an experiment's results; choose another -o")
+    for line in stale_results(outdir.parent):
+        note(f"warning: {line}")
     seed = seed if seed is not None else random.randrange(1 << 31)
     console.print(f"experiment: {len(scenarios)} scenarios x {repeat} repeats + warm-up, order shuffled with seed "
                   f"{seed}; results in {outdir}")
     for s in scenarios:
         console.print(f"  {s.name}: {s.describe()}")
+    not_restored: list[str] = []
     with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
                   TimeElapsedColumn(), console=console) as bar:
         task = bar.add_task("starting", total=len(scenarios) * repeat + 1)
@@ -368,21 +372,31 @@ def _run_experiment(scenarios, command, repeat, metric, output, seed, disk_dir) 
             bar.update(task, completed=index, description=what)
 
         try:
-            run_experiment(list(command), scenarios, repeat, Metric(None if metric == "wall" else metric),
-                                     outdir, seed, Path(disk_dir) if disk_dir else None, progress=progress)
+            run_experiment(list(command), scenarios, repeat, chosen_metric, outdir, seed,
+                           Path(disk_dir) if disk_dir else None, progress=progress, not_restored=not_restored)
             bar.update(task, completed=len(scenarios) * repeat + 1, description="done")
         except KeyboardInterrupt:
             bar.stop()
+            if not_restored:
+                _host_not_restored(not_restored, outdir)
             err_console.print(f"launchgap: interrupted: everything stopped and restored; partial results "
                               f"(marked incomplete) in {outdir}", highlight=False)
             sys.exit(130)
         except ExperimentError as err:
             bar.stop()
-            fail(f"{err} (partial results in {outdir})")
+            if not_restored:
+                _host_not_restored(not_restored, outdir)
+            fail(f"{err} (partial results in {outdir})", EXIT_EXPERIMENT_FAILED)
     _show(outdir)
 
 
-@experiment.command("noisy-neighbor", context_settings={"ignore_unknown_options": True})
+def _host_not_restored(problems: list[str], outdir: Path) -> None:
+    err_console.print("launchgap: WARNING: HOST SETTINGS LEFT CHANGED: could not put back " + "; ".join(problems)
+                      + f" (listed in {outdir / 'results.json'}; restore them by hand)", markup=False,
+                      highlight=False, style="bold red")
+
+
+@experiment.command("noisy-neighbor", context_settings={"ignore_unknown_options": True}, epilog=PERMISSIONS_HELP)
 @click.option("--repeat", default=5, show_default=True, help="Measured runs per scenario, after one warm-up.")
 @click.option("--metric", default=r"tok/s: ([0-9.]+)", show_default=True,
               help="Regex whose first group is the workload's throughput, or 'wall' for wall time.")
@@ -408,7 +422,7 @@ def noisy_neighbor(repeat, metric, scenarios, output, seed, disk_dir, command) -
     _run_experiment(chosen, command, repeat, metric, output, seed, disk_dir)
 
 
-@experiment.command("run", context_settings={"ignore_unknown_options": True})
+@experiment.command("run", context_settings={"ignore_unknown_options": True}, epilog=PERMISSIONS_HELP)
 @click.argument("scenario_file", type=click.Path(dir_okay=False, exists=True))
 @click.option("--repeat", default=5, show_default=True)
 @click.option("--metric", default=r"tok/s: ([0-9.]+)", show_default=True)
@@ -428,43 +442,78 @@ def experiment_run(scenario_file, repeat, metric, output, seed, disk_dir, comman
     _run_experiment(chosen, command, repeat, metric, output, seed, disk_dir)
 
 
-def _show(outdir: Path) -> None:
-    from launchgap.experiments.summary import plot, summarize_results
-
+def _read_results(outdir: Path) -> dict:
+    path = outdir / "results.json"
     try:
-        results = json.loads((outdir / "results.json").read_text())
-    except (OSError, json.JSONDecodeError) as err:
-        fail(f"{outdir}: no readable results.json ({err})")
-    summary = summarize_results(results)
-    (outdir / "summary.json").write_text(json.dumps(summary, indent=2))
-    plots = plot(results, summary, outdir)
+        results = json.loads(path.read_text())
+    except OSError as err:
+        fail(f"{outdir}: no readable results.json ({err.strerror or err})")
+    except ValueError as err:
+        fail(f"{path}: not an experiment's results (not JSON: {' '.join(str(err).split())[:120]})")
+    if not isinstance(results, dict) or results.get("schema") != "launchgap-experiment/1":
+        fail(f"{path}: not an experiment's results (no schema launchgap-experiment/1)")
+    missing = [k for k in ("status", "metric", "higher_is_better", "scenarios", "runs") if k not in results]
+    if missing or not isinstance(results["runs"], list) or not isinstance(results["scenarios"], list):
+        fail(f"{path}: damaged experiment results (missing or malformed: {', '.join(missing) or 'runs/scenarios'})")
+    return results
+
+
+def _show(outdir: Path) -> None:
+    from launchgap.experiments.summary import SummaryError, failures, plot, summarize_results
+
+    results = _read_results(outdir)
+    try:
+        summary = summarize_results(results)
+    except SummaryError as err:
+        fail(f"{outdir / 'results.json'}: damaged experiment results ({err})")
+    written = []
+    try:
+        write_text(outdir / "summary.json", json.dumps(summary, indent=2))
+        written = [outdir / "summary.json", *plot(results, summary, outdir)]
+    except (OSError, OutputError) as err:
+        # a read-only place, say: the tables are still worth showing
+        note(f"note: {outdir}: summary.json and the plots were not written ({getattr(err, 'strerror', None) or err})")
     table = Table(title=f"{results['metric']} ({'higher' if results['higher_is_better'] else 'lower'} is better), "
                         f"status: {results['status']}", title_justify="left")
-    for col in ("scenario", "runs", "median", "mean +- sd", "min..max", "95% CI", "slowdown", "slowdown 95% CI",
-                "p (Welch / MWU)", "preempted", "run-queue", "IRQ", "explained", "Sched/1K", "top culprit"):
+    for col in ("scenario", "runs", "failed", "median", "mean +- sd", "min..max", "95% CI", "slowdown",
+                "slowdown 95% CI", "p (Welch / MWU)", "preempted", "run-queue", "IRQ", "explained", "Sched/1K",
+                "top culprit"):
         table.add_column(col, justify="left" if col in ("scenario", "top culprit") else "right")
     for name, e in summary.items():
+        failed = str(e.get("failed", 0))
         if not e.get("runs"):
-            table.add_row(name, "0", *[""] * 13)
+            table.add_row(name, "0", failed, *[""] * 13)
             continue
         m, v = e["metric"], e.get("vs_baseline")
         sd = f"{m['sd']:.2f}" if m["sd"] is not None else "-"
         ci = f"{m['ci_low']:.2f}..{m['ci_high']:.2f}" if m["ci_low"] is not None else "-"
         flags = " (outliers: runs " + ",".join(map(str, m["outliers"])) + ")" if m["outliers"] else ""
-        table.add_row(name, str(e["runs"]), f"{m['median']:.2f}{flags}", f"{m['mean']:.2f} +- {sd}",
+        table.add_row(name, str(e["runs"]), failed, f"{m['median']:.2f}{flags}", f"{m['mean']:.2f} +- {sd}",
                       f"{m['min']:.2f}..{m['max']:.2f}", ci,
                       f"{v['slowdown_percent']:+.1f}%" if v else "-",
                       f"{v['slowdown_ci_low']:+.1f}..{v['slowdown_ci_high']:+.1f}%" if v and v["slowdown_ci_low"] is not None else "-",
                       f"{v['welch_p']:.3f} / {v['mannwhitney_p']:.2f}" if v and v["welch_p"] is not None else "-",
-                      f"{e['preempted_ms']:.1f} ms", f"{e['runqueue_ms']:.1f} ms", f"{e['irq_ms']:.1f} ms",
+                      _ms(e["preempted_ms"]), _ms(e["runqueue_ms"]), _ms(e["irq_ms"]),
                       f"{e['explained_percent']:.0f}%" if e.get("explained_percent") is not None else "-",
                       f"{e['sched_per_1k']:.1f}" if e["sched_per_1k"] is not None else "-", e["top_culprit"] or "-")
     console.print(table)
-    console.print(f"per-run data: {outdir / 'results.json'}; statistics: {outdir / 'summary.json'}; plots: "
-                  + ", ".join(str(p) for p in plots))
+    if written:
+        console.print(f"per-run data: {outdir / 'results.json'}; statistics: {outdir / 'summary.json'}; plots: "
+                      + ", ".join(str(p) for p in written[1:]))
+    problems = failures(results, summary)
+    for line in problems:
+        note(line)
+    if results.get("host_not_restored"):
+        _host_not_restored(results["host_not_restored"], outdir)
+    if problems or results.get("host_not_restored") or results["status"] in ("failed", "killed"):
+        sys.exit(EXIT_EXPERIMENT_FAILED)
 
 
-@experiment.command("show")
+def _ms(value) -> str:
+    return "-" if value is None else f"{value:.1f} ms"
+
+
+@experiment.command("show", epilog=PERMISSIONS_HELP)
 @click.argument("directory", type=click.Path(file_okay=False, exists=True))
 def experiment_show(directory: str) -> None:
     """Tables and plots from a finished (or interrupted) experiment."""

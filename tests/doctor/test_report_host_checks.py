@@ -34,7 +34,9 @@ def _text(report: dict) -> str:
 
 
 def _launching_on(tmp_path, cpus_launched: list[int], snapshot: dict | None) -> dict:
-    b = TraceBuilder(meta_extra={"host_files": snapshot} if snapshot is not None else {})
+    # a 4-CPU node (the reader drops events on CPUs beyond the trace's topology)
+    b = TraceBuilder(meta_extra={"topology": {"count": 4},
+                                 **({"host_files": snapshot} if snapshot is not None else {})})
     b.switch(2_000, cpus_launched[0], IDLE, APP)
     for i, cpu in enumerate(cpus_launched):
         b.launch(5_000 + i * 1_000, cpu, APP)

@@ -18,22 +18,6 @@ import pytest
 from tests.conftest import CUDASIM, REPO
 from tests.experiments.test_mitigations import irq_affinities
 
-OURS = ("stress-ng", "iperf3", "fio", "cudasim", "launchgap-recor")
-
-
-def running(names=OURS) -> list[str]:
-    out = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            comm, state = stat[stat.index("(") + 1: stat.rindex(")")], stat.rsplit(")", 1)[1].split()[0]
-            if state != "Z" and comm.startswith(names):
-                out.append(f"{entry.name}:{comm}")
-    return out
-
 
 def cgroups() -> set[str]:
     return {p.name for root in (Path("/sys/fs/cgroup"), Path("/sys/fs/cgroup/cpuset")) if root.exists()
@@ -43,7 +27,8 @@ def cgroups() -> set[str]:
 @pytest.mark.skipif(os.geteuid() != 0, reason="experiments load BPF and change host settings: needs root")
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_an_interrupted_experiment_stops_removes_and_restores_everything(tmp_path, sig):
-    assert running() == [], "start from a clean machine"
+    from tests.experiments.test_killed import alive, descendants
+
     # fio needs a real block device: /tmp may be tmpfs, the checkout is not
     disk_dir = Path(tempfile.mkdtemp(prefix=".test-disk-", dir=REPO))
     irq_before, cgroups_before = irq_affinities(), cgroups()
@@ -52,7 +37,7 @@ def test_an_interrupted_experiment_stops_removes_and_restores_everything(tmp_pat
     last = max(os.sched_getaffinity(0))
     scenario_file.write_text(f"""
 [scenarios.everything]
-loads = ["cpu", {{ type = "network", streams = 2 }}, {{ type = "disk", jobs = 1 }}]
+loads = [{{ type = "network", streams = 2 }}, {{ type = "disk", jobs = 1 }}, "cpu"]
 mitigations = {{ cpus = [{last}], nice = -5, cpuset = true, irq_away = true }}
 """)
     out = tmp_path / "results"
@@ -60,13 +45,19 @@ mitigations = {{ cpus = [{last}], nice = -5, cpuset = true, irq_away = true }}
                              "--repeat", "2", "--seed", "1", "--disk-dir", str(disk_dir), "-o", str(out), "--",
                              str(CUDASIM), "decode", "--tokens", "3000"], cwd=REPO,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    started: dict = {}
     try:
         deadline = time.monotonic() + 90
-        # wait until the mitigated scenario is under way: its loads run and the cpuset exists
-        while time.monotonic() < deadline and not (any("fio" in p for p in running()) and cgroups() - cgroups_before):
+        # wait until the mitigated scenario is under way: its loads run and the cpuset exists. Only this
+        # experiment's own processes count: others (another suite's stress-ng) may run on the machine
+        # (the CPU load last: every load is running once its workers are, whether or not a loaded machine
+        # gives them the CPU share its verification asks for)
+        while time.monotonic() < deadline and not ("stress-ng-cpu" in started.values()
+                                                   and cgroups() - cgroups_before):
+            started.update(descendants(proc.pid))
             time.sleep(0.2)
         assert cgroups() - cgroups_before, "the scenario never started"
-        time.sleep(1.0)
+        started.update(descendants(proc.pid))
         proc.send_signal(sig)
         _, stderr = proc.communicate(timeout=60)
     finally:
@@ -76,7 +67,10 @@ mitigations = {{ cpus = [{last}], nice = -5, cpuset = true, irq_away = true }}
         shutil.rmtree(disk_dir, ignore_errors=True)
     assert proc.returncode == 130, stderr
     assert "interrupted: everything stopped and restored" in stderr
-    assert running() == []
+    deadline = time.monotonic() + 10       # the experiment's custodian sees it gone, finds nothing to do, exits
+    while time.monotonic() < deadline and alive(started):
+        time.sleep(0.1)
+    assert alive(started) == []
     assert cgroups() == cgroups_before
     assert irq_affinities() == irq_before
     assert leftovers == []

@@ -39,7 +39,7 @@ env = { OMP_NUM_THREADS = 1 }
 
 @pytest.mark.parametrize("text, message", [
     ("[scenarios.x]\nloads = ['gpu']", "unknown load 'gpu'"),
-    ("[scenarios.x]\nmitigations = { pin = [1] }", "unexpected keyword argument 'pin'"),
+    ("[scenarios.x]\nmitigations = { pin = [1] }", "scenarios.x.mitigations: unknown key(s) ('pin' was unexpected)"),
     ("nothing = 1", "no [scenarios.NAME] tables"),
     ("[scenarios.x", "Expected"),
 ])

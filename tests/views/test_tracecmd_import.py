@@ -45,7 +45,7 @@ def test_import_matches_trace_cmd_report(real_dat, tmp_path):
         assert got.get(event, 0) == listed.get(name, 0), name
     # each softirq is an entry paired with its exit; only the trace's two edges per CPU may be unpaired
     assert listed["softirq_entry"] - 2 * 2 <= got["softirq"] <= listed["softirq_entry"]
-    assert f"{listed['sched_switch']:,} sched_switch" in proc.stdout
+    assert f"{listed['sched_switch']:,} sched_switch" in " ".join(proc.stdout.split())
     # the workload is named, so the report analyses its threads
     assert trace.meta["pids"] and trace.meta["pid_is_thread_id"]
     report = subprocess.run([*LAUNCHGAP, "report", "--json", str(out)], capture_output=True, text=True)

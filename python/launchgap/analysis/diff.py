@@ -23,7 +23,15 @@ def _metrics(report: dict) -> dict[str, float | None]:
         "IRQ on workload (ms)": t["irq_ns"] / 1e6,
         "migrations": t["migrations"],
         "taken (%)": report["verdict"]["taken_percent"],
+        "Sched/1K (study's count)": m.get("sched_rows_per_1k_launches_study"),
     }
+
+
+def _trace_state(report: dict) -> dict:
+    """Whether the numbers of one side rest on a whole trace."""
+    t = report["trace"]
+    return {"path": t["path"], "truncated": t["truncated"], "clean_end": t["clean_end"],
+            "damage": t.get("damage", [])}
 
 
 def diff_reports(a: dict, b: dict) -> dict:
@@ -38,4 +46,5 @@ def diff_reports(a: dict, b: dict) -> dict:
     return {"schema": "launchgap-diff/1", "a": a["trace"]["path"], "b": b["trace"]["path"],
             "launch_rate_slowdown_percent": slowdown, "metrics": rows,
             "verdicts": {"a": a["verdict"]["level"], "b": b["verdict"]["level"]},
+            "traces": {"a": _trace_state(a), "b": _trace_state(b)},
             "warnings": {"a": a["warnings"], "b": b["warnings"]}}

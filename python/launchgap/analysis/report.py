@@ -63,6 +63,26 @@ def _guard(lost: dict[str, int]) -> dict[str, str]:
     return out
 
 
+NO_VERDICT = "not given"
+
+
+def _no_verdict(trace: Trace) -> dict:
+    """The study's CSV layout cannot tell preemption from blocking and has no wakeups: no verdict, and why."""
+    if trace.meta.get("csv_source") == "cuda_sched_trace":
+        supports = ("kernel launches (each counted once) and their rate, launch gaps, sync count and time, the "
+                    "main thread's switch count and off-CPU time (unclassified), IRQ counts and time while a GPU "
+                    "thread was current")
+    else:
+        supports = ("kernel launches and their rate, launch gaps, sync count and time, every workload thread's "
+                    "switch count and off-CPU time (unclassified), and the IRQs that interrupted them")
+    text = ("No verdict can be given from this file: the study's CSV layout records neither why a thread left the "
+            "CPU (preempted or blocked on its own sync) nor any wakeup, so preemption and run-queue waits cannot be "
+            f"told apart from the workload's own waiting. What it does support: {supports}. Record with launchgap "
+            "for a verdict.")
+    return {"level": NO_VERDICT, "taken_percent": None, "taken_ns": None, "main_cause": None,
+            "recoverable_ns": None, "text": text}
+
+
 def _verdict(threads: list[dict], launching: set[int], recoverable: int) -> dict:
     pool = [t for t in threads if t["tid"] in launching] or threads
     life = sum(t["lifetime_ns"] for t in pool)
@@ -150,6 +170,14 @@ def build_report(trace: Trace) -> dict:
     sync_time = syncs.group_by("tid").agg(pl.len().alias("syncs"), pl.col("duration_ns").sum().alias("sync_ns"))
     irq_ns = irq_by_thread.group_by("tid").agg(pl.col("ns").sum().alias("irq_ns"), pl.col("count").sum().alias("irqs"))
 
+    # a thread with no switch, wakeup or migration (the study's CSV sees only the main thread's switches; a
+    # thread that never left its CPU) lived at least from its first event to its last: that is its lifetime,
+    # in no known state, rather than none at all
+    unseen = threads.filter(~pl.col("tid").is_in(states["tid"].to_list())).select(
+        "tid", (pl.col("last_ns").cast(pl.Int64) - pl.col("first_ns").cast(pl.Int64)).alias("unknown_ns"))
+    if not unseen.is_empty():
+        states = pl.concat([states, unseen.with_columns(pl.col("unknown_ns").alias("lifetime_ns"))],
+                           how="diagonal_relaxed").fill_null(0)
     per_thread = (threads.join(states, on="tid", how="left").join(switch_counts, on="tid", how="left")
                   .join(launch_counts, on="tid", how="left").join(sync_time, on="tid", how="left")
                   .join(irq_ns, on="tid", how="left").join(migrations, on="tid", how="left")
@@ -193,16 +221,24 @@ def build_report(trace: Trace) -> dict:
     lifetime_total = sum(t["lifetime_ns"] for t in thread_rows)
     launching = set(launch_counts["tid"].to_list())
 
+    study_counts = trace.meta.get("study_counts")
+    if study_counts:
+        study_rows, study_launches = study_counts["sched_switch_rows"], study_counts["launches"]
+    else:
+        switch_ins = trace.of("switch", "next_tid").filter(pl.col("next_tid").is_in(tids)).height
+        study_rows, study_launches = target_switches + switch_ins, n_launches
+
     irq_table = (irqs.group_by("kind", "name").agg(pl.len().alias("count"), pl.col("exclusive_ns").sum().alias("ns"),
                                                    pl.col("tid").is_in(tids).sum().alias("on_workload"))
                  .sort("ns", descending=True))
     return {
         "schema": REPORT_SCHEMA,
         "trace": {"path": str(trace.path), "mode": trace.meta.get("mode"), "command": trace.meta.get("command"),
-                  "host": trace.meta.get("host", {}).get("hostname"),
-                  "kernel": trace.meta.get("host", {}).get("kernel_release"),
-                  "cpus": trace.meta.get("topology", {}).get("count"), "truncated": trace.truncated,
-                  "clean_end": trace.end is not None,
+                  "host": (trace.meta.get("host") or {}).get("hostname"),
+                  "kernel": (trace.meta.get("host") or {}).get("kernel_release"),
+                  "cpus": (trace.meta.get("topology") or {}).get("count"), "truncated": trace.truncated,
+                  "clean_end": trace.end is not None, "damage": list(trace.damage),
+                  "csv_source": trace.meta.get("csv_source"),
                   "caveats": trace.meta.get("caveats", []) + [
                       f"{t['comm']} ({t['pid']}/{t['tid']}) was switched in {t['switch_ins']} time(s) but its "
                       f"switch-outs were never traced by this kernel: a thread it preempted looks preempted "
@@ -224,6 +260,8 @@ def build_report(trace: Trace) -> dict:
         },
         "study_metrics": {
             "sched_per_1k_launches": _per_thousand(target_switches, n_launches),
+            # the study's own arithmetic (docs/metrics.md): a row per switch-out and per switch-in
+            "sched_rows_per_1k_launches_study": _per_thousand(study_rows, study_launches),
             "softirq_per_1k_launches": _per_thousand(soft.height, n_launches),
             "hardirq_per_1k_launches": _per_thousand(hard.height, n_launches),
             "irq_ns": int(target_irqs["exclusive_ns"].sum() or 0),
@@ -246,7 +284,8 @@ def build_report(trace: Trace) -> dict:
         },
         "gaps": {"classes": gap_classes, "tail": gap_analysis.tail_attribution(gaps), "bursts": gap_analysis.bursts(gaps),
                  "count": gaps.count},
-        "verdict": _verdict(thread_rows, launching, gap_analysis.interference_ns(gaps)),
+        "verdict": (_no_verdict(trace) if trace.meta.get("mode") == "study-csv"
+                    else _verdict(thread_rows, launching, gap_analysis.interference_ns(gaps))),
         "host_checks": host_checks(trace, launching, set(tids)),
         "warnings": _guard(lost),
     }

@@ -42,8 +42,9 @@ def target_threads(trace: Trace, pids: set[int] | None = None) -> pl.DataFrame:
     switched_in = (ev.filter((pl.col("event") == "switch") & pl.col("next_pid").is_in(wanted))
                    .group_by(pl.col("next_pid").alias("pid"), pl.col("next_tid").alias("tid"))
                    .agg(pl.col("ts_ns").min().alias("first_ns"), pl.col("ts_ns").max().alias("last_ns")))
-    # names only from the few events that carry one
-    named = (ev.filter(pl.col("event").is_in(["switch", "exec", "comm", "wakeup", "wakeup_new"])
+    # names only from the few events that carry the thread's own (recorded launches and syncs carry
+    # none; the study's CSV names the thread on every row, and many threads there have no other row)
+    named = (ev.filter(pl.col("event").is_in(["switch", "exec", "comm", "wakeup", "wakeup_new", "launch", "sync"])
                        & pl.col("pid").is_in(wanted) & pl.col("comm").is_not_null())
              .select("pid", "tid", "ts_ns", "comm")
              .group_by("pid", "tid").agg(pl.col("comm").sort_by("ts_ns").last()))

@@ -1,6 +1,7 @@
 """Noisy neighbours: load generators that are started in their own process
-group, checked to be really loading before the workload starts, and stopped
-(with their files removed) on every path.
+group (on a leash: they die with the experiment, however it dies), checked
+to be really loading before the workload starts, and stopped (with their
+files removed) on every path.
 
 Commands are argument lists, never shell strings.
 """
@@ -15,6 +16,8 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
+
+from launchgap.experiments import leash
 
 # How long a generator may take to show it is loading, and how it must.
 VERIFY_TIMEOUT_S = 5.0
@@ -38,14 +41,23 @@ def _need(binary: str, package: str) -> str:
 
 
 class LoadGenerator:
-    """Base: subclasses set `name` and implement _commands / _progress."""
+    """Base: subclasses set `name` and `needs` and implement _commands / _progress."""
 
     name = "load"
+    needs: tuple[tuple[str, str], ...] = ()   # (binary, the package that has it)
 
     def __init__(self) -> None:
         self.procs: list[subprocess.Popen] = []
         self.files: list[Path] = []
         self.evidence = ""
+        # told of every file or directory the generator makes, before it is filled (the experiment's
+        # journal, so that they are removed even if the experiment is killed)
+        self.on_scratch = lambda path: None
+
+    def check(self) -> None:
+        """Raises LoadError if the generator cannot run here (before anything starts)."""
+        for binary, package in self.needs:
+            _need(binary, package)
 
     def _commands(self) -> list[list[str]]:
         raise NotImplementedError
@@ -59,8 +71,8 @@ class LoadGenerator:
 
     def start(self) -> None:
         for command in self._commands():
-            proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                    start_new_session=True)
+            # on a leash: it dies with the experiment, even one killed by SIGKILL (leash.py)
+            proc = leash.popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
             self.procs.append(proc)
             time.sleep(0.2)  # a server before its client
             if proc.poll() is not None:
@@ -134,6 +146,7 @@ class CpuLoad(LoadGenerator):
     """stress-ng CPU workers (fft, as the study), optionally confined to some CPUs."""
 
     name = "cpu"
+    needs = (("stress-ng", "stress-ng"),)
 
     def __init__(self, workers: int | None = None, cpus: list[int] | None = None) -> None:
         super().__init__()
@@ -168,6 +181,7 @@ class NetworkLoad(LoadGenerator):
     """iperf3 server and client on loopback, parallel streams (as the study: 10)."""
 
     name = "network"
+    needs = (("iperf3", "iperf3"),)
 
     def __init__(self, streams: int = 10) -> None:
         super().__init__()
@@ -219,11 +233,16 @@ class DiskLoad(LoadGenerator):
     measure nothing."""
 
     name = "disk"
+    needs = (("fio", "fio"),)
 
     def __init__(self, directory: str | Path | None = None, jobs: int = 4) -> None:
         super().__init__()
         self.parent = Path(directory or "/var/tmp")
         self.jobs = jobs
+        if not self.parent.is_dir():
+            raise LoadError(f"disk: {self.parent}: no such directory (--disk-dir names where fio writes)")
+        if not os.access(self.parent, os.W_OK | os.X_OK):
+            raise LoadError(f"disk: {self.parent}: not writable")
         fstype, self.major, self.minor = backing_device(self.parent)
         if fstype in ("tmpfs", "ramfs") or self.major == 0:
             raise LoadError(f"disk: {self.parent} is on {fstype}, not a block device: direct I/O there "
@@ -233,6 +252,7 @@ class DiskLoad(LoadGenerator):
         fio = _need("fio", "fio")
         work = Path(tempfile.mkdtemp(prefix="launchgap-fio-", dir=self.parent))
         self.files.append(work)
+        self.on_scratch(work)
         return [[fio, "--name=launchgap-disk", f"--directory={work}", "--rw=randwrite", "--bs=4k", "--iodepth=32",
                  f"--numjobs={self.jobs}", "--direct=1", "--size=64M", "--time_based", "--runtime=86400",
                  "--ioengine=libaio", "--group_reporting"]]

@@ -9,7 +9,10 @@ every write with the value it replaced and restores them in reverse order.
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
+import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -65,41 +68,136 @@ class Mitigations:
 
 @dataclass
 class HostChanges:
-    """Every host setting changed, with the value to put back."""
+    """Every host setting changed, with the value to put back.
+
+    With a journal file, each change is written there *before* it is made, so
+    that if the experiment dies where no handler runs (SIGKILL), its custodian
+    (custodian.py) or the next experiment can still put everything back."""
 
     writes: list[tuple[Path, str]] = field(default_factory=list)
     made_dirs: list[Path] = field(default_factory=list)
+    # files a load generator writes (fio's directory): not a setting, but not to be left behind either
+    scratch: list[Path] = field(default_factory=list)
+    journal: Path | None = None
+
+    def _save(self) -> None:
+        if self.journal is None:
+            return
+        entries = [{"kind": "scratch", "path": str(d)} for d in self.scratch]
+        entries += [{"kind": "dir", "path": str(d)} for d in self.made_dirs]
+        entries += [{"kind": "write", "path": str(p), "old": old} for p, old in self.writes]
+        if not entries:
+            self.journal.unlink(missing_ok=True)
+            return
+        partial = self.journal.with_name(f".{self.journal.name}.partial")
+        partial.write_text(json.dumps(entries, indent=1))
+        os.replace(partial, self.journal)
+
+    def record_write(self, path: Path, old: str) -> None:
+        """A write about to be made (or just made by the caller), to undo with OLD."""
+        self.writes.append((path, old))
+        self._save()
 
     def write(self, path: Path, value: str) -> None:
         old = path.read_text().strip()
-        path.write_text(value)
-        self.writes.append((path, old))
+        self.record_write(path, old)  # in the journal before it is made
+        try:
+            path.write_text(value)
+        except OSError:
+            self.writes.pop()  # refused (a managed IRQ): nothing to undo
+            self._save()
+            raise
 
-    def restore(self) -> list[str]:
-        """Undo everything, newest first; returns what could not be undone."""
+    def record_scratch(self, path: Path) -> None:
+        self.scratch.append(path)
+        self._save()
+
+    def make_dir(self, path: Path) -> None:
+        self.made_dirs.append(path)
+        self._save()
+        try:
+            path.mkdir()
+        except OSError:
+            self.made_dirs.pop()
+            self._save()
+            raise
+
+    @classmethod
+    def from_journal(cls, journal: Path) -> "HostChanges":
+        """The changes a journal lists (none if it is gone or unreadable)."""
+        try:
+            entries = json.loads(journal.read_text())
+        except (OSError, ValueError):
+            return cls(journal=journal)
+        changes = cls(journal=journal)
+        for entry in entries if isinstance(entries, list) else []:
+            if isinstance(entry, dict) and entry.get("kind") == "scratch":
+                changes.scratch.append(Path(entry["path"]))
+            elif isinstance(entry, dict) and entry.get("kind") == "dir":
+                changes.made_dirs.append(Path(entry["path"]))
+            elif isinstance(entry, dict) and entry.get("kind") == "write":
+                changes.writes.append((Path(entry["path"]), str(entry.get("old", ""))))
+        return changes
+
+    def describe(self) -> list[str]:
+        return ([f"scratch files {d}" for d in self.scratch]
+                + [f"cgroup {d} (made by launchgap)" for d in self.made_dirs]
+                + [f"{p} (was {old!r})" for p, old in self.writes])
+
+    def restore(self, retry_s: float = 0.0) -> list[str]:
+        """Undo everything, newest first; returns what could not be undone. A cgroup
+        still busy (its last task exiting) is retried for up to RETRY_S seconds."""
         problems = []
+        left_dirs: list[Path] = []
+        left_writes: list[tuple[Path, str]] = []
+        for path in self.scratch:
+            shutil.rmtree(path, ignore_errors=True)
         for directory in reversed(self.made_dirs):
-            try:
-                # processes still inside go back to the parent group first
-                for pid in (directory / "cgroup.procs").read_text().split():
-                    try:
-                        (directory.parent / "cgroup.procs").write_text(pid)
-                    except OSError:
-                        pass
-                directory.rmdir()
-            except OSError as err:
-                problems.append(f"{directory}: {err}")
-        self.made_dirs.clear()
+            deadline = time.monotonic() + retry_s
+            while True:
+                try:
+                    # processes still inside go back to the parent group first
+                    for pid in (directory / "cgroup.procs").read_text().split():
+                        try:
+                            (directory.parent / "cgroup.procs").write_text(pid)
+                        except OSError:
+                            pass
+                    directory.rmdir()
+                    break
+                except FileNotFoundError:
+                    break  # already gone
+                except OSError as err:
+                    if time.monotonic() < deadline:
+                        time.sleep(0.1)
+                        continue
+                    problems.append(f"{directory}: {err.strerror or err}")
+                    left_dirs.insert(0, directory)
+                    break
         for path, old in reversed(self.writes):
             try:
                 path.write_text(old)
             except OSError as err:
-                problems.append(f"{path}: {err}")
-        self.writes.clear()
+                problems.append(f"{path}: {err.strerror or err} (was {old!r})")
+                left_writes.insert(0, (path, old))
+        # what is left is what the journal keeps, for whoever comes next
+        self.made_dirs, self.writes, self.scratch = left_dirs, left_writes, [p for p in self.scratch if p.exists()]
+        problems += [f"{p}: could not be removed" for p in self.scratch]
+        self._save()
         return problems
 
 
 CGROUP_V1_CPUSET = CGROUP_ROOT / "cpuset"
+
+
+def cpuset_available() -> None:
+    """Raises MitigationError if no cpuset controller can be used here (changes nothing)."""
+    controllers = CGROUP_ROOT / "cgroup.controllers"
+    if controllers.exists():
+        if "cpuset" not in controllers.read_text().split():
+            raise MitigationError("the cpuset controller is not available in cgroup v2 here")
+        return
+    if not (CGROUP_V1_CPUSET / "cpuset.cpus").exists():
+        raise MitigationError("no cpuset controller: neither cgroup v2 nor the v1 cpuset hierarchy is mounted")
 
 
 def make_cpuset(cpus: list[int], changes: HostChanges) -> Path:
@@ -108,8 +206,7 @@ def make_cpuset(cpus: list[int], changes: HostChanges) -> Path:
     if not (CGROUP_ROOT / "cgroup.controllers").exists():
         if (CGROUP_V1_CPUSET / "cpuset.cpus").exists():
             group = CGROUP_V1_CPUSET / f"launchgap-{uuid.uuid4().hex[:8]}"
-            group.mkdir()
-            changes.made_dirs.append(group)
+            changes.make_dir(group)
             (group / "cpuset.cpus").write_text(",".join(map(str, cpus)))
             (group / "cpuset.mems").write_text((CGROUP_V1_CPUSET / "cpuset.mems").read_text().strip())
             return group
@@ -118,11 +215,10 @@ def make_cpuset(cpus: list[int], changes: HostChanges) -> Path:
         raise MitigationError("the cpuset controller is not available in cgroup v2 here")
     control = CGROUP_ROOT / "cgroup.subtree_control"
     if "cpuset" not in control.read_text().split():
+        changes.record_write(control, "-cpuset")  # turning it off again leaves the others as they were
         control.write_text("+cpuset")
-        changes.writes.append((control, "-cpuset"))  # turning it off again leaves the others as they were
     group = CGROUP_ROOT / f"launchgap-{uuid.uuid4().hex[:8]}"
-    group.mkdir()
-    changes.made_dirs.append(group)
+    changes.make_dir(group)
     (group / "cpuset.cpus").write_text(",".join(map(str, cpus)))
     return group
 

@@ -11,6 +11,7 @@ import os
 import platform
 import random
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -20,10 +21,13 @@ from pathlib import Path
 
 from launchgap import __version__
 from launchgap.analysis.report import build_report
+from launchgap.experiments import custodian, leash
 from launchgap.experiments.loadgen import LoadError
-from launchgap.experiments.mitigations import HostChanges, MitigationError, make_cpuset, steer_irqs_away
+from launchgap.experiments.mitigations import (HostChanges, MitigationError, cpuset_available, make_cpuset,
+                                               steer_irqs_away)
 from launchgap.experiments.scenarios import Scenario, make_load
-from launchgap.recorder import find_recorder
+from launchgap.output import hand_over, make_directory, write_text
+from launchgap.recorder import ENV_OVERRIDE, find_recorder
 from launchgap.trace import read_trace
 
 
@@ -41,15 +45,44 @@ class Metric:
     def higher_is_better(self) -> bool:
         return self.pattern is not None
 
+    def check(self) -> None:
+        """Raises ExperimentError if the pattern is not a regular expression with at most one group."""
+        if self.pattern is None:
+            return
+        try:
+            compiled = re.compile(self.pattern)
+        except re.error as err:
+            raise ExperimentError(f"--metric {self.pattern!r}: not a regular expression ({err})") from None
+        if compiled.groups > 1:
+            raise ExperimentError(f"--metric {self.pattern!r}: {compiled.groups} groups; give one, around the number")
+
+    def missing(self, output: str) -> str:
+        """Why read() found no value in OUTPUT."""
+        found = list(re.finditer(self.pattern or "", output))
+        if found:
+            last = found[-1]
+            text = last.group(1) if last.re.groups else last.group(0)
+            return f"the metric {self.name!r} matched {text!r}, which is not a number"
+        tail = output.strip().splitlines()[-1][:120] if output.strip() else None
+        return f"the metric {self.name!r} was not in the output" + (
+            f" (its last line: {tail!r})" if tail else " (it printed nothing)")
+
     def read(self, output: str, wall_s: float) -> float | None:
+        """The last match's first group (or the whole match, without groups), as a number; None if absent."""
         if self.pattern is None:
             return wall_s
-        found = re.findall(self.pattern, output)
-        return float(found[-1]) if found else None
+        found = list(re.finditer(self.pattern, output))
+        if not found:
+            return None
+        last = found[-1]
+        try:
+            return float(last.group(1) if last.re.groups else last.group(0))
+        except (TypeError, ValueError):
+            return None
 
 
 class ExperimentError(RuntimeError):
-    pass
+    """The experiment cannot start or go on (message says why, on one line)."""
 
 
 def _version(command: list[str]) -> str:
@@ -125,14 +158,55 @@ def _stop_session(proc: subprocess.Popen) -> None:
             continue
 
 
+def _command_problem(command: list[str]) -> str | None:
+    """Why COMMAND cannot be run here, if it cannot (checked before anything starts)."""
+    name = command[0]
+    if "/" in name:
+        path = Path(name)
+        if not path.exists():
+            return f"{name}: no such file"
+        if path.is_dir() or not os.access(path, os.X_OK):
+            return f"{name}: not an executable file"
+        return None
+    return None if shutil.which(name) else f"{name}: command not found on PATH"
+
+
+def preflight(command: list[str], scenarios: list[Scenario], metric: Metric, disk_dir: Path | None) -> None:
+    """Everything that can be known wrong before the warm-up run, raised as one ExperimentError each:
+    the command, privileges, the recorder, the metric, every scenario's mitigations and loads."""
+    problem = _command_problem(command)
+    if problem:
+        raise ExperimentError(f"cannot run the workload: {problem}")
+    if os.geteuid() != 0:
+        raise ExperimentError("experiments record with eBPF and may change host settings: run as root (sudo)")
+    recorder = find_recorder()
+    if recorder is None or not recorder.is_file() or not os.access(recorder, os.X_OK):
+        raise ExperimentError(f"cannot find an executable recorder binary ({recorder or 'launchgap-record'}; "
+                              f"make setup, or set {ENV_OVERRIDE})")
+    metric.check()
+    online = set(os.sched_getaffinity(0))
+    for scenario in scenarios:
+        try:
+            scenario.mitigations.validate(online)
+            if scenario.mitigations.cpuset:
+                cpuset_available()
+            for spec in scenario.loads:
+                make_load(spec, disk_dir).check()
+        except (LoadError, MitigationError) as err:
+            raise ExperimentError(f"scenario {scenario.name}: {err}") from None
+
+
 def run_once(command: list[str], scenario: Scenario, metric: Metric, trace_path: Path, disk_dir: Path | None,
-             on_event=lambda text: None) -> dict:
+             on_event=lambda text: None, journal: Path | None = None,
+             not_restored: list[str] | None = None) -> dict:
+    """One recorded run. Host settings it could not put back are appended to NOT_RESTORED
+    (never dropped: the caller must say so and stop)."""
     recorder = find_recorder()
     if recorder is None:
         raise ExperimentError("cannot find the recorder binary (make setup)")
     m = scenario.mitigations
     m.validate(set(os.sched_getaffinity(0)))
-    changes, loads = HostChanges(), []
+    changes, loads = HostChanges(journal=journal), []
     proc = None
     try:
         cgroup = make_cpuset(m.cpus, changes) if m.cpuset else None
@@ -140,6 +214,7 @@ def run_once(command: list[str], scenario: Scenario, metric: Metric, trace_path:
             steer_irqs_away(m.cpus, set(os.sched_getaffinity(0)), changes)
         for spec in scenario.loads:
             load = make_load(spec, disk_dir)
+            load.on_scratch = changes.record_scratch
             loads.append(load)
             load.start()
             on_event(f"{load.name} load: {load.verify()}")
@@ -154,16 +229,18 @@ def run_once(command: list[str], scenario: Scenario, metric: Metric, trace_path:
             wrapper += ["--rt", m.rt_policy, "--rt-priority", str(m.rt_priority)]
         argv = [str(recorder), "-q", "-o", str(trace_path), "--", *wrapper, "--", *command]
         started = time.monotonic()
-        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                env={**os.environ, **scenario.env}, start_new_session=True)
+        # on a leash: the recorder and the workload die with the experiment, however it dies
+        proc = leash.popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           env={**os.environ, **scenario.env})
         out, err = proc.communicate()
         wall = time.monotonic() - started
         value = metric.read(out, wall)
         row = {"exit_code": proc.returncode, "metric": value, "wall_s": wall}
         if proc.returncode != 0 or value is None:
-            row["error"] = (err.strip().splitlines() or [f"exit {proc.returncode}"])[-1] if proc.returncode else \
-                f"the metric {metric.name!r} was not in the output"
+            row["error"] = ((err.strip().splitlines() or [f"the command exited with status {proc.returncode}"])[-1]
+                            if proc.returncode else metric.missing(out))
         if trace_path.exists():
+            hand_over(trace_path)
             row.update(_trace_metrics(trace_path))
         return row
     finally:
@@ -171,42 +248,66 @@ def run_once(command: list[str], scenario: Scenario, metric: Metric, trace_path:
             _stop_session(proc)
         for load in reversed(loads):
             load.stop()
-        problems = changes.restore()
+        problems = changes.restore(retry_s=2.0)
         if problems:
             on_event("could not restore: " + "; ".join(problems))
+            if not_restored is not None:
+                not_restored.extend(problems)
 
 
 def run_experiment(command: list[str], scenarios: list[Scenario], repeat: int, metric: Metric, outdir: Path,
-                   seed: int, disk_dir: Path | None, progress=None, say=print) -> dict:
-    outdir.mkdir(parents=True, exist_ok=True)
-    (outdir / "traces").mkdir(exist_ok=True)
+                   seed: int, disk_dir: Path | None, progress=None, say=print,
+                   not_restored: list[str] | None = None) -> dict:
+    """Runs everything; returns the results (also in OUTDIR/results.json, rewritten after every run).
+    Raises ExperimentError when it cannot go on: the warm-up run failed (so would every run), or a host
+    setting could not be put back (listed in NOT_RESTORED and in the results)."""
+    make_directory(outdir)
+    make_directory(outdir / "traces")
+    not_restored = [] if not_restored is None else not_restored
     runs: list[dict] = []
     order = plan(scenarios, repeat, seed)
     results = {"schema": "launchgap-experiment/1", "status": "running", "command": command, "repeat": repeat,
                "seed": seed, "metric": metric.name, "higher_is_better": metric.higher_is_better,
                "scenarios": [{"name": s.name, "description": s.describe()} for s in scenarios],
-               "environment": environment(), "runs": runs}
+               "environment": environment(), "owner": custodian.owner(), "runs": runs}
+    journal = outdir / custodian.JOURNAL
 
     def save() -> None:
-        (outdir / "results.json").write_text(json.dumps(results, indent=2))
+        write_text(outdir / "results.json", json.dumps(results, indent=2))
 
     previous_term = signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
     try:
         save()
+        custodian.start(outdir)
         for index, (round_no, scenario) in enumerate(order):
             trace = outdir / "traces" / f"{index:03d}-{scenario.name}-r{round_no}.lg"
             if progress:
                 progress(index, len(order), f"{scenario.name} (round {round_no or 'warm-up'})")
             try:
-                row = run_once(command, scenario, metric, trace, disk_dir, on_event=lambda t: None)
+                row = run_once(command, scenario, metric, trace, disk_dir, on_event=lambda t: None, journal=journal,
+                               not_restored=not_restored)
             except (LoadError, MitigationError) as err:
                 results["status"] = "failed"
                 results["error"] = str(err)
                 raise ExperimentError(str(err)) from err
+            finally:
+                if not_restored:
+                    results["status"] = "failed"
+                    results["host_not_restored"] = list(not_restored)
+            if not_restored:
+                results["error"] = "host settings could not be restored: " + "; ".join(not_restored)
+                raise ExperimentError(results["error"])
             row.update({"index": index, "round": round_no, "scenario": scenario.name, "warmup": round_no == 0,
                         "trace": str(trace.relative_to(outdir))})
             runs.append(row)
             save()
+            if round_no == 0 and row.get("error"):
+                results["status"] = "failed"
+                results["error"] = (f"the warm-up run ({scenario.name}, no load) failed: {row['error']}; every run "
+                                    f"would, so none was measured")
+                raise ExperimentError(results["error"])
+        measured_runs = [r for r in runs if not r["warmup"]]
+        results["failed_runs"] = sum(1 for r in measured_runs if r.get("error"))
         results["status"] = "complete"
     except KeyboardInterrupt:
         results["status"] = "incomplete"

@@ -55,30 +55,101 @@ def builtin(names: list[str]) -> list[Scenario]:
         "heavy": Scenario("heavy", [{"type": "cpu"}, {"type": "network", "streams": 10}, {"type": "disk"}]),
         "pinned": Scenario("pinned", [{"type": "cpu"}], Mitigations(cpus=pinned_cpus, nice=-10)),
     }
+    if not names:
+        raise MitigationError(f"no scenario named (built in: {', '.join(table)})")
     unknown = [n for n in names if n not in table]
     if unknown:
         raise MitigationError(f"unknown scenario {', '.join(unknown)} (built in: {', '.join(table)})")
     return [table[n] for n in names]
 
 
+LOAD_NAMES = {"enum": list(LOAD_KINDS)}
+# the options each load type takes (its constructor's), and nothing else
+LOAD_OPTIONS = {
+    "cpu": {"workers": {"type": "integer", "minimum": 1}, "cpus": {"type": "array", "minItems": 1,
+                                                                  "items": {"type": "integer", "minimum": 0}}},
+    "network": {"streams": {"type": "integer", "minimum": 1}},
+    "disk": {"directory": {"type": "string", "minLength": 1}, "jobs": {"type": "integer", "minimum": 1}},
+}
+LOAD_TABLE = {
+    "type": "object", "required": ["type"], "properties": {"type": LOAD_NAMES},
+    "allOf": [{"if": {"properties": {"type": {"const": kind}}},
+               "then": {"properties": {"type": True, **options}, "additionalProperties": False}}
+              for kind, options in LOAD_OPTIONS.items()],
+}
+SCENARIO_FILE_SCHEMA = {
+    "type": "object", "required": ["scenarios"], "additionalProperties": False,
+    "properties": {"scenarios": {"type": "object", "minProperties": 1, "additionalProperties": {
+        "type": "object", "additionalProperties": False,
+        "properties": {
+            "loads": {"type": "array", "items": {"type": ["string", "object"]}},
+            "mitigations": {"type": "object", "additionalProperties": False, "properties": {
+                "cpus": {"type": "array", "minItems": 1, "items": {"type": "integer", "minimum": 0}},
+                "nice": {"type": "integer"}, "rt_policy": {"enum": ["fifo", "rr"]},
+                "rt_priority": {"type": "integer"}, "cpuset": {"type": "boolean"},
+                "irq_away": {"type": "boolean"}}},
+            "env": {"type": "object", "additionalProperties": {"type": ["string", "integer", "number", "boolean"]}},
+        }}}},
+}
+
+
+def _where(path) -> str:
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or "the file"
+
+
+def _schema_error(path: str | Path, data, schema: dict, prefix: tuple = ()) -> None:
+    import jsonschema
+    from jsonschema.exceptions import best_match
+
+    error = best_match(jsonschema.Draft202012Validator(schema).iter_errors(data))
+    if error is not None:
+        where = _where([*prefix, *error.absolute_path])
+        message = error.message
+        if error.validator == "additionalProperties":
+            message = message.replace("Additional properties are not allowed", "unknown key(s)")
+        if error.validator == "type" and len(error.absolute_path) == 4 and error.absolute_path[2] == "loads":
+            message = f"{error.instance!r}: a load is a name ({', '.join(LOAD_KINDS)}) or a table with a type"
+        raise MitigationError(f"{path}: {where}: {message}")
+
+
 def from_toml(path: str | Path) -> list[Scenario]:
+    """Scenarios from a TOML file, checked whole before anything runs: unknown keys, wrong types and
+    impossible values are errors naming where they are."""
     try:
-        data = tomllib.loads(Path(path).read_text())
-    except (OSError, tomllib.TOMLDecodeError) as err:
-        raise MitigationError(f"{path}: {err}") from err
+        text = Path(path).read_bytes().decode("utf-8")
+    except OSError as err:
+        raise MitigationError(f"{path}: cannot read ({err.strerror or err})") from None
+    except UnicodeDecodeError:
+        raise MitigationError(f"{path}: not a TOML file (not UTF-8 text)") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        raise MitigationError(f"{path}: not valid TOML ({err})") from None
+    if "scenarios" not in data:
+        extra = f" (unknown top-level key(s): {', '.join(sorted(data))})" if data else ""
+        raise MitigationError(f"{path}: no [scenarios.NAME] tables{extra}")
+    _schema_error(path, data, SCENARIO_FILE_SCHEMA)
+    online = set(os.sched_getaffinity(0))
     out = []
-    for name, body in (data.get("scenarios") or {}).items():
+    for name, body in data["scenarios"].items():
         loads = [{"type": load} if isinstance(load, str) else dict(load) for load in body.get("loads", [])]
-        for load in loads:
+        for index, load in enumerate(loads):
+            if "type" not in load:
+                raise MitigationError(f"{path}: scenarios.{name}.loads[{index}]: a load table needs a type "
+                                      f"({', '.join(LOAD_KINDS)})")
             if load.get("type") not in LOAD_KINDS:
-                raise MitigationError(f"{path}: scenario {name}: unknown load {load.get('type')!r}")
+                raise MitigationError(f"{path}: scenarios.{name}.loads[{index}]: unknown load {load.get('type')!r} "
+                                      f"(known: {', '.join(LOAD_KINDS)})")
+            _schema_error(path, load, LOAD_TABLE, ("scenarios", name, "loads", index))
+        mitigations = Mitigations(**(body.get("mitigations") or {}))
         try:
-            mitigations = Mitigations(**(body.get("mitigations") or {}))
-        except TypeError as err:
-            raise MitigationError(f"{path}: scenario {name}: {err}") from err
+            mitigations.validate(online)
+        except MitigationError as err:
+            raise MitigationError(f"{path}: scenarios.{name}.mitigations: {err}") from None
         out.append(Scenario(name, loads, mitigations, {k: str(v) for k, v in (body.get("env") or {}).items()}))
-    if not out:
-        raise MitigationError(f"{path}: no [scenarios.NAME] tables")
     if "baseline" not in [s.name for s in out]:
         out.insert(0, Scenario("baseline"))
     return out

@@ -7,8 +7,13 @@ from pathlib import Path
 from statistics import median
 
 from launchgap.experiments.stats import compare, summarize
+from launchgap.output import atomic_output
 
 TRACE_METRICS = ("sched_per_1k", "softirq_per_1k", "hardirq_per_1k", "preempted_ms", "runqueue_ms", "irq_ms")
+
+
+class SummaryError(ValueError):
+    """The results cannot be summarised (message says what is malformed)."""
 
 
 def measured(results: dict, scenario: str) -> list[dict]:
@@ -16,17 +21,45 @@ def measured(results: dict, scenario: str) -> list[dict]:
             and not r.get("error")]
 
 
+def failed(results: dict, scenario: str) -> list[dict]:
+    """Measured (not warm-up) runs of SCENARIO that gave no value: the command failed, or the metric was absent."""
+    return [r for r in results["runs"] if r["scenario"] == scenario and not r["warmup"]
+            and (r.get("error") or r.get("metric") is None)]
+
+
 def summarize_results(results: dict) -> dict:
+    try:
+        return _summarize(results)
+    except (KeyError, TypeError, ValueError, AttributeError) as err:
+        raise SummaryError(f"{type(err).__name__}: {err}") from None
+
+
+def failures(results: dict, summary: dict) -> list[str]:
+    """One line per problem a user must not miss: failed runs, scenarios with no run that worked."""
+    lines = []
+    total = sum(entry.get("failed", 0) for entry in summary.values())
+    measured_runs = sum(1 for r in results["runs"] if not r.get("warmup"))
+    if total:
+        lines.append(f"{total} of {measured_runs} measured runs failed; their errors are in results.json")
+    for name, entry in summary.items():
+        if entry.get("failed") and not entry.get("runs"):
+            first = next((r.get("error") for r in failed(results, name) if r.get("error")), "no value")
+            lines.append(f"error: scenario {name}: every run failed (e.g. {first})")
+    return lines
+
+
+def _summarize(results: dict) -> dict:
     names = [s["name"] for s in results["scenarios"]]
     baseline = [r["metric"] for r in measured(results, "baseline")]
     out = {}
     for name in names:
         runs = measured(results, name)
+        broken = len(failed(results, name))
         if not runs:
-            out[name] = {"runs": 0}
+            out[name] = {"runs": 0, "failed": broken}
             continue
-        values = [r["metric"] for r in runs]
-        entry = {"runs": len(runs), "metric": summarize(values).as_dict()}
+        values = [float(r["metric"]) for r in runs]
+        entry = {"runs": len(runs), "failed": broken, "metric": summarize(values).as_dict()}
         if name != "baseline" and baseline:
             entry["vs_baseline"] = compare(baseline, values, results["higher_is_better"]).as_dict()
         for key in TRACE_METRICS:
@@ -85,8 +118,11 @@ def plot(results: dict, summary: dict, outdir: Path) -> list[Path]:
     ax.set_title(f"{results['metric']}: median slowdown, 95% interval")
     fig.tight_layout()
     path = outdir / "slowdown.png"
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    try:
+        with atomic_output(path) as partial:
+            fig.savefig(partial, dpi=120)
+    finally:
+        plt.close(fig)
     written.append(path)
 
     fig, ax = plt.subplots(figsize=(7, 3.5))
@@ -100,7 +136,10 @@ def plot(results: dict, summary: dict, outdir: Path) -> list[Path]:
     ax.legend()
     fig.tight_layout()
     path = outdir / "taken.png"
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    try:
+        with atomic_output(path) as partial:
+            fig.savefig(partial, dpi=120)
+    finally:
+        plt.close(fig)
     written.append(path)
     return written

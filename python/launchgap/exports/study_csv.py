@@ -4,7 +4,17 @@ recorded API name), pid = process id and tid = thread id, one schedSwitch
 row per switch-out (last_offcpu_ns set) and per switch-in (last_oncpu_ns
 set) of a workload thread, syncEnter/syncExit rows, and IRQ exit rows with
 their duration for interrupts that hit a workload thread. Timestamps are
-relative to the start of the trace, as the study's were."""
+relative to the start of the trace, as the study's were; `stream` is hex
+(`0x7efd90000c40`), as the study's tool printed it.
+
+Where the tool's output was ambiguous, this differs on purpose, and that
+is how launchgap tells its own export from the tool's file when reading one
+back (trace/study_csv.py): a field a row does not use is empty, never `0`
+(the tool wrote `0` in the unused one of last_offcpu_ns/last_oncpu_ns and in
+both on launch rows); every row has all 19 fields; IRQs have their Exit row
+only. Every row carries its thread's name as the workload knew it (its last
+name in the trace): the first rows of a traced command otherwise carry the
+recorder's name, which the command had until its exec."""
 
 from __future__ import annotations
 
@@ -64,8 +74,11 @@ def study_rows(trace: Trace) -> pl.DataFrame:
              "last_offcpu_ns": pl.Int64, "last_oncpu_ns": pl.Int64, "irq_num": pl.Int32, "irq_name": pl.Utf8,
              "duration_ns": pl.UInt64}
     rows = pl.concat([p.cast(casts) for p in parts])
-    # every row names its thread, as the study's did
-    rows = rows.join(names, on="tid", how="left").with_columns(pl.coalesce("comm", "thread_comm").alias("comm"))
+    # every row names its thread, as the study's did, by the name the workload gave it
+    rows = rows.join(names, on="tid", how="left").with_columns(pl.coalesce("thread_comm", "comm").alias("comm"))
+    # few distinct streams: a pointer formatted in Python once each, then mapped
+    streams = {int(v): f"0x{int(v):x}" for v in rows["stream"].drop_nulls().unique().to_list()}
+    rows = rows.with_columns(pl.col("stream").replace_strict(streams, default=None, return_dtype=pl.Utf8))
     return rows.select(COLUMNS).sort("timestamp_ns", maintain_order=True)
 
 

@@ -103,7 +103,8 @@ def lines_to_events(lines: list[str]) -> tuple[pl.DataFrame, dict]:
     lost = raw.select(pl.col("line").str.extract_groups(LOST_LINE).alias("g")).unnest("g").drop_nulls()
     parsed = raw.select(pl.col("line").str.extract_groups(LINE).alias("g")).unnest("g").drop_nulls("name")
     if parsed.is_empty():
-        raise DatImportError("no events in the trace-cmd report")
+        raise DatImportError("trace-cmd decoded no events from it (a .dat cut short loses its event pages: is the "
+                             "file complete?)")
     parsed = parsed.with_columns(
         (pl.col("sec").cast(pl.Int64) * 1_000_000_000
          + pl.col("frac").str.slice(0, 9).str.pad_end(9, "0").cast(pl.Int64)).alias("ts_ns"),
@@ -206,7 +207,10 @@ def import_dat(dat: Path, out: Path, targets: list[str] | None = None) -> dict:
     dat = Path(dat)
     if not dat.is_file():
         raise DatImportError(f"{dat}: no such file")
-    events, stats = lines_to_events(report_lines(dat))
+    try:
+        events, stats = lines_to_events(report_lines(dat))
+    except DatImportError as err:
+        raise DatImportError(str(err) if str(err).startswith(f"{dat}:") else f"{dat}: {err}") from None
     pids = []
     if targets:
         named = events.filter(pl.col("comm").is_not_null() & pl.any_horizontal(

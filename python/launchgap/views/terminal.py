@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rich.console import Console
+from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
 
@@ -38,14 +39,32 @@ def _failed_launches(failed: dict) -> str:
     return f"[bold red]{failed['count']:,}[/] never reached the driver ({by})"
 
 
+def _header(trace: dict) -> str:
+    """What was read: mode, command, host, kernel, CPUs, each only where the file says."""
+    path = f"[bold]{escape(trace['path'])}[/]"
+    if trace["mode"] == "study-csv":
+        writer = {"cuda_sched_trace": "written by the study's tool (cuda_sched_trace)",
+                  "launchgap export": "written by launchgap export --csv"}.get(trace.get("csv_source") or "", "")
+        return f"{path}: the study's CSV layout, {writer}; no host, kernel or CPU information in the file"
+    where = " ".join(escape(str(part)) for part in (trace["mode"], " ".join(trace["command"] or [])) if part)
+    host = []
+    if trace.get("kernel"):
+        host.append(escape(str(trace["kernel"])))
+    if trace.get("cpus"):
+        host.append(f"{trace['cpus']} CPUs")
+    head = f"{path}: {where}" + (f" on {escape(str(trace['host']))}" if trace.get("host") else "")
+    head += f" ({', '.join(host)})" if host else ""
+    if trace["truncated"] or not trace["clean_end"]:
+        head += "  [bold red]trace cut short: the recorder did not stop cleanly[/]"
+    return head
+
+
 def render(report: dict, console: Console) -> None:
     o, m, t = report["overview"], report["study_metrics"], report["taken"]
     trace = report["trace"]
-    head = (f"[bold]{trace['path']}[/]: {trace['mode']} {' '.join(trace['command'] or [])} on {trace['host']} "
-            f"({trace['kernel']}, {trace['cpus']} CPUs)")
-    if trace["truncated"] or not trace["clean_end"]:
-        head += "  [bold red]trace cut short: the recorder did not stop cleanly[/]"
-    console.print(head)
+    console.print(_header(trace), highlight=False)
+    for damage in trace.get("damage", []):
+        console.print(f"[bold red]damaged[/]: {escape(damage)}", highlight=False)
     for caveat in trace.get("caveats", []):
         console.print(f"[bold yellow]caveat[/]: {caveat}")
 
@@ -67,9 +86,13 @@ def render(report: dict, console: Console) -> None:
     console.print(ov)
 
     st = Table(title="The study's metrics (per 1,000 launches)", title_justify="left")
-    for col in ("Sched/1K", "SoftIRQ/1K", "HardIRQ/1K", "IRQ time", "off-CPU", "switch rate"):
+    for col in ("Sched/1K", "Sched/1K (study)", "SoftIRQ/1K", "HardIRQ/1K", "IRQ time", "off-CPU", "switch rate"):
         st.add_column(col, justify="right")
-    st.add_row(_n(m["sched_per_1k_launches"]), _n(m["softirq_per_1k_launches"]), _n(m["hardirq_per_1k_launches"]),
+    st.caption = ("Sched/1K: context switches (switch-outs) of the workload; Sched/1K (study): the study script's "
+                  "arithmetic, a row per switch-out and per switch-in (docs/metrics.md)")
+    st.caption_justify = "left"
+    st.add_row(_n(m["sched_per_1k_launches"]), _n(m.get("sched_rows_per_1k_launches_study")),
+               _n(m["softirq_per_1k_launches"]), _n(m["hardirq_per_1k_launches"]),
                _s(m["irq_ns"]), f"{_s(m['off_cpu_ns'])} ({m['off_cpu_percent']:.2f}%)", f"{m['switch_rate_hz']:.1f} Hz")
     console.print(st)
 
@@ -122,8 +145,10 @@ def render(report: dict, console: Console) -> None:
     else:
         console.print("No kernel launches in this trace: no launch-gap analysis.")
 
-    style = {"negligible": "green", "light": "yellow", "heavy": "red"}[report["verdict"]["level"]]
-    console.print(Panel(report["verdict"]["text"], title=f"Verdict: {report['verdict']['level']}", border_style=style))
+    style = {"negligible": "green", "light": "yellow", "heavy": "red"}.get(report["verdict"]["level"], "blue")
+    # not expanded: on a terminal it still fits the width; in a pipe or log it is one full line
+    console.print(Panel(report["verdict"]["text"], title=f"Verdict: {report['verdict']['level']}", border_style=style,
+                        expand=False))
     if report.get("host_checks"):
         from launchgap.doctor.render import render_host_checks
 

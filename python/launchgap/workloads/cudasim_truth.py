@@ -37,13 +37,29 @@ class GroundTruth:
         )
 
 
+# what the summary and the tests read; a file without them is not usable truth
+REQUIRED = {"config": ("binary", "api", "launch", "sync", "procs", "threads", "seed"),
+            "totals": ("launches", "kernels", "syncs", "sync_wait_ns")}
+REQUIRED_TOP = ("tokens", "wall_s", "tokens_per_s", "processes", "launches", "launch_columns", "syncs", "sync_columns")
+
+
 def load_truth(path: str | Path) -> GroundTruth:
     try:
         raw = json.loads(Path(path).read_text())
-    except (OSError, json.JSONDecodeError) as err:
-        raise TruthError(f"{path}: not readable as cudasim ground truth ({err})") from err
+    except OSError as err:
+        raise TruthError(f"{path}: cannot read ({err.strerror or err})") from None
+    except ValueError as err:  # not UTF-8 text, or not JSON (a trace, say)
+        raise TruthError(f"{path}: not cudasim ground truth (not a JSON file: {err})") from None
     if not isinstance(raw, dict) or raw.get("schema") != SCHEMA_ID:
         raise TruthError(f"{path}: expected schema {SCHEMA_ID!r}")
-    launches = pl.DataFrame(raw["launches"], schema=raw["launch_columns"], orient="row")
-    syncs = pl.DataFrame(raw["syncs"], schema=raw["sync_columns"], orient="row")
+    missing = [k for k in REQUIRED_TOP if k not in raw]
+    missing += [f"{group}.{k}" for group, keys in REQUIRED.items() for k in keys
+                if not isinstance(raw.get(group), dict) or k not in raw[group]]
+    if missing:
+        raise TruthError(f"{path}: cudasim ground truth without {', '.join(missing[:5])}")
+    try:
+        launches = pl.DataFrame(raw["launches"], schema=raw["launch_columns"], orient="row")
+        syncs = pl.DataFrame(raw["syncs"], schema=raw["sync_columns"], orient="row")
+    except (TypeError, ValueError, pl.exceptions.PolarsError) as err:
+        raise TruthError(f"{path}: damaged cudasim ground truth ({' '.join(str(err).split())[:200]})") from None
     return GroundTruth(raw, launches, syncs)
