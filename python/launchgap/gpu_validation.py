@@ -174,6 +174,9 @@ def compare_launch_counts(counts: dict, launches: pa.Table, *, api_names: bool) 
     exact = exact and not other_threads
     return {
         "exact": exact,
+        # every launch seen on the right thread, whichever entry points it went through: when this holds
+        # and `exact` does not, the runtime reached other driver entry points than the paths expected
+        "totals_exact": all(t["launched"] == t["recorded"] for t in threads) and not other_threads,
         "api_names": api_names,
         "pid": pid,
         "launched": sum(t["launched"] for t in threads),
@@ -424,7 +427,10 @@ def _detail_lines(part: str, detail: dict) -> list[str]:
         if compare and "threads" in compare:
             per_thread = "; ".join(f"thread {t['index']} {t['recorded']}/{t['launched']}, "
                                    f"{t.get('launches_per_s') or 0:,.0f}/s" for t in compare["threads"])
-            out.append(f"{key}: {'exact' if compare['exact'] else 'NOT exact'} (recorded/launched: {per_thread})")
+            verdict = "exact" if compare["exact"] else (
+                "NOT exact: totals exact, entry points differ from the paths expected" if compare.get("totals_exact")
+                else "NOT exact")
+            out.append(f"{key}: {verdict} (recorded/launched: {per_thread})")
             if compare.get("probes"):
                 out.append(f"{key} probes: {probe_line(compare['probes'])}")
     culprit = detail.get("culprit")

@@ -162,7 +162,7 @@ def test_exact_counts_per_thread_and_path():
     trace = launch_trace(rows_for(100, 101, [3, 2, 4, 1, 5], names=True) + rows_for(100, 102, [1] * 5, names=True)
                          + [(555, 556, "cuLaunchKernel", None, 9)])  # another process: counted apart
     result = gv.compare_launch_counts(counts, gv.launch_rows(trace), api_names=True)
-    assert result["exact"] is True
+    assert result["exact"] is True and result["totals_exact"] is True
     assert (result["launched"], result["recorded"], result["recorded_other_processes"]) == (20, 20, 1)
     first = result["threads"][0]
     assert first["by_driver_api"] == [
@@ -189,7 +189,7 @@ def test_a_missing_launch_a_stray_thread_and_unnamed_runtime_calls_are_not_exact
     stray = gv.compare_launch_counts(
         counts, gv.launch_rows(launch_trace(rows_for(100, 101, [2, 0, 0, 0, 0], names=False)
                                             + [(100, 150, "cuLaunchKernel", None, 7)])), api_names=False)
-    assert stray["exact"] is False and stray["threads"][0]["exact"] is True
+    assert stray["exact"] is False and stray["totals_exact"] is False and stray["threads"][0]["exact"] is True
     assert stray["other_threads"] == [{"tid": 150, "recorded": 1}]
 
     unnamed = gv.compare_launch_counts(counts, gv.launch_rows(launch_trace(rows_for(100, 101, [2, 0, 0, 0, 0],
@@ -198,6 +198,16 @@ def test_a_missing_launch_a_stray_thread_and_unnamed_runtime_calls_are_not_exact
     assert unnamed["threads"][0]["by_runtime_api"] == [
         {"api": gv.NO_RUNTIME_API, "launched": 0, "recorded": 2, "exact": False},
         {"api": "cudaLaunchKernel", "launched": 2, "recorded": 0, "exact": False}]
+
+
+def test_launches_through_other_entry_points_keep_totals_exact_only():
+    counts = counts_doc({101: [2, 0, 0, 0, 0]})  # two plain launches, expected at cuLaunchKernel
+    trace = launch_trace([(100, 101, "cuLaunchKernelEx", "cudaLaunchKernel", t) for t in (1, 2)])
+    result = gv.compare_launch_counts(counts, gv.launch_rows(trace), api_names=True)
+    assert (result["exact"], result["totals_exact"]) == (False, True)
+    assert result["threads"][0]["recorded_runtime_to_driver"] == {"cudaLaunchKernel -> cuLaunchKernelEx": 2}
+    lines = gv.summary_lines({"parts": {"b": {"status": "failed", "detail": {"api_names": result}}}})
+    assert lines[1].startswith("              api_names: NOT exact: totals exact, entry points differ")
 
 
 def test_per_thread_stream_variants_are_the_same_path():
