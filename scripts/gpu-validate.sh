@@ -12,6 +12,7 @@ REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 ME=gpu-validate
 DEVICE_NODE=${GPU_VALIDATE_DEVICE_NODE:-/dev/nvidia0}
 PYTHON=${PYTHON:-python3}
+export PYTHONUNBUFFERED=1  # a step killed at its time limit still leaves its output in log.txt
 NVCC=${NVCC:-}
 CARRY_DIR=${GPU_VALIDATE_CARRY_DIR:-$REPO/.gpu}  # what `prepare` fills on a machine with Rust, for the GPU machine
 
@@ -405,9 +406,9 @@ record() {
     return 1
   fi
   if [ ${#LG[@]} -gt 0 ]; then
-    step 600 "${LG[@]}" record -o "$trace" "${extra[@]}" "$@"
+    step 300 "${LG[@]}" record -o "$trace" "${extra[@]}" "$@"
   else
-    step 600 "$RECORDER" -o "$trace" "${extra[@]}" "$@"
+    step 300 "$RECORDER" -o "$trace" "${extra[@]}" "$@"
   fi
 }
 
@@ -645,7 +646,7 @@ part_a() {
   local untraced=() traced=() traces=() reports=() i
   for i in $(seq "$REPEATS"); do
     say "a: decode $i/$REPEATS untraced ($TOKENS tokens)"
-    if step 400 "${decode[@]}" --result "$dir/untraced-$i.json"; then
+    if step 240 "${decode[@]}" --result "$dir/untraced-$i.json"; then
       untraced+=(--untraced "$dir/untraced-$i.json")
     else
       notes+=("untraced run $i failed: $STEP_TAIL"); ok=0
