@@ -58,7 +58,8 @@ options:
 environment: PYTHON (default python3, the one with PyTorch), NVCC (default:
 nvcc on PATH, else /usr/local/cuda/bin/nvcc), LAUNCHGAP_RECORDER (a recorder
 binary to use), GPU_VALIDATE_RECORD_ARGS (extra `launchgap record` options,
-e.g. --cuda-lib PATH), GPU_VALIDATE_CARRY_DIR (instead of .gpu/). Exit: 0 all passed, 1 a part failed, 2 usage, 3 no GPU.
+e.g. --cuda-lib PATH), GPU_VALIDATE_DECODE_ARGS (extra qwen3_decode.py
+options, e.g. --layers 2), GPU_VALIDATE_CARRY_DIR (instead of .gpu/). Exit: 0 all passed, 1 a part failed, 2 usage, 3 no GPU.
 EOF
 }
 
@@ -642,7 +643,8 @@ part_a() {
   local dir=$WORK/a notes=() ok=1
   mkdir -p "$dir"
   set_status a running
-  local decode=("$PYTHON" "$REPO/workloads/gpu/qwen3_decode.py" --tokens "$TOKENS")
+  # shellcheck disable=SC2206  # extra options are words
+  local decode=("$PYTHON" "$REPO/workloads/gpu/qwen3_decode.py" --tokens "$TOKENS" ${GPU_VALIDATE_DECODE_ARGS:-})
   local untraced=() traced=() traces=() reports=() i
   for i in $(seq "$REPEATS"); do
     say "a: decode $i/$REPEATS untraced ($TOKENS tokens)"

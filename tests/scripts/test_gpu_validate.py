@@ -12,6 +12,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -421,6 +422,39 @@ def test_parts_b_and_c_on_cudasim(tmp_path: Path):
     text = " ".join(proc.stdout.split())
     assert "[ ok] b" in text and "driver: exact" in text and "api_names: exact" in text
     assert "the report names the hog" in text or "NOT named" in text
+
+
+def torch_missing() -> bool:
+    try:
+        import torch  # noqa: F401, PLC0415 - optional, no launchgap dependency
+    except ImportError:
+        return True
+    return False
+
+
+@needs_bpf
+@pytest.mark.skipif(torch_missing(), reason="PyTorch is not installed here (not a launchgap dependency)")
+def test_part_a_on_the_cpu(tmp_path: Path):
+    """Part a's plumbing (interleaved runs, recording, reports, the timing window's launches) with the
+    decode on the CPU: no launches to count, but every step but the GPU's."""
+    out, work = tmp_path / "out", tmp_path / "work"
+    env = stand_in_env(tmp_path) | {
+        "PYTHON": sys.executable,
+        "GPU_VALIDATE_DECODE_ARGS": "--device cpu --dtype float32 --layers 1 --vocab 512 --prompt 4 --warmup 2"}
+    proc = run_script("a", "--repeats", "2", "--tokens", "5", "-o", str(out), "--work", str(work), env=env, timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    a = json.loads((out / "summary.json").read_text())["parts"]["a"]
+    assert a["status"] == "ok" and "notes" not in a
+    detail = a["detail"]
+    runs = [json.loads((work / "a" / f"{kind}-{i}.json").read_text()) for kind in ("untraced", "traced") for i in (1, 2)]
+    assert detail["untraced_tokens_per_s"] == [r["tokens_per_s"] for r in runs[:2]]
+    assert detail["traced_tokens_per_s"] == [r["tokens_per_s"] for r in runs[2:]]
+    assert detail["window_launches"] == [0, 0] and detail["launches_per_token"] == 0
+    assert detail["same_tokens"] is True
+    assert detail["report"]["verdict"] in ("negligible", "light", "heavy")
+    assert sorted(p.name for p in (work / "a").iterdir()) == sorted(
+        [f"{k}-{i}.json" for k in ("untraced", "traced") for i in (1, 2)]
+        + ["traced-1.lg", "traced-2.lg", "report-1.json", "report-2.json", "detail.json"])
 
 
 @needs_bpf
