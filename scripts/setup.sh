@@ -2,7 +2,8 @@
 # One-step set-up for a fresh machine of this kind; fast when nothing changed.
 #   apt packages (compiler for BPF, libbpf's build deps, tools the tests compare with),
 #   the Python virtual environment with launchgap installed editable,
-#   cudasim (C) and the recorder (Rust).
+#   cudasim (C) and the recorder (Rust), and NVIDIA's real CUDA libraries
+#   for the tests that compare with them (scripts/fetch_real_cuda.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -76,4 +77,5 @@ check_rust
 setup_python
 build_cudasim
 build_recorder
+scripts/fetch_real_cuda.sh
 log "ready"

@@ -15,6 +15,21 @@ CUDASIM = CUDASIM_BUILD / "bin" / "cudasim"
 CUDASIM_STATIC = CUDASIM_BUILD / "bin" / "cudasim-static"
 LIBCUDA = CUDASIM_BUILD / "lib" / "libcuda.so.1"
 LIBCUDART = CUDASIM_BUILD / "lib" / "libcudart.so.12"
+# the same stand-in driver in two more shapes real drivers have (docs/cudasim.md)
+LIBCUDA_THUNK = CUDASIM_BUILD / "lib-thunk" / "libcuda.so.1"
+LIBCUDA_CET = CUDASIM_BUILD / "lib-cet" / "libcuda.so.1"
+
+# NVIDIA's real libraries, fetched by scripts/fetch_real_cuda.sh (run by `make setup`)
+REAL_CUDA = REPO / ".cache" / "real-cuda"
+REAL_LIBCUDA = REAL_CUDA / "driver-535" / "libcuda.so.1"
+REAL_LIBCUDART_11 = REAL_CUDA / "cudart-11" / "libcudart.so.11.0"
+REAL_LIBCUDART_12 = REAL_CUDA / "cudart-12" / "libcudart.so.12"
+
+
+def needs_real(path: Path):
+    """Skips, saying why, when a real NVIDIA library could not be fetched."""
+    return pytest.mark.skipif(not path.exists(), reason=f"{path.relative_to(REPO)} is missing: "
+                              "scripts/fetch_real_cuda.sh could not download it (see `make setup`)")
 
 
 @dataclass

@@ -506,5 +506,37 @@ def cudasim_truth(path: str) -> None:
     console.print(threads)
 
 
+@main.command("probes")
+@click.option("--cuda-lib", "cuda_libs", multiple=True, type=click.Path(dir_okay=False),
+              help="A CUDA driver or runtime library (or an executable with the runtime linked in) to list "
+                   "besides those found (repeatable).")
+@click.option("-p", "--pid", "pids", multiple=True, type=int, help="Look in this running process's maps (repeatable).")
+@click.option("--json", "as_json", is_flag=True, help="Print the recorder's listing as JSON.")
+@click.argument("command", nargs=-1, type=click.UNPROCESSED)
+def probes(cuda_libs: tuple[str, ...], pids: tuple[int, ...], as_json: bool, command: tuple[str, ...]) -> None:
+    """Every CUDA library a recording would find (for [-- COMMAND], which is not
+    run, or -p PID) and, for each probe, the instruction it sits on and what a
+    hit costs. Traces nothing, needs no root."""
+    import subprocess
+
+    from launchgap.views.probes import render_probes
+
+    binary = find_recorder()
+    if binary is None or not binary.exists():
+        fail(f"cannot find the recorder binary ({recorder_binary_hint()})")
+    argv = [str(binary), "--list-probes", *(a for lib in cuda_libs for a in ("--cuda-lib", lib)),
+            *(a for pid in pids for a in ("-p", str(pid)))]
+    if command:
+        argv += ["--", *command]
+    proc = subprocess.run(argv, capture_output=True, text=True)
+    if proc.returncode != 0:
+        message = proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else f"exit {proc.returncode}"
+        fail(message.removeprefix("launchgap-record: "))
+    if as_json:
+        click.echo(proc.stdout.rstrip())
+    else:
+        render_probes(json.loads(proc.stdout), console)
+
+
 if __name__ == "__main__":
     main()

@@ -10,7 +10,7 @@ use clap::{ArgGroup, Parser};
 /// CAP_PERFMON). The command runs as the invoking user under sudo.
 #[derive(Parser, Debug)]
 #[command(name = "launchgap-record", version)]
-#[command(group(ArgGroup::new("target").args(["pid", "system", "command"]).required(true).multiple(true)))]
+#[command(group(ArgGroup::new("target").args(["pid", "system", "command", "list_probes"]).required(true).multiple(true)))]
 pub struct Args {
     /// Trace file to write.
     #[arg(short, long, default_value = "launchgap.lg")]
@@ -46,6 +46,12 @@ pub struct Args {
     /// How often the reader drains the buffer when it is not woken earlier.
     #[arg(long, value_name = "MS", default_value_t = 100)]
     pub poll_ms: u64,
+
+    /// Trace nothing: print as JSON every CUDA library found (for the
+    /// command, which is not run, or -p PIDs) and where each probe would go,
+    /// the instruction it would sit on and what a hit there costs.
+    #[arg(long, conflicts_with = "system")]
+    pub list_probes: bool,
 
     /// Print nothing but errors.
     #[arg(short, long)]

@@ -111,7 +111,18 @@ pub fn resolve_executable(name: &str) -> Option<PathBuf> {
 
 struct ElfDeps {
     needed: Vec<String>,
-    search: Vec<PathBuf>,
+    /// DT_RPATH: searched before LD_LIBRARY_PATH (ignored when DT_RUNPATH is present).
+    rpath: Vec<PathBuf>,
+    /// DT_RUNPATH: searched after LD_LIBRARY_PATH.
+    runpath: Vec<PathBuf>,
+}
+
+impl ElfDeps {
+    /// Where ld.so looks for this file's dependencies, in its order (ld.so(8)).
+    fn search_order<'a>(&'a self, ld_library_path: &'a [PathBuf]) -> impl Iterator<Item = &'a PathBuf> {
+        let rpath = if self.runpath.is_empty() { &self.rpath[..] } else { &[] };
+        rpath.iter().chain(ld_library_path).chain(&self.runpath)
+    }
 }
 
 /// DT_NEEDED and the RPATH/RUNPATH directories ($ORIGIN expanded) of an ELF file.
@@ -120,30 +131,28 @@ fn elf_dependencies(path: &Path) -> Option<ElfDeps> {
     let elf = object::read::elf::ElfFile64::<object::Endianness>::parse(&*data).ok()?;
     let origin = path.parent().map(|p| p.to_string_lossy().into_owned()).unwrap_or_default();
     let endian = elf.endian();
-    let mut needed = Vec::new();
-    let mut search = Vec::new();
+    let mut deps = ElfDeps { needed: Vec::new(), rpath: Vec::new(), runpath: Vec::new() };
     let sections = elf.elf_section_table();
     let Ok(Some((dynamic, index))) = sections.dynamic(endian, &*data) else {
-        return Some(ElfDeps { needed, search });
+        return Some(deps);
     };
     let Ok(strings) = sections.strings(endian, &*data, index) else {
-        return Some(ElfDeps { needed, search });
+        return Some(deps);
     };
     use object::read::elf::Dyn;
     for entry in dynamic {
         let tag = entry.d_tag(endian) as u32;
         let Ok(value) = entry.string(endian, strings) else { continue };
         let value = String::from_utf8_lossy(value).into_owned();
+        let expanded = || split_paths(&value.replace("$ORIGIN", &origin).replace("${ORIGIN}", &origin));
         match tag {
-            object::elf::DT_NEEDED => needed.push(value),
-            object::elf::DT_RPATH | object::elf::DT_RUNPATH => {
-                let expanded = value.replace("$ORIGIN", &origin).replace("${ORIGIN}", &origin);
-                search.extend(split_paths(&expanded));
-            }
+            object::elf::DT_NEEDED => deps.needed.push(value.clone()),
+            object::elf::DT_RPATH => deps.rpath.extend(expanded()),
+            object::elf::DT_RUNPATH => deps.runpath.extend(expanded()),
             _ => {}
         }
     }
-    Some(ElfDeps { needed, search })
+    Some(deps)
 }
 
 /// Follows an executable's shared-library dependencies, breadth first.
@@ -158,9 +167,9 @@ fn dependency_closure(exe: &Path, ld_library_path: &[PathBuf], cache: &[(String,
         }
         let Some(deps) = elf_dependencies(&file) else { continue };
         out.push(file.clone());
-        for soname in deps.needed {
-            let from_dirs = deps.search.iter().chain(ld_library_path).map(|d| d.join(&soname)).find(|p| p.is_file());
-            let resolved = from_dirs.or_else(|| cache.iter().find(|(s, _)| *s == soname).map(|(_, p)| p.clone()));
+        for soname in &deps.needed {
+            let from_dirs = deps.search_order(ld_library_path).map(|d| d.join(soname)).find(|p| p.is_file());
+            let resolved = from_dirs.or_else(|| cache.iter().find(|(s, _)| s == soname).map(|(_, p)| p.clone()));
             if let Some(path) = resolved {
                 queue.push_back(path);
             }

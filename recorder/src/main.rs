@@ -8,6 +8,9 @@ mod cuda_api;
 mod discover;
 mod elf_symbols;
 mod metadata;
+mod probe_listing;
+mod probe_placement;
+mod probe_plan;
 mod proc_counters;
 mod records;
 mod spawn;
@@ -172,6 +175,16 @@ fn user_home() -> Option<PathBuf> {
     }
 }
 
+/// Every --cuda-lib must have been taken as a CUDA library.
+fn check_cuda_libs(extra: &[PathBuf], libraries: &discover::CudaLibraries) -> Result<()> {
+    for path in extra {
+        if !libraries.found_via.iter().any(|(p, _)| Some(p) == path.canonicalize().ok().as_ref()) {
+            bail!("--cuda-lib {}: not a readable file defining CUDA driver or runtime entry points", path.display());
+        }
+    }
+    Ok(())
+}
+
 fn say(quiet: bool, message: impl AsRef<str>) {
     if !quiet {
         eprintln!("launchgap-record: {}", message.as_ref());
@@ -192,11 +205,7 @@ fn run(args: Args) -> Result<i32> {
         ld_library_path: std::env::var("LD_LIBRARY_PATH").ok(),
         user_home: user_home(),
     });
-    for path in &args.cuda_lib {
-        if !libraries.found_via.iter().any(|(p, _)| Some(p) == path.canonicalize().ok().as_ref()) {
-            bail!("--cuda-lib {}: not a readable file defining CUDA driver or runtime entry points", path.display());
-        }
-    }
+    check_cuda_libs(&args.cuda_lib, &libraries)?;
 
     // The command waits at the gate until every probe is attached.
     let mut child = match command {
@@ -423,7 +432,8 @@ fn route_libbpf_messages() {
 fn main() {
     let args = Args::parse();
     route_libbpf_messages();
-    match run(args) {
+    let result = if args.list_probes { probe_listing::run(&args) } else { run(args) };
+    match result {
         Ok(code) => std::process::exit(code),
         Err(e) => {
             eprintln!("launchgap-record: {e:#}");

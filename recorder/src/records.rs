@@ -4,7 +4,7 @@
 use crate::cuda_api;
 use crate::skel::types::{
     comm_event, event_header, exec_event, exit_event, fork_event, irq_event, launch_batch, launch_event,
-    migrate_event, switch_event, sync_event, wakeup_event,
+    migrate_event, runtime_only_event, switch_event, sync_event, wakeup_event,
 };
 use crate::trace_writer::Row;
 
@@ -21,6 +21,7 @@ unsafe impl plain::Plain for exec_event {}
 unsafe impl plain::Plain for exit_event {}
 unsafe impl plain::Plain for comm_event {}
 unsafe impl plain::Plain for irq_event {}
+unsafe impl plain::Plain for runtime_only_event {}
 
 /// enum event_type in events.h
 pub mod event_type {
@@ -36,7 +37,8 @@ pub mod event_type {
     pub const HARDIRQ: u32 = 10;
     pub const SOFTIRQ: u32 = 11;
     pub const IRQ_VECTOR: u32 = 12;
-    pub const COUNT: u32 = 13;
+    pub const RUNTIME_ONLY: u32 = 13;
+    pub const COUNT: u32 = 14;
 }
 
 /// RECORD_LAUNCH_BATCH in events.h: staged launches written together (not an event type).
@@ -45,7 +47,7 @@ pub const RECORD_LAUNCH_BATCH: u32 = 100;
 /// The trace's `event` value for each event type (index = enum event_type).
 pub const EVENT_NAMES: [&str; event_type::COUNT as usize] = [
     "unknown", "launch", "sync", "switch", "wakeup", "migrate", "fork", "exec", "exit", "comm", "hardirq",
-    "softirq", "irq_vector",
+    "softirq", "irq_vector", "runtime_only",
 ];
 
 const WAKEUP_VARIANTS: [&str; 3] = ["waking", "wakeup", "wakeup_new"];
@@ -108,6 +110,15 @@ pub fn decode(data: &[u8], emit: &mut impl FnMut(&Row)) -> bool {
                 stream: Some(e.stream),
                 bytes: Some(e.bytes),
                 ..header_row(&e.hdr, "sync")
+            });
+        }
+        event_type::RUNTIME_ONLY => {
+            let Some(e) = copy_of::<runtime_only_event>(data) else { return false };
+            emit(&Row {
+                duration_ns: Some(e.duration_ns),
+                runtime_api: cuda_api::name_of(e.runtime_api),
+                return_code: Some(e.return_code),
+                ..header_row(&e.hdr, "runtime_only")
             });
         }
         event_type::SWITCH => {
@@ -263,6 +274,22 @@ mod tests {
         assert_eq!(LAUNCH_BATCH_CAPACITY, 16); // LAUNCH_BATCH_SIZE in events.h
         // a count the record cannot hold is refused, not read past its end
         assert!(!decode(&bytes[..start + 2 * std::mem::size_of::<launch_event>()], &mut |_| {}));
+    }
+
+    #[test]
+    fn runtime_only_record_keeps_the_name_and_the_return_code() {
+        let mut e = runtime_only_event::default();
+        e.hdr = event_header { ts_ns: 5, r#type: event_type::RUNTIME_ONLY, cpu: 0, pid: 10, tid: 11 };
+        e.duration_ns = 700;
+        e.return_code = 100; // cudaErrorNoDevice
+        e.runtime_api = cuda_api::cookie_of(16) as u16;
+        let mut rows = 0;
+        assert!(decode(&bytes_of(&e), &mut |row| {
+            rows += 1;
+            assert_eq!((row.event, row.runtime_api, row.api), ("runtime_only", Some("cudaLaunchKernel"), None));
+            assert_eq!((row.return_code, row.duration_ns, row.tid), (Some(100), Some(700), Some(11)));
+        }));
+        assert_eq!(rows, 1);
     }
 
     #[test]

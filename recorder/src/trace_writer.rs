@@ -61,6 +61,7 @@ pub struct Row<'a> {
     pub lost_count: Option<u64>,
     pub since_ns: Option<u64>,
     pub detail: Option<&'a str>,
+    pub return_code: Option<i32>,
 }
 
 /// Declares the columns once: the schema, the builders and how a Row fills them.
@@ -127,6 +128,7 @@ columns! {
     lost_count: UInt64Builder, DataType::UInt64, true;
     since_ns: UInt64Builder, DataType::UInt64, true;
     detail: StringBuilder, DataType::Utf8, true;
+    return_code: Int32Builder, DataType::Int32, true;
 }
 
 pub struct TraceWriter {
@@ -207,6 +209,7 @@ impl TraceWriter {
         b.lost_count.append_option(row.lost_count);
         b.since_ns.append_option(row.since_ns);
         b.detail.append_option(row.detail);
+        b.return_code.append_option(row.return_code);
         self.rows_in_batch += 1;
         *self.rows_by_event.entry(row.event).or_default() += 1;
     }

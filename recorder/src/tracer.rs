@@ -12,9 +12,9 @@ use libbpf_rs::skel::{OpenSkel, SkelBuilder};
 use libbpf_rs::{Link, MapCore, MapFlags, OpenObject, ProgramAttachType, UprobeMultiOpts, UprobeOpts};
 use serde_json::{json, Value};
 
-use crate::cuda_api::{cookie_of, CudaApi, Layer, ProbeShape, APIS};
+use crate::cuda_api::{cookie_of, Layer, ProbeShape};
 use crate::discover::CudaLibraries;
-use crate::elf_symbols::{classify_first_instruction, find_functions, ProbeCost};
+use crate::probe_plan::plan_library;
 use crate::skel::{LaunchgapSkel, LaunchgapSkelBuilder};
 
 pub struct LoadOptions {
@@ -110,8 +110,10 @@ pub fn attach_tracepoints(skel: &mut LaunchgapSkel, links: &mut Vec<Link>, probe
 pub struct ProbeWarning(pub String);
 
 /// The CUDA programs, which take uprobe_multi links where the kernel has them.
-const CUDA_PROGRAMS: [&str; 7] =
-    ["launch_kernel", "launch_kernel_ex", "graph_launch", "runtime_entry", "sync_enter", "memcpy_enter", "sync_exit"];
+const CUDA_PROGRAMS: [&str; 8] = [
+    "launch_kernel", "launch_kernel_ex", "graph_launch", "runtime_entry", "runtime_exit", "sync_enter", "memcpy_enter",
+    "sync_exit",
+];
 
 /// uprobe_multi (Linux 6.6): one link, and one RCU wait at detach, for many
 /// probes. Classic uprobe links each wait out a grace period on detach.
@@ -162,8 +164,18 @@ fn attach_group(
         .collect()
 }
 
+/// The return program paired with an entry point's shape, if it has one.
+fn return_program<'a, 'obj>(skel: &'a LaunchgapSkel<'obj>, shape: ProbeShape) -> (&'a libbpf_rs::ProgramMut<'obj>, &'static str) {
+    match shape {
+        ProbeShape::RuntimeName => (&skel.progs.runtime_exit, "runtime_exit"),
+        _ => (&skel.progs.sync_exit, "sync_exit"),
+    }
+}
+
 /// Attaches the CUDA uprobes to every library found: driver entry points
-/// always, runtime entry points with `api_names`.
+/// always, runtime entry points with `api_names`. Each probe goes where
+/// probe_placement puts it, past any entry instruction the kernel would
+/// single-step; return probes sit on the same instruction.
 pub fn attach_cuda(
     skel: &LaunchgapSkel,
     libraries: &CudaLibraries,
@@ -178,65 +190,50 @@ pub fn attach_cuda(
         targets.extend(libraries.runtime.iter().chain(&libraries.static_runtime).map(|p| (p.as_path(), Layer::Runtime)));
     }
     for (file, layer) in targets {
-        let wanted: Vec<(usize, &CudaApi)> = APIS.iter().enumerate().filter(|(_, a)| a.layer == layer).collect();
-        let names: Vec<&str> = wanted.iter().map(|(_, a)| a.name).collect();
-        let sites = match find_functions(file, &names) {
-            Ok(sites) => sites,
+        let plan = match plan_library(file, layer) {
+            Ok(plan) => plan,
             Err(e) => {
                 warnings.push(ProbeWarning(format!("cannot read {}: {e:#}", file.display())));
                 continue;
             }
         };
-        let mut groups: BTreeMap<&'static str, (ProbeShape, ProbeGroup)> = BTreeMap::new();
-        let mut returns: ProbeGroup = Vec::new();
-        let mut costs: BTreeMap<&'static str, (ProbeCost, &'static str, u64)> = BTreeMap::new();
-        for (index, api) in wanted {
-            let Some(site) = sites.get(api.name) else {
-                probes.push(json!({"kind": "uprobe", "function": api.name, "file": file, "attached": false,
-                                   "error": "not defined in this file"}));
-                continue;
-            };
-            let (cost, instruction) = classify_first_instruction(&site.first_bytes);
-            costs.insert(api.name, (cost, instruction, site.file_offset));
-            let entry = (api.name, site.file_offset as usize, cookie_of(index));
-            groups.entry(program(skel, api.shape).1).or_insert_with(|| (api.shape, Vec::new())).1.push(entry);
-            if matches!(api.shape, ProbeShape::Sync | ProbeShape::Memcpy) {
-                returns.push(entry);
+        for name in &plan.missing {
+            probes.push(json!({"kind": "uprobe", "function": name, "file": file, "attached": false,
+                               "error": "not defined in this file"}));
+        }
+        let mut entries: BTreeMap<&'static str, (ProbeShape, ProbeGroup)> = BTreeMap::new();
+        let mut returns: BTreeMap<&'static str, (ProbeShape, ProbeGroup)> = BTreeMap::new();
+        for probe in &plan.probes {
+            let site = (probe.api.name, probe.file_offset() as usize, cookie_of(probe.index));
+            entries.entry(program(skel, probe.api.shape).1).or_insert_with(|| (probe.api.shape, Vec::new())).1.push(site);
+            if probe.has_return_probe() {
+                returns.entry(return_program(skel, probe.api.shape).1).or_insert_with(|| (probe.api.shape, Vec::new())).1.push(site);
             }
         }
         let mut results: BTreeMap<&'static str, Result<(), String>> = BTreeMap::new();
-        for (shape, group) in groups.values() {
+        for (shape, group) in entries.values() {
             for (name, result) in attach_group(program(skel, *shape).0, file, group, false, multi, links) {
                 results.insert(name, result);
             }
         }
-        if !returns.is_empty() {
-            for (name, result) in attach_group(&skel.progs.sync_exit, file, &returns, true, multi, links) {
+        for (shape, group) in returns.values() {
+            for (name, result) in attach_group(return_program(skel, *shape).0, file, group, true, multi, links) {
                 if let (Some(Ok(())), Err(e)) = (results.get(name), result) {
                     results.insert(name, Err(format!("return probe: {e}")));
                 }
             }
         }
-        for (name, result) in results {
-            let (cost, instruction, offset) = costs[name];
-            let timed = returns.iter().any(|(n, _, _)| *n == name);
-            probes.push(json!({
-                "kind": "uprobe", "function": name, "file": file, "offset": offset, "return_probe": timed,
-                "link": if multi { "uprobe_multi" } else { "uprobe" },
-                "first_instruction": instruction, "probe_cost": cost.as_str(),
-                "attached": result.is_ok(), "error": result.as_ref().err(),
-            }));
-            match (&result, cost) {
-                (Err(e), _) => warnings.push(ProbeWarning(format!("uprobe on {name} in {} failed: {e}", file.display()))),
-                (Ok(()), ProbeCost::NeverFires) => warnings.push(ProbeWarning(format!(
-                    "{name} in {} begins with a lock-prefixed instruction: the kernel accepts the uprobe but it never fires",
-                    file.display()
-                ))),
-                (Ok(()), ProbeCost::SingleStepped) => warnings.push(ProbeWarning(format!(
-                    "{name} in {} begins with {instruction}: each hit is single-stepped, about 10x the cost of an emulated probe",
-                    file.display()
-                ))),
-                _ => {}
+        for probe in &plan.probes {
+            let name = probe.api.name;
+            let result = results.remove(name).unwrap_or_else(|| Err("not attached".to_string()));
+            let mut described = probe.describe(file);
+            described["link"] = json!(if multi { "uprobe_multi" } else { "uprobe" });
+            described["attached"] = json!(result.is_ok());
+            described["error"] = json!(result.as_ref().err());
+            probes.push(described);
+            match result {
+                Err(e) => warnings.push(ProbeWarning(format!("uprobe on {name} in {} failed: {e}", file.display()))),
+                Ok(()) => warnings.extend(probe.warning(file).map(ProbeWarning)),
             }
         }
     }

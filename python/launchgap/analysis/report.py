@@ -26,7 +26,14 @@ DEPENDS_ON = {
     "irqs": ("hardirq", "softirq", "irq_vector"),
     "gaps": ("launch", "switch", "wakeup", "hardirq", "softirq", "irq_vector", "sync"),
     "migrations": ("migrate",),
+    "failed_launches": ("runtime_only",),
 }
+
+# The runtime's launch entry points: a `runtime_only` row of one of these with
+# a nonzero return code is a launch attempt that failed before the driver.
+RUNTIME_LAUNCH_APIS = ("cudaLaunchKernel", "cudaLaunchKernel_ptsz", "cudaLaunchKernelExC", "cudaLaunchKernelExC_ptsz",
+                       "cudaLaunchCooperativeKernel", "cudaLaunchCooperativeKernel_ptsz", "cudaGraphLaunch",
+                       "cudaGraphLaunch_ptsz")
 
 # The study's decision logic, on the share of the launching threads' time taken.
 NEGLIGIBLE_PERCENT = 1.0
@@ -101,6 +108,19 @@ def silent_tasks(trace: Trace) -> list[dict]:
     ins = sw.group_by("next_pid", "next_tid").agg(pl.len().alias("switch_ins"), pl.col("next_comm").last())
     silent = ins.filter(~pl.col("next_tid").is_in(list(switched_out | running_at_end | {0})))
     return [{"pid": p, "tid": t, "comm": c, "switch_ins": n} for p, t, n, c in silent.sort("switch_ins", descending=True).rows()]
+
+
+def failed_launches(trace: Trace, pids: set[int]) -> dict:
+    """Runtime launches of targets that returned an error without reaching the
+    driver (recorded with --api-names): how many, by entry point and return code."""
+    recorded = bool(trace.meta.get("options", {}).get("api_names"))
+    if "return_code" not in trace.events.columns:
+        return {"recorded": recorded, "count": 0, "by": [], "runtime_only_calls": 0}
+    calls = trace.of("runtime_only", "pid", "runtime_api", "return_code").filter(pl.col("pid").is_in(list(pids)))
+    failed = calls.filter(pl.col("runtime_api").is_in(RUNTIME_LAUNCH_APIS) & (pl.col("return_code") != 0))
+    by = failed.group_by("runtime_api", "return_code").len().sort("len", "runtime_api", descending=[True, False])
+    return {"recorded": recorded, "count": failed.height, "runtime_only_calls": calls.height,
+            "by": [{"runtime_api": a, "return_code": c, "count": n} for a, c, n in by.rows()]}
 
 
 def build_report(trace: Trace) -> dict:
@@ -194,6 +214,7 @@ def build_report(trace: Trace) -> dict:
             "launch_rate_hz": n_launches / bounds.seconds if bounds.seconds else 0.0,
             "syncs": syncs.height, "sync_ns": int(syncs["duration_ns"].sum() or 0),
             "syncs_by_api": {k: v for k, v in syncs.group_by("api").len().sort("api").iter_rows()},
+            "failed_launches": failed_launches(trace, pids),
             "switches": target_switches,
             "preempted_switches": int((~switches["voluntary"]).sum()) if target_switches else 0,
             "blocked_switches": int(switches["voluntary"].sum()) if target_switches else 0,

@@ -21,7 +21,7 @@ COLUMNS: list[tuple[str, pa.DataType]] = [
     ("target_cpu", pa.uint32()), ("waker_tid", pa.uint32()), ("orig_cpu", pa.uint32()), ("dest_cpu", pa.uint32()),
     ("child_pid", pa.uint32()), ("child_tid", pa.uint32()), ("filename", pa.utf8()), ("old_comm", pa.utf8()),
     ("exit_code", pa.int32()), ("irq", pa.int32()), ("irq_name", pa.utf8()), ("lost_event", pa.utf8()),
-    ("lost_count", pa.uint64()), ("since_ns", pa.uint64()), ("detail", pa.utf8()),
+    ("lost_count", pa.uint64()), ("since_ns", pa.uint64()), ("detail", pa.utf8()), ("return_code", pa.int32()),
 ]
 NON_NULL = {"ts_ns", "event"}
 

@@ -29,6 +29,15 @@ def _warn(report: dict, metric: str) -> str:
     return f" [bold red]({text})[/]" if text else ""
 
 
+def _failed_launches(failed: dict) -> str:
+    if not failed["recorded"]:
+        return "not recorded (record with --api-names to see launches that fail before the driver)"
+    if not failed["count"]:
+        return "none"
+    by = ", ".join(f"{b['runtime_api']} returned {b['return_code']} x{b['count']:,}" for b in failed["by"][:4])
+    return f"[bold red]{failed['count']:,}[/] never reached the driver ({by})"
+
+
 def render(report: dict, console: Console) -> None:
     o, m, t = report["overview"], report["study_metrics"], report["taken"]
     trace = report["trace"]
@@ -48,6 +57,7 @@ def render(report: dict, console: Console) -> None:
     apis = ", ".join(f"{k} {v:,}" for k, v in o["launches_by_api"].items()) or "none"
     ov.add_row("kernel launches", f"{o['launches']:,} ({apis}), {_n(o['launch_rate_hz'], 0)}/s" + _warn(report, "launches"))
     ov.add_row("syncs", f"{o['syncs']:,} blocking {_s(o['sync_ns'])}" + _warn(report, "syncs"))
+    ov.add_row("failed launch attempts", _failed_launches(o["failed_launches"]) + _warn(report, "failed_launches"))
     ov.add_row("context switches", f"{o['switches']:,}: {o['preempted_switches']:,} preempted (still runnable), "
                f"{o['blocked_switches']:,} blocked (voluntary)" + _warn(report, "switches"))
     irq = ", ".join(f"{i['name']} {i['count']}" for i in o["irqs"][:6]) or "none"

@@ -38,17 +38,23 @@ struct {
 } syncs_in_progress SEC(".maps");
 
 /* With --api-names: the runtime entry point a thread is inside, until its driver call. */
+struct runtime_call {
+	__u64 ts_ns;
+	__u16 api;
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, MAX_TARGET_THREADS);
 	__type(key, __u32);
-	__type(value, __u16);
+	__type(value, struct runtime_call);
 } runtime_call SEC(".maps");
 
 /* Lets the skeleton generate Rust types for the records. */
 struct launch_event launch_event_layout = {};
 struct launch_batch launch_batch_layout = {};
 struct sync_event sync_event_layout = {};
+struct runtime_only_event runtime_only_event_layout = {};
 
 static __always_inline bool traced_thread(__u32 *pid, __u32 *tid)
 {
@@ -60,14 +66,14 @@ static __always_inline bool traced_thread(__u32 *pid, __u32 *tid)
 
 static __always_inline __u16 take_runtime_call(__u32 tid)
 {
-	__u16 *api;
+	struct runtime_call *call;
 	__u16 out = 0;
 
 	if (!api_names)
 		return 0; /* no runtime probes: skip a map lookup on every launch */
-	api = bpf_map_lookup_elem(&runtime_call, &tid);
-	if (api) {
-		out = *api;
+	call = bpf_map_lookup_elem(&runtime_call, &tid);
+	if (call) {
+		out = call->api;
 		bpf_map_delete_elem(&runtime_call, &tid);
 	}
 	return out;
@@ -182,12 +188,43 @@ int BPF_UPROBE(graph_launch, void *exec, void *stream)
 SEC("uprobe")
 int BPF_UPROBE(runtime_entry)
 {
-	__u16 api = (__u16)bpf_get_attach_cookie(ctx);
+	struct runtime_call call = {.api = (__u16)bpf_get_attach_cookie(ctx)};
 	__u32 pid, tid;
 
 	if (!traced_thread(&pid, &tid))
 		return 0;
-	bpf_map_update_elem(&runtime_call, &tid, &api, BPF_ANY);
+	call.ts_ns = bpf_ktime_get_ns();
+	bpf_map_update_elem(&runtime_call, &tid, &call, BPF_ANY);
+	return 0;
+}
+
+/*
+ * The runtime call returns. Its driver call took the name on the way; a name
+ * still here means it reached no probed driver entry point: record it, so a
+ * launch that failed inside the runtime does not vanish (and the name is not
+ * left for an unrelated driver call to take).
+ */
+SEC("uretprobe")
+int BPF_URETPROBE(runtime_exit, long ret)
+{
+	struct runtime_only_event *e;
+	struct runtime_call *call;
+	__u32 pid, tid;
+
+	if (!traced_thread(&pid, &tid))
+		return 0;
+	call = bpf_map_lookup_elem(&runtime_call, &tid);
+	if (!call)
+		return 0;
+	e = reserve_event(sizeof(*e), EVENT_RUNTIME_ONLY, call->ts_ns, pid, tid);
+	if (e) {
+		e->duration_ns = bpf_ktime_get_ns() - call->ts_ns;
+		e->return_code = (__s32)ret;
+		e->runtime_api = call->api;
+		e->pad = 0;
+		submit_event(e, sizeof(*e));
+	}
+	bpf_map_delete_elem(&runtime_call, &tid);
 	return 0;
 }
 

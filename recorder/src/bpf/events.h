@@ -24,6 +24,7 @@ enum event_type {
 	EVENT_HARDIRQ,
 	EVENT_SOFTIRQ,
 	EVENT_IRQ_VECTOR,
+	EVENT_RUNTIME_ONLY,
 	EVENT_TYPE_COUNT,
 };
 
@@ -89,6 +90,20 @@ struct sync_event {
 	__u16 api;
 	__u16 runtime_api;
 	__u32 pad;
+};
+
+/*
+ * With --api-names: a runtime call that returned without reaching any driver
+ * entry point launchgap probes. With a nonzero return code, an attempt that
+ * failed inside the runtime (say, a launch with no device); with 0, a call
+ * that went through a driver function not probed. hdr.ts_ns is the runtime entry.
+ */
+struct runtime_only_event {
+	struct event_header hdr;
+	__u64 duration_ns;
+	__s32 return_code; /* the runtime's return value (cudaError_t) */
+	__u16 runtime_api; /* attach cookie of the runtime probe */
+	__u16 pad;
 };
 
 /* hdr.pid/tid is the task switched out. */

@@ -16,6 +16,7 @@ typedef int cudaError_t;
 #define cudaSuccess 0
 #define cudaErrorInvalidValue 1
 #define cudaErrorInitializationError 3
+#define cudaErrorInvalidConfiguration 9
 
 typedef struct CUstream_st *cudaStream_t;
 typedef struct CUevent_st *cudaEvent_t;

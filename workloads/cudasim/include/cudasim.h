@@ -48,7 +48,8 @@ extern "C" {
     X(cudaMemcpy, "cudaMemcpy", CUSIM_KIND_SYNC)                        \
     X(cudaMemcpy_ptds, "cudaMemcpy_ptds", CUSIM_KIND_SYNC)
 
-enum cusim_kind { CUSIM_KIND_NONE = 0, CUSIM_KIND_LAUNCH = 1, CUSIM_KIND_SYNC = 2 };
+/* RUNTIME_ERROR: a runtime call refused before it reached the driver (api is NONE). */
+enum cusim_kind { CUSIM_KIND_NONE = 0, CUSIM_KIND_LAUNCH = 1, CUSIM_KIND_SYNC = 2, CUSIM_KIND_RUNTIME_ERROR = 3 };
 
 #define CUSIM_API_ENUM(suffix, name, kind) CUSIM_API_##suffix,
 enum cusim_api { CUSIM_APIS(CUSIM_API_ENUM) CUSIM_API_COUNT };
@@ -74,7 +75,7 @@ struct cusim_record {
     uint64_t gpu_end_ns;   /* launches: when it finished; syncs: the time waited for */
     uint64_t bytes;      /* memcpy size */
     uint32_t graph_nodes;
-    uint32_t pad;
+    int32_t return_code; /* runtime errors: what the runtime returned */
 };
 
 /* Simulated kernels and graphs. */
@@ -88,6 +89,8 @@ void cusim_set_copy_model(uint64_t bytes_per_us, uint64_t latency_ns);
 
 /* Called by the runtime just before it enters the driver, so the log names both. */
 void cusim_note_runtime_api(int api);
+/* Called by the runtime when it refuses a call without entering the driver. */
+void cusim_log_runtime_error(int runtime_api, int return_code);
 
 /*
  * Ground-truth log in a shared anonymous mapping: created once before any

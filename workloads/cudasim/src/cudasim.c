@@ -154,6 +154,19 @@ static int launch_one(const struct decode_config *cfg, const struct kernel_type 
     return r;
 }
 
+/*
+ * --invalid-every: the same launch with an empty block, which the runtime
+ * refuses before calling the driver. Expected to fail, so only another
+ * outcome counts as a failure.
+ */
+static int launch_refused_by_runtime(const struct decode_config *cfg, const struct kernel_type *k,
+                                     enum launch_kind kind, int position, cudaStream_t stream)
+{
+    struct kernel_type empty = *k;
+    empty.block[0] = 0;
+    return launch_one(cfg, &empty, kind, position, stream) != cudaErrorInvalidConfiguration;
+}
+
 static int launch_graph(const struct decode_config *cfg, CUgraphExec graph, cudaStream_t stream)
 {
     if (cfg->api == API_RUNTIME)
@@ -242,6 +255,7 @@ static void *decode_worker(void *arg)
     void *logits_host = calloc(1, cfg->logits_bytes);
     void *weights_host = calloc(1, cfg->weights_bytes);
     int launches_since_stall = 0;
+    int launches_since_refused = 0;
     int failed = 0;
 
     w->summary->pid = getpid();
@@ -285,6 +299,11 @@ static void *decode_worker(void *arg)
                 if (kind == LAUNCH_MIXED)
                     kind = (enum launch_kind)(splitmix64(&rng) % 3);
                 failed |= launch_one(cfg, &m->layer_kernels[k], kind, position, stream);
+                if (cfg->invalid_every && ++launches_since_refused >= cfg->invalid_every) {
+                    launches_since_refused = 0;
+                    failed |= launch_refused_by_runtime(cfg, &m->layer_kernels[k], kind, position,
+                                                        stream);
+                }
                 if (cfg->stall_every && ++launches_since_stall >= cfg->stall_every) {
                     launches_since_stall = 0;
                     usleep((useconds_t)(cfg->stall_ns / 1000));
@@ -363,6 +382,8 @@ static void usage(FILE *out)
           "  --kernel-us MIN:MAX    kernel durations on the virtual GPU (default 4:16)\n"
           "  --stall-us N           sleep N us inside a burst ... (default 0)\n"
           "  --stall-every N        ... after every N launches, to model a delayed CPU thread\n"
+          "  --invalid-every N      after every N layer launches, one more with an empty block,\n"
+          "                         which the runtime refuses (--api runtime; logged in the truth)\n"
           "  --truth FILE           write ground truth JSON (schema: docs/cudasim.md)\n"
           "  --quiet                print only the tok/s line\n"
           "  -h, --help             this help\n",
@@ -399,7 +420,7 @@ int main(int argc, char **argv)
     static const char *const api_names[] = {"runtime", "driver"};
     enum { OPT_TOKENS = 256, OPT_LAYERS, OPT_KPL, OPT_API, OPT_LAUNCH, OPT_SYNC, OPT_PTSZ,
            OPT_THREADS, OPT_PROCS, OPT_SEED, OPT_HOST_US, OPT_LAUNCH_NS, OPT_KERNEL_US,
-           OPT_STALL_US, OPT_STALL_EVERY, OPT_TRUTH, OPT_QUIET };
+           OPT_STALL_US, OPT_STALL_EVERY, OPT_INVALID_EVERY, OPT_TRUTH, OPT_QUIET };
     static const struct option options[] = {
         {"tokens", required_argument, NULL, OPT_TOKENS},
         {"layers", required_argument, NULL, OPT_LAYERS},
@@ -416,6 +437,7 @@ int main(int argc, char **argv)
         {"kernel-us", required_argument, NULL, OPT_KERNEL_US},
         {"stall-us", required_argument, NULL, OPT_STALL_US},
         {"stall-every", required_argument, NULL, OPT_STALL_EVERY},
+        {"invalid-every", required_argument, NULL, OPT_INVALID_EVERY},
         {"truth", required_argument, NULL, OPT_TRUTH},
         {"quiet", no_argument, NULL, OPT_QUIET},
         {"help", no_argument, NULL, 'h'},
@@ -461,6 +483,7 @@ int main(int argc, char **argv)
         }
         case OPT_STALL_US: cfg.stall_ns = 1000ull * (uint64_t)parse_long("--stall-us", optarg, 0, 10000000); break;
         case OPT_STALL_EVERY: cfg.stall_every = (int)parse_long("--stall-every", optarg, 0, 100000000); break;
+        case OPT_INVALID_EVERY: cfg.invalid_every = (int)parse_long("--invalid-every", optarg, 0, 100000000); break;
         case OPT_TRUTH: truth_path = optarg; break;
         case OPT_QUIET: quiet = 1; break;
         case 'h': usage(stdout); return 0;
@@ -471,6 +494,8 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
+    if (cfg.invalid_every && cfg.api != API_RUNTIME)
+        die("--invalid-every needs --api runtime: the runtime is what refuses the launch");
     if (strcmp(argv[optind], "decode") != 0) {
         fprintf(stderr, "cudasim: unknown mode '%s' (known: decode)\n", argv[optind]);
         return 2;

@@ -136,6 +136,16 @@ CUSIM_EXPORT void cusim_set_copy_model(uint64_t bytes_per_us, uint64_t latency_n
 
 CUSIM_EXPORT void cusim_note_runtime_api(int api) { pending_runtime_api = api; }
 
+CUSIM_EXPORT void cusim_log_runtime_error(int runtime_api, int return_code)
+{
+    struct cusim_record *rec = log_claim(CUSIM_KIND_RUNTIME_ERROR, CUSIM_API_NONE);
+    if (rec) {
+        rec->runtime_api = runtime_api;
+        rec->return_code = return_code;
+        rec->t_enter_ns = rec->t_exit_ns = vgpu_now_ns();
+    }
+}
+
 CUSIM_EXPORT uint64_t cusim_now_ns(void) { return vgpu_now_ns(); }
 
 CUSIM_EXPORT uint64_t cusim_gpu_busy_ns(void) { return vgpu_busy_ns(); }

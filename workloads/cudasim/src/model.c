@@ -22,5 +22,6 @@ uint64_t launches_per_token(const struct decode_config *cfg)
 uint64_t records_per_worker(const struct decode_config *cfg)
 {
     uint64_t launches = 2 + (uint64_t)cfg->layers * (uint64_t)cfg->kernels_per_layer;
-    return (uint64_t)cfg->tokens * (launches + 1) + 1;
+    uint64_t refused = cfg->invalid_every ? launches / (uint64_t)cfg->invalid_every + 1 : 0;
+    return (uint64_t)cfg->tokens * (launches + refused + 1) + 1;
 }

@@ -25,6 +25,7 @@ struct decode_config {
     uint64_t kernel_max_ns;
     uint64_t stall_ns;  /* injected CPU-side delay inside a burst */
     int stall_every;    /* ... after every this many launches (0: never) */
+    int invalid_every;  /* after every this many launches, one the runtime refuses (0: never) */
     uint64_t logits_bytes;
     uint64_t weights_bytes;
 };

@@ -35,6 +35,7 @@ typedef CUresult (*free_fn)(CUdeviceptr);
 typedef CUresult (*htod_fn)(CUdeviceptr, const void *, size_t);
 typedef CUresult (*dtoh_fn)(void *, CUdeviceptr, size_t);
 typedef void (*note_fn)(int);
+typedef void (*refusal_fn)(int, int);
 
 static struct driver {
     launch_kernel_fn launch, launch_ptsz;
@@ -52,6 +53,7 @@ static struct driver {
     htod_fn htod, htod_ptds;
     dtoh_fn dtoh, dtoh_ptds;
     note_fn note_runtime_api;
+    refusal_fn log_runtime_error;
 } drv;
 
 static pthread_once_t driver_once = PTHREAD_ONCE_INIT;
@@ -97,6 +99,7 @@ static void load_driver(void)
     RESOLVE(dtoh, "cuMemcpyDtoH_v2");
     RESOLVE(dtoh_ptds, "cuMemcpyDtoH_v2_ptds");
     RESOLVE(note_runtime_api, "cusim_note_runtime_api");
+    RESOLVE(log_runtime_error, "cusim_log_runtime_error");
     driver_ok = 1;
 }
 
@@ -119,10 +122,30 @@ static cudaError_t to_runtime_error(CUresult r)
 
 /* ---- launches -------------------------------------------------------- */
 
+/*
+ * Like the real runtime, a launch with an empty grid or block is refused
+ * before the driver is called (cudaErrorInvalidConfiguration): a launch
+ * attempt no driver probe sees. The refusal goes into the ground truth.
+ */
+static int refuse_empty_geometry(int api, dim3 grid, dim3 block)
+{
+    if (grid.x && grid.y && grid.z && block.x && block.y && block.z)
+        return 0;
+    drv.log_runtime_error(api, cudaErrorInvalidConfiguration);
+    return 1;
+}
+
+#define REFUSE_EMPTY_GEOMETRY(api, grid, block)              \
+    do {                                                     \
+        if (refuse_empty_geometry(api, grid, block))         \
+            return cudaErrorInvalidConfiguration;            \
+    } while (0)
+
 CUSIM_EXPORT cudaError_t cudaLaunchKernel(const void *func, dim3 grid, dim3 block, void **args,
                                           size_t shared_mem, cudaStream_t stream)
 {
     REQUIRE_DRIVER();
+    REFUSE_EMPTY_GEOMETRY(CUSIM_API_cudaLaunchKernel, grid, block);
     drv.note_runtime_api(CUSIM_API_cudaLaunchKernel);
     return to_runtime_error(drv.launch((CUfunction)func, grid.x, grid.y, grid.z, block.x, block.y,
                                        block.z, (unsigned int)shared_mem, stream, args, NULL));
@@ -133,6 +156,7 @@ CUSIM_EXPORT cudaError_t cudaLaunchKernel_ptsz(const void *func, dim3 grid, dim3
                                                cudaStream_t stream)
 {
     REQUIRE_DRIVER();
+    REFUSE_EMPTY_GEOMETRY(CUSIM_API_cudaLaunchKernel_ptsz, grid, block);
     drv.note_runtime_api(CUSIM_API_cudaLaunchKernel_ptsz);
     return to_runtime_error(drv.launch_ptsz((CUfunction)func, grid.x, grid.y, grid.z, block.x,
                                             block.y, block.z, (unsigned int)shared_mem, stream,
@@ -163,6 +187,7 @@ CUSIM_EXPORT cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t *config, c
     REQUIRE_DRIVER();
     if (!config)
         return cudaErrorInvalidValue;
+    REFUSE_EMPTY_GEOMETRY(CUSIM_API_cudaLaunchKernelExC, config->gridDim, config->blockDim);
     cu = driver_config(config);
     drv.note_runtime_api(CUSIM_API_cudaLaunchKernelExC);
     return to_runtime_error(drv.launch_ex(&cu, (CUfunction)func, args, NULL));
@@ -175,6 +200,7 @@ CUSIM_EXPORT cudaError_t cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t *conf
     REQUIRE_DRIVER();
     if (!config)
         return cudaErrorInvalidValue;
+    REFUSE_EMPTY_GEOMETRY(CUSIM_API_cudaLaunchKernelExC_ptsz, config->gridDim, config->blockDim);
     cu = driver_config(config);
     drv.note_runtime_api(CUSIM_API_cudaLaunchKernelExC_ptsz);
     return to_runtime_error(drv.launch_ex_ptsz(&cu, (CUfunction)func, args, NULL));
@@ -185,6 +211,7 @@ CUSIM_EXPORT cudaError_t cudaLaunchCooperativeKernel(const void *func, dim3 grid
                                                      cudaStream_t stream)
 {
     REQUIRE_DRIVER();
+    REFUSE_EMPTY_GEOMETRY(CUSIM_API_cudaLaunchCooperativeKernel, grid, block);
     drv.note_runtime_api(CUSIM_API_cudaLaunchCooperativeKernel);
     return to_runtime_error(drv.launch_coop((CUfunction)func, grid.x, grid.y, grid.z, block.x,
                                             block.y, block.z, (unsigned int)shared_mem, stream,
@@ -196,6 +223,7 @@ CUSIM_EXPORT cudaError_t cudaLaunchCooperativeKernel_ptsz(const void *func, dim3
                                                           size_t shared_mem, cudaStream_t stream)
 {
     REQUIRE_DRIVER();
+    REFUSE_EMPTY_GEOMETRY(CUSIM_API_cudaLaunchCooperativeKernel_ptsz, grid, block);
     drv.note_runtime_api(CUSIM_API_cudaLaunchCooperativeKernel_ptsz);
     return to_runtime_error(drv.launch_coop_ptsz((CUfunction)func, grid.x, grid.y, grid.z,
                                                  block.x, block.y, block.z,

@@ -45,7 +45,8 @@ static void write_api_counts(FILE *out, const uint64_t counts[CUSIM_API_COUNT])
 }
 
 struct tally {
-    uint64_t launches, syncs, kernels, sync_wait_ns;
+    uint64_t launches, syncs, kernels, sync_wait_ns, runtime_errors;
+    uint64_t runtime_errors_by_api[CUSIM_API_COUNT];
     uint64_t by_api[CUSIM_API_COUNT];
     uint64_t by_runtime_api[CUSIM_API_COUNT];
     uint64_t syncs_by_api[CUSIM_API_COUNT];
@@ -65,6 +66,9 @@ static void tally_add(struct tally *t, const struct cusim_record *r)
         t->syncs_by_api[r->api]++;
         if (r->runtime_api != CUSIM_API_NONE)
             t->by_runtime_api[r->runtime_api]++;
+    } else if (r->kind == CUSIM_KIND_RUNTIME_ERROR) {
+        t->runtime_errors++;
+        t->runtime_errors_by_api[r->runtime_api]++;
     }
 }
 
@@ -78,6 +82,8 @@ static void write_tally(FILE *out, const struct tally *t)
     write_api_counts(out, t->syncs_by_api);
     fputs(", \"calls_by_runtime_api\": ", out);
     write_api_counts(out, t->by_runtime_api);
+    fprintf(out, ", \"runtime_errors\": %" PRIu64 ", \"runtime_errors_by_api\": ", t->runtime_errors);
+    write_api_counts(out, t->runtime_errors_by_api);
 }
 
 static void write_config(FILE *out, const struct decode_config *cfg, const char *binary)
@@ -88,13 +94,14 @@ static void write_config(FILE *out, const struct decode_config *cfg, const char 
             "\"kernels_per_layer\": %d, \"threads\": %d, \"procs\": %d, \"seed\": %" PRIu64 ", "
             "\"host_step_ns\": %" PRIu64 ", \"launch_cost_ns\": %" PRIu64
             ", \"kernel_min_ns\": %" PRIu64 ", \"kernel_max_ns\": %" PRIu64
-            ", \"stall_ns\": %" PRIu64 ", \"stall_every\": %d, \"launches_per_token\": %" PRIu64
+            ", \"stall_ns\": %" PRIu64 ", \"stall_every\": %d, \"invalid_every\": %d, "
+            "\"launches_per_token\": %" PRIu64
             "},\n",
             binary, cfg->api == API_RUNTIME ? "runtime" : "driver", launch_kind_name(cfg->launch),
             sync_kind_name(cfg->sync), cfg->per_thread_stream ? "true" : "false", cfg->tokens,
             cfg->layers, cfg->kernels_per_layer, cfg->threads, cfg->procs, cfg->seed,
             cfg->host_step_ns, cfg->launch_cost_ns, cfg->kernel_min_ns, cfg->kernel_max_ns,
-            cfg->stall_ns, cfg->stall_every, launches_per_token(cfg));
+            cfg->stall_ns, cfg->stall_every, cfg->invalid_every, launches_per_token(cfg));
 }
 
 static void write_launch_rows(FILE *out, const struct cusim_record *recs, uint64_t n)
@@ -140,6 +147,23 @@ static void write_sync_rows(FILE *out, const struct cusim_record *recs, uint64_t
         write_api_or_null(out, r->runtime_api);
         fprintf(out, ", %" PRIu64 ", %" PRIu64 ", %" PRIu64 "]", r->stream, r->bytes,
                 r->gpu_end_ns);
+        first = 0;
+    }
+    fputs("\n  ],\n", out);
+}
+
+static void write_runtime_error_rows(FILE *out, const struct cusim_record *recs, uint64_t n)
+{
+    int first = 1;
+    fputs("  \"runtime_error_columns\": [\"seq\", \"t_ns\", \"pid\", \"tid\", \"runtime_api\", "
+          "\"return_code\"],\n  \"runtime_errors\": [\n",
+          out);
+    for (uint64_t i = 0; i < n; i++) {
+        const struct cusim_record *r = &recs[i];
+        if (r->kind != CUSIM_KIND_RUNTIME_ERROR)
+            continue;
+        fprintf(out, "%s    [%" PRIu64 ", %" PRIu64 ", %d, %d, \"%s\", %d]", first ? "" : ",\n", i,
+                r->t_enter_ns, r->pid, r->tid, cusim_api_name(r->runtime_api), r->return_code);
         first = 0;
     }
     fputs("\n  ],\n", out);
@@ -216,6 +240,7 @@ int truth_write_json(FILE *out, const struct decode_config *cfg, const char *bin
     write_processes(out, recs, n, workers, n_workers);
     write_launch_rows(out, recs, n);
     write_sync_rows(out, recs, n);
+    write_runtime_error_rows(out, recs, n);
     fprintf(out, "  \"records\": %" PRIu64 "\n}\n", n);
     return ferror(out) ? -1 : 0;
 }
