@@ -351,8 +351,9 @@ RECORDER_NOTE=""
 
 find_recorder() {
   local candidate
-  for candidate in "${LAUNCHGAP_RECORDER:-}" "$CARRY_DIR/bin/launchgap-record" \
-                   "$REPO/recorder/target/release/launchgap-record"; do
+  # this checkout's own build before a carried copy, which may be older (re-run prepare after changes)
+  for candidate in "${LAUNCHGAP_RECORDER:-}" "$REPO/recorder/target/release/launchgap-record" \
+                   "$CARRY_DIR/bin/launchgap-record"; do
     [ -n "$candidate" ] && [ -x "$candidate" ] && { RECORDER=$candidate; break; }
   done
   if [ -z "$RECORDER" ] && command -v cargo >/dev/null 2>&1; then
@@ -616,15 +617,21 @@ part_probes() {
     set_status probes skipped "this checkout's launchgap has no 'probes' command; every trace's metadata still names each probe's cost class (the 'probes' lines of b and a)"
     CURRENT_PART=""; return
   fi
-  local ok=1 notes=()
+  local ok=1 notes=() libs=() extra word previous=""
+  # shellcheck disable=SC2206  # extra options are words; probes takes their --cuda-lib ones
+  extra=(${GPU_VALIDATE_RECORD_ARGS:-})
+  for word in "${extra[@]}"; do
+    [ "$previous" = --cuda-lib ] && libs+=(--cuda-lib "$word")
+    previous=$word
+  done
   if build_program; then
     say "probes: launch_counts"
-    step_to "$dir/launch_counts.json" 120 "${LG[@]}" probes --json -- "$PROGRAM" ||
-      step_to "$dir/launch_counts.txt" 120 "${LG[@]}" probes -- "$PROGRAM" || { ok=0; notes+=("launch_counts: $STEP_TAIL"); }
+    step_to "$dir/launch_counts.json" 120 "${LG[@]}" probes --json "${libs[@]}" -- "$PROGRAM" ||
+      { ok=0; notes+=("launch_counts: $STEP_TAIL"); }
   fi
   say "probes: PyTorch"
-  step_to "$dir/torch.json" 120 "${LG[@]}" probes --json -- "$PYTHON" "$REPO/workloads/gpu/qwen3_decode.py" ||
-    step_to "$dir/torch.txt" 120 "${LG[@]}" probes -- "$PYTHON" "$REPO/workloads/gpu/qwen3_decode.py" || { ok=0; notes+=("torch: $STEP_TAIL"); }
+  step_to "$dir/torch.json" 120 "${LG[@]}" probes --json "${libs[@]}" -- "$PYTHON" "$REPO/workloads/gpu/qwen3_decode.py" ||
+    { ok=0; notes+=("torch: $STEP_TAIL"); }
   local detail=""
   if [ "$HELPER_OK" = 1 ] && [ -s "$dir/launch_counts.json" ] && [ -s "$dir/torch.json" ]; then
     "${HELPER[@]}" merge "$dir/detail.json" launch_counts="$dir/launch_counts.json" torch="$dir/torch.json" >> "$LOG" 2>&1 &&

@@ -243,7 +243,8 @@ def report_digest(report: dict) -> dict:
 
 def probe_digest(metadata: dict) -> list[dict]:
     """Each CUDA probe's function, file, cost class and whether it attached, from a trace's metadata."""
-    keep = ("function", "file", "offset", "first_instruction", "probe_cost", "link", "return_probe", "attached", "error")
+    keep = ("function", "file", "layer", "offset", "placed_offset", "first_instruction", "moved_over",
+            "probed_instruction", "probe_cost", "link", "return_probe", "attached", "error")
     return [{k: p.get(k) for k in keep if k in p} for p in metadata.get("probes", []) if p.get("kind") == "uprobe"]
 
 
@@ -255,6 +256,18 @@ def probe_line(probes: list[dict]) -> str:
         classes[probe.get("probe_cost") or "unknown"] = classes.get(probe.get("probe_cost") or "unknown", 0) + 1
     text = ", ".join(f"{n} {cost}" for cost, n in sorted(classes.items()))
     return f"{len(attached)} of {len(probes)} attached ({text or 'none'})"
+
+
+def listing_line(listing: dict) -> str:
+    """`launchgap probes --json`: the libraries found and the probes' cost classes."""
+    kinds = ", ".join(f"{lib.get('kind')} {Path(lib.get('path', '')).name}" for lib in listing.get("libraries", []))
+    classes: dict[str, int] = {}
+    for probe in listing.get("probes", []):
+        classes[probe.get("probe_cost") or "unknown"] = classes.get(probe.get("probe_cost") or "unknown", 0) + 1
+    costs = ", ".join(f"{n} {cost}" for cost, n in sorted(classes.items()))
+    warnings = "; ".join(listing.get("warnings", []))
+    return (f"{kinds or 'no CUDA library found'}; {len(listing.get('probes', []))} probes ({costs or 'none'})"
+            + (f"; {warnings}" if warnings else ""))
 
 
 # --- part (c): the culprit -----------------------------------------------------
@@ -433,6 +446,10 @@ def _detail_lines(part: str, detail: dict) -> list[str]:
             out.append(f"{key}: {verdict} (recorded/launched: {per_thread})")
             if compare.get("probes"):
                 out.append(f"{key} probes: {probe_line(compare['probes'])}")
+    if part == "probes":
+        for key, listing in detail.items():
+            if isinstance(listing, dict) and "probes" in listing:
+                out.append(f"{key}: {listing_line(listing)}")
     culprit = detail.get("culprit")
     if culprit:
         top = culprit.get("top_culprit") or {}

@@ -376,11 +376,11 @@ def alive(pid: int) -> bool:
 @needs_bpf
 def test_parts_b_and_c_on_cudasim(tmp_path: Path):
     out, work = tmp_path / "out", tmp_path / "work"
-    proc = run_script("b", "c", "a", "--per-path", "800", "--hog-per-path", "2000", "--repeats", "1",
+    proc = run_script("b", "c", "probes", "a", "--per-path", "800", "--hog-per-path", "2000", "--repeats", "1",
                       "--tokens", "2", "-o", str(out), "--work", str(work), env=stand_in_env(tmp_path), timeout=600)
     summary = json.loads((out / "summary.json").read_text())
     parts = summary["parts"]
-    assert list(parts) == ["env", "b", "c", "a"]
+    assert list(parts) == ["env", "b", "c", "probes", "a"]
     assert parts["env"]["status"] == "ok" and parts["env"]["detail"]["gpu"] == "Stand-in GPU"
 
     # b: the recorded launches are cudasim's own, per thread and API path, with and without --api-names
@@ -410,6 +410,15 @@ def test_parts_b_and_c_on_cudasim(tmp_path: Path):
     assert culprit["hog_ns"] > 0 and any(x["comm"] == "lg-cpu-hog" for x in culprit["culprits"])
     assert (c["status"] == "ok") is culprit["hog_is_top_culprit"]
     assert not alive(hog_pid)
+
+    # probes: what a recording would probe, listed without tracing (the stand-in's libraries come
+    # from GPU_VALIDATE_RECORD_ARGS' --cuda-lib options)
+    assert parts["probes"]["status"] == "ok", parts["probes"]
+    listing = parts["probes"]["detail"]["launch_counts"]
+    assert {(lib["kind"], lib["path"]) for lib in listing["libraries"]} == {
+        ("driver", str(LIBCUDA)), ("static runtime", str(CUDASIM_STATIC))}
+    assert {p["probe_cost"] for p in listing["probes"]} == {"emulated"}
+    assert "probes" in parts["probes"]["detail"]["torch"]
 
     # a: this Python has no PyTorch: the part fails, saying so, after b and c ran
     assert parts["a"]["status"] == "failed"
