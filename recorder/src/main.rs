@@ -8,7 +8,10 @@ mod cuda_api;
 mod discover;
 mod elf_symbols;
 mod metadata;
+mod output;
+mod privileges;
 mod proc_counters;
+mod prog_stats;
 mod records;
 mod spawn;
 mod trace_writer;
@@ -21,21 +24,21 @@ mod skel {
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
-use std::fs::File;
 use std::mem::MaybeUninit;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use anyhow::{anyhow, bail, Context, Result};
-use clap::Parser;
+use anyhow::{anyhow, bail, Result};
 use libbpf_rs::RingBufferBuilder;
 use serde_json::json;
 
 use crate::cli::Args;
+use crate::output::{Ownership, TraceOutput};
+use crate::prog_stats::ProgramMisses;
 use crate::records::{event_type, EVENT_NAMES};
-use crate::spawn::Gated;
+use crate::spawn::{CommandNotRunnable, Gated};
 use crate::trace_writer::{Row, TraceWriter};
 
 static STOP_SIGNAL: AtomicI32 = AtomicI32::new(0);
@@ -44,8 +47,12 @@ extern "C" fn on_stop_signal(signal: libc::c_int) {
     STOP_SIGNAL.store(signal, Ordering::SeqCst);
 }
 
+/// SIGTERM and SIGHUP are passed on to the command; SIGINT comes from the
+/// terminal to both. Each ends the recording cleanly, the trace in place.
+const FORWARDED_SIGNALS: [libc::c_int; 2] = [libc::SIGTERM, libc::SIGHUP];
+
 fn install_signal_handlers() {
-    for signal in [libc::SIGINT, libc::SIGTERM] {
+    for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
         // SAFETY: the handler only stores to an atomic.
         unsafe {
             let mut action: libc::sigaction = std::mem::zeroed();
@@ -61,6 +68,8 @@ enum ToWriter {
     Records(Vec<u8>),
     /// New drops: (event type, cpu, count since the last sample), over [since, now].
     Lost { now_ns: u64, since_ns: u64, drops: Vec<(u32, usize, u64)> },
+    /// Hits the kernel skipped, per program, over [since, now] (prog_stats.rs).
+    Skipped { now_ns: u64, since_ns: u64, programs: Vec<ProgramMisses> },
     End { now_ns: u64, detail: String },
 }
 
@@ -104,6 +113,20 @@ fn writer_thread(mut writer: TraceWriter, inbox: mpsc::Receiver<ToWriter>) -> Re
                         lost_event: EVENT_NAMES.get(kind as usize).copied(),
                         lost_count: Some(count),
                         since_ns: Some(since_ns),
+                        ..Default::default()
+                    });
+                }
+            }
+            Ok(ToWriter::Skipped { now_ns, since_ns, programs }) => {
+                for skipped in programs {
+                    let detail = json!({"cause": "recursion_misses", "program": skipped.program}).to_string();
+                    writer.push(&Row {
+                        ts_ns: now_ns,
+                        event: "lost",
+                        lost_event: Some(skipped.event),
+                        lost_count: Some(skipped.misses),
+                        since_ns: Some(since_ns),
+                        detail: Some(&detail),
                         ..Default::default()
                     });
                 }
@@ -179,8 +202,13 @@ fn say(quiet: bool, message: impl AsRef<str>) {
 }
 
 fn run(args: Args) -> Result<i32> {
+    // Everything that can be checked is checked before the -o file, the
+    // probes or the command are touched.
     check_pids(&args.pid)?;
-    let output = File::create(&args.output).with_context(|| format!("cannot write {}", args.output.display()))?;
+    let run_as = spawn::invoking_user()?;
+    privileges::check()?;
+    let ownership = Ownership { owner: run_as.as_ref().map(|r| (r.uid, r.gid)), mode: args.mode };
+    let output = TraceOutput::prepare(&args.output, ownership)?;
     let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
     let ring_buffer_bytes = args.ring_buffer_bytes(cpus);
 
@@ -200,7 +228,7 @@ fn run(args: Args) -> Result<i32> {
 
     // The command waits at the gate until every probe is attached.
     let mut child = match command {
-        Some(cmd) => Some(Gated::spawn(cmd, spawn::invoking_user())?),
+        Some(cmd) => Some(Gated::spawn(cmd, run_as.as_ref())?),
         None => None,
     };
 
@@ -259,7 +287,16 @@ fn run(args: Args) -> Result<i32> {
     });
     // From here on the recorder's threads must not preempt what they measure.
     become_background_batch_work();
-    let writer = TraceWriter::create(output, meta.to_string())?;
+    let writer = match output.file().and_then(|file| TraceWriter::create(file, meta.to_string())) {
+        Ok(writer) => writer,
+        Err(e) => {
+            detach_all(links);
+            if let Some(c) = child.take() {
+                c.abandon();
+            }
+            return Err(write_failure(&e, &args.output).unwrap_or(e));
+        }
+    };
     let (to_writer, inbox) = mpsc::channel();
     let writer_handle = std::thread::Builder::new().name("trace-writer".into()).spawn(move || writer_thread(writer, inbox))?;
 
@@ -276,10 +313,15 @@ fn run(args: Args) -> Result<i32> {
         (Some(c), _) => format!("{} (pid {})", args.command.join(" "), c.pid),
         (None, _) => format!("pid {}", args.pid.iter().map(|p| p.to_string()).collect::<Vec<_>>().join(", ")),
     };
-    say(args.quiet, format!("tracing {what}: {cuda_probes} CUDA probes, {tracepoints} tracepoints -> {}", args.output.display()));
+    let via = match output.writing_to() {
+        partial if partial != output.final_path() => format!(" (written to {} until the end)", partial.display()),
+        _ => String::new(),
+    };
+    say(args.quiet, format!("tracing {what}: {cuda_probes} CUDA probes, {tracepoints} tracepoints -> {}{via}", args.output.display()));
 
     install_signal_handlers();
     let counters_at_start = proc_counters::snapshot();
+    let misses_at_start = prog_stats::snapshot(&skel);
     if let Some(c) = child.as_mut() {
         c.release()?;
     }
@@ -295,7 +337,9 @@ fn run(args: Args) -> Result<i32> {
     })?;
     let ring = builder.build()?;
     let poll = Duration::from_millis(args.poll_ms.max(1));
-    let deadline = args.duration.map(|s| Instant::now() + Duration::from_secs_f64(s.max(0.0)));
+    // cli::parse_duration let through only what a Duration holds; an instant
+    // too far to represent is a deadline never reached
+    let deadline = args.duration.and_then(|s| Instant::now().checked_add(Duration::from_secs_f64(s)));
     let mut drops_seen: BTreeMap<(u32, usize), u64> = BTreeMap::new();
     let mut last_drop_sample = start_ns;
     let mut child_exit: Option<i32> = None;
@@ -313,15 +357,15 @@ fn run(args: Args) -> Result<i32> {
             }
         }
         if !fresh.is_empty() {
+            // a writer that has stopped is noticed by `ship`
             let _ = to_writer.send(ToWriter::Lost { now_ns, since_ns: last_drop_sample, drops: fresh });
         }
         last_drop_sample = now_ns;
     };
-    let ship = |to_writer: &mpsc::Sender<ToWriter>| {
+    // false once the writer has stopped (it could not write the file)
+    let ship = |to_writer: &mpsc::Sender<ToWriter>| -> bool {
         let batch = std::mem::take(&mut *pending.borrow_mut());
-        if !batch.is_empty() {
-            let _ = to_writer.send(ToWriter::Records(batch));
-        }
+        batch.is_empty() || to_writer.send(ToWriter::Records(batch)).is_ok()
     };
 
     let stop_reason = loop {
@@ -333,13 +377,15 @@ fn run(args: Args) -> Result<i32> {
                 return Err(anyhow!("reading the ring buffer: {e}"));
             }
         }
-        ship(&to_writer);
+        if !ship(&to_writer) || writer_handle.is_finished() {
+            break "the trace could not be written".to_string();
+        }
         sample_drops(&to_writer, &mut lost_total);
         let signal = STOP_SIGNAL.load(Ordering::SeqCst);
         if signal != 0 {
-            if let (Some(c), libc::SIGTERM) = (&child, signal) {
+            if let Some(c) = child.as_ref().filter(|_| FORWARDED_SIGNALS.contains(&signal)) {
                 // SAFETY: signalling our own child.
-                unsafe { libc::kill(c.pid, libc::SIGTERM) };
+                unsafe { libc::kill(c.pid, signal) };
             }
             break format!("signal {signal}");
         }
@@ -360,6 +406,7 @@ fn run(args: Args) -> Result<i32> {
     let counters_at_end = proc_counters::snapshot();
     // Detach first, then take what is still in the buffer.
     detach_all(links);
+    let misses = prog_stats::misses_between(&misses_at_start, &prog_stats::snapshot(&skel));
     let _ = ring.consume();
     if let Err(e) = tracer::flush_staged_launches(&skel) {
         say(args.quiet, format!("warning: could not write the launches staged at the stop: {e}"));
@@ -368,33 +415,49 @@ fn run(args: Args) -> Result<i32> {
     ship(&to_writer);
     sample_drops(&to_writer, &mut lost_total);
     let end_ns = metadata::monotonic_ns();
+    let skipped_total: u64 = misses.iter().map(|m| m.misses).sum();
+    if !misses.is_empty() {
+        let _ = to_writer.send(ToWriter::Skipped { now_ns: end_ns, since_ns: start_ns, programs: misses.clone() });
+    }
     let detail = json!({"end_ns": end_ns, "stop_reason": stop_reason, "command_exit_code": child_exit,
-                        "lost_events": lost_total,
+                        "lost_events": lost_total + skipped_total,
                         "proc_counters": {"start": counters_at_start, "end": counters_at_end}});
-    to_writer.send(ToWriter::End { now_ns: end_ns, detail: detail.to_string() })?;
-    let report = writer_handle.join().map_err(|_| anyhow!("the trace writer panicked"))??;
+    // a writer that stopped early has dropped its inbox: its error comes from join
+    let _ = to_writer.send(ToWriter::End { now_ns: end_ns, detail: detail.to_string() });
+    let written = writer_handle.join().map_err(|_| anyhow!("the trace writer panicked"))?;
+    let report = match written {
+        Ok(report) => Some(report),
+        Err(e) => {
+            let line = write_failure(&e, &args.output).unwrap_or(e);
+            eprintln!(
+                "launchgap-record: {line:#}: tracing stopped; the trace keeps the events written before (it reads as truncated)"
+            );
+            None
+        }
+    };
+    // unload the programs and free the ring buffer before waiting for the command
+    drop(ring);
+    drop(skel);
+    // the recording ends here, whatever ended it: it replaces the earlier file
+    let committed = output.commit();
+    if let Err(e) = &committed {
+        eprintln!("launchgap-record: {e:#}");
+    }
 
-    if !args.quiet {
+    if let (false, Some(report)) = (args.quiet, &report) {
         let seconds = (end_ns - start_ns) as f64 / 1e9;
         let counts: Vec<String> = report.rows_by_event.iter().map(|(k, v)| format!("{k} {v}")).collect();
         eprintln!("launchgap-record: stopped ({stop_reason}) after {seconds:.2} s; {} rows: {}", report.rows, counts.join(", "));
     }
-    if lost_total > 0 {
-        let mut by_kind: BTreeMap<&str, u64> = BTreeMap::new();
-        for ((kind, _), count) in &drops_seen {
-            *by_kind.entry(EVENT_NAMES.get(*kind as usize).copied().unwrap_or("?")).or_default() += count;
-        }
-        let parts: Vec<String> = by_kind.iter().map(|(k, v)| format!("{k} {v}")).collect();
-        eprintln!(
-            "launchgap-record: LOST {lost_total} events ({}): the ring buffer was full; the trace records where and when (try a larger --buffer)",
-            parts.join(", ")
-        );
+    if lost_total + skipped_total > 0 {
+        let drops = drops_seen.iter().map(|((kind, _), count)| (EVENT_NAMES.get(*kind as usize).copied().unwrap_or("?"), *count));
+        eprintln!("launchgap-record: {}", lost_line(drops, &misses));
     }
-    if report.undecodable > 0 {
+    if let Some(report) = report.as_ref().filter(|r| r.undecodable > 0) {
         eprintln!("launchgap-record: {} records could not be decoded", report.undecodable);
     }
 
-    let exit_code = match (&child, child_exit) {
+    let command_code = match (&child, child_exit) {
         (Some(_), Some(code)) => code,
         (Some(c), None) => {
             say(args.quiet, format!("waiting for {} (pid {}) to finish", args.command[0], c.pid));
@@ -405,7 +468,50 @@ fn run(args: Args) -> Result<i32> {
             signal => 128 + signal,
         },
     };
-    Ok(exit_code)
+    Ok(match committed {
+        Ok(()) => command_code,
+        Err(_) if command_code != 0 => command_code,
+        Err(_) => 1,
+    })
+}
+
+/// An I/O failure writing the trace as one line naming the file the user
+/// asked for: "No space left on device (run.lg)". None for other errors.
+fn write_failure(err: &anyhow::Error, path: &std::path::Path) -> Option<anyhow::Error> {
+    let io = err.chain().find_map(|e| e.downcast_ref::<std::io::Error>())?;
+    let reason = match io.raw_os_error() {
+        Some(errno) => nix::errno::Errno::from_raw(errno).desc().to_string(),
+        None => io.to_string(),
+    };
+    Some(anyhow!("{reason} ({})", path.display()))
+}
+
+/// The LOST line: ring-buffer drops by event, and programs the kernel skipped.
+fn lost_line<'a>(drops: impl Iterator<Item = (&'a str, u64)>, skipped: &[ProgramMisses]) -> String {
+    let mut by_event: BTreeMap<&str, u64> = BTreeMap::new();
+    let mut dropped = 0;
+    for (event, count) in drops {
+        *by_event.entry(event).or_default() += count;
+        dropped += count;
+    }
+    for miss in skipped {
+        *by_event.entry(miss.event).or_default() += miss.misses;
+    }
+    let total: u64 = by_event.values().sum();
+    let events: Vec<String> = by_event.iter().map(|(k, v)| format!("{k} {v}")).collect();
+    let mut causes = Vec::new();
+    if dropped > 0 {
+        causes.push(format!("{dropped} because the ring buffer was full (try a larger --buffer)"));
+    }
+    if !skipped.is_empty() {
+        let programs: Vec<String> = skipped.iter().map(|m| format!("{} {}", m.program, m.misses)).collect();
+        let count: u64 = skipped.iter().map(|m| m.misses).sum();
+        causes.push(format!(
+            "{count} skipped by the kernel as BPF recursion (recursion_misses: {})",
+            programs.join(", ")
+        ));
+    }
+    format!("LOST {total} events ({}): {}; the trace records them as lost rows", events.join(", "), causes.join("; "))
 }
 
 /// libbpf's own chatter repeats what our one error line says; keep it for debugging.
@@ -421,13 +527,14 @@ fn route_libbpf_messages() {
 }
 
 fn main() {
-    let args = Args::parse();
+    let args = cli::parse_args();
     route_libbpf_messages();
     match run(args) {
         Ok(code) => std::process::exit(code),
         Err(e) => {
             eprintln!("launchgap-record: {e:#}");
-            std::process::exit(1);
+            let code = e.downcast_ref::<CommandNotRunnable>().map_or(1, |c| c.exit_code);
+            std::process::exit(code);
         }
     }
 }
