@@ -7,6 +7,7 @@ mod cli;
 mod cuda_api;
 mod discover;
 mod elf_symbols;
+mod irq_audit;
 mod metadata;
 mod output;
 mod privileges;
@@ -36,6 +37,7 @@ use serde_json::json;
 
 use crate::cli::Args;
 use crate::output::{Ownership, TraceOutput};
+use crate::irq_audit::Unseen;
 use crate::prog_stats::ProgramMisses;
 use crate::records::{event_type, EVENT_NAMES};
 use crate::spawn::{CommandNotRunnable, Gated};
@@ -68,9 +70,34 @@ enum ToWriter {
     Records(Vec<u8>),
     /// New drops: (event type, cpu, count since the last sample), over [since, now].
     Lost { now_ns: u64, since_ns: u64, drops: Vec<(u32, usize, u64)> },
-    /// Hits the kernel skipped, per program, over [since, now] (prog_stats.rs).
-    Skipped { now_ns: u64, since_ns: u64, programs: Vec<ProgramMisses> },
+    /// Events lost before reaching the ring buffer, found at the stop, over [since, now].
+    Unrecorded { now_ns: u64, since_ns: u64, losses: Vec<Unrecorded> },
     End { now_ns: u64, detail: String },
+}
+
+/// A `lost` row with its cause in `detail` (docs/trace-format.md).
+struct Unrecorded {
+    cpu: Option<u32>,
+    event: &'static str,
+    count: u64,
+    detail: String,
+}
+
+/// Program skips (CPU unknown) and interrupts no probe saw, as `lost` rows.
+fn unrecorded(misses: &[ProgramMisses], unseen: &[Unseen]) -> Vec<Unrecorded> {
+    let skipped = misses.iter().map(|m| Unrecorded {
+        cpu: None,
+        event: m.event,
+        count: m.misses,
+        detail: json!({"cause": "recursion_misses", "program": m.program}).to_string(),
+    });
+    let never_seen = unseen.iter().map(|u| Unrecorded {
+        cpu: Some(u.cpu),
+        event: u.event,
+        count: u.count,
+        detail: json!({"cause": "not_seen_by_probe", "counter": u.counter}).to_string(),
+    });
+    skipped.chain(never_seen).collect()
 }
 
 struct WriterReport {
@@ -117,16 +144,16 @@ fn writer_thread(mut writer: TraceWriter, inbox: mpsc::Receiver<ToWriter>) -> Re
                     });
                 }
             }
-            Ok(ToWriter::Skipped { now_ns, since_ns, programs }) => {
-                for skipped in programs {
-                    let detail = json!({"cause": "recursion_misses", "program": skipped.program}).to_string();
+            Ok(ToWriter::Unrecorded { now_ns, since_ns, losses }) => {
+                for loss in losses {
                     writer.push(&Row {
                         ts_ns: now_ns,
                         event: "lost",
-                        lost_event: Some(skipped.event),
-                        lost_count: Some(skipped.misses),
+                        cpu: loss.cpu,
+                        lost_event: Some(loss.event),
+                        lost_count: Some(loss.count),
                         since_ns: Some(since_ns),
-                        detail: Some(&detail),
+                        detail: Some(&loss.detail),
                         ..Default::default()
                     });
                 }
@@ -320,7 +347,14 @@ fn run(args: Args) -> Result<i32> {
     say(args.quiet, format!("tracing {what}: {cuda_probes} CUDA probes, {tracepoints} tracepoints -> {}{via}", args.output.display()));
 
     install_signal_handlers();
-    let counters_at_start = proc_counters::snapshot();
+    // the probes count IRQ hits from just before the kernel's counters are first read
+    let audit_window = irq_audit::Window::new(&mut skel);
+    let audit_since_ns = metadata::monotonic_ns();
+    let counters_at_start = proc_counters::snapshot(|table, edge| {
+        if let Some(w) = &audit_window {
+            w.around(irq_audit::Read::Start, table, edge)
+        }
+    });
     let misses_at_start = prog_stats::snapshot(&skel);
     if let Some(c) = child.as_mut() {
         c.release()?;
@@ -403,10 +437,19 @@ fn run(args: Args) -> Result<i32> {
         }
     };
 
-    let counters_at_end = proc_counters::snapshot();
+    let counters_at_end = proc_counters::snapshot(|table, edge| {
+        if let Some(w) = &audit_window {
+            w.around(irq_audit::Read::End, table, edge)
+        }
+    });
+    let audit_until_ns = metadata::monotonic_ns();
     // Detach first, then take what is still in the buffer.
     detach_all(links);
     let misses = prog_stats::misses_between(&misses_at_start, &prog_stats::snapshot(&skel));
+    let target_cpus = irq_audit::target_cpus(&skel);
+    let unseen = irq_audit::unseen(&counters_at_start, &counters_at_end, &irq_audit::counts(&skel), |cpu| {
+        args.system || target_cpus.get(cpu as usize).copied().unwrap_or(false)
+    });
     let _ = ring.consume();
     if let Err(e) = tracer::flush_staged_launches(&skel) {
         say(args.quiet, format!("warning: could not write the launches staged at the stop: {e}"));
@@ -415,12 +458,17 @@ fn run(args: Args) -> Result<i32> {
     ship(&to_writer);
     sample_drops(&to_writer, &mut lost_total);
     let end_ns = metadata::monotonic_ns();
-    let skipped_total: u64 = misses.iter().map(|m| m.misses).sum();
+    let unrecorded_total: u64 = misses.iter().map(|m| m.misses).sum::<u64>() + unseen.iter().map(|u| u.count).sum::<u64>();
     if !misses.is_empty() {
-        let _ = to_writer.send(ToWriter::Skipped { now_ns: end_ns, since_ns: start_ns, programs: misses.clone() });
+        let losses = unrecorded(&misses, &[]);
+        let _ = to_writer.send(ToWriter::Unrecorded { now_ns: end_ns, since_ns: start_ns, losses });
+    }
+    if !unseen.is_empty() {
+        let losses = unrecorded(&[], &unseen);
+        let _ = to_writer.send(ToWriter::Unrecorded { now_ns: audit_until_ns, since_ns: audit_since_ns, losses });
     }
     let detail = json!({"end_ns": end_ns, "stop_reason": stop_reason, "command_exit_code": child_exit,
-                        "lost_events": lost_total + skipped_total,
+                        "lost_events": lost_total + unrecorded_total,
                         "proc_counters": {"start": counters_at_start, "end": counters_at_end}});
     // a writer that stopped early has dropped its inbox: its error comes from join
     let _ = to_writer.send(ToWriter::End { now_ns: end_ns, detail: detail.to_string() });
@@ -449,9 +497,9 @@ fn run(args: Args) -> Result<i32> {
         let counts: Vec<String> = report.rows_by_event.iter().map(|(k, v)| format!("{k} {v}")).collect();
         eprintln!("launchgap-record: stopped ({stop_reason}) after {seconds:.2} s; {} rows: {}", report.rows, counts.join(", "));
     }
-    if lost_total + skipped_total > 0 {
+    if lost_total + unrecorded_total > 0 {
         let drops = drops_seen.iter().map(|((kind, _), count)| (EVENT_NAMES.get(*kind as usize).copied().unwrap_or("?"), *count));
-        eprintln!("launchgap-record: {}", lost_line(drops, &misses));
+        eprintln!("launchgap-record: {}", lost_line(drops, &misses, &unseen));
     }
     if let Some(report) = report.as_ref().filter(|r| r.undecodable > 0) {
         eprintln!("launchgap-record: {} records could not be decoded", report.undecodable);
@@ -487,7 +535,7 @@ fn write_failure(err: &anyhow::Error, path: &std::path::Path) -> Option<anyhow::
 }
 
 /// The LOST line: ring-buffer drops by event, and programs the kernel skipped.
-fn lost_line<'a>(drops: impl Iterator<Item = (&'a str, u64)>, skipped: &[ProgramMisses]) -> String {
+fn lost_line<'a>(drops: impl Iterator<Item = (&'a str, u64)>, skipped: &[ProgramMisses], unseen: &[Unseen]) -> String {
     let mut by_event: BTreeMap<&str, u64> = BTreeMap::new();
     let mut dropped = 0;
     for (event, count) in drops {
@@ -496,6 +544,9 @@ fn lost_line<'a>(drops: impl Iterator<Item = (&'a str, u64)>, skipped: &[Program
     }
     for miss in skipped {
         *by_event.entry(miss.event).or_default() += miss.misses;
+    }
+    for u in unseen {
+        *by_event.entry(u.event).or_default() += u.count;
     }
     let total: u64 = by_event.values().sum();
     let events: Vec<String> = by_event.iter().map(|(k, v)| format!("{k} {v}")).collect();
@@ -509,6 +560,18 @@ fn lost_line<'a>(drops: impl Iterator<Item = (&'a str, u64)>, skipped: &[Program
         causes.push(format!(
             "{count} skipped by the kernel as BPF recursion (recursion_misses: {})",
             programs.join(", ")
+        ));
+    }
+    if !unseen.is_empty() {
+        let mut by_counter: BTreeMap<&str, u64> = BTreeMap::new();
+        for u in unseen {
+            *by_counter.entry(u.counter.rsplit(' ').next().unwrap_or("?")).or_default() += u.count;
+        }
+        let counters: Vec<String> = by_counter.iter().map(|(k, v)| format!("{k} {v}")).collect();
+        let count: u64 = unseen.iter().map(|u| u.count).sum();
+        causes.push(format!(
+            "{count} counted by the kernel but never seen by a probe ({})",
+            counters.join(", ")
         ));
     }
     format!("LOST {total} events ({}): {}; the trace records them as lost rows", events.join(", "), causes.join("; "))
@@ -536,5 +599,82 @@ fn main() {
             let code = e.downcast_ref::<CommandNotRunnable>().map_or(1, |c| c.exit_code);
             std::process::exit(code);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn skipped() -> Vec<ProgramMisses> {
+        vec![ProgramMisses { program: "handle_sched_waking".into(), event: "wakeup", misses: 3 }]
+    }
+
+    fn unseen() -> Vec<Unseen> {
+        vec![
+            Unseen { cpu: 1, event: "hardirq", counter: "/proc/interrupts 36".into(), count: 30 },
+            Unseen { cpu: 1, event: "softirq", counter: "/proc/softirqs BLOCK".into(), count: 30 },
+        ]
+    }
+
+    #[test]
+    fn the_lost_line_names_every_cause() {
+        let drops = [("switch", 5u64), ("wakeup", 2)];
+        assert_eq!(
+            lost_line(drops.into_iter(), &skipped(), &unseen()),
+            "LOST 70 events (hardirq 30, softirq 30, switch 5, wakeup 5): 7 because the ring buffer was full \
+             (try a larger --buffer); 3 skipped by the kernel as BPF recursion (recursion_misses: handle_sched_waking 3); \
+             60 counted by the kernel but never seen by a probe (36 30, BLOCK 30); the trace records them as lost rows"
+        );
+        assert_eq!(
+            lost_line(std::iter::empty(), &skipped(), &[]),
+            "LOST 3 events (wakeup 3): 3 skipped by the kernel as BPF recursion (recursion_misses: handle_sched_waking 3); \
+             the trace records them as lost rows"
+        );
+    }
+
+    /// The rows as docs/trace-format.md describes them, read back with arrow's own reader.
+    #[test]
+    fn unrecorded_losses_become_lost_rows_with_their_cause() {
+        use arrow_array::cast::AsArray;
+        use arrow_array::types::{UInt32Type, UInt64Type};
+
+        let path = std::env::temp_dir().join(format!("launchgap-lost-rows-{}.lg", std::process::id()));
+        let writer = TraceWriter::create(std::fs::File::create(&path).unwrap(), "{}".into()).unwrap();
+        let (to_writer, inbox) = mpsc::channel();
+        let handle = std::thread::spawn(move || writer_thread(writer, inbox));
+        let losses = unrecorded(&skipped(), &unseen());
+        to_writer.send(ToWriter::Unrecorded { now_ns: 20, since_ns: 10, losses }).unwrap();
+        to_writer.send(ToWriter::End { now_ns: 30, detail: "{}".into() }).unwrap();
+        handle.join().unwrap().unwrap();
+
+        let reader = arrow_ipc::reader::StreamReader::try_new(std::fs::File::open(&path).unwrap(), None).unwrap();
+        let batches: Vec<_> = reader.map(|b| b.unwrap()).collect();
+        std::fs::remove_file(&path).unwrap();
+        let batch = arrow_select_concat(&batches);
+        let column = |name: &str| batch.column_by_name(name).unwrap().clone();
+        let events: Vec<_> = column("event").as_string::<i32>().iter().map(|v| v.unwrap().to_string()).collect();
+        assert_eq!(events, ["lost", "lost", "lost", "trace_end"]);
+        let cpus: Vec<_> = column("cpu").as_primitive::<UInt32Type>().iter().take(3).collect();
+        assert_eq!(cpus, [None, Some(1), Some(1)]);
+        let kinds: Vec<_> = column("lost_event").as_string::<i32>().iter().take(3).map(|v| v.unwrap().to_string()).collect();
+        assert_eq!(kinds, ["wakeup", "hardirq", "softirq"]);
+        let counts: Vec<_> = column("lost_count").as_primitive::<UInt64Type>().iter().take(3).map(Option::unwrap).collect();
+        assert_eq!(counts, [3, 30, 30]);
+        let since: Vec<_> = column("since_ns").as_primitive::<UInt64Type>().iter().take(3).map(Option::unwrap).collect();
+        assert_eq!(since, [10, 10, 10]);
+        let details: Vec<serde_json::Value> = column("detail")
+            .as_string::<i32>()
+            .iter()
+            .take(3)
+            .map(|v| serde_json::from_str(v.unwrap()).unwrap())
+            .collect();
+        assert_eq!(details[0], json!({"cause": "recursion_misses", "program": "handle_sched_waking"}));
+        assert_eq!(details[1], json!({"cause": "not_seen_by_probe", "counter": "/proc/interrupts 36"}));
+    }
+
+    fn arrow_select_concat(batches: &[arrow_array::RecordBatch]) -> arrow_array::RecordBatch {
+        assert_eq!(batches.len(), 1, "one flush at the end");
+        batches[0].clone()
     }
 }
