@@ -651,7 +651,7 @@ mod tests {
         let reader = arrow_ipc::reader::StreamReader::try_new(std::fs::File::open(&path).unwrap(), None).unwrap();
         let batches: Vec<_> = reader.map(|b| b.unwrap()).collect();
         std::fs::remove_file(&path).unwrap();
-        let batch = arrow_select_concat(&batches);
+        let batch = only_batch(&batches);
         let column = |name: &str| batch.column_by_name(name).unwrap().clone();
         let events: Vec<_> = column("event").as_string::<i32>().iter().map(|v| v.unwrap().to_string()).collect();
         assert_eq!(events, ["lost", "lost", "lost", "trace_end"]);
@@ -673,7 +673,7 @@ mod tests {
         assert_eq!(details[1], json!({"cause": "not_seen_by_probe", "counter": "/proc/interrupts 36"}));
     }
 
-    fn arrow_select_concat(batches: &[arrow_array::RecordBatch]) -> arrow_array::RecordBatch {
+    fn only_batch(batches: &[arrow_array::RecordBatch]) -> arrow_array::RecordBatch {
         assert_eq!(batches.len(), 1, "one flush at the end");
         batches[0].clone()
     }
