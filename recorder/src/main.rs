@@ -8,6 +8,7 @@ mod cuda_api;
 mod discover;
 mod elf_symbols;
 mod irq_audit;
+mod losses;
 mod metadata;
 mod output;
 mod privileges;
@@ -37,8 +38,7 @@ use serde_json::json;
 
 use crate::cli::Args;
 use crate::output::{Ownership, TraceOutput};
-use crate::irq_audit::Unseen;
-use crate::prog_stats::ProgramMisses;
+use crate::losses::{lost_line, unrecorded, Unrecorded};
 use crate::records::{event_type, EVENT_NAMES};
 use crate::spawn::{CommandNotRunnable, Gated};
 use crate::trace_writer::{Row, TraceWriter};
@@ -73,31 +73,6 @@ enum ToWriter {
     /// Events lost before reaching the ring buffer, found at the stop, over [since, now].
     Unrecorded { now_ns: u64, since_ns: u64, losses: Vec<Unrecorded> },
     End { now_ns: u64, detail: String },
-}
-
-/// A `lost` row with its cause in `detail` (docs/trace-format.md).
-struct Unrecorded {
-    cpu: Option<u32>,
-    event: &'static str,
-    count: u64,
-    detail: String,
-}
-
-/// Program skips (CPU unknown) and interrupts no probe saw, as `lost` rows.
-fn unrecorded(misses: &[ProgramMisses], unseen: &[Unseen]) -> Vec<Unrecorded> {
-    let skipped = misses.iter().map(|m| Unrecorded {
-        cpu: None,
-        event: m.event,
-        count: m.misses,
-        detail: json!({"cause": "recursion_misses", "program": m.program}).to_string(),
-    });
-    let never_seen = unseen.iter().map(|u| Unrecorded {
-        cpu: Some(u.cpu),
-        event: u.event,
-        count: u.count,
-        detail: json!({"cause": "not_seen_by_probe", "counter": u.counter}).to_string(),
-    });
-    skipped.chain(never_seen).collect()
 }
 
 struct WriterReport {
@@ -321,7 +296,7 @@ fn run(args: Args) -> Result<i32> {
             if let Some(c) = child.take() {
                 c.abandon();
             }
-            return Err(write_failure(&e, &args.output).unwrap_or(e));
+            return Err(output::write_failure(&e, &args.output).unwrap_or(e));
         }
     };
     let (to_writer, inbox) = mpsc::channel();
@@ -476,7 +451,7 @@ fn run(args: Args) -> Result<i32> {
     let report = match written {
         Ok(report) => Some(report),
         Err(e) => {
-            let line = write_failure(&e, &args.output).unwrap_or(e);
+            let line = output::write_failure(&e, &args.output).unwrap_or(e);
             eprintln!(
                 "launchgap-record: {line:#}: tracing stopped; the trace keeps the events written before (it reads as truncated)"
             );
@@ -523,60 +498,6 @@ fn run(args: Args) -> Result<i32> {
     })
 }
 
-/// An I/O failure writing the trace as one line naming the file the user
-/// asked for: "No space left on device (run.lg)". None for other errors.
-fn write_failure(err: &anyhow::Error, path: &std::path::Path) -> Option<anyhow::Error> {
-    let io = err.chain().find_map(|e| e.downcast_ref::<std::io::Error>())?;
-    let reason = match io.raw_os_error() {
-        Some(errno) => nix::errno::Errno::from_raw(errno).desc().to_string(),
-        None => io.to_string(),
-    };
-    Some(anyhow!("{reason} ({})", path.display()))
-}
-
-/// The LOST line: ring-buffer drops by event, and programs the kernel skipped.
-fn lost_line<'a>(drops: impl Iterator<Item = (&'a str, u64)>, skipped: &[ProgramMisses], unseen: &[Unseen]) -> String {
-    let mut by_event: BTreeMap<&str, u64> = BTreeMap::new();
-    let mut dropped = 0;
-    for (event, count) in drops {
-        *by_event.entry(event).or_default() += count;
-        dropped += count;
-    }
-    for miss in skipped {
-        *by_event.entry(miss.event).or_default() += miss.misses;
-    }
-    for u in unseen {
-        *by_event.entry(u.event).or_default() += u.count;
-    }
-    let total: u64 = by_event.values().sum();
-    let events: Vec<String> = by_event.iter().map(|(k, v)| format!("{k} {v}")).collect();
-    let mut causes = Vec::new();
-    if dropped > 0 {
-        causes.push(format!("{dropped} because the ring buffer was full (try a larger --buffer)"));
-    }
-    if !skipped.is_empty() {
-        let programs: Vec<String> = skipped.iter().map(|m| format!("{} {}", m.program, m.misses)).collect();
-        let count: u64 = skipped.iter().map(|m| m.misses).sum();
-        causes.push(format!(
-            "{count} skipped by the kernel as BPF recursion (recursion_misses: {})",
-            programs.join(", ")
-        ));
-    }
-    if !unseen.is_empty() {
-        let mut by_counter: BTreeMap<&str, u64> = BTreeMap::new();
-        for u in unseen {
-            *by_counter.entry(u.counter.rsplit(' ').next().unwrap_or("?")).or_default() += u.count;
-        }
-        let counters: Vec<String> = by_counter.iter().map(|(k, v)| format!("{k} {v}")).collect();
-        let count: u64 = unseen.iter().map(|u| u.count).sum();
-        causes.push(format!(
-            "{count} counted by the kernel but never seen by a probe ({})",
-            counters.join(", ")
-        ));
-    }
-    format!("LOST {total} events ({}): {}; the trace records them as lost rows", events.join(", "), causes.join("; "))
-}
-
 /// libbpf's own chatter repeats what our one error line says; keep it for debugging.
 fn route_libbpf_messages() {
     fn print(level: libbpf_rs::PrintLevel, message: String) {
@@ -605,33 +526,8 @@ fn main() {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn skipped() -> Vec<ProgramMisses> {
-        vec![ProgramMisses { program: "handle_sched_waking".into(), event: "wakeup", misses: 3 }]
-    }
-
-    fn unseen() -> Vec<Unseen> {
-        vec![
-            Unseen { cpu: 1, event: "hardirq", counter: "/proc/interrupts 36".into(), count: 30 },
-            Unseen { cpu: 1, event: "softirq", counter: "/proc/softirqs BLOCK".into(), count: 30 },
-        ]
-    }
-
-    #[test]
-    fn the_lost_line_names_every_cause() {
-        let drops = [("switch", 5u64), ("wakeup", 2)];
-        assert_eq!(
-            lost_line(drops.into_iter(), &skipped(), &unseen()),
-            "LOST 70 events (hardirq 30, softirq 30, switch 5, wakeup 5): 7 because the ring buffer was full \
-             (try a larger --buffer); 3 skipped by the kernel as BPF recursion (recursion_misses: handle_sched_waking 3); \
-             60 counted by the kernel but never seen by a probe (36 30, BLOCK 30); the trace records them as lost rows"
-        );
-        assert_eq!(
-            lost_line(std::iter::empty(), &skipped(), &[]),
-            "LOST 3 events (wakeup 3): 3 skipped by the kernel as BPF recursion (recursion_misses: handle_sched_waking 3); \
-             the trace records them as lost rows"
-        );
-    }
+    use crate::irq_audit::Unseen;
+    use crate::prog_stats::ProgramMisses;
 
     /// The rows as docs/trace-format.md describes them, read back with arrow's own reader.
     #[test]
@@ -643,7 +539,12 @@ mod tests {
         let writer = TraceWriter::create(std::fs::File::create(&path).unwrap(), "{}".into()).unwrap();
         let (to_writer, inbox) = mpsc::channel();
         let handle = std::thread::spawn(move || writer_thread(writer, inbox));
-        let losses = unrecorded(&skipped(), &unseen());
+        let skipped = [ProgramMisses { program: "handle_sched_waking".into(), event: "wakeup", misses: 3 }];
+        let unseen = [
+            Unseen { cpu: 1, event: "hardirq", counter: "/proc/interrupts 36".into(), count: 30 },
+            Unseen { cpu: 1, event: "softirq", counter: "/proc/softirqs BLOCK".into(), count: 30 },
+        ];
+        let losses = unrecorded(&skipped, &unseen);
         to_writer.send(ToWriter::Unrecorded { now_ns: 20, since_ns: 10, losses }).unwrap();
         to_writer.send(ToWriter::End { now_ns: 30, detail: "{}".into() }).unwrap();
         handle.join().unwrap().unwrap();

@@ -10,7 +10,7 @@ use std::io::{Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
-use anyhow::{bail, Context, Result};
+use anyhow::{anyhow, bail, Context, Result};
 
 /// Who owns what the recorder writes, and with which permission bits.
 #[derive(Debug, Clone, Copy)]
@@ -202,6 +202,17 @@ impl Drop for TraceOutput {
         }
         drop(self.lock.take());
     }
+}
+
+/// An I/O failure writing the trace as one line naming the file the user
+/// asked for: "No space left on device (run.lg)". None for other errors.
+pub fn write_failure(err: &anyhow::Error, path: &std::path::Path) -> Option<anyhow::Error> {
+    let io = err.chain().find_map(|e| e.downcast_ref::<std::io::Error>())?;
+    let reason = match io.raw_os_error() {
+        Some(errno) => nix::errno::Errno::from_raw(errno).desc().to_string(),
+        None => io.to_string(),
+    };
+    Some(anyhow!("{reason} ({})", path.display()))
 }
 
 /// A file writer that stops at its first error: after a failed write (a
