@@ -10,14 +10,21 @@ use clap::{ArgGroup, Parser};
 /// CAP_PERFMON). The command runs as the invoking user under sudo.
 #[derive(Parser, Debug)]
 #[command(name = "launchgap-record", version)]
+#[command(after_help = OUTPUT_HELP)]
 #[command(group(ArgGroup::new("target").args(["pid", "system", "command", "list_probes"]).required(true).multiple(true)))]
 pub struct Args {
-    /// Trace file to write.
+    /// Trace file to write. It is replaced only when the recording ends
+    /// (see "The trace file" below).
     #[arg(short, long, default_value = "launchgap.lg")]
     pub output: PathBuf,
 
-    /// Stop recording after this many seconds (the command keeps running).
-    #[arg(short, long, value_name = "SECS")]
+    /// Permissions of the trace file, in octal. Under sudo it belongs to the
+    /// invoking user (SUDO_UID/SUDO_GID). The umask does not apply.
+    #[arg(long, value_name = "OCTAL", default_value = "600", value_parser = parse_mode)]
+    pub mode: u32,
+
+    /// Stop recording after this many seconds, more than 0 (the command keeps running).
+    #[arg(short, long, value_name = "SECS", value_parser = parse_duration, allow_negative_numbers = true)]
     pub duration: Option<f64>,
 
     /// Trace this running process and all its threads and descendants (repeatable).
@@ -62,6 +69,18 @@ pub struct Args {
     pub command: Vec<String>,
 }
 
+const OUTPUT_HELP: &str = "\
+The trace file:
+  The recorder writes into .NAME.partial-PID beside NAME (the -o file) and
+  renames it to NAME when the recording ends: when the command exits, at
+  --duration, at Ctrl-C or SIGTERM, when the disk fills up, and when the
+  command fails. Until then an earlier NAME is left as it was. A recorder
+  killed by SIGKILL leaves .NAME.partial-PID, readable up to its last
+  batch (written at least once a second). While recording, .NAME.lock beside
+  NAME holds the recorder's pid: a second recorder writing the same NAME is
+  refused. Under sudo the trace belongs to the invoking user, mode 0600 (as
+  perf writes), whatever the umask; --mode 640 or 644 shares it.";
+
 const PAGE: u32 = 4096;
 const MIB: u32 = 1 << 20;
 const MAX_BUFFER: u32 = 1 << 30;
@@ -88,6 +107,54 @@ pub fn parse_size(text: &str) -> Result<u32, String> {
     Ok(bytes as u32)
 }
 
+/// Seconds to record: a finite number above 0. Anything else is refused
+/// here, before a probe is loaded or the command started.
+pub fn parse_duration(text: &str) -> Result<f64, String> {
+    let seconds: f64 = text.trim().parse().map_err(|_| "use a number of seconds, e.g. 10 or 0.5".to_string())?;
+    if !seconds.is_finite() || seconds <= 0.0 {
+        return Err("use a number of seconds above 0, e.g. 10 or 0.5".to_string());
+    }
+    std::time::Duration::try_from_secs_f64(seconds).map_err(|_| "use a number of seconds below 2^64".to_string())?;
+    Ok(seconds)
+}
+
+/// "600", "0640" or "0o644" -> permission bits (no setuid, setgid or sticky).
+pub fn parse_mode(text: &str) -> Result<u32, String> {
+    let digits = text.trim().trim_start_matches("0o");
+    let mode = u32::from_str_radix(digits, 8).map_err(|_| "use octal permission bits, e.g. 600 or 644".to_string())?;
+    if mode > 0o777 {
+        return Err("use permission bits between 000 and 777".to_string());
+    }
+    Ok(mode)
+}
+
+/// Parses the command line; a usage error is one line (`launchgap-record:
+/// invalid value ...`) and exit status 2; --help and --version print as usual.
+pub fn parse_args() -> Args {
+    match Args::try_parse() {
+        Ok(args) => args,
+        Err(err) if !err.use_stderr() => err.exit(),
+        Err(err) => {
+            eprintln!("launchgap-record: {}", one_line(&err.render().to_string()));
+            std::process::exit(2);
+        }
+    }
+}
+
+/// clap's message without its "error:" prefix, usage and "--help" hint, on one line.
+fn one_line(rendered: &str) -> String {
+    let mut parts = Vec::new();
+    for line in rendered.lines().map(str::trim) {
+        if line.starts_with("Usage:") || line.starts_with("For more information") {
+            break;
+        }
+        if !line.is_empty() {
+            parts.push(line.strip_prefix("error: ").unwrap_or(line));
+        }
+    }
+    parts.join(" ")
+}
+
 impl Args {
     pub fn ring_buffer_bytes(&self, cpus: usize) -> u32 {
         let bytes = self.buffer.unwrap_or_else(|| (16 + 4 * cpus.saturating_sub(4) as u32) * MIB);
@@ -109,6 +176,36 @@ mod tests {
         assert!(parse_size("1K").is_err());
         assert!(parse_size("2T").is_err());
         assert!(parse_size("lots").is_err());
+    }
+
+    #[test]
+    fn durations_must_be_finite_and_positive() {
+        assert_eq!(parse_duration("10"), Ok(10.0));
+        assert_eq!(parse_duration("0.5"), Ok(0.5));
+        for bad in ["0", "-1", "inf", "-inf", "nan", "NaN", "1e300", "", "ten"] {
+            assert!(parse_duration(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn modes_are_octal_permission_bits() {
+        assert_eq!(parse_mode("600"), Ok(0o600));
+        assert_eq!(parse_mode("0644"), Ok(0o644));
+        assert_eq!(parse_mode("0o640"), Ok(0o640));
+        assert!(parse_mode("888").is_err());
+        assert!(parse_mode("4755").is_err());
+        assert!(parse_mode("rw").is_err());
+    }
+
+    #[test]
+    fn usage_errors_are_one_line() {
+        let err = Args::try_parse_from(["launchgap-record", "--duration", "inf", "--", "true"]).unwrap_err();
+        assert_eq!(
+            one_line(&err.render().to_string()),
+            "invalid value 'inf' for '--duration <SECS>': use a number of seconds above 0, e.g. 10 or 0.5"
+        );
+        let err = Args::try_parse_from(["launchgap-record"]).unwrap_err();
+        assert!(!one_line(&err.render().to_string()).contains('\n'));
     }
 
     #[test]

@@ -24,19 +24,33 @@ pub fn parse_per_cpu_table(text: &str) -> Value {
     json!({"cpus": cpus, "rows": rows})
 }
 
-pub fn snapshot() -> Value {
+/// Which side of a table's read `around` is called on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Edge {
+    Before,
+    After,
+}
+
+/// The snapshot, with `around(table, edge)` called just before and just after
+/// each table's read ("softirqs", "interrupts"): the recorder opens and
+/// closes its own count of IRQ probe hits there (irq_audit.rs), so that the
+/// probes' window covers the kernel's and barely more.
+pub fn snapshot(mut around: impl FnMut(&'static str, Edge)) -> Value {
     // Reading a table takes time (milliseconds on a busy machine), during
     // which interrupts keep coming: each table gets the clock before and
     // after its read, so a comparison knows exactly which events may or may
     // not be in the counts.
-    let read = |path: &str| {
+    let mut read = |name: &'static str| {
+        around(name, Edge::Before);
         let before = crate::metadata::monotonic_ns();
-        let table = std::fs::read_to_string(path).map(|t| parse_per_cpu_table(&t)).unwrap_or(Value::Null);
-        (table, json!([before, crate::metadata::monotonic_ns()]))
+        let table = std::fs::read_to_string(format!("/proc/{name}")).map(|t| parse_per_cpu_table(&t)).unwrap_or(Value::Null);
+        let after = crate::metadata::monotonic_ns();
+        around(name, Edge::After);
+        (table, json!([before, after]))
     };
     let monotonic_ns = crate::metadata::monotonic_ns();
-    let (softirqs, softirqs_read) = read("/proc/softirqs");
-    let (interrupts, interrupts_read) = read("/proc/interrupts");
+    let (softirqs, softirqs_read) = read("softirqs");
+    let (interrupts, interrupts_read) = read("interrupts");
     json!({
         "monotonic_ns": monotonic_ns,
         "softirqs": softirqs,

@@ -1,7 +1,8 @@
 //! The trace file: one Arrow IPC stream, one row per event, in the layout of
 //! docs/trace-format.md. Columns that do not apply to an event are null.
 //! A batch is written at least once a second, so a killed recorder leaves a
-//! file readable up to its last batch.
+//! file readable up to its last batch; a write that fails (a full disk) is
+//! cut back to the end of the last complete batch, so the same holds then.
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -13,6 +14,8 @@ use arrow_array::builder::{BooleanBuilder, Int32Builder, Int64Builder, StringBui
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_ipc::writer::StreamWriter;
 use arrow_schema::{DataType, Field, Schema};
+
+use crate::output::StopAtFirstError;
 
 pub const FORMAT_NAME: &str = "launchgap-trace";
 pub const FORMAT_VERSION: u32 = 1;
@@ -135,7 +138,7 @@ pub struct TraceWriter {
     schema: Arc<Schema>,
     builders: Builders,
     rows_in_batch: usize,
-    writer: StreamWriter<BufWriter<File>>,
+    writer: StreamWriter<BufWriter<StopAtFirstError>>,
     pub rows_written: u64,
     pub rows_by_event: HashMap<&'static str, u64>,
 }
@@ -147,8 +150,12 @@ impl TraceWriter {
             ("format".to_string(), format!("{FORMAT_NAME}/{FORMAT_VERSION}")),
         ]);
         let schema = Arc::new(Schema::new_with_metadata(schema_fields(), metadata));
-        let writer = StreamWriter::try_new(BufWriter::with_capacity(1 << 20, file), &schema)
+        let file = StopAtFirstError::new(file).context("opening the trace file")?;
+        let mut writer = StreamWriter::try_new(BufWriter::with_capacity(1 << 20, file), &schema)
             .context("starting the Arrow stream")?;
+        // the header on disk now: a disk with no room fails here, before anything is traced
+        writer.flush().context("writing the trace's header")?;
+        writer.get_mut().get_mut().write_complete().context("writing the trace's header")?;
         Ok(Self {
             schema,
             builders: Builders::new(),
@@ -221,8 +228,14 @@ impl TraceWriter {
         }
         let columns = self.builders.finish();
         let batch = RecordBatch::try_new(self.schema.clone(), columns).context("assembling a batch")?;
-        self.writer.write(&batch).context("writing a batch")?;
-        self.writer.flush().context("flushing the trace file")?;
+        let written = self.writer.write(&batch).and_then(|()| self.writer.flush());
+        let file = self.writer.get_mut().get_mut();
+        if let Err(e) = written {
+            // keep the file readable: drop the part of this batch that made it to disk
+            let _ = file.cut_to_last_complete();
+            return Err(e).context("writing a batch");
+        }
+        file.write_complete().context("writing a batch")?;
         self.rows_written += self.rows_in_batch as u64;
         self.rows_in_batch = 0;
         Ok(())
@@ -231,7 +244,10 @@ impl TraceWriter {
     /// Writes what is left and the end-of-stream marker.
     pub fn finish(mut self) -> Result<u64> {
         self.flush_batch()?;
-        self.writer.finish().context("closing the Arrow stream")?;
+        if let Err(e) = self.writer.finish() {
+            let _ = self.writer.get_mut().get_mut().cut_to_last_complete();
+            return Err(e).context("closing the Arrow stream");
+        }
         Ok(self.rows_written)
     }
 }

@@ -105,7 +105,7 @@ def test_missing_command_is_one_line(tmp_path):
     proc = subprocess.run([str(RECORDER), "-q", "-o", str(tmp_path / "x.lg"), "--", "/nonexistent/cmd"],
                           capture_output=True, text=True)
     assert proc.returncode == 127
-    assert proc.stderr.strip() == "launchgap-record: cannot run /nonexistent/cmd"
+    assert proc.stderr.strip() == "launchgap-record: cannot run /nonexistent/cmd: No such file or directory"
 
 
 def test_command_runs_as_the_invoking_user_and_its_exit_code_is_kept(tmp_path):
@@ -143,18 +143,3 @@ def test_a_stop_signal_leaves_a_complete_file(tmp_path, sig, expected_code):
     assert not trace.truncated
     assert trace.end["stop_reason"] == f"signal {int(sig)}"
     assert "stopped (signal" in stderr
-
-
-def test_sigkill_leaves_a_file_readable_up_to_the_last_flush(tmp_path):
-    out = tmp_path / "x.lg"
-    proc = subprocess.Popen([str(RECORDER), "-q", "-o", str(out), "--", str(STORM), "--seconds", "4"],
-                            start_new_session=True)
-    try:
-        time.sleep(2.5)  # more than two flush intervals
-        proc.kill()
-        proc.wait()
-    finally:
-        os.killpg(proc.pid, signal.SIGKILL)  # the storm too
-    trace = read_trace(out)
-    assert trace.end is None  # no closing row: the recorder never got to write it
-    assert trace.of("switch").height > 1000

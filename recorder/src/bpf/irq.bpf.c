@@ -5,6 +5,13 @@
  * has its own per-CPU slot, so a hard IRQ that lands inside a softirq
  * leaves both durations intact. Recorded on every CPU a target has run on
  * (whether or not the target is current), or everywhere with system_mode.
+ *
+ * Every entry program also counts its hits per CPU (irq_seen), in every
+ * mode, while the recorder holds the audit window open: from just before
+ * its first read of the kernel's counters (/proc/interrupts,
+ * /proc/softirqs) to just after its last. At the stop the recorder records
+ * as lost what the kernel counted and no probe saw: under heavy I/O that
+ * happens, with no ring-buffer drop and no recursion miss (irq_audit.rs).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_core_read.h>
@@ -35,6 +42,37 @@ struct {
 } irq_slots SEC(".maps");
 
 struct irq_event irq_event_layout = {};
+
+/* IRQ lines counted one by one; a line above this is not audited. */
+#define AUDITED_IRQ_LINES 4096
+/* NR_SOFTIRQS is 10; room for a kernel that adds one. */
+#define AUDITED_SOFTIRQ_VECTORS 16
+
+/* Set by the recorder around its reads of the kernel's counters (irq_audit.rs). */
+bool audit_interrupts = false; /* IRQ lines and system vectors: /proc/interrupts */
+bool audit_softirqs = false;   /* /proc/softirqs */
+
+/* Entry-program hits on one CPU inside the audit window; 32-bit, compared by wrapping difference. */
+struct irq_seen {
+	__u32 hard[AUDITED_IRQ_LINES];
+	__u32 soft[AUDITED_SOFTIRQ_VECTORS];
+	__u32 vector[VECTOR_KIND_COUNT];
+	/* this CPU's current system vector was counted at its entry */
+	__u8 vector_counted[VECTOR_KIND_COUNT];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct irq_seen);
+} irq_seen SEC(".maps");
+
+static __always_inline struct irq_seen *this_cpu_seen(void)
+{
+	__u32 zero = 0;
+	return bpf_map_lookup_elem(&irq_seen, &zero);
+}
 
 static __always_inline struct irq_slots *this_cpu_slots(void)
 {
@@ -80,6 +118,11 @@ SEC("tp_btf/irq_handler_entry")
 int BPF_PROG(handle_irq_entry, int irq, struct irqaction *action)
 {
 	struct irq_slots *slots = this_cpu_slots();
+	struct irq_seen *seen = this_cpu_seen();
+	__u32 line = irq;
+
+	if (audit_interrupts && seen && line < AUDITED_IRQ_LINES)
+		seen->hard[line]++;
 	if (slots)
 		open_slot(&slots->hard, irq);
 	return 0;
@@ -105,6 +148,10 @@ SEC("tp_btf/softirq_entry")
 int BPF_PROG(handle_softirq_entry, unsigned int vec)
 {
 	struct irq_slots *slots = this_cpu_slots();
+	struct irq_seen *seen = this_cpu_seen();
+
+	if (audit_softirqs && seen && vec < AUDITED_SOFTIRQ_VECTORS)
+		seen->soft[vec]++;
 	if (slots)
 		open_slot(&slots->soft, vec);
 	return 0;
@@ -124,9 +171,30 @@ int BPF_PROG(handle_softirq_exit, unsigned int vec)
 	return 0;
 }
 
+/*
+ * The kernel counts a system vector (inc_irq_stat) between its entry and
+ * exit tracepoints, so a vector is counted once, at whichever of the two
+ * falls inside the audit window: a window opening or closing between the
+ * entry and the count then never looks like a loss.
+ */
+static __always_inline void count_vector(struct irq_seen *seen, enum irq_vector_kind kind, bool entry)
+{
+	if (!seen || kind >= VECTOR_KIND_COUNT)
+		return;
+	if (entry) {
+		seen->vector_counted[kind] = audit_interrupts;
+		if (audit_interrupts)
+			seen->vector[kind]++;
+	} else if (audit_interrupts && !seen->vector_counted[kind]) {
+		seen->vector[kind]++;
+	}
+}
+
 static __always_inline int vector_entry(enum irq_vector_kind kind)
 {
 	struct irq_slots *slots = this_cpu_slots();
+
+	count_vector(this_cpu_seen(), kind, true);
 	if (slots && kind < VECTOR_KIND_COUNT)
 		open_slot(&slots->vector[kind], kind);
 	return 0;
@@ -137,6 +205,7 @@ static __always_inline int vector_exit(enum irq_vector_kind kind)
 	struct irq_slots *slots = this_cpu_slots();
 	struct irq_event *e;
 
+	count_vector(this_cpu_seen(), kind, false);
 	if (!slots || kind >= VECTOR_KIND_COUNT)
 		return 0;
 	e = close_slot(&slots->vector[kind], EVENT_IRQ_VECTOR, kind);

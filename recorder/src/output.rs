@@ -1,0 +1,342 @@
+//! The trace file on disk: an earlier recording at the -o path is replaced
+//! only when this one ends. The recorder writes `.NAME.partial-PID` beside
+//! NAME and renames it into place at the end; `.NAME.lock` (flock, holding
+//! the recorder's pid) keeps a second recorder off the same NAME. Under sudo
+//! both belong to the invoking user; the trace's mode is --mode (0600 by
+//! default, as perf writes), whatever the umask.
+
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+use anyhow::{anyhow, bail, Context, Result};
+
+/// Who owns what the recorder writes, and with which permission bits.
+#[derive(Debug, Clone, Copy)]
+pub struct Ownership {
+    /// (uid, gid) to hand the files to; None leaves them to the recorder's user.
+    pub owner: Option<(u32, u32)>,
+    pub mode: u32,
+}
+
+/// The names beside the final file: (`.NAME.partial-PID`, `.NAME.lock`).
+pub fn sidecar_names(final_path: &Path, pid: u32) -> Option<(PathBuf, PathBuf)> {
+    let name = final_path.file_name()?.to_string_lossy().into_owned();
+    let dir = final_path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    Some((dir.join(format!(".{name}.partial-{pid}")), dir.join(format!(".{name}.lock"))))
+}
+
+/// The file the user named, through a symbolic link if it is one (so that
+/// the rename replaces the link's target, not the link).
+fn resolve_final_path(path: &Path) -> PathBuf {
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) if meta.file_type().is_symlink() => match std::fs::read_link(path) {
+            Ok(target) if target.is_absolute() => resolve_final_path(&target),
+            Ok(target) => resolve_final_path(&path.parent().unwrap_or(Path::new(".")).join(target)),
+            Err(_) => path.to_path_buf(),
+        },
+        _ => path.to_path_buf(),
+    }
+}
+
+fn numbered(path: &Path, n: u32) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(format!(".{n}"));
+    PathBuf::from(name)
+}
+
+/// An exclusive lock on `.NAME.lock`, kept until the trace is in place.
+struct Lock {
+    path: PathBuf,
+    file: File,
+}
+
+impl Lock {
+    /// Takes the lock without waiting; a held lock is one line naming its holder.
+    fn take(path: &Path, final_path: &Path, ownership: &Ownership) -> Result<Self> {
+        // The holder unlinks the lock file as it finishes: a lock taken on a
+        // file that is no longer at `path` is worthless, so check and retry.
+        for _ in 0..100 {
+            let mut file = OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .mode(0o600)
+                .custom_flags(libc::O_NOFOLLOW)
+                .open(path)
+                .with_context(|| format!("cannot write {}", final_path.display()))?;
+            match file.try_lock() {
+                Ok(()) => {}
+                Err(std::fs::TryLockError::WouldBlock) => {
+                    let mut holder = String::new();
+                    let _ = file.read_to_string(&mut holder);
+                    let holder = holder.trim();
+                    let who = if holder.is_empty() { "another recorder".to_string() } else { format!("another recorder (pid {holder})") };
+                    bail!("{who} is writing {}; wait for it, or choose another -o", final_path.display());
+                }
+                Err(std::fs::TryLockError::Error(e)) => {
+                    return Err(e).with_context(|| format!("cannot lock {}", path.display()));
+                }
+            }
+            let still_there = std::fs::symlink_metadata(path)
+                .ok()
+                .zip(file.metadata().ok())
+                .is_some_and(|(now, held)| now.dev() == held.dev() && now.ino() == held.ino());
+            if !still_there {
+                continue;
+            }
+            file.set_len(0)?;
+            write!(file, "{}", std::process::id())?;
+            if let Some((uid, gid)) = ownership.owner {
+                let _ = std::os::unix::fs::fchown(&file, Some(uid), Some(gid));
+            }
+            return Ok(Self { path: path.to_path_buf(), file });
+        }
+        bail!("cannot lock {}: it keeps being replaced", path.display())
+    }
+}
+
+impl Drop for Lock {
+    fn drop(&mut self) {
+        // unlink while still holding the lock; the next taker re-checks the path
+        let _ = std::fs::remove_file(&self.path);
+        let _ = self.file.unlock();
+    }
+}
+
+/// Where a recording goes while it is being made.
+pub struct TraceOutput {
+    final_path: PathBuf,
+    /// None when the target is a device or pipe (e.g. /dev/null), written directly.
+    partial: Option<PathBuf>,
+    file: File,
+    lock: Option<Lock>,
+    committed: bool,
+}
+
+impl TraceOutput {
+    /// Locks the name and creates the partial file, owned and moded as asked.
+    /// Nothing at `path` is touched.
+    pub fn prepare(path: &Path, ownership: Ownership) -> Result<Self> {
+        let final_path = resolve_final_path(path);
+        let cannot = || format!("cannot write {}", path.display());
+        match std::fs::metadata(&final_path) {
+            Ok(meta) if meta.is_dir() => bail!("cannot write {}: it is a directory", path.display()),
+            Ok(meta) if !meta.is_file() => {
+                // a character device or FIFO: a rename would replace the node itself
+                let file = OpenOptions::new().write(true).open(&final_path).with_context(cannot)?;
+                return Ok(Self { final_path, partial: None, file, lock: None, committed: false });
+            }
+            _ => {}
+        }
+        let pid = std::process::id();
+        let Some((first_choice, lock_path)) = sidecar_names(&final_path, pid) else {
+            bail!("cannot write {}: not a file name", path.display());
+        };
+        let lock = Lock::take(&lock_path, path, &ownership)?;
+        // A partial file by this name is a killed recorder's (an earlier boot
+        // or container with our pid): keep it, pick the next name.
+        let mut attempt = 1;
+        let (partial, file) = loop {
+            let partial = if attempt == 1 { first_choice.clone() } else { numbered(&first_choice, attempt) };
+            let opened = OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(ownership.mode)
+                .custom_flags(libc::O_NOFOLLOW)
+                .open(&partial);
+            match opened {
+                Ok(file) => break (partial, file),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && attempt < 100 => attempt += 1,
+                Err(e) => return Err(e).with_context(cannot),
+            }
+        };
+        let mut output = Self { final_path, partial: Some(partial), file, lock: Some(lock), committed: false };
+        output.apply(&ownership).with_context(cannot)?;
+        Ok(output)
+    }
+
+    /// Owner first (chown clears set-id bits), then the exact mode, umask or not.
+    fn apply(&mut self, ownership: &Ownership) -> std::io::Result<()> {
+        if let Some((uid, gid)) = ownership.owner {
+            std::os::unix::fs::fchown(&self.file, Some(uid), Some(gid))?;
+        }
+        self.file.set_permissions(std::fs::Permissions::from_mode(ownership.mode))
+    }
+
+    /// A handle on the file being written.
+    pub fn file(&self) -> Result<File> {
+        self.file.try_clone().context("duplicating the trace file's descriptor")
+    }
+
+    /// The path being written now: the partial file until the end.
+    pub fn writing_to(&self) -> &Path {
+        self.partial.as_deref().unwrap_or(&self.final_path)
+    }
+
+    pub fn final_path(&self) -> &Path {
+        &self.final_path
+    }
+
+    /// Renames the recording into place and releases the name.
+    pub fn commit(mut self) -> Result<()> {
+        if let Some(partial) = &self.partial {
+            std::fs::rename(partial, &self.final_path).with_context(|| {
+                format!("cannot move the trace into place at {} (it is in {})", self.final_path.display(), partial.display())
+            })?;
+        }
+        self.committed = true;
+        Ok(())
+    }
+}
+
+impl Drop for TraceOutput {
+    /// A recording that never began leaves nothing behind.
+    fn drop(&mut self) {
+        if !self.committed {
+            if let Some(partial) = &self.partial {
+                let _ = std::fs::remove_file(partial);
+            }
+        }
+        drop(self.lock.take());
+    }
+}
+
+/// An I/O failure writing the trace as one line naming the file the user
+/// asked for: "No space left on device (run.lg)". None for other errors.
+pub fn write_failure(err: &anyhow::Error, path: &std::path::Path) -> Option<anyhow::Error> {
+    let io = err.chain().find_map(|e| e.downcast_ref::<std::io::Error>())?;
+    let reason = match io.raw_os_error() {
+        Some(errno) => nix::errno::Errno::from_raw(errno).desc().to_string(),
+        None => io.to_string(),
+    };
+    Some(anyhow!("{reason} ({})", path.display()))
+}
+
+/// A file writer that stops at its first error: after a failed write (a
+/// full disk) nothing more reaches the file, not even the buffered rest a
+/// BufWriter flushes when dropped, and the file can be cut back to the end
+/// of the last complete write.
+pub struct StopAtFirstError {
+    file: File,
+    failed: Option<std::io::ErrorKind>,
+    /// The file's length after the last write_complete().
+    good_len: u64,
+}
+
+impl StopAtFirstError {
+    pub fn new(mut file: File) -> std::io::Result<Self> {
+        let good_len = file.seek(SeekFrom::Current(0))?;
+        Ok(Self { file, failed: None, good_len })
+    }
+
+    /// Everything written so far is a complete unit (a batch): remember where it ends.
+    pub fn write_complete(&mut self) -> std::io::Result<()> {
+        self.good_len = self.file.seek(SeekFrom::Current(0))?;
+        Ok(())
+    }
+
+    /// Drops whatever a failed write left past the last complete unit.
+    pub fn cut_to_last_complete(&mut self) -> std::io::Result<u64> {
+        self.file.set_len(self.good_len)?;
+        Ok(self.good_len)
+    }
+}
+
+impl Write for StopAtFirstError {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if let Some(kind) = self.failed {
+            return Err(std::io::Error::new(kind, "an earlier write to the trace failed"));
+        }
+        self.file.write(buf).inspect_err(|e| self.failed = Some(e.kind()))
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        if let Some(kind) = self.failed {
+            return Err(std::io::Error::new(kind, "an earlier write to the trace failed"));
+        }
+        self.file.flush()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("launchgap-output-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    const MINE: Ownership = Ownership { owner: None, mode: 0o600 };
+
+    #[test]
+    fn the_old_file_stays_until_commit_and_a_dropped_output_leaves_nothing() {
+        let dir = scratch("commit");
+        let target = dir.join("run.lg");
+        std::fs::write(&target, b"old recording").unwrap();
+        {
+            let out = TraceOutput::prepare(&target, MINE).unwrap();
+            (&out.file().unwrap()).write_all(b"new").unwrap();
+            assert_eq!(std::fs::read(&target).unwrap(), b"old recording");
+            assert!(out.writing_to().file_name().unwrap().to_string_lossy().starts_with(".run.lg.partial-"));
+        }
+        assert_eq!(std::fs::read(&target).unwrap(), b"old recording");
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1, "no partial or lock file left");
+
+        let out = TraceOutput::prepare(&target, Ownership { owner: None, mode: 0o640 }).unwrap();
+        (&out.file().unwrap()).write_all(b"new").unwrap();
+        out.commit().unwrap();
+        assert_eq!(std::fs::read(&target).unwrap(), b"new");
+        assert_eq!(std::fs::metadata(&target).unwrap().permissions().mode() & 0o777, 0o640);
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn a_second_writer_of_the_same_name_is_refused_naming_the_first() {
+        let dir = scratch("lock");
+        let target = dir.join("run.lg");
+        let first = TraceOutput::prepare(&target, MINE).unwrap();
+        let err = TraceOutput::prepare(&target, MINE).err().unwrap().to_string();
+        assert_eq!(
+            err,
+            format!("another recorder (pid {}) is writing {}; wait for it, or choose another -o", std::process::id(), target.display())
+        );
+        TraceOutput::prepare(&dir.join("other.lg"), MINE).unwrap();
+        drop(first);
+        TraceOutput::prepare(&target, MINE).unwrap();
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn a_symlink_is_followed_and_a_device_written_directly() {
+        let dir = scratch("link");
+        std::fs::write(dir.join("real.lg"), b"old").unwrap();
+        std::os::unix::fs::symlink("real.lg", dir.join("link.lg")).unwrap();
+        let out = TraceOutput::prepare(&dir.join("link.lg"), MINE).unwrap();
+        (&out.file().unwrap()).write_all(b"new").unwrap();
+        out.commit().unwrap();
+        assert!(std::fs::symlink_metadata(dir.join("link.lg")).unwrap().file_type().is_symlink());
+        assert_eq!(std::fs::read(dir.join("real.lg")).unwrap(), b"new");
+
+        let null = TraceOutput::prepare(Path::new("/dev/null"), MINE).unwrap();
+        assert_eq!(null.writing_to(), Path::new("/dev/null"));
+        null.commit().unwrap();
+        use std::os::unix::fs::FileTypeExt;
+        assert!(std::fs::metadata("/dev/null").unwrap().file_type().is_char_device());
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn a_directory_is_refused() {
+        let dir = scratch("dir");
+        let err = TraceOutput::prepare(&dir, MINE).err().unwrap().to_string();
+        assert_eq!(err, format!("cannot write {}: it is a directory", dir.display()));
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+}

@@ -1,0 +1,117 @@
+"""A disk that fills up while recording: one line naming the file, tracing
+stops (the probes detach), the file keeps every batch written before and
+reads cleanly up to there, the command runs on undisturbed and its exit
+code is the recorder's. On a real size-limited tmpfs mounted by the test."""
+
+from __future__ import annotations
+
+import errno
+import os
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.ipc
+import pytest
+
+from launchgap.trace import read_trace
+from tests.recorder.conftest import RECORDER, needs_bpf
+
+pytestmark = needs_bpf
+
+TMPFS_SIZE = "32m"
+
+
+@pytest.fixture
+def small_disk():
+    mountpoint = Path(tempfile.mkdtemp(prefix="launchgap-full-disk-"))
+    mounted = False
+    try:
+        subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={TMPFS_SIZE},mode=0700", "launchgap-test", str(mountpoint)],
+                       check=True, capture_output=True)
+        mounted = True
+        yield mountpoint
+    finally:
+        if mounted and subprocess.run(["umount", str(mountpoint)], capture_output=True).returncode != 0:
+            subprocess.run(["umount", "--lazy", str(mountpoint)], capture_output=True)
+        mountpoint.rmdir()
+
+
+def fill(directory: Path) -> None:
+    """Writes a file until the disk has no room left at all."""
+    chunk = b"\0" * 4096
+    fd = os.open(directory / "filler", os.O_WRONLY | os.O_CREAT, 0o600)
+    try:
+        while True:
+            try:
+                os.write(fd, chunk)
+            except OSError as err:
+                assert err.errno == errno.ENOSPC
+                return
+    finally:
+        os.close(fd)
+
+
+def our_program_ids(recorder_pid: int) -> set[int]:
+    """BPF programs the recorder process holds open (from its fd table)."""
+    ids = set()
+    fd_dir = Path(f"/proc/{recorder_pid}/fdinfo")
+    for info in fd_dir.iterdir():
+        try:
+            text = info.read_text()
+        except OSError:
+            continue
+        if "prog_type:" in text:
+            ids.update(int(line.split()[1]) for line in text.splitlines() if line.startswith("prog_id:"))
+    return ids
+
+
+def wait_until(condition, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.05)
+
+
+def test_a_full_disk_stops_tracing_keeps_the_trace_and_the_command_runs_on(small_disk, tmp_path):
+    out = small_disk / "run.lg"
+    release = tmp_path / "command-may-finish"
+    # the command keeps running until the test has seen the recorder stop tracing
+    command = ["sh", "-c", f'while [ ! -e "{release}" ]; do sleep 0.05; done; exit 7']
+    proc = subprocess.Popen([str(RECORDER), "--system", "-o", str(out), "--", *command],
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stderr is not None
+        partial = small_disk / f".run.lg.partial-{proc.pid}"
+        line = ""
+        while "tracing every task" not in line:
+            line = proc.stderr.readline()
+            assert line, "the recorder ended before tracing"
+        header = partial.stat().st_size
+        wait_until(lambda: partial.stat().st_size > header, 60, "a first batch on disk")
+        fill(small_disk)
+        full = proc.stderr.readline()
+        assert full.strip() == (f"launchgap-record: No space left on device ({out}): tracing stopped; the trace "
+                                "keeps the events written before (it reads as truncated)")
+        # tracing has stopped while the command still runs: the recorder holds no BPF program
+        wait_until(lambda: not our_program_ids(proc.pid), 60, "the probes to detach")
+        assert proc.poll() is None
+        release.touch()
+        rest = proc.stderr.read()
+        assert proc.wait(timeout=60) == 7, rest
+    finally:
+        release.touch()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert "sending on a closed channel" not in rest and "panicked" not in rest
+    assert "waiting for sh" in rest
+    # in place, cut cleanly after its last complete batch: any Arrow reader takes all of it
+    assert not partial.exists()
+    batches = list(pa.ipc.open_stream(pa.memory_map(str(out))))
+    assert sum(b.num_rows for b in batches) > 0
+    trace = read_trace(out)
+    assert trace.end is None  # no closing row: there was no room for it
+    assert trace.events.height == sum(b.num_rows for b in batches)

@@ -1,0 +1,234 @@
+"""The -o file: an earlier recording survives anything that fails before
+this one begins; the new one appears only when it ends (renamed from
+`.NAME.partial-PID`, which a SIGKILL leaves readable); a second recorder
+of the same name is refused; traces are 0600 whatever the umask."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.ipc
+import pytest
+
+from launchgap.trace import read_trace
+from tests.recorder.conftest import RECORDER, STORM, needs_bpf, our_programs_loaded
+
+pytestmark = needs_bpf
+
+EARLIER = b"an earlier recording that must survive\n"
+
+
+def one_error_line(proc: subprocess.CompletedProcess) -> str:
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode != 0
+    assert len(lines) == 1, proc.stderr
+    assert "Traceback" not in proc.stderr and "panicked" not in proc.stderr
+    return lines[0]
+
+
+def only_entries(directory: Path) -> set[str]:
+    return {p.name for p in directory.iterdir()}
+
+
+@pytest.fixture
+def earlier(tmp_path: Path) -> Path:
+    path = tmp_path / "keep.lg"
+    path.write_bytes(EARLIER)
+    return path
+
+
+def test_a_typo_in_the_command_keeps_the_earlier_trace(earlier):
+    before = our_programs_loaded()
+    proc = subprocess.run([str(RECORDER), "-o", str(earlier), "--", "cudasmi", "decode"],
+                          capture_output=True, text=True)
+    assert one_error_line(proc) == "launchgap-record: cannot run cudasmi: not found on PATH"
+    assert proc.returncode == 127
+    assert earlier.read_bytes() == EARLIER
+    assert only_entries(earlier.parent) == {"keep.lg"}
+    assert our_programs_loaded() == before
+
+
+def test_a_directory_as_the_command_keeps_the_earlier_trace(earlier, tmp_path):
+    proc = subprocess.run([str(RECORDER), "-o", str(earlier), "--", str(tmp_path)], capture_output=True, text=True)
+    assert one_error_line(proc) == f"launchgap-record: cannot run {tmp_path}: Permission denied"
+    assert proc.returncode == 126
+    assert earlier.read_bytes() == EARLIER
+
+
+def test_a_bad_cuda_lib_keeps_the_earlier_trace(earlier, tmp_path):
+    missing = tmp_path / "libcuda.so.1"
+    proc = subprocess.run([str(RECORDER), "-o", str(earlier), "--cuda-lib", str(missing), "--", "true"],
+                          capture_output=True, text=True)
+    assert one_error_line(proc) == (f"launchgap-record: --cuda-lib {missing}: not a readable file defining CUDA "
+                                    "driver or runtime entry points")
+    assert earlier.read_bytes() == EARLIER
+    assert only_entries(tmp_path) == {"keep.lg"}
+
+
+@pytest.fixture
+def shared_dir():
+    """A directory every user may write, as /tmp is, removed afterwards."""
+    import shutil
+    import tempfile
+
+    path = Path(tempfile.mkdtemp(prefix="launchgap-test-", dir="/tmp"))
+    path.chmod(0o777)
+    yield path
+    shutil.rmtree(path)
+
+
+NOBODY = 65534
+
+
+def test_without_privileges_the_earlier_trace_is_kept(shared_dir):
+    earlier = shared_dir / "keep.lg"
+    earlier.write_bytes(EARLIER)
+    earlier.chmod(0o666)  # writable by the unprivileged recorder: only the recorder's care keeps it
+    marker = shared_dir / "ran"
+
+    def drop() -> None:
+        os.setgroups([])
+        os.setgid(NOBODY)
+        os.setuid(NOBODY)
+
+    proc = subprocess.run([str(RECORDER), "-o", str(earlier), "--", "touch", str(marker)],
+                          capture_output=True, text=True, preexec_fn=drop)
+    assert one_error_line(proc) == ("launchgap-record: permission denied loading BPF programs: "
+                                    "run as root (or with CAP_BPF and CAP_PERFMON)")
+    assert earlier.read_bytes() == EARLIER
+    assert not marker.exists()
+    assert only_entries(shared_dir) == {"keep.lg"}
+
+
+def test_a_command_the_invoking_user_may_not_run_is_refused_before_recording(shared_dir):
+    """Found on disk, but executable only by root: sudo's user could not run it."""
+    earlier = shared_dir / "keep.lg"
+    earlier.write_bytes(EARLIER)
+    script = shared_dir / "root-only.sh"
+    script.write_text("#!/bin/sh\ntouch ran\n")
+    script.chmod(0o744)
+    env = {**os.environ, "SUDO_UID": str(NOBODY), "SUDO_GID": str(NOBODY), "SUDO_USER": "nobody"}
+    proc = subprocess.run([str(RECORDER), "-o", str(earlier), "--", str(script)],
+                          capture_output=True, text=True, env=env, cwd=shared_dir)
+    assert one_error_line(proc) == f"launchgap-record: cannot run {script}: Permission denied"
+    assert proc.returncode == 126
+    assert earlier.read_bytes() == EARLIER
+    assert only_entries(shared_dir) == {"keep.lg", "root-only.sh"}
+
+
+def test_the_trace_replaces_the_earlier_one_only_at_the_end(earlier, tmp_path):
+    listing = tmp_path / "seen-while-recording"
+    # the command looks at the directory while it is being recorded
+    command = ["sh", "-c", f'ls -a "{tmp_path}" > "{listing}"; cat "{earlier}" >> "{listing}"; exit 3']
+    proc = subprocess.run([str(RECORDER), "-o", str(earlier), "--", *command], capture_output=True, text=True)
+    assert proc.returncode == 3, proc.stderr
+    seen = listing.read_text()
+    trace = read_trace(earlier)
+    partial = f".keep.lg.partial-{trace.meta['recorder_pid']}"
+    assert set(seen.split()) >= {partial, ".keep.lg.lock", "keep.lg"}
+    assert EARLIER.decode() in seen, "the earlier recording stayed in place while this one was made"
+    assert f"(written to {tmp_path / partial} until the end)" in proc.stderr
+    # a failing command still gets its recording, in place, and nothing else is left
+    assert trace.end["command_exit_code"] == 3
+    assert only_entries(tmp_path) == {"keep.lg", "seen-while-recording"}
+
+
+def test_sighup_ends_the_recording_cleanly_in_place(tmp_path):
+    out = tmp_path / "x.lg"
+    proc = subprocess.Popen([str(RECORDER), "-o", str(out), "--", "sleep", "30"], stderr=subprocess.PIPE, text=True)
+    wait_for_line(proc, "tracing ")
+    proc.send_signal(signal.SIGHUP)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + signal.SIGHUP, stderr  # the command got it too
+    trace = read_trace(out)
+    assert trace.end["stop_reason"] == f"signal {int(signal.SIGHUP)}"
+    assert only_entries(tmp_path) == {"x.lg"}
+
+
+def wait_for_line(proc: subprocess.Popen, text: str) -> str:
+    assert proc.stderr is not None
+    for line in proc.stderr:
+        if text in line:
+            return line
+    raise AssertionError(f"the recorder ended without saying {text!r}")
+
+
+def test_sigkill_leaves_the_partial_file_readable_and_the_earlier_trace(earlier):
+    proc = subprocess.Popen([str(RECORDER), "-q", "-o", str(earlier), "--", str(STORM), "--seconds", "4"],
+                            start_new_session=True)
+    try:
+        time.sleep(2.5)  # more than two flush intervals
+        proc.kill()
+        proc.wait()
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)  # the storm too
+    partial = earlier.parent / f".keep.lg.partial-{proc.pid}"
+    assert earlier.read_bytes() == EARLIER
+    trace = read_trace(partial)
+    assert trace.end is None
+    assert trace.of("switch").height > 1000
+    # and any Arrow reader takes its complete batches
+    reader = pa.ipc.open_stream(pa.memory_map(str(partial)))
+    assert reader.read_next_batch().num_rows > 0
+
+
+def test_a_second_recorder_of_the_same_file_is_refused(tmp_path):
+    out = tmp_path / "run.lg"
+    first = subprocess.Popen([str(RECORDER), "-o", str(out), "--", "sleep", "3"], stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for_line(first, "tracing ")
+        second = subprocess.run([str(RECORDER), "-o", str(out), "--", "touch", str(tmp_path / "second-ran")],
+                                capture_output=True, text=True, timeout=60)
+        assert one_error_line(second) == (f"launchgap-record: another recorder (pid {first.pid}) is writing {out}; "
+                                          "wait for it, or choose another -o")
+        assert not (tmp_path / "second-ran").exists()
+        # a different name beside it is fine
+        other = subprocess.run([str(RECORDER), "-q", "-o", str(tmp_path / "other.lg"), "--", "true"],
+                               capture_output=True, text=True, timeout=60)
+        assert other.returncode == 0, other.stderr
+    finally:
+        first.communicate(timeout=60)
+    assert first.returncode == 0
+    trace = read_trace(out)
+    assert trace.meta["command"] == ["sleep", "3"]
+    assert only_entries(tmp_path) == {"run.lg", "other.lg"}
+
+
+def test_the_trace_is_0600_whatever_the_umask_unless_asked(tmp_path):
+    def open_umask() -> None:
+        os.umask(0)
+
+    out = tmp_path / "x.lg"
+    proc = subprocess.run([str(RECORDER), "-q", "-o", str(out), "--", "true"], capture_output=True, text=True,
+                          preexec_fn=open_umask)
+    assert proc.returncode == 0, proc.stderr
+    assert out.stat().st_mode & 0o7777 == 0o600
+    shared = tmp_path / "shared.lg"
+    proc = subprocess.run([str(RECORDER), "-q", "--mode", "644", "-o", str(shared), "--", "true"],
+                          capture_output=True, text=True, preexec_fn=open_umask)
+    assert proc.returncode == 0, proc.stderr
+    assert shared.stat().st_mode & 0o7777 == 0o644
+
+
+def test_under_sudo_the_trace_belongs_to_the_invoking_user(tmp_path):
+    out = tmp_path / "x.lg"
+    env = {**os.environ, "SUDO_UID": str(NOBODY), "SUDO_GID": str(NOBODY), "SUDO_USER": "nobody"}
+    proc = subprocess.run([str(RECORDER), "-q", "-o", str(out), "--", "true"], capture_output=True, text=True, env=env)
+    assert proc.returncode == 0, proc.stderr
+    st = out.stat()
+    assert (st.st_uid, st.st_gid, st.st_mode & 0o7777) == (NOBODY, NOBODY, 0o600)
+
+
+def test_help_says_where_the_trace_is_written_and_who_may_read_it():
+    proc = subprocess.run([str(RECORDER), "--help"], capture_output=True, text=True)
+    assert proc.returncode == 0
+    text = " ".join(proc.stdout.split())
+    assert "writes into .NAME.partial-PID beside NAME" in text
+    assert "leaves .NAME.partial-PID, readable up to its last batch" in text
+    assert "Under sudo the trace belongs to the invoking user, mode 0600" in text
+    assert "--mode <OCTAL>" in text
