@@ -351,6 +351,8 @@ fn run(args: Args) -> Result<i32> {
     let (to_writer, inbox) = mpsc::channel();
     let writer_handle = std::thread::Builder::new().name("trace-writer".into()).spawn(move || writer_thread(writer, inbox))?;
 
+    // before the line that says tracing began: a signal sent on reading it must end the recording cleanly
+    install_signal_handlers();
     for w in &warnings {
         say(args.quiet, format!("warning: {}", w.0));
     }
@@ -369,8 +371,6 @@ fn run(args: Args) -> Result<i32> {
         _ => String::new(),
     };
     say(args.quiet, format!("tracing {what}: {cuda_probes} CUDA probes, {tracepoints} tracepoints -> {}{via}", args.output.display()));
-
-    install_signal_handlers();
     // the probes count IRQ hits from just before the kernel's counters are first read
     let audit_window = irq_audit::Window::new(&mut skel);
     let audit_since_ns = metadata::monotonic_ns();

@@ -188,8 +188,8 @@ def test_an_impossible_duration_is_left_out_and_said(tmp_path):
     b = TraceBuilder(start_ns=1_000, end_ns=380_000_000)
     b.switch(2_000, 0, IDLE, T)
     for i in range(50):
-        b.irq(10_000 + i * 1_000_000, 0, T, "hardirq", "virtio0", 3_000, number=24)
-    b.irq(60_000_000, 0, T, "hardirq", "virtio0", 2_600_000_000, number=24)   # the flipped one
+        b.irq(10_000 + i * 1_000_000, 0, T, Event.HARDIRQ, "virtio0", 3_000, number=24)
+    b.irq(60_000_000, 0, T, Event.HARDIRQ, "virtio0", 2_600_000_000, number=24)   # the flipped one
     b.rows.append({"ts_ns": 70_000_000, "event": Event.LAUNCH, "cpu": 7, "pid": 100, "tid": 101,
                    "api": "cuLaunchKernel"})
     trace = b.write(tmp_path / "t.lg")

@@ -69,10 +69,10 @@ def test_runqueue_wait_that_spans_a_migration_names_both_cpus_culprits(tmp_path)
 def test_nested_interrupts_are_counted_once(tmp_path):
     b = TraceBuilder()
     b.switch(2_000, 0, IDLE, T)
-    b.irq(40_000, 0, T, "softirq", "NET_RX", 10_000, number=3)
-    b.irq(42_000, 0, T, "hardirq", "virtio1-req.0", 1_000, number=36)   # inside the softirq
-    b.irq(60_000, 0, T, "irq_vector", "LOCAL_TIMER", 500)
-    b.irq(70_000, 1, HOG, "softirq", "TIMER", 2_000, number=1)         # another task's, not ours
+    b.irq(40_000, 0, T, Event.SOFTIRQ, "NET_RX", 10_000, number=3)
+    b.irq(42_000, 0, T, Event.HARDIRQ, "virtio1-req.0", 1_000, number=36)   # inside the softirq
+    b.irq(60_000, 0, T, Event.IRQ_VECTOR, "LOCAL_TIMER", 500)
+    b.irq(70_000, 1, HOG, Event.SOFTIRQ, "TIMER", 2_000, number=1)         # another task's, not ours
     for ts in (3_000, 4_000, 5_000, 6_000):
         b.launch(ts, 0, T)
     report = build_report(b.write(tmp_path / "t.lg"))
@@ -128,7 +128,7 @@ def test_launch_gaps_are_classified_by_what_filled_them(tmp_path):
     b.wakeup(36_600, T, 0)
     b.switch(36_600, 0, IDLE, T)
     b.launch(37_000, 0, T)
-    b.irq(38_000, 0, T, "hardirq", "nic", 500, number=30)
+    b.irq(38_000, 0, T, Event.HARDIRQ, "nic", 500, number=30)
     b.launch(39_000, 0, T)
     b.launch(40_000, 0, T)
     report = build_report(b.write(tmp_path / "t.lg"))
