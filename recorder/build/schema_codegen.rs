@@ -202,10 +202,13 @@ fn rust_module(s: &Schema) -> String {
     writeln!(w, "pub const SEGMENT_SECONDS: u64 = {};", int(layout, "segment_seconds")).unwrap();
     writeln!(w, "pub const SEGMENT_ROWS: usize = {};", int(layout, "segment_rows")).unwrap();
     writeln!(w, "pub const FORMAT1_END_EVENT: &str = {:?};", text(table(&s.toml, "end"), "format1_event")).unwrap();
-    for (name, value) in table(&s.toml, "constants") {
+    let constants = table(&s.toml, "constants");
+    for (name, value) in constants {
         let c = value.as_table().expect("a constant");
         writeln!(w, "/// {}\npub const {name}: u32 = {};", text(c, "doc"), int(c, "value")).unwrap();
     }
+    let listed: Vec<String> = constants.keys().map(|name| format!("({name:?}, {name})")).collect();
+    writeln!(w, "/// Every constant, by name.\npub const CONSTANTS: [(&str, u32); {}] = [{}];", listed.len(), listed.join(", ")).unwrap();
 
     w.push_str("\n/// enum event_type: the record types BPF programs put in the ring buffer.\npub mod record {\n");
     for (name, id) in &s.records {

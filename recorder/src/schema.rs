@@ -90,6 +90,9 @@ pub fn format1_fields() -> Vec<Field> {
     FORMAT1_COLUMNS.iter().map(ColumnSpec::field).collect()
 }
 
+/// The BPF header generated from the schema, as this binary's programs were compiled with it.
+pub const C_HEADER: &str = include_str!(concat!(env!("OUT_DIR"), "/trace_schema.h"));
+
 /// The contract as this binary was built with it (`--print-schema`), so a test
 /// can compare it with schema/trace.toml and the Python module.
 pub fn as_json() -> Value {
@@ -111,11 +114,10 @@ pub fn as_json() -> Value {
         "records": (1..record::COUNT).filter(|&id| RECORD_NAMES[id as usize] != "unknown")
             .map(|id| (RECORD_NAMES[id as usize].to_string(), json!(id))).collect::<serde_json::Map<_, _>>(),
         "names": {"softirq": SOFTIRQ_NAMES, "irq_vector": IRQ_VECTOR_NAMES, "wakeup_variant": WAKEUP_VARIANT_NAMES},
-        "constants": {"TASK_COMM_LEN": TASK_COMM_LEN, "IRQ_NAME_LEN": IRQ_NAME_LEN, "EXEC_FILENAME_LEN": EXEC_FILENAME_LEN,
-                      "LAUNCH_BATCH_SIZE": LAUNCH_BATCH_SIZE, "RECORD_LAUNCH_BATCH": RECORD_LAUNCH_BATCH,
-                      "TASK_DEAD": TASK_DEAD},
+        "constants": CONSTANTS.iter().map(|(name, value)| (name.to_string(), json!(value))).collect::<serde_json::Map<_, _>>(),
         "kinds": kinds,
         "format1": {"columns": FORMAT1_COLUMNS.iter().map(|c| c.name).collect::<Vec<_>>(), "end_event": FORMAT1_END_EVENT},
+        "c_header": C_HEADER,
         "layout": {"meta": META_FILE, "end": END_FILE, "segment_digits": SEGMENT_DIGITS, "segment_suffix": SEGMENT_SUFFIX,
                    "partial_suffix": PARTIAL_SUFFIX, "segment_seconds": SEGMENT_SECONDS, "segment_rows": SEGMENT_ROWS},
     })
