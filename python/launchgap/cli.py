@@ -70,7 +70,7 @@ EXIT_LOST_EVENTS = 3
 @main.command("report", epilog=PERMISSIONS_HELP)
 @click.argument("trace", type=click.Path())
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (docs/report-schema.md).")
-@click.option("--csv", "csv_path", type=click.Path(dir_okay=False), help="Also write the study's 19-column CSV here.")
+@click.option("--csv", "csv_path", type=click.Path(), help="Also write the study's 19-column CSV here.")
 @click.option("--strict", is_flag=True,
               help=f"Exit {EXIT_LOST_EVENTS} if lost events affect any metric, or rows were left out as damaged.")
 def report(trace: str, as_json: bool, csv_path: str | None, strict: bool) -> None:
@@ -122,7 +122,7 @@ def diff(a: str, b: str, as_json: bool) -> None:
 @click.option("--csv", "as_csv", is_flag=True, help="The original study's 19-column CSV layout.")
 @click.option("--perfetto", "as_perfetto", is_flag=True,
               help="A Perfetto trace (ui.perfetto.dev): CPU and thread-state tracks, IRQs, CUDA calls.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False),
+@click.option("-o", "--output", type=click.Path(),
               help="Where to write (default: TRACE with .csv or .pftrace).")
 def export(trace: str, as_csv: bool, as_perfetto: bool, output: str | None) -> None:
     """Write TRACE in another tool's format."""
@@ -255,7 +255,7 @@ def view_window_options(command):
 
 @main.command("timeline", epilog=PERMISSIONS_HELP)
 @click.argument("traces", nargs=-1, type=click.Path())
-@click.option("-o", "--output", type=click.Path(dir_okay=False),
+@click.option("-o", "--output", type=click.Path(),
               help="cores.png, .pdf, .svg, or .html (interactive: zoom and pan). Default: TRACE.timeline.png")
 @view_window_options
 @click.option("--target", help="Colour only tasks whose command starts with this; the others are black.")
@@ -311,7 +311,7 @@ def timeline(traces, output, min_s, max_s, target, color_by, forked, socket_orde
 
 @main.command("running-waiting", epilog=PERMISSIONS_HELP)
 @click.argument("traces", nargs=-1, type=click.Path())
-@click.option("-o", "--output", type=click.Path(dir_okay=False),
+@click.option("-o", "--output", type=click.Path(),
               help="rw.png, .pdf, .svg, or .html (interactive). Default: TRACE.running-waiting.png")
 @view_window_options
 def running_waiting_cmd(traces, output, min_s, max_s, forked, after_sleep, from_workload) -> None:
@@ -548,7 +548,7 @@ def experiment_show(directory: str) -> None:
 
 
 @main.command("cudasim-truth")
-@click.argument("path", type=click.Path(dir_okay=False))
+@click.argument("path", type=click.Path())
 def cudasim_truth(path: str) -> None:
     """Summarise a cudasim ground-truth file (cudasim decode --truth PATH)."""
     try:

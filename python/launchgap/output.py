@@ -120,6 +120,16 @@ def hand_over(path: str | Path, directory: bool = False) -> None:
         os.chown(path, *user)
 
 
+def hand_over_trace(path: str | Path) -> None:
+    """A trace's permissions and owner, as hand_over gives a file: format 2's directory, every
+    directory and file in it."""
+    path = Path(path)
+    if path.is_dir():
+        _finish_tree(path, file_mode(), invoking_user(), sync=False)
+    else:
+        hand_over(path)
+
+
 def make_directory(path: str | Path) -> Path:
     """Makes PATH (and missing parents) with launchgap's permissions and owner."""
     path = Path(path)
@@ -187,14 +197,15 @@ def _move_into_place(partial: Path, path: Path) -> None:
         partial.unlink(missing_ok=True)
 
 
-def _finish_tree(root: Path, mode: int, user: tuple[int, int] | None) -> None:
-    """Flushes every file under ROOT to disk and gives everything launchgap's permissions and owner."""
+def _finish_tree(root: Path, mode: int, user: tuple[int, int] | None, sync: bool = True) -> None:
+    """Flushes every file under ROOT to disk (SYNC) and gives everything launchgap's permissions and owner."""
     dir_mode = mode | ((mode & 0o444) >> 2)
     for current, dirs, files in os.walk(root):
         for name in files:
             path = Path(current) / name
-            with open(path, "rb+") as written:
-                os.fsync(written.fileno())
+            if sync:
+                with open(path, "rb+") as written:
+                    os.fsync(written.fileno())
             os.chmod(path, mode)
             if user is not None:
                 os.chown(path, *user)

@@ -130,7 +130,7 @@ def silent_tasks(trace: Trace) -> list[dict]:
     switched_out = set(sw["tid"].unique().to_list())
     ins = sw.group_by("next_pid", "next_tid").agg(pl.len().alias("switch_ins"), pl.col("next_comm").last())
     silent = ins.filter(~pl.col("next_tid").is_in(list(switched_out | running_at_end | {0})))
-    return [{"pid": p, "tid": t, "comm": c, "switch_ins": n} for p, t, n, c in silent.sort("switch_ins", descending=True).rows()]
+    return [{"pid": p, "tid": t, "comm": c, "switch_ins": n} for p, t, n, c in silent.sort(["switch_ins", "next_tid"], descending=[True, False]).rows()]
 
 
 def failed_launches(trace: Trace, pids: set[int]) -> dict:
@@ -208,7 +208,8 @@ def build_report(trace: Trace) -> dict:
     all_culprits = []
     if not culprits.is_empty():
         for cause, pid, comm, ns in (culprits.group_by("cause", "run_pid", "run_comm").agg(pl.col("ns").sum())
-                                     .sort("ns", descending=True).head(10).rows()):
+                                     .sort(["ns", "cause", "run_pid", "run_comm"],
+                                           descending=[True, False, False, False]).head(10).rows()):
             all_culprits.append({"cause": cause, "pid": pid, "comm": comm, "ns": ns,
                                  "is_recorder": comm in RECORDER_COMMS or pid == trace.meta.get("recorder_pid"),
                                  "is_idle": pid == 0})
@@ -232,7 +233,7 @@ def build_report(trace: Trace) -> dict:
 
     irq_table = (irqs.group_by("kind", "name").agg(pl.len().alias("count"), pl.col("exclusive_ns").sum().alias("ns"),
                                                    pl.col("tid").is_in(tids).sum().alias("on_workload"))
-                 .sort("ns", descending=True))
+                 .sort(["ns", "kind", "name"], descending=[True, False, False]))
     return {
         "schema": REPORT_SCHEMA,
         "trace": {"path": str(trace.path), "mode": trace.meta.get("mode"), "command": trace.meta.get("command"),

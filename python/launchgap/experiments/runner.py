@@ -26,7 +26,7 @@ from launchgap.experiments.loadgen import LoadError
 from launchgap.experiments.mitigations import (HostChanges, MitigationError, cpuset_available, make_cpuset,
                                                steer_irqs_away)
 from launchgap.experiments.scenarios import Scenario, make_load
-from launchgap.output import hand_over, make_directory, write_text
+from launchgap.output import hand_over_trace, make_directory, write_text
 from launchgap.recorder import ENV_OVERRIDE, find_recorder
 from launchgap.trace import read_trace
 
@@ -240,7 +240,7 @@ def run_once(command: list[str], scenario: Scenario, metric: Metric, trace_path:
             row["error"] = ((err.strip().splitlines() or [f"the command exited with status {proc.returncode}"])[-1]
                             if proc.returncode else metric.missing(out))
         if trace_path.exists():
-            hand_over(trace_path)
+            hand_over_trace(trace_path)
             row.update(_trace_metrics(trace_path))
         return row
     finally:
