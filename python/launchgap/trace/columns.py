@@ -8,7 +8,7 @@ from functools import cache
 import polars as pl
 import pyarrow as pa
 
-from launchgap.trace.schema import COLUMN_TYPES, FORMAT1_COLUMNS, KIND_COLUMNS, Column, Event
+from launchgap.trace.schema import COLUMN_TYPES, FORMAT1_COLUMNS, KIND_COLUMNS, Event
 
 ARROW_TYPES: dict[str, pa.DataType] = {
     "uint32": pa.uint32(), "uint64": pa.uint64(), "int32": pa.int32(), "int64": pa.int64(), "bool": pa.bool_(),
@@ -33,19 +33,9 @@ def columns_of(kind: Event) -> tuple[str, ...]:
     return tuple(c.name for c in KIND_COLUMNS[kind])
 
 
-def column(kind: Event, name: str) -> Column | None:
-    return next((c for c in KIND_COLUMNS[kind] if c.name == name), None)
-
-
 @cache
 def polars_schema(kind: Event) -> pl.Schema:
     return pl.Schema({c.name: POLARS_TYPES[c.type] for c in KIND_COLUMNS[kind]})
-
-
-def arrow_schema(kind: Event, present: set[str] | None = None) -> pa.Schema:
-    """The kind's Arrow schema; optional columns only when PRESENT holds them."""
-    return pa.schema([pa.field(c.name, ARROW_TYPES[c.type], nullable=c.nullable) for c in KIND_COLUMNS[kind]
-                      if not c.optional or (present is not None and c.name in present)])
 
 
 def format1_arrow_fields() -> list[pa.Field]:

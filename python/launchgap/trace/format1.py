@@ -31,15 +31,6 @@ METADATA_KEY = "launchgap"
 BATCH_ROWS = 65_536
 
 
-def is_format1(path: Path) -> bool:
-    """Whether PATH starts like an Arrow IPC stream."""
-    try:
-        with open(path, "rb") as f:
-            return f.read(4) == ARROW_CONTINUATION
-    except OSError:
-        return False
-
-
 def _head(path: Path, size: int = 8) -> bytes:
     try:
         with open(path, "rb") as f:
