@@ -6,7 +6,8 @@ The recorder runs this, so only the workload is affected, never the recorder.
         [--policy other|batch|idle|fifo:P|rr:P] [--report FILE] -- COMMAND...
 
 --report FILE: what the process reads back about itself just before exec
-(its pid, which the command keeps; policy, RT priority, nice, CPUs, cpuset),
+(its pid, which the command keeps; the CLOCK_MONOTONIC time, as a trace's; policy, RT priority, nice,
+CPUs, cpuset),
 as JSON. A setting that does not read back as asked is an error (exit 126),
 so the workload never runs under settings other than the ones asked for.
 """
@@ -17,6 +18,7 @@ import argparse
 import json
 import os
 import sys
+import time
 from pathlib import Path
 
 from launchgap.experiments.levers import POLICY_BY_NUMBER, MitigationError, cpuset_of_process
@@ -29,7 +31,7 @@ EXIT_NOT_IN_EFFECT = 126
 def read_back(m: Mitigations, cgroup: Path | None) -> tuple[dict, list[str]]:
     """This process's settings as the kernel shows them, and every one that differs from what was asked."""
     policy = m.sched_policy
-    seen = {"pid": os.getpid(), "policy": POLICY_BY_NUMBER.get(os.sched_getscheduler(0), "unknown"),
+    seen = {"pid": os.getpid(), "monotonic_ns": time.monotonic_ns(), "policy": POLICY_BY_NUMBER.get(os.sched_getscheduler(0), "unknown"),
             "rt_priority": os.sched_getparam(0).sched_priority, "nice": os.getpriority(os.PRIO_PROCESS, 0),
             "cpus": sorted(os.sched_getaffinity(0)), "cpuset": cpuset_of_process()}
     wrong = []
@@ -61,11 +63,14 @@ def main(argv: list[str] | None = None) -> None:
     policy = args.policy or (f"{args.rt}:{args.rt_priority}" if args.rt else None)
     m = Mitigations(cpus=args.cpus, nice=args.nice, policy=policy)
     try:
-        _ = m.sched_policy
+        m.sched_policy  # noqa: B018 (parses and bounds it)
+    except MitigationError as err:
+        print(f"launchgap-enter: {err}", file=sys.stderr)
+        sys.exit(EXIT_NOT_IN_EFFECT)
+    try:
         child_setup(m, args.cgroup)()
-    except (MitigationError, OSError) as err:
-        print(f"launchgap-enter: cannot apply {m.describe()}: {getattr(err, 'strerror', None) or err}",
-              file=sys.stderr)
+    except OSError as err:
+        print(f"launchgap-enter: cannot apply {m.describe()}: {err.strerror or err}", file=sys.stderr)
         sys.exit(EXIT_NOT_IN_EFFECT)
     seen, wrong = read_back(m, args.cgroup)
     if args.report is not None:

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from launchgap.doctor.checks import scheduler
 from launchgap.doctor.facts import LOCKDOWN, PREEMPT, TIMER_MIGRATION, WORKQUEUE_CPUMASK, HostFacts
-from launchgap.doctor.host import DirectoryHost
+from launchgap.doctor.host import DirectoryHost, Host
 from launchgap.doctor.parse import ParseError, format_cpus, parse_bracketed_choice, parse_cpulist, parse_cpumask
 
 # the tests' stand-in for "/" (a tree of fake /proc, /sys files): where levers read and write
@@ -110,16 +110,22 @@ class Policy:
 
 
 class LeverHost:
-    """Where levers read (through the doctor's view) and write: "/" or, in tests, a tree standing in for it."""
+    """Where levers read (through the doctor's view of the host) and write: "/" or, in tests, a tree standing
+    in for it (LAUNCHGAP_LEVER_ROOT), or a subclass that stands in for single files."""
 
     def __init__(self, root: str | Path | None = None) -> None:
         self.root = Path(root if root is not None else os.environ.get(ENV_ROOT) or "/")
 
+    def view(self) -> Host:
+        """The doctor's read-only view of this host."""
+        return DirectoryHost(self.root)
+
     def facts(self) -> HostFacts:
         """A fresh view: every lever reads the host as it is now, after its own writes."""
-        return HostFacts(DirectoryHost(self.root))
+        return HostFacts(self.view())
 
     def path(self, kernel_path: str) -> Path:
+        """Where a write to KERNEL_PATH goes."""
         return self.root / kernel_path.lstrip("/")
 
     def writable(self, kernel_path: str) -> bool:

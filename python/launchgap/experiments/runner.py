@@ -303,7 +303,8 @@ def run_once(command: list[str], scenario: Scenario, metric: Metric, trace_path:
             trace = read_trace(trace_path)
             row.update(_trace_metrics(trace, focus_threads))
             if entered is not None:
-                row["verified"]["trace"] = checked = trace_check(trace, int(entered["pid"]), m)
+                row["verified"]["trace"] = checked = trace_check(trace, int(entered["pid"]),
+                                                                 int(entered["monotonic_ns"]), m)
                 problems += checked.get("problems", [])
         if entered is not None and entered.get("not_in_effect"):
             problems += entered["not_in_effect"]
@@ -332,13 +333,7 @@ def doctor_findings(host: LeverHost, cpus: set[int] | None) -> dict:
     from launchgap.doctor.run import run_doctor
 
     target = Target(frozenset(cpus), "the workload's CPUs") if cpus else None
-    return run_doctor(levers_view(host), target).to_dict()
-
-
-def levers_view(host: LeverHost):
-    from launchgap.doctor.host import DirectoryHost
-
-    return DirectoryHost(host.root)
+    return run_doctor(host.view(), target).to_dict()
 
 
 def run_experiment(command: list[str], scenarios: list[Scenario], repeat: int, metric: Metric, outdir: Path,

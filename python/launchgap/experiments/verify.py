@@ -5,8 +5,9 @@
 - while it runs: every thread of the workload, sampled from
   /proc/PID/task/TID/stat (policy, RT priority), so threads it made itself
   are seen too;
-- from the trace: every context switch of the workload's threads after its
-  exec carries the kernel prio the policy gives (RT: 99 - priority; fair
+- from the trace: every context switch of the workload's threads (and of
+  the processes it starts) from the moment enter.py read its settings back
+  carries the kernel prio the policy gives (RT: 99 - priority; fair
   policies: 120 + nice), on the CPUs it was pinned to.
 """
 
@@ -18,6 +19,7 @@ from pathlib import Path
 
 import polars as pl
 
+from launchgap.analysis.targets import target_pids
 from launchgap.experiments.levers import DEFAULT_PRIO, read_thread_policies
 from launchgap.experiments.mitigations import Mitigations
 from launchgap.trace import Trace
@@ -78,14 +80,13 @@ def sampled_problems(m: Mitigations, watch: ThreadWatch) -> list[str]:
     return problems
 
 
-def trace_check(trace: Trace, pid: int, m: Mitigations) -> dict:
-    """What the trace shows of the workload's threads after its exec: their switches' prio values and CPUs."""
-    execs = trace.of("exec", "ts_ns", "pid").filter(pl.col("pid") == pid)
-    if execs.is_empty():
-        return {"verified": None, "why": f"no exec of pid {pid} in the trace"}
-    after = int(execs["ts_ns"].max())
+def trace_check(trace: Trace, pid: int, since_ns: int, m: Mitigations) -> dict:
+    """What the trace shows of the workload's threads (its process, PID: enter.py's, which the workload
+    keeps, and every process it started) from SINCE_NS on (CLOCK_MONOTONIC, as the trace: when enter.py
+    had read its settings back, just before exec): their switches' prio values and CPUs."""
+    workload = list(target_pids(trace) | {pid})
     switches = trace.of("switch", "ts_ns", "pid", "tid", "comm", "prio", "cpu").filter(
-        (pl.col("pid") == pid) & (pl.col("ts_ns") > after))
+        pl.col("pid").is_in(workload) & (pl.col("ts_ns") > since_ns))
     prios = switches.group_by("prio").len().sort("prio")
     cpus = sorted(int(c) for c in switches["cpu"].unique().to_list())
     out = {"switches": switches.height, "threads": switches["tid"].n_unique(),
@@ -100,5 +101,6 @@ def trace_check(trace: Trace, pid: int, m: Mitigations) -> dict:
                                    f"at prio {want} ({shown})")
     if m.cpus and not set(cpus) <= set(m.cpus):
         out["problems"].append(f"the workload's threads ran on CPUs {cpus}, not only {sorted(m.cpus)}")
-    out["verified"] = not out["problems"]
+    # every thread's exit is a switch: none at all means the trace lost them, so nothing is verified
+    out["verified"] = not out["problems"] if switches.height else None
     return out
