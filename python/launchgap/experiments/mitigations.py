@@ -51,12 +51,6 @@ class Mitigations:
             return Policy(self.rt_policy, self.rt_priority)
         return None
 
-    @property
-    def host_wide(self) -> bool:
-        """Whether applying these changes the host (and so needs the journal and restoring)."""
-        return bool(self.cpuset or self.irq_away or self.preempt or self.isolate or self.timer_migration is not None
-                    or self.workqueue_away)
-
     def validate(self, online: set[int]) -> None:
         if self.cpus is not None and (not self.cpus or not set(self.cpus) <= online):
             raise MitigationError(f"cpus {self.cpus} are not all online ({sorted(online)})")
