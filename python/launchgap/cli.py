@@ -20,7 +20,7 @@ from launchgap import __version__
 from launchgap.analysis.diff import diff_reports
 from launchgap.analysis.report import build_report
 from launchgap.exports.study_csv import write_study_csv
-from launchgap.recorder import ENV_OVERRIDE, find_recorder
+from launchgap.recorder import ENV_OVERRIDE, MONITOR_ENV_OVERRIDE, find_monitor, find_recorder
 from launchgap.trace import TraceError, read_trace
 from launchgap.trace.study_csv import looks_like_study_csv, read_study_csv
 from launchgap.views.terminal import render
@@ -70,6 +70,24 @@ def record(recorder_args: tuple[str, ...]) -> None:
         fail(f"cannot find the recorder binary ({recorder_binary_hint()})")
     # click drops a bare "--"; the recorder needs it, so pass our argv on verbatim
     passed = sys.argv[sys.argv.index("record") + 1 :] if "record" in sys.argv else list(recorder_args)
+    os.execv(str(binary), [str(binary), *passed])
+
+
+@main.command(
+    "monitor",
+    context_settings={"ignore_unknown_options": True, "allow_extra_args": True, "help_option_names": []},
+    add_help_option=False,
+)
+@click.argument("monitor_args", nargs=-1, type=click.UNPROCESSED)
+def monitor(monitor_args: tuple[str, ...]) -> None:
+    """Serve in-kernel aggregates of CUDA launches, launch gaps, scheduling
+    and interrupts to Prometheus until stopped (docs/monitor.md). Runs the
+    standalone launchgap-monitor binary; see `launchgap monitor --help`."""
+    binary = find_monitor()
+    if binary is None or not binary.exists():
+        fail("cannot find the monitor binary (build it with `make setup`, put launchgap-monitor on PATH, "
+             f"or set {MONITOR_ENV_OVERRIDE})")
+    passed = sys.argv[sys.argv.index("monitor") + 1 :] if "monitor" in sys.argv else list(monitor_args)
     os.execv(str(binary), [str(binary), *passed])
 
 

@@ -4,13 +4,7 @@
 //! ring-buffer drain never waits on the disk.
 
 mod cli;
-mod cuda_api;
-mod discover;
-mod elf_symbols;
-mod metadata;
 mod probe_listing;
-mod probe_placement;
-mod probe_plan;
 mod proc_counters;
 mod records;
 mod spawn;
@@ -35,6 +29,8 @@ use anyhow::{anyhow, bail, Context, Result};
 use clap::Parser;
 use libbpf_rs::RingBufferBuilder;
 use serde_json::json;
+
+use launchgap_record::{cuda_api, discover, metadata, probe_plan};
 
 use crate::cli::Args;
 use crate::records::{event_type, EVENT_NAMES};
