@@ -102,6 +102,7 @@ struct thread_state {
 	__u64 last_launch_ns;         /* 0: no launch yet, so no gap open */
 	__u64 gap_cause_ns[GAP_CAUSE_COUNT];
 	__u64 sync_start_ns;          /* 0: not inside a sync */
+	__u64 cgroup_id;              /* its cgroup v2 (kernfs id = the directory's inode number) */
 	__u32 cpu;
 	__s32 waiter_cpu;             /* the CPU whose waiter slots hold it, or -1 */
 	__u16 sync_slot;
@@ -122,6 +123,16 @@ struct process_key {
 	__u64 start_ns;
 };
 
+/*
+ * What a process's exited threads leave: their counters summed, and who the
+ * process was (user space may never see it alive).
+ */
+struct process_remains {
+	char command[MONITOR_COMM_LEN]; /* the thread group leader's, at the first exit */
+	__u64 cgroup_id;
+	struct thread_counters counters;
+};
+
 /* Who ran on a target's CPU while it waited there. */
 struct culprit_key {
 	__u32 pid;   /* the waiting target's process */
@@ -136,9 +147,12 @@ struct cpu_waiters {
 	__u32 tids[MAX_WAITERS_PER_CPU];
 };
 
+/* The cgroup v2 hierarchy's id (as in /proc/PID/cgroup's "0::/path"). */
+#define UNIFIED_HIERARCHY_ID 0
+
 /* A --cgroup target: (hierarchy id, cgroup id), the id being the kernfs inode number. */
 struct cgroup_key {
-	__u32 hierarchy_id; /* 0: cgroup v2 */
+	__u32 hierarchy_id; /* UNIFIED_HIERARCHY_ID: cgroup v2 */
 	__u32 pad;
 	__u64 cgroup_id;    /* 0 marks the hierarchy itself: moves out of targets are followed there */
 };

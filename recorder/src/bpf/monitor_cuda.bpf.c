@@ -16,6 +16,7 @@
 /* Lets the skeleton generate Rust types for the map values. */
 struct thread_stats thread_stats_layout = {};
 struct process_key process_key_layout = {};
+struct process_remains process_remains_layout = {};
 struct culprit_key culprit_key_layout = {};
 struct cgroup_key cgroup_key_layout = {};
 struct cpu_waiters cpu_waiters_layout = {};

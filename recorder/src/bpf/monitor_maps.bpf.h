@@ -28,7 +28,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, MAX_TARGET_PROCESSES); /* --max-processes */
 	__type(key, struct process_key);
-	__type(value, struct thread_counters);
+	__type(value, struct process_remains);
 } retired SEC(".maps") __weak;
 
 /* Nanoseconds each task (by command name) ran on a target's CPU while it waited. */
@@ -122,6 +122,12 @@ static __always_inline bool target_or_adopted(__u32 pid, __u32 tid)
 	return true;
 }
 
+/* include/linux/cgroup-defs.h: a task's cgroup v2 is css_set->dfl_cgrp; its id is its kernfs node's. */
+static __always_inline __u64 task_cgroup_v2_id(struct task_struct *task)
+{
+	return BPF_CORE_READ(task, cgroups, dfl_cgrp, kn, id);
+}
+
 static __always_inline void fill_thread_identity(struct thread_stats *t, struct task_struct *task)
 {
 	t->state.start_ns = BPF_CORE_READ(task, start_boottime);
@@ -129,6 +135,7 @@ static __always_inline void fill_thread_identity(struct thread_stats *t, struct 
 	t->state.pid = BPF_CORE_READ(task, tgid);
 	t->state.tid = BPF_CORE_READ(task, pid);
 	BPF_CORE_READ_STR_INTO(&t->state.comm, task, comm);
+	t->state.cgroup_id = task_cgroup_v2_id(task);
 	t->state.waiter_cpu = -1;
 }
 
@@ -138,7 +145,7 @@ static __always_inline struct thread_stats *lookup_thread(__u32 tid)
 }
 
 static __always_inline void unregister_waiter(struct thread_stats *t);
-static __always_inline void retire_thread(struct thread_stats *t);
+static __always_inline void retire_thread(struct thread_stats *t, struct task_struct *task);
 
 /*
  * The counters of a target thread, made on first sight. An entry whose
@@ -155,7 +162,7 @@ static __always_inline struct thread_stats *thread_of(struct task_struct *task)
 	if (t) {
 		if (t->state.start_ns == start_ns)
 			return t;
-		retire_thread(t);
+		retire_thread(t, NULL); /* the earlier thread is gone: no task to ask */
 	}
 	t = bpf_map_lookup_elem(&zeroes, &zero);
 	if (!t)
@@ -222,30 +229,45 @@ static __always_inline void add_gap_cause(struct thread_stats *t, __u32 cause, _
 
 /*
  * An exited thread's counters go to its process's entry in `retired` and
- * its own entry is freed: memory stays bounded by the live threads.
+ * its own entry is freed: memory stays bounded by the live threads. `task`
+ * is the exiting thread, when known: its leader names the process.
  */
-static __always_inline void retire_thread(struct thread_stats *t)
+static __always_inline void retire_thread(struct thread_stats *t, struct task_struct *task)
 {
 	struct process_key key = {.pid = t->state.pid, .start_ns = t->state.process_start_ns};
 	__u64 *from = (__u64 *)&t->counters;
 	__u32 tid = t->state.tid, zero = 0;
-	struct thread_stats *zeroed;
+	struct process_remains *remains;
+	struct task_struct *leader;
+	void *zeroed;
 	__u64 *into;
 
 	unregister_waiter(t);
-	into = bpf_map_lookup_elem(&retired, &key);
-	if (!into) {
+	remains = bpf_map_lookup_elem(&retired, &key);
+	if (!remains) {
+		/* the zeroed thread_stats is larger than process_remains: all zeros too */
 		zeroed = bpf_map_lookup_elem(&zeroes, &zero);
 		if (zeroed)
-			bpf_map_update_elem(&retired, &key, &zeroed->counters, BPF_NOEXIST);
-		into = bpf_map_lookup_elem(&retired, &key);
+			bpf_map_update_elem(&retired, &key, zeroed, BPF_NOEXIST);
+		remains = bpf_map_lookup_elem(&retired, &key);
 	}
-	if (into) {
-		for (int i = 0; i < sizeof(struct thread_counters) / sizeof(__u64); i++)
-			__sync_fetch_and_add(&into[i], from[i]);
-	} else {
+	if (!remains) {
 		count_lost(LOST_RETIRED_MAP_FULL);
+		bpf_map_delete_elem(&threads, &tid);
+		return;
 	}
+	if (!remains->command[0]) {
+		if (task) {
+			leader = BPF_CORE_READ(task, group_leader);
+			BPF_CORE_READ_STR_INTO(&remains->command, leader, comm);
+		} else {
+			__builtin_memcpy(remains->command, t->state.comm, sizeof(remains->command));
+		}
+		remains->cgroup_id = t->state.cgroup_id;
+	}
+	into = (__u64 *)&remains->counters;
+	for (int i = 0; i < sizeof(struct thread_counters) / sizeof(__u64); i++)
+		__sync_fetch_and_add(&into[i], from[i]);
 	bpf_map_delete_elem(&threads, &tid);
 }
 

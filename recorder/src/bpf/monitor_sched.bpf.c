@@ -91,7 +91,7 @@ static __always_inline void switched_out(struct task_struct *prev, bool preempt,
 	if (prev_state & TASK_DEAD_STATE) {
 		/* its last switch: the id may be reused by an unrelated task */
 		set_target_thread(t->state.tid, 0);
-		retire_thread(t);
+		retire_thread(t, prev);
 		return;
 	}
 	t->state.since_ns = now;
@@ -282,30 +282,34 @@ static __always_inline bool cgroup_is_target(struct cgroup *cgrp, __u32 hierarch
 }
 
 /*
- * A task moved between cgroups (every hierarchy, v1 and v2, reports here):
- * into a --cgroup target it becomes a target (with its whole process when
- * the move is of the thread group); out of one, in a hierarchy a target is
- * in, it stops being one.
+ * A task moved between cgroups (every hierarchy, v1 and v2, reports here).
+ * Its counters follow its cgroup v2 (for the labels). With --cgroup: into a
+ * target cgroup it becomes a target (its whole process when the move is of
+ * the thread group); out of one, in a hierarchy a target is in, it stops
+ * being one.
  */
 SEC("tp_btf/cgroup_attach_task")
 int BPF_PROG(monitor_cgroup_attach_task, struct cgroup *dst_cgrp, const char *path, struct task_struct *task,
 	     bool threadgroup)
 {
-	__u32 hierarchy_id, pid, tid;
-	struct cgroup_key hierarchy = {};
+	__u32 hierarchy_id = BPF_CORE_READ(dst_cgrp, root, hierarchy_id);
+	__u32 pid = task->tgid, tid = task->pid;
+	struct cgroup_key hierarchy = {.hierarchy_id = hierarchy_id};
+	struct thread_stats *t;
 
+	if (hierarchy_id == UNIFIED_HIERARCHY_ID) {
+		t = lookup_thread(tid);
+		if (t)
+			t->state.cgroup_id = BPF_CORE_READ(dst_cgrp, kn, id);
+	}
 	if (target_mode != TARGET_CGROUPS)
 		return 0;
-	hierarchy_id = BPF_CORE_READ(dst_cgrp, root, hierarchy_id);
-	pid = task->tgid;
-	tid = task->pid;
 	if (cgroup_is_target(dst_cgrp, hierarchy_id)) {
 		set_target_thread(tid, TARGET_FLAG);
 		if (threadgroup)
 			add_target_process(pid);
 		return 0;
 	}
-	hierarchy.hierarchy_id = hierarchy_id;
 	if (bpf_map_lookup_elem(&target_cgroups, &hierarchy) && is_target(pid, tid)) {
 		set_target_thread(tid, 0);
 		if (threadgroup)

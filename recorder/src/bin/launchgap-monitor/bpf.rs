@@ -18,12 +18,12 @@ use launchgap_record::probe_placement::{place, ProbeCost};
 use launchgap_record::probe_plan::LibraryPlan;
 
 use crate::cli::{Config, Targets};
-use crate::skel::types::{cgroup_key, culprit_key, process_key, thread_counters, thread_stats};
+use crate::skel::types::{cgroup_key, culprit_key, process_key, process_remains, thread_stats};
 use crate::skel::{MonitorSkel, MonitorSkelBuilder};
 
 // SAFETY: plain C structs of integers and byte arrays; any bit pattern is valid.
 unsafe impl plain::Plain for thread_stats {}
-unsafe impl plain::Plain for thread_counters {}
+unsafe impl plain::Plain for process_remains {}
 unsafe impl plain::Plain for process_key {}
 unsafe impl plain::Plain for culprit_key {}
 
@@ -245,11 +245,11 @@ pub fn delete_thread(skel: &MonitorSkel, tid: u32) {
     let _ = skel.maps.threads.delete(&tid.to_ne_bytes());
 }
 
-/// Exited threads' counters, by process.
-pub fn read_retired(skel: &MonitorSkel) -> Vec<(process_key, thread_counters)> {
+/// What exited threads left, by process.
+pub fn read_retired(skel: &MonitorSkel) -> Vec<(process_key, process_remains)> {
     batched(&skel.maps.retired, decode::<process_key>)
         .into_iter()
-        .filter_map(|(k, v)| Some((k, decode::<thread_counters>(&v)?)))
+        .filter_map(|(k, v)| Some((k, decode::<process_remains>(&v)?)))
         .collect()
 }
 

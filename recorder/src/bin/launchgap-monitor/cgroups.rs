@@ -143,6 +143,79 @@ pub fn labels_of(pid: u32) -> CgroupLabels {
     std::fs::read_to_string(format!("/proc/{pid}/cgroup")).map(|text| labels_from(&text)).unwrap_or_default()
 }
 
+/// Where the cgroup v2 hierarchy is mounted (/sys/fs/cgroup, or .../unified on hybrid hosts).
+fn unified_mount() -> Option<PathBuf> {
+    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    mountinfo.lines().find_map(|line| {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        let dash = fields.iter().position(|f| *f == "-")?;
+        (fields.get(dash + 1) == Some(&"cgroup2")).then(|| PathBuf::from(fields[4]))
+    })
+}
+
+/// cgroup v2 ids (as the kernel side records them) to paths, by walking the
+/// hierarchy; walked again, at most once per `refresh()`, when an id is new.
+#[derive(Debug, Default)]
+pub struct CgroupPaths {
+    mount: Option<PathBuf>,
+    by_id: std::collections::HashMap<u64, String>,
+    stale: bool,
+}
+
+impl CgroupPaths {
+    pub fn new() -> Self {
+        let mut paths = CgroupPaths { mount: unified_mount(), ..Default::default() };
+        paths.walk();
+        paths
+    }
+
+    fn walk(&mut self) {
+        let Some(mount) = self.mount.clone() else { return };
+        self.by_id.clear();
+        let mut pending = vec![mount.clone()];
+        while let Some(dir) = pending.pop() {
+            if let Ok(meta) = std::fs::metadata(&dir) {
+                let relative = dir.strip_prefix(&mount).map(|p| format!("/{}", p.display())).unwrap_or_default();
+                self.by_id.insert(meta.ino(), if relative == "/" { "/".to_string() } else { relative });
+            }
+            if let Ok(entries) = std::fs::read_dir(&dir) {
+                pending.extend(entries.flatten().filter(|e| e.file_type().is_ok_and(|t| t.is_dir())).map(|e| e.path()));
+            }
+        }
+        self.stale = false;
+    }
+
+    /// Allows one more walk (called once per sweep).
+    pub fn refresh(&mut self) {
+        self.stale = true;
+    }
+
+    pub fn path_of(&mut self, id: u64) -> Option<String> {
+        if !self.by_id.contains_key(&id) && self.stale {
+            self.walk();
+        }
+        self.by_id.get(&id).cloned()
+    }
+
+    /// Labels from the cgroup v2 a process was recorded in; where that is the
+    /// root (hosts that use v1 beside v2), from the process's /proc entry.
+    pub fn labels(&mut self, cgroup_id: u64, pid: u32) -> CgroupLabels {
+        match self.path_of(cgroup_id) {
+            Some(path) if path != "/" => {
+                let container_id = container_id_in(&path).unwrap_or_default();
+                CgroupLabels { cgroup: path, container_id }
+            }
+            unified => {
+                let from_proc = labels_of(pid);
+                match (from_proc.cgroup.as_str(), unified) {
+                    ("", Some(root)) => CgroupLabels { cgroup: root, container_id: String::new() },
+                    _ => from_proc,
+                }
+            }
+        }
+    }
+}
+
 const CONTAINER_ID_LEN: usize = 64;
 
 /// The last 64-hex-digit run in a cgroup path, as container runtimes name

@@ -82,6 +82,7 @@ struct Monitor<'obj> {
     threads_gone: HashSet<(u32, u64)>,
     processes_gone: HashSet<ProcessKey>,
     cgroups: Vec<cgroups::CgroupTarget>,
+    cgroup_paths: cgroups::CgroupPaths,
     last_scrape_seconds: f64,
 }
 
@@ -144,23 +145,31 @@ impl<'obj> Monitor<'obj> {
         warnings
     }
 
-    fn record_for(&mut self, key: ProcessKey, fallback_command: Option<String>) -> &mut ProcessRecord {
-        self.records.entry(key).or_insert_with(|| ProcessRecord {
-            command: procfs::command_of(key.pid).or(fallback_command).unwrap_or_default(),
-            labels: cgroups::labels_of(key.pid),
-            ..Default::default()
-        })
+    /// The record of a process, made on first sight: named from /proc while
+    /// it lives, else from what the kernel side kept (`known`: command, cgroup id).
+    fn record_for(&mut self, key: ProcessKey, known: Option<(String, u64)>) -> &mut ProcessRecord {
+        if !self.records.contains_key(&key) {
+            let (command, cgroup_id) = known.unwrap_or_default();
+            let record = ProcessRecord {
+                command: procfs::command_of(key.pid).filter(|_| procfs::process_alive(key.pid, key.start_ns))
+                    .unwrap_or(command),
+                labels: self.cgroup_paths.labels(cgroup_id, key.pid),
+                ..Default::default()
+            };
+            self.records.insert(key, record);
+        }
+        self.records.get_mut(&key).expect("inserted above")
     }
 
     /// Takes what exited threads and processes left in the kernel's maps into
     /// their records, frees those entries, and forgets processes gone longer
     /// than --retain-exited.
     fn sweep(&mut self) {
+        self.cgroup_paths.refresh();
         let mut seen_gone = HashSet::new();
         for (tid, t) in bpf::read_threads(&self.skel) {
             let key = stats::process_of(&t);
-            let command = stats::comm_string(&t.state.comm);
-            self.record_for(key, Some(command));
+            self.record_for(key, Some(stats::identity_of(&t)));
             if procfs::thread_alive(t.state.pid, tid, t.state.start_ns) {
                 continue;
             }
@@ -176,14 +185,14 @@ impl<'obj> Monitor<'obj> {
 
         let mut seen_gone = HashSet::new();
         let retired = bpf::read_retired(&self.skel);
-        for (key, counters) in &retired {
+        for (key, remains) in &retired {
             let key = ProcessKey { pid: key.pid, start_ns: key.start_ns };
-            self.record_for(key, None);
+            self.record_for(key, Some(stats::remains_identity(remains)));
             if procfs::process_alive(key.pid, key.start_ns) {
                 continue;
             }
             if self.processes_gone.contains(&key) {
-                stats::add(&mut self.record_for(key, None).taken, counters);
+                stats::add(&mut self.record_for(key, None).taken, &remains.counters);
                 bpf::delete_retired(&self.skel, &crate::skel::types::process_key {
                     pid: key.pid, pad: 0, start_ns: key.start_ns,
                 });
@@ -229,16 +238,17 @@ impl<'obj> Monitor<'obj> {
 
     fn snapshot(&mut self) -> Snapshot {
         let threads = bpf::read_threads(&self.skel);
-        let retired: Vec<(ProcessKey, skel::types::thread_counters)> = bpf::read_retired(&self.skel)
-            .into_iter()
-            .map(|(k, c)| (ProcessKey { pid: k.pid, start_ns: k.start_ns }, c))
-            .collect();
+        let remains = bpf::read_retired(&self.skel);
         for (_, t) in &threads {
-            self.record_for(stats::process_of(t), Some(stats::comm_string(&t.state.comm)));
+            self.record_for(stats::process_of(t), Some(stats::identity_of(t)));
         }
-        for (key, _) in &retired {
-            self.record_for(*key, None);
+        for (key, r) in &remains {
+            self.record_for(ProcessKey { pid: key.pid, start_ns: key.start_ns }, Some(stats::remains_identity(r)));
         }
+        let retired: Vec<(ProcessKey, skel::types::thread_counters)> = remains
+            .into_iter()
+            .map(|(k, r)| (ProcessKey { pid: k.pid, start_ns: k.start_ns }, r.counters))
+            .collect();
         let label = |key: &ProcessKey, tid: Option<&(u32, String)>| {
             exposition::target_labels(key, self.records.get(key), tid)
         };
@@ -339,6 +349,7 @@ fn run(config: Config) -> Result<i32> {
         threads_gone: HashSet::new(),
         processes_gone: HashSet::new(),
         cgroups: cgroup_targets,
+        cgroup_paths: cgroups::CgroupPaths::new(),
         last_scrape_seconds: 0.0,
         config,
     };

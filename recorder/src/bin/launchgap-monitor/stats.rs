@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};
 
 use crate::cgroups::CgroupLabels;
-use crate::skel::types::{culprit_key, thread_counters, thread_stats};
+use crate::skel::types::{culprit_key, process_remains, thread_counters, thread_stats};
 
 /// A process, told apart from a later one with the same pid by its start time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -52,6 +52,16 @@ pub fn comm_string(comm: &[i8]) -> String {
 
 pub fn process_of(t: &thread_stats) -> ProcessKey {
     ProcessKey { pid: t.state.pid, start_ns: t.state.process_start_ns }
+}
+
+/// (command, cgroup v2 id) as the kernel side saw a thread.
+pub fn identity_of(t: &thread_stats) -> (String, u64) {
+    (comm_string(&t.state.comm), t.state.cgroup_id)
+}
+
+/// (command, cgroup v2 id) as the kernel side kept them for an exited process.
+pub fn remains_identity(r: &process_remains) -> (String, u64) {
+    (comm_string(&r.command), r.cgroup_id)
 }
 
 /// What is kept about a process between scrapes.
