@@ -14,7 +14,7 @@
 #define DRIVER_API_SLOTS 16
 
 /* How many target threads may wait on one CPU's run queue at once, for culprits. */
-#define MAX_WAITERS_PER_CPU 8
+#define MAX_WAITERS_PER_CPU 16
 
 /* How far up the cgroup tree a --cgroup target is looked for. */
 #define MAX_CGROUP_DEPTH 16
