@@ -17,6 +17,7 @@ APT_PACKAGES=(
   stress-ng iperf3 fio  # noisy neighbours for experiments and end-to-end tests
   trace-cmd             # .dat files for the import tests
   chromium-headless-shell  # screenshots of the interactive HTML views in tests
+  prometheus            # a real server and promtool for the monitor's deployment tests
 )
 
 log() { printf '\033[1msetup:\033[0m %s\n' "$*"; }

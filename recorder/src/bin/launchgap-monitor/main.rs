@@ -455,7 +455,14 @@ fn main() {
         }
     };
     route_libbpf_messages();
-    match args.validate().and_then(run) {
+    let config = match args.validate() {
+        Ok(config) => config,
+        Err(e) => {
+            eprintln!("launchgap-monitor: {e:#}");
+            std::process::exit(2);
+        }
+    };
+    match run(config) {
         Ok(code) => std::process::exit(code),
         Err(e) => {
             eprintln!("launchgap-monitor: {e:#}");
