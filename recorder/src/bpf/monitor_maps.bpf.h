@@ -128,6 +128,17 @@ static __always_inline __u64 task_cgroup_v2_id(struct task_struct *task)
 	return BPF_CORE_READ(task, cgroups, dfl_cgrp, kn, id);
 }
 
+/*
+ * Every task pointer here is trusted (bpf_get_current_task_btf(), or a
+ * tp_btf argument), so its fields are read with plain loads, relocated by
+ * CO-RE, rather than a bpf_probe_read_kernel() call each: on the paths
+ * run at every launch and switch that is most of the cost.
+ */
+static __always_inline bool target_task(struct task_struct *task)
+{
+	return is_target(task->tgid, task->pid);
+}
+
 static __always_inline void fill_thread_identity(struct thread_stats *t, struct task_struct *task)
 {
 	t->state.start_ns = BPF_CORE_READ(task, start_boottime);
@@ -154,8 +165,8 @@ static __always_inline void retire_thread(struct thread_stats *t, struct task_st
  */
 static __always_inline struct thread_stats *thread_of(struct task_struct *task)
 {
-	__u32 tid = BPF_CORE_READ(task, pid);
-	__u64 start_ns = BPF_CORE_READ(task, start_boottime);
+	__u32 tid = task->pid;
+	__u64 start_ns = task->start_boottime;
 	struct thread_stats *t = lookup_thread(tid);
 	__u32 zero = 0;
 

@@ -29,7 +29,7 @@ static __always_inline void charge_culprit(__u32 pid, __u8 cause, struct task_st
 	__u32 first = 0;
 
 	/* the idle task has one name per CPU (swapper/N); as a culprit it is one thing */
-	if (BPF_CORE_READ(ran, pid) == 0)
+	if (ran->pid == 0)
 		__builtin_memcpy(key.comm, IDLE_COMM, sizeof(IDLE_COMM));
 	else
 		BPF_CORE_READ_STR_INTO(&key.comm, ran, comm);
@@ -55,7 +55,7 @@ static __always_inline void charge_culprit(__u32 pid, __u8 cause, struct task_st
  */
 static __always_inline void charge_waiters(struct cpu_waiters *w, __u32 cpu, struct task_struct *ran, __u64 now)
 {
-	__u32 ran_tid = BPF_CORE_READ(ran, pid);
+	__u32 ran_tid = ran->pid;
 	__u64 run_start = w->run_start_ns;
 
 	for (int i = 0; i < MAX_WAITERS_PER_CPU; i++) {
@@ -137,9 +137,9 @@ int BPF_PROG(monitor_sched_switch, bool preempt, struct task_struct *prev, struc
 		charge_waiters(w, cpu, prev, now);
 		w->run_start_ns = now;
 	}
-	if (task_is_target(prev))
+	if (target_task(prev))
 		switched_out(prev, preempt, prev_state, cpu, now);
-	if (task_is_target(next))
+	if (target_task(next))
 		switched_in(next, cpu, now);
 	return 0;
 }
@@ -150,7 +150,7 @@ static __always_inline int woken(struct task_struct *p)
 	struct thread_stats *t;
 	__u64 now;
 
-	if (!task_is_target(p))
+	if (!target_task(p))
 		return 0;
 	t = thread_of(p);
 	if (!t)
@@ -186,7 +186,7 @@ int BPF_PROG(monitor_sched_migrate_task, struct task_struct *p, int dest_cpu)
 {
 	struct thread_stats *t;
 
-	if (!task_is_target(p))
+	if (!target_task(p))
 		return 0;
 	t = thread_of(p);
 	if (!t)
@@ -205,7 +205,7 @@ int BPF_PROG(monitor_sched_process_fork, struct task_struct *parent, struct task
 {
 	__u32 child_pid = child->tgid;
 
-	if (!task_is_target(parent))
+	if (!target_task(parent))
 		return 0;
 	set_target_thread(child->pid, TARGET_FLAG);
 	if (child_pid != parent->tgid)
@@ -219,7 +219,7 @@ int BPF_PROG(monitor_sched_process_exec, struct task_struct *p, pid_t old_pid, s
 {
 	struct thread_stats *t;
 
-	if (!task_is_target(p))
+	if (!target_task(p))
 		return 0;
 	t = thread_of(p);
 	if (t)
@@ -232,7 +232,7 @@ int BPF_PROG(monitor_task_rename, struct task_struct *task, const char *comm)
 {
 	struct thread_stats *t;
 
-	if (!task_is_target(task))
+	if (!target_task(task))
 		return 0;
 	t = lookup_thread(task->pid);
 	if (t)
@@ -256,7 +256,7 @@ int BPF_PROG(monitor_sched_process_exit, struct task_struct *p)
 {
 	__u32 pid = p->tgid;
 
-	if (task_is_target(p) && last_thread_of_process(p))
+	if (target_task(p) && last_thread_of_process(p))
 		bpf_map_delete_elem(&target_processes, &pid);
 	return 0;
 }

@@ -166,72 +166,87 @@ impl<'obj> Monitor<'obj> {
     /// than --retain-exited.
     fn sweep(&mut self) {
         self.cgroup_paths.refresh();
-        let mut seen_gone = HashSet::new();
-        for (tid, t) in bpf::read_threads(&self.skel) {
-            let key = stats::process_of(&t);
-            self.record_for(key, Some(stats::identity_of(&t)));
-            if procfs::thread_alive(t.state.pid, tid, t.state.start_ns) {
-                continue;
-            }
-            let id = (tid, t.state.start_ns);
-            if self.threads_gone.contains(&id) {
-                stats::add(&mut self.record_for(key, None).taken, &t.counters);
-                bpf::delete_thread(&self.skel, tid);
-            } else {
-                seen_gone.insert(id);
-            }
-        }
-        self.threads_gone = seen_gone;
-
-        let mut seen_gone = HashSet::new();
-        let retired = bpf::read_retired(&self.skel);
-        for (key, remains) in &retired {
-            let key = ProcessKey { pid: key.pid, start_ns: key.start_ns };
-            self.record_for(key, Some(stats::remains_identity(remains)));
-            if procfs::process_alive(key.pid, key.start_ns) {
-                continue;
-            }
-            if self.processes_gone.contains(&key) {
-                stats::add(&mut self.record_for(key, None).taken, &remains.counters);
-                bpf::delete_retired(&self.skel, &crate::skel::types::process_key {
-                    pid: key.pid, pad: 0, start_ns: key.start_ns,
-                });
-            } else {
-                seen_gone.insert(key);
-            }
-        }
-        self.processes_gone = seen_gone;
-
-        // a process is gone once nothing of it is left in the kernel's maps
-        let in_kernel: HashSet<ProcessKey> = bpf::read_threads(&self.skel)
-            .iter()
-            .map(|(_, t)| stats::process_of(t))
-            .chain(bpf::read_retired(&self.skel).iter().map(|(k, _)| ProcessKey { pid: k.pid, start_ns: k.start_ns }))
-            .collect();
+        let mut in_kernel = self.take_dead_threads();
+        in_kernel.extend(self.take_dead_processes());
+        self.mark_gone(&in_kernel);
         let now = Instant::now();
-        let culprits = bpf::read_culprits(&self.skel);
-        for (key, record) in self.records.iter_mut() {
-            if record.gone_since.is_some() {
-                continue;
-            }
-            if in_kernel.contains(key) || procfs::process_alive(key.pid, key.start_ns) {
-                if let Some(command) = procfs::command_of(key.pid) {
-                    record.command = command;
-                }
-                continue;
-            }
-            record.gone_since = Some(now);
-            for (culprit, ns) in culprits.iter().filter(|(c, _)| c.pid == key.pid) {
-                *record.culprits_taken.entry((culprit.cause, stats::comm_string(&culprit.comm))).or_default() += ns;
-                bpf::delete_culprit(&self.skel, culprit);
-            }
-        }
         for key in stats::expired(&self.records, now, self.config.retain_exited, self.config.max_processes as usize) {
             self.records.remove(&key);
         }
         for pid in bpf::target_processes(&self.skel) {
             if !PathBuf::from(format!("/proc/{pid}")).exists() {
                 bpf::forget_target_process(&self.skel, pid);
+            }
+        }
+    }
+
+    /// Thread entries whose thread is gone (its last switch went unseen):
+    /// taken at the second sweep that finds them gone. Returns the processes
+    /// that still have thread entries.
+    fn take_dead_threads(&mut self) -> HashSet<ProcessKey> {
+        let mut kept = HashSet::new();
+        let mut seen_gone = HashSet::new();
+        for (tid, t) in bpf::read_threads(&self.skel) {
+            let key = stats::process_of(&t);
+            self.record_for(key, Some(stats::identity_of(&t)));
+            let id = (tid, t.state.start_ns);
+            if procfs::thread_alive(t.state.pid, tid, t.state.start_ns) {
+                kept.insert(key);
+            } else if self.threads_gone.contains(&id) {
+                stats::add(&mut self.record_for(key, None).taken, &t.counters);
+                bpf::delete_thread(&self.skel, tid);
+            } else {
+                seen_gone.insert(id);
+                kept.insert(key);
+            }
+        }
+        self.threads_gone = seen_gone;
+        kept
+    }
+
+    /// What exited threads left (`retired`), taken at the second sweep that
+    /// finds their process gone, so a last thread's fold in flight lands
+    /// first. Returns the processes that still have such an entry.
+    fn take_dead_processes(&mut self) -> HashSet<ProcessKey> {
+        let mut kept = HashSet::new();
+        let mut seen_gone = HashSet::new();
+        for (kernel_key, remains) in bpf::read_retired(&self.skel) {
+            let key = ProcessKey { pid: kernel_key.pid, start_ns: kernel_key.start_ns };
+            self.record_for(key, Some(stats::remains_identity(&remains)));
+            if procfs::process_alive(key.pid, key.start_ns) {
+                kept.insert(key);
+            } else if self.processes_gone.contains(&key) {
+                stats::add(&mut self.record_for(key, None).taken, &remains.counters);
+                bpf::delete_retired(&self.skel, &kernel_key);
+            } else {
+                seen_gone.insert(key);
+                kept.insert(key);
+            }
+        }
+        self.processes_gone = seen_gone;
+        kept
+    }
+
+    /// A process is gone once it has left /proc and nothing of it is left in
+    /// the kernel's maps: its culprits are taken then, and its record kept
+    /// for --retain-exited. Live ones get their name refreshed (exec renames).
+    fn mark_gone(&mut self, in_kernel: &HashSet<ProcessKey>) {
+        let now = Instant::now();
+        let culprits = bpf::read_culprits(&self.skel);
+        for (key, record) in self.records.iter_mut().filter(|(_, r)| r.gone_since.is_none()) {
+            if procfs::process_alive(key.pid, key.start_ns) {
+                if let Some(command) = procfs::command_of(key.pid) {
+                    record.command = command;
+                }
+                continue;
+            }
+            if in_kernel.contains(key) {
+                continue;
+            }
+            record.gone_since = Some(now);
+            for (culprit, ns) in culprits.iter().filter(|(c, _)| c.pid == key.pid) {
+                *record.culprits_taken.entry((culprit.cause, stats::comm_string(&culprit.comm))).or_default() += ns;
+                bpf::delete_culprit(&self.skel, culprit);
             }
         }
     }
