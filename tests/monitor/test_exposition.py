@@ -14,10 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import CUDASIM, LIBCUDA, LIBCUDA_THUNK, REPO
+from tests.conftest import CUDASIM, LIBCUDA, LIBCUDA_THUNK, REAL_LIBCUDA, REPO, needs_real
 from tests.monitor.conftest import (
     HOG_COMM, cgroup2_root, cpu_hog, join_cgroup, needs_bpf, running_monitor, scratch_cgroup,
 )
+from tests.recorder.conftest import RECORDER
 
 pytestmark = needs_bpf
 
@@ -224,3 +225,22 @@ def test_culprits_name_the_cpu_hog_and_cover_the_waiting(tmp_path):
     # whoever ran on a CPU while the workload waited there: the runs cover the waits
     assert sum(culprits.values()) == pytest.approx(waited, rel=0.02, abs=0.002)
     assert scrape.total("launchgap_monitor_lost_updates_total") == 0
+
+
+@needs_real(REAL_LIBCUDA)
+def test_nvidia_s_real_driver_gets_every_probe():
+    """NVIDIA's libcuda 535: every driver entry point it defines, and cuInit,
+    attached (each on the `je` past the thunk's `cmpl`), none failed. No GPU
+    here, so nothing calls them; the attach is what can be checked."""
+    listing = json.loads(subprocess.run([str(RECORDER), "--list-probes", "--cuda-lib", str(REAL_LIBCUDA)],
+                                        capture_output=True, text=True, check=True).stdout)
+    driver = [p for p in listing["probes"] if p["layer"] == "driver"]
+    assert driver and all(p["probe_cost"] == "emulated" for p in driver)
+    with running_monitor("--cuda-lib", str(REAL_LIBCUDA), "-p", str(os.getpid())) as monitor:
+        scrape = monitor.scrape()
+        warnings = monitor.stderr()
+    assert scrape.total("launchgap_monitor_probes", state="attached") == len(driver) + 1  # and cuInit
+    assert scrape.total("launchgap_monitor_probes", state="failed") == 0
+    assert "warning" not in warnings, warnings
+    library = scrape.select("launchgap_monitor_info")[0].labels["libraries"]
+    assert Path(library).resolve() == REAL_LIBCUDA.resolve()

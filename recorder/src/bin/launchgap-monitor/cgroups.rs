@@ -130,7 +130,7 @@ pub fn labels_from(proc_cgroup: &str) -> CgroupLabels {
         }
     }
     let cgroup = match (unified, first_v1) {
-        (Some(v2), Some(v1)) if v2 == "/" => v1,
+        (Some("/"), Some(v1)) => v1,
         (Some(v2), _) => v2,
         (None, Some(v1)) => v1,
         (None, None) => "/",

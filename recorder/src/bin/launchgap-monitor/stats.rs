@@ -27,7 +27,7 @@ pub fn cause_name(cause: u8) -> &'static str {
 }
 
 const COUNTER_WORDS: usize = std::mem::size_of::<thread_counters>() / 8;
-const _: () = assert!(std::mem::size_of::<thread_counters>() % 8 == 0, "thread_counters is all u64");
+const _: () = assert!(std::mem::size_of::<thread_counters>().is_multiple_of(8), "thread_counters is all u64");
 
 fn words(c: &thread_counters) -> &[u64] {
     // SAFETY: thread_counters (bpf/monitor.h) is only u64 fields and arrays of them.
