@@ -9,10 +9,16 @@ one event differ by how long the program that ran first took (well under a
 microsecond here), so each interval can differ by about that much. Hence
 the tolerances (docs/monitor.md, "Agreement with a trace"): preempted and
 run-queue time within 1% + 20 us a wait (a wait per switch-out), IRQ time
-within 2% + 1 us an interrupt; gap classes within 5% + 5 gaps, because an
-interrupt that arrives while the launch probes run lands in the gap before
-the launch for one program and after it for the other, and a gap whose
-causes are nearly equal can go either way."""
+within 2% + 1 us an interrupt. The launch probes of the two programs run
+one after the other in the task's context, interrupts enabled, so an
+interrupt (or, under load, a preemption) can fall between the two launch
+stamps: it lands in the gap before the launch for one program and after it
+for the other, and the gaps on either side may change class. So the gaps
+counted in a different class (half the sum of the classes' differences)
+are at most 0.5% of all gaps + 5, and each class's count within 25% + 5
+(a class missing on one side still fails). Measured: at most 4 gaps in
+143,000 reclassified on a quiet machine, 0.04-0.3% with stress-ng --cpu 2
+--io 2 beside the run (mostly clean on one side, irq on the other)."""
 
 from __future__ import annotations
 
@@ -32,7 +38,7 @@ pytestmark = needs_bpf
 
 SCHED_RELATIVE, PER_WAIT_NS = 0.01, 20_000
 IRQ_RELATIVE, PER_INTERRUPT_NS = 0.02, 1_000
-CLASS_RELATIVE, CLASS_ABSOLUTE = 0.05, 5
+RECLASSIFIED_SHARE, CLASS_RELATIVE, CLASS_ABSOLUTE = 0.005, 0.25, 5
 SHELL_OUTLIVES_S = 0.3
 
 
@@ -96,8 +102,12 @@ def test_the_monitor_and_a_recording_of_the_same_run_agree(tmp_path):
 
     # every launch gap, classified by what took most of it, as the report classifies them
     gap_classes = {row["class"]: row["count"] for row in report["gaps"]["classes"]}
+    differences = 0
     for klass in ("clean", "preempted", "runqueue", "irq", "sync", "blocked"):
         monitored = scrape.total("launchgap_launch_gap_seconds_count", pid=pid, **{"class": klass})
         expected = gap_classes.get(klass, 0)
         print(f"gaps {klass}: monitor {monitored:.0f} vs report {expected}")
         assert abs(monitored - expected) <= CLASS_RELATIVE * expected + CLASS_ABSOLUTE, (klass, monitored, expected)
+        differences += abs(monitored - expected)
+    assert scrape.total("launchgap_launch_gap_seconds_count", pid=pid) == report["gaps"]["count"]
+    assert differences / 2 <= RECLASSIFIED_SHARE * report["gaps"]["count"] + CLASS_ABSOLUTE

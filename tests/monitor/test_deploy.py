@@ -130,7 +130,6 @@ def test_prometheus_scraping_the_monitor_answers_every_dashboard_and_alert_query
                                   stderr=subprocess.DEVNULL, start_new_session=True)
         base = f"http://127.0.0.1:{port}"
         try:
-            scrape = monitor.scrape()
             deadline = time.monotonic() + PROMETHEUS_READY_S
             while True:
                 try:
@@ -143,6 +142,7 @@ def test_prometheus_scraping_the_monitor_answers_every_dashboard_and_alert_query
                 time.sleep(0.5)
             assert workload.wait(timeout=300) == 0
             time.sleep(3)  # a few more scrapes and rule evaluations
+            scrape = monitor.scrape()
             targets = prometheus_api(base, "targets")["data"]["activeTargets"]
             assert [t["health"] for t in targets] == ["up"]
             results = {expr: prometheus_api(base, "query", query=grafana_to_promql(expr))

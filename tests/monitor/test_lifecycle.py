@@ -37,9 +37,10 @@ def test_a_stop_signal_detaches_everything(sig):
         assert monitor.stop(sig) == 0
     finally:
         monitor.kill()
-    # uprobe programs are freed after an RCU tasks-trace grace period, a moment after the last reference goes
+    # uprobe programs are freed after an RCU tasks-trace grace period, and their maps after them, a moment
+    # after the last reference goes
     deadline = time.monotonic() + UNLOAD_GRACE_S
-    while set(programs) & set(monitor_programs()) and time.monotonic() < deadline:
+    while (set(programs) & set(monitor_programs()) or maps & set(loaded_maps())) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not set(programs) & set(monitor_programs()), "programs still loaded after the monitor stopped"
     assert not maps & set(loaded_maps()), "maps still loaded after the monitor stopped"
