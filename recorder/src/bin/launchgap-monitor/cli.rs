@@ -35,8 +35,9 @@ pub struct Args {
     #[arg(long)]
     pub all_cuda: bool,
 
-    /// Also export every series per thread (labels tid, thread); off by
-    /// default to bound the number of series.
+    /// Split each process's series by live thread (labels tid, thread; the
+    /// series with tid "" holds its exited threads); off by default to bound
+    /// the number of series.
     #[arg(long)]
     pub per_thread: bool,
 
@@ -48,7 +49,7 @@ pub struct Args {
     #[arg(long, value_name = "N", default_value_t = 4096)]
     pub max_threads: u32,
 
-    /// Target processes at once.
+    /// Target processes at once (also bounds the exited processes kept).
     #[arg(long, value_name = "N", default_value_t = 1024)]
     pub max_processes: u32,
 
