@@ -19,7 +19,7 @@ from launchgap.cli_common import check_output, console, err_console, fail, finit
 from launchgap.doctor.command import doctor
 from launchgap.exports.study_csv import write_study_csv
 from launchgap.output import PERMISSIONS_HELP, OutputError, write_text
-from launchgap.recorder import ENV_OVERRIDE, find_recorder
+from launchgap.recorder import ENV_OVERRIDE, MONITOR_ENV_OVERRIDE, find_monitor, find_recorder
 from launchgap.views.terminal import render
 from launchgap.workloads.cudasim_truth import TruthError, load_truth
 
@@ -56,6 +56,24 @@ def record(recorder_args: tuple[str, ...]) -> None:
         os.execv(str(binary), [str(binary), *passed])
     except OSError as err:
         fail(f"cannot run the recorder {binary} ({err.strerror or err}; {recorder_binary_hint()})")
+
+
+@main.command(
+    "monitor",
+    context_settings={"ignore_unknown_options": True, "allow_extra_args": True, "help_option_names": []},
+    add_help_option=False,
+)
+@click.argument("monitor_args", nargs=-1, type=click.UNPROCESSED)
+def monitor(monitor_args: tuple[str, ...]) -> None:
+    """Serve in-kernel aggregates of CUDA launches, launch gaps, scheduling
+    and interrupts to Prometheus until stopped (docs/monitor.md). Runs the
+    standalone launchgap-monitor binary; see `launchgap monitor --help`."""
+    binary = find_monitor()
+    if binary is None or not binary.exists():
+        fail("cannot find the monitor binary (build it with `make setup`, put launchgap-monitor on PATH, "
+             f"or set {MONITOR_ENV_OVERRIDE})")
+    passed = sys.argv[sys.argv.index("monitor") + 1 :] if "monitor" in sys.argv else list(monitor_args)
+    os.execv(str(binary), [str(binary), *passed])
 
 
 def _load(path: str, warn: bool = True):
