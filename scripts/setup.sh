@@ -18,6 +18,7 @@ APT_PACKAGES=(
   strace                # tests prove `launchgap doctor` writes nothing
   trace-cmd             # .dat files for the import tests
   chromium-headless-shell  # screenshots of the interactive HTML views in tests
+  prometheus            # a real server and promtool for the monitor's deployment tests
 )
 
 log() { printf '\033[1msetup:\033[0m %s\n' "$*"; }

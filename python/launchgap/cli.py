@@ -19,7 +19,7 @@ from launchgap.cli_common import check_output, console, err_console, fail, finit
 from launchgap.doctor.command import doctor
 from launchgap.exports.study_csv import write_study_csv
 from launchgap.output import PERMISSIONS_HELP, OutputError, write_text
-from launchgap.recorder import ENV_OVERRIDE, find_recorder
+from launchgap.recorder import ENV_OVERRIDE, MONITOR_ENV_OVERRIDE, find_monitor, find_recorder
 from launchgap.trace import Event
 from launchgap.views.terminal import render
 from launchgap.workloads.cudasim_truth import TruthError, load_truth
@@ -57,6 +57,24 @@ def record(recorder_args: tuple[str, ...]) -> None:
         os.execv(str(binary), [str(binary), *passed])
     except OSError as err:
         fail(f"cannot run the recorder {binary} ({err.strerror or err}; {recorder_binary_hint()})")
+
+
+@main.command(
+    "monitor",
+    context_settings={"ignore_unknown_options": True, "allow_extra_args": True, "help_option_names": []},
+    add_help_option=False,
+)
+@click.argument("monitor_args", nargs=-1, type=click.UNPROCESSED)
+def monitor(monitor_args: tuple[str, ...]) -> None:
+    """Serve in-kernel aggregates of CUDA launches, launch gaps, scheduling
+    and interrupts to Prometheus until stopped (docs/monitor.md). Runs the
+    standalone launchgap-monitor binary; see `launchgap monitor --help`."""
+    binary = find_monitor()
+    if binary is None or not binary.exists():
+        fail("cannot find the monitor binary (build it with `make setup`, put launchgap-monitor on PATH, "
+             f"or set {MONITOR_ENV_OVERRIDE})")
+    passed = sys.argv[sys.argv.index("monitor") + 1 :] if "monitor" in sys.argv else list(monitor_args)
+    os.execv(str(binary), [str(binary), *passed])
 
 
 def _load(path: str, warn: bool = True):
@@ -364,21 +382,26 @@ def experiment() -> None:
 EXIT_EXPERIMENT_FAILED = 1
 
 
-def _run_experiment(scenarios, command, repeat, metric, output, seed, disk_dir) -> None:
+def _run_experiment(scenarios, command, repeat, metric, output, seed, disk_dir, *, allow_rt_unthrottled=False,
+                    extra=None, focus_threads=None, need_command=True) -> None:
+    """METRIC: a --metric value ('wall' or a regex), or a runner Metric."""
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     from launchgap.experiments.custodian import stale_results
+    from launchgap.experiments.levers import LeverHost
     from launchgap.experiments.runner import ExperimentError, Metric, preflight, run_experiment
 
-    if not command:
+    if need_command and not command:
         fail("a command to run is required after --")
     if repeat < 2:
         fail("--repeat must be at least 2 (statistics need a spread)")
     outdir = Path(output or f"results/experiment-{time.strftime('%Y%m%d-%H%M%S')}")
-    chosen_metric = Metric(None if metric == "wall" else metric)
+    chosen_metric = metric if isinstance(metric, Metric) else Metric(None if metric == "wall" else metric)
+    host = LeverHost()
     try:
         # every error that can be known now comes before the warm-up run, not after it
-        preflight(list(command), scenarios, chosen_metric, Path(disk_dir) if disk_dir else None)
+        preflight(list(command), scenarios, chosen_metric, Path(disk_dir) if disk_dir else None, host=host,
+                  allow_rt_unthrottled=allow_rt_unthrottled)
     except ExperimentError as err:
         fail(str(err))
     if outdir.exists() and (outdir / "results.json").exists():
@@ -400,7 +423,8 @@ def _run_experiment(scenarios, command, repeat, metric, output, seed, disk_dir) 
 
         try:
             run_experiment(list(command), scenarios, repeat, chosen_metric, outdir, seed,
-                           Path(disk_dir) if disk_dir else None, progress=progress, not_restored=not_restored)
+                           Path(disk_dir) if disk_dir else None, progress=progress, not_restored=not_restored,
+                           host=host, extra=extra, focus_threads=focus_threads)
             bar.update(task, completed=len(scenarios) * repeat + 1, description="done")
         except KeyboardInterrupt:
             bar.stop()
@@ -456,9 +480,14 @@ def noisy_neighbor(repeat, metric, scenarios, output, seed, disk_dir, command) -
 @click.option("-o", "--output", type=click.Path(file_okay=False))
 @click.option("--seed", type=int)
 @click.option("--disk-dir", type=click.Path(file_okay=False))
+@click.option("--allow-rt-unthrottled", is_flag=True,
+              help="Run SCHED_FIFO/SCHED_RR scenarios even with RT throttling off (sched_rt_runtime_us = -1).")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
-def experiment_run(scenario_file, repeat, metric, output, seed, disk_dir, command) -> None:
-    """Scenarios from a TOML file ([scenarios.NAME] with loads, mitigations, env)."""
+def experiment_run(scenario_file, repeat, metric, output, seed, disk_dir, allow_rt_unthrottled, command) -> None:
+    """Scenarios from a TOML file ([scenarios.NAME] with loads, mitigations, env). Mitigations: cpus, nice,
+    policy (other, batch, idle, fifo:P, rr:P), cpuset, irq_away, and the host-wide levers isolate
+    ("isolated" or "root"), workqueue_away, timer_migration (0 or 1), preempt (none, voluntary, full,
+    lazy): docs/lever-experiments.md."""
     from launchgap.experiments.mitigations import MitigationError
     from launchgap.experiments.scenarios import from_toml
 
@@ -466,7 +495,8 @@ def experiment_run(scenario_file, repeat, metric, output, seed, disk_dir, comman
         chosen = from_toml(scenario_file)
     except MitigationError as err:
         fail(str(err))
-    _run_experiment(chosen, command, repeat, metric, output, seed, disk_dir)
+    _run_experiment(chosen, command, repeat, metric, output, seed, disk_dir,
+                    allow_rt_unthrottled=allow_rt_unthrottled)
 
 
 def _read_results(outdir: Path) -> dict:
@@ -489,6 +519,11 @@ def _show(outdir: Path) -> None:
     from launchgap.experiments.summary import SummaryError, failures, plot, summarize_results
 
     results = _read_results(outdir)
+    if results.get("grid"):
+        from launchgap.experiments.commands import show_grid
+
+        show_grid(outdir, results)
+        return
     try:
         summary = summarize_results(results)
     except SummaryError as err:
@@ -615,6 +650,16 @@ def probes(cuda_libs: tuple[str, ...], pids: tuple[int, ...], as_json: bool, com
         render_probes(json.loads(proc.stdout), console)
 
 main.add_command(doctor)  # launchgap/doctor/command.py
+
+
+def _experiment_commands() -> None:
+    from launchgap.experiments.commands import compare_command, levers_command
+
+    experiment.add_command(levers_command)   # launchgap/experiments/commands.py
+    experiment.add_command(compare_command)
+
+
+_experiment_commands()
 
 
 if __name__ == "__main__":

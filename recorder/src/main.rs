@@ -4,17 +4,11 @@
 //! ring-buffer drain never waits on the disk.
 
 mod cli;
-mod cuda_api;
-mod discover;
-mod elf_symbols;
 mod irq_audit;
 mod losses;
-mod metadata;
 mod output;
 mod privileges;
 mod probe_listing;
-mod probe_placement;
-mod probe_plan;
 mod proc_counters;
 mod prog_stats;
 mod records;
@@ -39,6 +33,8 @@ use std::time::{Duration, Instant};
 use anyhow::{anyhow, bail, Result};
 use libbpf_rs::RingBufferBuilder;
 use serde_json::json;
+
+use launchgap_record::{cuda_api, discover, metadata, probe_plan};
 
 use crate::cli::Args;
 use crate::losses::{lost_line, unrecorded, Unrecorded};
@@ -351,8 +347,6 @@ fn run(args: Args) -> Result<i32> {
     let (to_writer, inbox) = mpsc::channel();
     let writer_handle = std::thread::Builder::new().name("trace-writer".into()).spawn(move || writer_thread(writer, inbox))?;
 
-    // before the line that says tracing began: a signal sent on reading it must end the recording cleanly
-    install_signal_handlers();
     for w in &warnings {
         say(args.quiet, format!("warning: {}", w.0));
     }
@@ -370,7 +364,10 @@ fn run(args: Args) -> Result<i32> {
         partial if partial != output.final_path() => format!(" (written to {} until the end)", partial.display()),
         _ => String::new(),
     };
+    // before the line a caller waits for, so a signal sent after it ends the recording cleanly
+    install_signal_handlers();
     say(args.quiet, format!("tracing {what}: {cuda_probes} CUDA probes, {tracepoints} tracepoints -> {}{via}", args.output.display()));
+
     // the probes count IRQ hits from just before the kernel's counters are first read
     let audit_window = irq_audit::Window::new(&mut skel);
     let audit_since_ns = metadata::monotonic_ns();

@@ -1,7 +1,6 @@
 //! Loading the BPF programs and attaching them, with a report of every
 //! probe: where it went, what its first instruction costs, whether it took.
 
-use std::collections::BTreeMap;
 use std::mem::MaybeUninit;
 use std::path::Path;
 
@@ -9,12 +8,14 @@ use anyhow::{anyhow, Result};
 use libbpf_rs::btf::types::Typedef;
 use libbpf_rs::btf::Btf;
 use libbpf_rs::skel::{OpenSkel, SkelBuilder};
-use libbpf_rs::{Link, MapCore, MapFlags, OpenObject, ProgramAttachType, UprobeMultiOpts, UprobeOpts};
+use libbpf_rs::{Link, MapCore, MapFlags, OpenObject, ProgramAttachType};
 use serde_json::{json, Value};
 
-use crate::cuda_api::{cookie_of, Layer, ProbeShape};
-use crate::discover::CudaLibraries;
-use crate::probe_plan::plan_library;
+use launchgap_record::cuda_api::{Layer, ProbeShape};
+use launchgap_record::cuda_attach::{attach_library, kernel_has_uprobe_multi, Direction};
+use launchgap_record::discover::CudaLibraries;
+use launchgap_record::probe_plan::plan_library;
+
 use crate::skel::{LaunchgapSkel, LaunchgapSkelBuilder};
 
 pub struct LoadOptions {
@@ -115,67 +116,29 @@ const CUDA_PROGRAMS: [&str; 8] = [
     "sync_exit",
 ];
 
-/// uprobe_multi (Linux 6.6): one link, and one RCU wait at detach, for many
-/// probes. Classic uprobe links each wait out a grace period on detach.
-pub fn kernel_has_uprobe_multi(btf: &Btf) -> bool {
-    btf.type_by_name::<libbpf_rs::btf::types::Struct>("bpf_uprobe_multi_link").is_some()
-}
-
-fn program<'a, 'obj>(skel: &'a LaunchgapSkel<'obj>, shape: ProbeShape) -> (&'a libbpf_rs::ProgramMut<'obj>, &'static str) {
-    match shape {
-        ProbeShape::Launch => (&skel.progs.launch_kernel, "launch_kernel"),
-        ProbeShape::LaunchEx => (&skel.progs.launch_kernel_ex, "launch_kernel_ex"),
-        ProbeShape::GraphLaunch => (&skel.progs.graph_launch, "graph_launch"),
-        ProbeShape::Sync => (&skel.progs.sync_enter, "sync_enter"),
-        ProbeShape::Memcpy => (&skel.progs.memcpy_enter, "memcpy_enter"),
-        ProbeShape::RuntimeName => (&skel.progs.runtime_entry, "runtime_entry"),
-    }
-}
-
-/// Probes going to one program in one file: (function, file offset, cookie).
-type ProbeGroup = Vec<(&'static str, usize, u64)>;
-
-fn attach_group(
-    prog: &libbpf_rs::ProgramMut,
-    file: &Path,
-    group: &ProbeGroup,
-    retprobe: bool,
-    multi: bool,
-    links: &mut Vec<Link>,
-) -> Vec<(&'static str, Result<(), String>)> {
-    if multi {
-        let opts = UprobeMultiOpts {
-            offsets: group.iter().map(|(_, offset, _)| *offset).collect(),
-            cookies: group.iter().map(|(_, _, cookie)| *cookie).collect(),
-            retprobe,
-            ..Default::default()
-        };
-        let result = prog.attach_uprobe_multi_with_opts(-1, file, "", opts).map(|link| links.push(link));
-        let result = result.map_err(|e| e.to_string());
-        return group.iter().map(|(name, _, _)| (*name, result.clone())).collect();
-    }
-    group
-        .iter()
-        .map(|(name, offset, cookie)| {
-            let opts = UprobeOpts { cookie: *cookie, retprobe, ..Default::default() };
-            let result = prog.attach_uprobe_with_opts(-1, file, *offset, opts).map(|link| links.push(link));
-            (*name, result.map_err(|e| e.to_string()))
-        })
-        .collect()
-}
-
-/// The return program paired with an entry point's shape, if it has one.
-fn return_program<'a, 'obj>(skel: &'a LaunchgapSkel<'obj>, shape: ProbeShape) -> (&'a libbpf_rs::ProgramMut<'obj>, &'static str) {
-    match shape {
-        ProbeShape::RuntimeName => (&skel.progs.runtime_exit, "runtime_exit"),
-        _ => (&skel.progs.sync_exit, "sync_exit"),
-    }
+/// The program that takes an entry point of this shape, at its entry or its return.
+fn program<'a, 'obj>(
+    skel: &'a LaunchgapSkel<'obj>,
+    shape: ProbeShape,
+    direction: Direction,
+) -> Option<(&'a libbpf_rs::ProgramMut<'obj>, &'static str)> {
+    let progs = &skel.progs;
+    Some(match (shape, direction) {
+        (ProbeShape::Launch, Direction::Entry) => (&progs.launch_kernel, "launch_kernel"),
+        (ProbeShape::LaunchEx, Direction::Entry) => (&progs.launch_kernel_ex, "launch_kernel_ex"),
+        (ProbeShape::GraphLaunch, Direction::Entry) => (&progs.graph_launch, "graph_launch"),
+        (ProbeShape::Sync, Direction::Entry) => (&progs.sync_enter, "sync_enter"),
+        (ProbeShape::Memcpy, Direction::Entry) => (&progs.memcpy_enter, "memcpy_enter"),
+        (ProbeShape::RuntimeName, Direction::Entry) => (&progs.runtime_entry, "runtime_entry"),
+        (ProbeShape::RuntimeName, Direction::Return) => (&progs.runtime_exit, "runtime_exit"),
+        (ProbeShape::Sync | ProbeShape::Memcpy, Direction::Return) => (&progs.sync_exit, "sync_exit"),
+        (ProbeShape::Launch | ProbeShape::LaunchEx | ProbeShape::GraphLaunch, Direction::Return) => return None,
+    })
 }
 
 /// Attaches the CUDA uprobes to every library found: driver entry points
-/// always, runtime entry points with `api_names`. Each probe goes where
-/// probe_placement puts it, past any entry instruction the kernel would
-/// single-step; return probes sit on the same instruction.
+/// always, runtime entry points with `api_names` (cuda_attach places and
+/// describes them).
 pub fn attach_cuda(
     skel: &LaunchgapSkel,
     libraries: &CudaLibraries,
@@ -190,54 +153,13 @@ pub fn attach_cuda(
         targets.extend(libraries.runtime.iter().chain(&libraries.static_runtime).map(|p| (p.as_path(), Layer::Runtime)));
     }
     for (file, layer) in targets {
-        let plan = match plan_library(file, layer) {
-            Ok(plan) => plan,
-            Err(e) => {
-                warnings.push(ProbeWarning(format!("cannot read {}: {e:#}", file.display())));
-                continue;
-            }
-        };
-        for name in &plan.missing {
-            probes.push(json!({"kind": "uprobe", "function": name, "file": file, "attached": false,
-                               "error": "not defined in this file"}));
-        }
-        let mut entries: BTreeMap<&'static str, (ProbeShape, ProbeGroup)> = BTreeMap::new();
-        let mut returns: BTreeMap<&'static str, (ProbeShape, ProbeGroup)> = BTreeMap::new();
-        for probe in &plan.probes {
-            let site = (probe.api.name, probe.file_offset() as usize, cookie_of(probe.index));
-            entries.entry(program(skel, probe.api.shape).1).or_insert_with(|| (probe.api.shape, Vec::new())).1.push(site);
-            if probe.has_return_probe() {
-                returns.entry(return_program(skel, probe.api.shape).1).or_insert_with(|| (probe.api.shape, Vec::new())).1.push(site);
-            }
-        }
-        let mut results: BTreeMap<&'static str, Result<(), String>> = BTreeMap::new();
-        for (shape, group) in entries.values() {
-            for (name, result) in attach_group(program(skel, *shape).0, file, group, false, multi, links) {
-                results.insert(name, result);
-            }
-        }
-        for (shape, group) in returns.values() {
-            for (name, result) in attach_group(return_program(skel, *shape).0, file, group, true, multi, links) {
-                if let (Some(Ok(())), Err(e)) = (results.get(name), result) {
-                    results.insert(name, Err(format!("return probe: {e}")));
-                }
-            }
-        }
-        for probe in &plan.probes {
-            let name = probe.api.name;
-            let result = results.remove(name).unwrap_or_else(|| Err("not attached".to_string()));
-            let mut described = probe.describe(file);
-            described["link"] = json!(if multi { "uprobe_multi" } else { "uprobe" });
-            described["attached"] = json!(result.is_ok());
-            described["error"] = json!(result.as_ref().err());
-            probes.push(described);
-            match result {
-                Err(e) => warnings.push(ProbeWarning(format!("uprobe on {name} in {} failed: {e}", file.display()))),
-                Ok(()) => warnings.extend(probe.warning(file).map(ProbeWarning)),
-            }
+        match plan_library(file, layer) {
+            Ok(plan) => attach_library(&plan, file, &|shape, direction| program(skel, shape, direction), multi, links,
+                                       probes, &mut warnings),
+            Err(e) => warnings.push(format!("cannot read {}: {e:#}", file.display())),
         }
     }
-    warnings
+    warnings.into_iter().map(ProbeWarning).collect()
 }
 
 /// Marks a process (all its threads, present and future) as a target.

@@ -37,7 +37,35 @@ env = { OMP_NUM_THREADS = 1 }
     assert s.env == {"OMP_NUM_THREADS": "1"}
 
 
+def test_toml_scenarios_with_every_lever(tmp_path):
+    path = tmp_path / "s.toml"
+    path.write_text("""
+[scenarios.tuned.mitigations]
+cpus = [1]
+policy = "rr:5"
+isolate = true
+irq_away = true
+workqueue_away = true
+timer_migration = 0
+preempt = "full"
+[scenarios.partition]
+mitigations = { cpus = [1], policy = "batch", isolate = "root" }
+""")
+    tuned, partition = from_toml(path)[1:]
+    m = tuned.mitigations
+    assert (str(m.sched_policy), m.isolate, m.irq_away, m.workqueue_away, m.timer_migration, m.preempt) == (
+        "rr:5", "isolated", True, True, 0, "full")
+    assert m.describe() == ("pinned to CPUs 1, SCHED_RR 5, CPUs isolated, IRQs steered away, unbound workqueues "
+                            "steered away, timer migration off, preemption full")
+    assert (str(partition.mitigations.sched_policy), partition.mitigations.isolate) == ("batch", "root")
+
+
 @pytest.mark.parametrize("text, message", [
+    ("[scenarios.x]\nmitigations = { preempt = 'server' }", "scenarios.x.mitigations.preempt: 'server' is not one of"),
+    ("[scenarios.x]\nmitigations = { timer_migration = 2 }", "scenarios.x.mitigations.timer_migration: 2 is not one of"),
+    ("[scenarios.x]\nmitigations = { policy = 'fifo:70' }", "scenarios.x.mitigations: policy fifo:70: RT priority "
+                                                              "must be 1..49"),
+    ("[scenarios.x]\nmitigations = { isolate = true }", "scenarios.x.mitigations: isolate needs the workload's cpus"),
     ("[scenarios.x]\nloads = ['gpu']", "unknown load 'gpu'"),
     ("[scenarios.x]\nmitigations = { pin = [1] }", "scenarios.x.mitigations: unknown key(s) ('pin' was unexpected)"),
     ("nothing = 1", "no [scenarios.NAME] tables"),

@@ -1,10 +1,12 @@
 """Mitigations a scenario applies to the workload, and the host changes some
 of them need, each recorded with how to undo it and undone on every path.
 
-Per-process levers (CPU pinning, nice, RT policy) are applied to the
-workload alone, in the child before exec: nothing on the host changes.
-A cgroup v2 cpuset and IRQ affinity do change the host: HostChanges logs
-every write with the value it replaced and restores them in reverse order.
+Per-process levers (CPU pinning, nice, the scheduler policy) are applied to
+the workload alone, in the child before exec: nothing on the host changes.
+A cgroup cpuset, IRQ affinity and the host-wide levers of levers.py
+(preemption model, CPU isolation, timer migration, workqueue cpumask) do
+change the host: HostChanges logs every write with the value it replaced
+and restores them in reverse order.
 """
 
 from __future__ import annotations
@@ -17,25 +19,37 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from launchgap.experiments import levers
+from launchgap.experiments.levers import RT_PRIORITY_MAX, LeverHost, MitigationError, Policy
+
+__all__ = ["RT_PRIORITY_MAX", "HostChanges", "MitigationError", "Mitigations", "child_setup", "cpuset_available",
+           "make_cpuset", "steer_irqs_away"]
+
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 IRQ_ROOT = Path("/proc/irq")
-# SCHED_FIFO/SCHED_RR priorities a scenario may ask for: high enough to win
-# against normal tasks, low enough to leave kernel threads (at 50 and up) alone.
-RT_PRIORITY_MAX = 49
-
-
-class MitigationError(RuntimeError):
-    """A mitigation cannot be applied here."""
 
 
 @dataclass
 class Mitigations:
     cpus: list[int] | None = None       # pin the workload (taskset)
     nice: int | None = None             # its nice value
-    rt_policy: str | None = None        # "fifo" or "rr" (chrt)
+    rt_policy: str | None = None        # "fifo" or "rr" (chrt); or give `policy`
     rt_priority: int = 10
-    cpuset: bool = False                # a cgroup v2 cpuset holding only the workload's CPUs
+    cpuset: bool = False                # a cgroup cpuset holding only the workload's CPUs
     irq_away: bool = False              # steer IRQ affinity away from the workload's CPUs
+    policy: str | None = None           # other | batch | idle | fifo:P | rr:P (levers.Policy)
+    preempt: str | None = None          # host-wide: none | voluntary | full | lazy
+    isolate: str | None = None          # host-wide: the workload's CPUs as an "isolated" or "root" partition
+    timer_migration: int | None = None  # host-wide: kernel.timer_migration 0 or 1
+    workqueue_away: bool = False        # host-wide: unbound workqueues off the workload's CPUs
+
+    @property
+    def sched_policy(self) -> Policy | None:
+        if self.policy is not None:
+            return Policy.parse(self.policy)
+        if self.rt_policy:
+            return Policy(self.rt_policy, self.rt_priority)
+        return None
 
     def validate(self, online: set[int]) -> None:
         if self.cpus is not None and (not self.cpus or not set(self.cpus) <= online):
@@ -46,10 +60,49 @@ class Mitigations:
             raise MitigationError(f"rt_policy must be fifo or rr, not {self.rt_policy!r}")
         if self.rt_policy and not 1 <= self.rt_priority <= RT_PRIORITY_MAX:
             raise MitigationError(f"rt_priority must be 1..{RT_PRIORITY_MAX}")
+        if self.rt_policy and self.policy is not None:
+            raise MitigationError("give policy or rt_policy, not both")
+        _ = self.sched_policy  # parses and bounds it
         if (self.cpuset or self.irq_away) and not self.cpus:
             raise MitigationError("cpuset and irq_away need the workload's cpus")
         if self.irq_away and set(self.cpus or []) >= online:
             raise MitigationError("irq_away needs at least one CPU left for interrupts")
+        if self.preempt is not None and self.preempt not in levers.PREEMPT_MODELS:
+            raise MitigationError(f"preempt must be one of {', '.join(levers.PREEMPT_MODELS)}, not {self.preempt!r}")
+        if self.isolate is not None:
+            if self.isolate not in levers.ISOLATION_MODES:
+                raise MitigationError(f"isolate must be isolated or root, not {self.isolate!r}")
+            if not self.cpus:
+                raise MitigationError("isolate needs the workload's cpus")
+            if set(self.cpus) >= online:
+                raise MitigationError("isolate needs at least one CPU left for housekeeping")
+        if self.timer_migration not in (None, 0, 1):
+            raise MitigationError(f"timer_migration must be 0 or 1, not {self.timer_migration!r}")
+        if self.workqueue_away:
+            if not self.cpus:
+                raise MitigationError("workqueue_away needs the workload's cpus")
+            if set(self.cpus) >= online:
+                raise MitigationError("workqueue_away needs at least one CPU left for unbound work")
+
+    def host_refusal(self, host: LeverHost, allow_rt_unthrottled: bool = False) -> str | None:
+        """Why this host cannot apply these (one line), from the doctor's view of it; None if it can."""
+        policy = self.sched_policy
+        checks = [lambda: levers.rt_refusal(policy, host, allow_rt_unthrottled) if policy else None]
+        if self.cpuset and not self.isolate:
+            checks.append(lambda: _cpuset_refusal(host))
+        if self.preempt is not None:
+            checks.append(lambda: levers.preempt_refusal(self.preempt, host))
+        if self.isolate is not None:
+            checks.append(lambda: levers.isolation_refusal(self.isolate, self.cpus, host))
+        if self.timer_migration is not None:
+            checks.append(lambda: levers.timer_migration_refusal(self.timer_migration, host))
+        if self.workqueue_away:
+            checks.append(lambda: levers.workqueue_refusal(self.cpus, host))
+        for check in checks:
+            problem = check()
+            if problem:
+                return problem
+        return None
 
     def describe(self) -> str:
         parts = []
@@ -57,12 +110,21 @@ class Mitigations:
             parts.append(f"pinned to CPUs {','.join(map(str, self.cpus))}")
         if self.nice is not None:
             parts.append(f"nice {self.nice}")
-        if self.rt_policy:
-            parts.append(f"SCHED_{self.rt_policy.upper()} {self.rt_priority}")
-        if self.cpuset:
+        policy = self.sched_policy
+        if policy is not None:
+            parts.append(policy.describe())
+        if self.cpuset and not self.isolate:
             parts.append("own cpuset")
+        if self.isolate:
+            parts.append("CPUs isolated" + (" (a root partition)" if self.isolate == "root" else ""))
         if self.irq_away:
             parts.append("IRQs steered away")
+        if self.workqueue_away:
+            parts.append("unbound workqueues steered away")
+        if self.timer_migration is not None:
+            parts.append(f"timer migration {'on' if self.timer_migration else 'off'}")
+        if self.preempt:
+            parts.append(f"preemption {self.preempt}")
         return ", ".join(parts) or "none"
 
 
@@ -98,8 +160,9 @@ class HostChanges:
         self.writes.append((path, old))
         self._save()
 
-    def write(self, path: Path, value: str) -> None:
-        old = path.read_text().strip()
+    def write(self, path: Path, value: str, old: str | None = None) -> None:
+        """Writes VALUE to PATH, journalled first with what to put back: OLD, or what PATH holds now."""
+        old = path.read_text().strip() if old is None else old
         self.record_write(path, old)  # in the journal before it is made
         try:
             path.write_text(value)
@@ -186,48 +249,52 @@ class HostChanges:
         return problems
 
 
-CGROUP_V1_CPUSET = CGROUP_ROOT / "cpuset"
+def _cpuset_refusal(host: LeverHost) -> str | None:
+    try:
+        cpuset_available(host)
+    except MitigationError as err:
+        return str(err)
+    return None
 
 
-def cpuset_available() -> None:
+def cpuset_available(host: LeverHost | None = None) -> None:
     """Raises MitigationError if no cpuset controller can be used here (changes nothing)."""
-    controllers = CGROUP_ROOT / "cgroup.controllers"
-    if controllers.exists():
-        if "cpuset" not in controllers.read_text().split():
+    version = levers.cgroup_version(host or LeverHost())
+    if version is None:
+        facts = (host or LeverHost()).facts()
+        if facts.read(levers.CGROUP_V2_CONTROLLERS).ok:
             raise MitigationError("the cpuset controller is not available in cgroup v2 here")
-        return
-    if not (CGROUP_V1_CPUSET / "cpuset.cpus").exists():
         raise MitigationError("no cpuset controller: neither cgroup v2 nor the v1 cpuset hierarchy is mounted")
 
 
-def make_cpuset(cpus: list[int], changes: HostChanges) -> Path:
+def make_cpuset(cpus: list[int], changes: HostChanges, host: LeverHost | None = None) -> Path:
     """A cgroup whose cpuset holds only `cpus` (v2, or the v1 cpuset hierarchy);
     the workload joins it before exec."""
-    if not (CGROUP_ROOT / "cgroup.controllers").exists():
-        if (CGROUP_V1_CPUSET / "cpuset.cpus").exists():
-            group = CGROUP_V1_CPUSET / f"launchgap-{uuid.uuid4().hex[:8]}"
-            changes.make_dir(group)
-            (group / "cpuset.cpus").write_text(",".join(map(str, cpus)))
-            (group / "cpuset.mems").write_text((CGROUP_V1_CPUSET / "cpuset.mems").read_text().strip())
-            return group
-        raise MitigationError("no cpuset controller: neither cgroup v2 nor the v1 cpuset hierarchy is mounted")
-    if "cpuset" not in (CGROUP_ROOT / "cgroup.controllers").read_text().split():
-        raise MitigationError("the cpuset controller is not available in cgroup v2 here")
-    control = CGROUP_ROOT / "cgroup.subtree_control"
+    host = host or LeverHost()
+    cpuset_available(host)
+    tag = f"launchgap-{uuid.uuid4().hex[:8]}"
+    if levers.cgroup_version(host) == 1:
+        v1 = host.path(levers.CPUSET_V1)
+        group = v1 / tag
+        changes.make_dir(group)
+        (group / "cpuset.cpus").write_text(",".join(map(str, cpus)))
+        (group / "cpuset.mems").write_text((v1 / "cpuset.mems").read_text().strip())
+        return group
+    control = host.path(levers.CGROUP_V2_SUBTREE)
     if "cpuset" not in control.read_text().split():
         changes.record_write(control, "-cpuset")  # turning it off again leaves the others as they were
         control.write_text("+cpuset")
-    group = CGROUP_ROOT / f"launchgap-{uuid.uuid4().hex[:8]}"
+    group = host.path(levers.CGROUP) / tag
     changes.make_dir(group)
     (group / "cpuset.cpus").write_text(",".join(map(str, cpus)))
     return group
 
 
-def steer_irqs_away(cpus: list[int], online: set[int], changes: HostChanges) -> int:
+def steer_irqs_away(cpus: list[int], online: set[int], changes: HostChanges, host: LeverHost | None = None) -> int:
     """Moves every IRQ that allows it onto the CPUs the workload does not use."""
     others = sorted(online - set(cpus))
     moved = 0
-    for irq in sorted(IRQ_ROOT.glob("[0-9]*")):
+    for irq in sorted((host or LeverHost()).path(str(IRQ_ROOT)).glob("[0-9]*")):
         path = irq / "smp_affinity_list"
         try:
             current = path.read_text().strip()
@@ -241,7 +308,8 @@ def steer_irqs_away(cpus: list[int], online: set[int], changes: HostChanges) -> 
 
 
 def child_setup(m: Mitigations, cgroup: Path | None):
-    """What the workload's process does before exec: join its cpuset, pin, nice, RT policy."""
+    """What the workload's process does before exec: join its cgroup, pin, nice, scheduler policy."""
+    policy = m.sched_policy
 
     def apply() -> None:
         if cgroup is not None:
@@ -251,8 +319,7 @@ def child_setup(m: Mitigations, cgroup: Path | None):
             os.sched_setaffinity(0, set(m.cpus))
         if m.nice is not None:
             os.setpriority(os.PRIO_PROCESS, 0, m.nice)
-        if m.rt_policy:
-            policy = os.SCHED_FIFO if m.rt_policy == "fifo" else os.SCHED_RR
-            os.sched_setscheduler(0, policy, os.sched_param(m.rt_priority))
+        if policy is not None:
+            os.sched_setscheduler(0, policy.number, os.sched_param(policy.priority))
 
     return apply

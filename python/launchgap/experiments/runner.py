@@ -21,11 +21,12 @@ from pathlib import Path
 
 from launchgap import __version__
 from launchgap.analysis.report import build_report
-from launchgap.experiments import custodian, leash
+from launchgap.experiments import custodian, leash, levers
+from launchgap.experiments.levers import LeverHost
 from launchgap.experiments.loadgen import LoadError
-from launchgap.experiments.mitigations import (HostChanges, MitigationError, cpuset_available, make_cpuset,
-                                               steer_irqs_away)
+from launchgap.experiments.mitigations import HostChanges, MitigationError, Mitigations, make_cpuset, steer_irqs_away
 from launchgap.experiments.scenarios import Scenario, make_load
+from launchgap.experiments.verify import ThreadWatch, sampled_problems, trace_check
 from launchgap.output import hand_over_trace, make_directory, write_text
 from launchgap.recorder import ENV_OVERRIDE, find_recorder
 from launchgap.trace import read_trace
@@ -36,6 +37,7 @@ class Metric:
     """The workload's own measure of speed: a regex over its output, or wall time."""
 
     pattern: str | None  # None: wall time
+    higher: bool | None = None  # None: a pattern is a throughput (higher is better), wall time is not
 
     @property
     def name(self) -> str:
@@ -43,7 +45,7 @@ class Metric:
 
     @property
     def higher_is_better(self) -> bool:
-        return self.pattern is not None
+        return self.pattern is not None if self.higher is None else self.higher
 
     def check(self) -> None:
         """Raises ExperimentError if the pattern is not a regular expression with at most one group."""
@@ -103,6 +105,7 @@ def environment() -> dict:
     cpu_model = next((line.split(":", 1)[1].strip() for line in (read("/proc/cpuinfo") or "").splitlines()
                       if line.startswith("model name")), None)
     return {
+        "hostname": platform.node(), "boot_id": read("/proc/sys/kernel/random/boot_id"),
         "kernel": platform.release(), "machine": platform.machine(), "cpu_model": cpu_model,
         "cpus": sorted(os.sched_getaffinity(0)),
         "governor": read("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"),
@@ -125,9 +128,13 @@ def plan(scenarios: list[Scenario], repeat: int, seed: int) -> list[tuple[int, S
     return order
 
 
-def _trace_metrics(path: Path) -> dict:
-    report = build_report(read_trace(path))
-    launching = [t for t in report["taken"]["threads"] if t["launches"]] or report["taken"]["threads"]
+def _trace_metrics(trace, focus_threads: str | None = None) -> dict:
+    """The run's time taken by cause: from the launching threads, else those named FOCUS_THREADS* (the
+    lever workload's workers), else every thread of the workload."""
+    report = build_report(trace)
+    threads = report["taken"]["threads"]
+    launching = ([t for t in threads if t["launches"]]
+                 or [t for t in threads if focus_threads and (t["comm"] or "").startswith(focus_threads)] or threads)
     culprits = [c for c in report["taken"]["culprits"] if not c["is_idle"]]
     m = report["study_metrics"]
     return {
@@ -171,12 +178,15 @@ def _command_problem(command: list[str]) -> str | None:
     return None if shutil.which(name) else f"{name}: command not found on PATH"
 
 
-def preflight(command: list[str], scenarios: list[Scenario], metric: Metric, disk_dir: Path | None) -> None:
+def preflight(command: list[str], scenarios: list[Scenario], metric: Metric, disk_dir: Path | None,
+              host: LeverHost | None = None, allow_rt_unthrottled: bool = False) -> None:
     """Everything that can be known wrong before the warm-up run, raised as one ExperimentError each:
-    the command, privileges, the recorder, the metric, every scenario's mitigations and loads."""
-    problem = _command_problem(command)
-    if problem:
-        raise ExperimentError(f"cannot run the workload: {problem}")
+    the command, privileges, the recorder, the metric, every scenario's mitigations, levers and loads
+    (what the host allows, from the doctor's view of it)."""
+    for workload in ([command] if command else []) + [s.command for s in scenarios if s.command]:
+        problem = _command_problem(workload)
+        if problem:
+            raise ExperimentError(f"cannot run the workload: {problem}")
     if os.geteuid() != 0:
         raise ExperimentError("experiments record with eBPF and may change host settings: run as root (sudo)")
     recorder = find_recorder()
@@ -185,65 +195,126 @@ def preflight(command: list[str], scenarios: list[Scenario], metric: Metric, dis
                               f"make setup, or set {ENV_OVERRIDE})")
     metric.check()
     online = set(os.sched_getaffinity(0))
+    host = host or LeverHost()
     for scenario in scenarios:
         try:
             scenario.mitigations.validate(online)
-            if scenario.mitigations.cpuset:
-                cpuset_available()
+            problem = scenario.mitigations.host_refusal(host, allow_rt_unthrottled)
+            if problem:
+                raise MitigationError(problem)
             for spec in scenario.loads:
                 make_load(spec, disk_dir).check()
         except (LoadError, MitigationError) as err:
             raise ExperimentError(f"scenario {scenario.name}: {err}") from None
 
 
+def apply_host_levers(m: Mitigations, host: LeverHost, changes: HostChanges) -> tuple[Path | None, list[str]]:
+    """Makes the scenario's host-wide changes, each read back; returns the cgroup the workload joins and
+    what each read-back showed. Raises MitigationError if one is refused or does not read back."""
+    verified: list[str] = []
+    cgroup = None
+    if m.isolate:
+        isolation = levers.isolate_cpus(m.isolate, m.cpus, host, changes)
+        cgroup = isolation.group
+        verified.append(isolation.evidence)
+    elif m.cpuset:
+        cgroup = make_cpuset(m.cpus, changes, host)
+        verified.append(f"cpuset {cgroup.name}: CPUs {','.join(map(str, m.cpus))}")
+    if m.irq_away:
+        online = host.facts().online or frozenset(os.sched_getaffinity(0))
+        before = len(changes.writes)
+        moved = steer_irqs_away(m.cpus, set(online), changes, host)
+        others = set(online) - set(m.cpus)
+        for path, _old in changes.writes[before:]:
+            shown = path.read_text().strip()
+            if levers.parse_mask_or_list(shown) != others:
+                raise MitigationError(f"irq-away: {path} reads {shown!r} after writing {sorted(others)}")
+        verified.append(f"{moved} IRQs moved to CPUs {','.join(map(str, sorted(others)))}")
+    if m.workqueue_away:
+        verified.append(levers.apply_workqueue_away(m.cpus, host, changes))
+    if m.timer_migration is not None:
+        verified.append(levers.apply_timer_migration(m.timer_migration, host, changes))
+    if m.preempt:
+        verified.append(levers.apply_preempt(m.preempt, host, changes))
+    return cgroup, verified
+
+
 def run_once(command: list[str], scenario: Scenario, metric: Metric, trace_path: Path, disk_dir: Path | None,
              on_event=lambda text: None, journal: Path | None = None,
-             not_restored: list[str] | None = None) -> dict:
+             not_restored: list[str] | None = None, host: LeverHost | None = None,
+             focus_threads: str | None = None) -> dict:
     """One recorded run. Host settings it could not put back are appended to NOT_RESTORED
     (never dropped: the caller must say so and stop)."""
     recorder = find_recorder()
     if recorder is None:
         raise ExperimentError("cannot find the recorder binary (make setup)")
+    host = host or LeverHost()
     m = scenario.mitigations
     m.validate(set(os.sched_getaffinity(0)))
     changes, loads = HostChanges(journal=journal), []
     proc = None
+    watch = None
+    report = trace_path.with_name(trace_path.stem + ".enter.json")
     try:
-        cgroup = make_cpuset(m.cpus, changes) if m.cpuset else None
-        if m.irq_away:
-            steer_irqs_away(m.cpus, set(os.sched_getaffinity(0)), changes)
+        cgroup, verified = apply_host_levers(m, host, changes)
         for spec in scenario.loads:
             load = make_load(spec, disk_dir)
             load.on_scratch = changes.record_scratch
             loads.append(load)
             load.start()
             on_event(f"{load.name} load: {load.verify()}")
-        wrapper = [sys.executable, "-m", "launchgap.experiments.enter"]
+        wrapper = [sys.executable, "-m", "launchgap.experiments.enter", "--report", str(report)]
         if cgroup:
             wrapper += ["--cgroup", str(cgroup)]
         if m.cpus:
             wrapper += ["--cpus", ",".join(map(str, m.cpus))]
         if m.nice is not None:
             wrapper += ["--nice", str(m.nice)]
-        if m.rt_policy:
-            wrapper += ["--rt", m.rt_policy, "--rt-priority", str(m.rt_priority)]
-        argv = [str(recorder), "-q", "-o", str(trace_path), "--", *wrapper, "--", *command]
+        if m.sched_policy is not None:
+            wrapper += ["--policy", str(m.sched_policy)]
+        argv = [str(recorder), "-q", "-o", str(trace_path), "--", *wrapper, "--", *(scenario.command or command)]
+        watch = ThreadWatch(report)
+        watch.start()
         started = time.monotonic()
         # on a leash: the recorder and the workload die with the experiment, however it dies
         proc = leash.popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                            env={**os.environ, **scenario.env})
         out, err = proc.communicate()
         wall = time.monotonic() - started
+        watch.stop()
         value = metric.read(out, wall)
         row = {"exit_code": proc.returncode, "metric": value, "wall_s": wall}
         if proc.returncode != 0 or value is None:
             row["error"] = ((err.strip().splitlines() or [f"the command exited with status {proc.returncode}"])[-1]
                             if proc.returncode else metric.missing(out))
+        try:
+            entered = json.loads(report.read_text())
+        except (OSError, ValueError):
+            entered = None
+        finally:
+            report.unlink(missing_ok=True)
+        problems = sampled_problems(m, watch)
+        row["verified"] = {"host": verified, "enter": entered,
+                           "threads_sampled": {str(t): {"comm": e["comm"], "seen": sorted(map(list, e["seen"])),
+                                                        "cpus": sorted(e["cpus"])}
+                                               for t, e in sorted(watch.threads.items())}}
         if trace_path.exists():
             hand_over_trace(trace_path)
-            row.update(_trace_metrics(trace_path))
+            trace = read_trace(trace_path)
+            row.update(_trace_metrics(trace, focus_threads))
+            if entered is not None:
+                row["verified"]["trace"] = checked = trace_check(trace, int(entered["pid"]),
+                                                                 int(entered["monotonic_ns"]), m)
+                problems += checked.get("problems", [])
+        if entered is not None and entered.get("not_in_effect"):
+            problems += entered["not_in_effect"]
+        if problems and not row.get("error"):
+            row["error"] = "settings not in effect: " + "; ".join(problems[:3]) + (
+                f" (and {len(problems) - 3} more)" if len(problems) > 3 else "")
         return row
     finally:
+        if watch is not None and watch.is_alive():
+            watch.stop()
         if proc is not None:
             _stop_session(proc)
         for load in reversed(loads):
@@ -255,9 +326,20 @@ def run_once(command: list[str], scenario: Scenario, metric: Metric, trace_path:
                 not_restored.extend(problems)
 
 
+def doctor_findings(host: LeverHost, cpus: set[int] | None) -> dict:
+    """The doctor's checks of the host as the experiment starts (the boot-only levers among them), with the
+    workload's CPUs as the target when every scenario pins it to the same ones."""
+    from launchgap.doctor.model import Target
+    from launchgap.doctor.run import run_doctor
+
+    target = Target(frozenset(cpus), "the workload's CPUs") if cpus else None
+    return run_doctor(host.view(), target).to_dict()
+
+
 def run_experiment(command: list[str], scenarios: list[Scenario], repeat: int, metric: Metric, outdir: Path,
                    seed: int, disk_dir: Path | None, progress=None, say=print,
-                   not_restored: list[str] | None = None) -> dict:
+                   not_restored: list[str] | None = None, host: LeverHost | None = None,
+                   extra: dict | None = None, focus_threads: str | None = None) -> dict:
     """Runs everything; returns the results (also in OUTDIR/results.json, rewritten after every run).
     Raises ExperimentError when it cannot go on: the warm-up run failed (so would every run), or a host
     setting could not be put back (listed in NOT_RESTORED and in the results)."""
@@ -268,8 +350,13 @@ def run_experiment(command: list[str], scenarios: list[Scenario], repeat: int, m
     order = plan(scenarios, repeat, seed)
     results = {"schema": "launchgap-experiment/1", "status": "running", "command": command, "repeat": repeat,
                "seed": seed, "metric": metric.name, "higher_is_better": metric.higher_is_better,
-               "scenarios": [{"name": s.name, "description": s.describe()} for s in scenarios],
+               "scenarios": [{"name": s.name, "description": s.describe(), **s.labels,
+                              **({"command": s.command} if s.command else {})} for s in scenarios],
                "environment": environment(), "owner": custodian.owner(), "runs": runs}
+    host = host or LeverHost()
+    pinned = {tuple(sorted(s.mitigations.cpus or ())) for s in scenarios}
+    results["doctor"] = doctor_findings(host, set(pinned.pop()) if len(pinned) == 1 else None)
+    results.update(extra or {})
     journal = outdir / custodian.JOURNAL
 
     def save() -> None:
@@ -280,12 +367,14 @@ def run_experiment(command: list[str], scenarios: list[Scenario], repeat: int, m
         save()
         custodian.start(outdir)
         for index, (round_no, scenario) in enumerate(order):
-            trace = outdir / "traces" / f"{index:03d}-{scenario.name}-r{round_no}.lg"
+            # a grid's "compute/fifo:10" names no directory: only safe characters in file names
+            safe_name = re.sub(r"[^A-Za-z0-9_.=+-]", "-", scenario.name)
+            trace = outdir / "traces" / f"{index:03d}-{safe_name}-r{round_no}.lg"
             if progress:
                 progress(index, len(order), f"{scenario.name} (round {round_no or 'warm-up'})")
             try:
                 row = run_once(command, scenario, metric, trace, disk_dir, on_event=lambda t: None, journal=journal,
-                               not_restored=not_restored)
+                               not_restored=not_restored, host=host, focus_threads=focus_threads)
             except (LoadError, MitigationError) as err:
                 results["status"] = "failed"
                 results["error"] = str(err)
@@ -303,7 +392,8 @@ def run_experiment(command: list[str], scenarios: list[Scenario], repeat: int, m
             save()
             if round_no == 0 and row.get("error"):
                 results["status"] = "failed"
-                results["error"] = (f"the warm-up run ({scenario.name}, no load) failed: {row['error']}; every run "
+                what = scenario.name + ("" if scenario.loads else ", no load")
+                results["error"] = (f"the warm-up run ({what}) failed: {row['error']}; every run "
                                     f"would, so none was measured")
                 raise ExperimentError(results["error"])
         measured_runs = [r for r in runs if not r["warmup"]]

@@ -24,6 +24,8 @@ class Scenario:
     loads: list[dict] = field(default_factory=list)   # {"type": "cpu"|"network"|"disk", options...}
     mitigations: Mitigations = field(default_factory=Mitigations)
     env: dict[str, str] = field(default_factory=dict)
+    command: list[str] | None = None   # its own workload (a lever grid's class); None: the experiment's
+    labels: dict = field(default_factory=dict)   # kept in results.json beside the name (a grid's class, variant)
 
     def describe(self) -> str:
         loads = ", ".join(load["type"] for load in self.loads) or "no load"
@@ -87,7 +89,10 @@ SCENARIO_FILE_SCHEMA = {
                 "cpus": {"type": "array", "minItems": 1, "items": {"type": "integer", "minimum": 0}},
                 "nice": {"type": "integer"}, "rt_policy": {"enum": ["fifo", "rr"]},
                 "rt_priority": {"type": "integer"}, "cpuset": {"type": "boolean"},
-                "irq_away": {"type": "boolean"}}},
+                "irq_away": {"type": "boolean"}, "policy": {"type": "string"},
+                "preempt": {"enum": ["none", "voluntary", "full", "lazy"]},
+                "isolate": {"enum": [True, False, "isolated", "root"]}, "timer_migration": {"enum": [0, 1]},
+                "workqueue_away": {"type": "boolean"}}},
             "env": {"type": "object", "additionalProperties": {"type": ["string", "integer", "number", "boolean"]}},
         }}}},
 }
@@ -144,7 +149,10 @@ def from_toml(path: str | Path) -> list[Scenario]:
                 raise MitigationError(f"{path}: scenarios.{name}.loads[{index}]: unknown load {load.get('type')!r} "
                                       f"(known: {', '.join(LOAD_KINDS)})")
             _schema_error(path, load, LOAD_TABLE, ("scenarios", name, "loads", index))
-        mitigations = Mitigations(**(body.get("mitigations") or {}))
+        options = dict(body.get("mitigations") or {})
+        if isinstance(options.get("isolate"), bool):
+            options["isolate"] = "isolated" if options["isolate"] else None
+        mitigations = Mitigations(**options)
         try:
             mitigations.validate(online)
         except MitigationError as err:

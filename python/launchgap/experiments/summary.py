@@ -143,3 +143,54 @@ def plot(results: dict, summary: dict, outdir: Path) -> list[Path]:
         plt.close(fig)
     written.append(path)
     return written
+
+
+def is_grid(results: dict) -> bool:
+    return bool(results.get("grid"))
+
+
+def summarize_grid(results: dict) -> dict:
+    """A lever grid's cells: each one's statistics, and its difference from its class's SCHED_OTHER cell."""
+    try:
+        return _summarize_grid(results)
+    except (KeyError, TypeError, ValueError, AttributeError, ZeroDivisionError) as err:
+        raise SummaryError(f"{type(err).__name__}: {err}") from None
+
+
+def _summarize_grid(results: dict) -> dict:
+    higher = bool(results["higher_is_better"])
+    out = {}
+    for info in results["scenarios"]:
+        name = info["name"]
+        runs = measured(results, name)
+        entry = {"class": info.get("class"), "variant": info.get("variant"), "runs": len(runs),
+                 "failed": len(failed(results, name)),
+                 "verified": sum(1 for r in runs if ((r.get("verified") or {}).get("trace") or {}).get("verified"))}
+        out[name] = entry
+        if not runs:
+            continue
+        values = [float(r["metric"]) for r in runs]
+        entry["metric"] = summarize(values).as_dict()
+        base = info.get("baseline")
+        base_values = [float(r["metric"]) for r in measured(results, base)] if base and base != name else []
+        if base_values:
+            entry["vs_baseline"] = difference(base_values, values, higher) | {"baseline": base}
+        for key in TRACE_METRICS:
+            got = [r[key] for r in runs if r.get(key) is not None]
+            entry[key] = median(got) if got else None
+        culprits = Counter(r.get("top_culprit") for r in runs if r.get("top_culprit"))
+        entry["top_culprit"] = culprits.most_common(1)[0][0] if culprits else None
+    return out
+
+
+def difference(baseline: list[float], values: list[float], higher_is_better: bool) -> dict:
+    """The difference of means from the baseline's, in % of the baseline mean (positive: larger), with
+    Welch's 95% interval of it and Welch's and Mann-Whitney's tests (stats.compare)."""
+    compared = compare(baseline, values, higher_is_better)
+    base_mean = sum(baseline) / len(baseline)
+    mean_difference = (sum(values) / len(values) - base_mean) / base_mean * 100.0
+    low, high = compared.slowdown_ci_low, compared.slowdown_ci_high
+    if higher_is_better and low is not None:
+        low, high = -high, -low   # compare() signs a throughput's interval as a slowdown
+    return {"difference_percent": mean_difference, "difference_ci_low": low, "difference_ci_high": high,
+            **compared.as_dict()}

@@ -8,10 +8,7 @@
 #define LAUNCHGAP_MAPS_BPF_H
 
 #include "events.h"
-
-#define MAX_TARGET_THREADS 65536
-#define MAX_TARGET_PROCESSES 4096
-#define MAX_CPUS 4096
+#include "targets.bpf.h"
 
 /* Set by the loader before load. */
 __weak const volatile bool system_mode = false;  /* trace every task, not only targets */
@@ -19,32 +16,10 @@ __weak const volatile __u64 wakeup_bytes = 1;    /* wake the reader past this mu
 __weak const volatile __u64 urgent_bytes = 1;    /* past this, every record wakes it */
 __weak const volatile bool api_names = false;    /* runtime entry points are probed too */
 
-/* Thread ids being traced, and process ids whose every thread is traced. */
-#define TARGET_FLAG 1
-
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 1 << 24); /* resized by the loader */
 } events SEC(".maps") __weak;
-
-/*
- * A flag per thread id, indexed directly (the loader sizes it to pid_max):
- * the check runs on every probed launch and twice per context switch, and
- * an array lookup is inlined by the verifier, with no hashing.
- */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1 << 22); /* resized to pid_max by the loader */
-	__type(key, __u32); /* tid */
-	__type(value, __u8);
-} target_threads SEC(".maps") __weak;
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, MAX_TARGET_PROCESSES);
-	__type(key, __u32); /* tgid */
-	__type(value, __u8);
-} target_processes SEC(".maps") __weak;
 
 /* Events lost because the ring buffer was full, by event type, per CPU. */
 struct {
@@ -61,31 +36,6 @@ struct {
 	__type(key, __u32);
 	__type(value, __u8);
 } target_cpu SEC(".maps") __weak;
-
-static __always_inline void set_target_thread(__u32 tid, __u8 value)
-{
-	__u8 *flag = bpf_map_lookup_elem(&target_threads, &tid);
-	if (flag)
-		*flag = value;
-}
-
-static __always_inline bool is_target(__u32 pid, __u32 tid)
-{
-	__u8 *flag = bpf_map_lookup_elem(&target_threads, &tid);
-	if (flag && *flag)
-		return true;
-	if (bpf_map_lookup_elem(&target_processes, &pid)) {
-		/* a thread of a traced process we had not met yet */
-		set_target_thread(tid, TARGET_FLAG);
-		return true;
-	}
-	return false;
-}
-
-static __always_inline bool task_is_target(struct task_struct *task)
-{
-	return is_target(BPF_CORE_READ(task, tgid), BPF_CORE_READ(task, pid));
-}
 
 static __always_inline bool on_target_cpu(void)
 {

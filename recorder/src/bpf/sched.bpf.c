@@ -11,20 +11,7 @@
 
 #include "launch_stage.bpf.h"
 #include "maps.bpf.h"
-
-/* The kernel's switch counters as of a task's previous switch-out. */
-struct switch_counts {
-	__u64 nvcsw;
-	__u64 nivcsw;
-	bool known;
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct switch_counts);
-} last_switch_counts SEC(".maps");
+#include "sched_helpers.bpf.h"
 
 struct switch_event switch_event_layout = {};
 struct wakeup_event wakeup_event_layout = {};
@@ -33,36 +20,6 @@ struct fork_event fork_event_layout = {};
 struct exec_event exec_event_layout = {};
 struct exit_event exit_event_layout = {};
 struct comm_event comm_event_layout = {};
-
-static __always_inline __u32 task_cpu_of(struct task_struct *p)
-{
-	if (bpf_core_field_exists(p->thread_info.cpu))
-		return BPF_CORE_READ(p, thread_info.cpu);
-	return 0;
-}
-
-/*
- * Voluntary means the switch was counted in nvcsw (the task blocked), as
- * /proc/PID/task/TID/status counts it. Comparing the counters is exact; the
- * (preempt, prev_state) rule is the fallback for a task's first switch, and
- * it errs only when a pending signal aborted a block.
- */
-static __always_inline bool switch_was_voluntary(struct task_struct *prev, bool preempt,
-						 unsigned int prev_state, __u64 nvcsw, __u64 nivcsw)
-{
-	struct switch_counts *last;
-	bool voluntary = !preempt && prev_state != 0;
-
-	last = bpf_task_storage_get(&last_switch_counts, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!last)
-		return voluntary;
-	if (last->known && (nvcsw - last->nvcsw) + (nivcsw - last->nivcsw) == 1)
-		voluntary = nvcsw != last->nvcsw;
-	last->nvcsw = nvcsw;
-	last->nivcsw = nivcsw;
-	last->known = true;
-	return voluntary;
-}
 
 SEC("tp_btf/sched_switch")
 int BPF_PROG(handle_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,

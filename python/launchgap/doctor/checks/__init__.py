@@ -37,6 +37,9 @@ class Registered:
 
 
 REGISTRY: list[Registered] = []
+# the order the report shows the areas in, whichever module was imported first (the experiments'
+# levers import the scheduler checks on their own)
+AREA_ORDER = ("boot isolation", "interrupts", "scheduler", "cpu")
 
 
 def check(check_id: str, area: str, title: str, about_target: bool = False):
@@ -53,4 +56,4 @@ def all_checks() -> list[Registered]:
     from launchgap.doctor.checks import scheduler  # noqa: F401
     from launchgap.doctor.checks import cpu  # noqa: F401
 
-    return list(REGISTRY)
+    return sorted(REGISTRY, key=lambda r: AREA_ORDER.index(r.area))  # stable: each area in definition order

@@ -1,0 +1,238 @@
+"""Experiments from different boots or hosts side by side (`launchgap experiment compare`).
+
+Boot-only levers (nohz_full, isolcpus, rcu_nocbs, irqaffinity, preempt=) cannot be switched inside one
+experiment, so they are compared across experiments. Each experiment recorded the doctor's checks of its
+host at its start (results.json "doctor"); the settings below are read from them, and runs are pooled
+only when none differs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from launchgap.experiments.stats import summarize
+from launchgap.experiments.summary import difference, measured
+
+COMPARE_SCHEMA = "launchgap-compare/1"
+
+
+class CompareError(ValueError):
+    """The experiments cannot be compared or pooled (the message says why, on one line)."""
+
+
+def _data(checks: dict, check_id: str, key: str):
+    return (checks.get(check_id) or {}).get("data", {}).get(key)
+
+
+def _evidence(checks: dict, check_id: str) -> str | None:
+    check = checks.get(check_id)
+    if not check:
+        return None
+    values = [f"{e['path']}={e['value']}" for e in check.get("evidence", [])]
+    return "; ".join(values) if values else check.get("status")
+
+
+def _text(value) -> str:
+    if value is None:
+        return "unknown"
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, sort_keys=True) if value else "none"
+    return str(value)
+
+
+def settings_of(results: dict) -> dict[str, str] | None:
+    """The host settings that can change a lever's effect, from the doctor's findings at the start."""
+    doctor = results.get("doctor")
+    if not isinstance(doctor, dict) or not isinstance(doctor.get("checks"), list):
+        return None
+    checks = {c.get("id"): c for c in doctor["checks"] if isinstance(c, dict)}
+    environment = results.get("environment") or {}
+    preemption = _data(checks, "sched.preemption", "model")
+    if preemption is None and _data(checks, "sched.preemption", "booted_as"):
+        preemption = f"booted as {_data(checks, 'sched.preemption', 'booted_as')}"
+    settings = {
+        "kernel": doctor.get("kernel"),
+        "CPU model": environment.get("cpu_model"),
+        "online CPUs": doctor.get("online_cpus"),
+        "boot isolation asked (nohz_full, isolcpus, rcu_nocbs, irqaffinity)": _data(checks, "boot.isolation", "asked"),
+        "isolation in effect": _data(checks, "boot.isolation", "in_effect"),
+        "preemption model": preemption,
+        "RT throttling (sched_rt_runtime_us)": _data(checks, "sched.rt_throttling", "runtime_us"),
+        "timer migration": _data(checks, "sched.timer_migration", "enabled"),
+        "unbound workqueue CPUs": _data(checks, "sched.workqueue", "cpus"),
+        "default IRQ affinity": _data(checks, "irq.default_affinity", "cpus"),
+        "CPU frequency governor": _evidence(checks, "cpu.governor"),
+        "SMT active": _data(checks, "cpu.smt", "active"),
+        "transparent huge pages": _data(checks, "cpu.thp", "enabled"),
+        "virtual machine": _data(checks, "cpu.hypervisor", "virtual"),
+    }
+    return {key: _text(value) for key, value in settings.items()}
+
+
+def _labels(paths: list[Path]) -> list[str]:
+    names = [p.name or str(p) for p in paths]
+    return names if len(set(names)) == len(names) else [str(p) for p in paths]
+
+
+def _values(results: dict, scenario: str) -> list[float]:
+    return [float(r["metric"]) for r in measured(results, scenario)]
+
+
+def _baseline_of(info: dict, names: list[str]) -> str | None:
+    if info.get("baseline"):
+        return info["baseline"] if info["baseline"] != info["name"] else None
+    return "baseline" if info["name"] != "baseline" and "baseline" in names else None
+
+
+def compare_experiments(loaded: list[tuple[Path, dict]], pool: bool = False) -> dict:
+    if len(loaded) < 2:
+        raise CompareError("give two or more experiments' result directories to compare")
+    labels = _labels([path for path, _ in loaded])
+    measures = {(r["metric"], bool(r["higher_is_better"])) for _, r in loaded}
+    if len(measures) > 1:
+        shown = "; ".join(f"{label}: {r['metric']}" for label, (_, r) in zip(labels, loaded))
+        raise CompareError(f"the experiments measure different things ({shown})")
+    metric, higher = measures.pop()
+    settings = {label: settings_of(r) for label, (_, r) in zip(labels, loaded)}
+    missing = [label for label, s in settings.items() if s is None]
+    differ: dict[str, dict[str, str]] = {}
+    known = {label: s for label, s in settings.items() if s is not None}
+    for key in next(iter(known.values()), {}):
+        values = {label: s.get(key, "unknown") for label, s in known.items()}
+        if len(set(values.values())) > 1:
+            differ[key] = values
+    experiments = []
+    for label, (path, r) in zip(labels, loaded):
+        environment = r.get("environment") or {}
+        experiments.append({"label": label, "path": str(path), "host": environment.get("hostname"),
+                            "boot_id": environment.get("boot_id") or (r.get("owner") or {}).get("boot_id"),
+                            "kernel": environment.get("kernel"), "status": r.get("status"),
+                            "settings": settings[label]})
+    names = list(dict.fromkeys(s["name"] for _, r in loaded for s in r["scenarios"]))
+    info = {s["name"]: s for _, r in reversed(loaded) for s in r["scenarios"]}
+    out = {"schema": COMPARE_SCHEMA, "metric": metric, "higher_is_better": higher, "pooled": pool,
+           "experiments": experiments, "settings_differ": differ, "settings_missing": missing}
+    if pool:
+        _refuse_pooling(labels, loaded, differ, missing)
+        out["scenarios"] = _pooled(loaded, names, info, higher)
+    else:
+        out["scenarios"] = _side_by_side(labels, loaded, names, higher)
+    return out
+
+
+def _refuse_pooling(labels, loaded, differ, missing) -> None:
+    if missing:
+        raise CompareError(f"cannot pool: {', '.join(missing)} recorded no host settings (results from before "
+                           f"experiments ran the doctor), so whether they match is unknown")
+    if differ:
+        shown = "; ".join(f"{key} ({', '.join(f'{label}: {value}' for label, value in values.items())})"
+                          for key, values in differ.items())
+        raise CompareError(f"cannot pool: the host settings differ: {shown}")
+    commands = {label: json.dumps(r.get("command")) for label, (_, r) in zip(labels, loaded)}
+    if len(set(commands.values())) > 1:
+        raise CompareError("cannot pool: the workloads differ (" + "; ".join(f"{k}: {' '.join(json.loads(v))}"
+                                                                           for k, v in commands.items()) + ")")
+    described: dict[str, dict[str, str]] = {}
+    for label, (_, r) in zip(labels, loaded):
+        for s in r["scenarios"]:
+            described.setdefault(s["name"], {})[label] = s.get("description", "")
+    for name, by_label in described.items():
+        if len(set(by_label.values())) > 1:
+            shown = "; ".join(f"{label}: {text}" for label, text in by_label.items())
+            raise CompareError(f"cannot pool: scenario {name} is not the same in every experiment ({shown})")
+
+
+def _pooled(loaded, names, info, higher) -> list[dict]:
+    rows = []
+    pooled_values = {name: [v for _, r in loaded for v in _values(r, name)] for name in names}
+    for name in names:
+        values = pooled_values[name]
+        row = {"name": name, "runs": len(values),
+               "from": sum(1 for _, r in loaded if _values(r, name))}
+        if values:
+            row["metric"] = summarize(values).as_dict()
+            base = _baseline_of(info[name], names)
+            if base and pooled_values.get(base):
+                row["vs_baseline"] = difference(pooled_values[base], values, higher) | {"baseline": base}
+        rows.append(row)
+    return rows
+
+
+def _side_by_side(labels, loaded, names, higher) -> list[dict]:
+    rows = []
+    for name in names:
+        row = {"name": name, "per_experiment": {}}
+        first = None
+        for label, (_, r) in zip(labels, loaded):
+            values = _values(r, name)
+            entry: dict = {"runs": len(values)}
+            if values:
+                entry["metric"] = summarize(values).as_dict()
+                if first is None:
+                    first = (label, values)
+                else:
+                    entry["vs_first"] = difference(first[1], values, higher) | {"first": first[0]}
+            row["per_experiment"][label] = entry
+        rows.append(row)
+    return rows
+
+
+def _num(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.4f}" if abs(value) < 10 else f"{value:.2f}"
+
+
+def render(comparison: dict, console: Console) -> None:
+    direction = "higher" if comparison["higher_is_better"] else "lower"
+    for e in comparison["experiments"]:
+        boot = (e["boot_id"] or "?")[:8]
+        console.print(f"{e['label']}: {e['path']}, host {e['host'] or '?'}, boot {boot}, kernel {e['kernel'] or '?'}, "
+                      f"status {e['status']}", highlight=False)
+    if comparison["settings_missing"]:
+        console.print("no host settings recorded in: " + ", ".join(comparison["settings_missing"]), highlight=False)
+    if comparison["settings_differ"]:
+        console.print("host settings that differ:", highlight=False)
+        for key, values in comparison["settings_differ"].items():
+            console.print(f"  {key}: " + "; ".join(f"{label}: {value}" for label, value in values.items()),
+                          highlight=False, markup=False)
+    elif not comparison["settings_missing"]:
+        console.print("every recorded host setting is the same (--pool merges their runs)", highlight=False)
+    if comparison["pooled"]:
+        table = Table(title=f"{comparison['metric']} ({direction} is better), pooled", title_justify="left")
+        for col in ("scenario", "runs", "from", "mean", "sd", "p95", "95% CI", "vs baseline", "p (Welch)"):
+            table.add_column(col, justify="left" if col == "scenario" else "right")
+        for row in comparison["scenarios"]:
+            m, v = row.get("metric"), row.get("vs_baseline")
+            if not m:
+                table.add_row(row["name"], "0", str(row["from"]), *[""] * 6)
+                continue
+            table.add_row(row["name"], str(row["runs"]), str(row["from"]), _num(m["mean"]), _num(m["sd"]),
+                          _num(m["p95"]), f"{_num(m['ci_low'])}..{_num(m['ci_high'])}" if m["ci_low"] is not None
+                          else "-", f"{v['difference_percent']:+.1f}%" if v else "-",
+                          f"{v['welch_p']:.3f}" if v and v["welch_p"] is not None else "-")
+        console.print(table)
+        return
+    labels = [e["label"] for e in comparison["experiments"]]
+    table = Table(title=f"{comparison['metric']} ({direction} is better): mean +- sd (runs); vs {labels[0]}: "
+                        f"difference of means, Welch p", title_justify="left")
+    table.add_column("scenario")
+    for i, label in enumerate(labels):
+        table.add_column(label, justify="right")
+        if i:
+            table.add_column(f"vs {labels[0]}", justify="right")
+    for row in comparison["scenarios"]:
+        cells = [row["name"]]
+        for i, label in enumerate(labels):
+            entry = row["per_experiment"][label]
+            m = entry.get("metric")
+            cells.append(f"{_num(m['mean'])} +- {_num(m['sd'])} ({entry['runs']})" if m else "-")
+            if i:
+                v = entry.get("vs_first")
+                cells.append(f"{v['difference_percent']:+.1f}%, p {v['welch_p']:.3f}" if v and v["welch_p"] is not None
+                             else f"{v['difference_percent']:+.1f}%" if v else "-")
+        table.add_row(*cells)
+    console.print(table)

@@ -1,0 +1,116 @@
+"""The kernel-tuning study's grid (shared/seeds/kernel-tuning-hpc.md, section 6.2): each workload class
+under each scheduler policy, plus any other lever as a variant of SCHED_OTHER, every cell a scenario of
+an ordinary experiment (interleaved, recorded, restored on every path). Each class is compared with its
+own SCHED_OTHER cell.
+
+    class:   compute | memory | io | mixed (workloads/levers' lever-workload), or "workload" (-- COMMAND)
+    variant: a policy (other, batch, idle, fifo:P, rr:P), or a lever on SCHED_OTHER (isolate,
+             isolate=root, irq-away, workqueue-away, timer-migration=0|1, preempt=MODEL), or several
+             joined with "+" (isolate+irq-away+workqueue-away; rr:10+isolate for another policy)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from launchgap.experiments.levers import MitigationError, Policy
+from launchgap.experiments.mitigations import Mitigations
+from launchgap.experiments.scenarios import Scenario
+
+REPO = Path(__file__).resolve().parents[3]
+LEVER_WORKLOAD = REPO / "workloads" / "levers" / "build" / "lever-workload"
+CLASSES = ("compute", "memory", "io", "mixed")
+WRITING_CLASSES = ("io", "mixed")
+CUSTOM_CLASS = "workload"
+BASELINE = "other"
+# the built-in workload's own measure: the work's elapsed time (set-up excluded), lower is better
+ELAPSED_METRIC = r"elapsed_s=([0-9.]+)"
+WORKER_THREADS = "lg-work-"
+DEFAULT_POLICIES = "other,fifo:10,rr:10"
+LEVER_NAMES = ("isolate", "isolate=root", "irq-away", "workqueue-away", "timer-migration=0", "timer-migration=1",
+               "preempt=none", "preempt=voluntary", "preempt=full", "preempt=lazy")
+
+
+@dataclass(frozen=True)
+class Cell:
+    cls: str
+    variant: str
+
+    @property
+    def name(self) -> str:
+        return f"{self.cls}/{self.variant}"
+
+
+def lever_options(variant: str) -> dict:
+    """Mitigations keyword arguments for a lever variant ("isolate+irq-away")."""
+    options: dict = {"policy": BASELINE}
+    for part in variant.split("+"):
+        name, _, value = part.strip().partition("=")
+        if name in ("other", "batch", "idle", "fifo", "rr") and "=" not in part:
+            options["policy"] = str(Policy.parse(part))
+        elif name == "isolate":
+            options["isolate"] = value or "isolated"
+        elif name == "irq-away" and not value:
+            options["irq_away"] = True
+        elif name == "workqueue-away" and not value:
+            options["workqueue_away"] = True
+        elif name == "timer-migration" and value in ("0", "1"):
+            options["timer_migration"] = int(value)
+        elif name == "preempt" and value:
+            options["preempt"] = value
+        else:
+            raise MitigationError(f"lever {part!r}: not one of {', '.join(LEVER_NAMES)} (join several with +)")
+    return options
+
+
+def parse_policies(text: str) -> list[str]:
+    """Policies in the order given, SCHED_OTHER first (the baseline), each checked."""
+    policies = [str(Policy.parse(p)) for p in text.split(",") if p.strip()]
+    if not policies:
+        raise MitigationError("--policies names no policy")
+    if len(set(policies)) != len(policies):
+        raise MitigationError(f"--policies names a policy twice ({text})")
+    return [BASELINE] + [p for p in policies if p != BASELINE]
+
+
+def parse_classes(text: str) -> list[str]:
+    classes = [c.strip() for c in text.split(",") if c.strip()]
+    unknown = [c for c in classes if c not in CLASSES]
+    if unknown or not classes:
+        raise MitigationError(f"--classes: {', '.join(unknown) or 'none given'}: the classes are "
+                              f"{', '.join(CLASSES)}")
+    return list(dict.fromkeys(classes))
+
+
+def builtin_command(cls: str, threads: int, cpus: list[int] | None, disturb: str | None, io_dir: Path,
+                    size: str | None) -> list[str]:
+    command = [str(LEVER_WORKLOAD), cls, "--threads", str(threads)]
+    if cpus:
+        command += ["--cpus", ",".join(map(str, cpus))]
+    if disturb:
+        command += ["--disturb", disturb]
+    if cls in WRITING_CLASSES:
+        command += ["--dir", str(io_dir)]
+    if size:
+        command += ["--size", size]
+    return command
+
+
+def build(classes: list[str], policies: list[str], lever_variants: list[str], *, threads: int,
+          cpus: list[int] | None, disturb: str | None, io_dir: Path, sizes: dict[str, str],
+          workload: list[str] | None) -> list[Scenario]:
+    """Every cell as a scenario, the first class's SCHED_OTHER first (the warm-up runs it)."""
+    variants = [(p, {"policy": p}) for p in policies] + [(v, lever_options(v)) for v in lever_variants]
+    names = [v for v, _ in variants]
+    if len(set(names)) != len(names):
+        raise MitigationError(f"a variant is named twice: {', '.join(names)}")
+    scenarios = []
+    for cls in ([CUSTOM_CLASS] if workload else classes):
+        command = None if workload else builtin_command(cls, threads, cpus, disturb, io_dir, sizes.get(cls))
+        for variant, options in variants:
+            cell = Cell(cls, variant)
+            mitigations = Mitigations(cpus=list(cpus) if cpus else None, **options)
+            scenarios.append(Scenario(cell.name, mitigations=mitigations, command=command,
+                                      labels={"class": cls, "variant": variant, "baseline": f"{cls}/{BASELINE}"}))
+    return scenarios

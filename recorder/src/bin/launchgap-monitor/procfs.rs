@@ -1,0 +1,113 @@
+//! What /proc says about processes: which map a CUDA driver library (and
+//! the file, reachable from here even in another mount namespace), their
+//! start times (to tell a live process from a reused pid), their names.
+
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+/// The driver library's file name, as the loader maps it (libcuda.so, .so.1, .so.535.x).
+const DRIVER_FILE_PREFIX: &str = "libcuda.so";
+
+/// Every process id now in /proc.
+pub fn all_pids() -> Vec<i32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
+    entries.flatten().filter_map(|e| e.file_name().to_str()?.parse().ok()).collect()
+}
+
+/// Paths of CUDA driver libraries in a /proc/PID/maps text, as the process sees them.
+pub fn driver_paths_in_maps(maps: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for line in maps.lines() {
+        // five single-space-separated fields, then padding and the path, which may hold spaces
+        let Some(path) = line.splitn(6, ' ').nth(5) else { continue };
+        let path = path.trim_start();
+        let name = path.rsplit('/').next().unwrap_or("");
+        if path.starts_with('/') && name.starts_with(DRIVER_FILE_PREFIX) && !out.iter().any(|p| p == path) {
+            out.push(path.to_string());
+        }
+    }
+    out
+}
+
+/// The CUDA driver libraries a process maps, reachable from here (through
+/// /proc/PID/root, so a container's own files are found too).
+pub fn mapped_drivers(pid: i32) -> Vec<PathBuf> {
+    let Ok(maps) = std::fs::read_to_string(format!("/proc/{pid}/maps")) else { return Vec::new() };
+    driver_paths_in_maps(&maps)
+        .into_iter()
+        .map(|p| PathBuf::from(format!("/proc/{pid}/root{p}")))
+        .collect()
+}
+
+/// (device, inode): one file whatever path reaches it. Uprobes are placed
+/// on the inode, so a library is probed once however many paths lead to it.
+pub fn file_identity(path: &Path) -> Option<(u64, u64)> {
+    std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
+}
+
+fn clock_ticks_per_second() -> u64 {
+    // SAFETY: sysconf reads a constant.
+    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    if ticks > 0 { ticks as u64 } else { 100 }
+}
+
+/// Field 22 of a /proc stat line (starttime, in clock ticks since boot).
+fn start_ticks(stat: &str) -> Option<u64> {
+    // fields after the parenthesised name, which may hold spaces: state is field 3
+    let rest = stat.rsplit_once(')')?.1;
+    rest.split_whitespace().nth(19)?.parse().ok()
+}
+
+/// A task's start time in ns since boot (the kernel's start_boottime) in
+/// /proc's clock ticks: the two agree exactly for the same task.
+pub fn same_start(stat_path: &str, start_ns: u64) -> bool {
+    let Ok(stat) = std::fs::read_to_string(stat_path) else { return false };
+    let ns_per_tick = 1_000_000_000 / clock_ticks_per_second();
+    start_ticks(&stat) == Some(start_ns / ns_per_tick)
+}
+
+/// The process (pid, started at start_ns) still exists.
+pub fn process_alive(pid: u32, start_ns: u64) -> bool {
+    same_start(&format!("/proc/{pid}/stat"), start_ns)
+}
+
+/// The thread still exists.
+pub fn thread_alive(pid: u32, tid: u32, start_ns: u64) -> bool {
+    same_start(&format!("/proc/{pid}/task/{tid}/stat"), start_ns)
+}
+
+pub fn command_of(pid: u32) -> Option<String> {
+    std::fs::read_to_string(format!("/proc/{pid}/comm")).ok().map(|s| s.trim_end_matches('\n').to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn driver_libraries_are_picked_out_of_maps() {
+        let maps = "7f00-7f10 r-xp 00000000 fd:01 123 /usr/lib/x86_64-linux-gnu/libcuda.so.535.261.03\n\
+                    7f10-7f20 r--p 00010000 fd:01 123 /usr/lib/x86_64-linux-gnu/libcuda.so.535.261.03\n\
+                    7f20-7f30 r-xp 00000000 fd:01 124 /usr/lib/libcudart.so.12\n\
+                    7f30-7f40 r-xp 00000000 fd:01 125 /opt/my libs/libcuda.so.1\n\
+                    7f40-7f50 rw-p 00000000 00:00 0 [heap]\n\
+                    7f50-7f60 r-xp 00000000 fd:01 126 /usr/lib/libcudadebugger.so.1\n";
+        assert_eq!(driver_paths_in_maps(maps),
+                   vec!["/usr/lib/x86_64-linux-gnu/libcuda.so.535.261.03", "/opt/my libs/libcuda.so.1"]);
+    }
+
+    #[test]
+    fn start_ticks_read_past_names_with_spaces() {
+        let stat = "42 (a b) c) S 1 42 42 0 -1 4194560 100 0 0 0 5 6 0 0 20 0 1 0 123456 1000 10";
+        assert_eq!(start_ticks(stat), Some(123456));
+    }
+
+    #[test]
+    fn this_process_is_alive_by_its_own_start_time() {
+        let stat = std::fs::read_to_string("/proc/self/stat").unwrap();
+        let ticks = start_ticks(&stat).unwrap();
+        let start_ns = ticks * (1_000_000_000 / clock_ticks_per_second());
+        assert!(process_alive(std::process::id(), start_ns));
+        assert!(!process_alive(std::process::id(), start_ns + 10_000_000_000));
+    }
+}

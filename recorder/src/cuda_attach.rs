@@ -1,0 +1,126 @@
+//! Attaching one CUDA library's planned probes to BPF programs: the part of
+//! the attach that the recorder and the monitor share. Which program takes
+//! which entry point is the caller's (each has its own skeleton); grouping,
+//! uprobe_multi links, cookies, and the per-probe report and warnings are
+//! here, so both programs place and describe their probes the same way.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use libbpf_rs::btf::Btf;
+use libbpf_rs::{Link, ProgramMut, UprobeMultiOpts, UprobeOpts};
+use serde_json::{json, Value};
+
+use crate::cuda_api::{cookie_of, ProbeShape};
+use crate::probe_plan::LibraryPlan;
+
+/// Whether a program runs at a function's entry or at its return.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Direction {
+    Entry,
+    Return,
+}
+
+/// uprobe_multi (Linux 6.6): one link, and one RCU wait at detach, for many
+/// probes. Classic uprobe links each wait out a grace period on detach.
+pub fn kernel_has_uprobe_multi(btf: &Btf) -> bool {
+    btf.type_by_name::<libbpf_rs::btf::types::Struct>("bpf_uprobe_multi_link").is_some()
+}
+
+/// Probes going to one program in one file: (function, file offset, cookie).
+type ProbeGroup = Vec<(&'static str, usize, u64)>;
+
+fn attach_group(
+    prog: &ProgramMut,
+    file: &Path,
+    group: &ProbeGroup,
+    retprobe: bool,
+    multi: bool,
+    links: &mut Vec<Link>,
+) -> Vec<(&'static str, Result<(), String>)> {
+    if multi {
+        let opts = UprobeMultiOpts {
+            offsets: group.iter().map(|(_, offset, _)| *offset).collect(),
+            cookies: group.iter().map(|(_, _, cookie)| *cookie).collect(),
+            retprobe,
+            ..Default::default()
+        };
+        let result = prog.attach_uprobe_multi_with_opts(-1, file, "", opts).map(|link| links.push(link));
+        let result = result.map_err(|e| e.to_string());
+        return group.iter().map(|(name, _, _)| (*name, result.clone())).collect();
+    }
+    group
+        .iter()
+        .map(|(name, offset, cookie)| {
+            let opts = UprobeOpts { cookie: *cookie, retprobe, ..Default::default() };
+            let result = prog.attach_uprobe_with_opts(-1, file, *offset, opts).map(|link| links.push(link));
+            (*name, result.map_err(|e| e.to_string()))
+        })
+        .collect()
+}
+
+/// Attaches every probe of `plan` in `file`. `program` names the program
+/// (and its name) for an entry point's shape and direction; a probe whose
+/// shape has no program is left out. Each probe goes where probe_placement
+/// put it, past any entry instruction the kernel would single-step; return
+/// probes sit on the same instruction. Every probe is described in `probes`
+/// (attached or not, and why); what costs more than it must, or failed, is
+/// a line in `warnings`.
+pub fn attach_library<'a, 'obj: 'a>(
+    plan: &LibraryPlan,
+    file: &Path,
+    program: &dyn Fn(ProbeShape, Direction) -> Option<(&'a ProgramMut<'obj>, &'static str)>,
+    multi: bool,
+    links: &mut Vec<Link>,
+    probes: &mut Vec<Value>,
+    warnings: &mut Vec<String>,
+) {
+    for name in &plan.missing {
+        probes.push(json!({"kind": "uprobe", "function": name, "file": file, "attached": false,
+                           "error": "not defined in this file"}));
+    }
+    let mut groups: BTreeMap<(&'static str, bool), (&'a ProgramMut<'obj>, ProbeGroup)> = BTreeMap::new();
+    let taken: Vec<_> = plan.probes.iter().filter(|p| program(p.api.shape, Direction::Entry).is_some()).collect();
+    for probe in &taken {
+        let site = (probe.api.name, probe.file_offset() as usize, cookie_of(probe.index));
+        let mut directions = vec![Direction::Entry];
+        if probe.has_return_probe() {
+            directions.push(Direction::Return);
+        }
+        for direction in directions {
+            if let Some((prog, name)) = program(probe.api.shape, direction) {
+                groups.entry((name, direction == Direction::Return)).or_insert_with(|| (prog, Vec::new())).1.push(site);
+            }
+        }
+    }
+    // entry probes first: a return probe's failure is reported over an entry's success
+    let mut results: BTreeMap<&'static str, Result<(), String>> = BTreeMap::new();
+    for retprobe in [false, true] {
+        for ((_, _), (prog, group)) in groups.iter().filter(|((_, r), _)| *r == retprobe) {
+            for (name, result) in attach_group(prog, file, group, retprobe, multi, links) {
+                match (retprobe, results.get(name), result) {
+                    (false, _, result) => {
+                        results.insert(name, result);
+                    }
+                    (true, Some(Ok(())), Err(e)) => {
+                        results.insert(name, Err(format!("return probe: {e}")));
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+    for probe in taken {
+        let name = probe.api.name;
+        let result = results.remove(name).unwrap_or_else(|| Err("not attached".to_string()));
+        let mut described = probe.describe(file);
+        described["link"] = json!(if multi { "uprobe_multi" } else { "uprobe" });
+        described["attached"] = json!(result.is_ok());
+        described["error"] = json!(result.as_ref().err());
+        probes.push(described);
+        match result {
+            Err(e) => warnings.push(format!("uprobe on {name} in {} failed: {e}", file.display())),
+            Ok(()) => warnings.extend(probe.warning(file)),
+        }
+    }
+}

@@ -1,0 +1,14 @@
+//! What launchgap's two programs share: finding the CUDA libraries a
+//! workload uses, reading their symbols, placing each uprobe on an
+//! instruction the kernel emulates, and attaching those probes; and the
+//! host facts both report. `launchgap-record` (src/main.rs) writes traces;
+//! `launchgap-monitor` (src/bin/launchgap-monitor/) serves in-kernel
+//! aggregates to Prometheus.
+
+pub mod cuda_api;
+pub mod cuda_attach;
+pub mod discover;
+pub mod elf_symbols;
+pub mod metadata;
+pub mod probe_placement;
+pub mod probe_plan;

@@ -1,0 +1,72 @@
+"""Hosts for lever tests: this machine, except for the preemption model's debugfs file.
+
+This VM's debugfs is not mounted and its kernel is locked down, so the model cannot be switched here;
+the tests play a PREEMPT_DYNAMIC kernel whose /sys/kernel/debug/sched/preempt is a plain file. The
+kernel's own file (kernel/sched/debug.c: sched_dynamic_show / sched_dynamic_write) reads every model
+with the active one in parentheses, "none voluntary (full) lazy", and takes one model's name on write;
+a plain file keeps what was written, so reads are rendered the kernel's way from it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from launchgap.doctor.facts import DEBUGFS, PREEMPT
+from launchgap.doctor.host import DirectoryHost, Listing, Reading
+from launchgap.experiments.levers import LeverHost
+
+# a PREEMPT_DYNAMIC kernel with PREEMPT_LAZY (6.13+) shows these four
+KERNEL_PREEMPT_TEXT = "none voluntary (full) lazy\n"
+
+
+def render_preempt(text: str, models: tuple[str, ...]) -> str:
+    """What the kernel, offering MODELS, would show after the file's content was written to it."""
+    words = text.split()
+    active = next((w.strip("()") for w in words if w.startswith("(")), None) or (words[0] if len(words) == 1 else None)
+    if active not in models:
+        return text
+    return " ".join(f"({m})" if m == active else m for m in models) + "\n"
+
+
+class DebugfsStandIn:
+    """The live host's files, with PREEMPT read from FAKE the kernel's way."""
+
+    def __init__(self, fake: Path, models: tuple[str, ...]) -> None:
+        self.inner = DirectoryHost("/")
+        self.fake = fake
+        self.models = models
+        self.description = self.inner.description
+
+    def read(self, path: str) -> Reading:
+        if path == PREEMPT:
+            try:
+                return Reading(path, render_preempt(self.fake.read_text(), self.models))
+            except OSError as err:
+                return Reading(path, None, err.errno)
+        return self.inner.read(path)
+
+    def listdir(self, path: str) -> Listing:
+        if path == DEBUGFS:
+            return Listing(path, ("sched",))
+        return self.inner.listdir(path)
+
+
+class FakeDebugfsHost(LeverHost):
+    """This host, writing the preemption model to a stand-in file instead of debugfs."""
+
+    def __init__(self, fake: Path) -> None:
+        super().__init__("/")
+        self.fake = fake
+        # the models this kernel offers: those its file listed at the start
+        self.models = tuple(w.strip("()") for w in fake.read_text().split())
+
+    def view(self):
+        return DebugfsStandIn(self.fake, self.models)
+
+    def path(self, kernel_path: str) -> Path:
+        return self.fake if kernel_path == PREEMPT else super().path(kernel_path)
+
+
+def make_fake_preempt(directory: Path, text: str = KERNEL_PREEMPT_TEXT) -> Path:
+    fake = directory / "sched-preempt"
+    fake.write_text(text)
+    return fake

@@ -1,0 +1,175 @@
+"""Every lever at once, through the experiment runner, ended every way: the run completes, the workload
+fails, Ctrl-C, SIGTERM and SIGKILL (the custodian restores from the journal). Each time every lever was
+in effect while the workload ran and every host setting reads as before afterwards, with none of the
+experiment's processes (an RT workload above all) left running. The preemption model is switched on a
+stand-in debugfs file (lever_hosts.py): this VM's kernel cannot switch it."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from launchgap.experiments import levers
+from tests.conftest import REPO
+from tests.experiments.lever_hosts import FakeDebugfsHost, make_fake_preempt
+from tests.experiments.test_killed import alive, descendants
+from tests.experiments.test_mitigations import irq_affinities
+
+ONLINE = set(os.sched_getaffinity(0))
+CPU = max(ONLINE)
+LEVER_WORKLOAD = REPO / "workloads" / "levers" / "build" / "lever-workload"
+V1 = Path("/sys/fs/cgroup/cpuset")
+
+
+def host_state(fake: Path) -> dict:
+    """Every host setting the levers change, as read now."""
+    def read(path: str) -> str | None:
+        try:
+            return Path(path).read_text()
+        except OSError:
+            return None
+
+    return {"timer_migration": read("/proc/sys/kernel/timer_migration"),
+            "workqueue": read("/sys/devices/virtual/workqueue/cpumask"),
+            "cpuset_balance": read(str(V1 / "cpuset.sched_load_balance")),
+            "irqs": irq_affinities(), "preempt": levers.preempt_state(FakeDebugfsHost(fake))[0]}
+
+
+def _skip_unless_every_lever_applies(fake: Path) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("experiments load BPF and change host settings: needs root")
+    if len(ONLINE) < 2:
+        pytest.skip("needs a CPU left for housekeeping")
+    from launchgap.experiments.mitigations import Mitigations
+    from tests.experiments.lever_driver import EVERY_LEVER
+
+    problem = Mitigations(cpus=[CPU], **EVERY_LEVER).host_refusal(FakeDebugfsHost(fake))
+    if problem and "does" in problem:
+        pytest.skip(f"another suite holds a cpuset on CPU {CPU} right now: {problem}")
+    assert problem is None
+
+
+def start(tmp_path: Path, fake: Path, command: list[str]) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "tests.experiments.lever_driver", str(tmp_path / "out"),
+                             str(fake), str(CPU), "--", *command], cwd=REPO, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def isolation_groups(results: dict) -> list[str]:
+    return [line.split(":")[0] for run in results["runs"] for line in run["verified"]["host"]
+            if "launchgap-iso-" in line]
+
+
+def assert_nothing_left(before: dict, fake: Path, started: dict, deadline_s: float = 30) -> None:
+    deadline = time.monotonic() + deadline_s
+    while time.monotonic() < deadline and (host_state(fake) != before or alive(started)):
+        time.sleep(0.2)
+    assert alive(started) == []
+    assert host_state(fake) == before
+
+
+@pytest.mark.parametrize("ending", ["success", "failure"])
+def test_every_lever_is_in_effect_for_the_workload_and_restored_after(tmp_path, ending):
+    fake = make_fake_preempt(tmp_path)
+    _skip_unless_every_lever_applies(fake)
+    before = host_state(fake)
+    command = ([str(LEVER_WORKLOAD), "compute", "--size", "2000", "--cpus", str(CPU)] if ending == "success"
+               else ["sh", "-c", "exit 3"])
+    proc = start(tmp_path, fake, command)
+    started: dict = {}
+    while proc.poll() is None:
+        started.update(descendants(proc.pid))
+        time.sleep(0.05)
+    stderr = proc.stderr.read()
+    assert_nothing_left(before, fake, started)
+    results = json.loads((tmp_path / "out" / "results.json").read_text())
+    groups = isolation_groups(results)
+    assert groups and not any(Path(g).exists() for g in groups)
+    if ending == "failure":
+        assert proc.returncode == 1
+        assert stderr == ("launchgap: the warm-up run (levers, no load) failed: the command exited with status 3; "
+                          "every run would, so none was measured\n")
+        assert results["status"] == "failed" and len(results["runs"]) == 1
+        return
+    assert proc.returncode == 0, stderr
+    assert results["status"] == "complete" and len(results["runs"]) == 3
+    for run in results["runs"]:
+        assert "error" not in run
+        host = run["verified"]["host"]
+        assert host[1:] == [f"{len(run_irqs(host))} IRQs moved to CPUs {','.join(map(str, sorted(ONLINE - {CPU})))}",
+                            f"/sys/devices/virtual/workqueue/cpumask: {levers.format_cpumask(ONLINE - {CPU})} "
+                            f"(CPUs {','.join(map(str, sorted(ONLINE - {CPU})))})",
+                            "/proc/sys/kernel/timer_migration: 0", "/sys/kernel/debug/sched/preempt: voluntary"]
+        assert host[0].endswith(f": CPUs {CPU}, cpu_exclusive 1, sched_load_balance 0 (no load balancing); top "
+                                f"cpuset sched_load_balance 0")
+        entered = run["verified"]["enter"]
+        assert (entered["policy"], entered["rt_priority"], entered["cpus"]) == ("fifo", 10, [CPU])
+        assert entered["cpuset"] == "/" + Path(host[0].split(":")[0]).name
+        trace = run["verified"]["trace"]
+        # every switch of the workload's threads after its exec at SCHED_FIFO 10's prio, on its CPU alone
+        assert trace["verified"] is True and list(trace["prio"]) == ["89"] and trace["cpus"] == [CPU]
+        assert trace["prio"]["89"] == trace["switches"] > 0
+        for thread in run["verified"]["threads_sampled"].values():
+            assert [seen[:2] for seen in thread["seen"]] == [["fifo", 10]] and thread["cpus"] == [CPU]
+    doctor = results["doctor"]
+    assert doctor["schema"] == "launchgap-doctor/1" and doctor["target"]["cpus"] == [CPU]
+    assert len(doctor["checks"]) == 18
+
+
+def run_irqs(host: list[str]) -> range:
+    return range(int(host[1].split()[0]))
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL])
+def test_every_lever_is_restored_when_the_experiment_is_stopped(tmp_path, sig):
+    fake = make_fake_preempt(tmp_path)
+    _skip_unless_every_lever_applies(fake)
+    before = host_state(fake)
+    proc = start(tmp_path, fake, ["sleep", "60"])    # a SCHED_FIFO task that sleeps costs its CPU nothing
+    started: dict = {}
+    try:
+        deadline = time.monotonic() + 90
+        # under way: the workload runs and the last lever applied (the model) reads back
+        while time.monotonic() < deadline and proc.poll() is None and not (
+                "sleep" in started.values() and levers.preempt_state(FakeDebugfsHost(fake))[0] == "voluntary"):
+            started.update(descendants(proc.pid))
+            time.sleep(0.1)
+        assert "sleep" in started.values(), f"the workload never started (exit {proc.poll()})"
+        during = host_state(fake)
+        assert (during["timer_migration"], during["preempt"], during["cpuset_balance"]) == ("0\n", "voluntary", "0\n")
+        workload = next(pid for (pid, _), comm in started.items() if comm == "sleep")
+        iso = V1 / Path(f"/proc/{workload}/cpuset").read_text().strip().lstrip("/")
+        ours = [iso, iso.with_name(iso.name.replace("-iso-", "-house-"))]
+        assert iso.name.startswith("launchgap-iso-") and all(g.exists() for g in ours)
+        started.update(descendants(proc.pid))
+        proc.send_signal(sig)
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == (-signal.SIGKILL if sig == signal.SIGKILL else 130), proc.stderr.read()
+    assert_nothing_left(before, fake, started)
+    assert not any(g.exists() for g in ours)
+    results = json.loads((tmp_path / "out" / "results.json").read_text())
+    if sig == signal.SIGKILL:
+        # the custodian put everything back from the journal and said so
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline and results["status"] != "killed":
+            time.sleep(0.2)
+            results = json.loads((tmp_path / "out" / "results.json").read_text())
+        assert results["status"] == "killed"
+        restored = " ".join(results["killed"]["host_changes_restored"])
+        assert results["killed"]["host_changes_not_restored"] == []
+        for changed in ("/proc/sys/kernel/timer_migration (was '1')" if before["timer_migration"] == "1\n" else "",
+                        "/sys/devices/virtual/workqueue/cpumask", "cpuset.sched_load_balance (was '1')",
+                        f"{fake} (was 'full')", "launchgap-iso-", "launchgap-house-"):
+            assert changed in restored
+    else:
+        assert results["status"] == "incomplete"
