@@ -28,7 +28,7 @@ def storm_rate(output: str) -> float:
 
 
 def run(mode: str, pinned: bool, pairs: int, seconds: float, workdir: Path) -> dict:
-    from launchgap.trace import read_trace
+    from launchgap.trace import Event, read_trace
 
     cpu = sorted(os.sched_getaffinity(0))[0]
     pin = (lambda: os.sched_setaffinity(0, {cpu})) if pinned else None
@@ -41,7 +41,7 @@ def run(mode: str, pinned: bool, pairs: int, seconds: float, workdir: Path) -> d
     if traced.returncode != 0:
         raise SystemExit(f"recording failed: {traced.stderr.strip()}")
     trace = read_trace(out)
-    events = trace.events.filter(~trace.events["event"].is_in(["lost", "trace_end"])).height
+    events = sum(trace.count(kind) for kind in Event if kind is not Event.LOST)
     duration = (trace.end["end_ns"] - trace.meta["start_ns"]) / 1e9
     return {"events_per_s": events / duration, "events": events, "lost": trace.end["lost_events"],
             "storm_untraced": storm_rate(untraced.stdout), "storm_traced": storm_rate(traced.stdout)}

@@ -110,10 +110,10 @@ def preemptions_by_recorder(trace_path: Path, tid: int) -> int:
     """Involuntary switches of the workload in favour of the recorder's own threads."""
     import polars as pl
 
-    from launchgap.trace import read_trace
+    from launchgap.trace import Event, read_trace
 
     trace = read_trace(trace_path)
-    ours = trace.of("switch").filter(pl.col("next_comm").is_in(["launchgap-recor", "trace-writer"]))
+    ours = trace.of(Event.SWITCH).filter(pl.col("next_comm").is_in(["launchgap-recor", "trace-writer"]))
     return ours.filter((pl.col("tid") == tid) & ~pl.col("voluntary")).height
 
 

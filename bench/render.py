@@ -21,7 +21,8 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from launchgap.trace.schema import write_frame
+from launchgap.trace import Event
+from launchgap.trace.writer import write_trace
 
 REPO = Path(__file__).resolve().parent.parent
 START_NS = 1_000_000_000
@@ -43,16 +44,14 @@ def synthetic_system_trace(path: Path, slices: int, cpus: int, seed: int = 1) ->
     comm = lambda tid: pl.when(tid == 0).then(pl.lit("swapper")).otherwise(  # noqa: E731
         pl.format("worker-{}", tid % 16))
     frame = pl.DataFrame({"ts_ns": ts.ravel(), "cpu": cpu, "tid": prev.ravel(), "next_tid": nxt.ravel()}).with_columns(
-        pl.lit("switch").alias("event"), pl.col("tid").alias("pid"), pl.col("next_tid").alias("next_pid"),
+        pl.col("tid").alias("pid"), pl.col("next_tid").alias("next_pid"),
         comm(pl.col("tid")).alias("comm"), comm(pl.col("next_tid")).alias("next_comm"),
         pl.lit(0, pl.Int64).alias("prev_state"), pl.lit(False).alias("voluntary")).sort("ts_ns")
     end_ns = int(ts.max()) + 1
-    meta = {"format": "launchgap-trace", "version": 1, "start_ns": START_NS, "mode": "system",
+    meta = {"start_ns": START_NS, "mode": "system",
             "host": {"hostname": "synthetic", "kernel_release": "synthetic"},
             "topology": {"count": cpus, "cpus": [{"cpu": c, "package": c % 2, "core": c // 2} for c in range(cpus)]}}
-    end = pl.DataFrame({"ts_ns": [end_ns], "event": ["trace_end"],
-                        "detail": [f'{{"end_ns": {end_ns}, "stop_reason": "bench", "lost_events": 0}}']})
-    write_frame(path, pl.concat([frame, end], how="diagonal_relaxed"), meta)
+    write_trace(path, {Event.SWITCH: frame}, meta, {"end_ns": end_ns, "stop_reason": "bench", "lost_events": 0})
     return (end_ns - START_NS) / 1e9
 
 
@@ -73,8 +72,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="launchgap-render-") as tmp:
         trace = Path(tmp) / "system.lg"
         seconds = synthetic_system_trace(trace, args.slices, args.cpus)
+        size = sum(p.stat().st_size for p in trace.rglob("*") if p.is_file())
         print(f"synthetic --system trace: {args.slices:,} switches on {args.cpus} CPUs over {seconds:.1f} s "
-              f"({trace.stat().st_size / 1e6:.1f} MB)")
+              f"({size / 1e6:.1f} MB)")
         png, html = Path(tmp) / "cores.png", Path(tmp) / "cores.html"
         png_s = timed([*launchgap, "timeline", str(trace), "-o", str(png), "--socket-order"])
         html_s = timed([*launchgap, "timeline", str(trace), "-o", str(html), "--socket-order"])

@@ -10,10 +10,12 @@ every 4 ms on its CPU.
 from __future__ import annotations
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.ipc
+import polars as pl
 
-from launchgap.trace.schema import COLUMNS, arrow_schema
+from launchgap.trace import Event
+from launchgap.trace.columns import polars_type
+from launchgap.trace.schema import FORMAT_VERSION
+from launchgap.trace.writer import write_trace
 
 LAUNCHES_PER_TOKEN = 478
 LAUNCH_SPACING_NS = 2_500
@@ -24,13 +26,8 @@ PID, TID, HOG = 1000, 1001, 2000
 START_NS = 1_000_000_000
 
 
-def _column(name: str, values: np.ndarray | None, n: int, dtype: pa.DataType) -> pa.Array:
-    if values is None:
-        return pa.nulls(n, type=dtype)
-    return pa.array(values, type=dtype)
-
-
-def make(events: int) -> tuple[pa.Table, dict]:
+def make(events: int) -> tuple[dict[Event, pl.DataFrame], dict, int]:
+    """One frame per kind, the metadata, and the end time."""
     per_token = LAUNCHES_PER_TOKEN + 4 + 1  # launches, sync + 3 scheduling events, ~1 timer IRQ
     tokens = max(1, events // per_token)
     token_ns = LAUNCHES_PER_TOKEN * LAUNCH_SPACING_NS + SYNC_NS + 200_000
@@ -53,62 +50,51 @@ def make(events: int) -> tuple[pa.Table, dict]:
 
     parts = []
 
-    def part(event: str, ts: np.ndarray, **cols) -> None:
-        parts.append((event, ts, cols))
+    def part(kind: Event, ts: np.ndarray, **cols) -> None:
+        parts.append((kind, ts, cols))
 
     n_l = launch_ts.size
-    part("launch", launch_ts, api=np.full(n_l, "cuLaunchKernel"), func=np.full(n_l, 7, np.uint64),
+    part(Event.LAUNCH, launch_ts, api=np.full(n_l, "cuLaunchKernel"), func=np.full(n_l, 7, np.uint64),
          stream=np.full(n_l, 9, np.uint64), grid_x=(np.arange(n_l) % 1024 + 1).astype(np.uint32),
          grid_y=np.ones(n_l, np.uint32), grid_z=np.ones(n_l, np.uint32), block_x=np.full(n_l, 128, np.uint32),
          block_y=np.ones(n_l, np.uint32), block_z=np.ones(n_l, np.uint32), shared_mem=np.zeros(n_l, np.uint32))
-    part("sync", sync_ts, api=np.full(tokens, "cuMemcpyDtoH_v2"), duration_ns=np.full(tokens, SYNC_NS, np.uint64),
+    part(Event.SYNC, sync_ts, api=np.full(tokens, "cuMemcpyDtoH_v2"), duration_ns=np.full(tokens, SYNC_NS, np.uint64),
          stream=np.zeros(tokens, np.uint64), bytes=np.full(tokens, 607744, np.uint64))
-    part("switch", block_ts, comm=np.full(tokens, "decode"), voluntary=np.ones(tokens, bool),
+    part(Event.SWITCH, block_ts, comm=np.full(tokens, "decode"), voluntary=np.ones(tokens, bool),
          preempt=np.zeros(tokens, bool), prev_state=np.ones(tokens, np.int64), next_pid=np.zeros(tokens, np.uint32),
          next_tid=np.zeros(tokens, np.uint32), next_comm=np.full(tokens, "swapper/0"))
-    part("wakeup", wake_ts, comm=np.full(tokens, "decode"), target_cpu=np.zeros(tokens, np.uint32))
-    part("switch", run_ts, pid=0, tid=0, comm=np.full(tokens, "swapper/0"), voluntary=np.zeros(tokens, bool),
+    part(Event.WAKEUP, wake_ts, comm=np.full(tokens, "decode"), target_cpu=np.zeros(tokens, np.uint32))
+    part(Event.SWITCH, run_ts, pid=0, tid=0, comm=np.full(tokens, "swapper/0"), voluntary=np.zeros(tokens, bool),
          preempt=np.zeros(tokens, bool), prev_state=np.zeros(tokens, np.int64), next_pid=np.full(tokens, PID, np.uint32),
          next_tid=np.full(tokens, TID, np.uint32), next_comm=np.full(tokens, "decode"))
     n_p = pre_out.size
-    part("switch", pre_out, comm=np.full(n_p, "decode"), voluntary=np.zeros(n_p, bool), preempt=np.zeros(n_p, bool),
+    part(Event.SWITCH, pre_out, comm=np.full(n_p, "decode"), voluntary=np.zeros(n_p, bool), preempt=np.zeros(n_p, bool),
          prev_state=np.zeros(n_p, np.int64), next_pid=np.full(n_p, HOG, np.uint32),
          next_tid=np.full(n_p, HOG, np.uint32), next_comm=np.full(n_p, "stress-ng-cpu"))
-    part("switch", pre_in, pid=HOG, tid=HOG, comm=np.full(n_p, "stress-ng-cpu"), voluntary=np.zeros(n_p, bool),
+    part(Event.SWITCH, pre_in, pid=HOG, tid=HOG, comm=np.full(n_p, "stress-ng-cpu"), voluntary=np.zeros(n_p, bool),
          preempt=np.zeros(n_p, bool), prev_state=np.zeros(n_p, np.int64), next_pid=np.full(n_p, PID, np.uint32),
          next_tid=np.full(n_p, TID, np.uint32), next_comm=np.full(n_p, "decode"))
     n_t = timer_ts.size
-    part("irq_vector", timer_ts, irq=np.zeros(n_t, np.int32), irq_name=np.full(n_t, "LOCAL_TIMER"),
+    part(Event.IRQ_VECTOR, timer_ts, irq=np.zeros(n_t, np.int32), irq_name=np.full(n_t, "LOCAL_TIMER"),
          duration_ns=np.full(n_t, 2_000, np.uint64))
 
-    columns: dict[str, list] = {name: [] for name, _ in COLUMNS}
-    types = dict(COLUMNS)
-    for event, ts, cols in parts:
+    by_kind: dict[Event, list[pl.DataFrame]] = {}
+    for kind, ts, cols in parts:
         n = ts.size
         pid = cols.pop("pid", PID)
         tid = cols.pop("tid", TID)
-        base = {"ts_ns": ts.astype(np.uint64), "event": np.full(n, event), "cpu": np.zeros(n, np.uint32),
-                "pid": np.full(n, pid, np.uint32), "tid": np.full(n, tid, np.uint32), **cols}
-        for name, _ in COLUMNS:
-            columns[name].append(_column(name, base.get(name), n, types[name]))
-    def chunks(arrays: list) -> list[pa.Array]:
-        return [c for a in arrays for c in (a.chunks if isinstance(a, pa.ChunkedArray) else [a])]
-
-    table = pa.table({name: pa.chunked_array(chunks(arrays), type=types[name]) for name, arrays in columns.items()})
-    table = table.sort_by("ts_ns")
-    meta = {"format": "launchgap-trace", "version": 1, "start_ns": START_NS, "mode": "command", "command": ["synthetic"],
-            "command_pid": PID, "pids": [], "host": {"hostname": "synthetic"}, "topology": {"count": 2}}
-    return table.cast(arrow_schema(meta)), meta
+        base = {"ts_ns": ts.astype(np.uint64), "cpu": np.zeros(n, np.uint32), "pid": np.full(n, pid, np.uint32),
+                "tid": np.full(n, tid, np.uint32), **cols}
+        by_kind.setdefault(kind, []).append(pl.DataFrame({name: pl.Series(name, values, dtype=polars_type(name))
+                                                          for name, values in base.items()}))
+    frames = {kind: pl.concat(parts, how="diagonal_relaxed").sort("ts_ns") for kind, parts in by_kind.items()}
+    meta = {"start_ns": START_NS, "mode": "command", "command": ["synthetic"], "command_pid": PID, "pids": [],
+            "host": {"hostname": "synthetic"}, "topology": {"count": 2}}
+    return frames, meta, end_ns
 
 
-def write(path, events: int) -> int:
-    table, meta = make(events)
-    schema = arrow_schema(meta)
-    end = pa.table({name: pa.array([None], type=t) if name not in ("ts_ns", "event", "detail") else
-                    pa.array([{"ts_ns": int(table["ts_ns"][-1].as_py()) + 1, "event": "trace_end",
-                               "detail": '{"end_ns": %d, "lost_events": 0}' % (int(table["ts_ns"][-1].as_py()) + 1)}[name]],
-                             type=t) for name, t in COLUMNS}).cast(schema)
-    with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_stream(sink, schema) as writer:
-        writer.write_table(table.cast(schema), max_chunksize=65_536)
-        writer.write_table(end)
-    return table.num_rows + 1
+def write(path, events: int, version: int = FORMAT_VERSION) -> int:
+    """Writes a synthetic trace of about EVENTS events in format VERSION; returns its rows."""
+    frames, meta, end_ns = make(events)
+    write_trace(path, frames, meta, {"end_ns": end_ns, "stop_reason": "synthetic", "lost_events": 0}, version=version)
+    return sum(frame.height for frame in frames.values())

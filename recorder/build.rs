@@ -1,12 +1,16 @@
 //! Builds the BPF side: one object per concern (CUDA uprobes, scheduling,
 //! IRQs), statically linked into one object and one Rust skeleton for each
 //! program: the recorder (launchgap.bpf.o) and the monitor (monitor.bpf.o).
+//! Before both, the code generated from schema/trace.toml (build/schema_codegen.rs).
 
 use std::env;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use libbpf_cargo::SkeletonBuilder;
+
+#[path = "build/schema_codegen.rs"]
+mod schema_codegen;
 
 const BPF_DIR: &str = "src/bpf";
 const RECORDER_CONCERNS: [&str; 3] = ["cuda", "sched", "irq"];
@@ -63,6 +67,9 @@ fn build_program(name: &str, concerns: &[&str], out_dir: &Path, clang_args: &[St
 fn main() {
     let out_dir = PathBuf::from(env::var_os("OUT_DIR").expect("OUT_DIR"));
     generate_vmlinux_h(&out_dir);
+    // trace_schema.h (included by events.h) and trace_schema.rs, from schema/trace.toml
+    let manifest_dir = PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR"));
+    schema_codegen::generate(&manifest_dir, &out_dir);
 
     let include_args = [
         "-I".to_string(),

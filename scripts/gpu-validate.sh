@@ -294,11 +294,12 @@ finish() {
   # small files only: the device tool brings back 8 files of at most 16 MiB
   local list=$WORK/details.list
   (cd "$WORK" && find . -type f \( -name '*.json' -o -name '*.txt' -o -name '*.log' \) -size -4M \
-     -not -path './site/*' | sort > "$list"
-   find . -type f -name '*.lg' -size -6M | sort >> "$list")
+     -not -path './site/*' -not -path '*.lg/*' | sort > "$list"
+   # traces: format 2's directories (their files), or a format-1 file
+   find . -type f \( -name '*.lg' -o -path '*.lg/*' \) -size -6M | sort >> "$list")
   tar -C "$WORK" -czf "$OUT_DIR/details.tar.gz" -T "$list" 2>> "$LOG"
   if [ "$(stat -c %s "$OUT_DIR/details.tar.gz" 2>/dev/null || echo 0)" -gt $((15 * 1024 * 1024)) ]; then
-    grep -v '\.lg$' "$list" > "$list.small"
+    grep -v '\.lg\(/\|$\)' "$list" > "$list.small"
     tar -C "$WORK" -czf "$OUT_DIR/details.tar.gz" -T "$list.small" 2>> "$LOG"
   fi
   echo

@@ -137,7 +137,7 @@ def test_experiment_show_in_a_read_only_directory_still_shows(tmp_path):
     (["running-waiting"], "name at least one trace"),
     (["timeline", "{trace}", "--min", "nan"], "--min: nan is not a finite number of seconds"),
     (["running-waiting", "{trace}", "--max", "inf"], "--max: inf is not a finite number of seconds"),
-    (["cudasim-truth", "{trace}"], "not cudasim ground truth (not a JSON file"),
+    (["cudasim-truth", "{trace}"], "not cudasim ground truth (a directory, not a JSON file: a trace?)"),
 ])
 def test_view_and_truth_arguments(tmp_path, trace, args, message):
     assert_one_line(launchgap(*[a.format(trace=trace) for a in args], cwd=tmp_path), message)

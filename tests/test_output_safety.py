@@ -27,7 +27,13 @@ def digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def small_trace(path: Path) -> Path:
+def tree(directory: Path) -> dict[str, str]:
+    """Every file under DIRECTORY (through no symlink), by relative path, with its digest."""
+    return {str(p.relative_to(directory)): digest(p) for p in sorted(directory.rglob("*"))
+            if p.is_file() and not any(q.is_symlink() for q in [p, *p.parents])}
+
+
+def small_trace(path: Path, version: int = 2) -> Path:
     b = TraceBuilder(meta_extra={"mode": "system"})
     b.switch(2_000, 0, IDLE, T)
     for i in range(20):
@@ -35,12 +41,15 @@ def small_trace(path: Path) -> Path:
     b.switch(30_000, 0, T, HOG)
     b.switch(40_000, 0, HOG, T)
     b.switch(41_000, 1, IDLE, HOG)
-    return b.write(path).path
+    return b.write(path, version=version).path
 
 
 @pytest.fixture
 def inputs(tmp_path):
-    trace = small_trace(tmp_path / "run.lg")
+    # format 1 (a file: hard links and copies under other names) and format 2 (a directory)
+    trace = small_trace(tmp_path / "run.lg", version=1)
+    small_trace(tmp_path / "dir.lg")
+    (tmp_path / "dirsym.lg").symlink_to(tmp_path / "dir.lg")
     study = tmp_path / "study.csv"
     assert launchgap("export", "--csv", str(trace), "-o", str(study)).returncode == 0
     named_png = tmp_path / "run.png"          # a trace whose name a view could be asked to write over
@@ -62,14 +71,19 @@ def inputs(tmp_path):
     ["import", "real.dat", "-o", "real.dat"],                        # overwrote the .dat
     ["timeline", "run.png", "-o", "run.png"],
     ["running-waiting", "run.lg", "run.png", "-o", "run.png"],
+    ["report", "dir.lg", "--csv", "dir.lg"],                         # format 2: the trace's directory
+    ["export", "--perfetto", "dirsym.lg", "-o", "dir.lg"],           # through a symlink to it
+    ["convert", "dir.lg", "dirsym.lg"],
+    ["convert", "run.lg", "hard.lg"],
+    ["import", "real.dat", "-o", "real.dat"],
 ])
 def test_no_writer_writes_over_its_input(inputs, args):
-    before = {p.name: digest(p) for p in inputs.iterdir() if p.is_file()}
+    before = tree(inputs)
     proc = launchgap(*args, cwd=inputs)
     assert proc.returncode == 2, proc.stderr
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and "refusing to write over it" in lines[0], proc.stderr
-    assert {p.name: digest(p) for p in inputs.iterdir() if p.is_file()} == before
+    assert tree(inputs) == before
     assert not [p for p in inputs.iterdir() if ".partial" in p.name]
 
 
@@ -160,10 +174,13 @@ def test_imported_traces_belong_to_the_user(tmp_path):
     from tests.views.dat_maker import make_dat
 
     dat = make_dat(tmp_path / "real.dat", ["sleep", "0.05"])
-    proc = launchgap("import", str(dat), "-o", str(tmp_path / "real.lg"), env={"SUDO_UID": "65534", "SUDO_GID": "65534"})
+    out = tmp_path / "real.lg"
+    proc = launchgap("import", str(dat), "-o", str(out), env={"SUDO_UID": "65534", "SUDO_GID": "65534"})
     assert proc.returncode == 0, proc.stderr
-    st = (tmp_path / "real.lg").stat()
-    assert (st.st_uid, st.st_gid, stat.S_IMODE(st.st_mode)) == (65534, 65534, 0o600)
+    # a format-2 trace: the directory and its kinds' directories 0700, every file 0600
+    found = {(p.stat().st_uid, p.stat().st_gid, stat.S_IMODE(p.stat().st_mode), p.is_dir())
+             for p in [out, *out.rglob("*")]}
+    assert found == {(65534, 65534, 0o700, True), (65534, 65534, 0o600, False)}
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="experiments record with eBPF: needs root")
@@ -178,7 +195,7 @@ def test_experiment_results_belong_to_the_user(tmp_path):
                      str(CUDASIM), "decode", "--tokens", "3", env=sudo)
     assert proc.returncode == 0, proc.stderr
     for path in (out.parent, out, out / "traces", out / "results.json", out / "summary.json", out / "slowdown.png",
-                 *(out / "traces").iterdir()):
+                 *(out / "traces").rglob("*")):
         st = path.stat()
         assert (st.st_uid, st.st_gid) == (0, 65534), path
         assert stat.S_IMODE(st.st_mode) == (0o700 if path.is_dir() else 0o600), path

@@ -20,6 +20,7 @@ from launchgap.doctor.command import doctor
 from launchgap.exports.study_csv import write_study_csv
 from launchgap.output import PERMISSIONS_HELP, OutputError, write_text
 from launchgap.recorder import ENV_OVERRIDE, MONITOR_ENV_OVERRIDE, find_monitor, find_recorder
+from launchgap.trace import Event
 from launchgap.views.terminal import render
 from launchgap.workloads.cudasim_truth import TruthError, load_truth
 
@@ -85,9 +86,9 @@ EXIT_LOST_EVENTS = 3
 
 
 @main.command("report", epilog=PERMISSIONS_HELP)
-@click.argument("trace", type=click.Path(dir_okay=False))
+@click.argument("trace", type=click.Path())
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (docs/report-schema.md).")
-@click.option("--csv", "csv_path", type=click.Path(dir_okay=False), help="Also write the study's 19-column CSV here.")
+@click.option("--csv", "csv_path", type=click.Path(), help="Also write the study's 19-column CSV here.")
 @click.option("--strict", is_flag=True,
               help=f"Exit {EXIT_LOST_EVENTS} if lost events affect any metric, or rows were left out as damaged.")
 def report(trace: str, as_json: bool, csv_path: str | None, strict: bool) -> None:
@@ -108,8 +109,8 @@ def report(trace: str, as_json: bool, csv_path: str | None, strict: bool) -> Non
 
 
 @main.command("diff")
-@click.argument("a", type=click.Path(dir_okay=False))
-@click.argument("b", type=click.Path(dir_okay=False))
+@click.argument("a", type=click.Path())
+@click.argument("b", type=click.Path())
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
 def diff(a: str, b: str, as_json: bool) -> None:
     """Compare two traces (e.g. baseline and noisy): every metric side by side with the change."""
@@ -135,11 +136,11 @@ def diff(a: str, b: str, as_json: bool) -> None:
 
 
 @main.command("export", epilog=PERMISSIONS_HELP)
-@click.argument("trace", type=click.Path(dir_okay=False))
+@click.argument("trace", type=click.Path())
 @click.option("--csv", "as_csv", is_flag=True, help="The original study's 19-column CSV layout.")
 @click.option("--perfetto", "as_perfetto", is_flag=True,
               help="A Perfetto trace (ui.perfetto.dev): CPU and thread-state tracks, IRQs, CUDA calls.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False),
+@click.option("-o", "--output", type=click.Path(),
               help="Where to write (default: TRACE with .csv or .pftrace).")
 def export(trace: str, as_csv: bool, as_perfetto: bool, output: str | None) -> None:
     """Write TRACE in another tool's format."""
@@ -169,7 +170,8 @@ def export(trace: str, as_csv: bool, as_perfetto: bool, output: str | None) -> N
 
 @main.command("import", epilog=PERMISSIONS_HELP)
 @click.argument("dat", type=click.Path(dir_okay=False))
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="The launchgap trace to write (default: DAT.lg).")
+@click.option("-o", "--output", type=click.Path(),
+              help="The launchgap trace to write, a directory (default: DAT.lg).")
 @click.option("--target", "targets", multiple=True,
               help="Command name prefix of the workload (repeatable), so `report` knows whom to analyse.")
 def import_cmd(dat: str, output: str | None, targets: tuple[str, ...]) -> None:
@@ -182,7 +184,8 @@ def import_cmd(dat: str, output: str | None, targets: tuple[str, ...]) -> None:
     if not out.parent.exists():
         fail(f"{out.parent}: no such directory")
     try:
-        with console.status(f"decoding {dat} with trace-cmd"), safe_output(out, [dat]) as partial:
+        with (console.status(f"decoding {dat} with trace-cmd"),
+              safe_output(out, [dat], directory=True, replaces_trace=True) as partial):
             stats = import_dat(Path(dat), partial, list(targets))
     except DatImportError as err:
         fail(str(err))
@@ -194,6 +197,30 @@ def import_cmd(dat: str, output: str | None, targets: tuple[str, ...]) -> None:
         console.print("no --target given: `launchgap report` will have no workload to analyse; the views "
                       "need none", highlight=False)
     err_console.print(f"launchgap: wrote {out}", highlight=False)
+
+
+@main.command("convert", epilog=PERMISSIONS_HELP)
+@click.argument("source", metavar="IN", type=click.Path())
+@click.argument("output", metavar="OUT", type=click.Path())
+@click.option("--format", "version", type=click.Choice(["1", "2"]),
+              help="The format to write (default: the other one: 2 for a format-1 trace, 1 for a format-2 one).")
+def convert_cmd(source: str, output: str, version: str | None) -> None:
+    """Turn a trace into the other format: format 1 (one Arrow IPC stream, the
+    legacy format) into format 2 (a directory of Parquet tables, one per event
+    kind), or back. OUT is replaced only when complete."""
+    from launchgap.trace.convert import convert
+
+    check_output(output, [source])
+    loaded = _load(source)
+    if loaded.format not in (1, 2):
+        fail(f"{source}: a study CSV, not a launchgap trace: `launchgap report` reads it as it is")
+    target = int(version) if version else (2 if loaded.format == 1 else 1)
+    if not Path(output).parent.exists():
+        fail(f"{Path(output).parent}: no such directory")
+    with console.status(f"writing {output} (format {target})"), \
+            safe_output(output, [source], directory=target == 2, replaces_trace=True) as partial:
+        rows = convert(loaded, partial, target)
+    err_console.print(f"launchgap: wrote {output}: format {target}, {rows:,} rows", highlight=False)
 
 
 STATIC_SUFFIXES = (".png", ".pdf", ".svg")
@@ -221,7 +248,7 @@ def _view_traces(traces: tuple[str, ...]) -> list:
         if trace.meta.get("mode") == "study-csv":
             fail(f"{trace.path}: the study's CSV does not say who ran next on a CPU, which these views draw; "
                  "record a launchgap trace (or import a trace-cmd .dat)")
-        if trace.of("switch", "ts_ns").is_empty():
+        if not trace.count(Event.SWITCH):
             fail(f"{trace.path}: no context switches in the trace, nothing to draw")
         if not records_every_switch(trace):
             note(f"note: {trace.path} was recorded in target mode: a CPU's switches are there only from the first "
@@ -245,8 +272,8 @@ def view_window_options(command):
 
 
 @main.command("timeline", epilog=PERMISSIONS_HELP)
-@click.argument("traces", nargs=-1, type=click.Path(dir_okay=False))
-@click.option("-o", "--output", type=click.Path(dir_okay=False),
+@click.argument("traces", nargs=-1, type=click.Path())
+@click.option("-o", "--output", type=click.Path(),
               help="cores.png, .pdf, .svg, or .html (interactive: zoom and pan). Default: TRACE.timeline.png")
 @view_window_options
 @click.option("--target", help="Colour only tasks whose command starts with this; the others are black.")
@@ -301,8 +328,8 @@ def timeline(traces, output, min_s, max_s, target, color_by, forked, socket_orde
 
 
 @main.command("running-waiting", epilog=PERMISSIONS_HELP)
-@click.argument("traces", nargs=-1, type=click.Path(dir_okay=False))
-@click.option("-o", "--output", type=click.Path(dir_okay=False),
+@click.argument("traces", nargs=-1, type=click.Path())
+@click.option("-o", "--output", type=click.Path(),
               help="rw.png, .pdf, .svg, or .html (interactive). Default: TRACE.running-waiting.png")
 @view_window_options
 def running_waiting_cmd(traces, output, min_s, max_s, forked, after_sleep, from_workload) -> None:
@@ -556,7 +583,7 @@ def experiment_show(directory: str) -> None:
 
 
 @main.command("cudasim-truth")
-@click.argument("path", type=click.Path(dir_okay=False))
+@click.argument("path", type=click.Path())
 def cudasim_truth(path: str) -> None:
     """Summarise a cudasim ground-truth file (cudasim decode --truth PATH)."""
     try:

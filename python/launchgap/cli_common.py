@@ -44,7 +44,7 @@ def load(path: str, warn: bool = True) -> Trace:
         # a reader fault that validation did not foresee: still one line
         reason = " ".join((getattr(err, "strerror", None) or str(err) or type(err).__name__).split())[:300]
         fail(f"{path}: cannot read ({reason})")
-    if trace.events.filter(~pl.col("event").is_in(["trace_end", "lost"])).is_empty():
+    if not trace.has_events():
         fail(f"{path}: the trace holds no events")
     if warn:
         warn_damage(trace)
@@ -71,12 +71,14 @@ def check_output(output: str | Path, inputs: Iterable[str | Path]) -> None:
 
 
 @contextmanager
-def safe_output(path: str | Path, inputs: Iterable[str | Path] = ()) -> Iterator[Path]:
-    """A temporary path for the writer to fill (write there, not to PATH); renamed to
-    PATH when complete. Writing over an input, a read-only place or a full disk
-    becomes one line, and PATH is left as it was."""
+def safe_output(path: str | Path, inputs: Iterable[str | Path] = (), *, directory: bool = False,
+                replaces_trace: bool = False) -> Iterator[Path]:
+    """A temporary path for the writer to fill (write there, not to PATH; an empty
+    directory with DIRECTORY); moved to PATH when complete. Writing over an input, a
+    read-only place or a full disk becomes one line, and PATH is left as it was.
+    REPLACES_TRACE: PATH may be an earlier trace, a file or a trace directory."""
     try:
-        with atomic_output(path, inputs) as partial:
+        with atomic_output(path, inputs, directory=directory, replaces_trace=replaces_trace) as partial:
             yield partial
     except OutputError as err:
         fail(str(err))

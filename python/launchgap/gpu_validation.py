@@ -28,6 +28,9 @@ from pathlib import Path
 import click
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from launchgap.trace.schema import META_FILE, SEGMENT_SUFFIX, Event
 
 COUNTS_SCHEMA = "launchgap-gpu-launch-counts/1"
 SUMMARY_SCHEMA = "launchgap-gpu-validation/1"
@@ -45,7 +48,7 @@ class ValidationError(Exception):
 # --- reading -----------------------------------------------------------------
 
 def read_trace_table(path: str | Path) -> pa.Table:
-    """Every complete batch of a launchgap trace; a stream cut short keeps what was written."""
+    """Every complete batch of a format-1 trace; a stream cut short keeps what was written."""
     try:
         reader = pa.ipc.open_stream(str(path))
     except (OSError, pa.ArrowInvalid) as err:
@@ -59,16 +62,39 @@ def read_trace_table(path: str | Path) -> pa.Table:
     return pa.Table.from_batches(batches, schema=reader.schema)
 
 
+def read_launches(path: str | Path) -> pa.Table:
+    """The launch rows of a trace in either format: format 2's launch segments (a directory), or format 1's
+    stream (its launch rows among the others)."""
+    path = Path(path)
+    if not path.is_dir():
+        return read_trace_table(path)
+    if not (path / META_FILE).is_file():
+        raise ValidationError(f"{path}: not a readable trace (a directory without {META_FILE})")
+    segments = sorted((path / Event.LAUNCH.value).glob(f"*{SEGMENT_SUFFIX}"))
+    try:
+        tables = [pq.read_table(segment) for segment in segments]
+    except (OSError, pa.ArrowInvalid) as err:
+        raise ValidationError(f"{path}: not a readable trace ({err})") from err
+    if not tables:
+        return pa.table({"pid": pa.array([], pa.uint32()), "tid": pa.array([], pa.uint32()),
+                         "api": pa.array([], pa.string()), "runtime_api": pa.array([], pa.string()),
+                         "ts_ns": pa.array([], pa.uint64())})
+    return pa.concat_tables(tables, promote_options="default")
+
+
 def trace_metadata(path: str | Path) -> dict:
-    """The trace's `launchgap` schema metadata (docs/trace-format.md)."""
+    """The trace's metadata (docs/trace-format.md): format 2's meta.json, format 1's schema metadata."""
+    if Path(path).is_dir():
+        return json.loads((Path(path) / META_FILE).read_text())
     reader = pa.ipc.open_stream(str(path))
     raw = (reader.schema.metadata or {}).get(b"launchgap")
     return json.loads(raw) if raw else {}
 
 
 def launch_rows(table: pa.Table) -> pa.Table:
-    """Launch rows: pid, tid, api, runtime_api (null where not named), ts_ns."""
-    launches = table.filter(pc.equal(table["event"], "launch"))
+    """Launch rows: pid, tid, api, runtime_api (null where not named), ts_ns; from format 1's wide table (its
+    launch rows) or format 2's launch table."""
+    launches = table.filter(pc.equal(table["event"], Event.LAUNCH.value)) if "event" in table.column_names else table
     runtime = launches["runtime_api"] if "runtime_api" in launches.column_names else pa.nulls(len(launches), pa.string())
     return pa.table({
         "pid": launches["pid"].cast(pa.int64()),
@@ -477,14 +503,14 @@ def main() -> None:
 
 
 @main.command()
-@click.argument("trace", type=click.Path(dir_okay=False))
+@click.argument("trace", type=click.Path())
 @click.argument("counts", type=click.Path(dir_okay=False))
 @click.option("--api-names", is_flag=True, help="The trace was recorded with --api-names: compare runtime names too.")
 @click.option("--json-out", type=click.Path(dir_okay=False), help="Write the comparison here.")
 def compare(trace: str, counts: str, api_names: bool, json_out: str | None) -> None:
     """The program's own launch counts (COUNTS) against the launches in TRACE; exit 1 unless exact."""
     try:
-        result = compare_launch_counts(load_counts(counts), launch_rows(read_trace_table(trace)), api_names=api_names)
+        result = compare_launch_counts(load_counts(counts), launch_rows(read_launches(trace)), api_names=api_names)
         result["probes"] = probe_digest(trace_metadata(trace))
     except ValidationError as err:
         _fail(str(err))
@@ -504,7 +530,7 @@ def compare(trace: str, counts: str, api_names: bool, json_out: str | None) -> N
 @main.command()
 @click.option("--untraced", "untraced", multiple=True, required=True, type=click.Path(dir_okay=False))
 @click.option("--traced", "traced", multiple=True, required=True, type=click.Path(dir_okay=False))
-@click.option("--trace", "traces", multiple=True, required=True, type=click.Path(dir_okay=False),
+@click.option("--trace", "traces", multiple=True, required=True, type=click.Path(),
               help="The traced runs' traces, in the order of --traced.")
 @click.option("--report", "reports", multiple=True, type=click.Path(dir_okay=False),
               help="`launchgap report --json` of the traces (the last one is summarised).")
@@ -518,7 +544,7 @@ def decode(untraced, traced, traces, reports, json_out) -> None:
         recorded = [json.loads(Path(p).read_text()) for p in traced]
         windows = []
         for run, trace in zip(recorded, traces):
-            launches = launch_rows(read_trace_table(trace))
+            launches = launch_rows(read_launches(trace))
             windows.append(launches_in_window(launches, run["pid"], run["tid"], run["window_start_ns"],
                                               run["window_end_ns"]))
         result = decode_summary(plain, recorded, windows)

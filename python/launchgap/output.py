@@ -8,7 +8,11 @@
 - a failure (ENOSPC, Ctrl-C, an exception in the writer) never leaves a
   partial or empty file: the writer fills a hidden temporary file in the
   target directory, which is flushed to disk and renamed over the target
-  only when complete;
+  only when complete. A trace in format 2 is a directory: it is filled the
+  same way (a hidden temporary directory, every file flushed) and swapped
+  into place atomically (renameat2 RENAME_EXCHANGE) over an earlier trace,
+  directory or file, which is then removed; a directory that is not a
+  launchgap trace is never replaced;
 - a file written under sudo belongs to the user who ran sudo
   (SUDO_UID/SUDO_GID), not root, and is private: mode 0600 (as perf writes
   perf.data) unless LAUNCHGAP_FILE_MODE asks for another (e.g. 0644). A
@@ -17,12 +21,18 @@
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
+import errno
 import os
+import shutil
 import stat
 import tempfile
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+from launchgap.trace.schema import META_FILE
 
 FILE_MODE_ENV = "LAUNCHGAP_FILE_MODE"
 DEFAULT_FILE_MODE = 0o600
@@ -110,6 +120,16 @@ def hand_over(path: str | Path, directory: bool = False) -> None:
         os.chown(path, *user)
 
 
+def hand_over_trace(path: str | Path) -> None:
+    """A trace's permissions and owner, as hand_over gives a file: format 2's directory, every
+    directory and file in it."""
+    path = Path(path)
+    if path.is_dir():
+        _finish_tree(path, file_mode(), invoking_user(), sync=False)
+    else:
+        hand_over(path)
+
+
 def make_directory(path: str | Path) -> Path:
     """Makes PATH (and missing parents) with launchgap's permissions and owner."""
     path = Path(path)
@@ -128,12 +148,81 @@ def make_directory(path: str | Path) -> Path:
     return path
 
 
+def is_trace_directory(path: Path) -> bool:
+    """A directory holding a trace's metadata: a format-2 trace, which a new trace may replace."""
+    return path.is_dir() and (path / META_FILE).is_file()
+
+
+def _check_target(path: Path, directory: bool, replaces_trace: bool) -> None:
+    if path.is_dir():
+        if not (replaces_trace and is_trace_directory(path)):
+            raise OutputError(f"{path}: is a directory" + (" (and not a launchgap trace); refusing to replace it"
+                                                           if replaces_trace else ""))
+    elif path.exists() and not stat.S_ISREG(os.stat(path).st_mode):
+        raise OutputError(f"{path}: not a regular file; refusing to replace it")
+
+
+_RENAME_EXCHANGE = 2  # include/uapi/linux/fs.h
+_AT_FDCWD = -100
+
+
+def _exchange(a: Path, b: Path) -> None:
+    """Swaps two paths atomically (renameat2 RENAME_EXCHANGE, Linux 3.15+)."""
+    libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+    rc = libc.renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE)
+    if rc != 0:
+        code = ctypes.get_errno()
+        raise OSError(code, os.strerror(code), str(b))
+
+
+def _move_into_place(partial: Path, path: Path) -> None:
+    """PARTIAL replaces PATH: a file over a file by rename, anything else by an atomic swap, after which the
+    earlier one (now at PARTIAL) is removed."""
+    if not path.exists() or (partial.is_file() and path.is_file()):
+        os.replace(partial, path)
+        return
+    try:
+        _exchange(partial, path)
+    except OSError as err:
+        if err.errno not in (errno.EINVAL, errno.ENOSYS):
+            raise
+        # a filesystem without RENAME_EXCHANGE: the earlier one steps aside for a moment
+        aside = partial.with_name(partial.name + ".earlier")
+        os.rename(path, aside)
+        os.rename(partial, path)
+        partial = aside
+    if partial.is_dir():
+        shutil.rmtree(partial, ignore_errors=True)
+    else:
+        partial.unlink(missing_ok=True)
+
+
+def _finish_tree(root: Path, mode: int, user: tuple[int, int] | None, sync: bool = True) -> None:
+    """Flushes every file under ROOT to disk (SYNC) and gives everything launchgap's permissions and owner."""
+    dir_mode = mode | ((mode & 0o444) >> 2)
+    for current, dirs, files in os.walk(root):
+        for name in files:
+            path = Path(current) / name
+            if sync:
+                with open(path, "rb+") as written:
+                    os.fsync(written.fileno())
+            os.chmod(path, mode)
+            if user is not None:
+                os.chown(path, *user)
+        os.chmod(current, dir_mode)
+        if user is not None:
+            os.chown(current, *user)
+
+
 @contextmanager
-def atomic_output(path: str | Path, inputs: Iterable[str | Path] = ()) -> Iterator[Path]:
-    """Yields a temporary path beside PATH for the writer to fill; on success
-    the file is flushed, given launchgap's permissions and renamed to PATH.
-    On any failure (an exception, Ctrl-C) PATH is left as it was and the
-    temporary file removed."""
+def atomic_output(path: str | Path, inputs: Iterable[str | Path] = (), *, directory: bool = False,
+                  replaces_trace: bool = False) -> Iterator[Path]:
+    """Yields a temporary path beside PATH for the writer to fill (an empty
+    directory with DIRECTORY); on success everything is flushed, given
+    launchgap's permissions and moved to PATH. On any failure (an exception,
+    Ctrl-C) PATH is left as it was and the temporary file or directory removed.
+    REPLACES_TRACE: PATH may be an earlier trace of either format (a file or a
+    trace directory), which is replaced."""
     path = Path(path)
     refuse_inputs(path, inputs)
     mode = file_mode()
@@ -141,24 +230,30 @@ def atomic_output(path: str | Path, inputs: Iterable[str | Path] = ()) -> Iterat
     parent = path.parent
     if not parent.is_dir():
         raise OutputError(f"{parent}: no such directory")
-    if path.is_dir():
-        raise OutputError(f"{path}: is a directory")
-    if path.exists() and not stat.S_ISREG(os.stat(path).st_mode):
-        raise OutputError(f"{path}: not a regular file; refusing to replace it")
-    fd, name = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=f"{PARTIAL_MARK}{path.suffix}", dir=parent)
-    os.close(fd)
-    partial = Path(name)
+    _check_target(path, directory, replaces_trace)
+    if directory:
+        partial = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=PARTIAL_MARK, dir=parent))
+    else:
+        fd, name = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=f"{PARTIAL_MARK}{path.suffix}", dir=parent)
+        os.close(fd)
+        partial = Path(name)
     try:
         yield partial
         # a full disk may only show when the data is flushed: before the rename, not after
-        with open(partial, "rb+") as written:
-            os.fsync(written.fileno())
-        os.chmod(partial, mode)
-        if user is not None:
-            os.chown(partial, *user)
-        os.replace(partial, path)
+        if directory:
+            _finish_tree(partial, mode, user)
+        else:
+            with open(partial, "rb+") as written:
+                os.fsync(written.fileno())
+            os.chmod(partial, mode)
+            if user is not None:
+                os.chown(partial, *user)
+        _move_into_place(partial, path)
     except BaseException:
-        partial.unlink(missing_ok=True)
+        if partial.is_dir():
+            shutil.rmtree(partial, ignore_errors=True)
+        else:
+            partial.unlink(missing_ok=True)
         raise
 
 

@@ -6,20 +6,27 @@ use clap::{ArgGroup, Parser};
 
 
 /// Records CUDA launches and syncs, scheduling and interrupts with eBPF into
-/// an Arrow IPC trace (docs/trace-format.md). Needs root (or CAP_BPF and
-/// CAP_PERFMON). The command runs as the invoking user under sudo.
+/// a trace: a directory of Parquet tables, one per event kind
+/// (docs/trace-format.md). Needs root (or CAP_BPF and CAP_PERFMON). The
+/// command runs as the invoking user under sudo.
 #[derive(Parser, Debug)]
 #[command(name = "launchgap-record", version)]
 #[command(after_help = OUTPUT_HELP)]
-#[command(group(ArgGroup::new("target").args(["pid", "system", "command", "list_probes"]).required(true).multiple(true)))]
+#[command(group(ArgGroup::new("target").args(["pid", "system", "command", "list_probes", "print_schema"]).required(true).multiple(true)))]
 pub struct Args {
-    /// Trace file to write. It is replaced only when the recording ends
-    /// (see "The trace file" below).
+    /// Trace to write. It is replaced only when the recording ends
+    /// (see "The trace" below).
     #[arg(short, long, default_value = "launchgap.lg")]
     pub output: PathBuf,
 
-    /// Permissions of the trace file, in octal. Under sudo it belongs to the
-    /// invoking user (SUDO_UID/SUDO_GID). The umask does not apply.
+    /// Trace format: 2, a directory of Parquet tables (one per event kind);
+    /// 1, the legacy single Arrow IPC stream.
+    #[arg(long, value_name = "N", default_value = "2", value_parser = parse_format)]
+    pub format: u32,
+
+    /// Permissions of the trace's files, in octal (its directories get the
+    /// same plus search where reading is allowed: 700 for 600). Under sudo it
+    /// belongs to the invoking user (SUDO_UID/SUDO_GID). The umask does not apply.
     #[arg(long, value_name = "OCTAL", default_value = "600", value_parser = parse_mode)]
     pub mode: u32,
 
@@ -60,6 +67,11 @@ pub struct Args {
     #[arg(long, conflicts_with = "system")]
     pub list_probes: bool,
 
+    /// Trace nothing: print as JSON the trace schema this binary was built
+    /// with (schema/trace.toml), for checking it against the readers.
+    #[arg(long, hide = true, conflicts_with_all = ["system", "list_probes"])]
+    pub print_schema: bool,
+
     /// Print nothing but errors.
     #[arg(short, long)]
     pub quiet: bool,
@@ -70,16 +82,20 @@ pub struct Args {
 }
 
 const OUTPUT_HELP: &str = "\
-The trace file:
-  The recorder writes into .NAME.partial-PID beside NAME (the -o file) and
-  renames it to NAME when the recording ends: when the command exits, at
-  --duration, at Ctrl-C or SIGTERM, when the disk fills up, and when the
-  command fails. Until then an earlier NAME is left as it was. A recorder
-  killed by SIGKILL leaves .NAME.partial-PID, readable up to its last
-  batch (written at least once a second). While recording, .NAME.lock beside
-  NAME holds the recorder's pid: a second recorder writing the same NAME is
-  refused. Under sudo the trace belongs to the invoking user, mode 0600 (as
-  perf writes), whatever the umask; --mode 640 or 644 shares it.";
+The trace:
+  A directory NAME (the -o path): meta.json, one subdirectory of Parquet
+  segments per event kind (launch/000001.parquet, ...), end.json when the
+  recorder stopped cleanly. DuckDB, polars, pandas, pyarrow and Spark read
+  it as it is: read_parquet('NAME/launch/*.parquet').
+  The recorder writes into .NAME.partial-PID beside NAME and renames it to
+  NAME when the recording ends: when the command exits, at --duration, at
+  Ctrl-C or SIGTERM, when the disk fills up, and when the command fails.
+  Until then an earlier NAME is left as it was. A recorder killed by SIGKILL
+  leaves .NAME.partial-PID, readable up to its last segment (segments close
+  at least once a second). While recording, .NAME.lock beside NAME holds the
+  recorder's pid: a second recorder writing the same NAME is refused. Under
+  sudo the trace belongs to the invoking user, mode 0600 (as perf writes;
+  directories 0700), whatever the umask; --mode 640 or 644 shares it.";
 
 const PAGE: u32 = 4096;
 const MIB: u32 = 1 << 20;
@@ -116,6 +132,15 @@ pub fn parse_duration(text: &str) -> Result<f64, String> {
     }
     std::time::Duration::try_from_secs_f64(seconds).map_err(|_| "use a number of seconds below 2^64".to_string())?;
     Ok(seconds)
+}
+
+/// "1" or "2": the trace formats this recorder writes.
+pub fn parse_format(text: &str) -> Result<u32, String> {
+    match text.trim() {
+        "1" => Ok(1),
+        "2" => Ok(2),
+        _ => Err("use 2 (Parquet tables, the default) or 1 (the legacy Arrow stream)".to_string()),
+    }
 }
 
 /// "600", "0640" or "0o644" -> permission bits (no setuid, setgid or sticky).

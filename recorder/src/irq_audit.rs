@@ -15,7 +15,7 @@ use libbpf_rs::{MapCore, MapFlags};
 use serde_json::Value;
 
 use crate::proc_counters::Edge;
-use crate::records::{SOFTIRQ_NAMES, VECTOR_NAMES};
+use crate::schema::{record, IRQ_VECTOR_NAMES as VECTOR_NAMES, RECORD_NAMES, SOFTIRQ_NAMES};
 use crate::skel::types::irq_seen;
 use crate::skel::LaunchgapSkel;
 
@@ -95,11 +95,12 @@ fn probe_count(seen: &irq_seen, table: &str, row: &str) -> Option<u32> {
 
 /// The trace event a /proc row's interrupts would have been.
 fn event_of(table: &str, row: &str) -> &'static str {
-    match (table, row) {
-        ("softirqs", _) => "softirq",
-        (_, "LOC" | "RES" | "CAL" | "IWI") => "irq_vector",
-        _ => "hardirq",
-    }
+    let id = match (table, row) {
+        ("softirqs", _) => record::SOFTIRQ,
+        (_, "LOC" | "RES" | "CAL" | "IWI") => record::IRQ_VECTOR,
+        _ => record::HARDIRQ,
+    };
+    RECORD_NAMES[id as usize]
 }
 
 /// Interrupts of one kind on one CPU that the kernel counted and no probe saw.

@@ -12,6 +12,7 @@ mod probe_listing;
 mod proc_counters;
 mod prog_stats;
 mod records;
+mod schema;
 mod spawn;
 mod trace_writer;
 mod tracer;
@@ -36,11 +37,13 @@ use serde_json::json;
 use launchgap_record::{cuda_api, discover, metadata, probe_plan};
 
 use crate::cli::Args;
-use crate::output::{Ownership, TraceOutput};
 use crate::losses::{lost_line, unrecorded, Unrecorded};
-use crate::records::{event_type, EVENT_NAMES};
+use crate::output::{Layout, Ownership, TraceOutput};
+use crate::schema::{record, LostRow, Row, RECORD_NAMES};
 use crate::spawn::{CommandNotRunnable, Gated};
-use crate::trace_writer::{Row, TraceWriter};
+use crate::trace_writer::format1::Format1Writer;
+use crate::trace_writer::format2::Format2Writer;
+use crate::trace_writer::{Format, TraceSink};
 
 static STOP_SIGNAL: AtomicI32 = AtomicI32::new(0);
 
@@ -67,25 +70,47 @@ fn install_signal_handlers() {
 enum ToWriter {
     /// Length-prefixed raw records, as drained.
     Records(Vec<u8>),
-    /// New drops: (event type, cpu, count since the last sample), over [since, now].
+    /// New drops: (record type, cpu, count since the last sample), over [since, now].
     Lost { now_ns: u64, since_ns: u64, drops: Vec<(u32, usize, u64)> },
     /// Events lost before reaching the ring buffer, found at the stop, over [since, now].
     Unrecorded { now_ns: u64, since_ns: u64, losses: Vec<Unrecorded> },
-    End { now_ns: u64, detail: String },
+    /// The closing summary, which the writer completes with its rows and CPU time.
+    End { now_ns: u64, summary: serde_json::Value },
 }
 
 struct WriterReport {
     rows: u64,
-    rows_by_event: BTreeMap<&'static str, u64>,
+    rows_by_kind: BTreeMap<&'static str, u64>,
     undecodable: u64,
 }
 
-const FLUSH_EVERY: Duration = Duration::from_secs(1);
-const ROWS_PER_BATCH: usize = 65_536;
+/// The CPU time the calling thread has used.
+fn thread_cpu_ns() -> u64 {
+    let mut t = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: writes one timespec.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
+    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+}
 
-fn writer_thread(mut writer: TraceWriter, inbox: mpsc::Receiver<ToWriter>) -> Result<WriterReport> {
+const FLUSH_EVERY: Duration = Duration::from_secs(schema::SEGMENT_SECONDS);
+
+/// Counts rows by kind on their way to the writer.
+struct Counted<'a> {
+    sink: &'a mut dyn TraceSink,
+    by_kind: [u64; schema::Kind::ALL.len()],
+}
+
+impl Counted<'_> {
+    fn push(&mut self, row: &Row) {
+        self.by_kind[row.kind() as usize] += 1;
+        self.sink.push(row);
+    }
+}
+
+fn writer_thread(mut sink: Box<dyn TraceSink>, inbox: mpsc::Receiver<ToWriter>) -> Result<WriterReport> {
     let mut last_flush = Instant::now();
     let mut undecodable = 0u64;
+    let mut counted = Counted { sink: sink.as_mut(), by_kind: [0; schema::Kind::ALL.len()] };
     loop {
         // the drain sends at every poll that found records; no timer of our own to wake us
         let message = inbox.recv();
@@ -94,54 +119,61 @@ fn writer_thread(mut writer: TraceWriter, inbox: mpsc::Receiver<ToWriter>) -> Re
                 let mut at = 0;
                 while at + 4 <= buffer.len() {
                     let len = u32::from_ne_bytes(buffer[at..at + 4].try_into().unwrap()) as usize;
-                    let record = &buffer[at + 4..at + 4 + len];
-                    if !records::decode(record, &mut |row| writer.push(row)) {
+                    let data = &buffer[at + 4..at + 4 + len];
+                    if !records::decode(data, &mut |row| counted.push(row)) {
                         undecodable += 1;
                     }
                     at += 4 + len;
-                    if writer.rows_pending() >= ROWS_PER_BATCH {
-                        writer.flush_batch()?;
+                    if counted.sink.full() {
+                        counted.sink.flush()?;
                         last_flush = Instant::now();
                     }
                 }
             }
             Ok(ToWriter::Lost { now_ns, since_ns, drops }) => {
                 for (kind, cpu, count) in drops {
-                    writer.push(&Row {
+                    counted.push(&Row::Lost(LostRow {
                         ts_ns: now_ns,
-                        event: "lost",
                         cpu: Some(cpu as u32),
-                        lost_event: EVENT_NAMES.get(kind as usize).copied(),
-                        lost_count: Some(count),
-                        since_ns: Some(since_ns),
-                        ..Default::default()
-                    });
+                        lost_event: RECORD_NAMES.get(kind as usize).copied().unwrap_or("unknown"),
+                        lost_count: count,
+                        since_ns,
+                        detail: None,
+                    }));
                 }
             }
             Ok(ToWriter::Unrecorded { now_ns, since_ns, losses }) => {
-                for loss in losses {
-                    writer.push(&Row {
+                for loss in &losses {
+                    counted.push(&Row::Lost(LostRow {
                         ts_ns: now_ns,
-                        event: "lost",
                         cpu: loss.cpu,
-                        lost_event: Some(loss.event),
-                        lost_count: Some(loss.count),
-                        since_ns: Some(since_ns),
+                        lost_event: loss.event,
+                        lost_count: loss.count,
+                        since_ns,
                         detail: Some(&loss.detail),
-                        ..Default::default()
-                    });
+                    }));
                 }
             }
-            Ok(ToWriter::End { now_ns, detail }) => {
-                writer.push(&Row { ts_ns: now_ns, event: "trace_end", detail: Some(&detail), ..Default::default() });
-                let rows_by_event = writer.rows_by_event.iter().map(|(k, v)| (*k, *v)).collect();
-                let rows = writer.finish()?;
-                return Ok(WriterReport { rows, rows_by_event, undecodable });
+            Ok(ToWriter::End { now_ns, mut summary }) => {
+                let rows_by_kind: BTreeMap<&'static str, u64> = schema::Kind::ALL
+                    .iter()
+                    .filter(|k| counted.by_kind[**k as usize] > 0)
+                    .map(|k| (k.name(), counted.by_kind[*k as usize]))
+                    .collect();
+                let rows = rows_by_kind.values().sum();
+                summary["rows"] = json!(rows_by_kind);
+                // the last encoding is the writer's too: measured after it (format 1's closing row
+                // is written with it, so there the time is taken just before)
+                counted.sink.flush()?;
+                summary["cpu_ns"]["writer"] = json!(thread_cpu_ns());
+                drop(counted);
+                sink.finish(now_ns, &summary)?;
+                return Ok(WriterReport { rows, rows_by_kind, undecodable });
             }
             Err(mpsc::RecvError) => bail!("the recorder stopped without closing the trace"),
         }
         if last_flush.elapsed() >= FLUSH_EVERY {
-            writer.flush_batch()?;
+            counted.sink.flush()?;
             last_flush = Instant::now();
         }
     }
@@ -219,7 +251,9 @@ fn run(args: Args) -> Result<i32> {
     let run_as = spawn::invoking_user()?;
     privileges::check()?;
     let ownership = Ownership { owner: run_as.as_ref().map(|r| (r.uid, r.gid)), mode: args.mode };
-    let output = TraceOutput::prepare(&args.output, ownership)?;
+    let format = if args.format == 1 { Format::One } else { Format::Two };
+    let layout = if format == Format::One { Layout::File } else { Layout::Directory };
+    let output = TraceOutput::prepare(&args.output, ownership, layout)?;
     let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
     let ring_buffer_bytes = args.ring_buffer_bytes(cpus);
 
@@ -275,8 +309,8 @@ fn run(args: Args) -> Result<i32> {
 
     let start_ns = metadata::monotonic_ns();
     let meta = json!({
-        "format": trace_writer::FORMAT_NAME,
-        "version": trace_writer::FORMAT_VERSION,
+        "format": schema::FORMAT_NAME,
+        "version": format.version(),
         "recorder": {"name": "launchgap-record", "version": env!("CARGO_PKG_VERSION")},
         "start_ns": start_ns,
         "clock": metadata::clocks(),
@@ -295,7 +329,12 @@ fn run(args: Args) -> Result<i32> {
     });
     // From here on the recorder's threads must not preempt what they measure.
     become_background_batch_work();
-    let writer = match output.file().and_then(|file| TraceWriter::create(file, meta.to_string())) {
+    let created = match format {
+        Format::One => output.file().and_then(|file| Format1Writer::create(file, meta.to_string())).map(|w| Box::new(w) as Box<dyn TraceSink>),
+        Format::Two => Format2Writer::create(output.writing_to(), output.ownership(), &meta.to_string())
+            .map(|w| Box::new(w) as Box<dyn TraceSink>),
+    };
+    let writer = match created {
         Ok(writer) => writer,
         Err(e) => {
             detach_all(links);
@@ -364,7 +403,7 @@ fn run(args: Args) -> Result<i32> {
     let mut sample_drops = |to_writer: &mpsc::Sender<ToWriter>, lost_total: &mut u64| {
         let now_ns = metadata::monotonic_ns();
         let mut fresh = Vec::new();
-        for (kind, cpu, count) in tracer::read_drops(&skel, event_type::COUNT) {
+        for (kind, cpu, count) in tracer::read_drops(&skel, record::COUNT) {
             let seen = drops_seen.entry((kind, cpu)).or_default();
             if count > *seen {
                 fresh.push((kind, cpu, count - *seen));
@@ -449,11 +488,12 @@ fn run(args: Args) -> Result<i32> {
         let losses = unrecorded(&[], &unseen);
         let _ = to_writer.send(ToWriter::Unrecorded { now_ns: audit_until_ns, since_ns: audit_since_ns, losses });
     }
-    let detail = json!({"end_ns": end_ns, "stop_reason": stop_reason, "command_exit_code": child_exit,
-                        "lost_events": lost_total + unrecorded_total,
-                        "proc_counters": {"start": counters_at_start, "end": counters_at_end}});
+    let summary = json!({"end_ns": end_ns, "stop_reason": stop_reason, "command_exit_code": child_exit,
+                         "lost_events": lost_total + unrecorded_total,
+                         "proc_counters": {"start": counters_at_start, "end": counters_at_end},
+                         "cpu_ns": {"drain": thread_cpu_ns()}});
     // a writer that stopped early has dropped its inbox: its error comes from join
-    let _ = to_writer.send(ToWriter::End { now_ns: end_ns, detail: detail.to_string() });
+    let _ = to_writer.send(ToWriter::End { now_ns: end_ns, summary });
     let written = writer_handle.join().map_err(|_| anyhow!("the trace writer panicked"))?;
     let report = match written {
         Ok(report) => Some(report),
@@ -476,11 +516,11 @@ fn run(args: Args) -> Result<i32> {
 
     if let (false, Some(report)) = (args.quiet, &report) {
         let seconds = (end_ns - start_ns) as f64 / 1e9;
-        let counts: Vec<String> = report.rows_by_event.iter().map(|(k, v)| format!("{k} {v}")).collect();
+        let counts: Vec<String> = report.rows_by_kind.iter().map(|(k, v)| format!("{k} {v}")).collect();
         eprintln!("launchgap-record: stopped ({stop_reason}) after {seconds:.2} s; {} rows: {}", report.rows, counts.join(", "));
     }
     if lost_total + unrecorded_total > 0 {
-        let drops = drops_seen.iter().map(|((kind, _), count)| (EVENT_NAMES.get(*kind as usize).copied().unwrap_or("?"), *count));
+        let drops = drops_seen.iter().map(|((kind, _), count)| (RECORD_NAMES.get(*kind as usize).copied().unwrap_or("?"), *count));
         eprintln!("launchgap-record: {}", lost_line(drops, &misses, &unseen));
     }
     if let Some(report) = report.as_ref().filter(|r| r.undecodable > 0) {
@@ -520,6 +560,10 @@ fn route_libbpf_messages() {
 fn main() {
     let args = cli::parse_args();
     route_libbpf_messages();
+    if args.print_schema {
+        println!("{}", serde_json::to_string_pretty(&schema::as_json()).expect("the schema as JSON"));
+        std::process::exit(0);
+    }
     let result = if args.list_probes { probe_listing::run(&args) } else { run(args) };
     match result {
         Ok(code) => std::process::exit(code),
@@ -537,16 +581,16 @@ mod tests {
     use crate::irq_audit::Unseen;
     use crate::prog_stats::ProgramMisses;
 
-    /// The rows as docs/trace-format.md describes them, read back with arrow's own reader.
+    /// The rows as docs/trace-format.md describes them, read back with arrow's own reader (format 1).
     #[test]
     fn unrecorded_losses_become_lost_rows_with_their_cause() {
         use arrow_array::cast::AsArray;
         use arrow_array::types::{UInt32Type, UInt64Type};
 
         let path = std::env::temp_dir().join(format!("launchgap-lost-rows-{}.lg", std::process::id()));
-        let writer = TraceWriter::create(std::fs::File::create(&path).unwrap(), "{}".into()).unwrap();
+        let writer = Format1Writer::create(std::fs::File::create(&path).unwrap(), "{}".into()).unwrap();
         let (to_writer, inbox) = mpsc::channel();
-        let handle = std::thread::spawn(move || writer_thread(writer, inbox));
+        let handle = std::thread::spawn(move || writer_thread(Box::new(writer), inbox));
         let skipped = [ProgramMisses { program: "handle_sched_waking".into(), event: "wakeup", misses: 3 }];
         let unseen = [
             Unseen { cpu: 1, event: "hardirq", counter: "/proc/interrupts 36".into(), count: 30 },
@@ -554,13 +598,14 @@ mod tests {
         ];
         let losses = unrecorded(&skipped, &unseen);
         to_writer.send(ToWriter::Unrecorded { now_ns: 20, since_ns: 10, losses }).unwrap();
-        to_writer.send(ToWriter::End { now_ns: 30, detail: "{}".into() }).unwrap();
-        handle.join().unwrap().unwrap();
+        to_writer.send(ToWriter::End { now_ns: 30, summary: json!({"cpu_ns": {"drain": 1}}) }).unwrap();
+        let report = handle.join().unwrap().unwrap();
+        assert_eq!((report.rows, report.rows_by_kind.get("lost")), (3, Some(&3)));
 
         let reader = arrow_ipc::reader::StreamReader::try_new(std::fs::File::open(&path).unwrap(), None).unwrap();
         let batches: Vec<_> = reader.map(|b| b.unwrap()).collect();
         std::fs::remove_file(&path).unwrap();
-        let batch = only_batch(&batches);
+        let batch = arrow_select::concat::concat_batches(&batches[0].schema(), &batches).unwrap();
         let column = |name: &str| batch.column_by_name(name).unwrap().clone();
         let events: Vec<_> = column("event").as_string::<i32>().iter().map(|v| v.unwrap().to_string()).collect();
         assert_eq!(events, ["lost", "lost", "lost", "trace_end"]);
@@ -575,15 +620,13 @@ mod tests {
         let details: Vec<serde_json::Value> = column("detail")
             .as_string::<i32>()
             .iter()
-            .take(3)
             .map(|v| serde_json::from_str(v.unwrap()).unwrap())
             .collect();
         assert_eq!(details[0], json!({"cause": "recursion_misses", "program": "handle_sched_waking"}));
         assert_eq!(details[1], json!({"cause": "not_seen_by_probe", "counter": "/proc/interrupts 36"}));
-    }
-
-    fn only_batch(batches: &[arrow_array::RecordBatch]) -> arrow_array::RecordBatch {
-        assert_eq!(batches.len(), 1, "one flush at the end");
-        batches[0].clone()
+        // the closing row's summary: the writer added its rows and its own CPU time
+        assert_eq!(details[3]["rows"], json!({"lost": 3}));
+        assert_eq!(details[3]["cpu_ns"]["drain"], json!(1));
+        assert!(details[3]["cpu_ns"]["writer"].as_u64().unwrap() > 0);
     }
 }

@@ -1,13 +1,17 @@
-//! The trace file on disk: an earlier recording at the -o path is replaced
-//! only when this one ends. The recorder writes `.NAME.partial-PID` beside
-//! NAME and renames it into place at the end; `.NAME.lock` (flock, holding
-//! the recorder's pid) keeps a second recorder off the same NAME. Under sudo
-//! both belong to the invoking user; the trace's mode is --mode (0600 by
-//! default, as perf writes), whatever the umask.
+//! The trace on disk: an earlier recording at the -o path is replaced only
+//! when this one ends. The recorder writes `.NAME.partial-PID` beside NAME (a
+//! directory in format 2, a file in format 1) and moves it into place at the
+//! end; `.NAME.lock` (flock, holding the recorder's pid) keeps a second
+//! recorder off the same NAME. Under sudo all of it belongs to the invoking
+//! user; files have mode --mode (0600 by default, as perf writes), whatever
+//! the umask, and directories the same plus search (x) wherever it allows
+//! reading (0700 for 0600).
 
+use std::ffi::CString;
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail, Context, Result};
@@ -18,6 +22,42 @@ pub struct Ownership {
     /// (uid, gid) to hand the files to; None leaves them to the recorder's user.
     pub owner: Option<(u32, u32)>,
     pub mode: u32,
+}
+
+impl Ownership {
+    /// Directories: the mode plus search wherever it allows reading.
+    pub fn dir_mode(&self) -> u32 {
+        self.mode | ((self.mode & 0o444) >> 2)
+    }
+
+    /// Owner first (chown clears set-id bits), then the exact mode, umask or not.
+    pub fn apply_to_file(&self, file: &File) -> std::io::Result<()> {
+        if let Some((uid, gid)) = self.owner {
+            std::os::unix::fs::fchown(file, Some(uid), Some(gid))?;
+        }
+        file.set_permissions(std::fs::Permissions::from_mode(self.mode))
+    }
+
+    pub fn apply_to_dir(&self, dir: &Path) -> std::io::Result<()> {
+        if let Some((uid, gid)) = self.owner {
+            std::os::unix::fs::lchown(dir, Some(uid), Some(gid))?;
+        }
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(self.dir_mode()))
+    }
+}
+
+/// What the recording is on disk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layout {
+    /// format 1: one file
+    File,
+    /// format 2: a directory (schema::META_FILE marks it as a trace)
+    Directory,
+}
+
+/// A directory holding a trace's metadata file: one the recorder may replace.
+fn is_trace_directory(path: &Path) -> bool {
+    path.join(crate::schema::META_FILE).is_file()
 }
 
 /// The names beside the final file: (`.NAME.partial-PID`, `.NAME.lock`).
@@ -111,23 +151,42 @@ pub struct TraceOutput {
     final_path: PathBuf,
     /// None when the target is a device or pipe (e.g. /dev/null), written directly.
     partial: Option<PathBuf>,
-    file: File,
+    layout: Layout,
+    /// the open file (Layout::File)
+    file: Option<File>,
+    ownership: Ownership,
     lock: Option<Lock>,
     committed: bool,
 }
 
 impl TraceOutput {
-    /// Locks the name and creates the partial file, owned and moded as asked.
-    /// Nothing at `path` is touched.
-    pub fn prepare(path: &Path, ownership: Ownership) -> Result<Self> {
+    /// Locks the name and creates the partial file or directory, owned and
+    /// moded as asked. Nothing at `path` is touched.
+    pub fn prepare(path: &Path, ownership: Ownership, layout: Layout) -> Result<Self> {
         let final_path = resolve_final_path(path);
         let cannot = || format!("cannot write {}", path.display());
         match std::fs::metadata(&final_path) {
-            Ok(meta) if meta.is_dir() => bail!("cannot write {}: it is a directory", path.display()),
-            Ok(meta) if !meta.is_file() => {
+            Ok(meta) if meta.is_dir() && !is_trace_directory(&final_path) => {
+                bail!("cannot write {}: it is a directory (and not a launchgap trace)", path.display())
+            }
+            Ok(meta) if !meta.is_file() && !meta.is_dir() => {
+                if layout == Layout::Directory {
+                    bail!(
+                        "cannot write {}: not a regular file, and a trace is a directory (--format 1 writes one stream)",
+                        path.display()
+                    );
+                }
                 // a character device or FIFO: a rename would replace the node itself
                 let file = OpenOptions::new().write(true).open(&final_path).with_context(cannot)?;
-                return Ok(Self { final_path, partial: None, file, lock: None, committed: false });
+                return Ok(Self {
+                    final_path,
+                    partial: None,
+                    layout,
+                    file: Some(file),
+                    ownership,
+                    lock: None,
+                    committed: false,
+                });
             }
             _ => {}
         }
@@ -141,37 +200,42 @@ impl TraceOutput {
         let mut attempt = 1;
         let (partial, file) = loop {
             let partial = if attempt == 1 { first_choice.clone() } else { numbered(&first_choice, attempt) };
-            let opened = OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .mode(ownership.mode)
-                .custom_flags(libc::O_NOFOLLOW)
-                .open(&partial);
-            match opened {
+            let made = match layout {
+                Layout::File => OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .mode(ownership.mode)
+                    .custom_flags(libc::O_NOFOLLOW)
+                    .open(&partial)
+                    .map(Some),
+                Layout::Directory => std::fs::DirBuilder::new().mode(ownership.dir_mode()).create(&partial).map(|()| None),
+            };
+            match made {
                 Ok(file) => break (partial, file),
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && attempt < 100 => attempt += 1,
                 Err(e) => return Err(e).with_context(cannot),
             }
         };
-        let mut output = Self { final_path, partial: Some(partial), file, lock: Some(lock), committed: false };
-        output.apply(&ownership).with_context(cannot)?;
+        let output = Self { final_path, partial: Some(partial), layout, file, ownership, lock: Some(lock), committed: false };
+        output.apply().with_context(cannot)?;
         Ok(output)
     }
 
-    /// Owner first (chown clears set-id bits), then the exact mode, umask or not.
-    fn apply(&mut self, ownership: &Ownership) -> std::io::Result<()> {
-        if let Some((uid, gid)) = ownership.owner {
-            std::os::unix::fs::fchown(&self.file, Some(uid), Some(gid))?;
+    fn apply(&self) -> std::io::Result<()> {
+        match (&self.file, &self.partial) {
+            (Some(file), _) => self.ownership.apply_to_file(file),
+            (None, Some(dir)) => self.ownership.apply_to_dir(dir),
+            (None, None) => Ok(()),
         }
-        self.file.set_permissions(std::fs::Permissions::from_mode(ownership.mode))
     }
 
-    /// A handle on the file being written.
+    /// A handle on the file being written (Layout::File).
     pub fn file(&self) -> Result<File> {
-        self.file.try_clone().context("duplicating the trace file's descriptor")
+        let file = self.file.as_ref().context("the trace is a directory, not a file")?;
+        file.try_clone().context("duplicating the trace file's descriptor")
     }
 
-    /// The path being written now: the partial file until the end.
+    /// The path being written now: the partial file or directory until the end.
     pub fn writing_to(&self) -> &Path {
         self.partial.as_deref().unwrap_or(&self.final_path)
     }
@@ -180,15 +244,46 @@ impl TraceOutput {
         &self.final_path
     }
 
-    /// Renames the recording into place and releases the name.
+    pub fn ownership(&self) -> Ownership {
+        self.ownership
+    }
+
+    /// Moves the recording into place and releases the name. A file replaces
+    /// a file by rename; anything else (a directory on either side) swaps the
+    /// two atomically (RENAME_EXCHANGE) and then removes the earlier one.
     pub fn commit(mut self) -> Result<()> {
         if let Some(partial) = &self.partial {
-            std::fs::rename(partial, &self.final_path).with_context(|| {
+            let cannot = || {
                 format!("cannot move the trace into place at {} (it is in {})", self.final_path.display(), partial.display())
-            })?;
+            };
+            let earlier = std::fs::symlink_metadata(&self.final_path).ok();
+            match earlier {
+                Some(meta) if meta.is_dir() || self.layout == Layout::Directory => {
+                    exchange(partial, &self.final_path).with_context(cannot)?;
+                    // the earlier recording now sits at the partial name
+                    let removed = if meta.is_dir() { std::fs::remove_dir_all(partial) } else { std::fs::remove_file(partial) };
+                    if let Err(e) = removed {
+                        eprintln!("launchgap-record: could not remove the earlier {} (now {}): {e}", self.final_path.display(), partial.display());
+                    }
+                }
+                _ => std::fs::rename(partial, &self.final_path).with_context(cannot)?,
+            }
         }
         self.committed = true;
         Ok(())
+    }
+}
+
+/// Swaps two paths atomically (renameat2 RENAME_EXCHANGE, Linux 3.15+).
+fn exchange(a: &Path, b: &Path) -> std::io::Result<()> {
+    let a = CString::new(a.as_os_str().as_bytes())?;
+    let b = CString::new(b.as_os_str().as_bytes())?;
+    // SAFETY: two NUL-terminated paths relative to the working directory.
+    let rc = unsafe { libc::renameat2(libc::AT_FDCWD, a.as_ptr(), libc::AT_FDCWD, b.as_ptr(), libc::RENAME_EXCHANGE) };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
     }
 }
 
@@ -197,7 +292,10 @@ impl Drop for TraceOutput {
     fn drop(&mut self) {
         if !self.committed {
             if let Some(partial) = &self.partial {
-                let _ = std::fs::remove_file(partial);
+                let _ = match self.layout {
+                    Layout::File => std::fs::remove_file(partial),
+                    Layout::Directory => std::fs::remove_dir_all(partial),
+                };
             }
         }
         drop(self.lock.take());
@@ -280,7 +378,7 @@ mod tests {
         let target = dir.join("run.lg");
         std::fs::write(&target, b"old recording").unwrap();
         {
-            let out = TraceOutput::prepare(&target, MINE).unwrap();
+            let out = TraceOutput::prepare(&target, MINE, Layout::File).unwrap();
             (&out.file().unwrap()).write_all(b"new").unwrap();
             assert_eq!(std::fs::read(&target).unwrap(), b"old recording");
             assert!(out.writing_to().file_name().unwrap().to_string_lossy().starts_with(".run.lg.partial-"));
@@ -288,7 +386,7 @@ mod tests {
         assert_eq!(std::fs::read(&target).unwrap(), b"old recording");
         assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1, "no partial or lock file left");
 
-        let out = TraceOutput::prepare(&target, Ownership { owner: None, mode: 0o640 }).unwrap();
+        let out = TraceOutput::prepare(&target, Ownership { owner: None, mode: 0o640 }, Layout::File).unwrap();
         (&out.file().unwrap()).write_all(b"new").unwrap();
         out.commit().unwrap();
         assert_eq!(std::fs::read(&target).unwrap(), b"new");
@@ -301,15 +399,15 @@ mod tests {
     fn a_second_writer_of_the_same_name_is_refused_naming_the_first() {
         let dir = scratch("lock");
         let target = dir.join("run.lg");
-        let first = TraceOutput::prepare(&target, MINE).unwrap();
-        let err = TraceOutput::prepare(&target, MINE).err().unwrap().to_string();
+        let first = TraceOutput::prepare(&target, MINE, Layout::File).unwrap();
+        let err = TraceOutput::prepare(&target, MINE, Layout::File).err().unwrap().to_string();
         assert_eq!(
             err,
             format!("another recorder (pid {}) is writing {}; wait for it, or choose another -o", std::process::id(), target.display())
         );
-        TraceOutput::prepare(&dir.join("other.lg"), MINE).unwrap();
+        TraceOutput::prepare(&dir.join("other.lg"), MINE, Layout::File).unwrap();
         drop(first);
-        TraceOutput::prepare(&target, MINE).unwrap();
+        TraceOutput::prepare(&target, MINE, Layout::File).unwrap();
         std::fs::remove_dir_all(dir).unwrap();
     }
 
@@ -318,13 +416,13 @@ mod tests {
         let dir = scratch("link");
         std::fs::write(dir.join("real.lg"), b"old").unwrap();
         std::os::unix::fs::symlink("real.lg", dir.join("link.lg")).unwrap();
-        let out = TraceOutput::prepare(&dir.join("link.lg"), MINE).unwrap();
+        let out = TraceOutput::prepare(&dir.join("link.lg"), MINE, Layout::File).unwrap();
         (&out.file().unwrap()).write_all(b"new").unwrap();
         out.commit().unwrap();
         assert!(std::fs::symlink_metadata(dir.join("link.lg")).unwrap().file_type().is_symlink());
         assert_eq!(std::fs::read(dir.join("real.lg")).unwrap(), b"new");
 
-        let null = TraceOutput::prepare(Path::new("/dev/null"), MINE).unwrap();
+        let null = TraceOutput::prepare(Path::new("/dev/null"), MINE, Layout::File).unwrap();
         assert_eq!(null.writing_to(), Path::new("/dev/null"));
         null.commit().unwrap();
         use std::os::unix::fs::FileTypeExt;
@@ -333,10 +431,55 @@ mod tests {
     }
 
     #[test]
-    fn a_directory_is_refused() {
+    fn a_directory_that_is_no_trace_is_refused() {
         let dir = scratch("dir");
-        let err = TraceOutput::prepare(&dir, MINE).err().unwrap().to_string();
-        assert_eq!(err, format!("cannot write {}: it is a directory", dir.display()));
+        for layout in [Layout::File, Layout::Directory] {
+            let err = TraceOutput::prepare(&dir, MINE, layout).err().unwrap().to_string();
+            assert_eq!(err, format!("cannot write {}: it is a directory (and not a launchgap trace)", dir.display()));
+        }
+        let err = TraceOutput::prepare(Path::new("/dev/null"), MINE, Layout::Directory).err().unwrap().to_string();
+        assert!(err.starts_with("cannot write /dev/null: not a regular file, and a trace is a directory"), "{err}");
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    fn write_trace_dir(out: &TraceOutput, content: &[u8]) {
+        let dir = out.writing_to();
+        std::fs::write(dir.join(crate::schema::META_FILE), content).unwrap();
+        std::fs::create_dir(dir.join("launch")).unwrap();
+    }
+
+    #[test]
+    fn a_directory_trace_replaces_a_file_or_an_earlier_trace_only_at_commit() {
+        let dir = scratch("tree");
+        let target = dir.join("run.lg");
+        std::fs::write(&target, b"format 1").unwrap();
+        {
+            let out = TraceOutput::prepare(&target, MINE, Layout::Directory).unwrap();
+            write_trace_dir(&out, b"dropped");
+        }
+        assert_eq!(std::fs::read(&target).unwrap(), b"format 1");
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1, "no partial directory or lock left");
+
+        let out = TraceOutput::prepare(&target, MINE, Layout::Directory).unwrap();
+        write_trace_dir(&out, b"first");
+        assert_eq!(std::fs::metadata(out.writing_to()).unwrap().permissions().mode() & 0o7777, 0o700);
+        out.commit().unwrap();
+        assert_eq!(std::fs::read(target.join(crate::schema::META_FILE)).unwrap(), b"first");
+
+        let out = TraceOutput::prepare(&target, Ownership { owner: None, mode: 0o640 }, Layout::Directory).unwrap();
+        write_trace_dir(&out, b"second");
+        assert_eq!(std::fs::read(target.join(crate::schema::META_FILE)).unwrap(), b"first");
+        out.commit().unwrap();
+        assert_eq!(std::fs::read(target.join(crate::schema::META_FILE)).unwrap(), b"second");
+        assert_eq!(std::fs::metadata(&target).unwrap().permissions().mode() & 0o7777, 0o750);
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1, "the earlier trace is gone");
+
+        // and format 1 replaces a directory trace the same way
+        let out = TraceOutput::prepare(&target, MINE, Layout::File).unwrap();
+        (&out.file().unwrap()).write_all(b"format 1 again").unwrap();
+        out.commit().unwrap();
+        assert_eq!(std::fs::read(&target).unwrap(), b"format 1 again");
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
         std::fs::remove_dir_all(dir).unwrap();
     }
 }

@@ -13,36 +13,39 @@ use libbpf_rs::libbpf_sys;
 use libbpf_rs::skel::Skel;
 use libbpf_rs::AsRawLibbpf;
 
+use crate::schema::{record, RECORD_NAMES};
 use crate::skel::LaunchgapSkel;
 
-/// Which trace event a program records, so a skip counts against it: the
-/// `lost_event` of its `lost` rows (the names of records::EVENT_NAMES).
+/// Which record type a program makes, so a skip counts against it: the
+/// `lost_event` of its `lost` rows (schema::RECORD_NAMES; "unknown" otherwise).
 pub fn event_of_program(name: &str, section: &str) -> &'static str {
-    if let Some(tracepoint) = section.strip_prefix("tp_btf/") {
-        return match tracepoint {
-            "sched_switch" => "switch",
-            "sched_waking" | "sched_wakeup" | "sched_wakeup_new" => "wakeup",
-            "sched_migrate_task" => "migrate",
-            "sched_process_fork" => "fork",
-            "sched_process_exec" => "exec",
-            "sched_process_exit" => "exit",
-            "task_rename" => "comm",
-            "irq_handler_entry" | "irq_handler_exit" => "hardirq",
-            "softirq_entry" | "softirq_exit" => "softirq",
+    let id = if let Some(tracepoint) = section.strip_prefix("tp_btf/") {
+        match tracepoint {
+            "sched_switch" => record::SWITCH,
+            "sched_waking" | "sched_wakeup" | "sched_wakeup_new" => record::WAKEUP,
+            "sched_migrate_task" => record::MIGRATE,
+            "sched_process_fork" => record::FORK,
+            "sched_process_exec" => record::EXEC,
+            "sched_process_exit" => record::EXIT,
+            "task_rename" => record::COMM,
+            "irq_handler_entry" | "irq_handler_exit" => record::HARDIRQ,
+            "softirq_entry" | "softirq_exit" => record::SOFTIRQ,
             t if ["local_timer", "reschedule", "call_function", "call_function_single", "irq_work"]
                 .iter()
                 .any(|v| t.strip_prefix(v).is_some_and(|rest| rest == "_entry" || rest == "_exit")) =>
             {
-                "irq_vector"
+                record::IRQ_VECTOR
             }
-            _ => "unknown",
-        };
-    }
-    match name {
-        "launch_kernel" | "launch_kernel_ex" | "graph_launch" | "runtime_entry" => "launch",
-        "sync_enter" | "memcpy_enter" | "sync_exit" => "sync",
-        _ => "unknown",
-    }
+            _ => 0,
+        }
+    } else {
+        match name {
+            "launch_kernel" | "launch_kernel_ex" | "graph_launch" | "runtime_entry" => record::LAUNCH,
+            "sync_enter" | "memcpy_enter" | "sync_exit" => record::SYNC,
+            _ => 0,
+        }
+    };
+    RECORD_NAMES[id as usize]
 }
 
 /// A program's skips so far.

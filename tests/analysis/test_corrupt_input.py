@@ -1,23 +1,28 @@
 """Damaged input gives one clear line in every reader, never a traceback, a
-crash or quietly wrong numbers; a trace cut short is said by every command."""
+crash or quietly wrong numbers; a trace cut short is said by every command.
+Both formats: format 2 (a directory of Parquet segments, what the recorder
+writes) and format 1 (the legacy Arrow stream, still read)."""
 
 from __future__ import annotations
 
 import json
 import os
 import random
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 
 from launchgap.analysis.report import build_report
 from launchgap.cli import main
-from launchgap.trace import TraceError, read_trace
-from launchgap.trace.schema import COLUMNS
+from launchgap.trace import Event, TraceError, read_trace
+from launchgap.trace.columns import format1_arrow_fields
+from launchgap.trace.schema import END_FILE, META_FILE
 from tests.analysis.builder import IDLE, TraceBuilder
 from tests.conftest import CUDASIM
 from tests.recorder.conftest import RECORDER, needs_bpf
@@ -40,18 +45,28 @@ def one_line_error(code: int, stderr: str) -> bool:
     return code == 2 and len(lines) == 1 and lines[0].startswith("launchgap: ") and "Traceback" not in stderr
 
 
-@pytest.fixture(scope="module")
-def small_real_trace(tmp_path_factory) -> Path:
-    """A real recording, small, in several batches (the recorder flushes a batch at least once a second):
-    two launching threads, slow host steps."""
-    if not RECORDER.exists():
-        pytest.skip("the recorder is not built")
-    out = tmp_path_factory.mktemp("real") / "small.lg"
-    proc = subprocess.run([str(RECORDER), "-q", "-o", str(out), "--", str(CUDASIM), "decode", "--quiet", "--tokens",
-                           "12", "--layers", "2", "--kernels-per-layer", "4", "--host-us", "150000", "--threads", "2"],
-                          capture_output=True, text=True, timeout=120)
+def record_small(out: Path, *formats: str) -> Path:
+    """A real recording, small, in several segments or batches (the recorder closes one at least once a
+    second): two launching threads, slow host steps."""
+    proc = subprocess.run([str(RECORDER), "-q", *formats, "-o", str(out), "--", str(CUDASIM), "decode", "--quiet",
+                           "--tokens", "12", "--layers", "2", "--kernels-per-layer", "4", "--host-us", "150000",
+                           "--threads", "2"], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     return out
+
+
+@pytest.fixture(scope="module")
+def small_real_trace(tmp_path_factory) -> Path:
+    if not RECORDER.exists():
+        pytest.skip("the recorder is not built")
+    return record_small(tmp_path_factory.mktemp("real") / "small.lg")
+
+
+@pytest.fixture(scope="module")
+def small_real_format1_trace(tmp_path_factory) -> Path:
+    if not RECORDER.exists():
+        pytest.skip("the recorder is not built")
+    return record_small(tmp_path_factory.mktemp("real1") / "small1.lg", "--format", "1")
 
 
 def damaged(data: bytes, seed: int) -> bytes:
@@ -64,13 +79,32 @@ def damaged(data: bytes, seed: int) -> bytes:
         return bytes(rng.randrange(256) for _ in range(rng.choice([16, 4096, 65536])))
     b = bytearray(data)
     if kind == 2:
-        at = rng.randrange(len(b) - 64)
+        at = rng.randrange(max(1, len(b) - 64))
         b[at:at + 64] = bytes(rng.randrange(256) for _ in range(64))
         return bytes(b)
     for _ in range({3: 1, 4: 3, 5: 40}[kind]):
         i = rng.randrange(len(b))
         b[i] ^= 1 << rng.randrange(8)
     return bytes(b)
+
+
+def damaged_directory(source: Path, target: Path, seed: int) -> str:
+    """A copy of a format-2 trace with seeded damage to one of its files (a segment, most often; its metadata
+    or closing summary; or a file gone): what was done, for the failure message."""
+    shutil.copytree(source, target)
+    rng = random.Random(seed)
+    files = sorted(p for p in target.rglob("*") if p.is_file())
+    segments = [p for p in files if p.suffix == ".parquet"]
+    # most segments are small kinds' few rows: the launch and switch segments hold nearly every byte
+    heavy = [p for p in segments if p.parent.name in (Event.LAUNCH.value, Event.SWITCH.value)]
+    choice = rng.random()
+    victim = (rng.choice(heavy) if choice < 0.5 else rng.choice(segments) if choice < 0.8
+              else rng.choice([target / META_FILE, target / END_FILE]))
+    if seed % 7 == 6:
+        victim.unlink()
+        return f"removed {victim.relative_to(target)}"
+    victim.write_bytes(damaged(victim.read_bytes(), seed))
+    return f"damage {seed % 6} to {victim.relative_to(target)}"
 
 
 COMMANDS = [
@@ -80,25 +114,56 @@ COMMANDS = [
 ]
 
 
+def run_every_command(path: Path, good: Path, out: Path, what: str, outcomes: dict) -> None:
+    for command in COMMANDS:
+        argv = [a.format(t=path, good=good, o=out) for a in command]
+        code, _, stderr = run(*argv)
+        assert code in (0, 2), (what, argv, code, stderr)
+        if code == 2:
+            assert one_line_error(code, stderr), (what, argv, stderr)
+            outcomes["refused"] += 1
+        else:
+            outcomes["read"] += 1
+
+
 @needs_bpf
 def test_seeded_damage_to_a_real_trace_never_breaks_a_command(small_real_trace, tmp_path):
-    data = small_real_trace.read_bytes()
+    """Format 2: damage to any file of the directory (a segment, meta.json, end.json) or a file gone."""
     outcomes = {"refused": 0, "read": 0}
     for seed in range(60):
         path = tmp_path / f"d{seed}.lg"
-        path.write_bytes(damaged(data, seed))
-        for command in COMMANDS:
-            argv = [a.format(t=path, good=small_real_trace, o=tmp_path / f"out{seed}") for a in command]
-            code, _, stderr = run(*argv)
-            assert code in (0, 2), (seed, argv, code, stderr)
-            if code == 2:
-                assert one_line_error(code, stderr), (seed, argv, stderr)
-                outcomes["refused"] += 1
-            else:
-                outcomes["read"] += 1
-    # the damage really reached both paths: some files are refused, some read (an unlucky flip changes a value
-    # no check can tell, or lands where nothing reads it)
+        what = damaged_directory(small_real_trace, path, seed)
+        run_every_command(path, small_real_trace, tmp_path / f"out{seed}", f"seed {seed}: {what}", outcomes)
+    # the damage really reached both paths: some traces are refused, some read (an unlucky flip changes a value
+    # no check can tell, or lands where nothing reads it; a damaged segment is left out and said)
     assert outcomes["refused"] and outcomes["read"], outcomes
+
+
+@needs_bpf
+def test_seeded_damage_to_a_real_format_1_trace_never_breaks_a_command(small_real_format1_trace, tmp_path):
+    data = small_real_format1_trace.read_bytes()
+    outcomes = {"refused": 0, "read": 0}
+    for seed in range(30):
+        path = tmp_path / f"d{seed}.lg"
+        path.write_bytes(damaged(data, seed))
+        run_every_command(path, small_real_format1_trace, tmp_path / f"out{seed}", f"seed {seed}", outcomes)
+    assert outcomes["refused"] and outcomes["read"], outcomes
+
+
+@needs_bpf
+def test_a_damaged_segment_is_left_out_and_said(small_real_trace, tmp_path):
+    copy = tmp_path / "copy.lg"
+    shutil.copytree(small_real_trace, copy)
+    whole = read_trace(small_real_trace)
+    segment = sorted((copy / Event.SWITCH.value).glob("*.parquet"))[0]
+    lost = pq.read_metadata(segment).num_rows
+    segment.write_bytes(segment.read_bytes()[:-20])   # its footer gone
+    trace = read_trace(copy)
+    assert trace.count(Event.SWITCH) == whole.count(Event.SWITCH) - lost
+    assert trace.count(Event.LAUNCH) == whole.count(Event.LAUNCH)
+    assert len(trace.damage) == 1 and f"segment switch/{segment.name} is damaged" in trace.damage[0]
+    code, stdout, stderr = run("report", str(copy))
+    assert code == 0 and f"segment switch/{segment.name} is damaged" in " ".join(stdout.split())
 
 
 def test_seeded_damage_to_a_real_dat_is_one_line(tmp_path):
@@ -123,11 +188,12 @@ def test_an_impossible_duration_is_left_out_and_said(tmp_path):
     b = TraceBuilder(start_ns=1_000, end_ns=380_000_000)
     b.switch(2_000, 0, IDLE, T)
     for i in range(50):
-        b.irq(10_000 + i * 1_000_000, 0, T, "hardirq", "virtio0", 3_000, number=24)
-    b.irq(60_000_000, 0, T, "hardirq", "virtio0", 2_600_000_000, number=24)   # the flipped one
-    b.rows.append({"ts_ns": 70_000_000, "event": "launch", "cpu": 7, "pid": 100, "tid": 101, "api": "cuLaunchKernel"})
+        b.irq(10_000 + i * 1_000_000, 0, T, Event.HARDIRQ, "virtio0", 3_000, number=24)
+    b.irq(60_000_000, 0, T, Event.HARDIRQ, "virtio0", 2_600_000_000, number=24)   # the flipped one
+    b.rows.append({"ts_ns": 70_000_000, "event": Event.LAUNCH, "cpu": 7, "pid": 100, "tid": 101,
+                   "api": "cuLaunchKernel"})
     trace = b.write(tmp_path / "t.lg")
-    assert trace.of("hardirq").height == 50 and trace.of("launch").height == 0
+    assert trace.of(Event.HARDIRQ).height == 50 and trace.of(Event.LAUNCH).height == 0
     assert len(trace.damage) == 1 and "2 of " in trace.damage[0] and "they were left out" in trace.damage[0]
     report = build_report(trace)
     assert report["trace"]["damage"] == list(trace.damage)
@@ -149,16 +215,18 @@ def test_a_trace_whose_bounds_are_damaged_is_refused(tmp_path):
 
 
 def _meta_bytes(path: Path, old: bytes, new: bytes) -> Path:
-    data = path.read_bytes()
+    where = path / META_FILE if path.is_dir() else path
+    data = where.read_bytes()
     assert data.count(old) == 1
-    path.write_bytes(data.replace(old, new))
+    where.write_bytes(data.replace(old, new))
     return path
 
 
-def test_damaged_metadata_is_called_that_not_a_csv_problem(tmp_path):
+@pytest.mark.parametrize("version", [2, 1])
+def test_damaged_metadata_is_called_that_not_a_csv_problem(tmp_path, version):
     b = TraceBuilder()
     b.switch(2_000, 0, IDLE, T)
-    path = _meta_bytes(b.write(tmp_path / "t.lg").path, b'"start_ns": 1000', b'"start_ns"! 1000')
+    path = _meta_bytes(b.write(tmp_path / "t.lg", version=version).path, b'"start_ns": 1000', b'"start_ns"! 1000')
     code, _, stderr = run("report", str(path))
     assert one_line_error(code, stderr)
     assert "damaged trace: its metadata" in stderr and "CSV" not in stderr
@@ -191,7 +259,7 @@ def test_a_single_batch_trace_cut_short_says_truncated(tmp_path):
     b = TraceBuilder()
     b.switch(2_000, 0, IDLE, T)
     b.launch(3_000, 0, T)
-    data = b.write(tmp_path / "t.lg").path.read_bytes()
+    data = b.write(tmp_path / "t.lg", version=1).path.read_bytes()
     cut = tmp_path / "cut.lg"
     cut.write_bytes(data[:-200])
     code, _, stderr = run("report", str(cut))
@@ -201,7 +269,7 @@ def test_a_single_batch_trace_cut_short_says_truncated(tmp_path):
 
 def test_every_column_checked(tmp_path):
     """A column of the wrong type (a damaged schema, or another tool's stream) is named."""
-    schema = pa.schema([pa.field(n, pa.string() if n == "cpu" else t) for n, t in COLUMNS],
+    schema = pa.schema([pa.field(f.name, pa.string()) if f.name == "cpu" else f for f in format1_arrow_fields()],
                        metadata={"format": "launchgap-trace/1", "launchgap": json.dumps({"start_ns": 0})})
     path = tmp_path / "t.lg"
     with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_stream(sink, schema):
@@ -210,7 +278,25 @@ def test_every_column_checked(tmp_path):
         read_trace(path)
 
 
-def cut_trace(tmp_path: Path) -> Path:
+def test_a_segment_with_a_column_of_the_wrong_type_is_left_out_and_said(tmp_path):
+    b = TraceBuilder()
+    b.switch(2_000, 0, IDLE, T)
+    for i in range(10):
+        b.launch(3_000 + i, 0, T)
+    path = b.write(tmp_path / "t.lg").path
+    segment = path / Event.LAUNCH.value / "000001.parquet"
+    table = pq.read_table(segment)
+    pq.write_table(table.set_column(table.schema.get_field_index("cpu"), "cpu", table["cpu"].cast(pa.string())),
+                   segment)
+    trace = read_trace(path)
+    assert trace.count(Event.LAUNCH) == 0 and trace.count(Event.SWITCH) == 1
+    assert trace.damage == ("segment launch/000001.parquet is damaged (column 'cpu' is String, not uint32) and was "
+                            "left out",)
+
+
+def cut_trace(tmp_path: Path, version: int) -> Path:
+    """A trace cut short: format 1, a stream whose end is cut off; format 2, as a killed recorder leaves it (no
+    end.json, the last segment still under its partial name)."""
     b = TraceBuilder()
     b.switch(2_000, 0, IDLE, T)
     for i in range(2000):
@@ -218,27 +304,35 @@ def cut_trace(tmp_path: Path) -> Path:
         if i % 100 == 0:
             b.switch(3_001 + i * 10, 0, T, HOG)
             b.switch(3_002 + i * 10, 0, HOG, T)
-    whole = b.write(tmp_path / "whole.lg", batch_rows=500).path
+    whole = b.write(tmp_path / "whole.lg", batch_rows=500, version=version).path
     cut = tmp_path / "cut.lg"
-    cut.write_bytes(whole.read_bytes()[:-3_000])
+    if version == 1:
+        cut.write_bytes(whole.read_bytes()[:-3_000])
+    else:
+        shutil.copytree(whole, cut)
+        (cut / END_FILE).unlink()
+        last = sorted((cut / Event.LAUNCH.value).glob("*.parquet"))[-1]
+        last.rename(last.with_name(f".{last.name}.partial"))
     return cut
 
 
+@pytest.mark.parametrize("version", [2, 1])
 @pytest.mark.parametrize("command", [
     ["export", "--csv", "{cut}", "-o", "{tmp}/x.csv"], ["export", "--perfetto", "{cut}", "-o", "{tmp}/x.pftrace"],
     ["timeline", "{cut}", "-o", "{tmp}/x.png"], ["running-waiting", "{cut}", "-o", "{tmp}/x.png"],
     ["diff", "{cut}", "{cut}"],
 ])
-def test_every_command_says_a_trace_was_cut_short(tmp_path, command):
-    cut = cut_trace(tmp_path)
+def test_every_command_says_a_trace_was_cut_short(tmp_path, command, version):
+    cut = cut_trace(tmp_path, version)
     proc = subprocess.run([sys.executable, "-m", "launchgap.cli", *[a.format(cut=cut, tmp=tmp_path) for a in command]],
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert f"warning: {cut} was cut short (the recorder did not stop cleanly)" in " ".join(proc.stderr.split())
 
 
-def test_diff_json_carries_the_cut(tmp_path):
-    cut = cut_trace(tmp_path)
+@pytest.mark.parametrize("version", [2, 1])
+def test_diff_json_carries_the_cut(tmp_path, version):
+    cut = cut_trace(tmp_path, version)
     whole = tmp_path / "whole.lg"
     code, stdout, _ = run("diff", str(whole), str(cut), "--json")
     assert code == 0
@@ -247,16 +341,26 @@ def test_diff_json_carries_the_cut(tmp_path):
     assert (traces["b"]["truncated"], traces["b"]["clean_end"]) == (True, False)
 
 
-def test_a_column_added_to_the_format_later_reads_as_nulls_from_older_traces(tmp_path, monkeypatch):
-    """Columns may be added without a new format version: an older trace lacks them, and is not damaged."""
-    from launchgap.trace import reader
-
+def test_a_column_added_to_the_format_later_reads_as_nulls_from_older_traces(tmp_path):
+    """Columns may be added without a new format version: an older trace lacks them, and is not damaged
+    (format 1 gained `return_code`; a format-2 kind may gain a nullable column the same way)."""
     b = TraceBuilder()
     b.switch(2_000, 0, IDLE, T)
-    path = b.write(tmp_path / "t.lg").path
-    monkeypatch.setattr(reader, "COLUMNS", [*COLUMNS, ("added_later", pa.uint32())])
-    trace = reader.read_trace(path)
-    assert trace.events["added_later"].null_count() == trace.events.height and trace.damage == ()
+    b.sync(3_000, 0, T, 500)
+    b.rows.append({"ts_ns": 4_000, "event": Event.RUNTIME_ONLY, "cpu": 0, "pid": 100, "tid": 101,
+                   "runtime_api": "cudaLaunchKernel", "return_code": 100, "duration_ns": 50})
+    path = b.write(tmp_path / "t2.lg").path
+    segment = path / Event.SYNC.value / "000001.parquet"
+    pq.write_table(pq.read_table(segment).drop_columns(["bytes"]), segment)
+    trace = read_trace(path)
+    assert trace.of(Event.SYNC, "bytes")["bytes"].to_list() == [None] and trace.damage == ()
+
+    table = pa.ipc.open_stream(str(b.write(tmp_path / "t1.lg", version=1).path)).read_all()
+    older = tmp_path / "older.lg"
+    with pa.OSFile(str(older), "wb") as sink, pa.ipc.new_stream(sink, table.drop_columns(["return_code"]).schema) as w:
+        w.write_table(table.drop_columns(["return_code"]))
+    trace = read_trace(older)
+    assert trace.of(Event.RUNTIME_ONLY, "return_code")["return_code"].to_list() == [None] and trace.damage == ()
 
 
 def test_a_truncated_dat_names_its_file(tmp_path):
@@ -280,6 +384,6 @@ def test_a_task_id_no_kernel_gives_is_left_out(tmp_path):
     b.switch(2_000, 0, IDLE, T)
     b.switch(3_000, 0, T, (2_889_753_349, 2_889_753_349, "hog"))
     trace = b.write(tmp_path / "t.lg")
-    assert trace.of("switch").height == 1 and "task ids above the kernel's limit" in trace.damage[0]
+    assert trace.of(Event.SWITCH).height == 1 and "task ids above the kernel's limit" in trace.damage[0]
     code, _, stderr = run("export", "--perfetto", str(trace.path), "-o", str(tmp_path / "t.pftrace"))
     assert code == 0 and "is damaged: 1 of" in " ".join(stderr.split())

@@ -8,6 +8,7 @@ import sys
 import pytest
 
 from launchgap.analysis.report import build_report
+from launchgap.trace import Event
 from tests.analysis.builder import IDLE, TraceBuilder
 
 T = (100, 101, "gpu-launcher")     # the workload's launching thread
@@ -68,10 +69,10 @@ def test_runqueue_wait_that_spans_a_migration_names_both_cpus_culprits(tmp_path)
 def test_nested_interrupts_are_counted_once(tmp_path):
     b = TraceBuilder()
     b.switch(2_000, 0, IDLE, T)
-    b.irq(40_000, 0, T, "softirq", "NET_RX", 10_000, number=3)
-    b.irq(42_000, 0, T, "hardirq", "virtio1-req.0", 1_000, number=36)   # inside the softirq
-    b.irq(60_000, 0, T, "irq_vector", "LOCAL_TIMER", 500)
-    b.irq(70_000, 1, HOG, "softirq", "TIMER", 2_000, number=1)         # another task's, not ours
+    b.irq(40_000, 0, T, Event.SOFTIRQ, "NET_RX", 10_000, number=3)
+    b.irq(42_000, 0, T, Event.HARDIRQ, "virtio1-req.0", 1_000, number=36)   # inside the softirq
+    b.irq(60_000, 0, T, Event.IRQ_VECTOR, "LOCAL_TIMER", 500)
+    b.irq(70_000, 1, HOG, Event.SOFTIRQ, "TIMER", 2_000, number=1)         # another task's, not ours
     for ts in (3_000, 4_000, 5_000, 6_000):
         b.launch(ts, 0, T)
     report = build_report(b.write(tmp_path / "t.lg"))
@@ -127,7 +128,7 @@ def test_launch_gaps_are_classified_by_what_filled_them(tmp_path):
     b.wakeup(36_600, T, 0)
     b.switch(36_600, 0, IDLE, T)
     b.launch(37_000, 0, T)
-    b.irq(38_000, 0, T, "hardirq", "nic", 500, number=30)
+    b.irq(38_000, 0, T, Event.HARDIRQ, "nic", 500, number=30)
     b.launch(39_000, 0, T)
     b.launch(40_000, 0, T)
     report = build_report(b.write(tmp_path / "t.lg"))
@@ -151,7 +152,7 @@ def test_lost_events_are_flagged_beside_the_metrics_they_affect(tmp_path):
     b = TraceBuilder()
     b.switch(2_000, 0, IDLE, T)
     b.launch(3_000, 0, T)
-    b.lost(5_000, 0, "switch", 5)
+    b.lost(5_000, 0, Event.SWITCH, 5)
     path = tmp_path / "t.lg"
     report = build_report(b.write(path))
     assert report["overview"]["lost_events"] == {"switch": 5}
@@ -168,7 +169,7 @@ def test_lost_events_are_flagged_beside_the_metrics_they_affect(tmp_path):
 @pytest.mark.parametrize("content, message", [
     (b"", "the file is empty"),
     (b"timestamp_ns,event_type\n1,x\n", "a CSV, but not the study's layout: no column pid, tid, comm"),
-    (b"\x00\x01binary", "not a launchgap trace (neither an Arrow IPC stream nor the study's CSV)"),
+    (b"\x00\x01binary", "not a launchgap trace (neither a trace directory, an Arrow IPC stream nor the study's CSV)"),
 ])
 def test_bad_input_is_one_line(tmp_path, content, message):
     path = tmp_path / "bad.lg"
@@ -179,34 +180,38 @@ def test_bad_input_is_one_line(tmp_path, content, message):
     assert "Traceback" not in proc.stderr
 
 
-def test_empty_cut_and_future_traces(tmp_path):
+def report_error(path) -> str:
+    proc = subprocess.run([sys.executable, "-m", "launchgap.cli", "report", str(path)], capture_output=True, text=True)
+    assert proc.returncode == 2, (path, proc.stderr)
+    assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    return proc.stderr
+
+
+def test_empty_cut_and_future_traces_in_format_1(tmp_path):
     import json
 
     import pyarrow as pa
 
-    from launchgap.trace.schema import arrow_schema, write_trace
+    from launchgap.trace.columns import format1_arrow_fields
+    from launchgap.trace.writer import write_trace
 
-    empty = tmp_path / "empty.lg"
-    write_trace(empty, [], {"start_ns": 0})
+    empty = write_trace(tmp_path / "empty.lg", {}, {"start_ns": 0}, version=1)
     b = TraceBuilder()
     for i in range(2000):
         b.launch(2_000 + i, 0, T)
     whole = tmp_path / "whole.lg"
-    b.write(whole, batch_rows=1000)
+    b.write(whole, batch_rows=1000, version=1)
     data = whole.read_bytes()
     in_schema = tmp_path / "in_schema.lg"
     in_schema.write_bytes(data[:100])
     future = tmp_path / "future.lg"
-    schema = arrow_schema({}).with_metadata({"format": "launchgap-trace/9", "launchgap": json.dumps({})})
+    schema = pa.schema(format1_arrow_fields(), metadata={"format": "launchgap-trace/9", "launchgap": json.dumps({})})
     with pa.OSFile(str(future), "wb") as sink, pa.ipc.new_stream(sink, schema):
         pass
     expected = {empty: "the trace holds no events", in_schema: "truncated inside its schema",
                 future: "trace format version 9 is not supported"}
     for path, message in expected.items():
-        proc = subprocess.run([sys.executable, "-m", "launchgap.cli", "report", str(path)], capture_output=True,
-                              text=True)
-        assert proc.returncode == 2, (path, proc.stderr)
-        assert len(proc.stderr.strip().splitlines()) == 1 and message in proc.stderr, proc.stderr
+        assert message in report_error(path)
 
     # cut inside its second batch: the first batch is kept and the report says so
     cut = tmp_path / "cut.lg"
@@ -214,9 +219,43 @@ def test_empty_cut_and_future_traces(tmp_path):
     from launchgap.trace import read_trace
 
     trace = read_trace(cut)
-    assert trace.truncated and trace.of("launch").height == 1000 and trace.end is None
+    assert trace.truncated and trace.of(Event.LAUNCH).height == 1000 and trace.end is None
     proc = subprocess.run([sys.executable, "-m", "launchgap.cli", "report", str(cut)], capture_output=True, text=True,
                           env={"COLUMNS": "200", "PATH": "/usr/bin"})
+    assert proc.returncode == 0, proc.stderr
+    assert "trace cut short" in " ".join(proc.stdout.split())
+
+
+def test_empty_killed_and_future_traces_in_format_2(tmp_path):
+    import json
+
+    from launchgap.trace import read_trace
+    from launchgap.trace.schema import END_FILE, META_FILE
+    from launchgap.trace.writer import write_trace
+
+    empty = write_trace(tmp_path / "empty.lg", {}, {"start_ns": 0}, {"end_ns": 1})
+    assert "the trace holds no events" in report_error(empty)
+    future = write_trace(tmp_path / "future.lg", {}, {"start_ns": 0})
+    (future / META_FILE).write_text(json.dumps({"format": "launchgap-trace", "version": 9, "start_ns": 0}))
+    assert "trace format version 9 is not supported" in report_error(future)
+    not_a_trace = tmp_path / "photos"
+    not_a_trace.mkdir()
+    assert f"{not_a_trace}: is a directory, not a launchgap trace (no meta.json)" in report_error(not_a_trace)
+    killed_at_once = write_trace(tmp_path / "killed_at_once.lg", {}, {"start_ns": 0})
+    assert "truncated before its first complete segment" in report_error(killed_at_once)
+
+    # as a killed recorder leaves it: complete segments, one partial, no end.json
+    b = TraceBuilder()
+    for i in range(2000):
+        b.launch(2_000 + i, 0, T)
+    killed = tmp_path / "killed.lg"
+    b.write(killed, batch_rows=1000)
+    (killed / END_FILE).unlink()
+    (killed / "launch" / "000002.parquet").rename(killed / "launch" / ".000002.parquet.partial")
+    trace = read_trace(killed)
+    assert trace.truncated and trace.of(Event.LAUNCH).height == 1000 and trace.end is None
+    proc = subprocess.run([sys.executable, "-m", "launchgap.cli", "report", str(killed)], capture_output=True,
+                          text=True, env={"COLUMNS": "200", "PATH": "/usr/bin"})
     assert proc.returncode == 0, proc.stderr
     assert "trace cut short" in " ".join(proc.stdout.split())
 

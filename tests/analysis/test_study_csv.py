@@ -9,6 +9,7 @@ import csv
 from launchgap.analysis.report import build_report
 from launchgap.exports.study_csv import COLUMNS, write_study_csv
 from launchgap.trace.study_csv import HEADER, read_study_csv
+from launchgap.trace import Event
 from tests.analysis.builder import IDLE, TraceBuilder
 
 T = (100, 101, "launcher, v2")  # a comma in the name: must be quoted
@@ -23,7 +24,7 @@ def built(tmp_path):
     b.switch(6_000, 0, T, HOG)
     b.switch(9_000, 0, HOG, T)
     b.sync(10_000, 0, T, 4_000, api="cuMemcpyDtoH_v2")
-    b.irq(11_000, 0, T, "softirq", "NET_RX", 700, number=3)
+    b.irq(11_000, 0, T, Event.SOFTIRQ, "NET_RX", 700, number=3)
     return b.write(tmp_path / "t.lg")
 
 
@@ -74,7 +75,7 @@ def test_the_study_tools_own_csv_is_deduplicated_and_its_limits_stated(tmp_path)
     report = build_report(trace)
     assert report["overview"]["launches"] == 6       # 10 launch rows, 4 of them echoes
     assert report["overview"]["launches_by_api"] == {"cuLaunchKernel": 6}
-    runtime_named = trace.of("launch").filter(trace.of("launch")["runtime_api"] == "cudaLaunchKernel")
+    runtime_named = trace.of(Event.LAUNCH).filter(trace.of(Event.LAUNCH)["runtime_api"] == "cudaLaunchKernel")
     assert runtime_named.height == 4
     caveats = " ".join(report["trace"]["caveats"])
     assert "10 rows in the CSV, 4 of them a driver row echoing" in caveats
@@ -90,7 +91,7 @@ def test_the_tools_own_file_loads_with_hex_streams_ragged_rows_and_zeros(tmp_pat
     from tests.analysis.study_tool import qwen_like
 
     trace = read_study_csv(qwen_like(tmp_path / "tool.csv"))
-    launches = trace.of("launch")
+    launches = trace.of(Event.LAUNCH)
     assert launches.height == 10                                     # 16 launch rows, 6 of them driver echoes
     assert set(launches["stream"].to_list()) == {0x7EFD90000C40}     # `0x7efd90000c40`, read as hex
     assert trace.meta["csv_source"] == "cuda_sched_trace"
@@ -102,7 +103,7 @@ def test_a_zero_in_the_unused_last_field_is_not_a_switch(tmp_path):
     from tests.analysis.study_tool import qwen_like
 
     trace = read_study_csv(qwen_like(tmp_path / "tool.csv"))
-    switches = trace.of("switch")
+    switches = trace.of(Event.SWITCH)
     assert (switches["tid"] == 100).sum() == 2 and (switches["next_tid"] == 100).sum() == 2
     report = build_report(trace)
     assert report["overview"]["switches"] == 2

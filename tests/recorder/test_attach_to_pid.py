@@ -8,6 +8,7 @@ import time
 
 import polars as pl
 
+from launchgap.trace import Event
 from tests.recorder.conftest import RECORDER, cudasim_command, needs_bpf
 
 pytestmark = needs_bpf
@@ -37,7 +38,7 @@ def test_attaching_to_a_running_process_records_every_launch_after_attach(tmp_pa
     trace, truth = record_running_cudasim(tmp_path, ["--tokens", "500", "--threads", "2"], 0.5)
     assert trace.end["stop_reason"] == "the traced processes exited"
     expected = pl.DataFrame(truth["launches"], schema=truth["launch_columns"], orient="row")
-    launches = trace.of("launch")
+    launches = trace.of(Event.LAUNCH)
     worker_tids = {t["tid"] for t in truth["processes"][0]["threads"]}
     assert set(launches["tid"].unique().to_list()) == worker_tids
     start = trace.meta["start_ns"]
@@ -62,7 +63,7 @@ def test_launches_staged_when_the_recording_stops_are_written(tmp_path):
                                           0.2, "--duration", "0.7")
     assert trace.end["stop_reason"] == "the duration elapsed"
     expected = pl.DataFrame(truth["launches"], schema=truth["launch_columns"], orient="row").sort("seq")
-    recorded = trace.of("launch").sort("ts_ns")
+    recorded = trace.of(Event.LAUNCH).sort("ts_ns")
     attached, detaching = trace.meta["start_ns"], trace.end["proc_counters"]["end"]["monotonic_ns"]
     # the probe fires just before the stand-in driver logs t_enter: a launch it
     # logged while every probe was attached must be there; one logged while the

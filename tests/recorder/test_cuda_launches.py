@@ -6,6 +6,7 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
+from launchgap.trace import Event
 from tests.conftest import CUDASIM_STATIC
 from tests.recorder.conftest import cudasim_command, needs_bpf
 
@@ -47,7 +48,7 @@ def test_each_launch_is_recorded_once_with_its_arguments(record, path):
                               **({"binary": binary} if binary else {}))
     run = record(command)
     truth, trace = run.truth, run.trace
-    launches = trace.of("launch")
+    launches = trace.of(Event.LAUNCH)
     expected = truth_launches(truth)
 
     assert launches.height == truth["totals"]["launches"]
@@ -69,19 +70,19 @@ def test_api_names_merge_runtime_and_driver_into_one_launch(record, path):
     command = cudasim_command("--tokens", "3", "--launch", "mixed", "--sync", "mixed",
                               **({"binary": binary} if binary else {}))
     run = record(command, "--api-names")
-    truth, launches = run.truth, run.trace.of("launch")
+    truth, launches = run.truth, run.trace.of(Event.LAUNCH)
     expected = truth_launches(truth)
     assert launches.height == truth["totals"]["launches"]
     pairs = lambda f: sorted(f.group_by(["api", "runtime_api"]).len().rows())  # noqa: E731
     assert pairs(launches) == pairs(expected)
     assert launches["runtime_api"].null_count() == 0
-    syncs = run.trace.of("sync")
+    syncs = run.trace.of(Event.SYNC)
     assert pairs(syncs) == pairs(truth_syncs(truth))
 
 
 def test_syncs_are_recorded_with_their_duration(record):
     run = record(cudasim_command("--tokens", "6", "--sync", "mixed", "--threads", "2"))
-    truth, syncs = run.truth, run.trace.of("sync")
+    truth, syncs = run.truth, run.trace.of(Event.SYNC)
     expected = truth_syncs(truth)
     assert syncs.height == expected.height == 2 * (6 + 1)
     assert dict(syncs.group_by("api").len().iter_rows()) == truth["totals"]["syncs_by_api"]
@@ -109,4 +110,4 @@ def test_libraries_are_found_behind_wrapper_commands(record):
     command = ["env", "LAUNCHGAP_TEST=1", "taskset", "-c", str(sorted(__import__("os").sched_getaffinity(0))[0]),
                *cudasim_command("--tokens", "2")]
     run = record(command)
-    assert run.trace.of("launch").height == run.truth["totals"]["launches"] == 2 * 478
+    assert run.trace.of(Event.LAUNCH).height == run.truth["totals"]["launches"] == 2 * 478

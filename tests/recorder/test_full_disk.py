@@ -1,7 +1,8 @@
-"""A disk that fills up while recording: one line naming the file, tracing
-stops (the probes detach), the file keeps every batch written before and
-reads cleanly up to there, the command runs on undisturbed and its exit
-code is the recorder's. On a real size-limited tmpfs mounted by the test."""
+"""A disk that fills up while recording: one line naming the trace, tracing
+stops (the probes detach), the trace keeps every segment (format 2) or
+batch (format 1) written before and reads cleanly up to there, the command
+runs on undisturbed and its exit code is the recorder's. On a real
+size-limited tmpfs mounted by the test."""
 
 from __future__ import annotations
 
@@ -14,9 +15,10 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.ipc
+import pyarrow.parquet as pq
 import pytest
 
-from launchgap.trace import read_trace
+from launchgap.trace import Event, read_trace
 from tests.recorder.conftest import RECORDER, needs_bpf
 
 pytestmark = needs_bpf
@@ -75,12 +77,20 @@ def wait_until(condition, timeout: float, what: str) -> None:
         time.sleep(0.05)
 
 
-def test_a_full_disk_stops_tracing_keeps_the_trace_and_the_command_runs_on(small_disk, tmp_path):
+def on_disk(partial: Path, version: int) -> int:
+    """What the recording has written so far: segments (format 2) or bytes (format 1)."""
+    if version == 2:
+        return len(list(partial.glob("*/*.parquet")))
+    return partial.stat().st_size
+
+
+@pytest.mark.parametrize("version", [2, 1])
+def test_a_full_disk_stops_tracing_keeps_the_trace_and_the_command_runs_on(small_disk, tmp_path, version):
     out = small_disk / "run.lg"
     release = tmp_path / "command-may-finish"
     # the command keeps running until the test has seen the recorder stop tracing
     command = ["sh", "-c", f'while [ ! -e "{release}" ]; do sleep 0.05; done; exit 7']
-    proc = subprocess.Popen([str(RECORDER), "--system", "-o", str(out), "--", *command],
+    proc = subprocess.Popen([str(RECORDER), "--system", "--format", str(version), "-o", str(out), "--", *command],
                             stderr=subprocess.PIPE, text=True)
     try:
         assert proc.stderr is not None
@@ -89,8 +99,8 @@ def test_a_full_disk_stops_tracing_keeps_the_trace_and_the_command_runs_on(small
         while "tracing every task" not in line:
             line = proc.stderr.readline()
             assert line, "the recorder ended before tracing"
-        header = partial.stat().st_size
-        wait_until(lambda: partial.stat().st_size > header, 60, "a first batch on disk")
+        header = on_disk(partial, version)
+        wait_until(lambda: on_disk(partial, version) > header, 60, "a first segment or batch on disk")
         fill(small_disk)
         full = proc.stderr.readline()
         assert full.strip() == (f"launchgap-record: No space left on device ({out}): tracing stopped; the trace "
@@ -108,10 +118,15 @@ def test_a_full_disk_stops_tracing_keeps_the_trace_and_the_command_runs_on(small
             proc.wait()
     assert "sending on a closed channel" not in rest and "panicked" not in rest
     assert "waiting for sh" in rest
-    # in place, cut cleanly after its last complete batch: any Arrow reader takes all of it
     assert not partial.exists()
-    batches = list(pa.ipc.open_stream(pa.memory_map(str(out))))
-    assert sum(b.num_rows for b in batches) > 0
     trace = read_trace(out)
-    assert trace.end is None  # no closing row: there was no room for it
-    assert trace.events.height == sum(b.num_rows for b in batches)
+    assert trace.end is None  # no closing summary: there was no room for it
+    rows = sum(trace.count(kind) for kind in Event)
+    if version == 2:
+        # in place, every complete segment kept and no partial one: any Parquet reader takes all of it
+        assert not list(out.rglob(".*")), "a partial segment was left"
+        assert sum(pq.read_table(d).num_rows for d in out.iterdir() if d.is_dir()) == rows > 0
+    else:
+        # in place, cut cleanly after its last complete batch: any Arrow reader takes all of it
+        batches = list(pa.ipc.open_stream(pa.memory_map(str(out))))
+        assert sum(b.num_rows for b in batches) == rows > 0

@@ -61,8 +61,9 @@ def test_the_command_has_the_invoking_users_groups_and_the_trace_is_theirs(user_
     uid, gid, groups = proc.stdout.splitlines()
     assert (int(uid), int(gid)) == (user.uid, user.gid)
     assert sorted(int(g) for g in groups.split()) == sorted({user.gid, user.extra_gid})
-    st = out.stat()
-    assert (st.st_uid, st.st_gid, st.st_mode & 0o7777) == (user.uid, user.gid, 0o600)
+    # the trace directory, its kinds' directories (0700) and every file in them (0600)
+    assert {(p.stat().st_uid, p.stat().st_gid, p.stat().st_mode & 0o7777) for p in [out, *out.rglob("*")]} == {
+        (user.uid, user.gid, 0o700), (user.uid, user.gid, 0o600)}
     assert read_trace(out).end["command_exit_code"] == 0
 
 

@@ -10,6 +10,7 @@ import sys
 import polars as pl
 import pytest
 
+from launchgap.trace import Event
 from tests.conftest import REPO
 from tests.recorder.conftest import cudasim_command, needs_bpf
 
@@ -43,13 +44,13 @@ def deltas(counters: dict, table: str) -> dict[tuple[str, int], int]:
             for row in end["rows"] if row in start["rows"] for i, cpu in enumerate(end["cpus"])}
 
 
-def lost(recording, kind: str, counter: str | None = None) -> dict[int, int]:
+def lost(recording, kind: Event, counter: str | None = None) -> dict[int, int]:
     """Events of one kind the recorder says it lost, per CPU: they are in
     /proc's counts but cannot be in the trace, and the file says so. Ring-buffer
     drops and program skips of that kind count for every row of the table (skips
     have no CPU: they count on every CPU); interrupts the kernel counted but no
     probe saw count for their own /proc row (`counter`)."""
-    rows = recording.events.filter((pl.col("event") == "lost") & (pl.col("lost_event") == kind))
+    rows = recording.of(Event.LOST).filter(pl.col("lost_event") == kind)
     cause = pl.col("detail").str.json_path_match("$.cause")
     audited = rows.filter(cause == "not_seen_by_probe")
     general = rows.filter(cause.is_null() | (cause != "not_seen_by_probe"))
@@ -81,10 +82,10 @@ def assert_within(delta: int, surely: int, possibly: int, slack: int, what) -> N
 
 def test_softirqs_per_vector_and_cpu_equal_proc_softirqs(system_recording):
     counters = system_recording.end["proc_counters"]
-    surely, possibly = counted(system_recording.of("softirq"), counters, "softirqs", ["irq_name", "cpu"])
+    surely, possibly = counted(system_recording.of(Event.SOFTIRQ), counters, "softirqs", ["irq_name", "cpu"])
     expected = deltas(counters, "softirqs")
     for key, delta in expected.items():
-        dropped = lost(system_recording, "softirq", f"/proc/softirqs {key[0]}")
+        dropped = lost(system_recording, Event.SOFTIRQ, f"/proc/softirqs {key[0]}")
         assert_within(delta, surely.get(key, 0), possibly.get(key, 0), EDGE_TOLERANCE + dropped.get(key[1], 0), key)
     # the load made disk completions and loopback receives
     assert sum(v for (name, _), v in expected.items() if name == "BLOCK") > 100
@@ -93,11 +94,11 @@ def test_softirqs_per_vector_and_cpu_equal_proc_softirqs(system_recording):
 
 def test_hard_irqs_of_numbered_lines_equal_proc_interrupts(system_recording):
     counters = system_recording.end["proc_counters"]
-    hard = system_recording.of("hardirq").with_columns(pl.col("irq").cast(pl.Utf8))
+    hard = system_recording.of(Event.HARDIRQ).with_columns(pl.col("irq").cast(pl.Utf8))
     surely, possibly = counted(hard, counters, "interrupts", ["irq", "cpu"])
     expected = {k: v for k, v in deltas(counters, "interrupts").items() if k[0].isdigit()}
     for key, delta in expected.items():
-        dropped = lost(system_recording, "hardirq", f"/proc/interrupts {key[0]}")
+        dropped = lost(system_recording, Event.HARDIRQ, f"/proc/interrupts {key[0]}")
         assert_within(delta, surely.get(key, 0), possibly.get(key, 0), EDGE_TOLERANCE + dropped.get(key[1], 0), key)
     busiest = max(expected, key=expected.get)
     assert expected[busiest] > 100, "the direct I/O should have raised the disk's interrupt line"
@@ -108,8 +109,8 @@ def test_system_vectors_equal_proc_interrupts(system_recording):
     counters = system_recording.end["proc_counters"]
     expected = deltas(counters, "interrupts")
     for row, names in VECTOR_ROWS.items():
-        dropped = lost(system_recording, "irq_vector", f"/proc/interrupts {row}")
-        vectors = system_recording.of("irq_vector").filter(pl.col("irq_name").is_in(names))
+        dropped = lost(system_recording, Event.IRQ_VECTOR, f"/proc/interrupts {row}")
+        vectors = system_recording.of(Event.IRQ_VECTOR).filter(pl.col("irq_name").is_in(names))
         surely, possibly = counted(vectors, counters, "interrupts", ["cpu"])
         for cpu in counters["end"]["interrupts"]["cpus"]:
             assert_within(expected[(row, cpu)], surely.get((cpu,), 0), possibly.get((cpu,), 0),
@@ -119,7 +120,7 @@ def test_system_vectors_equal_proc_interrupts(system_recording):
 def test_target_mode_records_irqs_only_on_cpus_the_target_used(record):
     cpu = sorted(os.sched_getaffinity(0))[0]
     run = record(cudasim_command("--tokens", "60"), preexec_fn=lambda: os.sched_setaffinity(0, {cpu}))
-    irqs = pl.concat([run.trace.of(kind) for kind in ("hardirq", "softirq", "irq_vector")])
+    irqs = pl.concat([run.trace.of(kind) for kind in (Event.HARDIRQ, Event.SOFTIRQ, Event.IRQ_VECTOR)])
     assert irqs.height > 0
     assert set(irqs["cpu"].to_list()) == {cpu}
     # including interrupts that landed while something else (or the idle task) was current
@@ -132,20 +133,19 @@ def test_interrupts_no_probe_saw_are_recorded_and_not_overcounted(system_recordi
     kernel counted beyond what reached the probes. Never more than the kernel's
     count less what the trace holds in the kernel's window."""
     counters = system_recording.end["proc_counters"]
-    audit = system_recording.events.filter(
-        (pl.col("event") == "lost") & (pl.col("detail").str.json_path_match("$.cause") == "not_seen_by_probe"))
+    audit = system_recording.of(Event.LOST).filter(pl.col("detail").str.json_path_match("$.cause") == "not_seen_by_probe")
     assert audit["since_ns"].max() is None or audit["since_ns"].max() <= counters["start"]["read_ns"]["softirqs"][0]
     for row in audit.iter_rows(named=True):
         counter = json.loads(row["detail"])["counter"]
         table, name = counter.removeprefix("/proc/").split(" ")
         kernel = deltas(counters, table)[(name, row["cpu"])]
         if table == "softirqs":
-            frame, keys, key = system_recording.of("softirq"), ["irq_name", "cpu"], (name, row["cpu"])
+            frame, keys, key = system_recording.of(Event.SOFTIRQ), ["irq_name", "cpu"], (name, row["cpu"])
         elif name.isdigit():
-            frame = system_recording.of("hardirq").with_columns(pl.col("irq").cast(pl.Utf8))
+            frame = system_recording.of(Event.HARDIRQ).with_columns(pl.col("irq").cast(pl.Utf8))
             keys, key = ["irq", "cpu"], (name, row["cpu"])
         else:
-            frame = system_recording.of("irq_vector").filter(pl.col("irq_name").is_in(VECTOR_ROWS[name]))
+            frame = system_recording.of(Event.IRQ_VECTOR).filter(pl.col("irq_name").is_in(VECTOR_ROWS[name]))
             keys, key = ["cpu"], (row["cpu"],)
         surely, _ = counted(frame, counters, table, keys)
         assert surely.get(key, 0) + row["lost_count"] <= kernel + EDGE_TOLERANCE, (counter, row["cpu"])
@@ -166,23 +166,23 @@ def test_a_longer_recording_accounts_for_every_interrupt_the_kernel_counted(tmp_
     trace = read_trace(out)
     counters = trace.end["proc_counters"]
     checked = 0
-    for table, frame, keys in (("softirqs", trace.of("softirq"), ["irq_name", "cpu"]),
-                               ("interrupts", trace.of("hardirq").with_columns(pl.col("irq").cast(pl.Utf8)),
+    for table, frame, keys in (("softirqs", trace.of(Event.SOFTIRQ), ["irq_name", "cpu"]),
+                               ("interrupts", trace.of(Event.HARDIRQ).with_columns(pl.col("irq").cast(pl.Utf8)),
                                 ["irq", "cpu"])):
         surely, possibly = counted(frame, counters, table, keys)
         for (row, cpu), delta in deltas(counters, table).items():
             if table == "interrupts" and not row.isdigit():
                 continue
-            kind = "softirq" if table == "softirqs" else "hardirq"
+            kind = Event.SOFTIRQ if table == "softirqs" else Event.HARDIRQ
             slack = EDGE_TOLERANCE + lost(trace, kind, f"/proc/{table} {row}").get(cpu, 0)
             assert_within(delta, surely.get((row, cpu), 0), possibly.get((row, cpu), 0), slack, (row, cpu))
             checked += 1
     expected = deltas(counters, "interrupts")
     for row, names in VECTOR_ROWS.items():
-        vectors = trace.of("irq_vector").filter(pl.col("irq_name").is_in(names))
+        vectors = trace.of(Event.IRQ_VECTOR).filter(pl.col("irq_name").is_in(names))
         surely, possibly = counted(vectors, counters, "interrupts", ["cpu"])
         for cpu in counters["end"]["interrupts"]["cpus"]:
-            slack = EDGE_TOLERANCE + lost(trace, "irq_vector", f"/proc/interrupts {row}").get(cpu, 0)
+            slack = EDGE_TOLERANCE + lost(trace, Event.IRQ_VECTOR, f"/proc/interrupts {row}").get(cpu, 0)
             assert_within(expected[(row, cpu)], surely.get((cpu,), 0), possibly.get((cpu,), 0), slack, (row, cpu))
             checked += 1
     assert checked > 20

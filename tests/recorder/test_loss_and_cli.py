@@ -13,7 +13,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from launchgap.trace import read_trace
+from launchgap.trace import Event, read_trace
 from tests.recorder.conftest import RECORDER, STORM, needs_bpf, our_programs_loaded
 
 pytestmark = needs_bpf
@@ -125,8 +125,8 @@ def test_without_cuda_it_warns_and_still_traces_scheduling(tmp_path):
     assert "warning: no CUDA driver library (libcuda.so.*) found" in proc.stderr
     trace = read_trace(out)
     pid = trace.meta["command_pid"]
-    assert trace.of("switch").filter(pl.col("pid") == pid).height >= 1
-    assert trace.of("launch").is_empty()
+    assert trace.of(Event.SWITCH).filter(pl.col("pid") == pid).height >= 1
+    assert trace.of(Event.LAUNCH).is_empty()
 
 
 @pytest.mark.parametrize("sig, expected_code", [(signal.SIGTERM, 128 + signal.SIGTERM), (signal.SIGINT, 0)])

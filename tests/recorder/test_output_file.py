@@ -1,7 +1,8 @@
-"""The -o file: an earlier recording survives anything that fails before
+"""The -o trace: an earlier recording survives anything that fails before
 this one begins; the new one appears only when it ends (renamed from
 `.NAME.partial-PID`, which a SIGKILL leaves readable); a second recorder
-of the same name is refused; traces are 0600 whatever the umask."""
+of the same name is refused; trace files are 0600 (directories 0700)
+whatever the umask. Format 2 (a directory) unless a test says format 1."""
 
 from __future__ import annotations
 
@@ -13,9 +14,10 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.ipc
+import pyarrow.parquet as pq
 import pytest
 
-from launchgap.trace import read_trace
+from launchgap.trace import Event, read_trace
 from tests.recorder.conftest import RECORDER, STORM, needs_bpf, our_programs_loaded
 
 pytestmark = needs_bpf
@@ -158,8 +160,8 @@ def wait_for_line(proc: subprocess.Popen, text: str) -> str:
     raise AssertionError(f"the recorder ended without saying {text!r}")
 
 
-def test_sigkill_leaves_the_partial_file_readable_and_the_earlier_trace(earlier):
-    proc = subprocess.Popen([str(RECORDER), "-q", "-o", str(earlier), "--", str(STORM), "--seconds", "4"],
+def killed_recording(earlier: Path, *formats: str) -> Path:
+    proc = subprocess.Popen([str(RECORDER), "-q", *formats, "-o", str(earlier), "--", str(STORM), "--seconds", "4"],
                             start_new_session=True)
     try:
         time.sleep(2.5)  # more than two flush intervals
@@ -167,11 +169,26 @@ def test_sigkill_leaves_the_partial_file_readable_and_the_earlier_trace(earlier)
         proc.wait()
     finally:
         os.killpg(proc.pid, signal.SIGKILL)  # the storm too
-    partial = earlier.parent / f".keep.lg.partial-{proc.pid}"
     assert earlier.read_bytes() == EARLIER
+    return earlier.parent / f".keep.lg.partial-{proc.pid}"
+
+
+def test_sigkill_leaves_the_partial_trace_readable_and_the_earlier_trace(earlier):
+    partial = killed_recording(earlier)
     trace = read_trace(partial)
-    assert trace.end is None
-    assert trace.of("switch").height > 1000
+    assert trace.end is None and trace.truncated
+    assert trace.count(Event.SWITCH) > 1000
+    # and any Parquet reader takes its complete segments (a partial one is hidden, and named so no glob takes it)
+    assert pq.read_table(partial / Event.SWITCH.value).num_rows == trace.count(Event.SWITCH)
+    complete = {p.name for p in (partial / Event.SWITCH.value).iterdir() if not p.name.startswith(".")}
+    assert complete and all(name.endswith(".parquet") for name in complete)
+
+
+def test_sigkill_leaves_a_format_1_partial_file_readable_too(earlier):
+    partial = killed_recording(earlier, "--format", "1")
+    trace = read_trace(partial)
+    assert trace.end is None and trace.format == 1
+    assert trace.count(Event.SWITCH) > 1000
     # and any Arrow reader takes its complete batches
     reader = pa.ipc.open_stream(pa.memory_map(str(partial)))
     assert reader.read_next_batch().num_rows > 0
@@ -199,6 +216,13 @@ def test_a_second_recorder_of_the_same_file_is_refused(tmp_path):
     assert only_entries(tmp_path) == {"run.lg", "other.lg"}
 
 
+def modes(trace: Path) -> tuple[set[int], set[int]]:
+    """The permission bits of a trace directory and its subdirectories, and of its files."""
+    dirs = {trace.stat().st_mode & 0o7777} | {p.stat().st_mode & 0o7777 for p in trace.rglob("*") if p.is_dir()}
+    files = {p.stat().st_mode & 0o7777 for p in trace.rglob("*") if p.is_file()}
+    return dirs, files
+
+
 def test_the_trace_is_0600_whatever_the_umask_unless_asked(tmp_path):
     def open_umask() -> None:
         os.umask(0)
@@ -207,12 +231,18 @@ def test_the_trace_is_0600_whatever_the_umask_unless_asked(tmp_path):
     proc = subprocess.run([str(RECORDER), "-q", "-o", str(out), "--", "true"], capture_output=True, text=True,
                           preexec_fn=open_umask)
     assert proc.returncode == 0, proc.stderr
-    assert out.stat().st_mode & 0o7777 == 0o600
+    assert modes(out) == ({0o700}, {0o600})
+    assert len(list(out.rglob("*.parquet"))) >= 2   # the files checked include segments, not only meta.json
     shared = tmp_path / "shared.lg"
     proc = subprocess.run([str(RECORDER), "-q", "--mode", "644", "-o", str(shared), "--", "true"],
                           capture_output=True, text=True, preexec_fn=open_umask)
     assert proc.returncode == 0, proc.stderr
-    assert shared.stat().st_mode & 0o7777 == 0o644
+    assert modes(shared) == ({0o755}, {0o644})
+    legacy = tmp_path / "legacy.lg"
+    proc = subprocess.run([str(RECORDER), "-q", "--format", "1", "-o", str(legacy), "--", "true"],
+                          capture_output=True, text=True, preexec_fn=open_umask)
+    assert proc.returncode == 0, proc.stderr
+    assert legacy.is_file() and legacy.stat().st_mode & 0o7777 == 0o600
 
 
 def test_under_sudo_the_trace_belongs_to_the_invoking_user(tmp_path):
@@ -220,8 +250,8 @@ def test_under_sudo_the_trace_belongs_to_the_invoking_user(tmp_path):
     env = {**os.environ, "SUDO_UID": str(NOBODY), "SUDO_GID": str(NOBODY), "SUDO_USER": "nobody"}
     proc = subprocess.run([str(RECORDER), "-q", "-o", str(out), "--", "true"], capture_output=True, text=True, env=env)
     assert proc.returncode == 0, proc.stderr
-    st = out.stat()
-    assert (st.st_uid, st.st_gid, st.st_mode & 0o7777) == (NOBODY, NOBODY, 0o600)
+    owners = {(p.stat().st_uid, p.stat().st_gid) for p in [out, *out.rglob("*")]}
+    assert owners == {(NOBODY, NOBODY)} and modes(out) == ({0o700}, {0o600})
 
 
 def test_help_says_where_the_trace_is_written_and_who_may_read_it():
@@ -229,6 +259,6 @@ def test_help_says_where_the_trace_is_written_and_who_may_read_it():
     assert proc.returncode == 0
     text = " ".join(proc.stdout.split())
     assert "writes into .NAME.partial-PID beside NAME" in text
-    assert "leaves .NAME.partial-PID, readable up to its last batch" in text
+    assert "leaves .NAME.partial-PID, readable up to its last segment" in text
     assert "Under sudo the trace belongs to the invoking user, mode 0600" in text
     assert "--mode <OCTAL>" in text

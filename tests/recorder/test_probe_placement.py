@@ -18,7 +18,7 @@ import polars as pl
 import pytest
 
 from launchgap.analysis.report import build_report
-from launchgap.trace import read_trace
+from launchgap.trace import Event, read_trace
 from tests.conftest import LIBCUDA, LIBCUDA_CET, LIBCUDA_THUNK, REAL_LIBCUDA, REAL_LIBCUDART_12, REPO, needs_real
 from tests.recorder.conftest import RECORDER, cudasim_command, needs_bpf
 from tests.recorder.test_cuda_launches import ARGS, PATHS, per_thread_sequence, truth_launches, truth_syncs
@@ -66,13 +66,13 @@ def test_every_api_path_is_exact_on_the_driver_shaped_stand_ins(record, shape, p
                               **({"binary": binary} if binary else {}))
     run = record(command, env=shaped_env(library))
     truth, trace = run.truth, run.trace
-    launches = trace.of("launch")
+    launches = trace.of(Event.LAUNCH)
     assert launches.height == truth["totals"]["launches"]
     assert dict(launches.group_by("api").len().iter_rows()) == truth["totals"]["launches_by_api"]
     cast = lambda f: f.with_columns(pl.col(c).cast(pl.Int64) for c in ARGS)  # noqa: E731
     assert per_thread_sequence(cast(launches), "ts_ns") == per_thread_sequence(cast(truth_launches(truth)), "seq")
     assert len(per_thread_sequence(launches, "ts_ns")) == 4  # two threads in each of two forked children
-    syncs = trace.of("sync")
+    syncs = trace.of(Event.SYNC)
     assert syncs.height == truth_syncs(truth).height
     assert dict(syncs.group_by("api").len().iter_rows()) == truth["totals"]["syncs_by_api"]
     # the probes sit past the compare (or endbr64), on an emulated instruction; no warning
@@ -86,12 +86,12 @@ def test_api_names_on_the_thunk_driver(record, path):
     command = cudasim_command("--tokens", "3", "--launch", "mixed", "--sync", "mixed",
                               **({"binary": binary} if binary else {}))
     run = record(command, "--api-names", env=shaped_env(LIBCUDA_THUNK))
-    truth, launches = run.truth, run.trace.of("launch")
+    truth, launches = run.truth, run.trace.of(Event.LAUNCH)
     pairs = lambda f: sorted(f.group_by(["api", "runtime_api"]).len().rows())  # noqa: E731
     assert launches.height == truth["totals"]["launches"]
     assert pairs(launches) == pairs(truth_launches(truth))
-    assert pairs(run.trace.of("sync")) == pairs(truth_syncs(truth))
-    assert run.trace.of("runtime_only").is_empty()  # every runtime call reached the driver
+    assert pairs(run.trace.of(Event.SYNC)) == pairs(truth_syncs(truth))
+    assert run.trace.of(Event.RUNTIME_ONLY).is_empty()  # every runtime call reached the driver
     assert "warning" not in run.proc.stderr
 
 
@@ -109,7 +109,7 @@ def test_launches_the_runtime_refuses_are_recorded_with_their_return_code(record
     truth, trace = run.truth, run.trace
     refused = truth_runtime_errors(truth)
     assert refused.height == truth["totals"]["runtime_errors"] == 2 * (3 * 28 * 17 // 37)
-    recorded = trace.of("runtime_only")
+    recorded = trace.of(Event.RUNTIME_ONLY)
     per_thread = lambda f: sorted(f.group_by("tid", "runtime_api", "return_code").len().rows())  # noqa: E731
     assert per_thread(recorded) == per_thread(refused)
     assert set(recorded["return_code"].to_list()) == {9}  # cudaErrorInvalidConfiguration
@@ -119,7 +119,7 @@ def test_launches_the_runtime_refuses_are_recorded_with_their_return_code(record
     for (tid, start, duration), (tid2, at) in zip(spans, logged, strict=True):
         assert tid == tid2 and start <= at <= start + duration
     # the launches that went through are exactly the truth's, none doubled or lost
-    assert trace.of("launch").height == truth["totals"]["launches"]
+    assert trace.of(Event.LAUNCH).height == truth["totals"]["launches"]
     failed = build_report(trace)["overview"]["failed_launches"]
     assert failed["recorded"] and failed["count"] == refused.height
     assert failed["by"] == [{"runtime_api": refused["runtime_api"][0], "return_code": 9, "count": refused.height}]
@@ -128,7 +128,7 @@ def test_launches_the_runtime_refuses_are_recorded_with_their_return_code(record
 def test_without_api_names_the_report_says_failed_launches_were_not_recorded(record):
     run = record(cudasim_command("--tokens", "2", "--invalid-every", "50"))
     assert run.truth["totals"]["runtime_errors"] == 2 * 28 * 17 // 50
-    assert run.trace.of("runtime_only").is_empty()
+    assert run.trace.of(Event.RUNTIME_ONLY).is_empty()
     assert build_report(run.trace)["overview"]["failed_launches"] == {
         "recorded": False, "count": 0, "by": [], "runtime_only_calls": 0}
 
@@ -224,7 +224,7 @@ def test_every_call_through_nvidias_driver_is_recorded_with_its_arguments(record
                  truth=False)
     assert run.proc.stdout.strip() == f"returned 3: {4 * n}"  # CUDA_ERROR_NOT_INITIALIZED: no cuInit
     pid = run.trace.meta["command_pid"]
-    launches = run.trace.of("launch").filter(pl.col("pid") == pid)
+    launches = run.trace.of(Event.LAUNCH).filter(pl.col("pid") == pid)
     by_call = launches.group_by("api", "func", "stream", "grid_x", "grid_y", "grid_z", "block_x", "block_y",
                                 "block_z", "shared_mem").len().sort("api").rows()
     assert by_call == [
@@ -232,7 +232,7 @@ def test_every_call_through_nvidias_driver_is_recorded_with_its_arguments(record
         ("cuLaunchKernel", 0x1234, 0x5678, 7, 2, 1, 128, 1, 1, 4096, n),
         ("cuLaunchKernelEx", 0x1234, 0x5678, 9, 3, 1, 256, 1, 1, 8192, n),
     ]
-    syncs = run.trace.of("sync").filter(pl.col("pid") == pid)
+    syncs = run.trace.of(Event.SYNC).filter(pl.col("pid") == pid)
     assert syncs.group_by("api", "stream").len().rows() == [("cuStreamSynchronize", 0x5678, n)]
     assert_placed(probes_on(run.trace.meta, REAL_LIBCUDA), 10, r"je 0x[0-9a-f]+",
                   [r"cmpl \$0x321cba00,0x[0-9a-f]+\(%rip\)"])
@@ -249,8 +249,8 @@ def test_launches_failing_inside_nvidias_runtime_are_recorded_and_counted(record
     code = int(run.proc.stdout.split("returned ")[1].split(":")[0])
     assert run.proc.stdout.strip() == f"returned {code}: {n}" and code != 0  # 100: cudaErrorNoDevice here
     pid = run.trace.meta["command_pid"]
-    assert run.trace.of("launch").filter(pl.col("pid") == pid).is_empty()  # none reached the driver
-    recorded = run.trace.of("runtime_only").filter(pl.col("pid") == pid)
+    assert run.trace.of(Event.LAUNCH).filter(pl.col("pid") == pid).is_empty()  # none reached the driver
+    recorded = run.trace.of(Event.RUNTIME_ONLY).filter(pl.col("pid") == pid)
     assert recorded.group_by("runtime_api", "return_code").len().rows() == [("cudaLaunchKernel", code, n)]
     failed = build_report(run.trace)["overview"]["failed_launches"]
     assert failed["count"] == n and failed["by"] == [{"runtime_api": "cudaLaunchKernel", "return_code": code, "count": n}]

@@ -8,6 +8,7 @@ import os
 
 import polars as pl
 
+from launchgap.trace import Event
 from tests.recorder.conftest import cudasim_command, needs_bpf
 
 pytestmark = needs_bpf
@@ -21,7 +22,7 @@ def test_switch_outs_equal_the_kernels_counters_for_every_thread(record):
     # three launching threads in each of two processes on one CPU: they preempt each other
     run = record(cudasim_command("--tokens", "15", "--threads", "3", "--procs", "2", "--host-us", "800"),
                  preexec_fn=pin_to_first_cpu)
-    switches = run.trace.of("switch")
+    switches = run.trace.of(Event.SWITCH)
     threads = [t for p in run.truth["processes"] for t in p["threads"]]
     assert len(threads) == 6
     total_involuntary = 0
@@ -46,7 +47,7 @@ def test_switch_outs_equal_the_kernels_counters_for_every_thread(record):
 
 def test_every_switch_names_who_ran_next(record):
     run = record(cudasim_command("--tokens", "10", "--threads", "2"), preexec_fn=pin_to_first_cpu)
-    switches = run.trace.of("switch")
+    switches = run.trace.of(Event.SWITCH)
     target_tids = {t["tid"] for p in run.truth["processes"] for t in p["threads"]}
     outs = switches.filter(pl.col("tid").is_in(list(target_tids)))
     assert outs["next_tid"].null_count() == 0 and outs["next_comm"].null_count() == 0
@@ -67,20 +68,20 @@ def test_wakeups_and_lifetime_of_targets_are_recorded(record):
     run = record(cudasim_command("--tokens", "5", "--threads", "2", "--procs", "2"))
     trace, truth = run.trace, run.truth
     launcher_pid = trace.meta["command_pid"]
-    forks = trace.of("fork")
+    forks = trace.of(Event.FORK)
     child_pids = {p["pid"] for p in truth["processes"]}
     worker_tids = {t["tid"] for p in truth["processes"] for t in p["threads"]}
     # the launcher forks two children; each child starts two worker threads
     assert set(forks.filter(pl.col("pid") == launcher_pid)["child_pid"].to_list()) == child_pids
     assert set(forks.filter(pl.col("pid").is_in(list(child_pids)))["child_tid"].to_list()) == worker_tids
-    assert trace.of("exec").filter(pl.col("pid") == launcher_pid)["comm"].to_list() == ["cudasim"]
-    exits = trace.of("exit")
+    assert trace.of(Event.EXEC).filter(pl.col("pid") == launcher_pid)["comm"].to_list() == ["cudasim"]
+    exits = trace.of(Event.EXIT)
     assert worker_tids | child_pids | {launcher_pid} <= set(exits["tid"].to_list())
-    new_wakeups = trace.of("wakeup_new")
+    new_wakeups = trace.of(Event.WAKEUP_NEW)
     assert worker_tids <= set(new_wakeups["tid"].to_list())
     # every block but the last (the exit) ends in a wakeup: blocked switch-outs - 1 <= wakeups
-    wakeups = dict(trace.of("wakeup").filter(pl.col("tid").is_in(list(worker_tids))).group_by("tid").len().iter_rows())
-    switches = trace.of("switch")
+    wakeups = dict(trace.of(Event.WAKEUP).filter(pl.col("tid").is_in(list(worker_tids))).group_by("tid").len().iter_rows())
+    switches = trace.of(Event.SWITCH)
     for tid in worker_tids:
         blocks = switches.filter((pl.col("tid") == tid) & pl.col("voluntary")).height
         assert blocks >= 2 and wakeups.get(tid, 0) >= blocks - 1, (tid, blocks, wakeups.get(tid))

@@ -9,6 +9,7 @@ import pytest
 
 from launchgap.analysis.core_map import ViewError, choose_window, command_stats, run_slices
 from launchgap.analysis.running_waiting import running_waiting, wait_intervals
+from launchgap.trace import Event
 from launchgap.views.pixels import decimate
 from launchgap.views.timeline import OTHER_COLOUR, TimelineOptions, build_timeline, draw_static
 from tests.analysis.builder import IDLE, TraceBuilder
@@ -37,7 +38,7 @@ def two_cpu_trace(tmp_path, **meta):
     b.switch(45000, 0, A, C)                        # A preempted by C
     b.switch(50000, 0, C, A, voluntary=True)
     b.launch(52000, 0, A)
-    b.irq(53000, 1, IDLE1, "softirq", "TIMER", 500, number=1)
+    b.irq(53000, 1, IDLE1, Event.SOFTIRQ, "TIMER", 500, number=1)
     b.switch(60000, 0, A, IDLE, voluntary=True)
     return b.write(tmp_path / "two.lg")
 

@@ -20,7 +20,7 @@ from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
 
 from launchgap.analysis.core_map import choose_window, run_slices
 from launchgap.analysis.running_waiting import running_waiting
-from launchgap.trace import read_trace
+from launchgap.trace import Event, read_trace
 from launchgap.views.timeline import TimelineOptions, build_timeline
 from tests.conftest import CUDASIM, REPO
 from tests.recorder.conftest import RECORDER, needs_bpf
@@ -67,7 +67,7 @@ def test_timeline_png_of_a_real_system_recording(system_trace, tmp_path):
     assert "cudasim" in proc.stdout and "stress-ng" in proc.stdout
     # the data behind the figure: every switch-in of a cudasim thread is a slice
     data = build_timeline(system_trace, TimelineOptions(target="cudasim"))
-    switch_ins = system_trace.of("switch", "next_comm").filter(pl.col("next_comm") == "cudasim").height
+    switch_ins = system_trace.of(Event.SWITCH, "next_comm").filter(pl.col("next_comm") == "cudasim").height
     drawn = data.slices.filter((pl.col("comm") == "cudasim") & pl.col("switched_in")).height
     assert drawn == switch_ins
 
@@ -132,14 +132,14 @@ def test_perfetto_export_decodes_with_counts_and_order(system_trace, tmp_path):
             irq_entries += event.HasField("softirq_entry")
             irq_exits += event.HasField("softirq_exit")
     trace = system_trace
-    assert switches == trace.of("switch", "ts_ns").height
-    assert irq_entries == irq_exits == trace.of("softirq", "ts_ns").height
+    assert switches == trace.of(Event.SWITCH, "ts_ns").height
+    assert irq_entries == irq_exits == trace.of(Event.SOFTIRQ, "ts_ns").height
     instants = [p for p in decoded.packet if p.HasField("track_event")
                 and p.track_event.type == pb.TrackEvent.TYPE_INSTANT]
-    assert len(instants) == trace.of("launch", "ts_ns").height == 2 * 40 * 478
+    assert len(instants) == trace.of(Event.LAUNCH, "ts_ns").height == 2 * 40 * 478
     begins = [p for p in decoded.packet if p.HasField("track_event")
               and p.track_event.type == pb.TrackEvent.TYPE_SLICE_BEGIN and p.track_event.name.startswith("cu")]
-    assert len(begins) == trace.of("sync", "ts_ns").height
+    assert len(begins) == trace.of(Event.SYNC, "ts_ns").height
     threads = {t.tid: t.name for p in decoded.packet if p.HasField("process_tree") for t in p.process_tree.threads}
-    cudasim_tids = set(trace.of("launch", "tid")["tid"].unique().to_list())
+    cudasim_tids = set(trace.of(Event.LAUNCH, "tid")["tid"].unique().to_list())
     assert all(threads[tid] == "cudasim" for tid in cudasim_tids)

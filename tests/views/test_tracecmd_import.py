@@ -9,7 +9,7 @@ import subprocess
 import polars as pl
 import pytest
 
-from launchgap.trace import read_trace
+from launchgap.trace import Event, read_trace
 from launchgap.trace.tracecmd import lines_to_events
 from tests.conftest import CUDASIM, REPO
 from tests.recorder.conftest import needs_bpf
@@ -17,10 +17,10 @@ from tests.views.dat_maker import make_dat, report_counts
 
 LAUNCHGAP = [str(REPO / ".venv" / "bin" / "launchgap")]
 
-# names launchgap gives the events it imports
-IMPORTED_AS = {"sched_switch": "switch", "sched_wakeup": "wakeup", "sched_waking": "waking",
-               "sched_wakeup_new": "wakeup_new", "sched_migrate_task": "migrate", "sched_process_fork": "fork",
-               "sched_process_exec": "exec", "sched_process_exit": "exit"}
+# the kinds launchgap imports trace-cmd's events as
+IMPORTED_AS = {"sched_switch": Event.SWITCH, "sched_wakeup": Event.WAKEUP, "sched_waking": Event.WAKING,
+               "sched_wakeup_new": Event.WAKEUP_NEW, "sched_migrate_task": Event.MIGRATE,
+               "sched_process_fork": Event.FORK, "sched_process_exec": Event.EXEC, "sched_process_exit": Event.EXIT}
 
 
 @pytest.fixture(scope="module")
@@ -39,12 +39,12 @@ def test_import_matches_trace_cmd_report(real_dat, tmp_path):
     assert proc.returncode == 0, proc.stderr
     listed = report_counts(real_dat)
     trace = read_trace(out)
-    got = dict(trace.events.group_by(pl.col("event").cast(pl.Utf8)).len().iter_rows())
+    assert trace.format == 2 and out.is_dir()
     assert listed["sched_switch"] > 100
-    for name, event in IMPORTED_AS.items():
-        assert got.get(event, 0) == listed.get(name, 0), name
+    for name, kind in IMPORTED_AS.items():
+        assert trace.count(kind) == listed.get(name, 0), name
     # each softirq is an entry paired with its exit; only the trace's two edges per CPU may be unpaired
-    assert listed["softirq_entry"] - 2 * 2 <= got["softirq"] <= listed["softirq_entry"]
+    assert listed["softirq_entry"] - 2 * 2 <= trace.count(Event.SOFTIRQ) <= listed["softirq_entry"]
     assert f"{listed['sched_switch']:,} sched_switch" in " ".join(proc.stdout.split())
     # the workload is named, so the report analyses its threads
     assert trace.meta["pids"] and trace.meta["pid_is_thread_id"]
@@ -77,19 +77,18 @@ LINES = [
 
 
 def test_line_parser_states_nesting_and_loss():
-    events, stats = lines_to_events(LINES)
-    sw = events.filter(pl.col("event") == "switch").select("tid", "comm", "prev_state", "voluntary", "preempt",
-                                                           "next_tid", "next_comm").rows()
+    frames, stats = lines_to_events(LINES)
+    sw = frames[Event.SWITCH].select("tid", "comm", "prev_state", "voluntary", "preempt", "next_tid",
+                                     "next_comm").rows()
     assert sw == [(1665, "C1 CompilerThre", 0, False, True, 77, "kworker/1:0"),   # R+: preempted in the kernel
                   (77, "kworker/1:0", 0x402, True, False, 1665, "C1 CompilerThre"),  # I: idle kernel thread
                   (9, "bash", 0x80, True, False, 0, "swapper/0")]             # X: dead
     # the hard IRQ inside the softirq does not cut the softirq short
-    irqs = events.filter(pl.col("event").is_in(["hardirq", "softirq"])).select(
-        pl.col("event").cast(pl.Utf8), "irq", "irq_name", "duration_ns").rows()
-    assert irqs == [("softirq", 3, "NET_RX", 1000), ("hardirq", 24, "virtio0-input.0", 100)]
+    irqs = [frames[kind].select("irq", "irq_name", "duration_ns").rows() for kind in (Event.SOFTIRQ, Event.HARDIRQ)]
+    assert irqs == [[(3, "NET_RX", 1000)], [(24, "virtio0-input.0", 100)]]
     # the first hard IRQ entry never exits: dropped, not paired with the second one's exit
-    assert events.filter(pl.col("event") == "waking").select("tid", "target_cpu").rows() == [(1665, 1)]
-    lost = events.filter(pl.col("event") == "lost")
+    assert frames[Event.WAKING].select("tid", "target_cpu").rows() == [(1665, 1)]
+    lost = frames[Event.LOST]
     assert stats["lost_events"] == 42 and set(lost["cpu"].to_list()) == {1}
-    assert lost.filter(pl.col("lost_event") == "switch")["lost_count"].to_list() == [42]
+    assert lost.filter(pl.col("lost_event") == Event.SWITCH)["lost_count"].to_list() == [42]
     assert stats["cpu_count"] == 2

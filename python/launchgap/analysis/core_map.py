@@ -15,12 +15,14 @@ from dataclasses import dataclass
 import polars as pl
 
 from launchgap.analysis.targets import target_pids
-from launchgap.analysis.timeline import TASK_DEAD, cpu_runs, trace_bounds
-from launchgap.trace import Trace
+from launchgap.analysis.timeline import cpu_runs, trace_bounds
+from launchgap.trace import Event, Trace
+from launchgap.trace.schema import TASK_DEAD
 
 IDLE_TID = 0
-MARK_EVENTS = {"hardirq": "irq", "softirq": "irq", "irq_vector": "irq", "launch": "launch", "sync": "sync",
-               "migrate": "migrate"}
+# the kinds drawn as marks, and the mark each is (views/timeline.py styles them)
+MARK_EVENTS = {Event.HARDIRQ: "irq", Event.SOFTIRQ: "irq", Event.IRQ_VECTOR: "irq", Event.LAUNCH: "launch",
+               Event.SYNC: "sync", Event.MIGRATE: "migrate"}
 
 
 class ViewError(ValueError):
@@ -62,23 +64,28 @@ def records_every_switch(trace: Trace) -> bool:
 
 def forked_tids(trace: Trace) -> set[int]:
     """Tasks created while the trace ran (fork or wakeup_new seen)."""
-    children = trace.of("fork", "child_tid")["child_tid"].drop_nulls().to_list()
-    new = trace.of("wakeup_new", "tid")["tid"].drop_nulls().to_list()
+    children = trace.of(Event.FORK, "child_tid")["child_tid"].drop_nulls().to_list()
+    new = trace.of(Event.WAKEUP_NEW, "tid")["tid"].drop_nulls().to_list()
     return set(children) | set(new)
 
 
 def sleep_end_ns(trace: Trace) -> int:
     """The end of the first `sleep` task: the paper's `sleep 1; app` trick."""
-    ev = trace.events
-    sleeps = ev.filter((pl.col("comm") == "sleep") & (pl.col("event") == "exec"))
+    def named_sleep(kinds: tuple[Event, ...]) -> pl.DataFrame:
+        return pl.concat([trace.scan(k).select("ts_ns", "tid", "comm") for k in kinds]).filter(
+            pl.col("comm") == "sleep").collect()
+
+    sleeps = named_sleep((Event.EXEC,))
     if sleeps.is_empty():
-        sleeps = ev.filter((pl.col("comm") == "sleep") & (pl.col("event").is_in(["switch", "exit"])))
+        sleeps = named_sleep((Event.SWITCH, Event.EXIT))
     if sleeps.is_empty():
         raise ViewError("--after-sleep: no task named `sleep` in the trace (record `sh -c 'sleep 1; COMMAND'`)")
     tid = sleeps.sort("ts_ns")["tid"][0]
-    own = ev.filter((pl.col("tid") == tid) & pl.col("event").is_in(["switch", "exit"]))
-    dead = own.filter((pl.col("event") == "exit") | ((pl.col("prev_state").fill_null(0) & TASK_DEAD) != 0))
-    return int((dead if not dead.is_empty() else own)["ts_ns"].max())
+    switches = trace.of(Event.SWITCH, "ts_ns", "tid", "prev_state").filter(pl.col("tid") == tid)
+    exits = trace.of(Event.EXIT, "ts_ns", "tid").filter(pl.col("tid") == tid)
+    dead = pl.concat([exits["ts_ns"], switches.filter((pl.col("prev_state").fill_null(0) & TASK_DEAD) != 0)["ts_ns"]])
+    own = pl.concat([exits["ts_ns"], switches["ts_ns"]])
+    return int((dead if not dead.is_empty() else own).max())
 
 
 def workload_start_ns(trace: Trace) -> int:
@@ -87,18 +94,20 @@ def workload_start_ns(trace: Trace) -> int:
     if not pid:
         raise ViewError("--from-workload: the trace names no traced command (recorded with -p, --system "
                         "without a command, or imported)")
-    own = trace.events.filter((pl.col("pid") == pid) | (pl.col("child_pid") == pid))
-    execs = own.filter(pl.col("event") == "exec")
-    chosen = execs if not execs.is_empty() else own
-    if chosen.is_empty():
+    execs = trace.of(Event.EXEC, "ts_ns", "pid").filter(pl.col("pid") == pid)
+    if not execs.is_empty():
+        return int(execs["ts_ns"].min())
+    own = pl.concat([trace.scan(k).filter(pl.col("pid") == pid).select("ts_ns") for k in Event if k is not Event.LOST]
+                    + [trace.scan(Event.FORK).filter(pl.col("child_pid") == pid).select("ts_ns")]).collect()
+    if own.is_empty():
         raise ViewError(f"--from-workload: no event of the traced command (pid {pid}) in the trace")
-    return int(chosen["ts_ns"].min())
+    return int(own["ts_ns"].min())
 
 
 def choose_window(trace: Trace, after_sleep: bool = False, from_workload: bool = False,
                   min_s: float | None = None, max_s: float | None = None) -> Window:
     bounds = trace_bounds(trace)
-    first = trace.events.filter(pl.col("event") != "trace_end")["ts_ns"].min()
+    first, _ = trace.span_ns()
     origin = min(bounds.start_ns, int(first)) if first is not None else bounds.start_ns
     if after_sleep:
         origin = sleep_end_ns(trace)
@@ -139,13 +148,12 @@ def command_stats(slices: pl.DataFrame, window: Window) -> pl.DataFrame:
 
 def marks(trace: Trace, window: Window, tids: set[int] | None = None) -> pl.DataFrame:
     """Overlay marks: kind (irq, launch, sync, migrate), ts_ns, cpu (a migration's destination), tid."""
-    ev = trace.events.lazy().filter(pl.col("event").cast(pl.Utf8).is_in(list(MARK_EVENTS)))
-    ev = ev.filter((pl.col("ts_ns") >= window.lo_ns) & (pl.col("ts_ns") < window.hi_ns))
-    frame = ev.select(
-        pl.col("event").cast(pl.Utf8).replace_strict(MARK_EVENTS).alias("kind"),
-        pl.col("ts_ns").cast(pl.Int64),
-        pl.when(pl.col("event") == "migrate").then(pl.col("dest_cpu")).otherwise(pl.col("cpu")).alias("cpu"),
-        "tid").collect()
+    inside = (pl.col("ts_ns") >= window.lo_ns) & (pl.col("ts_ns") < window.hi_ns)
+    frame = pl.concat([trace.scan(kind).filter(inside).select(
+        pl.lit(mark).alias("kind"), pl.col("ts_ns").cast(pl.Int64),
+        # a migration is marked where the task went
+        pl.col("dest_cpu" if kind is Event.MIGRATE else "cpu").alias("cpu"), "tid")
+        for kind, mark in MARK_EVENTS.items()]).collect()
     if tids is not None:
         # launches, syncs and migrations belong to a task; IRQs to the CPU
         frame = frame.filter((pl.col("kind") == "irq") | pl.col("tid").is_in(sorted(tids)))
@@ -169,7 +177,7 @@ def trace_cpus(trace: Trace) -> list[int]:
     """Every CPU the trace knows: its topology, else the CPUs events happened on."""
     topo = (trace.meta.get("topology") or {}).get("cpus") or []
     known = {int(c["cpu"]) for c in topo if "cpu" in c}
-    seen = trace.events["cpu"].drop_nulls().unique().to_list()
+    seen = trace.cpus_seen()
     count = (trace.meta.get("topology") or {}).get("count")
     if not known and count:
         known = set(range(int(count)))

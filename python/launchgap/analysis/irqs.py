@@ -6,20 +6,20 @@ from __future__ import annotations
 
 import polars as pl
 
-from launchgap.trace import Trace
+from launchgap.trace import Event, Trace
 
-IRQ_EVENTS = ("hardirq", "softirq", "irq_vector")
+IRQ_EVENTS = (Event.HARDIRQ, Event.SOFTIRQ, Event.IRQ_VECTOR)
 
 
 def irq_intervals(trace: Trace) -> pl.DataFrame:
     """cpu, pid, tid (interrupted), kind, name, i_start, i_end, duration_ns, exclusive_ns."""
-    irqs = trace.events.filter(pl.col("event").is_in(IRQ_EVENTS)).select(
-        "cpu", "pid", "tid", pl.col("event").alias("kind"), pl.col("irq_name").alias("name"),
+    irqs = pl.concat([trace.scan(kind).select(
+        "cpu", "pid", "tid", pl.lit(kind.value).alias("kind"), pl.col("irq_name").alias("name"),
         pl.col("ts_ns").cast(pl.Int64).alias("i_start"),
         (pl.col("ts_ns") + pl.col("duration_ns")).cast(pl.Int64).alias("i_end"),
-        pl.col("duration_ns").cast(pl.Int64)).with_row_index("irq_id")
-    soft = irqs.filter(pl.col("kind") == "softirq").select("irq_id", "cpu", "i_start", "i_end").sort("i_start")
-    inner = irqs.filter(pl.col("kind") != "softirq").sort("i_start")
+        pl.col("duration_ns").cast(pl.Int64)) for kind in IRQ_EVENTS]).collect().with_row_index("irq_id")
+    soft = irqs.filter(pl.col("kind") == Event.SOFTIRQ).select("irq_id", "cpu", "i_start", "i_end").sort("i_start")
+    inner = irqs.filter(pl.col("kind") != Event.SOFTIRQ).sort("i_start")
     if soft.is_empty() or inner.is_empty():
         return irqs.with_columns(pl.col("duration_ns").alias("exclusive_ns")).drop("irq_id")
     # the softirq (if any) that started last before each hard IRQ on its CPU, and whether it encloses it

@@ -12,22 +12,24 @@ from launchgap.analysis.irqs import irq_intervals
 from launchgap.analysis.targets import RECORDER_COMMS, target_pids, target_threads
 from launchgap.analysis.timeline import Bounds, cpu_runs, thread_segments, trace_bounds
 from launchgap.doctor.in_trace import host_checks
-from launchgap.trace import Trace
+from launchgap.trace import Event, Trace
 
 REPORT_SCHEMA = "launchgap-report/1"
 
 # Which recorded event types each metric is computed from: a loss of any of
-# them makes the metric a lower bound, and the report says so beside it.
+# them makes the metric a lower bound, and the report says so beside it. Losses
+# are counted by record type (`lost_event`): the wakeup record carries all three
+# wakeup kinds, so Event.WAKEUP stands for them.
 DEPENDS_ON = {
-    "launches": ("launch",),
-    "syncs": ("sync",),
-    "switches": ("switch",),
-    "off_cpu": ("switch",),
-    "runqueue": ("switch", "wakeup"),
-    "irqs": ("hardirq", "softirq", "irq_vector"),
-    "gaps": ("launch", "switch", "wakeup", "hardirq", "softirq", "irq_vector", "sync"),
-    "migrations": ("migrate",),
-    "failed_launches": ("runtime_only",),
+    "launches": (Event.LAUNCH,),
+    "syncs": (Event.SYNC,),
+    "switches": (Event.SWITCH,),
+    "off_cpu": (Event.SWITCH,),
+    "runqueue": (Event.SWITCH, Event.WAKEUP),
+    "irqs": (Event.HARDIRQ, Event.SOFTIRQ, Event.IRQ_VECTOR),
+    "gaps": (Event.LAUNCH, Event.SWITCH, Event.WAKEUP, Event.HARDIRQ, Event.SOFTIRQ, Event.IRQ_VECTOR, Event.SYNC),
+    "migrations": (Event.MIGRATE,),
+    "failed_launches": (Event.RUNTIME_ONLY,),
 }
 
 # The runtime's launch entry points: a `runtime_only` row of one of these with
@@ -121,23 +123,22 @@ def silent_tasks(trace: Trace) -> list[dict]:
     """Tasks switched in but never out, other than those still running at the end: the kernel
     did not trace their switch-outs (seen with this project's sandbox agent), so a workload
     thread they preempted looks preempted until its next recorded switch-out."""
-    sw = trace.of("switch", "ts_ns", "cpu", "tid", "next_pid", "next_tid", "next_comm")
+    sw = trace.of(Event.SWITCH, "ts_ns", "cpu", "tid", "next_pid", "next_tid", "next_comm")
     if sw.is_empty():
         return []
     running_at_end = set(sw.sort("ts_ns").group_by("cpu").last()["next_tid"].to_list())
     switched_out = set(sw["tid"].unique().to_list())
     ins = sw.group_by("next_pid", "next_tid").agg(pl.len().alias("switch_ins"), pl.col("next_comm").last())
     silent = ins.filter(~pl.col("next_tid").is_in(list(switched_out | running_at_end | {0})))
-    return [{"pid": p, "tid": t, "comm": c, "switch_ins": n} for p, t, n, c in silent.sort("switch_ins", descending=True).rows()]
+    return [{"pid": p, "tid": t, "comm": c, "switch_ins": n} for p, t, n, c in silent.sort(["switch_ins", "next_tid"], descending=[True, False]).rows()]
 
 
 def failed_launches(trace: Trace, pids: set[int]) -> dict:
     """Runtime launches of targets that returned an error without reaching the
     driver (recorded with --api-names): how many, by entry point and return code."""
     recorded = bool(trace.meta.get("options", {}).get("api_names"))
-    if "return_code" not in trace.events.columns:
-        return {"recorded": recorded, "count": 0, "by": [], "runtime_only_calls": 0}
-    calls = trace.of("runtime_only", "pid", "runtime_api", "return_code").filter(pl.col("pid").is_in(list(pids)))
+    # a trace older than the return_code column reads it as null: no call counts as failed
+    calls = trace.of(Event.RUNTIME_ONLY, "pid", "runtime_api", "return_code").filter(pl.col("pid").is_in(list(pids)))
     failed = calls.filter(pl.col("runtime_api").is_in(RUNTIME_LAUNCH_APIS) & (pl.col("return_code") != 0))
     by = failed.group_by("runtime_api", "return_code").len().sort("len", "runtime_api", descending=[True, False])
     return {"recorded": recorded, "count": failed.height, "runtime_only_calls": calls.height,
@@ -149,9 +150,9 @@ def build_report(trace: Trace) -> dict:
     pids = target_pids(trace)
     threads = target_threads(trace, pids)
     tids = threads["tid"].to_list()
-    launches = trace.of("launch", "ts_ns", "pid", "tid", "api").filter(pl.col("pid").is_in(list(pids)))
-    syncs = trace.of("sync", "ts_ns", "pid", "tid", "api", "duration_ns").filter(pl.col("pid").is_in(list(pids)))
-    switches = trace.of("switch", "ts_ns", "tid", "voluntary").filter(pl.col("tid").is_in(tids))
+    launches = trace.of(Event.LAUNCH, "ts_ns", "pid", "tid", "api").filter(pl.col("pid").is_in(list(pids)))
+    syncs = trace.of(Event.SYNC, "ts_ns", "pid", "tid", "api", "duration_ns").filter(pl.col("pid").is_in(list(pids)))
+    switches = trace.of(Event.SWITCH, "ts_ns", "tid", "voluntary").filter(pl.col("tid").is_in(tids))
     segments = thread_segments(trace, tids, bounds)
     runs = cpu_runs(trace, bounds)
     irqs = irq_intervals(trace)
@@ -163,7 +164,8 @@ def build_report(trace: Trace) -> dict:
                                                                     "offcpu", "unknown")}, "lifetime_ns": pl.Int64})
     culprits = taken.culprits(segments, runs) if not segments.is_empty() else pl.DataFrame()
     irq_by_thread = taken.irq_time(irqs, tids)
-    migrations = taken.migration_time(trace.of("migrate", "ts_ns", "tid").filter(pl.col("tid").is_in(tids)), segments)
+    migrations = taken.migration_time(trace.of(Event.MIGRATE, "ts_ns", "tid").filter(pl.col("tid").is_in(tids)),
+                                      segments)
     switch_counts = switches.group_by("tid").agg(
         pl.col("voluntary").sum().alias("blocked_switches"), (~pl.col("voluntary")).sum().alias("preempted_switches"))
     launch_counts = launches.group_by("tid").agg(pl.len().alias("launches"))
@@ -206,7 +208,8 @@ def build_report(trace: Trace) -> dict:
     all_culprits = []
     if not culprits.is_empty():
         for cause, pid, comm, ns in (culprits.group_by("cause", "run_pid", "run_comm").agg(pl.col("ns").sum())
-                                     .sort("ns", descending=True).head(10).rows()):
+                                     .sort(["ns", "cause", "run_pid", "run_comm"],
+                                           descending=[True, False, False, False]).head(10).rows()):
             all_culprits.append({"cause": cause, "pid": pid, "comm": comm, "ns": ns,
                                  "is_recorder": comm in RECORDER_COMMS or pid == trace.meta.get("recorder_pid"),
                                  "is_idle": pid == 0})
@@ -215,8 +218,8 @@ def build_report(trace: Trace) -> dict:
     gap_classes = gap_analysis.class_table(gaps)
     n_launches = launches.height
     target_switches = switches.height
-    soft = target_irqs.filter(pl.col("kind") == "softirq")
-    hard = target_irqs.filter(pl.col("kind") != "softirq")
+    soft = target_irqs.filter(pl.col("kind") == Event.SOFTIRQ)
+    hard = target_irqs.filter(pl.col("kind") != Event.SOFTIRQ)
     off_cpu = sum(t["blocked_ns"] + t["preempted_ns"] + t["runqueue_ns"] + t["offcpu_ns"] for t in thread_rows)
     lifetime_total = sum(t["lifetime_ns"] for t in thread_rows)
     launching = set(launch_counts["tid"].to_list())
@@ -225,12 +228,12 @@ def build_report(trace: Trace) -> dict:
     if study_counts:
         study_rows, study_launches = study_counts["sched_switch_rows"], study_counts["launches"]
     else:
-        switch_ins = trace.of("switch", "next_tid").filter(pl.col("next_tid").is_in(tids)).height
+        switch_ins = trace.of(Event.SWITCH, "next_tid").filter(pl.col("next_tid").is_in(tids)).height
         study_rows, study_launches = target_switches + switch_ins, n_launches
 
     irq_table = (irqs.group_by("kind", "name").agg(pl.len().alias("count"), pl.col("exclusive_ns").sum().alias("ns"),
                                                    pl.col("tid").is_in(tids).sum().alias("on_workload"))
-                 .sort("ns", descending=True))
+                 .sort(["ns", "kind", "name"], descending=[True, False, False]))
     return {
         "schema": REPORT_SCHEMA,
         "trace": {"path": str(trace.path), "mode": trace.meta.get("mode"), "command": trace.meta.get("command"),

@@ -27,7 +27,7 @@ import polars as pl
 
 from launchgap.analysis.core_map import Window, clip, run_slices
 from launchgap.analysis.intervals import overlaps
-from launchgap.trace import Trace
+from launchgap.trace import Event, Trace
 
 
 @dataclass(frozen=True)
@@ -44,7 +44,7 @@ class RunningWaiting:
 
 def wait_intervals(trace: Trace, start_ns: int) -> pl.DataFrame:
     """tid, cpu, start_ns, end_ns of every runnable-but-not-running stretch that ended in a switch-in."""
-    sw = trace.of("switch", "ts_ns", "cpu", "tid", "next_tid", "voluntary", "prev_state")
+    sw = trace.of(Event.SWITCH, "ts_ns", "cpu", "tid", "next_tid", "voluntary", "prev_state")
     still_runnable = (pl.when(pl.col("voluntary").is_not_null()).then(~pl.col("voluntary"))
                       .otherwise(pl.col("prev_state").fill_null(0) == 0))
     outs = sw.filter(pl.col("tid") != 0).select(
@@ -52,7 +52,7 @@ def wait_intervals(trace: Trace, start_ns: int) -> pl.DataFrame:
         pl.when(still_runnable).then(pl.lit("out_runnable")).otherwise(pl.lit("out_blocked")).alias("kind"))
     ins = sw.filter(pl.col("next_tid") != 0).select(
         pl.col("ts_ns").cast(pl.Int64), pl.col("next_tid").alias("tid"), "cpu", pl.lit("in").alias("kind"))
-    wakes = trace.events.lazy().filter(pl.col("event").is_in(["wakeup", "wakeup_new"]) & (pl.col("tid") != 0)).select(
+    wakes = pl.concat([trace.scan(kind) for kind in (Event.WAKEUP, Event.WAKEUP_NEW)]).filter(pl.col("tid") != 0).select(
         pl.col("ts_ns").cast(pl.Int64), "tid", pl.col("target_cpu").alias("cpu"), pl.lit("wake").alias("kind")
     ).collect()
     rows = pl.concat([outs, ins, wakes]).with_columns(pl.col("tid").cast(pl.UInt32), pl.col("cpu").cast(pl.UInt32))

@@ -38,7 +38,8 @@ def culprits(segments: pl.DataFrame, runs: pl.DataFrame) -> pl.DataFrame:
             .with_columns(idle_as_one.alias("run_comm"))
             .group_by("tid", "cause", "run_pid", "run_comm")
             .agg(pl.col("overlap_ns").sum().alias("ns"))
-            .sort("ns", descending=True))
+            # equal times in a fixed order, whatever order the rows came in
+            .sort(["ns", "tid", "cause", "run_pid", "run_comm"], descending=[True, False, False, False, False]))
 
 
 def irq_time(irqs: pl.DataFrame, tids: list[int]) -> pl.DataFrame:
@@ -46,7 +47,7 @@ def irq_time(irqs: pl.DataFrame, tids: list[int]) -> pl.DataFrame:
     return (irqs.filter(pl.col("tid").is_in(tids))
             .group_by("tid", "kind", "name")
             .agg(pl.len().alias("count"), pl.col("exclusive_ns").sum().alias("ns"))
-            .sort("ns", descending=True))
+            .sort(["ns", "tid", "kind", "name"], descending=[True, False, False, False]))
 
 
 def migration_time(trace_migrations: pl.DataFrame, segments: pl.DataFrame) -> pl.DataFrame:

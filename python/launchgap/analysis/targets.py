@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import polars as pl
 
-from launchgap.trace import Trace
+from launchgap.trace import Event, Trace
 
 # Threads of the recorder itself: never the workload, but they may be culprits.
 RECORDER_COMMS = ("launchgap-recor", "trace-writer")
+# kinds whose `comm` is the thread's own name (a fork's is the child's)
+NAMED_BY = (Event.SWITCH, Event.EXEC, Event.COMM, Event.WAKEUP, Event.WAKEUP_NEW, Event.LAUNCH, Event.SYNC)
 
 
 def target_pids(trace: Trace) -> set[int]:
@@ -19,9 +21,9 @@ def target_pids(trace: Trace) -> set[int]:
         roots.add(int(meta["command_pid"]))
     if not roots:
         # --system alone: the workload is whatever used CUDA, if anything did
-        cuda = trace.events.filter(pl.col("event").is_in(["launch", "sync"]))
-        return set(cuda["pid"].unique().to_list())
-    forks = trace.of("fork").select("pid", "child_pid").unique()
+        cuda = pl.concat([trace.scan(kind).select("pid") for kind in (Event.LAUNCH, Event.SYNC)])
+        return set(cuda.unique().collect()["pid"].to_list())
+    forks = trace.of(Event.FORK, "pid", "child_pid").unique()
     pids = set(roots)
     while True:
         grown = pids | set(forks.filter(pl.col("pid").is_in(list(pids)))["child_pid"].to_list())
@@ -34,19 +36,17 @@ def target_threads(trace: Trace, pids: set[int] | None = None) -> pl.DataFrame:
     """One row per target thread: pid, tid, its last name, when it was first and last seen."""
     pids = target_pids(trace) if pids is None else pids
     wanted = list(pids)
-    ev = trace.events.lazy()
     # when each thread was seen: a numeric pass over every event of the targets
-    seen = (ev.filter(pl.col("pid").is_in(wanted) & ~pl.col("event").is_in(["lost", "trace_end"]))
-            .select("pid", "tid", "ts_ns")
+    seen = (pl.concat([trace.scan(kind).select("pid", "tid", "ts_ns") for kind in Event if kind is not Event.LOST])
+            .filter(pl.col("pid").is_in(wanted))
             .group_by("pid", "tid").agg(pl.col("ts_ns").min().alias("first_ns"), pl.col("ts_ns").max().alias("last_ns")))
-    switched_in = (ev.filter((pl.col("event") == "switch") & pl.col("next_pid").is_in(wanted))
+    switched_in = (trace.scan(Event.SWITCH).filter(pl.col("next_pid").is_in(wanted))
                    .group_by(pl.col("next_pid").alias("pid"), pl.col("next_tid").alias("tid"))
                    .agg(pl.col("ts_ns").min().alias("first_ns"), pl.col("ts_ns").max().alias("last_ns")))
-    # names only from the few events that carry the thread's own (recorded launches and syncs carry
+    # names only from the few kinds that carry the thread's own (recorded launches and syncs carry
     # none; the study's CSV names the thread on every row, and many threads there have no other row)
-    named = (ev.filter(pl.col("event").is_in(["switch", "exec", "comm", "wakeup", "wakeup_new", "launch", "sync"])
-                       & pl.col("pid").is_in(wanted) & pl.col("comm").is_not_null())
-             .select("pid", "tid", "ts_ns", "comm")
+    named = (pl.concat([trace.scan(kind).select("pid", "tid", "ts_ns", "comm") for kind in NAMED_BY])
+             .filter(pl.col("pid").is_in(wanted) & pl.col("comm").is_not_null())
              .group_by("pid", "tid").agg(pl.col("comm").sort_by("ts_ns").last()))
     both = (pl.concat([seen, switched_in]).group_by("pid", "tid")
             .agg(pl.col("first_ns").min(), pl.col("last_ns").max()))

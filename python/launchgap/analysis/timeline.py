@@ -18,9 +18,8 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from launchgap.trace import Trace
-
-TASK_DEAD = 0x80  # include/linux/sched.h
+from launchgap.trace import Event, Trace
+from launchgap.trace.schema import TASK_DEAD
 
 
 @dataclass(frozen=True)
@@ -34,13 +33,11 @@ class Bounds:
 
 
 def trace_bounds(trace: Trace) -> Bounds:
-    start = int(trace.meta.get("start_ns") or trace.events["ts_ns"].min() or 0)
     end_row = trace.end
-    if end_row and end_row.get("end_ns"):
-        end = int(end_row["end_ns"])
-    else:
-        data = trace.events.filter(pl.col("event") != "trace_end")
-        end = int(data["ts_ns"].max() or start)
+    known_end = end_row.get("end_ns") if end_row else None
+    first, last = (None, None) if trace.meta.get("start_ns") and known_end else trace.span_ns()
+    start = int(trace.meta.get("start_ns") or first or 0)
+    end = int(known_end) if known_end else int(last or start)
     return Bounds(start, max(start, end))
 
 
@@ -50,7 +47,7 @@ def cpu_runs(trace: Trace, bounds: Bounds) -> pl.DataFrame:
     Each switch starts a slice of the next task; the task switched out by a
     CPU's first switch is taken to have run since the trace began.
     """
-    sw = trace.of("switch").select("ts_ns", "cpu", "pid", "tid", "comm", "next_pid", "next_tid", "next_comm")
+    sw = trace.of(Event.SWITCH, "ts_ns", "cpu", "pid", "tid", "comm", "next_pid", "next_tid", "next_comm")
     if sw.is_empty():
         return pl.DataFrame(schema={"cpu": pl.UInt32, "r_start": pl.Int64, "r_end": pl.Int64, "run_pid": pl.UInt32,
                                     "run_tid": pl.UInt32, "run_comm": pl.Utf8})
@@ -68,32 +65,33 @@ def cpu_runs(trace: Trace, bounds: Bounds) -> pl.DataFrame:
 
 def thread_segments(trace: Trace, tids: list[int], bounds: Bounds) -> pl.DataFrame:
     """tid, cpu, state, s_start, s_end for every target thread, end to end."""
-    ev = trace.events
-    sw = ev.filter(pl.col("event") == "switch")
+    sw = trace.scan(Event.SWITCH).select("ts_ns", "cpu", "tid", "next_tid", "prev_state", "voluntary")
     outs = sw.filter(pl.col("tid").is_in(tids)).select(
         "ts_ns", "tid", "cpu",
         pl.when((pl.col("prev_state") & TASK_DEAD) != 0).then(pl.lit("dead"))
         .when(pl.col("voluntary").is_null()).then(pl.lit("offcpu"))
         .when(pl.col("voluntary")).then(pl.lit("blocked")).otherwise(pl.lit("preempted")).alias("state"),
-        pl.lit("switch").alias("kind"))
+        pl.lit(Event.SWITCH.value).alias("kind"))
     ins = sw.filter(pl.col("next_tid").is_in(tids)).select(
-        "ts_ns", pl.col("next_tid").alias("tid"), "cpu", pl.lit("running").alias("state"), pl.lit("switch").alias("kind"))
-    wakes = ev.filter(pl.col("event").is_in(["wakeup", "wakeup_new"]) & pl.col("tid").is_in(tids)).select(
+        "ts_ns", pl.col("next_tid").alias("tid"), "cpu", pl.lit("running").alias("state"),
+        pl.lit(Event.SWITCH.value).alias("kind"))
+    wakes = pl.concat([trace.scan(kind) for kind in (Event.WAKEUP, Event.WAKEUP_NEW)]).filter(
+        pl.col("tid").is_in(tids)).select(
         "ts_ns", "tid", pl.col("target_cpu").alias("cpu"), pl.lit(None, pl.Utf8).alias("state"),
-        pl.lit("wakeup").alias("kind"))
-    moves = ev.filter((pl.col("event") == "migrate") & pl.col("tid").is_in(tids)).select(
+        pl.lit(Event.WAKEUP.value).alias("kind"))
+    moves = trace.scan(Event.MIGRATE).filter(pl.col("tid").is_in(tids)).select(
         "ts_ns", "tid", pl.col("dest_cpu").alias("cpu"), pl.lit(None, pl.Utf8).alias("state"),
-        pl.lit("migrate").alias("kind"))
-    rows = pl.concat([outs, ins, wakes, moves]).with_columns(pl.col("ts_ns").cast(pl.Int64))
+        pl.lit(Event.MIGRATE.value).alias("kind"))
+    rows = pl.concat([outs, ins, wakes, moves]).with_columns(pl.col("ts_ns").cast(pl.Int64)).collect()
     if rows.is_empty():
         return pl.DataFrame(schema={"tid": pl.UInt32, "cpu": pl.UInt32, "state": pl.Utf8, "s_start": pl.Int64,
                                     "s_end": pl.Int64})
     rows = rows.sort("tid", "ts_ns")
-    switch_state = pl.when(pl.col("kind") == "switch").then(pl.col("state"))
+    switch_state = pl.when(pl.col("kind") == Event.SWITCH).then(pl.col("state"))
     rows = rows.with_columns(switch_state.forward_fill().shift(1).over("tid").alias("switched_before"))
     woken = (pl.when(pl.col("switched_before").is_null() | pl.col("switched_before").is_in(["blocked", "offcpu"]))
              .then(pl.lit("runqueue")).otherwise(pl.col("switched_before")))
-    rows = rows.with_columns(pl.when(pl.col("kind") == "wakeup").then(woken).otherwise(pl.col("state")).alias("state"))
+    rows = rows.with_columns(pl.when(pl.col("kind") == Event.WAKEUP).then(woken).otherwise(pl.col("state")).alias("state"))
     rows = rows.with_columns(pl.col("state").forward_fill().over("tid"))
     # a thread's end: its death switch, else the end of the trace
     segments = rows.select(
@@ -103,11 +101,11 @@ def thread_segments(trace: Trace, tids: list[int], bounds: Bounds) -> pl.DataFra
     # before the first event: inferred from it
     first = rows.group_by("tid").first().select(
         "tid", "cpu",
-        pl.when((pl.col("kind") == "switch") & (pl.col("state") != "running")).then(pl.lit("running"))
-        .when(pl.col("kind") == "wakeup").then(pl.lit("blocked"))
+        pl.when((pl.col("kind") == Event.SWITCH) & (pl.col("state") != "running")).then(pl.lit("running"))
+        .when(pl.col("kind") == Event.WAKEUP).then(pl.lit("blocked"))
         .otherwise(pl.lit("unknown")).alias("state"),
         pl.lit(bounds.start_ns, pl.Int64).alias("s_start"), pl.col("ts_ns").alias("s_end"))
-    born = trace.of("fork").filter(pl.col("child_tid").is_in(tids)).select(
+    born = trace.of(Event.FORK, "ts_ns", "child_tid").filter(pl.col("child_tid").is_in(tids)).select(
         pl.col("child_tid").alias("tid"), pl.col("ts_ns").cast(pl.Int64).alias("born_ns"))
     first = (first.join(born, on="tid", how="left")
              .with_columns(pl.max_horizontal("s_start", pl.col("born_ns").fill_null(bounds.start_ns)).alias("s_start"))

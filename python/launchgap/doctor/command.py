@@ -44,7 +44,7 @@ def _trace_host(path: str) -> SnapshotHost:
 @click.option("--strict", is_flag=True, help=f"Exit {EXIT_CHECK_FAILED} if any check fails.")
 @click.option("--cpus", help="The workload's CPUs (e.g. 2-3): where its interrupts, GPU and siblings are checked.")
 @click.option("-p", "--pid", type=int, help="Take the CPUs of this process's threads (Cpus_allowed_list).")
-@click.option("--trace", "trace_path", type=click.Path(dir_okay=False),
+@click.option("--trace", "trace_path", type=click.Path(),
               help="Check the host a trace was recorded on, from the files the recorder kept (host_files).")
 @click.option("--brief", is_flag=True, help="Leave out the evidence lines.")
 def doctor(root: str, as_json: bool, strict: bool, cpus: str | None, pid: int | None, trace_path: str | None,

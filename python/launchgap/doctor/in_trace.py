@@ -10,7 +10,7 @@ import polars as pl
 from launchgap.doctor.host import SnapshotHost
 from launchgap.doctor.model import Status, Target
 from launchgap.doctor.run import run_doctor
-from launchgap.trace import Trace
+from launchgap.trace import Event, Trace
 
 SOURCE = "host files captured when recording started"
 
@@ -20,8 +20,8 @@ def workload_cpus(trace: Trace, tids: set[int], launching: bool) -> frozenset[in
     threads only from their first launch (before it, a thread may still be a
     wrapper such as taskset that has not yet pinned itself and exec'd)."""
     wanted = list(tids)
-    launches = trace.of("launch", "ts_ns", "cpu", "tid").filter(pl.col("tid").is_in(wanted))
-    ran = trace.of("switch", "ts_ns", "cpu", "next_tid").filter(pl.col("next_tid").is_in(wanted))
+    launches = trace.of(Event.LAUNCH, "ts_ns", "cpu", "tid").filter(pl.col("tid").is_in(wanted))
+    ran = trace.of(Event.SWITCH, "ts_ns", "cpu", "next_tid").filter(pl.col("next_tid").is_in(wanted))
     if launching:
         first = launches.group_by("tid").agg(pl.col("ts_ns").min().alias("first_ns"))
         ran = ran.join(first, left_on="next_tid", right_on="tid").filter(pl.col("ts_ns") >= pl.col("first_ns"))

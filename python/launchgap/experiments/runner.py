@@ -27,7 +27,7 @@ from launchgap.experiments.loadgen import LoadError
 from launchgap.experiments.mitigations import HostChanges, MitigationError, Mitigations, make_cpuset, steer_irqs_away
 from launchgap.experiments.scenarios import Scenario, make_load
 from launchgap.experiments.verify import ThreadWatch, sampled_problems, trace_check
-from launchgap.output import hand_over, make_directory, write_text
+from launchgap.output import hand_over_trace, make_directory, write_text
 from launchgap.recorder import ENV_OVERRIDE, find_recorder
 from launchgap.trace import read_trace
 
@@ -299,7 +299,7 @@ def run_once(command: list[str], scenario: Scenario, metric: Metric, trace_path:
                                                         "cpus": sorted(e["cpus"])}
                                                for t, e in sorted(watch.threads.items())}}
         if trace_path.exists():
-            hand_over(trace_path)
+            hand_over_trace(trace_path)
             trace = read_trace(trace_path)
             row.update(_trace_metrics(trace, focus_threads))
             if entered is not None:

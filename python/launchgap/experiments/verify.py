@@ -22,7 +22,7 @@ import polars as pl
 from launchgap.analysis.targets import target_pids
 from launchgap.experiments.levers import DEFAULT_PRIO, read_thread_policies
 from launchgap.experiments.mitigations import Mitigations
-from launchgap.trace import Trace
+from launchgap.trace import Event, Trace
 
 SAMPLE_INTERVAL_S = 0.02
 
@@ -85,7 +85,7 @@ def trace_check(trace: Trace, pid: int, since_ns: int, m: Mitigations) -> dict:
     keeps, and every process it started) from SINCE_NS on (CLOCK_MONOTONIC, as the trace: when enter.py
     had read its settings back, just before exec): their switches' prio values and CPUs."""
     workload = list(target_pids(trace) | {pid})
-    switches = trace.of("switch", "ts_ns", "pid", "tid", "comm", "prio", "cpu").filter(
+    switches = trace.of(Event.SWITCH, "ts_ns", "pid", "tid", "comm", "prio", "cpu").filter(
         pl.col("pid").is_in(workload) & (pl.col("ts_ns") > since_ns))
     prios = switches.group_by("prio").len().sort("prio")
     cpus = sorted(int(c) for c in switches["cpu"].unique().to_list())

@@ -21,11 +21,17 @@ from pathlib import Path
 import polars as pl
 from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
 
-from launchgap.trace import Trace
+from launchgap.trace import Event, Trace
+from launchgap.trace.schema import TASK_DEAD
 
 SEQUENCE_ID = 1
 EVENTS_PER_BUNDLE = 4096
-TASK_DEAD = 0x80
+# the kinds that become ftrace events; an interrupt's row becomes its entry and its exit
+FTRACE_KINDS = (Event.SWITCH, Event.WAKING, Event.WAKEUP, Event.WAKEUP_NEW, Event.MIGRATE, Event.FORK, Event.EXEC,
+                Event.EXIT, Event.HARDIRQ, Event.SOFTIRQ)
+WAKEUP_KINDS = (Event.WAKING, Event.WAKEUP, Event.WAKEUP_NEW)
+HARDIRQ_EXIT = f"{Event.HARDIRQ}_exit"
+SOFTIRQ_EXIT = f"{Event.SOFTIRQ}_exit"
 # the kernel's task state -> sched_switch's reported prev_state (a bit per letter; R+ = preempted in the kernel)
 REPORT_RUNNING, REPORT_PREEMPTED, REPORT_DEAD, REPORT_IDLE = 0, 0x100, 0x10, 0x80
 TASK_IDLE = 0x402
@@ -39,12 +45,20 @@ def report_state(prev_state: pl.Expr, preempt: pl.Expr) -> pl.Expr:
             .otherwise(prev_state & 0x7F))
 
 
+FTRACE_COLUMNS = ("ts_ns", "cpu", "pid", "tid", "comm", "prio", "prev_state", "preempt", "next_tid", "next_comm",
+                  "next_prio", "waker_tid", "target_cpu", "orig_cpu", "dest_cpu", "child_tid", "filename", "irq",
+                  "irq_name", "duration_ns")
+
+
 def _ftrace_rows(trace: Trace) -> pl.DataFrame:
-    ev = trace.events.lazy().with_columns(pl.col("event").cast(pl.Utf8))
-    kinds = ["switch", "waking", "wakeup", "wakeup_new", "migrate", "fork", "exec", "exit", "hardirq", "softirq"]
-    rows = ev.filter(pl.col("event").is_in(kinds)).with_columns(
-        report_state(pl.col("prev_state").fill_null(0), pl.col("preempt")).alias("report_state")).collect()
-    irqs = rows.filter(pl.col("event").is_in(["hardirq", "softirq"]))
+    parts = [trace.scan(kind).with_columns(pl.lit(kind.value).alias("event")) for kind in FTRACE_KINDS]
+    ev = pl.concat(parts, how="diagonal_relaxed")
+    have = set(ev.collect_schema().names())
+    ev = ev.with_columns([pl.lit(None).alias(c) for c in FTRACE_COLUMNS if c not in have])
+    rows = ev.with_columns(
+        report_state(pl.col("prev_state").cast(pl.Int64).fill_null(0), pl.col("preempt")).alias("report_state")
+    ).collect()
+    irqs = rows.filter(pl.col("event").is_in([Event.HARDIRQ, Event.SOFTIRQ]))
     # an interrupt row becomes its entry and its exit
     exits = irqs.with_columns((pl.col("ts_ns") + pl.col("duration_ns").fill_null(0)).alias("ts_ns"),
                               (pl.col("event") + "_exit").alias("event"))
@@ -57,7 +71,7 @@ def _ftrace_event(e: pb.FtraceEvent, r: dict) -> None:
     e.timestamp = r["ts_ns"]
     e.pid = r["tid"] or 0
     kind = r["event"]
-    if kind == "switch":
+    if kind == Event.SWITCH:
         m = e.sched_switch
         m.prev_comm = r["comm"] or ""
         m.prev_pid = r["tid"]
@@ -66,45 +80,47 @@ def _ftrace_event(e: pb.FtraceEvent, r: dict) -> None:
         m.next_comm = r["next_comm"] or ""
         m.next_pid = r["next_tid"]
         m.next_prio = r["next_prio"] if r["next_prio"] is not None else 120
-    elif kind in ("waking", "wakeup", "wakeup_new"):
+    elif kind in WAKEUP_KINDS:
         e.pid = r["waker_tid"] or 0
-        m = e.sched_waking if kind == "waking" else e.sched_wakeup if kind == "wakeup" else e.sched_wakeup_new
+        m = (e.sched_waking if kind == Event.WAKING else e.sched_wakeup if kind == Event.WAKEUP
+             else e.sched_wakeup_new)
         m.comm = r["comm"] or ""
         m.pid = r["tid"]
         m.prio = r["prio"] if r["prio"] is not None else 120
         m.success = 1
         m.target_cpu = r["target_cpu"] or 0
-    elif kind == "migrate":
+    elif kind == Event.MIGRATE:
         m = e.sched_migrate_task
         m.comm, m.pid, m.orig_cpu, m.dest_cpu = r["comm"] or "", r["tid"], r["orig_cpu"], r["dest_cpu"]
-    elif kind == "fork":
+    elif kind == Event.FORK:
         m = e.sched_process_fork
         m.parent_pid, m.child_comm, m.child_pid = r["tid"], r["comm"] or "", r["child_tid"]
-    elif kind == "exec":
+    elif kind == Event.EXEC:
         m = e.sched_process_exec
         m.filename, m.pid, m.old_pid = r["filename"] or "", r["tid"], r["tid"]
-    elif kind == "exit":
+    elif kind == Event.EXIT:
         m = e.sched_process_exit
         m.comm, m.pid, m.tgid = r["comm"] or "", r["tid"], r["pid"]
-    elif kind == "hardirq":
+    elif kind == Event.HARDIRQ:
         e.irq_handler_entry.irq, e.irq_handler_entry.name = r["irq"], r["irq_name"] or ""
-    elif kind == "hardirq_exit":
+    elif kind == HARDIRQ_EXIT:
         e.irq_handler_exit.irq, e.irq_handler_exit.ret = r["irq"], 1
-    elif kind == "softirq":
+    elif kind == Event.SOFTIRQ:
         e.softirq_entry.vec = r["irq"]
-    elif kind == "softirq_exit":
+    elif kind == SOFTIRQ_EXIT:
         e.softirq_exit.vec = r["irq"]
 
 
 def _process_tree(trace: Trace) -> pb.TracePacket:
     """Threads grouped into their processes, with names, so Perfetto shows
     `cudasim 4242` rather than bare thread ids."""
-    ev = trace.events
+    with_names = [kind for kind in Event if "comm" in trace.scan(kind).collect_schema().names()]
     named = pl.concat([
-        ev.filter(pl.col("comm").is_not_null() & pl.col("tid").is_not_null()).select("pid", "tid", "comm", "ts_ns"),
-        ev.filter(pl.col("next_comm").is_not_null()).select(
+        *[trace.scan(kind).filter(pl.col("comm").is_not_null()).select("pid", "tid", "comm", "ts_ns")
+          for kind in with_names],
+        trace.scan(Event.SWITCH).select(
             pl.col("next_pid").alias("pid"), pl.col("next_tid").alias("tid"), pl.col("next_comm").alias("comm"),
-            "ts_ns")])
+            "ts_ns")]).collect()
     threads = (named.filter(pl.col("tid") != 0).group_by("pid", "tid").agg(pl.col("comm").sort_by("ts_ns").last())
                .sort("pid", "tid"))
     tree = pb.ProcessTree()
@@ -117,8 +133,9 @@ def _process_tree(trace: Trace) -> pb.TracePacket:
 
 def _track_events(trace: Trace) -> list[pb.TracePacket]:
     packets: list[pb.TracePacket] = []
-    cuda = trace.events.filter(pl.col("event").is_in(["launch", "sync"])).with_columns(pl.col("event").cast(pl.Utf8))
-    vectors = trace.of("irq_vector", "ts_ns", "cpu", "irq_name", "duration_ns")
+    cuda = pl.concat([trace.scan(kind).with_columns(pl.lit(kind.value).alias("event")) for kind in
+                      (Event.LAUNCH, Event.SYNC)], how="diagonal_relaxed").collect()
+    vectors = trace.of(Event.IRQ_VECTOR, "ts_ns", "cpu", "irq_name", "duration_ns")
     thread_uuid = {}
     for pid, tid in cuda.select("pid", "tid").unique().sort("tid").iter_rows():
         thread_uuid[tid] = 0x10000 + tid
@@ -139,7 +156,7 @@ def _track_events(trace: Trace) -> list[pb.TracePacket]:
                                track_event=pb.TrackEvent(type=pb.TrackEvent.TYPE_SLICE_END, track_uuid=uuid))]
 
     for r in cuda.sort("ts_ns").iter_rows(named=True):
-        if r["event"] == "launch":
+        if r["event"] == Event.LAUNCH:
             event = pb.TrackEvent(type=pb.TrackEvent.TYPE_INSTANT, track_uuid=thread_uuid[r["tid"]],
                                   name=r["runtime_api"] or r["api"])
             for key in ("grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z", "shared_mem", "stream", "func"):

@@ -23,12 +23,12 @@ from pathlib import Path
 import polars as pl
 
 from launchgap.analysis.targets import target_pids, target_threads
-from launchgap.trace import Trace
+from launchgap.trace import Event, Trace
 
 COLUMNS = ["timestamp_ns", "event_type", "pid", "tid", "comm", "cpu", "grid_x", "grid_y", "grid_z", "block_x",
            "block_y", "block_z", "shared_mem", "stream", "last_offcpu_ns", "last_oncpu_ns", "irq_num", "irq_name",
            "duration_ns"]
-IRQ_EXIT = {"hardirq": "hardirqExit", "irq_vector": "hardirqExit", "softirq": "softirqExit"}
+IRQ_EXIT = {Event.HARDIRQ: "hardirqExit", Event.IRQ_VECTOR: "hardirqExit", Event.SOFTIRQ: "softirqExit"}
 
 
 def study_rows(trace: Trace) -> pl.DataFrame:
@@ -37,7 +37,9 @@ def study_rows(trace: Trace) -> pl.DataFrame:
     threads = target_threads(trace, pids)
     tids = threads["tid"].to_list()
     names = threads.select("tid", pl.col("comm").alias("thread_comm"))
-    ev = trace.events.with_columns((pl.col("ts_ns").cast(pl.Int64) - start).alias("timestamp_ns"))
+    def rows_of(kind: Event) -> pl.DataFrame:
+        return trace.scan(kind).with_columns((pl.col("ts_ns").cast(pl.Int64) - start).alias("timestamp_ns")).collect()
+
     empty = {c: pl.lit(None) for c in COLUMNS}
 
     def shape(frame: pl.DataFrame, **exprs) -> pl.DataFrame:
@@ -45,29 +47,29 @@ def study_rows(trace: Trace) -> pl.DataFrame:
         return frame.select(*[cols[c].alias(c) if not isinstance(cols[c], str) else pl.col(cols[c]).alias(c)
                               for c in COLUMNS])
 
-    launches = ev.filter((pl.col("event") == "launch") & pl.col("pid").is_in(list(pids)))
+    launches = rows_of(Event.LAUNCH).filter(pl.col("pid").is_in(list(pids)))
     launch_rows = shape(launches, timestamp_ns="timestamp_ns", event_type=pl.coalesce("runtime_api", "api"),
                         pid="pid", tid="tid", comm=pl.lit(None, pl.Utf8), cpu="cpu", grid_x="grid_x",
                         grid_y="grid_y", grid_z="grid_z", block_x="block_x", block_y="block_y", block_z="block_z",
                         shared_mem="shared_mem", stream="stream")
-    syncs = ev.filter((pl.col("event") == "sync") & pl.col("pid").is_in(list(pids)))
+    syncs = rows_of(Event.SYNC).filter(pl.col("pid").is_in(list(pids)))
     sync_enter = shape(syncs, timestamp_ns="timestamp_ns", event_type=pl.lit("syncEnter"), pid="pid", tid="tid",
                        cpu="cpu", stream="stream")
     sync_exit = shape(syncs, timestamp_ns=pl.col("timestamp_ns") + pl.col("duration_ns").cast(pl.Int64),
                       event_type=pl.lit("syncExit"), pid="pid", tid="tid", cpu="cpu", stream="stream",
                       duration_ns="duration_ns")
-    switches = ev.filter(pl.col("event") == "switch")
+    switches = rows_of(Event.SWITCH)
     outs = shape(switches.filter(pl.col("tid").is_in(tids)), timestamp_ns="timestamp_ns",
                  event_type=pl.lit("schedSwitch"), pid="pid", tid="tid", comm="comm", cpu="cpu",
                  last_offcpu_ns="timestamp_ns")
     ins = shape(switches.filter(pl.col("next_tid").is_in(tids)), timestamp_ns="timestamp_ns",
                 event_type=pl.lit("schedSwitch"), pid="next_pid", tid="next_tid", comm="next_comm", cpu="cpu",
                 last_oncpu_ns="timestamp_ns")
-    irqs = ev.filter(pl.col("event").is_in(list(IRQ_EXIT)) & pl.col("tid").is_in(tids))
-    irq_rows = shape(irqs, timestamp_ns=pl.col("timestamp_ns") + pl.col("duration_ns").cast(pl.Int64),
-                     event_type=pl.col("event").replace_strict(IRQ_EXIT), pid="pid", tid="tid", cpu="cpu",
-                     irq_num="irq", irq_name="irq_name", duration_ns="duration_ns")
-    parts = [launch_rows, sync_enter, sync_exit, outs, ins, irq_rows]
+    irq_rows = [shape(rows_of(kind).filter(pl.col("tid").is_in(tids)),
+                      timestamp_ns=pl.col("timestamp_ns") + pl.col("duration_ns").cast(pl.Int64),
+                      event_type=pl.lit(exit_row), pid="pid", tid="tid", cpu="cpu", irq_num="irq", irq_name="irq_name",
+                      duration_ns="duration_ns") for kind, exit_row in IRQ_EXIT.items()]
+    parts = [launch_rows, sync_enter, sync_exit, outs, ins, *irq_rows]
     casts = {"timestamp_ns": pl.Int64, "event_type": pl.Utf8, "pid": pl.UInt32, "tid": pl.UInt32, "comm": pl.Utf8,
              "cpu": pl.UInt32, "grid_x": pl.UInt32, "grid_y": pl.UInt32, "grid_z": pl.UInt32, "block_x": pl.UInt32,
              "block_y": pl.UInt32, "block_z": pl.UInt32, "shared_mem": pl.UInt32, "stream": pl.UInt64,

@@ -1,6 +1,25 @@
-"""Reading launchgap trace files (docs/trace-format.md)."""
+"""Reading and writing launchgap traces (docs/trace-format.md).
 
-from launchgap.trace.reader import Trace, TraceError, read_trace
-from launchgap.trace.loader import open_trace  # noqa: E402  (after the reader it uses)
+Names are imported when first used, so that `launchgap.trace.schema` (the
+generated contract) can be imported where polars is missing (the GPU node's
+checks, launchgap/gpu_validation.py)."""
 
-__all__ = ["Trace", "TraceError", "open_trace", "read_trace"]
+from __future__ import annotations
+
+import importlib
+
+_EXPORTS = {
+    "Event": "launchgap.trace.schema",
+    "Trace": "launchgap.trace.model",
+    "TraceError": "launchgap.trace.model",
+    "read_trace": "launchgap.trace.reader",
+    "open_trace": "launchgap.trace.loader",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(_EXPORTS[name]), name)

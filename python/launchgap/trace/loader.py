@@ -1,23 +1,25 @@
-"""Opening whatever file a command was given: a launchgap trace, or a CSV in
-the study's layout. Every failure is a TraceError with one line saying why."""
+"""Opening whatever a command was given: a launchgap trace (a format-2
+directory or a format-1 file), or a CSV in the study's layout. Every failure
+is a TraceError with one line saying why."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
-from launchgap.trace.reader import Trace, TraceError, read_trace
+from launchgap.trace.model import Trace, TraceError
+from launchgap.trace.reader import read_trace
 from launchgap.trace.study_csv import looks_like_csv, read_study_csv
 
 
 def open_trace(path: str | Path) -> Trace:
     path = Path(path)
-    if path.is_dir():
-        raise TraceError(f"{path}: is a directory, not a trace")
     if not path.exists():
-        raise TraceError(f"{path}: no such file")
+        raise TraceError(f"{path}: no such file or trace")
     if not os.access(path, os.R_OK):
         raise TraceError(f"{path}: cannot open (permission denied)")
+    if path.is_dir():
+        return read_trace(path)
     if looks_like_csv(path):
         return read_study_csv(path)
     return read_trace(path)

@@ -36,10 +36,9 @@ import csv
 from pathlib import Path
 
 import polars as pl
-import pyarrow as pa
 
-from launchgap.trace.reader import Trace, TraceError
-from launchgap.trace.schema import COLUMNS as TRACE_COLUMNS
+from launchgap.trace.model import FrameTables, Trace, TraceError
+from launchgap.trace.schema import Event
 
 COLUMNS = ["timestamp_ns", "event_type", "pid", "tid", "comm", "cpu", "grid_x", "grid_y", "grid_z", "block_x",
            "block_y", "block_z", "shared_mem", "stream", "last_offcpu_ns", "last_oncpu_ns", "irq_num", "irq_name",
@@ -177,7 +176,7 @@ def read_study_csv(path: str | Path) -> Trace:
     source = _source(raw, echoes)
     # the runtime row stands for the launch; its driver echo is dropped
     launches = launches.filter(~pl.col("echo_of_runtime")).select(
-        pl.col("timestamp_ns").alias("ts_ns"), pl.lit("launch").alias("event"), "cpu", "pid", "tid", "comm",
+        pl.col("timestamp_ns").alias("ts_ns"), "cpu", "pid", "tid", "comm",
         pl.when(pl.col("event_type") == "cudaLaunchKernel").then(pl.lit("cuLaunchKernel"))
         .otherwise(pl.col("event_type")).alias("api"),
         pl.when(pl.col("event_type") == "cudaLaunchKernel").then(pl.lit("cudaLaunchKernel")).alias("runtime_api"),
@@ -188,7 +187,7 @@ def read_study_csv(path: str | Path) -> Trace:
     syncs = (enters.with_columns(pl.int_range(pl.len()).over("tid").alias("n"))
              .join(exits.with_columns(pl.int_range(pl.len()).over("tid").alias("n"))
                    .select("tid", "n", pl.col("timestamp_ns").alias("exit_ns")), on=["tid", "n"])
-             .select(pl.col("timestamp_ns").alias("ts_ns"), pl.lit("sync").alias("event"), "cpu", "pid", "tid", "comm",
+             .select(pl.col("timestamp_ns").alias("ts_ns"), "cpu", "pid", "tid", "comm",
                      pl.lit("unknown").alias("api"), (pl.col("exit_ns") - pl.col("timestamp_ns")).alias("duration_ns")))
 
     switch_rows = raw.filter(pl.col("event_type") == "schedSwitch")
@@ -197,24 +196,22 @@ def read_study_csv(path: str | Path) -> Trace:
     switched_in = pl.col("last_oncpu_ns").fill_null(0) != 0
     # switched out: voluntary unknown; switched in: next_* is the thread
     outs = switch_rows.filter(switched_out).select(
-        pl.col("timestamp_ns").alias("ts_ns"), pl.lit("switch").alias("event"), "cpu", "pid", "tid", "comm",
+        pl.col("timestamp_ns").alias("ts_ns"), "cpu", "pid", "tid", "comm",
         pl.lit(None, pl.Boolean).alias("voluntary"), pl.lit(0).alias("prev_state"),
         pl.lit(0).alias("next_pid"), pl.lit(0).alias("next_tid"), pl.lit("?").alias("next_comm"))
     ins = switch_rows.filter(switched_in).select(
-        pl.col("timestamp_ns").alias("ts_ns"), pl.lit("switch").alias("event"), "cpu", pl.lit(0).alias("pid"),
+        pl.col("timestamp_ns").alias("ts_ns"), "cpu", pl.lit(0).alias("pid"),
         pl.lit(0).alias("tid"), pl.lit("?").alias("comm"), pl.lit(False).alias("voluntary"),
         pl.lit(0).alias("prev_state"), pl.col("pid").alias("next_pid"), pl.col("tid").alias("next_tid"),
         pl.col("comm").alias("next_comm"))
-    irq_rows = raw.filter(pl.col("event_type").is_in(["hardirqExit", "softirqExit"])).select(
-        (pl.col("timestamp_ns") - pl.col("duration_ns")).alias("ts_ns"),
-        pl.when(pl.col("event_type") == "hardirqExit").then(pl.lit("hardirq")).otherwise(pl.lit("softirq")).alias("event"),
-        "cpu", "pid", "tid", pl.col("irq_num").alias("irq"), "irq_name", "duration_ns")
+    def irqs(exit_row: str) -> pl.DataFrame:
+        return raw.filter(pl.col("event_type") == exit_row).select(
+            (pl.col("timestamp_ns") - pl.col("duration_ns")).alias("ts_ns"), "cpu", "pid", "tid",
+            pl.col("irq_num").alias("irq"), "irq_name", "duration_ns")
 
-    frames = [launches, syncs, outs, ins, irq_rows]
-    schema = {name: pl.from_arrow(pa.array([], type=t)).dtype for name, t in TRACE_COLUMNS}
-    aligned = [f.with_columns(*[pl.lit(None).alias(c) for c in schema if c not in f.columns])
-               .select([pl.col(c).cast(schema[c]) for c in schema]) for f in frames]
-    events = pl.concat(aligned).sort("ts_ns").with_columns(pl.col("event").cast(pl.Categorical))
+    frames = {kind: frame.sort("ts_ns", maintain_order=True) for kind, frame in (
+        (Event.LAUNCH, launches), (Event.SYNC, syncs), (Event.SWITCH, pl.concat([outs, ins], how="diagonal_relaxed")),
+        (Event.HARDIRQ, irqs("hardirqExit")), (Event.SOFTIRQ, irqs("softirqExit")))}
     threads_with_switches = switch_rows["tid"].n_unique()
     launching_threads = launches["tid"].n_unique()
     caveats = [
@@ -245,4 +242,4 @@ def read_study_csv(path: str | Path) -> Trace:
             # which holds the runtime launches' driver echoes too; in our export every launch is one row
             "study_counts": {"sched_switch_rows": switch_rows.height,
                              "launches": driver_rows if source == SOURCE_TOOL else launches.height}}
-    return Trace(path, meta, events, truncated=False, end_ns=end)
+    return Trace(path, meta, FrameTables(frames), truncated=False, end_ns=end, format=0)

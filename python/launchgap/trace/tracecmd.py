@@ -21,7 +21,6 @@ What a .dat cannot say, and what the import does about it:
 
 from __future__ import annotations
 
-import json
 import shutil
 import subprocess
 from pathlib import Path
@@ -29,15 +28,14 @@ from pathlib import Path
 import polars as pl
 
 from launchgap import __version__
-from launchgap.trace.schema import FORMAT, write_frame
+from launchgap.trace.format2 import write_format2
+from launchgap.trace.schema import FORMAT_NAME, FORMAT_VERSION, IRQ_VECTOR_NAMES, SOFTIRQ_NAMES, TASK_DEAD, Event
 
-SOFTIRQ_NAMES = ["HI", "TIMER", "NET_TX", "NET_RX", "BLOCK", "IRQ_POLL", "TASKLET", "SCHED", "HRTIMER", "RCU"]
-# x86 irq_vectors tracepoints, by the names launchgap traces use
-VECTOR_EVENTS = {"local_timer": "LOCAL_TIMER", "reschedule": "RESCHEDULE", "call_function": "CALL_FUNCTION",
-                 "call_function_single": "CALL_FUNCTION_SINGLE", "irq_work": "IRQ_WORK"}
-VECTOR_NAMES = list(VECTOR_EVENTS.values())
-LOST_TYPES = ("switch", "wakeup", "migrate", "fork", "exec", "exit", "hardirq", "softirq", "irq_vector")
-TASK_DEAD = 0x80
+# x86 irq_vectors tracepoints (trace-cmd's event names: the vector's name, lower case, + _entry/_exit)
+VECTOR_EVENTS = {name.lower(): name for name in IRQ_VECTOR_NAMES}
+# what a [LOST n EVENTS] line loses: every record type of the scheduler and IRQ tracepoints
+LOST_TYPES = (Event.SWITCH, Event.WAKEUP, Event.MIGRATE, Event.FORK, Event.EXEC, Event.EXIT, Event.HARDIRQ,
+              Event.SOFTIRQ, Event.IRQ_VECTOR)
 # tracepoint state bit -> the kernel's task state value (include/linux/sched.h)
 REPORT_TO_TASK_STATE = {0: 0, 1: 0x1, 2: 0x2, 4: 0x4, 8: 0x8, 16: TASK_DEAD, 32: TASK_DEAD, 64: 0x40, 128: 0x402,
                         256: 0}
@@ -60,7 +58,7 @@ FIELDS = {
     "irq_handler_entry": r"irq=(?P<irq>\d+) name=(?P<irq_name>.*)",
     "softirq_entry": r"vec=(?P<irq>\d+)",
 }
-WAKEUPS = {"sched_wakeup": "wakeup", "sched_waking": "waking", "sched_wakeup_new": "wakeup_new"}
+WAKEUPS = {"sched_wakeup": Event.WAKEUP, "sched_waking": Event.WAKING, "sched_wakeup_new": Event.WAKEUP_NEW}
 
 
 class DatImportError(ValueError):
@@ -98,7 +96,8 @@ def _paired(frame: pl.DataFrame, entry: str, exit_: str) -> pl.DataFrame:
                              (nxt == exit_).alias("closed")).filter((pl.col("name") == entry) & pl.col("closed"))
 
 
-def lines_to_events(lines: list[str]) -> tuple[pl.DataFrame, dict]:
+def lines_to_events(lines: list[str]) -> tuple[dict[Event, pl.DataFrame], dict]:
+    """One frame per event kind, and what was imported."""
     raw = pl.DataFrame({"line": lines}, schema={"line": pl.Utf8})
     lost = raw.select(pl.col("line").str.extract_groups(LOST_LINE).alias("g")).unnest("g").drop_nulls()
     parsed = raw.select(pl.col("line").str.extract_groups(LINE).alias("g")).unnest("g").drop_nulls("name")
@@ -109,89 +108,93 @@ def lines_to_events(lines: list[str]) -> tuple[pl.DataFrame, dict]:
         (pl.col("sec").cast(pl.Int64) * 1_000_000_000
          + pl.col("frac").str.slice(0, 9).str.pad_end(9, "0").cast(pl.Int64)).alias("ts_ns"),
         pl.col("cpu").cast(pl.UInt32), pl.col("line_pid").cast(pl.UInt32)).drop("sec", "frac")
-    out: list[pl.DataFrame] = []
+    out: dict[Event, list[pl.DataFrame]] = {}
+
+    def add(kind: Event, frame: pl.DataFrame) -> None:
+        out.setdefault(kind, []).append(frame)
+
     counts = parsed.group_by("name").len()
 
     sw = _fields(parsed, ["sched_switch"], FIELDS["sched_switch"])
     if not sw.is_empty():
         state = pl.col("state").cast(pl.Int64)
         task_state = state.replace_strict(REPORT_TO_TASK_STATE, default=state)
-        out.append(sw.select(
-            "ts_ns", pl.lit("switch").alias("event"), "cpu", pl.col("tid").cast(pl.UInt32).alias("pid"),
+        add(Event.SWITCH, sw.select(
+            "ts_ns", "cpu", pl.col("tid").cast(pl.UInt32).alias("pid"),
             pl.col("tid").cast(pl.UInt32), "comm", task_state.alias("prev_state"),
             (state != 0).and_(state != PREEMPTED_BIT).alias("voluntary"),
             (state == PREEMPTED_BIT).alias("preempt"), pl.col("prio").cast(pl.Int32),
             pl.col("next_tid").cast(pl.UInt32).alias("next_pid"), pl.col("next_tid").cast(pl.UInt32), "next_comm",
             pl.col("next_prio").cast(pl.Int32)))
     wk = _fields(parsed, list(WAKEUPS), FIELDS["wakeups"])
-    if not wk.is_empty():
-        out.append(wk.select(
-            "ts_ns", pl.col("name").replace_strict(WAKEUPS).alias("event"), "cpu",
-            pl.col("tid").cast(pl.UInt32).alias("pid"), pl.col("tid").cast(pl.UInt32), "comm",
-            pl.col("prio").cast(pl.Int32), pl.col("target_cpu").cast(pl.UInt32),
-            pl.col("line_pid").alias("waker_tid")))
+    for name, kind in WAKEUPS.items():
+        mine = wk.filter(pl.col("name") == name) if not wk.is_empty() else wk
+        if not mine.is_empty():
+            add(kind, mine.select(
+                "ts_ns", "cpu", pl.col("tid").cast(pl.UInt32).alias("pid"), pl.col("tid").cast(pl.UInt32), "comm",
+                pl.col("prio").cast(pl.Int32), pl.col("target_cpu").cast(pl.UInt32),
+                pl.col("line_pid").alias("waker_tid")))
     mg = _fields(parsed, ["sched_migrate_task"], FIELDS["sched_migrate_task"])
     if not mg.is_empty():
-        out.append(mg.select(
-            "ts_ns", pl.lit("migrate").alias("event"), "cpu", pl.col("tid").cast(pl.UInt32).alias("pid"),
+        add(Event.MIGRATE, mg.select(
+            "ts_ns", "cpu", pl.col("tid").cast(pl.UInt32).alias("pid"),
             pl.col("tid").cast(pl.UInt32), "comm", pl.col("orig_cpu").cast(pl.UInt32),
             pl.col("dest_cpu").cast(pl.UInt32)))
     fk = _fields(parsed, ["sched_process_fork"], FIELDS["sched_process_fork"])
     if not fk.is_empty():
-        out.append(fk.select(
-            "ts_ns", pl.lit("fork").alias("event"), "cpu", pl.col("tid").cast(pl.UInt32).alias("pid"),
+        add(Event.FORK, fk.select(
+            "ts_ns", "cpu", pl.col("tid").cast(pl.UInt32).alias("pid"),
             pl.col("tid").cast(pl.UInt32), "comm", pl.col("child_tid").cast(pl.UInt32).alias("child_pid"),
             pl.col("child_tid").cast(pl.UInt32)))
     ex = _fields(parsed, ["sched_process_exec"], FIELDS["sched_process_exec"])
     if not ex.is_empty():
-        out.append(ex.select(
-            "ts_ns", pl.lit("exec").alias("event"), "cpu", pl.col("tid").cast(pl.UInt32).alias("pid"),
+        add(Event.EXEC, ex.select(
+            "ts_ns", "cpu", pl.col("tid").cast(pl.UInt32).alias("pid"),
             pl.col("tid").cast(pl.UInt32), pl.col("task").alias("comm"), "filename"))
     dx = _fields(parsed, ["sched_process_exit"], FIELDS["sched_process_exit"])
     if not dx.is_empty():
-        out.append(dx.select(
-            "ts_ns", pl.lit("exit").alias("event"), "cpu", pl.col("tid").cast(pl.UInt32).alias("pid"),
+        add(Event.EXIT, dx.select(
+            "ts_ns", "cpu", pl.col("tid").cast(pl.UInt32).alias("pid"),
             pl.col("tid").cast(pl.UInt32), "comm"))
     hard = _paired(parsed, "irq_handler_entry", "irq_handler_exit")
     if not hard.is_empty():
         hard = hard.with_columns(pl.col("fields").str.extract_groups(FIELDS["irq_handler_entry"]).alias("f")).unnest("f")
-        out.append(hard.select(
-            "ts_ns", pl.lit("hardirq").alias("event"), "cpu", pl.col("line_pid").alias("pid"),
+        add(Event.HARDIRQ, hard.select(
+            "ts_ns", "cpu", pl.col("line_pid").alias("pid"),
             pl.col("line_pid").alias("tid"), pl.col("irq").cast(pl.Int32), "irq_name", "duration_ns"))
     soft = _paired(parsed, "softirq_entry", "softirq_exit")
     if not soft.is_empty():
         soft = soft.with_columns(pl.col("fields").str.extract(r"vec=(\d+)").cast(pl.Int32).alias("irq"))
-        out.append(soft.select(
-            "ts_ns", pl.lit("softirq").alias("event"), "cpu", pl.col("line_pid").alias("pid"),
+        add(Event.SOFTIRQ, soft.select(
+            "ts_ns", "cpu", pl.col("line_pid").alias("pid"),
             pl.col("line_pid").alias("tid"), "irq",
             pl.col("irq").replace_strict(dict(enumerate(SOFTIRQ_NAMES)), default="?", return_dtype=pl.Utf8)
             .alias("irq_name"), "duration_ns"))
     for event, name in VECTOR_EVENTS.items():
         vec = _paired(parsed, f"{event}_entry", f"{event}_exit")
         if not vec.is_empty():
-            out.append(vec.select(
-                "ts_ns", pl.lit("irq_vector").alias("event"), "cpu", pl.col("line_pid").alias("pid"),
-                pl.col("line_pid").alias("tid"), pl.lit(VECTOR_NAMES.index(name), pl.Int32).alias("irq"),
+            add(Event.IRQ_VECTOR, vec.select(
+                "ts_ns", "cpu", pl.col("line_pid").alias("pid"),
+                pl.col("line_pid").alias("tid"), pl.lit(IRQ_VECTOR_NAMES.index(name), pl.Int32).alias("irq"),
                 pl.lit(name).alias("irq_name"), "duration_ns"))
     if not out:
         raise DatImportError("the trace holds none of the events launchgap uses (sched_switch, sched_wakeup, "
                            "sched_migrate_task, fork/exec/exit, irq and softirq events)")
-    events = pl.concat(out, how="diagonal_relaxed").sort("ts_ns", maintain_order=True)
+    frames = {kind: pl.concat(parts, how="diagonal_relaxed").sort("ts_ns", maintain_order=True)
+              for kind, parts in out.items()}
     end_ns = int(parsed["ts_ns"].max())
     if not lost.is_empty():
         # a lost-events line has no time of its own: it is placed at the end of the trace
-        lost_rows = pl.concat([
-            lost.select(pl.lit(end_ns).alias("ts_ns"), pl.lit("lost").alias("event"),
-                        pl.col("cpu").cast(pl.UInt32), pl.lit(kind).alias("lost_event"),
-                        pl.col("count").cast(pl.UInt64).alias("lost_count"),
+        frames[Event.LOST] = pl.concat([
+            lost.select(pl.lit(end_ns).alias("ts_ns"), pl.col("cpu").cast(pl.UInt32),
+                        pl.lit(kind.value).alias("lost_event"), pl.col("count").cast(pl.UInt64).alias("lost_count"),
                         pl.lit(int(parsed["ts_ns"].min())).alias("since_ns"))
             for kind in LOST_TYPES])
-        events = pl.concat([events, lost_rows], how="diagonal_relaxed")
     stats = {"events_by_name": dict(counts.sort("name").iter_rows()),
              "lost_events": int(lost["count"].cast(pl.Int64).sum()) if not lost.is_empty() else 0,
              "start_ns": int(parsed["ts_ns"].min()), "end_ns": end_ns,
              "cpu_count": _cpu_count(lines, parsed)}
-    return events, stats
+    return frames, stats
 
 
 def _cpu_count(lines: list[str], parsed: pl.DataFrame) -> int:
@@ -203,26 +206,26 @@ def _cpu_count(lines: list[str], parsed: pl.DataFrame) -> int:
 
 
 def import_dat(dat: Path, out: Path, targets: list[str] | None = None) -> dict:
-    """Writes a launchgap trace from a trace-cmd .dat; returns what was imported."""
+    """Writes a launchgap trace (format 2) from a trace-cmd .dat into OUT, an empty directory; returns what
+    was imported."""
     dat = Path(dat)
     if not dat.is_file():
         raise DatImportError(f"{dat}: no such file")
     try:
-        events, stats = lines_to_events(report_lines(dat))
+        frames, stats = lines_to_events(report_lines(dat))
     except DatImportError as err:
         raise DatImportError(str(err) if str(err).startswith(f"{dat}:") else f"{dat}: {err}") from None
     pids = []
     if targets:
-        named = events.filter(pl.col("comm").is_not_null() & pl.any_horizontal(
+        named = pl.concat([frame.select("tid", "comm") for frame in frames.values() if "comm" in frame.columns])
+        named = named.filter(pl.col("comm").is_not_null() & pl.any_horizontal(
             [pl.col("comm").str.starts_with(t) for t in targets]))
         pids = sorted(set(named["tid"].drop_nulls().to_list()))
         if not pids:
             raise DatImportError(f"--target: no task named {', '.join(targets)}* in the trace")
     end = {"end_ns": stats["end_ns"], "stop_reason": "imported", "lost_events": stats["lost_events"]}
-    events = pl.concat([events, pl.DataFrame({"ts_ns": [stats["end_ns"]], "event": ["trace_end"],
-                                              "detail": [json.dumps(end)]})], how="diagonal_relaxed")
     meta = {
-        "format": FORMAT.split("/")[0], "version": int(FORMAT.split("/")[1]),
+        "format": FORMAT_NAME, "version": FORMAT_VERSION,
         "recorder": {"name": "launchgap import (trace-cmd .dat)", "version": __version__},
         "source": str(dat), "start_ns": stats["start_ns"], "mode": "pids" if pids else "system",
         "pids": pids, "command": None, "command_pid": None, "pid_is_thread_id": True, "every_switch": True,
@@ -230,5 +233,5 @@ def import_dat(dat: Path, out: Path, targets: list[str] | None = None) -> dict:
         "topology": {"count": stats["cpu_count"]},
         "imported_events": stats["events_by_name"],
     }
-    write_frame(out, events, meta)
+    write_format2(out, frames, meta, end)
     return stats

@@ -44,6 +44,8 @@ REQUIRED_TOP = ("tokens", "wall_s", "tokens_per_s", "processes", "launches", "la
 
 
 def load_truth(path: str | Path) -> GroundTruth:
+    if Path(path).is_dir():
+        raise TruthError(f"{path}: not cudasim ground truth (a directory, not a JSON file: a trace?)")
     try:
         raw = json.loads(Path(path).read_text())
     except OSError as err:

@@ -7,42 +7,12 @@
 #ifndef LAUNCHGAP_EVENTS_H
 #define LAUNCHGAP_EVENTS_H
 
-#define TASK_COMM_LEN 16
-#define IRQ_NAME_LEN 32
-#define EXEC_FILENAME_LEN 128
-
-enum event_type {
-	EVENT_LAUNCH = 1,
-	EVENT_SYNC,
-	EVENT_SWITCH,
-	EVENT_WAKEUP,
-	EVENT_MIGRATE,
-	EVENT_FORK,
-	EVENT_EXEC,
-	EVENT_EXIT,
-	EVENT_COMM,
-	EVENT_HARDIRQ,
-	EVENT_SOFTIRQ,
-	EVENT_IRQ_VECTOR,
-	EVENT_RUNTIME_ONLY,
-	EVENT_TYPE_COUNT,
-};
-
-enum wakeup_variant {
-	WAKEUP_WAKING = 0,
-	WAKEUP_WAKEUP = 1,
-	WAKEUP_NEW = 2,
-};
-
-/* x86 system vectors traced through the irq_vectors tracepoints. */
-enum irq_vector_kind {
-	VECTOR_LOCAL_TIMER = 0,
-	VECTOR_RESCHEDULE,
-	VECTOR_CALL_FUNCTION,
-	VECTOR_CALL_FUNCTION_SINGLE,
-	VECTOR_IRQ_WORK,
-	VECTOR_KIND_COUNT,
-};
+/*
+ * Record types, name-table enums (wakeup variants, x86 system vectors) and
+ * the sizes below come from schema/trace.toml, the trace's one definition:
+ * recorder/build.rs generates trace_schema.h from it at every build.
+ */
+#include "trace_schema.h"
 
 /* Every record starts with this. pid/tid is the task the event is about. */
 struct event_header {
@@ -71,9 +41,6 @@ struct launch_event {
  * its own header. Not an event type of its own (its drops count as
  * launches): hdr.type is RECORD_LAUNCH_BATCH, hdr.ts_ns the flush.
  */
-#define RECORD_LAUNCH_BATCH 100
-#define LAUNCH_BATCH_SIZE 16
-
 struct launch_batch {
 	struct event_header hdr;
 	__u32 count;

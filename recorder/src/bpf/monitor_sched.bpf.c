@@ -88,7 +88,7 @@ static __always_inline void switched_out(struct task_struct *prev, bool preempt,
 		t->counters.voluntary_switches += 1;
 	else
 		t->counters.involuntary_switches += 1;
-	if (prev_state & TASK_DEAD_STATE) {
+	if (prev_state & TASK_DEAD) {
 		/* its last switch: the id may be reused by an unrelated task */
 		set_target_thread(t->state.tid, 0);
 		retire_thread(t, prev);

@@ -53,7 +53,7 @@ int BPF_PROG(handle_sched_switch, bool preempt, struct task_struct *prev, struct
 		bpf_probe_read_kernel_str(e->next_comm, sizeof(e->next_comm), next->comm);
 		submit_event(e, sizeof(*e));
 	}
-	if (prev_target && (prev_state & TASK_DEAD_STATE))
+	if (prev_target && (prev_state & TASK_DEAD))
 		set_target_thread(prev_tid, 0); /* the id may be reused by an unrelated task */
 	return 0;
 }

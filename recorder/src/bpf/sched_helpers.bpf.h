@@ -7,8 +7,9 @@
 #ifndef LAUNCHGAP_SCHED_HELPERS_BPF_H
 #define LAUNCHGAP_SCHED_HELPERS_BPF_H
 
-/* include/linux/sched.h: the state a task switches out with for the last time */
-#define TASK_DEAD_STATE 0x0080
+/* TASK_DEAD (the prev_state bit of a task's last switch-out) and the record
+ * names come from schema/trace.toml through the generated header */
+#include "trace_schema.h"
 
 /* The kernel's switch counters as of a task's previous switch-out. */
 struct switch_counts {

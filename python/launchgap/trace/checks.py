@@ -1,0 +1,174 @@
+"""What the readers check, in either format, so that a damaged trace (a flipped
+bit, random bytes, a copy cut short) gives one clear line, never a traceback, a
+crash or quietly wrong numbers:
+- the metadata JSON and the types of the keys the analysis relies on;
+- every row's values against the trace itself: timestamps inside its span,
+  CPU numbers within its topology, task ids no kernel gives, durations no
+  longer than the trace. A few impossible rows are left out and counted;
+  many mean the trace's own start, end or topology is damaged, and the file
+  is refused. Which column is a time, a CPU, a task or a duration comes from
+  the schema (each column's `role`).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+
+from launchgap.trace.model import TraceError
+from launchgap.trace.schema import FORMAT_NAME, KIND_COLUMNS, VERSIONS_READ
+
+# How far outside the trace's [start, end] a timestamp may lie before it is
+# impossible: generous (clock reads at attach and stop are not atomic with the
+# first and last events), far below what a flipped high bit produces.
+SPAN_SLACK_NS = 1_000_000_000
+# Above this share of impossible rows the bounds themselves are suspect.
+MAX_DROPPED_SHARE = 0.01
+MAX_DROPPED_ROWS = 10
+# No Linux task id is above PID_MAX_LIMIT (include/linux/threads.h: 4M on 64-bit)
+PID_MAX_LIMIT = 4 * 1024 * 1024
+# each column's role, one wherever it appears
+ROLES: dict[str, str | None] = {c.name: c.role for columns in KIND_COLUMNS.values() for c in columns}
+
+# key -> the types its value may have; the analysis relies on these
+META_TYPES: dict[str, tuple[type, ...]] = {
+    "start_ns": (int,), "mode": (str,), "command": (list, type(None)), "command_pid": (int, type(None)),
+    "pids": (list,), "recorder_pid": (int, type(None)), "host": (dict,), "topology": (dict,),
+    "every_switch": (bool,), "caveats": (list,),
+}
+
+
+def reason(err: BaseException) -> str:
+    text = getattr(err, "strerror", None) or str(err) or type(err).__name__
+    return " ".join(text.split())[:300]
+
+
+def check_version(path: Path, fmt: str, metadata_present: bool) -> int:
+    """The version of a `launchgap-trace/N` marker, if this launchgap reads it."""
+    name, _, version = fmt.partition("/")
+    if name != FORMAT_NAME:
+        if metadata_present:
+            raise TraceError(f"{path}: damaged trace: its format marker reads {fmt!r}")
+        raise TraceError(f"{path}: not a launchgap trace (its format is {fmt or 'not given'!r})")
+    if not version.isdigit() or int(version) not in VERSIONS_READ:
+        raise TraceError(f"{path}: trace format version {version} is not supported "
+                         f"(this launchgap reads {sorted(VERSIONS_READ)})")
+    return int(version)
+
+
+def parse_meta(path: Path, text: bytes | str, where: str) -> dict:
+    """The metadata object, its keys' types checked; WHERE says where it was kept."""
+    try:
+        meta = json.loads(text)
+    except ValueError as err:
+        raise TraceError(f"{path}: damaged trace: its metadata ({where}) cannot be read ({reason(err)})") from None
+    if not isinstance(meta, dict):
+        raise TraceError(f"{path}: damaged trace: its metadata is not a JSON object")
+    for key, types in META_TYPES.items():
+        value = meta.get(key)
+        if key in meta and (not isinstance(value, types) or (isinstance(value, bool) and bool not in types)):
+            raise TraceError(f"{path}: damaged trace: metadata {key!r} is {value!r:.200}")
+    topology = meta.get("topology") or {}
+    if not isinstance(topology, dict) or not isinstance(topology.get("count", 0), int) or not isinstance(
+            topology.get("cpus", []), list) or not all(
+            isinstance(c, dict) and isinstance(c.get("cpu", 0), int) for c in topology.get("cpus", [])):
+        raise TraceError(f"{path}: damaged trace: metadata 'topology' is {topology!r:.200}")
+    return meta
+
+
+def parse_summary(text: bytes | str | None) -> tuple[dict | None, list[str]]:
+    """The closing summary, or None and why it was left out (the trace then has no clean end)."""
+    if text is None:
+        return None, []
+    try:
+        summary = json.loads(text)
+        if not isinstance(summary, dict):
+            raise ValueError("not a JSON object")
+        end = summary["end_ns"]
+        if not isinstance(end, int) or isinstance(end, bool):
+            raise ValueError(f"end_ns is {end!r}")
+        return summary, []
+    except (TypeError, ValueError, KeyError) as err:
+        return None, [f"its closing summary is damaged ({reason(err)}) and was left out: the trace has no clean end"]
+
+
+def topology_cpus(meta: dict) -> int | None:
+    """How many CPU numbers the trace's topology allows (highest + 1), if it says."""
+    topology = meta.get("topology") or {}
+    numbers = [c["cpu"] for c in topology.get("cpus", []) if "cpu" in c]
+    count = topology.get("count")
+    bounds = [n + 1 for n in numbers] + ([count] if count else [])
+    return max(bounds) if bounds else None
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """What the trace itself allows a row to hold."""
+    start_ns: int | None
+    end_ns: int | None
+    n_cpus: int | None
+
+    @classmethod
+    def of(cls, meta: dict, end_ns: int | None) -> Bounds:
+        start = meta.get("start_ns")
+        return cls(start if isinstance(start, int) else None, end_ns, topology_cpus(meta))
+
+
+def impossible_rows(columns: set[str], bounds: Bounds) -> pl.Expr:
+    """A boolean expression over a frame with COLUMNS: rows whose values the trace rules out."""
+    checks = []
+    ts = pl.col("ts_ns").cast(pl.Float64)
+    start, end = bounds.start_ns, bounds.end_ns
+    if start is not None:
+        checks.append(ts < start - SPAN_SLACK_NS)
+    if end is not None:
+        checks.append(ts > end + SPAN_SLACK_NS)
+    for name in sorted(columns):
+        role = ROLES.get(name)
+        if role == "cpu" and bounds.n_cpus is not None:
+            checks.append(pl.col(name) >= bounds.n_cpus)
+        elif role == "task":
+            checks.append(pl.col(name) > PID_MAX_LIMIT)
+        elif role == "duration" and start is not None and end is not None:
+            longest = max(0, end - start) + 2 * SPAN_SLACK_NS
+            duration = pl.col(name).cast(pl.Float64)
+            checks.append(duration > longest)
+            checks.append(ts + duration > end + SPAN_SLACK_NS)
+    missing = pl.col("ts_ns").is_null()
+    if "event" in columns:
+        missing = missing | pl.col("event").is_null()
+    return pl.any_horizontal([c.fill_null(False) for c in checks]) | missing if checks else missing
+
+
+@dataclass
+class ImpossibleRows:
+    """Impossible rows found so far, over every kind and part of a trace."""
+    bad: int = 0
+    total: int = 0
+    example: str | None = None
+
+    def add(self, frame: pl.DataFrame, bad: pl.Series, kind: str | None = None) -> None:
+        n_bad = int(bad.sum() or 0)
+        self.total += frame.height
+        self.bad += n_bad
+        if n_bad and self.example is None:
+            first = frame.filter(bad).row(0, named=True)
+            what = kind or first.get("event")
+            self.example = (f"e.g. a {what} row at ts_ns {first['ts_ns']} on CPU {first.get('cpu')}"
+                            + (f" lasting {first['duration_ns']} ns" if first.get("duration_ns") is not None
+                               else ""))
+
+    def verdict(self, path: Path, bounds: Bounds) -> list[str]:
+        """The damage to report; raises TraceError when there is too much of it to trust the bounds."""
+        if not self.bad:
+            return []
+        span = (f"{bounds.start_ns}..{bounds.end_ns}" if bounds.end_ns is not None else f"from {bounds.start_ns}")
+        what = (f"{self.bad:,} of {self.total:,} rows hold values the trace rules out (timestamps outside its span "
+                f"{span} ns, CPU numbers beyond its {bounds.n_cpus} CPUs, task ids above the kernel's limit, or "
+                f"durations longer than the trace; {self.example})")
+        if self.bad > max(MAX_DROPPED_ROWS, MAX_DROPPED_SHARE * self.total):
+            raise TraceError(f"{path}: damaged trace: {what}: its start, end or topology must be damaged")
+        return [f"{what}; they were left out"]

@@ -1,0 +1,90 @@
+//! Format 1 (legacy, `--format 1`): one Arrow IPC stream, one row per event,
+//! every kind in one wide table whose columns a kind lacks are null
+//! (docs/trace-format.md, "Format 1"). A batch is written at least once a
+//! second, so a killed recorder leaves a file readable up to its last batch;
+//! a write that fails (a full disk) is cut back to the end of the last
+//! complete batch, so the same holds then.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::BufWriter;
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use arrow_array::RecordBatch;
+use arrow_ipc::writer::StreamWriter;
+use arrow_schema::Schema;
+
+use super::TraceSink;
+use crate::output::StopAtFirstError;
+use crate::schema::{format1_fields, Row, WideBuilders, FORMAT_NAME};
+
+pub const VERSION: u32 = 1;
+/// Format 1's batches: a batch is also closed at this many rows.
+const ROWS_PER_BATCH: usize = 65_536;
+pub const METADATA_KEY: &str = "launchgap";
+
+pub struct Format1Writer {
+    schema: Arc<Schema>,
+    builders: WideBuilders,
+    writer: StreamWriter<BufWriter<StopAtFirstError>>,
+}
+
+impl Format1Writer {
+    pub fn create(file: File, metadata_json: String) -> Result<Self> {
+        let metadata = HashMap::from([
+            (METADATA_KEY.to_string(), metadata_json),
+            ("format".to_string(), format!("{FORMAT_NAME}/{VERSION}")),
+        ]);
+        let schema = Arc::new(Schema::new_with_metadata(format1_fields(), metadata));
+        let file = StopAtFirstError::new(file).context("opening the trace file")?;
+        let mut writer = StreamWriter::try_new(BufWriter::with_capacity(1 << 20, file), &schema)
+            .context("starting the Arrow stream")?;
+        // the header on disk now: a disk with no room fails here, before anything is traced
+        writer.flush().context("writing the trace's header")?;
+        writer.get_mut().get_mut().write_complete().context("writing the trace's header")?;
+        Ok(Self { schema, builders: WideBuilders::new(), writer })
+    }
+
+    fn write_batch(&mut self) -> Result<()> {
+        if self.builders.len() == 0 {
+            return Ok(());
+        }
+        let columns = self.builders.finish();
+        let batch = RecordBatch::try_new(self.schema.clone(), columns).context("assembling a batch")?;
+        let written = self.writer.write(&batch).and_then(|()| self.writer.flush());
+        let file = self.writer.get_mut().get_mut();
+        if let Err(e) = written {
+            // keep the file readable: drop the part of this batch that made it to disk
+            let _ = file.cut_to_last_complete();
+            return Err(e).context("writing a batch");
+        }
+        file.write_complete().context("writing a batch")?;
+        Ok(())
+    }
+}
+
+impl TraceSink for Format1Writer {
+    fn push(&mut self, row: &Row) {
+        self.builders.push(row);
+    }
+
+    fn full(&self) -> bool {
+        self.builders.len() >= ROWS_PER_BATCH
+    }
+
+    fn flush(&mut self) -> Result<()> {
+        self.write_batch()
+    }
+
+    /// The closing row, what is left, and the end-of-stream marker.
+    fn finish(mut self: Box<Self>, end_ns: u64, summary: &serde_json::Value) -> Result<()> {
+        self.builders.push_end(end_ns, &summary.to_string());
+        self.write_batch()?;
+        if let Err(e) = self.writer.finish() {
+            let _ = self.writer.get_mut().get_mut().cut_to_last_complete();
+            return Err(e).context("closing the Arrow stream");
+        }
+        Ok(())
+    }
+}
