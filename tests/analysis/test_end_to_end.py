@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from launchgap.analysis.report import build_report
+from launchgap.analysis.report import report_json
 from launchgap.analysis.timeline import thread_segments, trace_bounds
 from launchgap.trace import read_trace
 from tests.conftest import REPO
@@ -30,7 +30,7 @@ def record(tmp_path: Path, *args: str, pinned: bool = True) -> dict:
     proc = subprocess.run([str(RECORDER), "-q", "-o", str(out), "--", *cudasim_command(*args)],
                           capture_output=True, text=True, timeout=300, preexec_fn=pin if pinned else None)
     assert proc.returncode == 0, proc.stderr
-    return build_report(read_trace(out))
+    return report_json(read_trace(out))
 
 
 class Background:
@@ -124,7 +124,7 @@ def test_switch_counts_and_runqueue_waits_agree_with_perf_sched(tmp_path):
                            str(out), "--", *workload], capture_output=True, text=True, timeout=300, preexec_fn=pin)
     assert proc.returncode == 0, proc.stderr
     trace = read_trace(out)
-    report = build_report(trace)
+    report = report_json(trace)
     workers = [t for t in report["taken"]["threads"] if t["launches"]]
     assert len(workers) == 2
     segments = thread_segments(trace, [t["tid"] for t in workers], trace_bounds(trace))

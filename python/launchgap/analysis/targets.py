@@ -22,7 +22,7 @@ def target_pids(trace: Trace) -> set[int]:
     if not roots:
         # --system alone: the workload is whatever used CUDA, if anything did
         cuda = pl.concat([trace.scan(kind).select("pid") for kind in (Event.LAUNCH, Event.SYNC)])
-        return set(cuda.unique().collect()["pid"].to_list())
+        return set(cuda.unique().collect(engine="streaming")["pid"].to_list())
     forks = trace.of(Event.FORK, "pid", "child_pid").unique()
     pids = set(roots)
     while True:
@@ -37,9 +37,11 @@ def target_threads(trace: Trace, pids: set[int] | None = None) -> pl.DataFrame:
     pids = target_pids(trace) if pids is None else pids
     wanted = list(pids)
     # when each thread was seen: a numeric pass over every event of the targets
+    # (streamed: on a launch-bound trace this is every launch)
     seen = (pl.concat([trace.scan(kind).select("pid", "tid", "ts_ns") for kind in Event if kind is not Event.LOST])
             .filter(pl.col("pid").is_in(wanted))
-            .group_by("pid", "tid").agg(pl.col("ts_ns").min().alias("first_ns"), pl.col("ts_ns").max().alias("last_ns")))
+            .group_by("pid", "tid").agg(pl.col("ts_ns").min().alias("first_ns"), pl.col("ts_ns").max().alias("last_ns"))
+            .collect(engine="streaming").lazy())
     switched_in = (trace.scan(Event.SWITCH).filter(pl.col("next_pid").is_in(wanted))
                    .group_by(pl.col("next_pid").alias("pid"), pl.col("next_tid").alias("tid"))
                    .agg(pl.col("ts_ns").min().alias("first_ns"), pl.col("ts_ns").max().alias("last_ns")))
