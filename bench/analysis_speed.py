@@ -17,13 +17,15 @@ memory (the max RSS of a fresh `launchgap report --json` process, read with
 The load average is printed at the start and the end: the machine is shared.
 Needs root (BPF, perf).
 
-    .venv/bin/python bench/analysis_speed.py [--sizes 6000000 100000000] [--tokens 12400] [--storm-seconds 2]
+    sudo .venv/bin/python bench/analysis_speed.py [--sizes 6000000 100000000] [--tokens 12400] [--storm-seconds 2]
+        [--peer-pairs 500] [--skip-recording]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -66,6 +68,26 @@ def events_in(path: Path) -> int:
     return sum(trace.count(kind) for kind in Event)
 
 
+def time_peer(path: Path, sample_pairs: int) -> tuple[float, int]:
+    """The study tool's launch-pair analysis (pandas, a boolean filter over the whole switch table for
+    each pair of consecutive launches): seconds for all pairs, extrapolated from SAMPLE_PAIRS, and the
+    sample. Its cost per pair is constant; all pairs would take hours."""
+    import pandas as pd  # the dev extra
+
+    start = time.perf_counter()
+    launches = pd.read_parquet(path / "launch", columns=["ts_ns"]).sort_values("ts_ns")["ts_ns"].to_numpy()
+    switches = pd.read_parquet(path / "switch", columns=["ts_ns"])
+    load_s = time.perf_counter() - start
+    pairs = len(launches) - 1
+    sample = min(sample_pairs, pairs)
+    start = time.perf_counter()
+    with_switch = 0
+    for i in range(sample):
+        a, b = launches[i], launches[i + 1]
+        with_switch += not switches[(switches["ts_ns"] > a) & (switches["ts_ns"] < b)].empty
+    return load_s + (time.perf_counter() - start) / sample * pairs, sample
+
+
 def storm(tmp: Path, seconds: float) -> list[tuple[str, int, float, int]]:
     """(tool, events, seconds, peak) for launchgap report and perf sched timehist on a storm each recorded."""
     command = [str(trace_size.STORM), "--pairs", "2", "--seconds", str(seconds)]
@@ -79,8 +101,9 @@ def storm(tmp: Path, seconds: float) -> list[tuple[str, int, float, int]]:
         raise SystemExit(f"analysis_speed: perf sched record failed: {proc.stderr.strip()[-500:]}")
     counted = subprocess.run(["perf", "report", "-i", str(perf_data), "--stats"], capture_output=True,
                              text=True).stdout
-    perf_events = sum(int(line.split()[-1]) for line in counted.splitlines()
-                      if line.strip().startswith("SAMPLE events:"))
+    # "SAMPLE events:    4283690  (99.9%)": the sched tracepoints' records (the first table is the
+    # aggregate; the ones after it repeat the counts)
+    perf_events = int(re.search(r"^\s*SAMPLE events:\s+(\d+)", counted, re.M).group(1))
     perf_s, perf_peak, _ = measured(["perf", "sched", "timehist", "-i", str(perf_data)])
     return [("launchgap report", events_in(ours), ours_s, ours_peak),
             ("perf sched timehist", perf_events, perf_s, perf_peak)]
@@ -92,6 +115,9 @@ def main() -> None:
     parser.add_argument("--tokens", type=int, default=12_400)
     parser.add_argument("--storm-seconds", type=float, default=2.0)
     parser.add_argument("--skip-recording", action="store_true", help="synthetic traces only (no root needed)")
+    parser.add_argument("--peer-pairs", type=int, default=0,
+                        help="also time the study tool's approach on the smallest synthetic trace, on this many "
+                             "launch pairs (extrapolated; the earlier target: launchgap at least 20x its events/s)")
     args = parser.parse_args()
     print(f"load average at start: {load()}", flush=True)
     rows = []
@@ -134,8 +160,13 @@ def main() -> None:
             if size >= 100_000_000:
                 verdicts.append(f"goal 100M-event report under 60 s and peak <= 2 GiB: {seconds:.1f} s, "
                                 f"{peak / GIB:.2f} GiB: {'met' if seconds < 60 and peak <= 2 * GIB else 'NOT met'}")
-            subprocess.run(["rm", "-rf", str(path)], check=True)
             print(f"{label}: {events:,} events, report {seconds:.1f} s, peak {peak / GIB:.2f} GiB", flush=True)
+            if args.peer_pairs and size == min(args.sizes):
+                peer_s, sample = time_peer(path, args.peer_pairs)
+                rows.append((f"peer (pandas, per pair) {size / 1e6:g}M", events, peer_s, 0))
+                print(f"peer on {label}: {peer_s:.1f} s (timed on {sample:,} pairs, extrapolated): launchgap is "
+                      f"{peer_s / seconds:,.0f}x its events per second", flush=True)
+            subprocess.run(["rm", "-rf", str(path)], check=True)
         if not args.skip_recording:
             pair = storm(tmp, args.storm_seconds)
             rows += [(f"storm: {tool}", n, s, peak) for tool, n, s, peak in pair]
