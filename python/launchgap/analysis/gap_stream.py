@@ -21,11 +21,10 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from launchgap.analysis.gaps import BURST_BREAK_FACTOR, CAUSES, CLASSES, CLEAN, _classify
+from launchgap.analysis.gaps import BURST_BREAK_FACTOR, CLASSES, CLEAN, SYNC_OR_BLOCK, _classify
 
 # a chunk's (class, length) counts are merged into the running counts once this many have piled up
 MERGE_EVERY = 1 << 20
-SYNC_OR_BLOCK = (CLASSES.index("sync"), CLASSES.index("blocked"))
 CLASS_BITS = 3  # room for every class index
 assert len(CLASSES) <= 1 << CLASS_BITS
 

@@ -21,6 +21,7 @@ from launchgap.analysis.targets import RECORDER_COMMS, target_pids, target_threa
 from launchgap.analysis.timeline import Bounds, cpu_runs, thread_segments, trace_bounds
 from launchgap.doctor.in_trace import host_checks
 from launchgap.trace import Event, Trace
+from launchgap.trace.model import collect_streamed
 
 REPORT_SCHEMA = "launchgap-report/1"
 
@@ -208,7 +209,7 @@ def build_report(trace: Trace, in_memory: bool = False) -> Report:
     tids = threads["tid"].to_list()
     launch_scan = trace.scan(Event.LAUNCH).filter(pl.col("pid").is_in(list(pids)))
     launches = launch_scan.select("ts_ns", "pid", "tid", "api").collect() if in_memory else None
-    by_tid_api = (launch_scan.group_by("tid", "api").agg(pl.len().alias("launches")).collect(engine="streaming")
+    by_tid_api = (collect_streamed(launch_scan.group_by("tid", "api").agg(pl.len().alias("launches")))
                   if not in_memory else launches.group_by("tid", "api").agg(pl.len().alias("launches")))
     syncs = trace.of(Event.SYNC, "ts_ns", "pid", "tid", "api", "duration_ns").filter(pl.col("pid").is_in(list(pids)))
     switches = trace.of(Event.SWITCH, "ts_ns", "tid", "voluntary").filter(pl.col("tid").is_in(tids))

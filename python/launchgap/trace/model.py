@@ -28,6 +28,16 @@ from launchgap.trace.schema import Event
 ORDERED_CHUNK_ROWS = 1 << 21
 
 
+def collect_streamed(frame: pl.LazyFrame) -> pl.DataFrame:
+    """FRAME collected by polars' streaming engine (the memory of the batches in flight, not of the
+    rows scanned). A segment the reader's check decoded whole can still trip that engine's stricter
+    reading of a damaged footer: then the in-memory engine, which reads what the check read."""
+    try:
+        return frame.collect(engine="streaming")
+    except pl.exceptions.ComputeError:
+        return frame.collect()
+
+
 class TraceError(ValueError):
     """The file is not a launchgap trace this version can read (message says why, on one line)."""
 
@@ -217,7 +227,7 @@ class Trace:
                  for k in Event if self.count(k)]
         if not parts:
             return None, None
-        both = pl.concat(parts).select(pl.col("lo").min(), pl.col("hi").max()).collect(engine="streaming")
+        both = collect_streamed(pl.concat(parts).select(pl.col("lo").min(), pl.col("hi").max()))
         lo, hi = both.row(0)
         return (int(lo) if lo is not None else None, int(hi) if hi is not None else None)
 
@@ -226,7 +236,7 @@ class Trace:
         parts = [self.scan(k).select(pl.col("cpu").drop_nulls().unique()) for k in Event if self.count(k)]
         if not parts:
             return set()
-        return {int(c) for c in pl.concat(parts).unique().collect(engine="streaming")["cpu"].to_list()}
+        return {int(c) for c in collect_streamed(pl.concat(parts).unique())["cpu"].to_list()}
 
     @property
     def lost(self) -> pl.DataFrame:
