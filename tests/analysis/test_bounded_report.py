@@ -21,7 +21,7 @@ from launchgap.analysis import records
 from launchgap.analysis.records import Report, json_key
 from launchgap.analysis.report import build_report, report_json
 from launchgap.cli import main
-from launchgap.trace import Event, model
+from launchgap.trace import Event, model, read_trace
 from tests.analysis.builder import IDLE, TraceBuilder
 
 REPO = Path(__file__).resolve().parents[2]
@@ -81,17 +81,11 @@ def test_streamed_report_of_a_synthetic_trace_is_the_in_memory_report(tmp_path, 
     monkeypatch.setattr(synthetic_trace, "CHUNK_TOKENS", 40)
     monkeypatch.setattr(model, "ORDERED_CHUNK_ROWS", 30_000)
     rows = synthetic_trace.write(tmp_path / "s.lg", 200_000)
-    trace = model_trace(tmp_path / "s.lg")
+    trace = read_trace(tmp_path / "s.lg")
     assert sum(trace.count(k) for k in Event) == rows
     streamed, in_memory = report_json(trace), report_json(trace, in_memory=True)
     assert streamed["gaps"]["count"] == streamed["overview"]["launches"] - 1
     assert json.dumps(streamed, sort_keys=True) == json.dumps(in_memory, sort_keys=True)
-
-
-def model_trace(path):
-    from launchgap.trace import read_trace
-
-    return read_trace(path)
 
 
 def test_segments_out_of_order_are_still_read_in_time_order(tmp_path, monkeypatch):
@@ -107,7 +101,7 @@ def test_segments_out_of_order_are_still_read_in_time_order(tmp_path, monkeypatc
     a, c = first.read_bytes(), second.read_bytes()
     first.write_bytes(c)
     second.write_bytes(a)
-    out = [chunk["ts_ns"].to_list() for chunk in model_trace(tmp_path / "t.lg").in_time_order(Event.LAUNCH, "ts_ns")]
+    out = [chunk["ts_ns"].to_list() for chunk in read_trace(tmp_path / "t.lg").in_time_order(Event.LAUNCH, "ts_ns")]
     assert sum(out, []) == [5_000, 6_000, 7_000, 8_000]
 
 
@@ -116,7 +110,7 @@ def test_segments_out_of_order_are_still_read_in_time_order(tmp_path, monkeypatc
 # placeholders in the doc's layout (a map's keys, a list's element type), not keys of the JSON
 DOC_PLACEHOLDERS = {"api", "n", "event", "int", "str", "metric", "null", "true", "false", "doctor", "check",
                     "negligible", "light", "heavy", "not", "given", "launchgap", "report", "lower", "bound", "were",
-                    "lost", "events", "the", "the", "incomplete", "why"}
+                    "lost", "events", "the", "incomplete", "why"}
 # keys of host_checks: `launchgap doctor`'s own JSON (docs/doctor.md), not a record of the report
 DOCTOR_KEYS = {"source", "target", "cpus", "description", "counts", "ok", "warn", "fail", "unknown", "checks"}
 
