@@ -9,12 +9,17 @@ every 4 ms on its CPU.
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 import polars as pl
+import pyarrow.parquet as pq
 
 from launchgap.trace import Event
 from launchgap.trace.columns import polars_type
-from launchgap.trace.schema import FORMAT_VERSION
+from launchgap.trace.format2 import _write_options, kind_table, segment_name
+from launchgap.trace.schema import END_FILE, FORMAT_NAME, FORMAT_VERSION, META_FILE
 from launchgap.trace.writer import write_trace
 
 LAUNCHES_PER_TOKEN = 478
@@ -26,14 +31,36 @@ PID, TID, HOG = 1000, 1001, 2000
 START_NS = 1_000_000_000
 
 
+PER_TOKEN = LAUNCHES_PER_TOKEN + 4 + 1  # launches, sync + 3 scheduling events, ~1 timer IRQ
+TOKEN_NS = LAUNCHES_PER_TOKEN * LAUNCH_SPACING_NS + SYNC_NS + 200_000
+# tokens made at a time when writing format 2: ~2M events, a few hundred MB however long the trace
+CHUNK_TOKENS = 4096
+
+
+def _token_start(k: np.ndarray) -> np.ndarray:
+    # every tenth token (k % 10 == 0) is preempted: the tokens before k lost (k + 9) // 10 preemptions
+    return START_NS + k * TOKEN_NS + (k + 9) // 10 * PREEMPT_NS
+
+
+def _end_ns(tokens: int) -> int:
+    last = np.array([tokens - 1], np.int64)
+    return int(_token_start(last)[0] + (LAUNCHES_PER_TOKEN - 1) * LAUNCH_SPACING_NS
+               + (last[0] % 10 == 0) * PREEMPT_NS + 1_000 + SYNC_NS - 2_000 + 1_000_000)
+
+
 def make(events: int) -> tuple[dict[Event, pl.DataFrame], dict, int]:
     """One frame per kind, the metadata, and the end time."""
-    per_token = LAUNCHES_PER_TOKEN + 4 + 1  # launches, sync + 3 scheduling events, ~1 timer IRQ
-    tokens = max(1, events // per_token)
-    token_ns = LAUNCHES_PER_TOKEN * LAUNCH_SPACING_NS + SYNC_NS + 200_000
-    k = np.arange(tokens, dtype=np.int64)
+    tokens = max(1, events // PER_TOKEN)
+    end_ns = _end_ns(tokens)
+    return _frames(0, tokens, START_NS, end_ns), META, end_ns
+
+
+def _frames(first: int, last: int, from_ns: int, to_ns: int) -> dict[Event, pl.DataFrame]:
+    """Tokens FIRST..LAST-1 and the timer interrupts in [FROM_NS, TO_NS), one frame per kind."""
+    tokens = last - first
+    k = np.arange(first, last, dtype=np.int64)
     preempted = (k % 10 == 0)
-    token_start = START_NS + k * token_ns + np.cumsum(preempted * PREEMPT_NS) - preempted * PREEMPT_NS
+    token_start = _token_start(k)
 
     idx = np.arange(LAUNCHES_PER_TOKEN, dtype=np.int64)
     launch_ts = (token_start[:, None] + idx[None, :] * LAUNCH_SPACING_NS
@@ -45,8 +72,9 @@ def make(events: int) -> tuple[dict[Event, pl.DataFrame], dict, int]:
     run_ts = wake_ts + 8_000
     pre_out = token_start[preempted] + 200 * LAUNCH_SPACING_NS - 1_000
     pre_in = pre_out + PREEMPT_NS - 500
-    end_ns = int(run_ts[-1] + 1_000_000)
-    timer_ts = np.arange(START_NS, end_ns, TIMER_PERIOD_NS, dtype=np.int64)
+    # the first timer tick at or after FROM_NS on the START_NS + n * period grid
+    first_tick = START_NS + -(-(from_ns - START_NS) // TIMER_PERIOD_NS) * TIMER_PERIOD_NS
+    timer_ts = np.arange(first_tick, to_ns, TIMER_PERIOD_NS, dtype=np.int64)
 
     parts = []
 
@@ -87,14 +115,39 @@ def make(events: int) -> tuple[dict[Event, pl.DataFrame], dict, int]:
                 "tid": np.full(n, tid, np.uint32), **cols}
         by_kind.setdefault(kind, []).append(pl.DataFrame({name: pl.Series(name, values, dtype=polars_type(name))
                                                           for name, values in base.items()}))
-    frames = {kind: pl.concat(parts, how="diagonal_relaxed").sort("ts_ns") for kind, parts in by_kind.items()}
-    meta = {"start_ns": START_NS, "mode": "command", "command": ["synthetic"], "command_pid": PID, "pids": [],
-            "host": {"hostname": "synthetic"}, "topology": {"count": 2}}
-    return frames, meta, end_ns
+    return {kind: pl.concat(parts, how="diagonal_relaxed").sort("ts_ns") for kind, parts in by_kind.items()}
+
+
+META = {"start_ns": START_NS, "mode": "command", "command": ["synthetic"], "command_pid": PID, "pids": [],
+        "host": {"hostname": "synthetic"}, "topology": {"count": 2}}
 
 
 def write(path, events: int, version: int = FORMAT_VERSION) -> int:
-    """Writes a synthetic trace of about EVENTS events in format VERSION; returns its rows."""
-    frames, meta, end_ns = make(events)
-    write_trace(path, frames, meta, {"end_ns": end_ns, "stop_reason": "synthetic", "lost_events": 0}, version=version)
-    return sum(frame.height for frame in frames.values())
+    """Writes a synthetic trace of about EVENTS events in format VERSION; returns its rows. Format 2 is
+    written a few thousand tokens at a time, each kind's rows of a chunk one segment, as a recorder
+    writes segments: a 100M-event trace takes the memory of one chunk."""
+    tokens = max(1, events // PER_TOKEN)
+    end_ns = _end_ns(tokens)
+    summary = {"end_ns": end_ns, "stop_reason": "synthetic", "lost_events": 0}
+    if version != 2:
+        frames = _frames(0, tokens, START_NS, end_ns)
+        write_trace(path, frames, META, summary, version=version)
+        return sum(frame.height for frame in frames.values())
+    path = Path(path)
+    path.mkdir()
+    (path / META_FILE).write_text(json.dumps({**META, "format": FORMAT_NAME, "version": 2}))
+    numbers: dict[Event, int] = {}
+    rows = 0
+    for first in range(0, tokens, CHUNK_TOKENS):
+        last = min(tokens, first + CHUNK_TOKENS)
+        from_ns = START_NS if first == 0 else int(_token_start(np.array([first]))[0])
+        to_ns = end_ns if last == tokens else int(_token_start(np.array([last]))[0])
+        for kind, frame in _frames(first, last, from_ns, to_ns).items():
+            numbers[kind] = numbers.get(kind, 0) + 1
+            (path / kind.value).mkdir(exist_ok=True)
+            table = kind_table(kind, frame)
+            pq.write_table(table, path / kind.value / segment_name(numbers[kind]),
+                           **_write_options(kind, table.schema.names))
+            rows += frame.height
+    (path / END_FILE).write_text(json.dumps(summary, indent=1))
+    return rows

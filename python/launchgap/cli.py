@@ -90,7 +90,8 @@ EXIT_LOST_EVENTS = 3
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (docs/report-schema.md).")
 @click.option("--csv", "csv_path", type=click.Path(), help="Also write the study's 19-column CSV here.")
 @click.option("--strict", is_flag=True,
-              help=f"Exit {EXIT_LOST_EVENTS} if lost events affect any metric, or rows were left out as damaged.")
+              help=f"Exit {EXIT_LOST_EVENTS} if lost events affect any metric, or the trace is incomplete (cut short, "
+                   "or damaged rows left out).")
 def report(trace: str, as_json: bool, csv_path: str | None, strict: bool) -> None:
     """What the scheduler and interrupts took from the workload in TRACE, from whom, and what to do."""
     if csv_path:
@@ -101,10 +102,11 @@ def report(trace: str, as_json: bool, csv_path: str | None, strict: bool) -> Non
         with safe_output(csv_path, [trace]) as partial:
             write_study_csv(loaded, partial)
     if as_json:
-        click.echo(json.dumps(result, indent=2))
+        click.echo(json.dumps(result.to_json(), indent=2))
     else:
         render(result, console)
-    if strict and (result["warnings"] or result["trace"]["damage"]):
+    # the warnings hold lost events and an incomplete trace (cut short, or damaged rows left out)
+    if strict and result.warnings:
         sys.exit(EXIT_LOST_EVENTS)
 
 

@@ -18,7 +18,7 @@ import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 
-from launchgap.analysis.report import build_report
+from launchgap.analysis.report import report_json
 from launchgap.cli import main
 from launchgap.trace import Event, TraceError, read_trace
 from launchgap.trace.columns import format1_arrow_fields
@@ -164,6 +164,12 @@ def test_a_damaged_segment_is_left_out_and_said(small_real_trace, tmp_path):
     assert len(trace.damage) == 1 and f"segment switch/{segment.name} is damaged" in trace.damage[0]
     code, stdout, stderr = run("report", str(copy))
     assert code == 0 and f"segment switch/{segment.name} is damaged" in " ".join(stdout.split())
+    # the JSON says it too, beside the metrics, and the verdict rests on part of the trace and says so
+    code, stdout, stderr = run("report", "--json", str(copy))
+    report = json.loads(stdout)
+    assert f"segment switch/{segment.name} is damaged" in report["warnings"]["trace"]
+    assert report["verdict"]["text"].startswith("This trace is incomplete (segment switch/")
+    assert run("report", "--strict", str(copy))[0] == 3
 
 
 def test_seeded_damage_to_a_real_dat_is_one_line(tmp_path):
@@ -195,8 +201,10 @@ def test_an_impossible_duration_is_left_out_and_said(tmp_path):
     trace = b.write(tmp_path / "t.lg")
     assert trace.of(Event.HARDIRQ).height == 50 and trace.of(Event.LAUNCH).height == 0
     assert len(trace.damage) == 1 and "2 of " in trace.damage[0] and "they were left out" in trace.damage[0]
-    report = build_report(trace)
+    report = report_json(trace)
     assert report["trace"]["damage"] == list(trace.damage)
+    assert report["warnings"]["trace"] == f"incomplete: {trace.damage[0]}"
+    assert report["verdict"]["text"].startswith(f"This trace is incomplete ({trace.damage[0]})")
     assert next(i for i in report["overview"]["irqs"] if i["name"] == "virtio0")["ns"] == 50 * 3_000
     code, stdout, stderr = run("report", str(trace.path), "--strict")
     assert code == 3 and "damaged" in stdout

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from launchgap.analysis.report import build_report
+from launchgap.analysis.report import report_json
 from launchgap.trace import Event
 from tests.analysis.builder import IDLE, TraceBuilder
 
@@ -31,7 +31,7 @@ def test_preempted_and_blocked_are_told_apart(tmp_path):
     b.switch(50_000, 0, T, HOG)                     # preempted by the hog for 30 us
     b.switch(80_000, 0, HOG, T)
     b.switch(100_000, 0, T, IDLE, dead=True)
-    report = build_report(b.write(tmp_path / "t.lg"))
+    report = report_json(b.write(tmp_path / "t.lg"))
     t = thread(report, 101)
     assert t["running_ns"] == 8_000 + 20_000 + 20_000
     assert t["blocked_ns"] == 20_000
@@ -56,7 +56,7 @@ def test_runqueue_wait_that_spans_a_migration_names_both_cpus_culprits(tmp_path)
     b.migrate(25_000, T, 0, 1)                      # ... moved to CPU 1's
     b.switch(40_000, 1, OTHER, T)                   # and runs there at 40 us
     b.switch(60_000, 0, BUSY, IDLE, voluntary=True)
-    report = build_report(b.write(tmp_path / "t.lg"))
+    report = report_json(b.write(tmp_path / "t.lg"))
     t = thread(report, 101)
     assert t["runqueue_ns"] == 20_000
     assert t["migrations"] == 1
@@ -75,7 +75,7 @@ def test_nested_interrupts_are_counted_once(tmp_path):
     b.irq(70_000, 1, HOG, Event.SOFTIRQ, "TIMER", 2_000, number=1)         # another task's, not ours
     for ts in (3_000, 4_000, 5_000, 6_000):
         b.launch(ts, 0, T)
-    report = build_report(b.write(tmp_path / "t.lg"))
+    report = report_json(b.write(tmp_path / "t.lg"))
     t = thread(report, 101)
     assert t["irq_ns"] == 9_000 + 1_000 + 500
     assert {(i["name"], i["ns"]) for i in t["irqs"]} == {("NET_RX", 9_000), ("virtio1-req.0", 1_000),
@@ -94,7 +94,7 @@ def test_a_thread_started_mid_trace_lives_from_its_fork(tmp_path):
     b.fork(50_000, 0, T, CHILD)
     b.wakeup(50_000, CHILD, 1, new=True)
     b.switch(55_000, 1, IDLE, CHILD)
-    report = build_report(b.write(tmp_path / "t.lg"))
+    report = report_json(b.write(tmp_path / "t.lg"))
     child = thread(report, 102)
     assert child["lifetime_ns"] == 120_000 - 50_000
     assert child["runqueue_ns"] == 5_000
@@ -107,7 +107,7 @@ def test_zero_launches_leaves_per_launch_metrics_undefined(tmp_path):
     b = TraceBuilder()
     b.switch(2_000, 0, IDLE, T)
     b.switch(10_000, 0, T, HOG)
-    report = build_report(b.write(tmp_path / "t.lg"))
+    report = report_json(b.write(tmp_path / "t.lg"))
     m = report["study_metrics"]
     assert (m["sched_per_1k_launches"], m["softirq_per_1k_launches"], m["hardirq_per_1k_launches"]) == (None,) * 3
     assert report["gaps"]["classes"] == [] and report["gaps"]["count"] == 0
@@ -131,7 +131,7 @@ def test_launch_gaps_are_classified_by_what_filled_them(tmp_path):
     b.irq(38_000, 0, T, Event.HARDIRQ, "nic", 500, number=30)
     b.launch(39_000, 0, T)
     b.launch(40_000, 0, T)
-    report = build_report(b.write(tmp_path / "t.lg"))
+    report = report_json(b.write(tmp_path / "t.lg"))
     classes = {c["class"]: c for c in report["gaps"]["classes"]}
     assert {k: c["count"] for k, c in classes.items()} == {"clean": 5, "preempted": 1, "irq": 1, "sync": 1}
     assert classes["clean"]["p50_ns"] == 1_000
@@ -154,7 +154,7 @@ def test_lost_events_are_flagged_beside_the_metrics_they_affect(tmp_path):
     b.launch(3_000, 0, T)
     b.lost(5_000, 0, Event.SWITCH, 5)
     path = tmp_path / "t.lg"
-    report = build_report(b.write(path))
+    report = report_json(b.write(path))
     assert report["overview"]["lost_events"] == {"switch": 5}
     assert set(report["warnings"]) == {"switches", "off_cpu", "runqueue", "gaps"}
     assert report["warnings"]["switches"] == "lower bound: 5 switch events were lost"
@@ -267,7 +267,7 @@ def test_tasks_whose_switch_outs_are_never_traced_are_named(tmp_path):
     b.switch(10_000, 0, T, silent)          # the agent runs; its switch back to T is never traced
     b.switch(40_000, 0, T, HOG)
     b.switch(50_000, 0, HOG, T)             # T runs to the end: not a silent task
-    report = build_report(b.write(tmp_path / "t.lg"))
+    report = report_json(b.write(tmp_path / "t.lg"))
     caveats = report["trace"]["caveats"]
     assert len(caveats) == 1 and caveats[0].startswith("agent (74/74) was switched in 1 time(s)")
     assert thread(report, 101)["preempted_ns"] == 30_000 + 10_000   # the unseen run counts as preempted

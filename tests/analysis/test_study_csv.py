@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import csv
 
-from launchgap.analysis.report import build_report
+from launchgap.analysis.report import report_json
 from launchgap.exports.study_csv import COLUMNS, write_study_csv
 from launchgap.trace.study_csv import HEADER, read_study_csv
 from launchgap.trace import Event
@@ -52,7 +52,7 @@ def test_export_writes_the_studys_layout_one_row_per_launch(tmp_path):
 def test_reading_our_export_back_gives_the_same_launches(tmp_path):
     out = tmp_path / "t.csv"
     write_study_csv(built(tmp_path), out)
-    report = build_report(read_study_csv(out))
+    report = report_json(read_study_csv(out))
     assert report["overview"]["launches"] == 3
     assert report["overview"]["syncs"] == 1
     assert report["trace"]["caveats"]
@@ -72,7 +72,7 @@ def test_the_study_tools_own_csv_is_deduplicated_and_its_limits_stated(tmp_path)
     lines.append(f"{t + 6_000},cuLaunchKernel,100,101,qwen,0,10,1,1,256,1,1,0,7,,,,,")
     path.write_text("\n".join(lines) + "\n")
     trace = read_study_csv(path)
-    report = build_report(trace)
+    report = report_json(trace)
     assert report["overview"]["launches"] == 6       # 10 launch rows, 4 of them echoes
     assert report["overview"]["launches_by_api"] == {"cuLaunchKernel": 6}
     runtime_named = trace.of(Event.LAUNCH).filter(trace.of(Event.LAUNCH)["runtime_api"] == "cudaLaunchKernel")
@@ -105,7 +105,7 @@ def test_a_zero_in_the_unused_last_field_is_not_a_switch(tmp_path):
     trace = read_study_csv(qwen_like(tmp_path / "tool.csv"))
     switches = trace.of(Event.SWITCH)
     assert (switches["tid"] == 100).sum() == 2 and (switches["next_tid"] == 100).sum() == 2
-    report = build_report(trace)
+    report = report_json(trace)
     assert report["overview"]["switches"] == 2
     main = next(t for t in report["taken"]["threads"] if t["tid"] == 100)
     assert main["offcpu_ns"] == 20_000 + 10_000                      # out -> in, twice; never doubled
@@ -114,7 +114,7 @@ def test_a_zero_in_the_unused_last_field_is_not_a_switch(tmp_path):
 def test_threads_without_switch_rows_have_a_name_and_a_lifetime(tmp_path):
     from tests.analysis.study_tool import qwen_like
 
-    report = build_report(read_study_csv(qwen_like(tmp_path / "tool.csv")))
+    report = report_json(read_study_csv(qwen_like(tmp_path / "tool.csv")))
     worker = next(t for t in report["taken"]["threads"] if t["tid"] == 101)
     assert worker["comm"] == "llama-worker"
     assert worker["lifetime_ns"] == 3 * 2_000                        # first to last launch: 4 launches 2 us apart
@@ -126,7 +126,7 @@ def test_no_verdict_from_a_study_csv_and_what_it_supports(tmp_path):
     for path in (qwen_like(tmp_path / "tool.csv"), tmp_path / "ours.csv"):
         if path.name == "ours.csv":
             write_study_csv(built(tmp_path), path)
-        verdict = build_report(read_study_csv(path))["verdict"]
+        verdict = report_json(read_study_csv(path))["verdict"]
         assert verdict["level"] == "not given" and verdict["taken_percent"] is None
         text = " ".join(verdict["text"].split())
         assert "No verdict can be given from this file" in text and "What it does support: kernel launches" in text
@@ -189,11 +189,11 @@ def test_sched_per_1k_both_definitions(tmp_path):
     rows = list(csv.DictReader(path.read_text().splitlines()))
     script = sum(r["event_type"] == "schedSwitch" for r in rows) / sum(
         r["event_type"] == "cuLaunchKernel" for r in rows) * 1000
-    m = build_report(read_study_csv(path))["study_metrics"]
+    m = report_json(read_study_csv(path))["study_metrics"]
     assert m["sched_rows_per_1k_launches_study"] == script == 4 / 10 * 1000
     assert m["sched_per_1k_launches"] == 2 / 10 * 1000
     # on a launchgap trace: switch-outs and switch-ins of the workload, per logical launch
-    report = build_report(built(tmp_path))
+    report = report_json(built(tmp_path))
     assert report["study_metrics"]["sched_per_1k_launches"] == 1 / 3 * 1000
     assert report["study_metrics"]["sched_rows_per_1k_launches_study"] == (1 + 2) / 3 * 1000
 
@@ -224,7 +224,7 @@ def test_a_csv_written_by_the_study_tool_itself():
     assert counters["cudaLaunchKernel"] == 12 * 2 * (2 * 3 + 2)      # tokens x threads x (layers x kernels + 2)
     trace = read_study_csv(path)
     assert trace.meta["csv_source"] == "cuda_sched_trace"
-    report = build_report(trace)
+    report = report_json(trace)
     o, m = report["overview"], report["study_metrics"]
     assert o["launches"] == counters["cudaLaunchKernel"]             # every driver echo merged away
     assert o["syncs"] == counters["cudaSync Exit"]

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from launchgap.analysis.report import build_report
+from launchgap.analysis.report import build_report, report_json
 from launchgap.doctor import DirectoryHost, run_doctor, target_from_cpus
 from launchgap.doctor.host import RecordingHost
 from launchgap.doctor.model import Target
@@ -28,8 +28,9 @@ HELPER = (100, 101, "app-helper")
 
 
 def _text(report: dict) -> str:
+    """The terminal report of the trace REPORT (its JSON) was made from."""
     out = io.StringIO()
-    render(report, Console(file=out, width=200))
+    render(build_report(read_trace(report["trace"]["path"])), Console(file=out, width=200))
     return " ".join(out.getvalue().split())
 
 
@@ -42,7 +43,7 @@ def _launching_on(tmp_path, cpus_launched: list[int], snapshot: dict | None) -> 
         b.launch(5_000 + i * 1_000, cpu, APP)
     b.switch(3_000, 0, IDLE, HELPER)  # a thread that never launches: its CPU is not the target
     b.switch(90_000, cpus_launched[-1], APP, IDLE, dead=True)
-    return build_report(b.write(tmp_path / "t.lg"))
+    return report_json(b.write(tmp_path / "t.lg"))
 
 
 def test_the_launching_threads_cpus_are_the_target(tmp_path):
@@ -86,7 +87,7 @@ def test_a_real_recording_carries_the_host_files_and_the_report_checks_them(tmp_
     assert snapshot["files"]["/proc/cmdline"] == Path("/proc/cmdline").read_text()
     assert snapshot["files"]["/proc/sys/kernel/osrelease"] == Path("/proc/sys/kernel/osrelease").read_text()
 
-    report = build_report(trace)
+    report = report_json(trace)
     section = report["host_checks"]
     # taskset pinned the launching thread: the trace shows it on that CPU alone
     assert section["target"] == {"cpus": [cpu], "description": "the launching threads' CPUs"}

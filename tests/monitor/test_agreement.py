@@ -28,7 +28,7 @@ import subprocess
 
 import pytest
 
-from launchgap.analysis.report import build_report
+from launchgap.analysis.report import report_json
 from launchgap.trace import read_trace
 from tests.conftest import CUDASIM, LIBCUDA
 from tests.monitor.conftest import cgroup2_root, cpu_hog, join_cgroup, needs_bpf, running_monitor, scratch_cgroup
@@ -68,7 +68,7 @@ def test_the_monitor_and_a_recording_of_the_same_run_agree(tmp_path):
     truth = json.loads(truth_path.read_text())
     process = truth["processes"][0]
     pid = str(process["pid"])
-    report = build_report(read_trace(trace_path))
+    report = report_json(read_trace(trace_path))
     threads = [t for t in report["taken"]["threads"] if t["pid"] == process["pid"]]
 
     launches = scrape.total("launchgap_kernel_launches_total", pid=pid)

@@ -17,7 +17,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from launchgap.analysis.report import build_report
+from launchgap.analysis.report import report_json
 from launchgap.trace import Event, read_trace
 from tests.conftest import LIBCUDA, LIBCUDA_CET, LIBCUDA_THUNK, REAL_LIBCUDA, REAL_LIBCUDART_12, REPO, needs_real
 from tests.recorder.conftest import RECORDER, cudasim_command, needs_bpf
@@ -120,7 +120,7 @@ def test_launches_the_runtime_refuses_are_recorded_with_their_return_code(record
         assert tid == tid2 and start <= at <= start + duration
     # the launches that went through are exactly the truth's, none doubled or lost
     assert trace.of(Event.LAUNCH).height == truth["totals"]["launches"]
-    failed = build_report(trace)["overview"]["failed_launches"]
+    failed = report_json(trace)["overview"]["failed_launches"]
     assert failed["recorded"] and failed["count"] == refused.height
     assert failed["by"] == [{"runtime_api": refused["runtime_api"][0], "return_code": 9, "count": refused.height}]
 
@@ -129,7 +129,7 @@ def test_without_api_names_the_report_says_failed_launches_were_not_recorded(rec
     run = record(cudasim_command("--tokens", "2", "--invalid-every", "50"))
     assert run.truth["totals"]["runtime_errors"] == 2 * 28 * 17 // 50
     assert run.trace.of(Event.RUNTIME_ONLY).is_empty()
-    assert build_report(run.trace)["overview"]["failed_launches"] == {
+    assert report_json(run.trace)["overview"]["failed_launches"] == {
         "recorded": False, "count": 0, "by": [], "runtime_only_calls": 0}
 
 
@@ -252,7 +252,7 @@ def test_launches_failing_inside_nvidias_runtime_are_recorded_and_counted(record
     assert run.trace.of(Event.LAUNCH).filter(pl.col("pid") == pid).is_empty()  # none reached the driver
     recorded = run.trace.of(Event.RUNTIME_ONLY).filter(pl.col("pid") == pid)
     assert recorded.group_by("runtime_api", "return_code").len().rows() == [("cudaLaunchKernel", code, n)]
-    failed = build_report(run.trace)["overview"]["failed_launches"]
+    failed = report_json(run.trace)["overview"]["failed_launches"]
     assert failed["count"] == n and failed["by"] == [{"runtime_api": "cudaLaunchKernel", "return_code": code, "count": n}]
 
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 
@@ -50,6 +51,15 @@ def test_import_matches_trace_cmd_report(real_dat, tmp_path):
     assert trace.meta["pids"] and trace.meta["pid_is_thread_id"]
     report = subprocess.run([*LAUNCHGAP, "report", "--json", str(out)], capture_output=True, text=True)
     assert report.returncode == 0, report.stderr
+    assert json.loads(report.stdout)["verdict"]["level"] in ("negligible", "light", "heavy")
+    # without --target nothing names the workload: no verdict about whatever threads happened to run
+    unnamed = tmp_path / "unnamed.lg"
+    proc = subprocess.run([*LAUNCHGAP, "import", str(real_dat), "-o", str(unnamed)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    report = subprocess.run([*LAUNCHGAP, "report", "--json", str(unnamed)], capture_output=True, text=True)
+    verdict = json.loads(report.stdout)["verdict"]
+    assert verdict["level"] == "not given" and "no target was named" in verdict["text"], verdict
+    assert f"launchgap import {real_dat} --target NAME" in verdict["text"]
     # and every view works on it
     for command in (["timeline", str(out), "-o", str(tmp_path / "t.png")],
                     ["running-waiting", str(out), "-o", str(tmp_path / "rw.png")],

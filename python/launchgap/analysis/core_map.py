@@ -17,6 +17,7 @@ import polars as pl
 from launchgap.analysis.targets import target_pids
 from launchgap.analysis.timeline import cpu_runs, trace_bounds
 from launchgap.trace import Event, Trace
+from launchgap.trace.model import collect_streamed
 from launchgap.trace.schema import TASK_DEAD
 
 IDLE_TID = 0
@@ -97,11 +98,14 @@ def workload_start_ns(trace: Trace) -> int:
     execs = trace.of(Event.EXEC, "ts_ns", "pid").filter(pl.col("pid") == pid)
     if not execs.is_empty():
         return int(execs["ts_ns"].min())
-    own = pl.concat([trace.scan(k).filter(pl.col("pid") == pid).select("ts_ns") for k in Event if k is not Event.LOST]
-                    + [trace.scan(Event.FORK).filter(pl.col("child_pid") == pid).select("ts_ns")]).collect()
-    if own.is_empty():
+    # streamed: on a launch-bound trace this is every launch
+    own = collect_streamed(
+        pl.concat([trace.scan(k).filter(pl.col("pid") == pid).select("ts_ns") for k in Event if k is not Event.LOST]
+                  + [trace.scan(Event.FORK).filter(pl.col("child_pid") == pid).select("ts_ns")])
+        .select(pl.col("ts_ns").min()))
+    if own["ts_ns"][0] is None:
         raise ViewError(f"--from-workload: no event of the traced command (pid {pid}) in the trace")
-    return int(own["ts_ns"].min())
+    return int(own["ts_ns"][0])
 
 
 def choose_window(trace: Trace, after_sleep: bool = False, from_workload: bool = False,

@@ -20,6 +20,8 @@ import polars as pl
 CAUSES = ("preempted", "runqueue", "irq", "sync", "blocked", "offcpu")
 CLASSES = ("clean", *CAUSES)
 CLEAN = 0
+# the classes of a gap that ends a burst whatever its length
+SYNC_OR_BLOCK = (CLASSES.index("sync"), CLASSES.index("blocked"))
 # A gap this many times the median clean gap ends a burst even without a sync.
 BURST_BREAK_FACTOR = 20
 
@@ -153,7 +155,7 @@ def bursts(gaps: Gaps) -> dict:
         return {"bursts": 0}
     clean = gaps.gap_ns[gaps.klass == CLEAN]
     limit = float(np.median(clean)) * BURST_BREAK_FACTOR if clean.size else float("inf")
-    sync_or_block = (gaps.klass == CLASSES.index("sync")) | (gaps.klass == CLASSES.index("blocked"))
+    sync_or_block = np.isin(gaps.klass, SYNC_OR_BLOCK)
     breaks = sync_or_block | (gaps.gap_ns > limit)
     sizes = []
     for start, end in zip(gaps.thread_offsets[:-1], gaps.thread_offsets[1:]):

@@ -1,18 +1,27 @@
-"""The report: every metric of docs/metrics.md, as one JSON-ready dict
-(schema: docs/report-schema.md). The terminal view and `--json` both print
-this dict; nothing is computed anywhere else."""
+"""The report: every metric of docs/metrics.md, as typed records
+(analysis/records.py), made JSON only at the edge (docs/report-schema.md).
+The terminal view, diff and experiments read the records; nothing is
+computed anywhere else."""
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import polars as pl
 
 from launchgap.analysis import gaps as gap_analysis
 from launchgap.analysis import taken
+from launchgap.analysis.gap_stream import gap_stats
 from launchgap.analysis.irqs import irq_intervals
+from launchgap.analysis.records import (
+    Bursts, Culprit, FailedLaunch, FailedLaunches, GapClass, Gaps, GapTail, IrqSummary, Overview, Report,
+    StudyMetrics, TailShare, Taken, TakenTotal, ThreadCulprit, ThreadIrq, ThreadTaken, TraceInfo, Verdict,
+)
 from launchgap.analysis.targets import RECORDER_COMMS, target_pids, target_threads
 from launchgap.analysis.timeline import Bounds, cpu_runs, thread_segments, trace_bounds
 from launchgap.doctor.in_trace import host_checks
 from launchgap.trace import Event, Trace
+from launchgap.trace.model import collect_streamed
 
 REPORT_SCHEMA = "launchgap-report/1"
 
@@ -68,7 +77,12 @@ def _guard(lost: dict[str, int]) -> dict[str, str]:
 NO_VERDICT = "not given"
 
 
-def _no_verdict(trace: Trace) -> dict:
+def _not_given(text: str) -> Verdict:
+    return Verdict(level=NO_VERDICT, taken_percent=None, taken_ns=None, main_cause=None, recoverable_ns=None,
+                   text=text)
+
+
+def _no_verdict(trace: Trace) -> Verdict:
     """The study's CSV layout cannot tell preemption from blocking and has no wakeups: no verdict, and why."""
     if trace.meta.get("csv_source") == "cuda_sched_trace":
         supports = ("kernel launches (each counted once) and their rate, launch gaps, sync count and time, the "
@@ -77,21 +91,43 @@ def _no_verdict(trace: Trace) -> dict:
     else:
         supports = ("kernel launches and their rate, launch gaps, sync count and time, every workload thread's "
                     "switch count and off-CPU time (unclassified), and the IRQs that interrupted them")
-    text = ("No verdict can be given from this file: the study's CSV layout records neither why a thread left the "
-            "CPU (preempted or blocked on its own sync) nor any wakeup, so preemption and run-queue waits cannot be "
-            f"told apart from the workload's own waiting. What it does support: {supports}. Record with launchgap "
-            "for a verdict.")
-    return {"level": NO_VERDICT, "taken_percent": None, "taken_ns": None, "main_cause": None,
-            "recoverable_ns": None, "text": text}
+    return _not_given(
+        "No verdict can be given from this file: the study's CSV layout records neither why a thread left the "
+        "CPU (preempted or blocked on its own sync) nor any wakeup, so preemption and run-queue waits cannot be "
+        f"told apart from the workload's own waiting. What it does support: {supports}. Record with launchgap "
+        "for a verdict.")
 
 
-def _verdict(threads: list[dict], launching: set[int], recoverable: int) -> dict:
-    pool = [t for t in threads if t["tid"] in launching] or threads
-    life = sum(t["lifetime_ns"] for t in pool)
-    taken_ns = sum(t["preempted_ns"] + t["runqueue_ns"] + t["irq_ns"] for t in pool)
+def _no_target(trace: Trace) -> Verdict:
+    """Nothing names the workload (a trace-cmd import without --target; --system with no CUDA use): the
+    threads in the trace are whatever ran, and a verdict about them would be about nobody in particular."""
+    if trace.meta.get("source"):
+        how = (f"re-import it naming the workload's command (`launchgap import {trace.meta['source']} "
+               f"--target NAME`)")
+    else:
+        how = "record the workload itself (`launchgap record -- COMMAND`, or `-p PID`)"
+    return _not_given(
+        "No verdict can be given: no target was named, so the trace has no workload to judge (it was recorded "
+        "or imported system-wide, and nothing in it used CUDA). The views (timeline, running/waiting) need "
+        f"none; for a verdict, {how}.")
+
+
+def _incomplete(trace: TraceInfo) -> str:
+    """Why the trace is not the whole recording, for its warning and its verdict; '' when it is."""
+    parts = []
+    if trace.truncated or not trace.clean_end:
+        parts.append("the recorder did not stop cleanly, so the trace ends early")
+    parts += trace.damage
+    return "; ".join(parts)
+
+
+def _verdict(threads: list[ThreadTaken], launching: set[int], recoverable: int) -> Verdict:
+    pool = [t for t in threads if t.tid in launching] or threads
+    life = sum(t.lifetime_ns for t in pool)
+    taken_ns = sum(t.preempted_ns + t.runqueue_ns + t.irq_ns for t in pool)
     share = 100.0 * taken_ns / life if life else 0.0
-    by = {"preemption": sum(t["preempted_ns"] for t in pool), "run-queue wait": sum(t["runqueue_ns"] for t in pool),
-          "interrupts": sum(t["irq_ns"] for t in pool)}
+    by = {"preemption": sum(t.preempted_ns for t in pool), "run-queue wait": sum(t.runqueue_ns for t in pool),
+          "interrupts": sum(t.irq_ns for t in pool)}
     main_cause = max(by, key=by.get) if taken_ns else None
     whose = "launching threads" if launching else "threads"
     numbers = (f"The {whose} lost {taken_ns / 1e9:.3f} s of {life / 1e9:.3f} s ({share:.2f}%) to the scheduler and "
@@ -115,8 +151,14 @@ def _verdict(threads: list[dict], launching: set[int], recoverable: int) -> dict
     if recoverable:
         text += (f" Of that, {recoverable / 1e9:.3f} s fell between consecutive kernel launches, delaying the "
                  f"next launch directly: what a mitigation would recover first.")
-    return {"level": level, "taken_percent": share, "taken_ns": taken_ns, "main_cause": main_cause,
-            "recoverable_ns": recoverable, "text": text}
+    return Verdict(level=level, taken_percent=share, taken_ns=taken_ns, main_cause=main_cause,
+                   recoverable_ns=recoverable, text=text)
+
+
+def _mark_incomplete(verdict: Verdict, why: str) -> Verdict:
+    """A verdict on part of a recording says so first: its numbers are lower bounds."""
+    return replace(verdict, text=(f"This trace is incomplete ({why}): every count and time below is a lower "
+                                  f"bound, and the verdict rests on what was read. " + verdict.text))
 
 
 def silent_tasks(trace: Trace) -> list[dict]:
@@ -133,7 +175,7 @@ def silent_tasks(trace: Trace) -> list[dict]:
     return [{"pid": p, "tid": t, "comm": c, "switch_ins": n} for p, t, n, c in silent.sort(["switch_ins", "next_tid"], descending=[True, False]).rows()]
 
 
-def failed_launches(trace: Trace, pids: set[int]) -> dict:
+def failed_launches(trace: Trace, pids: set[int]) -> FailedLaunches:
     """Runtime launches of targets that returned an error without reaching the
     driver (recorded with --api-names): how many, by entry point and return code."""
     recorded = bool(trace.meta.get("options", {}).get("api_names"))
@@ -141,16 +183,34 @@ def failed_launches(trace: Trace, pids: set[int]) -> dict:
     calls = trace.of(Event.RUNTIME_ONLY, "pid", "runtime_api", "return_code").filter(pl.col("pid").is_in(list(pids)))
     failed = calls.filter(pl.col("runtime_api").is_in(RUNTIME_LAUNCH_APIS) & (pl.col("return_code") != 0))
     by = failed.group_by("runtime_api", "return_code").len().sort("len", "runtime_api", descending=[True, False])
-    return {"recorded": recorded, "count": failed.height, "runtime_only_calls": calls.height,
-            "by": [{"runtime_api": a, "return_code": c, "count": n} for a, c, n in by.rows()]}
+    return FailedLaunches(recorded=recorded, count=failed.height, runtime_only_calls=calls.height,
+                          by=[FailedLaunch(runtime_api=a, return_code=c, count=n) for a, c, n in by.rows()])
 
 
-def build_report(trace: Trace) -> dict:
+def _launch_chunks(trace: Trace, pids: set[int]):
+    """A fresh iterator over the targets' launches (tid, ts_ns) in time order, a few segments at a time."""
+    wanted = list(pids)
+    return lambda: (chunk.filter(pl.col("pid").is_in(wanted)).select("tid", "ts_ns")
+                    for chunk in trace.in_time_order(Event.LAUNCH, "ts_ns", "pid", "tid"))
+
+
+def report_json(trace: Trace, in_memory: bool = False) -> dict:
+    """The report as JSON (docs/report-schema.md)."""
+    return build_report(trace, in_memory).to_json()
+
+
+def build_report(trace: Trace, in_memory: bool = False) -> Report:
+    """The report of TRACE. Launches, most of a launch-bound trace, are streamed (counted lazily, their
+    gaps taken a few segments at a time: gap_stream.py) unless IN_MEMORY, which holds them all and
+    classifies every gap at once (gaps.py): the reference the streamed path is tested against."""
     bounds: Bounds = trace_bounds(trace)
     pids = target_pids(trace)
     threads = target_threads(trace, pids)
     tids = threads["tid"].to_list()
-    launches = trace.of(Event.LAUNCH, "ts_ns", "pid", "tid", "api").filter(pl.col("pid").is_in(list(pids)))
+    launch_scan = trace.scan(Event.LAUNCH).filter(pl.col("pid").is_in(list(pids)))
+    launches = launch_scan.select("ts_ns", "pid", "tid", "api").collect() if in_memory else None
+    by_tid_api = (collect_streamed(launch_scan.group_by("tid", "api").agg(pl.len().alias("launches")))
+                  if not in_memory else launches.group_by("tid", "api").agg(pl.len().alias("launches")))
     syncs = trace.of(Event.SYNC, "ts_ns", "pid", "tid", "api", "duration_ns").filter(pl.col("pid").is_in(list(pids)))
     switches = trace.of(Event.SWITCH, "ts_ns", "tid", "voluntary").filter(pl.col("tid").is_in(tids))
     segments = thread_segments(trace, tids, bounds)
@@ -168,7 +228,7 @@ def build_report(trace: Trace) -> dict:
                                       segments)
     switch_counts = switches.group_by("tid").agg(
         pl.col("voluntary").sum().alias("blocked_switches"), (~pl.col("voluntary")).sum().alias("preempted_switches"))
-    launch_counts = launches.group_by("tid").agg(pl.len().alias("launches"))
+    launch_counts = by_tid_api.group_by("tid").agg(pl.col("launches").sum().cast(pl.UInt32))
     sync_time = syncs.group_by("tid").agg(pl.len().alias("syncs"), pl.col("duration_ns").sum().alias("sync_ns"))
     irq_ns = irq_by_thread.group_by("tid").agg(pl.col("ns").sum().alias("irq_ns"), pl.col("count").sum().alias("irqs"))
 
@@ -188,40 +248,47 @@ def build_report(trace: Trace) -> dict:
     for row in per_thread.iter_rows(named=True):
         tid = row["tid"]
         mine = culprits.filter(pl.col("tid") == tid) if not culprits.is_empty() else culprits
-        thread_rows.append({
-            "pid": row["pid"], "tid": tid, "comm": row["comm"], "lifetime_ns": row["lifetime_ns"],
-            "launches": row["launches"], "syncs": row["syncs"], "sync_ns": row["sync_ns"],
-            "running_ns": row["running_ns"], "blocked_ns": row["blocked_ns"], "offcpu_ns": row["offcpu_ns"],
-            "preempted_ns": row["preempted_ns"], "runqueue_ns": row["runqueue_ns"], "irq_ns": row["irq_ns"],
-            "unknown_ns": row["unknown_ns"],
-            "preempted_switches": row["preempted_switches"], "blocked_switches": row["blocked_switches"],
-            "migrations": row["migrations"], "runnable_around_migrations_ns": row["runnable_around_ns"],
-            "taken_percent": taken.percent(row["preempted_ns"] + row["runqueue_ns"] + row["irq_ns"],
-                                           row["lifetime_ns"]),
-            "culprits": [{"cause": c, "pid": p, "comm": m, "ns": n}
-                         for c, p, m, n in (mine.select("cause", "run_pid", "run_comm", "ns").head(5).rows()
-                                            if not mine.is_empty() else [])],
-            "irqs": [{"kind": k, "name": n, "count": c, "ns": s}
-                     for _, k, n, c, s in irq_by_thread.filter(pl.col("tid") == tid).rows()],
-        })
+        thread_rows.append(ThreadTaken(
+            pid=row["pid"], tid=tid, comm=row["comm"], lifetime_ns=row["lifetime_ns"],
+            launches=row["launches"], syncs=row["syncs"], sync_ns=row["sync_ns"],
+            running_ns=row["running_ns"], blocked_ns=row["blocked_ns"], offcpu_ns=row["offcpu_ns"],
+            preempted_ns=row["preempted_ns"], runqueue_ns=row["runqueue_ns"], irq_ns=row["irq_ns"],
+            unknown_ns=row["unknown_ns"],
+            preempted_switches=row["preempted_switches"], blocked_switches=row["blocked_switches"],
+            migrations=row["migrations"], runnable_around_migrations_ns=row["runnable_around_ns"],
+            taken_percent=taken.percent(row["preempted_ns"] + row["runqueue_ns"] + row["irq_ns"], row["lifetime_ns"]),
+            culprits=[ThreadCulprit(cause=c, pid=p, comm=m, ns=n)
+                      for c, p, m, n in (mine.select("cause", "run_pid", "run_comm", "ns").head(5).rows()
+                                         if not mine.is_empty() else [])],
+            irqs=[ThreadIrq(kind=k, name=n, count=c, ns=s_)
+                  for _, k, n, c, s_ in irq_by_thread.filter(pl.col("tid") == tid).rows()],
+        ))
 
     all_culprits = []
     if not culprits.is_empty():
         for cause, pid, comm, ns in (culprits.group_by("cause", "run_pid", "run_comm").agg(pl.col("ns").sum())
                                      .sort(["ns", "cause", "run_pid", "run_comm"],
                                            descending=[True, False, False, False]).head(10).rows()):
-            all_culprits.append({"cause": cause, "pid": pid, "comm": comm, "ns": ns,
-                                 "is_recorder": comm in RECORDER_COMMS or pid == trace.meta.get("recorder_pid"),
-                                 "is_idle": pid == 0})
+            all_culprits.append(Culprit(cause=cause, pid=pid, comm=comm, ns=ns,
+                                        is_recorder=comm in RECORDER_COMMS or pid == trace.meta.get("recorder_pid"),
+                                        is_idle=pid == 0))
 
-    gaps = gap_analysis.launch_gaps(launches, segments, target_irqs, syncs)
-    gap_classes = gap_analysis.class_table(gaps)
-    n_launches = launches.height
+    if in_memory:
+        gaps = gap_analysis.launch_gaps(launches, segments, target_irqs, syncs)
+        gap_classes, gap_tail = gap_analysis.class_table(gaps), gap_analysis.tail_attribution(gaps)
+        gap_bursts, recoverable = gap_analysis.bursts(gaps), gap_analysis.interference_ns(gaps)
+        gap_count = gaps.count
+    else:
+        gaps = gap_stats(_launch_chunks(trace, pids), segments, target_irqs, syncs)
+        gap_classes, gap_tail, gap_bursts, recoverable = (gaps.class_table(), gaps.tail_attribution(),
+                                                          gaps.bursts(), gaps.interference_ns())
+        gap_count = gaps.count
+    n_launches = int(by_tid_api["launches"].sum())
     target_switches = switches.height
     soft = target_irqs.filter(pl.col("kind") == Event.SOFTIRQ)
     hard = target_irqs.filter(pl.col("kind") != Event.SOFTIRQ)
-    off_cpu = sum(t["blocked_ns"] + t["preempted_ns"] + t["runqueue_ns"] + t["offcpu_ns"] for t in thread_rows)
-    lifetime_total = sum(t["lifetime_ns"] for t in thread_rows)
+    off_cpu = sum(t.blocked_ns + t.preempted_ns + t.runqueue_ns + t.offcpu_ns for t in thread_rows)
+    lifetime_total = sum(t.lifetime_ns for t in thread_rows)
     launching = set(launch_counts["tid"].to_list())
 
     study_counts = trace.meta.get("study_counts")
@@ -234,61 +301,76 @@ def build_report(trace: Trace) -> dict:
     irq_table = (irqs.group_by("kind", "name").agg(pl.len().alias("count"), pl.col("exclusive_ns").sum().alias("ns"),
                                                    pl.col("tid").is_in(tids).sum().alias("on_workload"))
                  .sort(["ns", "kind", "name"], descending=[True, False, False]))
-    return {
-        "schema": REPORT_SCHEMA,
-        "trace": {"path": str(trace.path), "mode": trace.meta.get("mode"), "command": trace.meta.get("command"),
-                  "host": (trace.meta.get("host") or {}).get("hostname"),
-                  "kernel": (trace.meta.get("host") or {}).get("kernel_release"),
-                  "cpus": (trace.meta.get("topology") or {}).get("count"), "truncated": trace.truncated,
-                  "clean_end": trace.end is not None, "damage": list(trace.damage),
-                  "csv_source": trace.meta.get("csv_source"),
-                  "caveats": trace.meta.get("caveats", []) + [
-                      f"{t['comm']} ({t['pid']}/{t['tid']}) was switched in {t['switch_ins']} time(s) but its "
-                      f"switch-outs were never traced by this kernel: a thread it preempted looks preempted "
-                      f"until its next recorded switch-out" for t in silent_tasks(trace)]},
-        "overview": {
-            "wall_ns": bounds.end_ns - bounds.start_ns,
-            "processes": sorted(pids), "threads": len(tids), "launching_threads": len(launching),
-            "launches": n_launches,
-            "launches_by_api": {k: v for k, v in launches.group_by("api").len().sort("api").iter_rows()},
-            "launch_rate_hz": n_launches / bounds.seconds if bounds.seconds else 0.0,
-            "syncs": syncs.height, "sync_ns": int(syncs["duration_ns"].sum() or 0),
-            "syncs_by_api": {k: v for k, v in syncs.group_by("api").len().sort("api").iter_rows()},
-            "failed_launches": failed_launches(trace, pids),
-            "switches": target_switches,
-            "preempted_switches": int((~switches["voluntary"]).sum()) if target_switches else 0,
-            "blocked_switches": int(switches["voluntary"].sum()) if target_switches else 0,
-            "irqs": [{"kind": k, "name": n, "count": c, "ns": s, "on_workload": w} for k, n, c, s, w in irq_table.rows()],
-            "lost_events": lost,
-        },
-        "study_metrics": {
-            "sched_per_1k_launches": _per_thousand(target_switches, n_launches),
+    host = trace.meta.get("host") or {}
+    trace_info = TraceInfo(
+        path=str(trace.path), mode=trace.meta.get("mode"), command=trace.meta.get("command"),
+        host=host.get("hostname"), kernel=host.get("kernel_release"),
+        cpus=(trace.meta.get("topology") or {}).get("count"), truncated=trace.truncated,
+        clean_end=trace.end is not None, damage=list(trace.damage), csv_source=trace.meta.get("csv_source"),
+        caveats=trace.meta.get("caveats", []) + [
+            f"{t['comm']} ({t['pid']}/{t['tid']}) was switched in {t['switch_ins']} time(s) but its "
+            f"switch-outs were never traced by this kernel: a thread it preempted looks preempted "
+            f"until its next recorded switch-out" for t in silent_tasks(trace)])
+    warnings = _guard(lost)
+    incomplete = _incomplete(trace_info)
+    if trace.meta.get("mode") == "study-csv":
+        verdict = _no_verdict(trace)
+    elif not pids:
+        verdict = _no_target(trace)
+    else:
+        verdict = _verdict(thread_rows, launching, recoverable)
+    if incomplete:
+        # every metric rests on part of the recording: said beside them, and --strict fails on it
+        warnings["trace"] = f"incomplete: {incomplete}"
+        verdict = _mark_incomplete(verdict, incomplete)
+    return Report(
+        schema=REPORT_SCHEMA,
+        trace=trace_info,
+        overview=Overview(
+            wall_ns=bounds.end_ns - bounds.start_ns,
+            processes=sorted(pids), threads=len(tids), launching_threads=len(launching),
+            launches=n_launches,
+            launches_by_api={k: v for k, v in by_tid_api.group_by("api").agg(pl.col("launches").sum())
+                             .sort("api").iter_rows()},
+            launch_rate_hz=n_launches / bounds.seconds if bounds.seconds else 0.0,
+            syncs=syncs.height, sync_ns=int(syncs["duration_ns"].sum() or 0),
+            syncs_by_api={k: v for k, v in syncs.group_by("api").len().sort("api").iter_rows()},
+            failed_launches=failed_launches(trace, pids),
+            switches=target_switches,
+            preempted_switches=int((~switches["voluntary"]).sum()) if target_switches else 0,
+            blocked_switches=int(switches["voluntary"].sum()) if target_switches else 0,
+            irqs=[IrqSummary(kind=k, name=n, count=c, ns=s_, on_workload=w) for k, n, c, s_, w in irq_table.rows()],
+            lost_events=lost,
+        ),
+        study_metrics=StudyMetrics(
+            sched_per_1k_launches=_per_thousand(target_switches, n_launches),
             # the study's own arithmetic (docs/metrics.md): a row per switch-out and per switch-in
-            "sched_rows_per_1k_launches_study": _per_thousand(study_rows, study_launches),
-            "softirq_per_1k_launches": _per_thousand(soft.height, n_launches),
-            "hardirq_per_1k_launches": _per_thousand(hard.height, n_launches),
-            "irq_ns": int(target_irqs["exclusive_ns"].sum() or 0),
-            "off_cpu_ns": off_cpu,
-            "off_cpu_percent": taken.percent(off_cpu, lifetime_total) if lifetime_total else 0.0,
-            "switch_rate_hz": target_switches / bounds.seconds if bounds.seconds else 0.0,
-        },
-        "taken": {
-            "total": {
-                "lifetime_ns": lifetime_total,
-                "preempted_ns": sum(t["preempted_ns"] for t in thread_rows),
-                "runqueue_ns": sum(t["runqueue_ns"] for t in thread_rows),
-                "irq_ns": sum(t["irq_ns"] for t in thread_rows),
-                "blocked_ns": sum(t["blocked_ns"] for t in thread_rows),
-                "sync_ns": sum(t["sync_ns"] for t in thread_rows),
-                "migrations": sum(t["migrations"] for t in thread_rows),
-            },
-            "threads": thread_rows,
-            "culprits": all_culprits,
-        },
-        "gaps": {"classes": gap_classes, "tail": gap_analysis.tail_attribution(gaps), "bursts": gap_analysis.bursts(gaps),
-                 "count": gaps.count},
-        "verdict": (_no_verdict(trace) if trace.meta.get("mode") == "study-csv"
-                    else _verdict(thread_rows, launching, gap_analysis.interference_ns(gaps))),
-        "host_checks": host_checks(trace, launching, set(tids)),
-        "warnings": _guard(lost),
-    }
+            sched_rows_per_1k_launches_study=_per_thousand(study_rows, study_launches),
+            softirq_per_1k_launches=_per_thousand(soft.height, n_launches),
+            hardirq_per_1k_launches=_per_thousand(hard.height, n_launches),
+            irq_ns=int(target_irqs["exclusive_ns"].sum() or 0),
+            off_cpu_ns=off_cpu,
+            off_cpu_percent=taken.percent(off_cpu, lifetime_total) if lifetime_total else 0.0,
+            switch_rate_hz=target_switches / bounds.seconds if bounds.seconds else 0.0,
+        ),
+        taken=Taken(
+            total=TakenTotal(
+                lifetime_ns=lifetime_total,
+                preempted_ns=sum(t.preempted_ns for t in thread_rows),
+                runqueue_ns=sum(t.runqueue_ns for t in thread_rows),
+                irq_ns=sum(t.irq_ns for t in thread_rows),
+                blocked_ns=sum(t.blocked_ns for t in thread_rows),
+                sync_ns=sum(t.sync_ns for t in thread_rows),
+                migrations=sum(t.migrations for t in thread_rows),
+            ),
+            threads=thread_rows,
+            culprits=all_culprits,
+        ),
+        gaps=Gaps(classes=[GapClass(klass=c.pop("class"), **c) for c in gap_classes],
+                  tail=[GapTail(by_class={k: TailShare(**v) for k, v in t.pop("by_class").items()}, **t)
+                        for t in gap_tail],
+                  bursts=Bursts(**gap_bursts), count=gap_count),
+        verdict=verdict,
+        host_checks=host_checks(trace, launching, set(tids)),
+        warnings=warnings,
+    )

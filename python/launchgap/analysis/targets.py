@@ -6,6 +6,7 @@ from __future__ import annotations
 import polars as pl
 
 from launchgap.trace import Event, Trace
+from launchgap.trace.model import collect_streamed
 
 # Threads of the recorder itself: never the workload, but they may be culprits.
 RECORDER_COMMS = ("launchgap-recor", "trace-writer")
@@ -22,7 +23,7 @@ def target_pids(trace: Trace) -> set[int]:
     if not roots:
         # --system alone: the workload is whatever used CUDA, if anything did
         cuda = pl.concat([trace.scan(kind).select("pid") for kind in (Event.LAUNCH, Event.SYNC)])
-        return set(cuda.unique().collect()["pid"].to_list())
+        return set(collect_streamed(cuda.unique())["pid"].to_list())
     forks = trace.of(Event.FORK, "pid", "child_pid").unique()
     pids = set(roots)
     while True:
@@ -37,9 +38,12 @@ def target_threads(trace: Trace, pids: set[int] | None = None) -> pl.DataFrame:
     pids = target_pids(trace) if pids is None else pids
     wanted = list(pids)
     # when each thread was seen: a numeric pass over every event of the targets
-    seen = (pl.concat([trace.scan(kind).select("pid", "tid", "ts_ns") for kind in Event if kind is not Event.LOST])
-            .filter(pl.col("pid").is_in(wanted))
-            .group_by("pid", "tid").agg(pl.col("ts_ns").min().alias("first_ns"), pl.col("ts_ns").max().alias("last_ns")))
+    # (streamed: on a launch-bound trace this is every launch)
+    seen = collect_streamed(
+        pl.concat([trace.scan(kind).select("pid", "tid", "ts_ns") for kind in Event if kind is not Event.LOST])
+        .filter(pl.col("pid").is_in(wanted))
+        .group_by("pid", "tid").agg(pl.col("ts_ns").min().alias("first_ns"), pl.col("ts_ns").max().alias("last_ns"))
+    ).lazy()
     switched_in = (trace.scan(Event.SWITCH).filter(pl.col("next_pid").is_in(wanted))
                    .group_by(pl.col("next_pid").alias("pid"), pl.col("next_tid").alias("tid"))
                    .agg(pl.col("ts_ns").min().alias("first_ns"), pl.col("ts_ns").max().alias("last_ns")))

@@ -132,20 +132,20 @@ def _trace_metrics(trace, focus_threads: str | None = None) -> dict:
     """The run's time taken by cause: from the launching threads, else those named FOCUS_THREADS* (the
     lever workload's workers), else every thread of the workload."""
     report = build_report(trace)
-    threads = report["taken"]["threads"]
-    launching = ([t for t in threads if t["launches"]]
-                 or [t for t in threads if focus_threads and (t["comm"] or "").startswith(focus_threads)] or threads)
-    culprits = [c for c in report["taken"]["culprits"] if not c["is_idle"]]
-    m = report["study_metrics"]
+    threads = report.taken.threads
+    launching = ([t for t in threads if t.launches]
+                 or [t for t in threads if focus_threads and (t.comm or "").startswith(focus_threads)] or threads)
+    culprits = [c for c in report.taken.culprits if not c.is_idle]
+    m = report.study_metrics
     return {
-        "launches": report["overview"]["launches"],
-        "sched_per_1k": m["sched_per_1k_launches"], "softirq_per_1k": m["softirq_per_1k_launches"],
-        "hardirq_per_1k": m["hardirq_per_1k_launches"],
-        "preempted_ms": sum(t["preempted_ns"] for t in launching) / 1e6,
-        "runqueue_ms": sum(t["runqueue_ns"] for t in launching) / 1e6,
-        "irq_ms": sum(t["irq_ns"] for t in launching) / 1e6,
-        "top_culprit": culprits[0]["comm"] if culprits else None,
-        "lost_events": sum(report["overview"]["lost_events"].values()),
+        "launches": report.overview.launches,
+        "sched_per_1k": m.sched_per_1k_launches, "softirq_per_1k": m.softirq_per_1k_launches,
+        "hardirq_per_1k": m.hardirq_per_1k_launches,
+        "preempted_ms": sum(t.preempted_ns for t in launching) / 1e6,
+        "runqueue_ms": sum(t.runqueue_ns for t in launching) / 1e6,
+        "irq_ms": sum(t.irq_ns for t in launching) / 1e6,
+        "top_culprit": culprits[0].comm if culprits else None,
+        "lost_events": sum(report.overview.lost_events.values()),
     }
 
 

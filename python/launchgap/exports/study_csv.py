@@ -18,12 +18,14 @@ recorder's name, which the command had until its exec."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import polars as pl
 
 from launchgap.analysis.targets import target_pids, target_threads
 from launchgap.trace import Event, Trace
+from launchgap.trace.columns import columns_of
 
 COLUMNS = ["timestamp_ns", "event_type", "pid", "tid", "comm", "cpu", "grid_x", "grid_y", "grid_z", "block_x",
            "block_y", "block_z", "shared_mem", "stream", "last_offcpu_ns", "last_oncpu_ns", "irq_num", "irq_name",
@@ -31,60 +33,99 @@ COLUMNS = ["timestamp_ns", "event_type", "pid", "tid", "comm", "cpu", "grid_x", 
 IRQ_EXIT = {Event.HARDIRQ: "hardirqExit", Event.IRQ_VECTOR: "hardirqExit", Event.SOFTIRQ: "softirqExit"}
 
 
-def study_rows(trace: Trace) -> pl.DataFrame:
+CASTS = {"timestamp_ns": pl.Int64, "event_type": pl.Utf8, "pid": pl.UInt32, "tid": pl.UInt32, "comm": pl.Utf8,
+         "cpu": pl.UInt32, "grid_x": pl.UInt32, "grid_y": pl.UInt32, "grid_z": pl.UInt32, "block_x": pl.UInt32,
+         "block_y": pl.UInt32, "block_z": pl.UInt32, "shared_mem": pl.UInt32, "stream": pl.UInt64,
+         "last_offcpu_ns": pl.Int64, "last_oncpu_ns": pl.Int64, "irq_num": pl.Int32, "irq_name": pl.Utf8,
+         "duration_ns": pl.UInt64}
+EMPTY = {c: pl.lit(None) for c in COLUMNS}
+
+
+def _shape(frame: pl.DataFrame, **exprs) -> pl.DataFrame:
+    cols = {**EMPTY, **exprs}
+    return frame.select(*[cols[c].alias(c) if not isinstance(cols[c], str) else pl.col(cols[c]).alias(c)
+                          for c in COLUMNS]).cast(CASTS)
+
+
+def study_row_chunks(trace: Trace) -> Iterator[pl.DataFrame]:
+    """The rows in time order, a chunk at a time: launches (most of a launch-bound trace) streamed a few
+    segments at a time (Trace.in_time_order), each chunk merged with the other rows (syncs, switches,
+    IRQs of the workload: held in memory) that fall in its stretch of time. The same rows, in the same
+    order, as one stable sort by timestamp of launches, then sync enters, sync exits, switch-outs,
+    switch-ins and IRQ exits."""
     start = int(trace.meta.get("start_ns") or 0)
     pids = target_pids(trace)
+    wanted = list(pids)
     threads = target_threads(trace, pids)
     tids = threads["tid"].to_list()
     names = threads.select("tid", pl.col("comm").alias("thread_comm"))
+
     def rows_of(kind: Event) -> pl.DataFrame:
         return trace.scan(kind).with_columns((pl.col("ts_ns").cast(pl.Int64) - start).alias("timestamp_ns")).collect()
 
-    empty = {c: pl.lit(None) for c in COLUMNS}
-
-    def shape(frame: pl.DataFrame, **exprs) -> pl.DataFrame:
-        cols = {**empty, **exprs}
-        return frame.select(*[cols[c].alias(c) if not isinstance(cols[c], str) else pl.col(cols[c]).alias(c)
-                              for c in COLUMNS])
-
-    launches = rows_of(Event.LAUNCH).filter(pl.col("pid").is_in(list(pids)))
-    launch_rows = shape(launches, timestamp_ns="timestamp_ns", event_type=pl.coalesce("runtime_api", "api"),
-                        pid="pid", tid="tid", comm=pl.lit(None, pl.Utf8), cpu="cpu", grid_x="grid_x",
-                        grid_y="grid_y", grid_z="grid_z", block_x="block_x", block_y="block_y", block_z="block_z",
-                        shared_mem="shared_mem", stream="stream")
-    syncs = rows_of(Event.SYNC).filter(pl.col("pid").is_in(list(pids)))
-    sync_enter = shape(syncs, timestamp_ns="timestamp_ns", event_type=pl.lit("syncEnter"), pid="pid", tid="tid",
-                       cpu="cpu", stream="stream")
-    sync_exit = shape(syncs, timestamp_ns=pl.col("timestamp_ns") + pl.col("duration_ns").cast(pl.Int64),
-                      event_type=pl.lit("syncExit"), pid="pid", tid="tid", cpu="cpu", stream="stream",
-                      duration_ns="duration_ns")
+    syncs = rows_of(Event.SYNC).filter(pl.col("pid").is_in(wanted))
+    sync_enter = _shape(syncs, timestamp_ns="timestamp_ns", event_type=pl.lit("syncEnter"), pid="pid", tid="tid",
+                        cpu="cpu", stream="stream")
+    sync_exit = _shape(syncs, timestamp_ns=pl.col("timestamp_ns") + pl.col("duration_ns").cast(pl.Int64),
+                       event_type=pl.lit("syncExit"), pid="pid", tid="tid", cpu="cpu", stream="stream",
+                       duration_ns="duration_ns")
     switches = rows_of(Event.SWITCH)
-    outs = shape(switches.filter(pl.col("tid").is_in(tids)), timestamp_ns="timestamp_ns",
-                 event_type=pl.lit("schedSwitch"), pid="pid", tid="tid", comm="comm", cpu="cpu",
-                 last_offcpu_ns="timestamp_ns")
-    ins = shape(switches.filter(pl.col("next_tid").is_in(tids)), timestamp_ns="timestamp_ns",
-                event_type=pl.lit("schedSwitch"), pid="next_pid", tid="next_tid", comm="next_comm", cpu="cpu",
-                last_oncpu_ns="timestamp_ns")
-    irq_rows = [shape(rows_of(kind).filter(pl.col("tid").is_in(tids)),
-                      timestamp_ns=pl.col("timestamp_ns") + pl.col("duration_ns").cast(pl.Int64),
-                      event_type=pl.lit(exit_row), pid="pid", tid="tid", cpu="cpu", irq_num="irq", irq_name="irq_name",
-                      duration_ns="duration_ns") for kind, exit_row in IRQ_EXIT.items()]
-    parts = [launch_rows, sync_enter, sync_exit, outs, ins, *irq_rows]
-    casts = {"timestamp_ns": pl.Int64, "event_type": pl.Utf8, "pid": pl.UInt32, "tid": pl.UInt32, "comm": pl.Utf8,
-             "cpu": pl.UInt32, "grid_x": pl.UInt32, "grid_y": pl.UInt32, "grid_z": pl.UInt32, "block_x": pl.UInt32,
-             "block_y": pl.UInt32, "block_z": pl.UInt32, "shared_mem": pl.UInt32, "stream": pl.UInt64,
-             "last_offcpu_ns": pl.Int64, "last_oncpu_ns": pl.Int64, "irq_num": pl.Int32, "irq_name": pl.Utf8,
-             "duration_ns": pl.UInt64}
-    rows = pl.concat([p.cast(casts) for p in parts])
-    # every row names its thread, as the study's did, by the name the workload gave it
-    rows = rows.join(names, on="tid", how="left").with_columns(pl.coalesce("thread_comm", "comm").alias("comm"))
+    outs = _shape(switches.filter(pl.col("tid").is_in(tids)), timestamp_ns="timestamp_ns",
+                  event_type=pl.lit("schedSwitch"), pid="pid", tid="tid", comm="comm", cpu="cpu",
+                  last_offcpu_ns="timestamp_ns")
+    ins = _shape(switches.filter(pl.col("next_tid").is_in(tids)), timestamp_ns="timestamp_ns",
+                 event_type=pl.lit("schedSwitch"), pid="next_pid", tid="next_tid", comm="next_comm", cpu="cpu",
+                 last_oncpu_ns="timestamp_ns")
+    del switches
+    irq_rows = [_shape(rows_of(kind).filter(pl.col("tid").is_in(tids)),
+                       timestamp_ns=pl.col("timestamp_ns") + pl.col("duration_ns").cast(pl.Int64),
+                       event_type=pl.lit(exit_row), pid="pid", tid="tid", cpu="cpu", irq_num="irq",
+                       irq_name="irq_name", duration_ns="duration_ns") for kind, exit_row in IRQ_EXIT.items()]
+    others = pl.concat([sync_enter, sync_exit, outs, ins, *irq_rows]).sort("timestamp_ns", maintain_order=True)
     # few distinct streams: a pointer formatted in Python once each, then mapped
-    streams = {int(v): f"0x{int(v):x}" for v in rows["stream"].drop_nulls().unique().to_list()}
-    rows = rows.with_columns(pl.col("stream").replace_strict(streams, default=None, return_dtype=pl.Utf8))
-    return rows.select(COLUMNS).sort("timestamp_ns", maintain_order=True)
+    streams: dict[int, str] = {}
+
+    def finish(rows: pl.DataFrame) -> pl.DataFrame:
+        # every row names its thread, as the study's did, by the name the workload gave it
+        rows = rows.join(names, on="tid", how="left", maintain_order="left").with_columns(
+            pl.coalesce("thread_comm", "comm").alias("comm"))
+        for v in rows["stream"].drop_nulls().unique().to_list():
+            streams.setdefault(int(v), f"0x{int(v):x}")
+        rows = rows.with_columns(pl.col("stream").replace_strict(streams, default=None, return_dtype=pl.Utf8))
+        return rows.select(COLUMNS)
+
+    taken = 0
+    for chunk in trace.in_time_order(Event.LAUNCH, *columns_of(Event.LAUNCH)):
+        launches = chunk.filter(pl.col("pid").is_in(wanted)).with_columns(
+            (pl.col("ts_ns").cast(pl.Int64) - start).alias("timestamp_ns"))
+        if launches.is_empty():
+            continue
+        launch_rows = _shape(launches, timestamp_ns="timestamp_ns", event_type=pl.coalesce("runtime_api", "api"),
+                             pid="pid", tid="tid", comm=pl.lit(None, pl.Utf8), cpu="cpu", grid_x="grid_x",
+                             grid_y="grid_y", grid_z="grid_z", block_x="block_x", block_y="block_y",
+                             block_z="block_z", shared_mem="shared_mem", stream="stream")
+        # no later launch is earlier than this chunk's last: the other rows up to it go with it
+        upto = int(others["timestamp_ns"].search_sorted(launch_rows["timestamp_ns"].max(), side="right"))
+        merged = pl.concat([launch_rows, others.slice(taken, upto - taken)]) if upto > taken else launch_rows
+        taken = max(taken, upto)
+        yield finish(merged.sort("timestamp_ns", maintain_order=True))
+    if taken < others.height:
+        yield finish(others.slice(taken))
+
+
+def study_rows(trace: Trace) -> pl.DataFrame:
+    """Every row, in memory (small traces, tests)."""
+    parts = list(study_row_chunks(trace))
+    return pl.concat(parts) if parts else _shape(pl.DataFrame({"timestamp_ns": []}, schema={"timestamp_ns": pl.Int64}))
 
 
 def write_study_csv(trace: Trace, out: Path | str) -> int:
-    rows = study_rows(trace)
-    rows.write_csv(out, quote_style="necessary")
-    return rows.height
+    """Writes the CSV a chunk at a time; returns its rows."""
+    rows = 0
+    with open(out, "wb") as f:
+        for chunk in study_row_chunks(trace):
+            chunk.write_csv(f, include_header=rows == 0, quote_style="necessary")
+            rows += chunk.height
+        if rows == 0:
+            pl.DataFrame(schema={c: CASTS[c] for c in COLUMNS}).write_csv(f, quote_style="necessary")
+    return rows

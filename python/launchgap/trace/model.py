@@ -11,15 +11,31 @@ lacks is null.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
 import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from launchgap.trace.columns import conform, empty, polars_schema
 from launchgap.trace.schema import Event
+
+
+# rows handed out at a time, at least, by Trace.in_time_order (but the last): ~2M timestamps, tens of MB
+ORDERED_CHUNK_ROWS = 1 << 21
+
+
+def collect_streamed(frame: pl.LazyFrame) -> pl.DataFrame:
+    """FRAME collected by polars' streaming engine (the memory of the batches in flight, not of the
+    rows scanned). A segment the reader's check decoded whole can still trip that engine's stricter
+    reading of a damaged footer: then the in-memory engine, which reads what the check read."""
+    try:
+        return frame.collect(engine="streaming")
+    except pl.exceptions.ComputeError:
+        return frame.collect()
 
 
 class TraceError(ValueError):
@@ -32,6 +48,11 @@ class Tables(Protocol):
     def scan(self, kind: Event) -> pl.LazyFrame: ...
 
     def count(self, kind: Event) -> int: ...
+
+    def pieces(self, kind: Event) -> list[tuple[pl.LazyFrame, int | None]]:
+        """The kind's rows as pieces read one at a time, in the order written, each with the least
+        timestamp it can hold (None: unknown, so no row of it may come before any later piece's)."""
+        ...
 
 
 class FrameTables:
@@ -49,6 +70,9 @@ class FrameTables:
         frame = self._frames.get(kind)
         return 0 if frame is None else frame.height
 
+    def pieces(self, kind: Event) -> list[tuple[pl.LazyFrame, int | None]]:
+        return [(self.scan(kind), None)]
+
 
 class WideTables:
     """Format 1: every kind in one wide frame, told apart by its `event` column."""
@@ -65,6 +89,9 @@ class WideTables:
 
     def count(self, kind: Event) -> int:
         return self._counts.get(kind.value, 0)
+
+    def pieces(self, kind: Event) -> list[tuple[pl.LazyFrame, int | None]]:
+        return [(self.scan(kind), None)]
 
 
 class ParquetTables:
@@ -93,6 +120,33 @@ class ParquetTables:
 
     def files(self, kind: Event) -> list[Path]:
         return list(self._files.get(kind, []))
+
+    def pieces(self, kind: Event) -> list[tuple[pl.LazyFrame, int | None]]:
+        out = []
+        for path in self._files.get(kind, []):
+            frame = pl.scan_parquet(str(path), schema=polars_schema(kind), missing_columns="insert",
+                                    extra_columns="ignore", glob=False)
+            bad = self._drop.get(kind)
+            if bad is not None:
+                frame = frame.filter(~bad)
+            out.append((conform(kind, frame), _least_ts(path)))
+        return out
+
+
+def _least_ts(path: Path) -> int | None:
+    """A segment's least timestamp, from its Parquet statistics (the footer alone); None without them."""
+    try:
+        meta = pq.ParquetFile(path).metadata
+        column = meta.schema.names.index("ts_ns")
+        least = None
+        for group in range(meta.num_row_groups):
+            stats = meta.row_group(group).column(column).statistics
+            if stats is None or not stats.has_min_max:
+                return None
+            least = stats.min if least is None else min(least, stats.min)
+        return least
+    except (OSError, ValueError, pa.ArrowException):
+        return None
 
 
 @dataclass(frozen=True)
@@ -132,6 +186,36 @@ class Trace:
         """How many rows of a kind (without reading them)."""
         return self.tables.count(Event(kind))
 
+    def in_time_order(self, kind: Event, *columns: str, least_rows: int | None = None) -> Iterator[pl.DataFrame]:
+        """A kind's rows (COLUMNS of them, which must include ts_ns) in timestamp order, a few segments
+        at a time: the memory of the segments in flight, however long the trace. A row is handed out
+        once no later segment can hold an earlier one (by each segment's least timestamp)."""
+        least_rows = ORDERED_CHUNK_ROWS if least_rows is None else least_rows
+        pieces = self.tables.pieces(Event(kind))
+        # the least timestamp of each piece and every piece after it (None: one of them is unknown)
+        later_least: list[int | None] = [None] * (len(pieces) + 1)
+        unknown = False
+        for i in range(len(pieces) - 1, -1, -1):
+            mine, after = pieces[i][1], later_least[i + 1]
+            unknown = unknown or mine is None
+            later_least[i] = None if unknown else (mine if after is None else min(mine, after))
+        held = None
+        for i, (piece, _) in enumerate(pieces):
+            rows = piece.select(columns).collect()
+            held = rows if held is None else pl.concat([held, rows])
+            last = i == len(pieces) - 1
+            if not last and (held.height < least_rows or later_least[i + 1] is None):
+                continue
+            if not held["ts_ns"].is_sorted():  # segments are sorted, and follow each other, as a rule
+                held = held.sort("ts_ns", maintain_order=True)
+            if last:
+                ready, held = held, None
+            else:
+                cut = held["ts_ns"].search_sorted(later_least[i + 1], side="left")
+                ready, held = held.head(cut), held.slice(cut)
+            if ready.height:
+                yield ready
+
     def has_events(self, kinds: Iterable[Event] | None = None) -> bool:
         """Whether any row of KINDS (default: every kind but lost) is in the trace."""
         wanted = kinds if kinds is not None else [k for k in Event if k is not Event.LOST]
@@ -143,7 +227,7 @@ class Trace:
                  for k in Event if self.count(k)]
         if not parts:
             return None, None
-        both = pl.concat(parts).select(pl.col("lo").min(), pl.col("hi").max()).collect()
+        both = collect_streamed(pl.concat(parts).select(pl.col("lo").min(), pl.col("hi").max()))
         lo, hi = both.row(0)
         return (int(lo) if lo is not None else None, int(hi) if hi is not None else None)
 
@@ -152,7 +236,7 @@ class Trace:
         parts = [self.scan(k).select(pl.col("cpu").drop_nulls().unique()) for k in Event if self.count(k)]
         if not parts:
             return set()
-        return {int(c) for c in pl.concat(parts).unique().collect()["cpu"].to_list()}
+        return {int(c) for c in collect_streamed(pl.concat(parts).unique())["cpu"].to_list()}
 
     @property
     def lost(self) -> pl.DataFrame:

@@ -1,4 +1,4 @@
-"""The terminal report: rich tables over the report dict, nothing computed here."""
+"""The terminal report: rich tables over the report records, nothing computed here."""
 
 from __future__ import annotations
 
@@ -6,6 +6,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
+
+from launchgap.analysis.records import FailedLaunches, Report, TraceInfo
 
 
 def _s(ns: float | int | None) -> str:
@@ -25,63 +27,63 @@ def _n(x: float | None, digits: int = 1) -> str:
     return "-" if x is None else f"{x:,.{digits}f}"
 
 
-def _warn(report: dict, metric: str) -> str:
-    text = report["warnings"].get(metric)
+def _warn(report: Report, metric: str) -> str:
+    text = report.warnings.get(metric)
     return f" [bold red]({text})[/]" if text else ""
 
 
-def _failed_launches(failed: dict) -> str:
-    if not failed["recorded"]:
+def _failed_launches(failed: FailedLaunches) -> str:
+    if not failed.recorded:
         return "not recorded (record with --api-names to see launches that fail before the driver)"
-    if not failed["count"]:
+    if not failed.count:
         return "none"
-    by = ", ".join(f"{b['runtime_api']} returned {b['return_code']} x{b['count']:,}" for b in failed["by"][:4])
-    return f"[bold red]{failed['count']:,}[/] never reached the driver ({by})"
+    by = ", ".join(f"{b.runtime_api} returned {b.return_code} x{b.count:,}" for b in failed.by[:4])
+    return f"[bold red]{failed.count:,}[/] never reached the driver ({by})"
 
 
-def _header(trace: dict) -> str:
+def _header(trace: TraceInfo) -> str:
     """What was read: mode, command, host, kernel, CPUs, each only where the file says."""
-    path = f"[bold]{escape(trace['path'])}[/]"
-    if trace["mode"] == "study-csv":
+    path = f"[bold]{escape(trace.path)}[/]"
+    if trace.mode == "study-csv":
         writer = {"cuda_sched_trace": "written by the study's tool (cuda_sched_trace)",
-                  "launchgap export": "written by launchgap export --csv"}.get(trace.get("csv_source") or "", "")
+                  "launchgap export": "written by launchgap export --csv"}.get(trace.csv_source or "", "")
         return f"{path}: the study's CSV layout, {writer}; no host, kernel or CPU information in the file"
-    where = " ".join(escape(str(part)) for part in (trace["mode"], " ".join(trace["command"] or [])) if part)
+    where = " ".join(escape(str(part)) for part in (trace.mode, " ".join(trace.command or [])) if part)
     host = []
-    if trace.get("kernel"):
-        host.append(escape(str(trace["kernel"])))
-    if trace.get("cpus"):
-        host.append(f"{trace['cpus']} CPUs")
-    head = f"{path}: {where}" + (f" on {escape(str(trace['host']))}" if trace.get("host") else "")
+    if trace.kernel:
+        host.append(escape(str(trace.kernel)))
+    if trace.cpus:
+        host.append(f"{trace.cpus} CPUs")
+    head = f"{path}: {where}" + (f" on {escape(str(trace.host))}" if trace.host else "")
     head += f" ({', '.join(host)})" if host else ""
-    if trace["truncated"] or not trace["clean_end"]:
+    if trace.truncated or not trace.clean_end:
         head += "  [bold red]trace cut short: the recorder did not stop cleanly[/]"
     return head
 
 
-def render(report: dict, console: Console) -> None:
-    o, m, t = report["overview"], report["study_metrics"], report["taken"]
-    trace = report["trace"]
+def render(report: Report, console: Console) -> None:
+    o, m, t = report.overview, report.study_metrics, report.taken
+    trace = report.trace
     console.print(_header(trace), highlight=False)
-    for damage in trace.get("damage", []):
+    for damage in trace.damage:
         console.print(f"[bold red]damaged[/]: {escape(damage)}", highlight=False)
-    for caveat in trace.get("caveats", []):
+    for caveat in trace.caveats:
         console.print(f"[bold yellow]caveat[/]: {caveat}")
 
     ov = Table(title="Overview", show_header=False, title_justify="left")
     ov.add_column(style="bold")
     ov.add_column()
-    ov.add_row("wall time", _s(o["wall_ns"]))
-    ov.add_row("processes / threads", f"{len(o['processes'])} / {o['threads']} ({o['launching_threads']} launching)")
-    apis = ", ".join(f"{k} {v:,}" for k, v in o["launches_by_api"].items()) or "none"
-    ov.add_row("kernel launches", f"{o['launches']:,} ({apis}), {_n(o['launch_rate_hz'], 0)}/s" + _warn(report, "launches"))
-    ov.add_row("syncs", f"{o['syncs']:,} blocking {_s(o['sync_ns'])}" + _warn(report, "syncs"))
-    ov.add_row("failed launch attempts", _failed_launches(o["failed_launches"]) + _warn(report, "failed_launches"))
-    ov.add_row("context switches", f"{o['switches']:,}: {o['preempted_switches']:,} preempted (still runnable), "
-               f"{o['blocked_switches']:,} blocked (voluntary)" + _warn(report, "switches"))
-    irq = ", ".join(f"{i['name']} {i['count']}" for i in o["irqs"][:6]) or "none"
+    ov.add_row("wall time", _s(o.wall_ns))
+    ov.add_row("processes / threads", f"{len(o.processes)} / {o.threads} ({o.launching_threads} launching)")
+    apis = ", ".join(f"{k} {v:,}" for k, v in o.launches_by_api.items()) or "none"
+    ov.add_row("kernel launches", f"{o.launches:,} ({apis}), {_n(o.launch_rate_hz, 0)}/s" + _warn(report, "launches"))
+    ov.add_row("syncs", f"{o.syncs:,} blocking {_s(o.sync_ns)}" + _warn(report, "syncs"))
+    ov.add_row("failed launch attempts", _failed_launches(o.failed_launches) + _warn(report, "failed_launches"))
+    ov.add_row("context switches", f"{o.switches:,}: {o.preempted_switches:,} preempted (still runnable), "
+               f"{o.blocked_switches:,} blocked (voluntary)" + _warn(report, "switches"))
+    irq = ", ".join(f"{i.name} {i.count}" for i in o.irqs[:6]) or "none"
     ov.add_row("interrupts on traced CPUs", irq + _warn(report, "irqs"))
-    lost = ", ".join(f"{k} {v:,}" for k, v in o["lost_events"].items()) or "none"
+    lost = ", ".join(f"{k} {v:,}" for k, v in o.lost_events.items()) or "none"
     ov.add_row("lost events", lost if lost == "none" else f"[bold red]{lost}[/]")
     console.print(ov)
 
@@ -91,67 +93,67 @@ def render(report: dict, console: Console) -> None:
     st.caption = ("Sched/1K: context switches (switch-outs) of the workload; Sched/1K (study): the study script's "
                   "arithmetic, a row per switch-out and per switch-in (docs/metrics.md)")
     st.caption_justify = "left"
-    st.add_row(_n(m["sched_per_1k_launches"]), _n(m.get("sched_rows_per_1k_launches_study")),
-               _n(m["softirq_per_1k_launches"]), _n(m["hardirq_per_1k_launches"]),
-               _s(m["irq_ns"]), f"{_s(m['off_cpu_ns'])} ({m['off_cpu_percent']:.2f}%)", f"{m['switch_rate_hz']:.1f} Hz")
+    st.add_row(_n(m.sched_per_1k_launches), _n(m.sched_rows_per_1k_launches_study),
+               _n(m.softirq_per_1k_launches), _n(m.hardirq_per_1k_launches),
+               _s(m.irq_ns), f"{_s(m.off_cpu_ns)} ({m.off_cpu_percent:.2f}%)", f"{m.switch_rate_hz:.1f} Hz")
     console.print(st)
 
     tk = Table(title="Time taken from the workload (blocking is the app's own, shown apart)", title_justify="left")
     for col in ("thread", "launches", "preempted", "run-queue wait", "IRQ", "taken", "migrations", "blocked", "top culprit"):
         tk.add_column(col, justify="left" if col in ("thread", "top culprit") else "right")
-    total = t["total"]
-    for row in t["threads"][:12]:
-        culprit = row["culprits"][0] if row["culprits"] else None
-        tk.add_row(f"{row['comm']} {row['pid']}/{row['tid']}", f"{row['launches']:,}", _s(row["preempted_ns"]),
-                   _s(row["runqueue_ns"]), _s(row["irq_ns"]), f"{row['taken_percent']:.2f}%",
-                   f"{row['migrations']}", _s(row["blocked_ns"]),
-                   f"{culprit['comm']} ({culprit['pid']}) {_s(culprit['ns'])}" if culprit else "-")
-    if len(t["threads"]) > 12:
-        tk.add_row(f"... {len(t['threads']) - 12} more", "", "", "", "", "", "", "", "")
-    tk.add_row("[bold]all threads[/]", f"{o['launches']:,}", _s(total["preempted_ns"]), _s(total["runqueue_ns"]),
-               _s(total["irq_ns"]), "", f"{total['migrations']}", _s(total["blocked_ns"]), "")
+    total = t.total
+    for row in t.threads[:12]:
+        culprit = row.culprits[0] if row.culprits else None
+        tk.add_row(f"{row.comm} {row.pid}/{row.tid}", f"{row.launches:,}", _s(row.preempted_ns),
+                   _s(row.runqueue_ns), _s(row.irq_ns), f"{row.taken_percent:.2f}%",
+                   f"{row.migrations}", _s(row.blocked_ns),
+                   f"{culprit.comm} ({culprit.pid}) {_s(culprit.ns)}" if culprit else "-")
+    if len(t.threads) > 12:
+        tk.add_row(f"... {len(t.threads) - 12} more", "", "", "", "", "", "", "", "")
+    tk.add_row("[bold]all threads[/]", f"{o.launches:,}", _s(total.preempted_ns), _s(total.runqueue_ns),
+               _s(total.irq_ns), "", f"{total.migrations}", _s(total.blocked_ns), "")
     console.print(tk)
-    if t["culprits"]:
+    if t.culprits:
         cu = Table(title="Who ran while the workload waited", title_justify="left")
         for col in ("task", "pid", "while it was", "time"):
             cu.add_column(col, justify="right" if col == "time" else "left")
-        for c in t["culprits"]:
-            name = c["comm"] + (" (the recorder itself)" if c["is_recorder"] else "")
-            if c["is_idle"]:
+        for c in t.culprits:
+            name = c.comm + (" (the recorder itself)" if c.is_recorder else "")
+            if c.is_idle:
                 name = "CPU idle: wake-up latency (in a VM, the host had not run the vCPU yet)"
-            cu.add_row(name, str(c["pid"]), "preempted" if c["cause"] == "preempted" else "woken, waiting to run",
-                       _s(c["ns"]))
+            cu.add_row(name, str(c.pid), "preempted" if c.cause == "preempted" else "woken, waiting to run",
+                       _s(c.ns))
         console.print(cu)
 
-    g = report["gaps"]
-    if g["classes"]:
-        gt = Table(title=f"Launch gaps ({g['count']:,}), classified by what took most of each" + _warn(report, "gaps"),
+    g = report.gaps
+    if g.classes:
+        gt = Table(title=f"Launch gaps ({g.count:,}), classified by what took most of each" + _warn(report, "gaps"),
                    title_justify="left")
         for col in ("class", "count", "share", "p50", "p90", "p99", "penalty vs clean"):
             gt.add_column(col, justify="left" if col == "class" else "right")
-        for c in g["classes"]:
-            gt.add_row(c["class"], f"{c['count']:,}", f"{100 * c['share']:.2f}%", _s(c["p50_ns"]), _s(c["p90_ns"]),
-                       _s(c["p99_ns"]), _s(c["penalty_ns"]))
+        for c in g.classes:
+            gt.add_row(c.klass, f"{c.count:,}", f"{100 * c.share:.2f}%", _s(c.p50_ns), _s(c.p90_ns),
+                       _s(c.p99_ns), _s(c.penalty_ns))
         console.print(gt)
-        for tail in g["tail"]:
-            parts = [f"{k} {100 * v['time_share']:.1f}%" for k, v in tail["by_class"].items() if v["count"]]
-            console.print(f"  gaps >= p{tail['percentile']} ({_s(tail['threshold_ns'])}, {tail['gaps']:,} gaps), "
+        for tail in g.tail:
+            parts = [f"{k} {100 * v.time_share:.1f}%" for k, v in tail.by_class.items() if v.count]
+            console.print(f"  gaps >= p{tail.percentile} ({_s(tail.threshold_ns)}, {tail.gaps:,} gaps), "
                           f"share of their time: {', '.join(parts)}")
-        b = g["bursts"]
-        if b.get("bursts"):
-            console.print(f"  bursts: {b['bursts']:,}, launches per burst p50 {b['launches_per_burst_p50']:.0f} / "
-                          f"p90 {b['launches_per_burst_p90']:.0f}, idle between bursts p50 "
-                          f"{_s(b['idle_between_bursts_p50_ns'])}")
+        b = g.bursts
+        if b.bursts:
+            console.print(f"  bursts: {b.bursts:,}, launches per burst p50 {b.launches_per_burst_p50:.0f} / "
+                          f"p90 {b.launches_per_burst_p90:.0f}, idle between bursts p50 "
+                          f"{_s(b.idle_between_bursts_p50_ns)}")
     else:
         console.print("No kernel launches in this trace: no launch-gap analysis.")
 
-    style = {"negligible": "green", "light": "yellow", "heavy": "red"}.get(report["verdict"]["level"], "blue")
+    style = {"negligible": "green", "light": "yellow", "heavy": "red"}.get(report.verdict.level, "blue")
     # not expanded: on a terminal it still fits the width; in a pipe or log it is one full line
-    console.print(Panel(report["verdict"]["text"], title=f"Verdict: {report['verdict']['level']}", border_style=style,
+    console.print(Panel(report.verdict.text, title=f"Verdict: {report.verdict.level}", border_style=style,
                         expand=False))
-    if report.get("host_checks"):
+    if report.host_checks:
         from launchgap.doctor.render import render_host_checks
 
-        render_host_checks(report["host_checks"], console)
-    for metric, text in report["warnings"].items():
+        render_host_checks(report.host_checks, console)
+    for metric, text in report.warnings.items():
         console.print(f"[bold red]warning[/]: {metric}: {text}")

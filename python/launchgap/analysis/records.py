@@ -1,0 +1,248 @@
+"""The report as typed records: what analysis/report.py builds and every
+consumer reads (the terminal view, diff, experiments) by attribute. JSON is
+made only at the edge (`report --json`, `diff --json`, experiment results):
+`Report.to_json()`, whose layout docs/report-schema.md describes (a test
+checks the two agree, field by field, both ways)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields, is_dataclass
+from typing import Any
+
+
+def _json(value: Any) -> Any:
+    if is_dataclass(value):
+        return value.to_json()
+    if isinstance(value, (list, tuple)):
+        return [_json(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _json(v) for k, v in value.items()}
+    return value
+
+
+def json_key(f) -> str:
+    """A field's key in the JSON (a Python keyword, such as `class`, is a field named otherwise)."""
+    return f.metadata.get("key", f.name)
+
+
+class Record:
+    def to_json(self) -> dict:
+        return {json_key(f): _json(getattr(self, f.name)) for f in fields(self)}
+
+
+@dataclass(frozen=True)
+class TraceInfo(Record):
+    path: str
+    mode: str | None
+    command: list[str] | None
+    host: str | None
+    kernel: str | None
+    cpus: int | None
+    truncated: bool
+    clean_end: bool
+    damage: list[str]
+    csv_source: str | None
+    caveats: list[str]
+
+    @property
+    def complete(self) -> bool:
+        """The whole recording is here: it ended cleanly and nothing was found damaged."""
+        return not self.truncated and self.clean_end and not self.damage
+
+
+@dataclass(frozen=True)
+class FailedLaunch(Record):
+    runtime_api: str
+    return_code: int
+    count: int
+
+
+@dataclass(frozen=True)
+class FailedLaunches(Record):
+    recorded: bool
+    count: int
+    runtime_only_calls: int
+    by: list[FailedLaunch]
+
+
+@dataclass(frozen=True)
+class IrqSummary(Record):
+    kind: str
+    name: str | None
+    count: int
+    ns: int
+    on_workload: int
+
+
+@dataclass(frozen=True)
+class Overview(Record):
+    wall_ns: int
+    processes: list[int]
+    threads: int
+    launching_threads: int
+    launches: int
+    launches_by_api: dict[str, int]
+    launch_rate_hz: float
+    syncs: int
+    sync_ns: int
+    syncs_by_api: dict[str, int]
+    failed_launches: FailedLaunches
+    switches: int
+    preempted_switches: int
+    blocked_switches: int
+    irqs: list[IrqSummary]
+    lost_events: dict[str, int]
+
+
+@dataclass(frozen=True)
+class StudyMetrics(Record):
+    sched_per_1k_launches: float | None
+    sched_rows_per_1k_launches_study: float | None
+    softirq_per_1k_launches: float | None
+    hardirq_per_1k_launches: float | None
+    irq_ns: int
+    off_cpu_ns: int
+    off_cpu_percent: float
+    switch_rate_hz: float
+
+
+@dataclass(frozen=True)
+class TakenTotal(Record):
+    lifetime_ns: int
+    preempted_ns: int
+    runqueue_ns: int
+    irq_ns: int
+    blocked_ns: int
+    sync_ns: int
+    migrations: int
+
+
+@dataclass(frozen=True)
+class ThreadCulprit(Record):
+    cause: str
+    pid: int
+    comm: str | None
+    ns: int
+
+
+@dataclass(frozen=True)
+class ThreadIrq(Record):
+    kind: str
+    name: str | None
+    count: int
+    ns: int
+
+
+@dataclass(frozen=True)
+class ThreadTaken(Record):
+    pid: int
+    tid: int
+    comm: str | None
+    lifetime_ns: int
+    launches: int
+    syncs: int
+    sync_ns: int
+    running_ns: int
+    blocked_ns: int
+    offcpu_ns: int
+    preempted_ns: int
+    runqueue_ns: int
+    irq_ns: int
+    unknown_ns: int
+    preempted_switches: int
+    blocked_switches: int
+    migrations: int
+    runnable_around_migrations_ns: int
+    taken_percent: float
+    culprits: list[ThreadCulprit]
+    irqs: list[ThreadIrq]
+
+
+@dataclass(frozen=True)
+class Culprit(Record):
+    cause: str
+    pid: int
+    comm: str | None
+    ns: int
+    is_recorder: bool
+    is_idle: bool
+
+
+@dataclass(frozen=True)
+class Taken(Record):
+    total: TakenTotal
+    threads: list[ThreadTaken]
+    culprits: list[Culprit]
+
+
+@dataclass(frozen=True)
+class GapClass(Record):
+    klass: str = field(metadata={"key": "class"})
+    count: int = 0
+    share: float = 0.0
+    p50_ns: float = 0.0
+    p90_ns: float = 0.0
+    p99_ns: float = 0.0
+    total_ns: int = 0
+    penalty_ns: float | None = None
+
+
+@dataclass(frozen=True)
+class TailShare(Record):
+    count: int
+    share: float
+    time_share: float
+
+
+@dataclass(frozen=True)
+class GapTail(Record):
+    percentile: int
+    threshold_ns: float
+    gaps: int
+    by_class: dict[str, TailShare]
+
+
+@dataclass(frozen=True)
+class Bursts(Record):
+    bursts: int
+    launches_per_burst_p50: float | None = None
+    launches_per_burst_p90: float | None = None
+    idle_between_bursts_p50_ns: float | None = None
+    idle_between_bursts_p90_ns: float | None = None
+    break_rule: str | None = None
+
+    def to_json(self) -> dict:
+        # no gaps, no bursts: the count alone
+        return super().to_json() if self.break_rule is not None else {"bursts": self.bursts}
+
+
+@dataclass(frozen=True)
+class Gaps(Record):
+    classes: list[GapClass]
+    tail: list[GapTail]
+    bursts: Bursts
+    count: int
+
+
+@dataclass(frozen=True)
+class Verdict(Record):
+    level: str
+    taken_percent: float | None
+    taken_ns: int | None
+    main_cause: str | None
+    recoverable_ns: int | None
+    text: str
+
+
+@dataclass(frozen=True)
+class Report(Record):
+    schema: str
+    trace: TraceInfo
+    overview: Overview
+    study_metrics: StudyMetrics
+    taken: Taken
+    gaps: Gaps
+    verdict: Verdict
+    # `launchgap doctor`'s own JSON (docs/doctor.md) for the host files in the trace; None without them
+    host_checks: dict | None
+    warnings: dict[str, str]

@@ -1,0 +1,199 @@
+"""The report in bounded memory (launches streamed a few segments at a time:
+analysis/gap_stream.py) gives exactly the in-memory path's JSON; the typed
+report and docs/report-schema.md name the same fields; a trace that names no
+workload gets no verdict; an incomplete trace says so in its warnings and its
+verdict."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import sys
+import typing
+from dataclasses import fields, is_dataclass
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from launchgap.analysis import records
+from launchgap.analysis.records import Report, json_key
+from launchgap.analysis.report import build_report, report_json
+from launchgap.cli import main
+from launchgap.trace import Event, model, read_trace
+from tests.analysis.builder import IDLE, TraceBuilder
+
+REPO = Path(__file__).resolve().parents[2]
+A, B = (100, 101, "launcher-a"), (100, 102, "launcher-b")
+HOG = (300, 300, "hog")
+
+
+def busy_trace(seed: int) -> TraceBuilder:
+    """Two launching threads, one a CPU, each running, launching, interrupted, preempted by a hog and
+    blocking on syncs at random: every kind of thing a launch gap can hold, at seeded times."""
+    rng = random.Random(seed)
+    b = TraceBuilder(start_ns=1_000, end_ns=50_000_000)
+    for cpu, task in ((0, A), (1, B)):
+        t = 2_000 + cpu * 300
+        b.switch(t, cpu, IDLE, task)
+        for _ in range(400):
+            t += rng.randrange(500, 20_000)
+            action = rng.random()
+            if action < 0.7:
+                b.launch(t, cpu, task, api=rng.choice(["cuLaunchKernel", "cuLaunchKernelEx"]))
+            elif action < 0.8:
+                b.irq(t, cpu, task, rng.choice([Event.HARDIRQ, Event.SOFTIRQ]), "virtio0", rng.randrange(200, 3_000),
+                      number=24)
+                t += 3_000
+            elif action < 0.9:
+                wait = rng.randrange(10_000, 200_000)
+                b.sync(t, cpu, task, wait)
+                b.switch(t + 100, cpu, task, IDLE, voluntary=True)
+                b.wakeup(t + wait - 5_000, task, cpu)
+                b.switch(t + wait, cpu, IDLE, task)
+                t += wait + 100
+            else:
+                b.switch(t, cpu, task, HOG)
+                t += rng.randrange(5_000, 500_000)
+                b.switch(t, cpu, HOG, task)
+    return b
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_streamed_report_is_the_in_memory_report(tmp_path, monkeypatch, seed):
+    """Launches in segments of 37 rows, handed out ~100 at a time: gaps span chunks, and so do the
+    off-CPU stretches, interrupts and syncs placed into them."""
+    monkeypatch.setattr(model, "ORDERED_CHUNK_ROWS", 100)
+    trace = busy_trace(seed).write(tmp_path / "t.lg", batch_rows=37)
+    assert len(trace.tables.files(Event.LAUNCH)) > 10
+    streamed, in_memory = report_json(trace), report_json(trace, in_memory=True)
+    assert streamed["overview"]["launches"] == trace.count(Event.LAUNCH) > 500
+    assert {c["class"] for c in streamed["gaps"]["classes"]} >= {"clean", "preempted", "irq", "sync"}
+    assert json.dumps(streamed, sort_keys=True) == json.dumps(in_memory, sort_keys=True)
+
+
+def test_streamed_report_of_a_synthetic_trace_is_the_in_memory_report(tmp_path, monkeypatch):
+    """bench/synthetic_trace.py's shape, written a chunk of tokens a segment as for the 100M-event bench."""
+    sys.path.insert(0, str(REPO / "bench"))
+    import synthetic_trace
+
+    monkeypatch.setattr(synthetic_trace, "CHUNK_TOKENS", 40)
+    monkeypatch.setattr(model, "ORDERED_CHUNK_ROWS", 30_000)
+    rows = synthetic_trace.write(tmp_path / "s.lg", 200_000)
+    trace = read_trace(tmp_path / "s.lg")
+    assert sum(trace.count(k) for k in Event) == rows
+    streamed, in_memory = report_json(trace), report_json(trace, in_memory=True)
+    assert streamed["gaps"]["count"] == streamed["overview"]["launches"] - 1
+    assert json.dumps(streamed, sort_keys=True) == json.dumps(in_memory, sort_keys=True)
+
+
+def test_segments_out_of_order_are_still_read_in_time_order(tmp_path, monkeypatch):
+    """A segment whose rows start before the end of the one written before it (the recorder drains
+    per-CPU buffers; a segment closes on time or size) is merged in, not handed out of order."""
+    monkeypatch.setattr(model, "ORDERED_CHUNK_ROWS", 1)
+    b = TraceBuilder()
+    for ts in (5_000, 6_000, 7_000, 8_000):
+        b.launch(ts, 0, A)
+    trace = b.write(tmp_path / "t.lg", batch_rows=2)
+    # swap the two segments' contents: the second file now holds the earliest launches
+    first, second = trace.tables.files(Event.LAUNCH)
+    a, c = first.read_bytes(), second.read_bytes()
+    first.write_bytes(c)
+    second.write_bytes(a)
+    out = [chunk["ts_ns"].to_list() for chunk in read_trace(tmp_path / "t.lg").in_time_order(Event.LAUNCH, "ts_ns")]
+    assert sum(out, []) == [5_000, 6_000, 7_000, 8_000]
+
+
+# --- the typed report and docs/report-schema.md ---------------------------------
+
+# placeholders in the doc's layout (a map's keys, a list's element type), not keys of the JSON
+DOC_PLACEHOLDERS = {"api", "n", "event", "int", "str", "metric", "null", "true", "false", "doctor", "check",
+                    "negligible", "light", "heavy", "not", "given", "launchgap", "report", "lower", "bound", "were",
+                    "lost", "events", "the", "incomplete", "why"}
+# keys of host_checks: `launchgap doctor`'s own JSON (docs/doctor.md), not a record of the report
+DOCTOR_KEYS = {"source", "target", "cpus", "description", "counts", "ok", "warn", "fail", "unknown", "checks"}
+
+
+def record_keys(cls) -> set[str]:
+    """Every JSON key a record and the records inside it can have."""
+    keys = set()
+    hints = typing.get_type_hints(cls, vars(records))
+    for f in fields(cls):
+        keys.add(json_key(f))
+        for inner in _record_types(hints[f.name]):
+            keys |= record_keys(inner)
+    return keys
+
+
+def _record_types(hint) -> list[type]:
+    if is_dataclass(hint):
+        return [hint]
+    return [t for arg in typing.get_args(hint) for t in _record_types(arg)]
+
+
+def doc_keys() -> set[str]:
+    text = (REPO / "docs" / "report-schema.md").read_text()
+    layout = text.split("```")[1]
+    layout = re.sub(r"#[^\n]*", "", layout)          # comments
+    layout = re.sub(r'"[^"\n]*"', "", layout)        # literal values
+    return set(re.findall(r"[a-z_][a-z0-9_]*", layout)) - DOC_PLACEHOLDERS
+
+
+def test_report_schema_doc_names_every_record_field_and_no_other():
+    """Adding a field to a record without the doc, or to the doc without a record, fails here."""
+    ours = record_keys(Report)
+    documented = doc_keys() - (DOCTOR_KEYS - ours)
+    assert ours - documented == set(), "fields of the records the doc does not describe"
+    assert documented - ours == set(), "keys in the doc no record has"
+
+
+def test_the_json_has_exactly_the_record_fields(tmp_path):
+    report = build_report(busy_trace(0).write(tmp_path / "t.lg"))
+    as_json = report.to_json()
+    assert list(as_json) == [json_key(f) for f in fields(Report)]
+    assert as_json["gaps"]["classes"][0]["class"] == report.gaps.classes[0].klass
+    assert as_json["taken"]["threads"][0]["culprits"] == [c.to_json() for c in report.taken.threads[0].culprits]
+    json.dumps(as_json)  # plain JSON all the way down
+
+
+# --- verdicts that cannot be given, or rest on part of a trace -------------------
+
+def test_no_target_no_verdict(tmp_path):
+    """A trace-cmd import without --target (mode system, no pids, nothing used CUDA): the threads in it
+    are whatever ran, so no verdict, and the text says how to name the workload."""
+    b = TraceBuilder(meta_extra={"mode": "system", "command": None, "command_pid": None, "pids": [],
+                                 "source": "/tmp/x.dat"})
+    b.switch(2_000, 0, IDLE, HOG)
+    b.switch(50_000, 0, HOG, IDLE)
+    report = report_json(b.write(tmp_path / "t.lg"))
+    verdict = report["verdict"]
+    assert verdict["level"] == "not given" and verdict["taken_percent"] is None
+    assert "no target was named" in verdict["text"] and "--target NAME" in verdict["text"]
+    assert report["overview"]["processes"] == [] and report["taken"]["threads"] == []
+
+
+def test_an_incomplete_trace_says_so_in_warnings_and_verdict(tmp_path):
+    b = busy_trace(1)
+    trace = b.write(tmp_path / "t.lg", clean_end=False)   # the recorder was killed: no closing summary
+    report = report_json(trace)
+    assert report["trace"]["truncated"]
+    assert report["warnings"]["trace"].startswith("incomplete: the recorder did not stop cleanly")
+    assert report["verdict"]["text"].startswith("This trace is incomplete (")
+    result = CliRunner().invoke(main, ["report", "--strict", "--json", str(trace.path)])
+    assert result.exit_code == 3 and json.loads(result.stdout)["warnings"]["trace"]
+    whole = b.write(tmp_path / "whole.lg")
+    assert "trace" not in report_json(whole)["warnings"]
+    assert CliRunner().invoke(main, ["report", "--strict", "--json", str(whole.path)]).exit_code == 0
+
+
+def test_study_csv_streamed_is_the_csv_written_at_once(tmp_path, monkeypatch):
+    """`export --csv` streams launches too: in chunks of ~50 launches the file is byte for byte the one
+    written with every launch in one chunk (syncs, switches and IRQs merged into each chunk's stretch)."""
+    from launchgap.exports.study_csv import write_study_csv
+
+    trace = busy_trace(2).write(tmp_path / "t.lg", batch_rows=37)
+    rows = write_study_csv(trace, tmp_path / "whole.csv")
+    monkeypatch.setattr(model, "ORDERED_CHUNK_ROWS", 50)
+    assert write_study_csv(trace, tmp_path / "chunked.csv") == rows > trace.count(Event.LAUNCH)
+    assert (tmp_path / "chunked.csv").read_bytes() == (tmp_path / "whole.csv").read_bytes()
