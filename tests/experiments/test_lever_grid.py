@@ -238,9 +238,15 @@ def set_check(results: dict, check_id: str, **data) -> None:
             check["data"].update(data)
 
 
+def another_boot(results: dict) -> None:
+    """The same experiment run again after a reboot: another owner (a copy of the same results is refused)."""
+    results["owner"] = {**results["owner"], "boot_id": "another-boot"}
+    results["environment"]["boot_id"] = "another-boot"
+
+
 def test_compare_puts_boots_side_by_side_and_pools_only_equal_settings(small_grid, tmp_path):
     a = copy_results(small_grid, tmp_path / "boot-a")
-    b = copy_results(small_grid, tmp_path / "boot-b")
+    b = copy_results(small_grid, tmp_path / "boot-b", another_boot)
     side = json.loads(launchgap("experiment", "compare", str(a), str(b), "--json").stdout)
     assert side["settings_differ"] == {} and [e["label"] for e in side["experiments"]] == ["boot-a", "boot-b"]
     row = next(r for r in side["scenarios"] if r["name"] == "compute/fifo:10")
