@@ -430,3 +430,114 @@ def test_a_failed_runs_reason_is_the_workloads_status_not_the_recorders_lost_lin
     assert failed_run_error(-9, lost, recorded=True) == "the command was killed by signal 9"
     assert failed_run_error(1, "launchgap-record: cannot attach: Operation not permitted\n", recorded=False) == \
         "the recorder failed (exit status 1): cannot attach: Operation not permitted"
+
+
+# ---- 2. one experiment at a time changes host settings -------------------------------------------------
+
+HOLD_LOCK = """
+import sys, time
+from launchgap.experiments.host_lock import HostLock
+from launchgap.experiments.levers import LeverHost
+lock = HostLock(LeverHost(sys.argv[1]))
+lock.acquire()
+print("held", flush=True)
+time.sleep(120)
+"""
+
+
+def test_a_second_experiment_changing_host_settings_is_refused_while_the_first_runs(tmp_path):
+    from launchgap.experiments.host_lock import LOCK_PATH, HostLock
+    from launchgap.experiments.levers import LeverHost
+    from launchgap.experiments.mitigations import Mitigations
+    from launchgap.experiments.runner import Metric, NotStartedError, run_experiment
+    from launchgap.experiments.scenarios import Scenario
+
+    root = tmp_path / "host"
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(root)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline() == "held\n"
+        scenario = Scenario("quiet", mitigations=Mitigations(timer_migration=0))
+        with pytest.raises(NotStartedError) as refused:
+            run_experiment(["true"], [Scenario("baseline"), scenario], 2, Metric(None), tmp_path / "out", seed=1,
+                           disk_dir=None, host=LeverHost(root))
+        message = str(refused.value)
+        assert message.startswith(f"host settings are being changed by another launchgap experiment (pid "
+                                  f"{holder.pid}, `launchgap ")
+        assert message.endswith(f"it holds {root / LOCK_PATH.lstrip('/')}: run again when it has finished (two at "
+                                f"once would each save the other's changes as the host's own)")
+        assert not (tmp_path / "out").exists()      # refused before anything was made or changed
+    finally:
+        holder.kill()
+        holder.wait()
+    # the holder's death released it: the next one takes it, and gives it back
+    lock = HostLock(LeverHost(root))
+    lock.acquire(tmp_path / "out")
+    held = json.loads((root / LOCK_PATH.lstrip("/")).read_text())
+    assert (held["pid"], held["results"]) == (os.getpid(), str(tmp_path / "out"))
+    lock.release()
+    again = HostLock(LeverHost(root))
+    again.acquire()
+    again.release()
+
+
+def test_only_host_wide_levers_take_the_lock():
+    from launchgap.experiments.mitigations import Mitigations
+
+    assert not Mitigations(cpus=[0], nice=-5, policy="fifo:10").changes_host
+    for lever in ({"timer_migration": 1}, {"preempt": "full"}, {"cpuset": True}, {"irq_away": True},
+                  {"isolate": "isolated"}, {"workqueue_away": True}):
+        assert Mitigations(cpus=[0], **lever).changes_host, lever
+
+
+# ---- 8. compare: the same runs twice, environments that differ ----------------------------------------
+
+def results_of(tmp_path: Path, name: str, *, boot: str = "boot-1", governor: str = "performance",
+               values=(1.0, 1.1, 1.2)) -> Path:
+    from launchgap.doctor.host import DirectoryHost
+    from launchgap.doctor.run import run_doctor
+
+    doctor = run_doctor(DirectoryHost(make_tree(tmp_path / f"tree-{name}", "node-4cpu"))).to_dict()
+    runs = [{"index": 0, "round": 0, "scenario": "baseline", "warmup": True, "metric": 1.0}]
+    runs += [{"index": i + 1, "round": i + 1, "scenario": "baseline", "warmup": False, "metric": v}
+             for i, v in enumerate(values)]
+    results = {"schema": "launchgap-experiment/1", "status": "complete", "command": ["w"], "repeat": len(values),
+               "seed": 7, "metric": "wall", "higher_is_better": False,
+               "scenarios": [{"name": "baseline", "description": "no load; mitigations: none"}],
+               "environment": {"hostname": "h", "boot_id": boot, "machine": "x86_64", "cpus": [0, 1],
+                               "governor": governor, "cmdline": "ro", "versions": {"launchgap": "1"}},
+               "owner": {"pid": 100, "start_ticks": 5, "boot_id": boot}, "runs": runs, "doctor": doctor}
+    directory = tmp_path / name
+    directory.mkdir()
+    (directory / "results.json").write_text(json.dumps(results))
+    return directory
+
+
+def test_compare_refuses_the_same_results_twice(tmp_path):
+    a = results_of(tmp_path, "a")
+    proc = launchgap("experiment", "compare", str(a), str(a), "--pool")
+    assert proc.returncode == 2
+    assert one_line(proc) == f"launchgap: {a} and {a} are the same results; give each experiment once"
+    (tmp_path / "copy").mkdir()
+    (tmp_path / "copy" / "results.json").write_bytes((a / "results.json").read_bytes())
+    proc = launchgap("experiment", "compare", str(a), str(tmp_path / "copy"), "--pool")
+    assert proc.returncode == 2
+    assert one_line(proc) == ("launchgap: cannot pool: copy and a hold the same experiment's runs (a copy of its "
+                              "results): pooled, each run would count twice")
+    side = launchgap("experiment", "compare", str(a), str(tmp_path / "copy"), "--json")
+    assert side.returncode == 0, side.stderr     # side by side, a copy is only shown twice
+
+
+def test_compare_pools_differing_environments_only_with_force(tmp_path):
+    a = results_of(tmp_path, "a")
+    b = results_of(tmp_path, "b", boot="boot-2", governor="powersave", values=(2.0, 2.1, 2.2))
+    proc = launchgap("experiment", "compare", str(a), str(b), "--pool")
+    assert proc.returncode == 2
+    assert one_line(proc) == ("launchgap: cannot pool: the experiments' environments differ: governor (a: "
+                              "performance, b: powersave) (--force pools them anyway)")
+    forced = launchgap("experiment", "compare", str(a), str(b), "--pool", "--force", "--json")
+    assert forced.returncode == 0, forced.stderr
+    pooled = json.loads(forced.stdout)
+    assert pooled["environment_differ"] == {"governor": {"a": "performance", "b": "powersave"}}
+    assert pooled["scenarios"][0]["runs"] == 6
+    assert one_line(launchgap("experiment", "compare", str(a), str(b), "--force")) == \
+        "launchgap: --force is for --pool"
