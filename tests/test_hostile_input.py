@@ -408,7 +408,7 @@ def test_rt_priority_without_rt_policy_is_refused(tmp_path):
     ("compute=-1", "--size compute=-1: not a number (N, or N with K, M or G)"),
     ("compute=0", "--size compute=0: must be at least 1"),
     ("compute=1T", "--size compute=1T: not a number (N, or N with K, M or G)"),
-    ("compute=200001", "--size compute=200001: at most 200000 rows for compute (the loop is N x N)"),
+    ("compute=1000001", "--size compute=1000001: at most 1000000 rows for compute (the loop is N x N)"),
     ("memory=65G", "--size memory=65G: at most 64G bytes for memory"),
 ])
 def test_lever_sizes_are_checked_before_any_run(size, message):

@@ -48,10 +48,10 @@
 #define LLC_MULTIPLE 2           /* the walked buffer is this many times the LLC */
 #define DEFAULT_LINE 64
 #define MAX_THREADS 256
-/* --size bounds: the compute loop is N x N rows, so 200000 rows is 100 times the default's work already;
+/* --size bounds: the compute loop is N x N rows, so 1000000 rows is 2500 times the default's work already;
  * bytes beyond 64G would exhaust memory (memory) or the disk (io) rather than measure anything.
  * python/launchgap/experiments/grid.py checks the same bounds before any run. */
-#define MAX_ROWS UINT64_C(200000)
+#define MAX_ROWS UINT64_C(1000000)
 #define MAX_BYTES (UINT64_C(64) << 30)
 #define EXIT_USAGE 2
 #define CACHE_SYSFS "/sys/devices/system/cpu/cpu0/cache"
@@ -460,7 +460,7 @@ static void parse_args(int argc, char **argv, struct options *opt) {
     if (opt->threads < 1 || opt->threads > MAX_THREADS)
         die("--threads must be 1 to 256%s", "");
     if ((opt->cls == COMPUTE || opt->cls == MIXED) && opt->size > MAX_ROWS)
-        die("--size: at most 200000 rows for %s (the loop is N x N)", class_names[opt->cls]);
+        die("--size: at most 1000000 rows for %s (the loop is N x N)", class_names[opt->cls]);
     if ((opt->cls == MEMORY || opt->cls == IO) && opt->size > MAX_BYTES)
         die("--size: at most 64G bytes for %s", class_names[opt->cls]);
     if (opt->passes < 1 || opt->checkpoint_rows < 1 || opt->fsync_bytes < IO_BLOCK)

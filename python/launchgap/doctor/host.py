@@ -74,6 +74,22 @@ class Host(Protocol):
 MAX_HOST_FILE_BYTES = 64 << 20
 
 
+# a read's size: /proc/sys handlers allocate a buffer of the size asked and refuse a large one (ENOMEM)
+READ_CHUNK = 64 << 10
+
+
+def _read_bounded(fd: int) -> bytes:
+    """Up to MAX_HOST_FILE_BYTES + 1 bytes (one more says the file is too large), in chunks."""
+    chunks, total = [], 0
+    while total <= MAX_HOST_FILE_BYTES:
+        chunk = os.read(fd, READ_CHUNK)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        total += len(chunk)
+    return b"".join(chunks)
+
+
 def _bounded_gunzip(data: bytes) -> bytes:
     """A .gz decompressed up to MAX_HOST_FILE_BYTES (a small bomb would fill memory), else OSError."""
     decompressor = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
@@ -113,7 +129,7 @@ class DirectoryHost:
                 if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
                     return Reading(path, None, errno.EINVAL)
                 os.set_blocking(handle.fileno(), True)
-                data = handle.read(MAX_HOST_FILE_BYTES + 1)
+                data = _read_bounded(handle.fileno())
         except OSError as err:
             return Reading(path, None, err.errno)
         if len(data) > MAX_HOST_FILE_BYTES:

@@ -31,7 +31,7 @@ WORKER_THREADS = "lg-work-"
 DEFAULT_POLICIES = "other,fifo:10,rr:10"
 # --size bounds, as lever_workload.c checks them (MAX_ROWS, MAX_BYTES): checked here before any run
 ROW_CLASSES = ("compute", "mixed")
-MAX_ROWS = 200_000
+MAX_ROWS = 1_000_000
 MAX_BYTES = 64 << 30
 SIZE_SUFFIXES = {"": 0, "k": 10, "m": 20, "g": 30}
 LEVER_NAMES = ("isolate", "isolate=root", "irq-away", "workqueue-away", "timer-migration=0", "timer-migration=1",
