@@ -263,6 +263,7 @@ def test_compare_refuses_to_pool_runs_whose_settings_differ_and_says_which(small
     a = copy_results(small_grid, tmp_path / "plain")
 
     def tickless(results: dict) -> None:
+        another_boot(results)
         set_check(results, "boot.isolation", asked={"nohz_full": "1", "rcu_nocbs": "1"})
         set_check(results, "sched.preemption", model="full")
 
@@ -297,7 +298,7 @@ def test_compare_refuses_experiments_that_measure_different_things(small_grid, t
     assert proc.returncode == 2
     assert proc.stderr == ("launchgap: the experiments measure different things (a: elapsed_s=([0-9.]+); b: tok/s: "
                            "([0-9.]+))\n")
-    older = copy_results(small_grid, tmp_path / "older", lambda r: r.pop("doctor"))
+    older = copy_results(small_grid, tmp_path / "older", lambda r: (another_boot(r), r.pop("doctor")))
     proc = launchgap("experiment", "compare", str(a), str(older), "--pool")
     assert proc.stderr == ("launchgap: cannot pool: older recorded no host settings (results from before experiments "
                            "ran the doctor), so whether they match is unknown\n")
