@@ -541,3 +541,40 @@ def test_compare_pools_differing_environments_only_with_force(tmp_path):
     assert pooled["scenarios"][0]["runs"] == 6
     assert one_line(launchgap("experiment", "compare", str(a), str(b), "--force")) == \
         "launchgap: --force is for --pool"
+
+
+# ---- 10. views: a window past the trace's end, a --target that matches nothing ------------------------
+
+@pytest.mark.parametrize("view", ["timeline", "running-waiting"])
+def test_a_window_past_the_traces_end_is_one_line_not_an_empty_picture(tmp_path, view):
+    trace = small_trace(tmp_path / "run.lg")
+    out = tmp_path / "picture.png"
+    proc = launchgap(view, str(trace), "--min", "100", "--max", "200", "-o", str(out))
+    assert proc.returncode == 2
+    assert one_line(proc) == (f"launchgap: {trace}: the window 100.000000..200.000000 s lies outside the trace, "
+                              f"which spans 0.000000..0.000119 s (seconds from the axis' origin); choose --min and "
+                              f"--max inside it")
+    assert not out.exists() and partials(tmp_path) == []
+
+
+def test_a_target_that_matches_nothing_is_warned_about(tmp_path):
+    trace = small_trace(tmp_path / "run.lg")
+    proc = launchgap("timeline", str(trace), "--target", "nomatch", "-o", str(tmp_path / "t.png"))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.splitlines() == [
+        "launchgap: warning: --target nomatch: no task in "
+        f"{trace}'s window has a command starting with 'nomatch'; every task is drawn black",
+        f"launchgap: wrote {tmp_path / 't.png'}"]
+    matched = launchgap("timeline", str(trace), "--target", "launch", "-o", str(tmp_path / "u.png"))
+    assert matched.stderr.splitlines() == [f"launchgap: wrote {tmp_path / 'u.png'}"]
+
+
+def test_the_views_default_output_is_where_their_help_says(tmp_path):
+    (tmp_path / "traces").mkdir()
+    trace = small_trace(tmp_path / "traces" / "run.lg")
+    proc = launchgap("timeline", str(trace), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "run.timeline.png").is_file()
+    shown = " ".join(launchgap("timeline", "--help").stdout.split())
+    assert ("Default: NAME.timeline.png in the current directory, NAME the first trace's name without its suffix"
+            in shown)

@@ -269,6 +269,18 @@ def _view_traces(traces: tuple[str, ...]) -> list:
     return loaded
 
 
+def _window_inside(trace, window) -> None:
+    """One line, rather than an empty picture, when the window (--min/--max) lies wholly outside the trace."""
+    from launchgap.analysis.timeline import trace_bounds
+
+    bounds = trace_bounds(trace)
+    if window.lo_ns >= bounds.end_ns or window.hi_ns <= bounds.start_ns:
+        fail(f"{trace.path}: the window {(window.lo_ns - window.origin_ns) / 1e9:.6f}.."
+             f"{(window.hi_ns - window.origin_ns) / 1e9:.6f} s lies outside the trace, which spans "
+             f"{(bounds.start_ns - window.origin_ns) / 1e9:.6f}..{(bounds.end_ns - window.origin_ns) / 1e9:.6f} s "
+             f"(seconds from the axis' origin); choose --min and --max inside it")
+
+
 def view_window_options(command):
     """The options timeline and running-waiting share: which time and which tasks."""
     for option in reversed([
@@ -287,7 +299,8 @@ def view_window_options(command):
 @main.command("timeline", epilog=PERMISSIONS_HELP)
 @click.argument("traces", nargs=-1, type=click.Path())
 @click.option("-o", "--output", type=click.Path(),
-              help="cores.png, .pdf, .svg, or .html (interactive: zoom and pan). Default: TRACE.timeline.png")
+              help="cores.png, .pdf, .svg, or .html (interactive: zoom and pan). Default: NAME.timeline.png in the "
+                   "current directory, NAME the first trace's name without its suffix")
 @view_window_options
 @click.option("--target", help="Colour only tasks whose command starts with this; the others are black.")
 @click.option("--color-by", type=click.Choice(["pid", "command"]), default="pid", show_default=True,
@@ -300,7 +313,9 @@ def timeline(traces, output, min_s, max_s, target, color_by, forked, socket_orde
     """Which task ran on which CPU over time (dat2graph's picture): one line per
     stretch a task ran, gaps are idle; one graph per trace, all on the slowest
     run's time scale; per-command statistics printed."""
-    from launchgap.analysis.core_map import ViewError, shared_span_s
+    import polars as pl
+
+    from launchgap.analysis.core_map import ViewError, choose_window, shared_span_s
     from launchgap.views.timeline import MARK_KINDS, TimelineOptions, build_timeline, draw_static
 
     out = _view_output(output, traces, "timeline")
@@ -313,10 +328,17 @@ def timeline(traces, output, min_s, max_s, target, color_by, forked, socket_orde
     options = TimelineOptions(min_s, max_s, target, color_by, forked, socket_order, after_sleep, from_workload, kinds)
     loaded = _view_traces(traces)
     try:
+        for trace in loaded:
+            _window_inside(trace, choose_window(trace, after_sleep, from_workload, min_s, max_s))
         with console.status("building the timeline"):
             datas = [build_timeline(t, options) for t in loaded]
     except ViewError as err:
         fail(str(err))
+    if target:
+        for data in datas:
+            if not data.slices.filter(pl.col("comm").str.starts_with(target)).height:
+                note(f"warning: --target {target}: no task in {data.name}'s window has a command starting with "
+                     f"{target!r}; every task is drawn black")
     for data in datas:
         table = Table(title=f"{data.name}: per command", title_justify="left")
         for col in ("command", "first seen (s)", "last seen (s)", "run time (s)", "switches in", "pids"):
@@ -343,7 +365,8 @@ def timeline(traces, output, min_s, max_s, target, color_by, forked, socket_orde
 @main.command("running-waiting", epilog=PERMISSIONS_HELP)
 @click.argument("traces", nargs=-1, type=click.Path())
 @click.option("-o", "--output", type=click.Path(),
-              help="rw.png, .pdf, .svg, or .html (interactive). Default: TRACE.running-waiting.png")
+              help="rw.png, .pdf, .svg, or .html (interactive). Default: NAME.running-waiting.png in the current "
+                   "directory, NAME the first trace's name without its suffix")
 @view_window_options
 def running_waiting_cmd(traces, output, min_s, max_s, forked, after_sleep, from_workload) -> None:
     """Running and runnable task counts over time against the CPU count
@@ -361,6 +384,7 @@ def running_waiting_cmd(traces, output, min_s, max_s, forked, after_sleep, from_
         with console.status("counting running and waiting tasks"):
             for trace in _view_traces(traces):
                 window = choose_window(trace, after_sleep, from_workload, min_s, max_s)
+                _window_inside(trace, window)
                 rw = running_waiting(trace, window, len(trace_cpus(trace)), forked_tids(trace) if forked else None)
                 graphs.append((window, RunningWaitingGraph(str(trace.path), window.origin_ns, rw)))
     except ViewError as err:
