@@ -182,38 +182,43 @@ def test_doctor_root_with_a_fifo_or_device_file_reads_neither(tmp_path):
 # ---- 4. SIGTERM mid-write ----------------------------------------------------------------------------
 
 SLOW_WRITER = """
-import sys, time
-import launchgap.cli as cli
-real = cli.write_study_csv
-told = sys.argv[1]
-def slow(trace, path):
-    rows = real(trace, path)
-    open(told, "w").write(str(path))   # tell the test where the partial file is
+import importlib, sys, time
+module, name, told = importlib.import_module(sys.argv[1]), sys.argv[2], sys.argv[3]
+real = getattr(module, name)
+def slow(*args, **kwargs):
+    done = real(*args, **kwargs)
+    partial = next(a for a in args if ".partial" in str(a))
+    open(told, "w").write(str(partial))   # tell the test where the partial file is
     time.sleep(120)
-    return rows
-cli.write_study_csv = slow
-sys.argv = ["launchgap", *sys.argv[2:]]
+    return done
+setattr(module, name, slow)
+import launchgap.cli as cli
+sys.argv = ["launchgap", *sys.argv[4:]]
 cli.main()
 """
 
 
-@pytest.mark.parametrize("command", ["export", "report"])
+@pytest.mark.parametrize("command", ["export", "report", "running-waiting"])
 def test_sigterm_while_writing_removes_the_partial_file_and_exits_143(tmp_path, command):
     trace = small_trace(tmp_path / "run.lg")
-    out = tmp_path / "out" / "study.csv"
+    out = tmp_path / "out" / ("rw.png" if command == "running-waiting" else "study.csv")
     out.parent.mkdir()
     told = tmp_path / "partial-name"
-    args = ["export", "--csv", str(trace), "-o", str(out)] if command == "export" else \
-        ["report", str(trace), "--csv", str(out)]
-    proc = subprocess.Popen([sys.executable, "-c", SLOW_WRITER, str(told), *args], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True)
+    patched, args = {
+        "export": (["launchgap.cli", "write_study_csv"], ["export", "--csv", str(trace), "-o", str(out)]),
+        "report": (["launchgap.cli", "write_study_csv"], ["report", str(trace), "--csv", str(out)]),
+        "running-waiting": (["launchgap.views.running_waiting", "draw_static"],
+                            ["running-waiting", str(trace), "-o", str(out)]),
+    }[command]
+    proc = subprocess.Popen([sys.executable, "-c", SLOW_WRITER, *patched, str(told), *args],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 90
         while time.monotonic() < deadline and not (told.exists() and told.read_text()):
             assert proc.poll() is None, proc.stderr.read()
             time.sleep(0.05)
         partial = Path(told.read_text())
-        assert partial.exists() and PARTIAL in partial.name
+        assert partial.exists() and PARTIAL in partial.name and partial.parent == out.parent
         proc.send_signal(signal.SIGTERM)
         _, stderr = proc.communicate(timeout=60)
     finally:
