@@ -317,16 +317,24 @@ def test_experiment_results_in_proc_are_refused_before_anything(where, message):
 
 
 def test_experiment_results_in_a_read_only_directory_are_refused(tmp_path):
-    if os.geteuid() == 0:
-        # root writes through mode bits: a read-only mount is what stops it; a bind mount needs more than a test
-        # should do to the host, so this case runs unprivileged only
-        pytest.skip("root ignores a directory's mode bits")
     parent = tmp_path / "ro"
-    parent.mkdir(mode=0o500)
-    proc = launchgap("experiment", "noisy-neighbor", "--scenarios", "baseline", "--repeat", "2", "-o",
-                     str(parent / "out"), "--", "true")
+    parent.mkdir()
+    command = [sys.executable, "-m", "launchgap.cli", "experiment", "noisy-neighbor", "--scenarios", "baseline",
+               "--repeat", "2", "-o", str(parent / "out"), "--", "true"]
+    if os.geteuid() == 0:
+        # root writes through a directory's mode bits: a read-only bind mount, in a mount namespace of the
+        # command's own (private: the host's mounts never see it), is what stops it
+        if subprocess.run(["unshare", "-m", "true"], capture_output=True).returncode != 0:
+            pytest.skip("unshare -m is not available here")
+        script = f'mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" && shift && exec "$@"'
+        command = ["unshare", "-m", "--propagation", "private", "sh", "-c", script, "sh", str(parent), *command]
+    else:
+        parent.chmod(0o555)
+    proc = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    parent.chmod(0o755)
     assert proc.returncode == 2
     assert one_line(proc) == f"launchgap: -o {parent / 'out'}: {parent} is not writable"
+    assert list(parent.iterdir()) == []
 
 
 @pytest.mark.parametrize("recorder, message", [
