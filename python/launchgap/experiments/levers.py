@@ -27,7 +27,14 @@ from pathlib import Path
 from launchgap.doctor.checks import scheduler
 from launchgap.doctor.facts import LOCKDOWN, PREEMPT, TIMER_MIGRATION, WORKQUEUE_CPUMASK, HostFacts
 from launchgap.doctor.host import DirectoryHost, Host
-from launchgap.doctor.parse import ParseError, format_cpus, is_number, parse_bracketed_choice, parse_cpulist, parse_cpumask
+from launchgap.doctor.parse import (
+    ParseError,
+    format_cpus,
+    is_number,
+    parse_bracketed_choice,
+    parse_cpulist,
+    parse_cpumask,
+)
 
 # the tests' stand-in for "/" (a tree of fake /proc, /sys files): where levers read and write
 ENV_ROOT = "LAUNCHGAP_LEVER_ROOT"

@@ -19,7 +19,14 @@ from launchgap.doctor.facts import (
     evidence,
 )
 from launchgap.doctor.model import Evidence, Status, Target
-from launchgap.doctor.parse import ParseError, UnparsableFile, format_cpus, is_number, parse_bracketed_choice, parse_cpumask
+from launchgap.doctor.parse import (
+    ParseError,
+    UnparsableFile,
+    format_cpus,
+    is_number,
+    parse_bracketed_choice,
+    parse_cpumask,
+)
 
 AREA = "scheduler"
 RT_UNTHROTTLED = -1
