@@ -13,9 +13,9 @@ try:
 except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
-from launchgap.inputs import InputError, read_regular_bytes
 from launchgap.experiments.loadgen import CpuLoad, DiskLoad, LoadGenerator, NetworkLoad
 from launchgap.experiments.mitigations import MitigationError, Mitigations
+from launchgap.inputs import InputError, read_regular_bytes
 
 LOAD_KINDS = ("cpu", "network", "disk")
 
