@@ -591,3 +591,18 @@ def test_the_views_default_output_is_where_their_help_says(tmp_path):
     shown = " ".join(launchgap("timeline", "--help").stdout.split())
     assert ("Default: NAME.timeline.png in the current directory, NAME the first trace's name without its suffix"
             in shown)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="experiments record with eBPF: the check before any run needs root")
+@pytest.mark.parametrize("body, message", [
+    ('loads = [{ type = "cpu", cpus = [99] }]',
+     f"cpu: cpus [99] are not among this host's online CPUs {sorted(os.sched_getaffinity(0))}"),
+    ('loads = [{ type = "network", streams = 100000 }]', "network: streams 100000: give 1 to 128 (iperf3's own limit)"),
+])
+def test_an_impossible_load_is_refused_before_the_warm_up(tmp_path, body, message):
+    scenarios = tmp_path / "s.toml"
+    scenarios.write_text(f"[scenarios.loaded]\n{body}\n")
+    proc = launchgap("experiment", "run", str(scenarios), "--repeat", "2", "-o", str(tmp_path / "out"), "--", "true")
+    assert proc.returncode == 2
+    assert one_line(proc) == f"launchgap: scenario loaded: {message}"
+    assert not (tmp_path / "out").exists() and proc.stdout == ""
