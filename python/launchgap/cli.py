@@ -426,7 +426,7 @@ def _run_experiment(scenarios, command, repeat, metric, output, seed, disk_dir, 
 
     from launchgap.experiments.custodian import stale_results
     from launchgap.experiments.levers import LeverHost
-    from launchgap.experiments.runner import ExperimentError, NotStartedError, Metric, preflight, run_experiment
+    from launchgap.experiments.runner import ExperimentError, Metric, NotStartedError, preflight, run_experiment
 
     if need_command and not command:
         fail("a command to run is required after --")
