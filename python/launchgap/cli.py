@@ -15,7 +15,19 @@ from rich.table import Table
 from launchgap import __version__
 from launchgap.analysis.diff import diff_reports
 from launchgap.analysis.report import build_report
-from launchgap.cli_common import check_output, console, err_console, fail, finite_seconds, load, note, safe_output
+from launchgap.cli_common import (
+    EXIT_INTERRUPTED,
+    Terminated,
+    check_output,
+    console,
+    err_console,
+    exit_cleanly_on_sigterm,
+    fail,
+    finite_seconds,
+    load,
+    note,
+    safe_output,
+)
 from launchgap.doctor.command import doctor
 from launchgap.exports.study_csv import write_study_csv
 from launchgap.output import PERMISSIONS_HELP, OutputError, write_text
@@ -34,6 +46,7 @@ def recorder_binary_hint() -> str:
 def main() -> None:
     """Measure how the Linux scheduler and interrupts steal time from a workload,
     above all the CPU thread that launches GPU kernels."""
+    exit_cleanly_on_sigterm()
 
 
 @main.command(
@@ -258,6 +271,18 @@ def _view_traces(traces: tuple[str, ...]) -> list:
     return loaded
 
 
+def _window_inside(trace, window) -> None:
+    """One line, rather than an empty picture, when the window (--min/--max) lies wholly outside the trace."""
+    from launchgap.analysis.timeline import trace_bounds
+
+    bounds = trace_bounds(trace)
+    if window.lo_ns >= bounds.end_ns or window.hi_ns <= bounds.start_ns:
+        fail(f"{trace.path}: the window {(window.lo_ns - window.origin_ns) / 1e9:.6f}.."
+             f"{(window.hi_ns - window.origin_ns) / 1e9:.6f} s lies outside the trace, which spans "
+             f"{(bounds.start_ns - window.origin_ns) / 1e9:.6f}..{(bounds.end_ns - window.origin_ns) / 1e9:.6f} s "
+             f"(seconds from the axis' origin); choose --min and --max inside it")
+
+
 def view_window_options(command):
     """The options timeline and running-waiting share: which time and which tasks."""
     for option in reversed([
@@ -276,7 +301,8 @@ def view_window_options(command):
 @main.command("timeline", epilog=PERMISSIONS_HELP)
 @click.argument("traces", nargs=-1, type=click.Path())
 @click.option("-o", "--output", type=click.Path(),
-              help="cores.png, .pdf, .svg, or .html (interactive: zoom and pan). Default: TRACE.timeline.png")
+              help="cores.png, .pdf, .svg, or .html (interactive: zoom and pan). Default: NAME.timeline.png in the "
+                   "current directory, NAME the first trace's name without its suffix")
 @view_window_options
 @click.option("--target", help="Colour only tasks whose command starts with this; the others are black.")
 @click.option("--color-by", type=click.Choice(["pid", "command"]), default="pid", show_default=True,
@@ -289,7 +315,9 @@ def timeline(traces, output, min_s, max_s, target, color_by, forked, socket_orde
     """Which task ran on which CPU over time (dat2graph's picture): one line per
     stretch a task ran, gaps are idle; one graph per trace, all on the slowest
     run's time scale; per-command statistics printed."""
-    from launchgap.analysis.core_map import ViewError, shared_span_s
+    import polars as pl
+
+    from launchgap.analysis.core_map import ViewError, choose_window, shared_span_s
     from launchgap.views.timeline import MARK_KINDS, TimelineOptions, build_timeline, draw_static
 
     out = _view_output(output, traces, "timeline")
@@ -302,10 +330,17 @@ def timeline(traces, output, min_s, max_s, target, color_by, forked, socket_orde
     options = TimelineOptions(min_s, max_s, target, color_by, forked, socket_order, after_sleep, from_workload, kinds)
     loaded = _view_traces(traces)
     try:
+        for trace in loaded:
+            _window_inside(trace, choose_window(trace, after_sleep, from_workload, min_s, max_s))
         with console.status("building the timeline"):
             datas = [build_timeline(t, options) for t in loaded]
     except ViewError as err:
         fail(str(err))
+    if target:
+        for data in datas:
+            if not data.slices.filter(pl.col("comm").str.starts_with(target)).height:
+                note(f"warning: --target {target}: no task in {data.name}'s window has a command starting with "
+                     f"{target!r}; every task is drawn black")
     for data in datas:
         table = Table(title=f"{data.name}: per command", title_justify="left")
         for col in ("command", "first seen (s)", "last seen (s)", "run time (s)", "switches in", "pids"):
@@ -332,7 +367,8 @@ def timeline(traces, output, min_s, max_s, target, color_by, forked, socket_orde
 @main.command("running-waiting", epilog=PERMISSIONS_HELP)
 @click.argument("traces", nargs=-1, type=click.Path())
 @click.option("-o", "--output", type=click.Path(),
-              help="rw.png, .pdf, .svg, or .html (interactive). Default: TRACE.running-waiting.png")
+              help="rw.png, .pdf, .svg, or .html (interactive). Default: NAME.running-waiting.png in the current "
+                   "directory, NAME the first trace's name without its suffix")
 @view_window_options
 def running_waiting_cmd(traces, output, min_s, max_s, forked, after_sleep, from_workload) -> None:
     """Running and runnable task counts over time against the CPU count
@@ -350,6 +386,7 @@ def running_waiting_cmd(traces, output, min_s, max_s, forked, after_sleep, from_
         with console.status("counting running and waiting tasks"):
             for trace in _view_traces(traces):
                 window = choose_window(trace, after_sleep, from_workload, min_s, max_s)
+                _window_inside(trace, window)
                 rw = running_waiting(trace, window, len(trace_cpus(trace)), forked_tids(trace) if forked else None)
                 graphs.append((window, RunningWaitingGraph(str(trace.path), window.origin_ns, rw)))
     except ViewError as err:
@@ -391,13 +428,18 @@ def _run_experiment(scenarios, command, repeat, metric, output, seed, disk_dir, 
 
     from launchgap.experiments.custodian import stale_results
     from launchgap.experiments.levers import LeverHost
-    from launchgap.experiments.runner import ExperimentError, Metric, preflight, run_experiment
+    from launchgap.experiments.runner import ExperimentError, Metric, NotStartedError, preflight, run_experiment
 
     if need_command and not command:
         fail("a command to run is required after --")
     if repeat < 2:
         fail("--repeat must be at least 2 (statistics need a spread)")
+    if repeat > MAX_REPEAT:
+        fail(f"--repeat {repeat}: at most {MAX_REPEAT} runs per scenario")
     outdir = Path(output or f"results/experiment-{time.strftime('%Y%m%d-%H%M%S')}")
+    problem = _results_dir_problem(outdir)
+    if problem:
+        fail(f"-o {outdir}: {problem}")
     chosen_metric = metric if isinstance(metric, Metric) else Metric(None if metric == "wall" else metric)
     host = LeverHost()
     try:
@@ -428,19 +470,44 @@ def _run_experiment(scenarios, command, repeat, metric, output, seed, disk_dir, 
                            Path(disk_dir) if disk_dir else None, progress=progress, not_restored=not_restored,
                            host=host, extra=extra, focus_threads=focus_threads)
             bar.update(task, completed=len(scenarios) * repeat + 1, description="done")
-        except KeyboardInterrupt:
+        except (KeyboardInterrupt, Terminated) as stopped:
             bar.stop()
             if not_restored:
                 _host_not_restored(not_restored, outdir)
             err_console.print(f"launchgap: interrupted: everything stopped and restored; partial results "
                               f"(marked incomplete) in {outdir}", highlight=False)
-            sys.exit(130)
+            sys.exit(stopped.code if isinstance(stopped, Terminated) else EXIT_INTERRUPTED)
+        except NotStartedError as err:
+            bar.stop()
+            fail(str(err), EXIT_EXPERIMENT_FAILED)
         except ExperimentError as err:
             bar.stop()
             if not_restored:
                 _host_not_restored(not_restored, outdir)
             fail(f"{err} (partial results in {outdir})", EXIT_EXPERIMENT_FAILED)
     _show(outdir)
+
+
+def _results_dir_problem(outdir: Path) -> str | None:
+    """Why OUTDIR cannot hold an experiment's results (checked before anything runs), or None."""
+    resolved = Path(os.path.realpath(outdir))
+    for tree in ("proc", "sys", "dev"):
+        if resolved == Path("/", tree) or Path("/", tree) in resolved.parents:
+            if tree == "dev" and Path("/dev/shm") in [resolved, *resolved.parents]:
+                break
+            return f"is in the kernel's {tree} file system, not a place for results"
+    existing = resolved
+    while not existing.exists() and existing.parent != existing:
+        existing = existing.parent
+    if not existing.is_dir():
+        return f"{existing} is not a directory"
+    if not os.access(existing, os.W_OK | os.X_OK):
+        return f"{existing} is not writable"
+    return None
+
+
+# runs per scenario: far more than statistics need, and each run is a recorded trace on disk
+MAX_REPEAT = 1000
 
 
 def _host_not_restored(problems: list[str], outdir: Path) -> None:
@@ -642,14 +709,30 @@ def probes(cuda_libs: tuple[str, ...], pids: tuple[int, ...], as_json: bool, com
             *(a for pid in pids for a in ("-p", str(pid)))]
     if command:
         argv += ["--", *command]
-    proc = subprocess.run(argv, capture_output=True, text=True)
+    if not binary.is_file() or not os.access(binary, os.X_OK):
+        fail(f"{binary}: not an executable recorder binary ({recorder_binary_hint()})")
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, errors="replace")
+    except OSError as err:
+        fail(f"cannot run the recorder {binary} ({err.strerror or err}; {recorder_binary_hint()})")
     if proc.returncode != 0:
         message = proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else f"exit {proc.returncode}"
         fail(message.removeprefix("launchgap-record: "))
+    try:
+        listing = json.loads(proc.stdout)
+        if not isinstance(listing, dict):
+            raise ValueError("not an object")
+    except ValueError:
+        fail(f"{binary} did not answer as a launchgap recorder (its --list-probes output is not JSON; "
+             f"{recorder_binary_hint()})")
     if as_json:
         click.echo(proc.stdout.rstrip())
     else:
-        render_probes(json.loads(proc.stdout), console)
+        try:
+            render_probes(listing, console)
+        except (KeyError, TypeError, ValueError, AttributeError) as err:
+            fail(f"{binary} did not answer as a launchgap recorder (its listing lacks {err}; "
+                 f"{recorder_binary_hint()})")
 
 main.add_command(doctor)  # launchgap/doctor/command.py
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import signal
 import sys
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -15,12 +16,47 @@ import click
 import polars as pl
 import pyarrow as pa
 
+from launchgap.inputs import not_regular
 from launchgap.output import OutputError, atomic_output, refuse_inputs
 from launchgap.trace import Trace, TraceError, open_trace
 from launchgap.views.console import make_console
 
 console = make_console()
 err_console = make_console(stderr=True)
+
+# the shell's convention for a process ended by a signal: 128 + the signal's number
+EXIT_INTERRUPTED = 128 + signal.SIGINT
+EXIT_TERMINATED = 128 + signal.SIGTERM
+
+
+class Terminated(SystemExit):
+    """SIGTERM, raised where the process is, so that every `finally` and every cleanup that catches
+    BaseException runs (a half-written output's temporary file is removed, host settings are put back)
+    and the process then exits 143, as a process killed by SIGTERM would."""
+
+    def __init__(self) -> None:
+        super().__init__(EXIT_TERMINATED)
+
+
+_terminating = False
+
+
+def raise_terminated(signum, frame) -> None:
+    # raised once: a second SIGTERM during cleanup must not cut the cleanup short (not SIG_IGN, which a
+    # child started during cleanup would inherit)
+    global _terminating
+    if _terminating:
+        return
+    _terminating = True
+    os.write(2, b"launchgap: terminated (SIGTERM): stopping and cleaning up\n")
+    raise Terminated()
+
+
+def exit_cleanly_on_sigterm() -> None:
+    """SIGTERM becomes Terminated (exit 143 after cleanup) instead of an immediate death that leaves a
+    temporary file or a changed host setting behind."""
+    if signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, None):
+        signal.signal(signal.SIGTERM, raise_terminated)
 
 
 def fail(message: str, code: int = 2) -> None:
@@ -36,6 +72,10 @@ def note(message: str) -> None:
 def load(path: str, warn: bool = True) -> Trace:
     """The trace (or study CSV) at PATH, or one line saying why not. With WARN,
     a trace cut short or damaged is said on stderr (the report shows it itself)."""
+    kind = not_regular(path)
+    if kind:
+        # a FIFO would block the reader for ever; a device is no trace
+        fail(f"{path}: {kind}, not a trace (a file or a trace directory)")
     try:
         trace = open_trace(path)
     except TraceError as err:

@@ -25,6 +25,7 @@ import ctypes
 import ctypes.util
 import errno
 import os
+import re
 import shutil
 import stat
 import tempfile
@@ -153,6 +154,35 @@ def is_trace_directory(path: Path) -> bool:
     return path.is_dir() and (path / META_FILE).is_file()
 
 
+# the kernel's own file systems: nothing launchgap writes belongs there
+KERNEL_TREES = (Path("/proc"), Path("/sys"))
+# names that stand for an open file descriptor (the shell's redirection, a pipe, a terminal): an output
+# written there through a temporary file and a rename would replace the name, not write to the descriptor
+DESCRIPTOR_NAMES = (Path("/dev/stdin"), Path("/dev/stdout"), Path("/dev/stderr"), Path("/dev/fd"),
+                    Path("/proc/self/fd"), Path("/proc/thread-self/fd"))
+
+
+def _under(path: Path, roots: Iterable[Path]) -> bool:
+    return any(path == root or root in path.parents for root in roots)
+
+
+def real_target(path: str | Path) -> Path:
+    """Where an output really goes: PATH with every symlink resolved (a symlink the user made is kept and the
+    file it names is replaced, never the link itself). Refuses, in one line, a name for a file descriptor
+    (/dev/stdout, /dev/fd/N, /proc/self/fd/N) and anything in /proc or /sys, and (later, _check_target) a
+    device or other file that is not a regular file."""
+    given = Path(os.path.abspath(path))
+    resolved = Path(os.path.realpath(given))
+    if _under(given, DESCRIPTOR_NAMES) or re.fullmatch(r"/proc/\d+/fd(/.*)?", str(given)) or \
+            not resolved.is_absolute() or ":[" in resolved.name:
+        raise OutputError(f"{path}: names an open file descriptor, not a file; launchgap writes its outputs to "
+                          f"files (give a file path)")
+    if _under(resolved, KERNEL_TREES):
+        raise OutputError(f"{path}: is in the kernel's {resolved.parts[1]} file system, not a place for files; "
+                          f"give a file path")
+    return resolved
+
+
 def _check_target(path: Path, directory: bool, replaces_trace: bool) -> None:
     if path.is_dir():
         if not (replaces_trace and is_trace_directory(path)):
@@ -223,8 +253,8 @@ def atomic_output(path: str | Path, inputs: Iterable[str | Path] = (), *, direct
     Ctrl-C) PATH is left as it was and the temporary file or directory removed.
     REPLACES_TRACE: PATH may be an earlier trace of either format (a file or a
     trace directory), which is replaced."""
-    path = Path(path)
     refuse_inputs(path, inputs)
+    path = real_target(path)
     mode = file_mode()
     user = invoking_user()
     parent = path.parent

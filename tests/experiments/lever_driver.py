@@ -4,7 +4,8 @@ timer migration off, and the preemption model switched on a stand-in debugfs fil
 
     python -m tests.experiments.lever_driver OUTDIR FAKE_PREEMPT CPU -- COMMAND...
 
-Exit status: 0 complete, 1 failed (the error on stderr), 130 interrupted (SIGINT or SIGTERM).
+Exit status: 0 complete, 1 failed (the error on stderr), 130 interrupted (SIGINT), 143 terminated (SIGTERM,
+after the same clean-up).
 """
 
 from __future__ import annotations

@@ -238,9 +238,15 @@ def set_check(results: dict, check_id: str, **data) -> None:
             check["data"].update(data)
 
 
+def another_boot(results: dict) -> None:
+    """The same experiment run again after a reboot: another owner (a copy of the same results is refused)."""
+    results["owner"] = {**results["owner"], "boot_id": "another-boot"}
+    results["environment"]["boot_id"] = "another-boot"
+
+
 def test_compare_puts_boots_side_by_side_and_pools_only_equal_settings(small_grid, tmp_path):
     a = copy_results(small_grid, tmp_path / "boot-a")
-    b = copy_results(small_grid, tmp_path / "boot-b")
+    b = copy_results(small_grid, tmp_path / "boot-b", another_boot)
     side = json.loads(launchgap("experiment", "compare", str(a), str(b), "--json").stdout)
     assert side["settings_differ"] == {} and [e["label"] for e in side["experiments"]] == ["boot-a", "boot-b"]
     row = next(r for r in side["scenarios"] if r["name"] == "compute/fifo:10")
@@ -257,6 +263,7 @@ def test_compare_refuses_to_pool_runs_whose_settings_differ_and_says_which(small
     a = copy_results(small_grid, tmp_path / "plain")
 
     def tickless(results: dict) -> None:
+        another_boot(results)
         set_check(results, "boot.isolation", asked={"nohz_full": "1", "rcu_nocbs": "1"})
         set_check(results, "sched.preemption", model="full")
 
@@ -291,7 +298,7 @@ def test_compare_refuses_experiments_that_measure_different_things(small_grid, t
     assert proc.returncode == 2
     assert proc.stderr == ("launchgap: the experiments measure different things (a: elapsed_s=([0-9.]+); b: tok/s: "
                            "([0-9.]+))\n")
-    older = copy_results(small_grid, tmp_path / "older", lambda r: r.pop("doctor"))
+    older = copy_results(small_grid, tmp_path / "older", lambda r: (another_boot(r), r.pop("doctor")))
     proc = launchgap("experiment", "compare", str(a), str(older), "--pool")
     assert proc.stderr == ("launchgap: cannot pool: older recorded no host settings (results from before experiments "
                            "ran the doctor), so whether they match is unknown\n")

@@ -183,6 +183,10 @@ def test_static_figure_draws_the_decimated_segments(tmp_path):
     assert out.stat().st_size > 5000 and out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+# what an output in /proc is told (output.real_target)
+IN_PROC = "is in the kernel's proc file system, not a place for files; give a file path"
+
+
 @pytest.mark.parametrize("args, message", [
     (["timeline", "{trace}", "-o", "{tmp}/x.jpg"], "choose .png, .pdf, .svg or .html"),
     (["timeline", "{trace}", "--after-sleep", "-o", "{tmp}/x.png"], "no task named `sleep`"),
@@ -192,9 +196,9 @@ def test_static_figure_draws_the_decimated_segments(tmp_path):
     (["import", "{tmp}/missing.dat"], "no such file"),
     (["export", "{trace}"], "choose one format"),
     (["timeline", "{tmp}/study.csv"], "the study's CSV does not say who ran next"),
-    (["timeline", "{trace}", "-o", "/proc/cores.png"], "/proc/cores.png: cannot write"),
-    (["running-waiting", "{trace}", "-o", "/proc/rw.html"], "/proc/rw.html: cannot write"),
-    (["export", "--perfetto", "{trace}", "-o", "/proc/run.pftrace"], "/proc/run.pftrace: cannot write"),
+    (["timeline", "{trace}", "-o", "/proc/cores.png"], "/proc/cores.png: " + IN_PROC),
+    (["running-waiting", "{trace}", "-o", "/proc/rw.html"], "/proc/rw.html: " + IN_PROC),
+    (["export", "--perfetto", "{trace}", "-o", "/proc/run.pftrace"], "/proc/run.pftrace: " + IN_PROC),
 ])
 def test_view_commands_fail_in_one_line(tmp_path, args, message):
     import subprocess

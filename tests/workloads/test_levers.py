@@ -250,6 +250,15 @@ def test_the_disturbance_reports_its_spikes():
     (["compute", "--disturb", "50:10"],
      "lever-workload: --disturb: SPIN must be between 1 ms and PERIOD (e.g. 20:300)"),
     (["compute", "--cpus", "x"], "lever-workload: bad CPU list x"),
+    # strtoull reads "-1" as 2^64-1: the loop ran for ever
+    (["compute", "--size", "-1"], "lever-workload: bad number for --size"),
+    (["compute", "--size", "0"], "lever-workload: --size must be at least 1"),
+    (["compute", "--size", "abc"], "lever-workload: bad number for --size"),
+    (["compute", "--size", "1000001"], "lever-workload: --size: at most 1000000 rows for compute (the loop is N x N)"),
+    (["mixed", "--size", "1G"], "lever-workload: --size: at most 1000000 rows for mixed (the loop is N x N)"),
+    (["memory", "--size", "65G"], "lever-workload: --size: at most 64G bytes for memory"),
+    (["io", "--size", "99999999999999999999G"], "lever-workload: bad number for --size"),
+    (["io", "--size", "17179869184G"], "lever-workload: bad number for --size"),
 ])
 def test_usage_errors_are_one_line(args, message):
     proc = subprocess.run([str(WORKLOAD), *args], capture_output=True, text=True, timeout=30)

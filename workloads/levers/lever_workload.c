@@ -48,6 +48,11 @@
 #define LLC_MULTIPLE 2           /* the walked buffer is this many times the LLC */
 #define DEFAULT_LINE 64
 #define MAX_THREADS 256
+/* --size bounds: the compute loop is N x N rows, so 1000000 rows is 2500 times the default's work already;
+ * bytes beyond 64G would exhaust memory (memory) or the disk (io) rather than measure anything.
+ * python/launchgap/experiments/grid.py checks the same bounds before any run. */
+#define MAX_ROWS UINT64_C(1000000)
+#define MAX_BYTES (UINT64_C(64) << 30)
 #define EXIT_USAGE 2
 #define CACHE_SYSFS "/sys/devices/system/cpu/cpu0/cache"
 
@@ -106,17 +111,21 @@ static uint64_t clock_ns(clockid_t clock) {
 static uint64_t parse_u64(const char *text, const char *what) {
     char *end;
     errno = 0;
+    /* strtoull takes "-1" as ULLONG_MAX: only digits are a number here */
+    if (*text < '0' || *text > '9')
+        die("bad number for %s", what);
     unsigned long long v = strtoull(text, &end, 10);
     if (errno || end == text)
         die("bad number for %s", what);
+    int shift = 0;
     switch (*end) {  /* K, M, G suffixes for byte counts */
-    case 'K': case 'k': v <<= 10; end++; break;
-    case 'M': case 'm': v <<= 20; end++; break;
-    case 'G': case 'g': v <<= 30; end++; break;
+    case 'K': case 'k': shift = 10; end++; break;
+    case 'M': case 'm': shift = 20; end++; break;
+    case 'G': case 'g': shift = 30; end++; break;
     }
-    if (*end)
+    if (*end || (shift && v > (ULLONG_MAX >> shift)))
         die("bad number for %s", what);
-    return v;
+    return v << shift;
 }
 
 /* "0-3,8" -> cpus in order */
@@ -377,9 +386,9 @@ static void usage(FILE *out) {
         "usage: lever-workload compute|memory|io|mixed [options]\n"
         "  --threads N            worker threads (default 1)\n"
         "  --cpus LIST            pin worker i to the i-th CPU of LIST (e.g. 1,2), round robin\n"
-        "  --size N               compute/mixed: rows of the N x N loop (default %d / %d);\n"
+        "  --size N               compute/mixed: rows of the N x N loop (default %d / %d, at most 1000000);\n"
         "                         memory: buffer bytes (default %dx the last-level cache, from sysfs);\n"
-        "                         io: bytes to write (default 256M); K, M, G suffixes\n"
+        "                         io: bytes to write (default 256M); K, M, G suffixes; at most 64G bytes\n"
         "  --passes N             memory: passes over the buffer (default %d)\n"
         "  --dir DIR              io/mixed: where to write (default .); tmpfs and ramfs are refused\n"
         "  --fsync-every BYTES    io: fsync after this many bytes (default 16M)\n"
@@ -420,7 +429,11 @@ static void parse_args(int argc, char **argv, struct options *opt) {
         switch (ch) {
         case 't': opt->threads = (int)parse_u64(optarg, "--threads"); break;
         case 'c': opt->ncpus = parse_cpu_list(optarg, opt->cpus, MAX_THREADS); break;
-        case 's': opt->size = parse_u64(optarg, "--size"); break;
+        case 's':
+            opt->size = parse_u64(optarg, "--size");
+            if (opt->size == 0)
+                die("--size must be at least 1%s", "");
+            break;
         case 'p': opt->passes = (int)parse_u64(optarg, "--passes"); break;
         case 'd': opt->dir = optarg; break;
         case 'f': opt->fsync_bytes = parse_u64(optarg, "--fsync-every"); break;
@@ -446,6 +459,10 @@ static void parse_args(int argc, char **argv, struct options *opt) {
         die("unexpected argument %s", argv[optind]);
     if (opt->threads < 1 || opt->threads > MAX_THREADS)
         die("--threads must be 1 to 256%s", "");
+    if ((opt->cls == COMPUTE || opt->cls == MIXED) && opt->size > MAX_ROWS)
+        die("--size: at most 1000000 rows for %s (the loop is N x N)", class_names[opt->cls]);
+    if ((opt->cls == MEMORY || opt->cls == IO) && opt->size > MAX_BYTES)
+        die("--size: at most 64G bytes for %s", class_names[opt->cls]);
     if (opt->passes < 1 || opt->checkpoint_rows < 1 || opt->fsync_bytes < IO_BLOCK)
         die("--passes and --checkpoint-every must be at least 1, --fsync-every at least 4K%s", "");
 }

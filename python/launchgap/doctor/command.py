@@ -7,11 +7,12 @@ import sys
 from pathlib import Path
 
 import click
-from rich.console import Console
 
 from launchgap.doctor.host import DirectoryHost, SnapshotHost
 from launchgap.doctor.render import render_doctor
 from launchgap.doctor.run import TargetError, run_doctor, target_from_cpus, target_from_pid
+from launchgap.inputs import not_regular
+from launchgap.views.console import make_console
 
 # --strict: exit status when any check fails
 EXIT_CHECK_FAILED = 1
@@ -24,16 +25,22 @@ def _fail(message: str) -> None:
 
 
 def _trace_host(path: str) -> SnapshotHost:
-    from launchgap.trace import TraceError, read_trace
+    from launchgap.cli_common import load
 
-    try:
-        trace = read_trace(path)
-    except TraceError as err:
-        _fail(str(err))
+    kind = not_regular(path)
+    if kind:
+        _fail(f"--trace {path}: {kind}, not a trace")
+    trace = load(path, warn=False)   # one line for whatever cannot be read
+    if trace.meta.get("mode") == "study-csv":
+        _fail(f"--trace {path}: a study CSV, which keeps no host files; doctor needs a launchgap trace "
+              f"(launchgap record)")
     snapshot = trace.meta.get("host_files")
     if not snapshot:
         _fail(f"{path}: the trace carries no host files (recorded by an older recorder, or imported)")
-    host = trace.meta.get("host", {}).get("hostname") or "?"
+    if not isinstance(snapshot, dict):
+        _fail(f"{path}: the trace's host_files are damaged (not a table of files)")
+    recorded_on = trace.meta.get("host")
+    host = (recorded_on.get("hostname") if isinstance(recorded_on, dict) else None) or "?"
     return SnapshotHost(snapshot, f"{host} when {path} was recorded")
 
 
@@ -41,7 +48,8 @@ def _trace_host(path: str) -> SnapshotHost:
 @click.option("--root", type=click.Path(file_okay=False), default="/", show_default=True,
               help="Read /proc, /sys and /etc under this directory: a copy of another node's files.")
 @click.option("--json", "as_json", is_flag=True, help="Print the checks as JSON (docs/doctor.md).")
-@click.option("--strict", is_flag=True, help=f"Exit {EXIT_CHECK_FAILED} if any check fails.")
+@click.option("--strict", is_flag=True,
+              help=f"Exit {EXIT_CHECK_FAILED} if any check fails, or if no check could say anything (all unknown).")
 @click.option("--cpus", help="The workload's CPUs (e.g. 2-3): where its interrupts, GPU and siblings are checked.")
 @click.option("-p", "--pid", type=int, help="Take the CPUs of this process's threads (Cpus_allowed_list).")
 @click.option("--trace", "trace_path", type=click.Path(),
@@ -76,6 +84,10 @@ def doctor(root: str, as_json: bool, strict: bool, cpus: str | None, pid: int | 
     if as_json:
         click.echo(json.dumps(result.to_dict(), indent=2))
     else:
-        render_doctor(result.to_dict(), Console(), evidence=not brief)
-    if strict and result.failed:
+        # the shared console: piped, lines are written whole rather than wrapped at 80 columns
+        render_doctor(result.to_dict(), make_console(), evidence=not brief)
+    if strict and (result.failed or result.nothing_checked):
+        if result.nothing_checked and not as_json:
+            click.echo("launchgap: --strict: no check could say anything (every one unknown): nothing was checked",
+                       err=True)
         sys.exit(EXIT_CHECK_FAILED)

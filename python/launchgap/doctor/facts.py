@@ -10,6 +10,8 @@ from functools import cached_property
 from launchgap.doctor.host import Host, Listing, Reading
 from launchgap.doctor.model import EVIDENCE_CHARS, Evidence
 from launchgap.doctor.parse import (
+    UnparsableFile,
+    is_number,
     InterruptRow,
     Interrupts,
     Isolcpus,
@@ -100,6 +102,14 @@ def evidence(reading: Reading, value: str | None = None) -> Evidence:
     if len(text) > EVIDENCE_CHARS:
         text = text[: EVIDENCE_CHARS - 3] + "..."
     return Evidence(reading.path, text)
+
+
+def cpulist_of(reading: Reading, last_cpu: int | None = None) -> frozenset[int]:
+    """The CPU list a readable file holds, or UnparsableFile naming the file and its value."""
+    try:
+        return parse_cpulist(reading.value, last_cpu)
+    except ParseError as err:
+        raise UnparsableFile(reading.path, reading.value, str(err)) from None
 
 
 @dataclass(frozen=True)
@@ -214,20 +224,18 @@ class HostFacts:
         return self._lists[path]
 
     def cpus_from(self, path: str) -> frozenset[int] | None:
+        """The CPU list in PATH; None where it cannot be read; UnparsableFile where it is not a CPU list."""
         reading = self.read(path)
         if not reading.ok:
             return None
-        try:
-            return parse_cpulist(reading.value, self.last_cpu)
-        except ParseError:
-            return None
+        return cpulist_of(reading, self.last_cpu)
 
     # ---- CPUs ------------------------------------------------------------
     @cached_property
     def online(self) -> frozenset[int] | None:
         reading = self.read(CPUS_ONLINE)
         if reading.ok:
-            return parse_cpulist(reading.value)
+            return cpulist_of(reading)
         if self.interrupts is not None:
             return frozenset(self.interrupts.cpus)
         return None
@@ -235,7 +243,7 @@ class HostFacts:
     @cached_property
     def last_cpu(self) -> int | None:
         reading = self.read(CPUS_POSSIBLE)
-        cpus = parse_cpulist(reading.value) if reading.ok else self.online
+        cpus = cpulist_of(reading) if reading.ok else self.online
         return max(cpus) if cpus else None
 
     @cached_property
@@ -275,7 +283,7 @@ class HostFacts:
         return BootIsolation(
             nohz_full=cpus_param("nohz_full"), isolcpus=isolcpus, rcu_nocbs=cpus_param("rcu_nocbs"),
             irqaffinity=cpus_param("irqaffinity"), sysfs_isolated=self.cpus_from(CPUS_ISOLATED),
-            sysfs_nohz_full=parse_cpulist(sysfs_nohz.value) if sysfs_nohz.ok else None, bad_values=tuple(bad))
+            sysfs_nohz_full=cpulist_of(sysfs_nohz) if sysfs_nohz.ok else None, bad_values=tuple(bad))
 
     @cached_property
     def isolated(self) -> frozenset[int]:
@@ -332,7 +340,7 @@ class HostFacts:
             devices[address] = PciDevice(
                 address=address, vendor=number("vendor", 16), class_code=number("class", 16),
                 numa_node=number("numa_node"), local_cpus=self.cpus_from(f"{base}/local_cpulist"),
-                msi_irqs=frozenset(int(n) for n in (msi.names or ()) if n.isdigit()), legacy_irq=number("irq"))
+                msi_irqs=frozenset(int(n) for n in (msi.names or ()) if is_number(n)), legacy_irq=number("irq"))
         return devices
 
     @cached_property
@@ -387,7 +395,7 @@ class HostFacts:
     def irqbalance(self) -> list[IrqbalanceProcess]:
         found = []
         for name in self.listdir(PROC).names or ():
-            if not name.isdigit():
+            if not is_number(name):
                 continue
             if self.read(f"{PROC}/{name}/comm").value != IRQBALANCE_COMM:
                 continue

@@ -74,6 +74,11 @@ class DoctorResult:
     def failed(self) -> bool:
         return any(c.status is Status.FAIL for c in self.checks)
 
+    @property
+    def nothing_checked(self) -> bool:
+        """Every check unknown: the host's files could not be read or parsed at all."""
+        return all(c.status is Status.UNKNOWN for c in self.checks)
+
     def to_dict(self) -> dict:
         return {"schema": DOCTOR_SCHEMA, "host": self.host, "kernel": self.kernel, "online_cpus": self.online_cpus,
                 "target": self.target.to_dict() if self.target else None,

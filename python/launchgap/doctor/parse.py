@@ -10,6 +10,31 @@ class ParseError(ValueError):
     pass
 
 
+class UnparsableFile(ParseError):
+    """A host file whose value is not in the kernel's format (a damaged copy, a hand-edited snapshot, another
+    kernel's format): the checks resting on it say `unknown`, naming the file and the value."""
+
+    def __init__(self, path: str, value: object, why: str = "") -> None:
+        self.path, self.value, self.why = path, value, why
+        shown = value if isinstance(value, str) else repr(value)
+        shown = " ".join(shown.split())
+        self.shown = shown[:117] + "..." if len(shown) > 120 else shown
+        super().__init__(f"cannot parse {path}: {self.shown}" + (f" ({why})" if why else ""))
+
+
+# the highest CPU number a list or mask may name: Linux's NR_CPUS is at most 8192 (arch/x86/Kconfig's
+# MAXSMP), and a list naming more would otherwise be expanded into memory CPU by CPU
+MAX_CPUS = 8192
+MAX_CPU = MAX_CPUS - 1
+# a hex mask of MAX_CPUS bits, with the kernel's comma every 32 bits
+MAX_MASK_DIGITS = MAX_CPUS // 4
+
+
+def is_number(text: str) -> bool:
+    """Plain decimal digits only: str.isdigit() also takes superscripts ("²") that int() refuses."""
+    return text.isascii() and text.isdigit()
+
+
 def parse_cpulist(text: str | None, last_cpu: int | None = None) -> frozenset[int]:
     """The kernel's cpu-list syntax (bitmap_parselist): "0-3,8", "all", "N" for
     the last CPU, and "0-15:2/4" (the first 2 of every 4). "(null)" is what
@@ -33,7 +58,7 @@ def parse_cpulist(text: str | None, last_cpu: int | None = None) -> frozenset[in
         if ":" in part:
             part, _, spec = part.partition(":")
             used, _, size = spec.partition("/")
-            if not (used.isdigit() and size.isdigit()) or int(size) == 0:
+            if not (is_number(used) and is_number(size)) or int(size) == 0 or int(size) > MAX_CPUS:
                 raise ParseError(f"bad CPU group {spec!r}")
             group = (int(used), int(size))
         lo, sep, hi = part.partition("-")
@@ -53,8 +78,11 @@ def _cpu_number(text: str, last_cpu: int | None) -> int:
         if last_cpu is None:
             raise ParseError("'N' needs the number of CPUs")
         return last_cpu
-    if not text.isdigit():
+    if not is_number(text):
         raise ParseError(f"bad CPU number {text!r}")
+    if len(text) > len(str(MAX_CPU)) or int(text) > MAX_CPU:
+        raise ParseError(f"CPU {text[:20]}{'...' if len(text) > 20 else ''} is beyond the highest CPU Linux "
+                         f"supports ({MAX_CPU})")
     return int(text)
 
 
@@ -66,6 +94,8 @@ def parse_cpumask(text: str | None) -> frozenset[int]:
     digits = text.strip().replace(",", "")
     if not digits:
         return frozenset()
+    if len(digits.lstrip("0")) > MAX_MASK_DIGITS:
+        raise ParseError(f"CPU mask of {len(digits)} hex digits: more CPUs than Linux supports ({MAX_CPUS})")
     try:
         value = int(digits, 16)
     except ValueError as err:
@@ -143,7 +173,7 @@ class InterruptRow:
 
     @property
     def number(self) -> int | None:
-        return int(self.label) if self.label.isdigit() else None
+        return int(self.label) if is_number(self.label) else None
 
     @property
     def name(self) -> str:
@@ -174,7 +204,7 @@ def parse_interrupts(text: str) -> Interrupts:
     lines = text.splitlines()
     if not lines or "CPU" not in lines[0]:
         raise ParseError("no CPU header")
-    cpus = [int(c[3:]) for c in lines[0].split() if c.startswith("CPU") and c[3:].isdigit()]
+    cpus = [int(c[3:]) for c in lines[0].split() if c.startswith("CPU") and is_number(c[3:])]
     out = Interrupts(cpus)
     for line in lines[1:]:
         label, sep, tail = line.partition(":")

@@ -6,7 +6,7 @@ from launchgap.doctor.checks import all_checks
 from launchgap.doctor.facts import CPU_DIR, HostFacts
 from launchgap.doctor.host import Host
 from launchgap.doctor.model import DoctorResult, Target
-from launchgap.doctor.parse import ParseError, format_cpus, parse_cpulist, parse_status_field
+from launchgap.doctor.parse import ParseError, UnparsableFile, format_cpus, parse_cpulist, parse_status_field
 
 
 class TargetError(ValueError):
@@ -16,21 +16,29 @@ class TargetError(ValueError):
 def run_doctor(host: Host, target: Target | None = None) -> DoctorResult:
     facts = HostFacts(host)
     checks = tuple(registered.run(facts, target) for registered in all_checks())
-    online = facts.online
-    return DoctorResult(host=host.description, kernel=facts.kernel_release,
+    online = _or_none(lambda: facts.online)
+    return DoctorResult(host=host.description, kernel=_or_none(lambda: facts.kernel_release),
                         online_cpus=format_cpus(online) if online is not None else None, target=target,
                         checks=checks)
+
+
+def _or_none(fact):
+    """A fact the checks also rest on, or None where its file cannot be parsed (they say so, each)."""
+    try:
+        return fact()
+    except UnparsableFile:
+        return None
 
 
 def target_from_cpus(host: Host, text: str) -> Target:
     facts = HostFacts(host)
     try:
-        cpus = parse_cpulist(text, facts.last_cpu)
+        cpus = parse_cpulist(text, _or_none(lambda: facts.last_cpu))
     except ParseError as err:
         raise TargetError(f"--cpus {text}: {err}") from err
     if not cpus:
         raise TargetError(f"--cpus {text!r} names no CPU")
-    online = facts.online
+    online = _or_none(lambda: facts.online)
     if online is not None and not cpus <= online:
         raise TargetError(f"--cpus {text}: CPU {format_cpus(cpus - online)} is not online "
                           f"(online: {format_cpus(online)}, {CPU_DIR}/online)")
@@ -49,7 +57,11 @@ def target_from_pid(host: Host, pid: int) -> Target:
             continue  # the thread exited while we looked
         allowed = parse_status_field(status.text, "Cpus_allowed_list")
         if allowed:
-            cpus |= parse_cpulist(allowed)
+            try:
+                cpus |= parse_cpulist(allowed)
+            except ParseError as err:
+                raise TargetError(f"-p {pid}: cannot parse Cpus_allowed_list {allowed!r} of thread {tid} ({err})") \
+                    from None
     if not cpus:
         raise TargetError(f"-p {pid}: the process exited, or its threads' CPUs are not readable")
     threads = len(tasks.names or ())

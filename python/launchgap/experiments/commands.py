@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 from rich.table import Table
 
+from launchgap.doctor.parse import is_number
 from launchgap.output import PERMISSIONS_HELP, OutputError, write_text
 
 DEFAULT_IO_DIR = Path("/var/tmp")
@@ -39,7 +40,8 @@ def _cpus(text: str | None) -> list[int] | None:
 
 def _sizes(values: tuple[str, ...]) -> dict[str, str]:
     from launchgap.cli_common import fail
-    from launchgap.experiments.grid import CLASSES
+    from launchgap.experiments.grid import CLASSES, check_size
+    from launchgap.experiments.levers import MitigationError
 
     out = {}
     for value in values:
@@ -47,7 +49,10 @@ def _sizes(values: tuple[str, ...]) -> dict[str, str]:
         if not sep or cls not in CLASSES or not size:
             fail(f"--size {value}: give CLASS=N, CLASS one of {', '.join(CLASSES)} (N: rows for compute and mixed, "
                  f"bytes for memory and io, K/M/G allowed)")
-        out[cls] = size
+        try:
+            out[cls] = check_size(cls, size)
+        except MitigationError as err:
+            fail(str(err))
     return out
 
 
@@ -127,7 +132,7 @@ def levers_command(ctx, classes, policies, lever_list, repeat, threads, cpus, di
     size_by_class = _sizes(sizes)
     if disturb is not None:
         spin, sep, period = disturb.partition(":")
-        if not (sep and spin.isdigit() and period.isdigit() and 1 <= int(spin) <= int(period)):
+        if not (sep and is_number(spin) and is_number(period) and 1 <= int(spin) <= int(period)):
             fail(f"--disturb {disturb}: give SPIN:PERIOD in ms, 1 <= SPIN <= PERIOD (the study's spike: 20:300)")
     pinned = _cpus(cpus)
     if not workload:
@@ -262,8 +267,11 @@ def plot_grid(results: dict, summary: dict, outdir: Path) -> list[Path]:
 @click.argument("directories", nargs=-1, required=True, type=click.Path(file_okay=False, exists=True))
 @click.option("--pool", is_flag=True, help="Pool the runs of every directory into one sample per scenario; "
                                            "refused when their host settings differ.")
+@click.option("--force", is_flag=True,
+              help="With --pool: pool even where the recorded environments differ (CPUs, governor, command line, "
+                   "tool versions); the differences are shown. Differing host settings are never pooled.")
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
-def compare_command(directories: tuple[str, ...], pool: bool, as_json: bool) -> None:
+def compare_command(directories: tuple[str, ...], pool: bool, force: bool, as_json: bool) -> None:
     """Experiments from different boots or hosts side by side: the boot-only levers (nohz_full,
     isolcpus, rcu_nocbs) and every other host setting the doctor recorded at each experiment's start,
     which of them differ, and each scenario's statistics per directory with Welch's test against the
@@ -274,7 +282,9 @@ def compare_command(directories: tuple[str, ...], pool: bool, as_json: bool) -> 
     cli = _cli()
     loaded = [(Path(d), cli._read_results(Path(d))) for d in directories]
     try:
-        comparison = compare_experiments(loaded, pool=pool)
+        if force and not pool:
+            fail("--force is for --pool")
+        comparison = compare_experiments(loaded, pool=pool, force=force)
     except CompareError as err:
         fail(str(err))
     if as_json:

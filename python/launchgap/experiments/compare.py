@@ -8,6 +8,7 @@ only when none differs."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from rich.console import Console
@@ -87,10 +88,55 @@ def _baseline_of(info: dict, names: list[str]) -> str | None:
     return "baseline" if info["name"] != "baseline" and "baseline" in names else None
 
 
-def compare_experiments(loaded: list[tuple[Path, dict]], pool: bool = False) -> dict:
+# what the runner's environment() records that can change a measurement besides the doctor's settings
+# (hostname and boot_id are what pooling across boots and hosts is for: not compared)
+ENVIRONMENT_KEYS = ("machine", "cpus", "cmdline", "governor", "isolated_cpus", "nohz_full", "preemption", "versions")
+
+
+def environment_differences(labels: list[str], loaded: list[tuple[Path, dict]]) -> dict[str, dict[str, str]]:
+    """The recorded environment entries (ENVIRONMENT_KEYS) whose values differ, by label."""
+    differ = {}
+    for key in ENVIRONMENT_KEYS:
+        values = {label: _text((r.get("environment") or {}).get(key)) for label, (_, r) in zip(labels, loaded)}
+        if len(set(values.values())) > 1:
+            differ[key] = values
+    return differ
+
+
+def _experiment_identity(results: dict) -> str | None:
+    """Who ran an experiment, when (its owner process: pid, start time, boot) and with which seed: the same in
+    a copy of its results, different for any other experiment."""
+    owner = results.get("owner")
+    if not isinstance(owner, dict) or not owner.get("boot_id"):
+        return None
+    return json.dumps([owner.get("pid"), owner.get("start_ticks"), owner.get("boot_id"), results.get("seed")])
+
+
+def _refuse_the_same_twice(labels: list[str], loaded: list[tuple[Path, dict]], pool: bool) -> None:
+    seen_files: list[tuple[str, Path]] = []
+    seen_runs: dict[str, str] = {}
+    for label, (path, results) in zip(labels, loaded):
+        for other, other_path in seen_files:
+            try:
+                same = os.path.samefile(path / "results.json", other_path / "results.json")
+            except OSError:
+                same = path.resolve() == other_path.resolve()
+            if same:
+                raise CompareError(f"{label} and {other} are the same results; give each experiment once")
+        seen_files.append((label, path))
+        identity = _experiment_identity(results)
+        if pool and identity is not None:
+            if identity in seen_runs:
+                raise CompareError(f"cannot pool: {label} and {seen_runs[identity]} hold the same experiment's runs "
+                                   f"(a copy of its results): pooled, each run would count twice")
+            seen_runs[identity] = label
+
+
+def compare_experiments(loaded: list[tuple[Path, dict]], pool: bool = False, force: bool = False) -> dict:
     if len(loaded) < 2:
         raise CompareError("give two or more experiments' result directories to compare")
     labels = _labels([path for path, _ in loaded])
+    _refuse_the_same_twice(labels, loaded, pool)
     measures = {(r["metric"], bool(r["higher_is_better"])) for _, r in loaded}
     if len(measures) > 1:
         shown = "; ".join(f"{label}: {r['metric']}" for label, (_, r) in zip(labels, loaded))
@@ -113,10 +159,17 @@ def compare_experiments(loaded: list[tuple[Path, dict]], pool: bool = False) -> 
                             "settings": settings[label]})
     names = list(dict.fromkeys(s["name"] for _, r in loaded for s in r["scenarios"]))
     info = {s["name"]: s for _, r in reversed(loaded) for s in r["scenarios"]}
+    environment_differ = environment_differences(labels, loaded)
     out = {"schema": COMPARE_SCHEMA, "metric": metric, "higher_is_better": higher, "pooled": pool,
-           "experiments": experiments, "settings_differ": differ, "settings_missing": missing}
+           "experiments": experiments, "settings_differ": differ, "settings_missing": missing,
+           "environment_differ": environment_differ}
     if pool:
         _refuse_pooling(labels, loaded, differ, missing)
+        if environment_differ and not force:
+            shown = "; ".join(f"{key} ({', '.join(f'{label}: {value}' for label, value in values.items())})"
+                              for key, values in environment_differ.items())
+            raise CompareError(f"cannot pool: the experiments' environments differ: {shown} (--force pools them "
+                               f"anyway)")
         out["scenarios"] = _pooled(loaded, names, info, higher)
     else:
         out["scenarios"] = _side_by_side(labels, loaded, names, higher)
@@ -194,6 +247,12 @@ def render(comparison: dict, console: Console) -> None:
                       f"status {e['status']}", highlight=False)
     if comparison["settings_missing"]:
         console.print("no host settings recorded in: " + ", ".join(comparison["settings_missing"]), highlight=False)
+    if comparison.get("environment_differ"):
+        console.print("environments that differ" + (" (pooled anyway: --force)" if comparison["pooled"] else "") + ":",
+                      highlight=False)
+        for key, values in comparison["environment_differ"].items():
+            console.print(f"  {key}: " + "; ".join(f"{label}: {value}" for label, value in values.items()),
+                          highlight=False)
     if comparison["settings_differ"]:
         console.print("host settings that differ:", highlight=False)
         for key, values in comparison["settings_differ"].items():

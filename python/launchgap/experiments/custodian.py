@@ -63,12 +63,27 @@ def owner_alive(record: dict) -> bool:
     return isinstance(pid, int) and _start_ticks(pid) is not None and _start_ticks(pid) == record.get("start_ticks")
 
 
-def start(outdir: Path) -> subprocess.Popen:
-    """The custodian of OUTDIR's experiment (this process)."""
+def start(outdir: Path, host_lock_fd: int | None = None) -> subprocess.Popen:
+    """The custodian of OUTDIR's experiment (this process). HOST_LOCK_FD: the experiment's host lock
+    (host_lock.py), held by the custodian too, so that after a SIGKILL no other experiment changes the host
+    before the custodian has put it back."""
     fd = lifeline_fd()
+    keep = (fd,) if host_lock_fd is None else (fd, host_lock_fd)
     return subprocess.Popen([sys.executable, "-m", "launchgap.experiments.custodian", str(fd), str(outdir)],
-                            pass_fds=(fd,), start_new_session=True, stdin=subprocess.DEVNULL,
+                            pass_fds=keep, start_new_session=True, stdin=subprocess.DEVNULL,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def stop(custodian: subprocess.Popen) -> None:
+    """The experiment ended on its own and put everything back: its custodian is not needed (and must let
+    go of the host lock)."""
+    if custodian.poll() is None:
+        custodian.terminate()
+        try:
+            custodian.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            custodian.kill()
+            custodian.wait()
 
 
 def _read(path: Path) -> dict | None:

@@ -11,6 +11,7 @@ own SCHED_OTHER cell.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,6 +29,11 @@ BASELINE = "other"
 ELAPSED_METRIC = r"elapsed_s=([0-9.]+)"
 WORKER_THREADS = "lg-work-"
 DEFAULT_POLICIES = "other,fifo:10,rr:10"
+# --size bounds, as lever_workload.c checks them (MAX_ROWS, MAX_BYTES): checked here before any run
+ROW_CLASSES = ("compute", "mixed")
+MAX_ROWS = 1_000_000
+MAX_BYTES = 64 << 30
+SIZE_SUFFIXES = {"": 0, "k": 10, "m": 20, "g": 30}
 LEVER_NAMES = ("isolate", "isolate=root", "irq-away", "workqueue-away", "timer-migration=0", "timer-migration=1",
                "preempt=none", "preempt=voluntary", "preempt=full", "preempt=lazy")
 
@@ -62,6 +68,22 @@ def lever_options(variant: str) -> dict:
         else:
             raise MitigationError(f"lever {part!r}: not one of {', '.join(LEVER_NAMES)} (join several with +)")
     return options
+
+
+def check_size(cls: str, text: str) -> str:
+    """The built-in workload's --size for CLASS as lever-workload takes it (N, with K, M or G for bytes),
+    refused in one line (MitigationError) where lever-workload would refuse it after the warm-up."""
+    match = re.fullmatch(r"([0-9]+)([kKmMgG]?)", text.strip())
+    if not match:
+        raise MitigationError(f"--size {cls}={text}: not a number (N, or N with K, M or G)")
+    value = int(match.group(1)) << SIZE_SUFFIXES[match.group(2).lower()]
+    if value < 1:
+        raise MitigationError(f"--size {cls}={text}: must be at least 1")
+    if cls in ROW_CLASSES and value > MAX_ROWS:
+        raise MitigationError(f"--size {cls}={text}: at most {MAX_ROWS} rows for {cls} (the loop is N x N)")
+    if cls not in ROW_CLASSES and value > MAX_BYTES:
+        raise MitigationError(f"--size {cls}={text}: at most 64G bytes for {cls}")
+    return match.group(0)
 
 
 def parse_policies(text: str) -> list[str]:

@@ -27,7 +27,14 @@ from pathlib import Path
 from launchgap.doctor.checks import scheduler
 from launchgap.doctor.facts import LOCKDOWN, PREEMPT, TIMER_MIGRATION, WORKQUEUE_CPUMASK, HostFacts
 from launchgap.doctor.host import DirectoryHost, Host
-from launchgap.doctor.parse import ParseError, format_cpus, parse_bracketed_choice, parse_cpulist, parse_cpumask
+from launchgap.doctor.parse import (
+    ParseError,
+    format_cpus,
+    is_number,
+    parse_bracketed_choice,
+    parse_cpulist,
+    parse_cpumask,
+)
 
 # the tests' stand-in for "/" (a tree of fake /proc, /sys files): where levers read and write
 ENV_ROOT = "LAUNCHGAP_LEVER_ROOT"
@@ -73,7 +80,7 @@ class Policy:
         if name not in POLICIES:
             raise MitigationError(f"policy {text!r}: not one of other, batch, idle, fifo:P, rr:P")
         if name in RT_POLICIES:
-            if not sep or not prio.isdigit():
+            if not sep or not is_number(prio):
                 raise MitigationError(f"policy {text!r}: {name} needs a priority, e.g. {name}:10 (1..{RT_PRIORITY_MAX})")
             policy = cls(name, int(prio))
         elif sep:

@@ -26,6 +26,11 @@ MIN_CPU_SHARE = 0.5             # of one CPU, per worker asked for
 MIN_LOOPBACK_BYTES_PER_S = 10 << 20
 MIN_WRITES_PER_S = 10
 TMPFS_MAGIC = 0x01021994
+# the most load processes a scenario may ask for: enough to overload any CPU, few enough not to
+# fork-bomb the host (stress-ng workers per online CPU; fio jobs; iperf3's own cap on -P is 128)
+MAX_CPU_WORKERS_PER_CPU = 8
+MAX_DISK_JOBS = 64
+MAX_NETWORK_STREAMS = 128
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
@@ -153,6 +158,18 @@ class CpuLoad(LoadGenerator):
         self.workers = workers or len(os.sched_getaffinity(0))
         self.cpus = cpus
 
+    def check(self) -> None:
+        online = os.sched_getaffinity(0)
+        if self.cpus is not None:
+            missing = sorted(set(self.cpus) - online)
+            if missing:
+                raise LoadError(f"cpu: cpus {missing} are not among this host's online CPUs {sorted(online)}")
+        limit = MAX_CPU_WORKERS_PER_CPU * len(online)
+        if not 1 <= self.workers <= limit:
+            raise LoadError(f"cpu: workers {self.workers}: give 1 to {limit} ({MAX_CPU_WORKERS_PER_CPU} per online "
+                            f"CPU)")
+        super().check()
+
     def _commands(self) -> list[list[str]]:
         command = [_need("stress-ng", "stress-ng"), "--cpu", str(self.workers), "--cpu-method", "fft"]
         if self.cpus:
@@ -189,6 +206,11 @@ class NetworkLoad(LoadGenerator):
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             self.port = s.getsockname()[1]
+
+    def check(self) -> None:
+        if not 1 <= self.streams <= MAX_NETWORK_STREAMS:
+            raise LoadError(f"network: streams {self.streams}: give 1 to {MAX_NETWORK_STREAMS} (iperf3's own limit)")
+        super().check()
 
     def _commands(self) -> list[list[str]]:
         iperf3 = _need("iperf3", "iperf3")
@@ -247,6 +269,11 @@ class DiskLoad(LoadGenerator):
         if fstype in ("tmpfs", "ramfs") or self.major == 0:
             raise LoadError(f"disk: {self.parent} is on {fstype}, not a block device: direct I/O there "
                             f"measures nothing; choose a directory on a disk")
+
+    def check(self) -> None:
+        if not 1 <= self.jobs <= MAX_DISK_JOBS:
+            raise LoadError(f"disk: jobs {self.jobs}: give 1 to {MAX_DISK_JOBS}")
+        super().check()
 
     def _commands(self) -> list[list[str]]:
         fio = _need("fio", "fio")

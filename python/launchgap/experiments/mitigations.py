@@ -26,6 +26,7 @@ __all__ = ["RT_PRIORITY_MAX", "HostChanges", "MitigationError", "Mitigations", "
            "make_cpuset", "steer_irqs_away"]
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
+DEFAULT_RT_PRIORITY = 10
 IRQ_ROOT = Path("/proc/irq")
 
 
@@ -34,7 +35,7 @@ class Mitigations:
     cpus: list[int] | None = None       # pin the workload (taskset)
     nice: int | None = None             # its nice value
     rt_policy: str | None = None        # "fifo" or "rr" (chrt); or give `policy`
-    rt_priority: int = 10
+    rt_priority: int | None = None      # with rt_policy (default DEFAULT_RT_PRIORITY); alone it is refused
     cpuset: bool = False                # a cgroup cpuset holding only the workload's CPUs
     irq_away: bool = False              # steer IRQ affinity away from the workload's CPUs
     policy: str | None = None           # other | batch | idle | fifo:P | rr:P (levers.Policy)
@@ -48,7 +49,7 @@ class Mitigations:
         if self.policy is not None:
             return Policy.parse(self.policy)
         if self.rt_policy:
-            return Policy(self.rt_policy, self.rt_priority)
+            return Policy(self.rt_policy, DEFAULT_RT_PRIORITY if self.rt_priority is None else self.rt_priority)
         return None
 
     def validate(self, online: set[int]) -> None:
@@ -58,7 +59,10 @@ class Mitigations:
             raise MitigationError(f"nice {self.nice} is outside -20..19")
         if self.rt_policy not in (None, "fifo", "rr"):
             raise MitigationError(f"rt_policy must be fifo or rr, not {self.rt_policy!r}")
-        if self.rt_policy and not 1 <= self.rt_priority <= RT_PRIORITY_MAX:
+        if self.rt_priority is not None and not self.rt_policy:
+            # it would be silently ignored: the workload would run as SCHED_OTHER
+            raise MitigationError("rt_priority needs rt_policy (fifo or rr), or give policy = \"fifo:P\"")
+        if self.rt_policy and self.rt_priority is not None and not 1 <= self.rt_priority <= RT_PRIORITY_MAX:
             raise MitigationError(f"rt_priority must be 1..{RT_PRIORITY_MAX}")
         if self.rt_policy and self.policy is not None:
             raise MitigationError("give policy or rt_policy, not both")
@@ -83,6 +87,12 @@ class Mitigations:
                 raise MitigationError("workqueue_away needs the workload's cpus")
             if set(self.cpus) >= online:
                 raise MitigationError("workqueue_away needs at least one CPU left for unbound work")
+
+    @property
+    def changes_host(self) -> bool:
+        """Whether applying these writes host-wide settings (not the workload's own pinning, nice, policy)."""
+        return bool(self.cpuset or self.irq_away or self.isolate or self.workqueue_away or self.preempt
+                    or self.timer_migration is not None)
 
     def host_refusal(self, host: LeverHost, allow_rt_unthrottled: bool = False) -> str | None:
         """Why this host cannot apply these (one line), from the doctor's view of it; None if it can."""

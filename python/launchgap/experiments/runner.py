@@ -21,7 +21,9 @@ from pathlib import Path
 
 from launchgap import __version__
 from launchgap.analysis.report import build_report
+from launchgap.cli_common import Terminated, raise_terminated
 from launchgap.experiments import custodian, leash, levers
+from launchgap.experiments.host_lock import HostBusy, HostLock
 from launchgap.experiments.levers import LeverHost
 from launchgap.experiments.loadgen import LoadError
 from launchgap.experiments.mitigations import HostChanges, MitigationError, Mitigations, make_cpuset, steer_irqs_away
@@ -85,6 +87,11 @@ class Metric:
 
 class ExperimentError(RuntimeError):
     """The experiment cannot start or go on (message says why, on one line)."""
+
+
+class NotStartedError(ExperimentError):
+    """The experiment could not start (another one is changing host settings, no results directory):
+    nothing was run."""
 
 
 def _version(command: list[str]) -> str:
@@ -163,6 +170,26 @@ def _stop_session(proc: subprocess.Popen) -> None:
             return
         except subprocess.TimeoutExpired:
             continue
+
+
+RECORDER_PREFIX = "launchgap-record: "
+# the recorder's summary of what it lost (recorder/src/losses.rs): a fact about the trace, not an error
+RECORDER_LOST = RECORDER_PREFIX + "LOST "
+
+
+def failed_run_error(returncode: int, stderr: str, recorded: bool) -> str:
+    """Why a run failed, in one line: the workload's exit status (the recorder exits with it) and the
+    workload's own last line on stderr; where no trace was written, the recorder itself failed: its last
+    line. The recorder's LOST summary is never the reason."""
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    workload = [line for line in lines if not line.startswith(RECORDER_PREFIX)]
+    recorder = [line.removeprefix(RECORDER_PREFIX) for line in lines
+                if line.startswith(RECORDER_PREFIX) and not line.startswith(RECORDER_LOST)]
+    if not recorded and recorder:
+        return f"the recorder failed (exit status {returncode}): {recorder[-1]}"
+    status = (f"the command was killed by signal {-returncode}" if returncode < 0
+              else f"the command exited with status {returncode}")
+    return status + (f": {workload[-1]}" if workload else "")
 
 
 def _command_problem(command: list[str]) -> str | None:
@@ -285,8 +312,8 @@ def run_once(command: list[str], scenario: Scenario, metric: Metric, trace_path:
         value = metric.read(out, wall)
         row = {"exit_code": proc.returncode, "metric": value, "wall_s": wall}
         if proc.returncode != 0 or value is None:
-            row["error"] = ((err.strip().splitlines() or [f"the command exited with status {proc.returncode}"])[-1]
-                            if proc.returncode else metric.missing(out))
+            row["error"] = (failed_run_error(proc.returncode, err, trace_path.exists()) if proc.returncode
+                            else metric.missing(out))
         try:
             entered = json.loads(report.read_text())
         except (OSError, ValueError):
@@ -343,6 +370,24 @@ def run_experiment(command: list[str], scenarios: list[Scenario], repeat: int, m
     """Runs everything; returns the results (also in OUTDIR/results.json, rewritten after every run).
     Raises ExperimentError when it cannot go on: the warm-up run failed (so would every run), or a host
     setting could not be put back (listed in NOT_RESTORED and in the results)."""
+    host = host or LeverHost()
+    lock = None
+    if any(s.mitigations.changes_host for s in scenarios):
+        lock = HostLock(host)
+        try:
+            lock.acquire(outdir)
+        except HostBusy as err:
+            raise NotStartedError(str(err)) from None
+    try:
+        return _run_locked(command, scenarios, repeat, metric, outdir, seed, disk_dir, progress, not_restored,
+                           host, extra, focus_threads, lock)
+    finally:
+        if lock is not None:
+            lock.release()
+
+
+def _run_locked(command, scenarios, repeat, metric, outdir, seed, disk_dir, progress, not_restored, host, extra,
+                focus_threads, lock) -> dict:
     make_directory(outdir)
     make_directory(outdir / "traces")
     not_restored = [] if not_restored is None else not_restored
@@ -362,10 +407,11 @@ def run_experiment(command: list[str], scenarios: list[Scenario], repeat: int, m
     def save() -> None:
         write_text(outdir / "results.json", json.dumps(results, indent=2))
 
-    previous_term = signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    previous_term = signal.signal(signal.SIGTERM, raise_terminated)
+    keeper = None
     try:
         save()
-        custodian.start(outdir)
+        keeper = custodian.start(outdir, lock.fd if lock else None)
         for index, (round_no, scenario) in enumerate(order):
             # a grid's "compute/fifo:10" names no directory: only safe characters in file names
             safe_name = re.sub(r"[^A-Za-z0-9_.=+-]", "-", scenario.name)
@@ -399,7 +445,7 @@ def run_experiment(command: list[str], scenarios: list[Scenario], repeat: int, m
         measured_runs = [r for r in runs if not r["warmup"]]
         results["failed_runs"] = sum(1 for r in measured_runs if r.get("error"))
         results["status"] = "complete"
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, Terminated):
         results["status"] = "incomplete"
         raise
     finally:
@@ -407,4 +453,6 @@ def run_experiment(command: list[str], scenarios: list[Scenario], repeat: int, m
         if results["status"] == "running":
             results["status"] = "incomplete"
         save()
+        if keeper is not None:
+            custodian.stop(keeper)
     return results

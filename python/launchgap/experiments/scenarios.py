@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -14,6 +15,7 @@ except ModuleNotFoundError:  # Python 3.10
 
 from launchgap.experiments.loadgen import CpuLoad, DiskLoad, LoadGenerator, NetworkLoad
 from launchgap.experiments.mitigations import MitigationError, Mitigations
+from launchgap.inputs import InputError, read_regular_bytes
 
 LOAD_KINDS = ("cpu", "network", "disk")
 
@@ -98,6 +100,21 @@ SCENARIO_FILE_SCHEMA = {
 }
 
 
+# what execve passes on: NAME=value strings, NUL-terminated; a name with "=" or a NUL in either cannot be
+# passed at all (Python raises ValueError at the run, after the warm-up), and a name that is not an identifier
+# reaches no shell or program that reads it by name
+ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def env_problem(name: str, value: str) -> str | None:
+    """Why NAME=VALUE cannot be a workload's environment variable, or None."""
+    if not ENV_NAME.fullmatch(name):
+        return f"{name!r}: not a variable name (letters, digits and _, not starting with a digit)"
+    if "\0" in value:
+        return f"{name}: the value holds a NUL byte, which no environment can carry"
+    return None
+
+
 def _where(path) -> str:
     out = ""
     for part in path:
@@ -124,7 +141,9 @@ def from_toml(path: str | Path) -> list[Scenario]:
     """Scenarios from a TOML file, checked whole before anything runs: unknown keys, wrong types and
     impossible values are errors naming where they are."""
     try:
-        text = Path(path).read_bytes().decode("utf-8")
+        text = read_regular_bytes(path).decode("utf-8")
+    except InputError as err:
+        raise MitigationError(str(err)) from None
     except OSError as err:
         raise MitigationError(f"{path}: cannot read ({err.strerror or err})") from None
     except UnicodeDecodeError:
@@ -157,7 +176,12 @@ def from_toml(path: str | Path) -> list[Scenario]:
             mitigations.validate(online)
         except MitigationError as err:
             raise MitigationError(f"{path}: scenarios.{name}.mitigations: {err}") from None
-        out.append(Scenario(name, loads, mitigations, {k: str(v) for k, v in (body.get("env") or {}).items()}))
+        env = {k: str(v) for k, v in (body.get("env") or {}).items()}
+        for key, value in env.items():
+            problem = env_problem(key, value)
+            if problem:
+                raise MitigationError(f"{path}: scenarios.{name}.env: {problem}")
+        out.append(Scenario(name, loads, mitigations, env))
     if "baseline" not in [s.name for s in out]:
         out.insert(0, Scenario("baseline"))
     return out

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import polars as pl
 
+from launchgap.inputs import InputError, read_regular_bytes
+
 SCHEMA_ID = "cudasim-truth/1"
 
 
@@ -47,7 +49,9 @@ def load_truth(path: str | Path) -> GroundTruth:
     if Path(path).is_dir():
         raise TruthError(f"{path}: not cudasim ground truth (a directory, not a JSON file: a trace?)")
     try:
-        raw = json.loads(Path(path).read_text())
+        raw = json.loads(read_regular_bytes(path))
+    except InputError as err:
+        raise TruthError(str(err)) from None
     except OSError as err:
         raise TruthError(f"{path}: cannot read ({err.strerror or err})") from None
     except ValueError as err:  # not UTF-8 text, or not JSON (a trace, say)

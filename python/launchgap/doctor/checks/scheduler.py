@@ -19,7 +19,14 @@ from launchgap.doctor.facts import (
     evidence,
 )
 from launchgap.doctor.model import Evidence, Status, Target
-from launchgap.doctor.parse import ParseError, format_cpus, parse_bracketed_choice, parse_cpumask
+from launchgap.doctor.parse import (
+    ParseError,
+    UnparsableFile,
+    format_cpus,
+    is_number,
+    parse_bracketed_choice,
+    parse_cpumask,
+)
 
 AREA = "scheduler"
 RT_UNTHROTTLED = -1
@@ -33,18 +40,18 @@ PREEMPT_CONFIGS = (("CONFIG_PREEMPT_RT", "full (PREEMPT_RT)"), ("CONFIG_PREEMPT_
 def rt_throttling(facts: HostFacts, target: Target | None) -> Finding:
     runtime, period = facts.read(RT_RUNTIME), facts.read(RT_PERIOD)
     ev = [evidence(runtime), evidence(period)]
-    try:
-        value = int(runtime.value) if runtime.ok else None
-    except ValueError:
-        value = None
-    if value is None:
+    if not runtime.ok:
         return Finding(Status.UNKNOWN, f"{RT_RUNTIME} is not readable", ev)
+    try:
+        value = int(runtime.value)
+    except ValueError:
+        raise UnparsableFile(RT_RUNTIME, runtime.value) from None
     if value == RT_UNTHROTTLED:
         return Finding(Status.WARN, "RT throttling is off (sched_rt_runtime_us = -1): a SCHED_FIFO/SCHED_RR task "
                        "that spins holds its CPU forever, starving kernel threads there", ev,
                        "sysctl kernel.sched_rt_runtime_us=950000 (the default), unless RT tasks are known to sleep",
                        data={"runtime_us": value})
-    share = f" ({100 * value / int(period.value):.0f}% of each period)" if period.ok and period.value.isdigit() \
+    share = f" ({100 * value / int(period.value):.0f}% of each period)" if period.ok and is_number(period.value) \
         and int(period.value) else ""
     return Finding(Status.OK, f"RT tasks are throttled to {value} us per period{share}", ev,
                    data={"runtime_us": value})
