@@ -94,7 +94,10 @@ The trace:
   The recorder writes into .NAME.partial-PID beside NAME and renames it to
   NAME when the recording ends: when the command exits, at --duration, at
   Ctrl-C or SIGTERM, when the disk fills up, and when the command fails.
-  Until then an earlier NAME is left as it was. A recorder killed by SIGKILL
+  Until then an earlier NAME is left as it was, and it stays when the disk
+  was full before a single event was written (the recorder then fails).
+  An -o that is the command, a file it names, a --cuda-lib or a probed
+  library (the same file by device and inode) is refused. A recorder killed by SIGKILL
   leaves .NAME.partial-PID, readable up to its last segment (segments close
   at least once a second). While recording, .NAME.lock beside NAME holds the
   recorder's pid: a second recorder writing the same NAME is refused. Under

@@ -114,7 +114,7 @@ fn loader_cache() -> Vec<(String, PathBuf)> {
         .lines()
         .filter_map(|line| {
             let (left, path) = line.split_once(" => ")?;
-            let soname = left.trim().split_whitespace().next()?;
+            let soname = left.split_whitespace().next()?;
             Some((soname.to_string(), PathBuf::from(path.trim())))
         })
         .collect()

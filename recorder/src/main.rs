@@ -31,7 +31,7 @@ use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{anyhow, bail, Result};
 use libbpf_rs::RingBufferBuilder;
 use serde_json::json;
 
@@ -621,6 +621,7 @@ fn main() {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use anyhow::Context;
     use crate::irq_audit::Unseen;
     use crate::prog_stats::ProgramMisses;
 

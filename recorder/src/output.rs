@@ -9,7 +9,7 @@
 
 use std::ffi::CString;
 use std::fs::{File, OpenOptions};
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::io::{Read, Seek, Write};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
@@ -349,13 +349,13 @@ pub struct StopAtFirstError {
 
 impl StopAtFirstError {
     pub fn new(mut file: File) -> std::io::Result<Self> {
-        let good_len = file.seek(SeekFrom::Current(0))?;
+        let good_len = file.stream_position()?;
         Ok(Self { file, failed: None, good_len })
     }
 
     /// Everything written so far is a complete unit (a batch): remember where it ends.
     pub fn write_complete(&mut self) -> std::io::Result<()> {
-        self.good_len = self.file.seek(SeekFrom::Current(0))?;
+        self.good_len = self.file.stream_position()?;
         Ok(())
     }
 
