@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from launchgap.trace import read_trace
-from tests.conftest import CUDASIM, LIBCUDA, LIBCUDA_THUNK
-from tests.recorder.conftest import RECORDER, STORM, needs_bpf
+from tests.conftest import LIBCUDA
+from tests.recorder.conftest import RECORDER, STORM, needs_bpf, running_on_a_replaced_driver, stop
 
 pytestmark = needs_bpf
 
@@ -186,34 +186,6 @@ def test_probes_of_a_process_whose_maps_cannot_be_read_says_why():
     assert one_error_line(proc) == (f"launchgap-record: cannot read /proc/{target.pid}/maps: Permission denied "
                                     f"(pid {target.pid} belongs to another user: run as root or as its owner)")
     assert proc.stdout == ""
-
-
-def running_on_a_replaced_driver(libdir: Path, tokens: int, truth: Path | None = None, user=None):
-    """cudasim on a copy of the stand-in driver that is deleted once mapped
-    (as a driver upgrade replaces the library under a running job)."""
-    library = libdir / "libcuda.so.1"
-    shutil.copy2(LIBCUDA_THUNK, library)
-    env = {**os.environ, "LD_LIBRARY_PATH": str(libdir)}
-    args = [str(CUDASIM), "decode", "--quiet", "--tokens", str(tokens)]
-    if truth is not None:
-        args += ["--truth", str(truth)]
-    workload = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, start_new_session=True, preexec_fn=user)
-    deadline = time.monotonic() + 30
-    while str(library) not in Path(f"/proc/{workload.pid}/maps").read_text():
-        assert time.monotonic() < deadline, "cudasim never mapped the driver"
-        time.sleep(0.02)
-    library.unlink()
-    # the upgrade's new file at the same name: not the file the process runs
-    shutil.copy2(LIBCUDA, library)
-    maps = Path(f"/proc/{workload.pid}/maps").read_text()
-    assert f"{library} (deleted)" in maps
-    return workload
-
-
-def stop(workload: subprocess.Popen) -> None:
-    if workload.poll() is None:
-        os.killpg(workload.pid, signal.SIGKILL)
-    workload.wait()
 
 
 def test_probes_of_a_driver_deleted_on_disk_go_through_map_files(tmp_path):
