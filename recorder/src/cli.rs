@@ -25,8 +25,10 @@ pub struct Args {
     pub format: u32,
 
     /// Permissions of the trace's files, in octal (its directories get the
-    /// same plus search where reading is allowed: 700 for 600). Under sudo it
-    /// belongs to the invoking user (SUDO_UID/SUDO_GID). The umask does not apply.
+    /// same plus search where reading is allowed: 700 for 600). The owner
+    /// must keep read and write (6xx): a trace its owner cannot read or
+    /// remove is refused. Under sudo it belongs to the invoking user
+    /// (SUDO_UID/SUDO_GID). The umask does not apply.
     #[arg(long, value_name = "OCTAL", default_value = "600", value_parser = parse_mode)]
     pub mode: u32,
 
@@ -34,8 +36,9 @@ pub struct Args {
     #[arg(short, long, value_name = "SECS", value_parser = parse_duration, allow_negative_numbers = true)]
     pub duration: Option<f64>,
 
-    /// Trace this running process and all its threads and descendants (repeatable).
-    #[arg(short, long = "pid", value_name = "PID", conflicts_with = "command")]
+    /// Trace this running process and all its threads and descendants
+    /// (repeatable; not with --system, which traces every task already).
+    #[arg(short, long = "pid", value_name = "PID", conflicts_with_all = ["command", "system"])]
     pub pid: Vec<i32>,
 
     /// Trace every task on every CPU (for per-core timelines).
@@ -72,7 +75,8 @@ pub struct Args {
     #[arg(long, hide = true, conflicts_with_all = ["system", "list_probes"])]
     pub print_schema: bool,
 
-    /// Print nothing but errors.
+    /// Print nothing but errors: no progress, no warnings, no LOST summary
+    /// (losses stay in the trace as `lost` rows).
     #[arg(short, long)]
     pub quiet: bool,
 
@@ -90,7 +94,10 @@ The trace:
   The recorder writes into .NAME.partial-PID beside NAME and renames it to
   NAME when the recording ends: when the command exits, at --duration, at
   Ctrl-C or SIGTERM, when the disk fills up, and when the command fails.
-  Until then an earlier NAME is left as it was. A recorder killed by SIGKILL
+  Until then an earlier NAME is left as it was, and it stays when the disk
+  was full before a single event was written (the recorder then fails).
+  An -o that is the command, a file it names, a --cuda-lib or a probed
+  library (the same file by device and inode) is refused. A recorder killed by SIGKILL
   leaves .NAME.partial-PID, readable up to its last segment (segments close
   at least once a second). While recording, .NAME.lock beside NAME holds the
   recorder's pid: a second recorder writing the same NAME is refused. Under
@@ -143,12 +150,24 @@ pub fn parse_format(text: &str) -> Result<u32, String> {
     }
 }
 
-/// "600", "0640" or "0o644" -> permission bits (no setuid, setgid or sticky).
+/// What the trace's owner must keep: read, to use the trace at all, and
+/// write, since a directory trace's directories follow the mode and a
+/// directory its owner cannot write is one whose files it cannot remove.
+const OWNER_READ_WRITE: u32 = 0o600;
+
+/// "600", "0640" or "0o644" -> permission bits (no setuid, setgid or sticky),
+/// the owner keeping read and write.
 pub fn parse_mode(text: &str) -> Result<u32, String> {
     let digits = text.trim().trim_start_matches("0o");
     let mode = u32::from_str_radix(digits, 8).map_err(|_| "use octal permission bits, e.g. 600 or 644".to_string())?;
     if mode > 0o777 {
         return Err("use permission bits between 000 and 777".to_string());
+    }
+    if mode & OWNER_READ_WRITE != OWNER_READ_WRITE {
+        return Err(format!(
+            "the trace's owner could not {} it: use a mode that starts with 6 or 7, e.g. 600 or 640",
+            if mode & 0o400 == 0 { "read" } else { "remove" }
+        ));
     }
     Ok(mode)
 }
@@ -220,6 +239,26 @@ mod tests {
         assert!(parse_mode("888").is_err());
         assert!(parse_mode("4755").is_err());
         assert!(parse_mode("rw").is_err());
+    }
+
+    #[test]
+    fn a_mode_the_owner_cannot_read_or_remove_is_refused() {
+        let read = "the trace's owner could not read it: use a mode that starts with 6 or 7, e.g. 600 or 640";
+        let remove = "the trace's owner could not remove it: use a mode that starts with 6 or 7, e.g. 600 or 640";
+        assert_eq!(parse_mode("000"), Err(read.to_string()));
+        assert_eq!(parse_mode("044"), Err(read.to_string()));
+        assert_eq!(parse_mode("200"), Err(read.to_string()));
+        assert_eq!(parse_mode("400"), Err(remove.to_string()));
+        assert_eq!(parse_mode("0o444"), Err(remove.to_string()));
+        assert_eq!(parse_mode("700"), Ok(0o700));
+        let err = Args::try_parse_from(["launchgap-record", "--mode", "000", "--", "true"]).unwrap_err();
+        assert_eq!(one_line(&err.render().to_string()), format!("invalid value '000' for '--mode <OCTAL>': {read}"));
+    }
+
+    #[test]
+    fn system_and_pids_do_not_mix() {
+        let err = Args::try_parse_from(["launchgap-record", "--system", "-p", "1"]).unwrap_err();
+        assert_eq!(one_line(&err.render().to_string()), "the argument '--system' cannot be used with '--pid <PID>'");
     }
 
     #[test]

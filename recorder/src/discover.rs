@@ -7,13 +7,14 @@
 //! executables (nvcc links cudart statically by default).
 
 use std::collections::{BTreeSet, VecDeque};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use object::{Object, ObjectKind};
 
 use crate::cuda_api::{DRIVER_MARKER, RUNTIME_MARKER};
-use crate::elf_symbols::defines_function;
+use crate::elf_symbols::{defines_function, open_elf};
 
 #[derive(Debug, Default)]
 pub struct CudaLibraries {
@@ -25,7 +26,17 @@ pub struct CudaLibraries {
     pub static_runtime: Vec<PathBuf>,
     /// Where each file was found, for the trace's metadata.
     pub found_via: Vec<(PathBuf, &'static str)>,
+    /// What kept a -p target's libraries from being found at all (its maps
+    /// unreadable): an error for whoever asked for that process.
+    pub errors: Vec<String>,
+    /// Libraries found but not usable, and why.
+    pub warnings: Vec<String>,
 }
+
+/// found_via for a library the process maps but whose file was deleted or
+/// replaced on disk since (a driver upgrade under a running job): it is
+/// reached, and probed, through /proc/PID/map_files.
+pub const VIA_DELETED_MAPPING: &str = "target maps (deleted on disk)";
 
 pub struct DiscoveryInput<'a> {
     pub command: Option<&'a [String]>,
@@ -49,13 +60,22 @@ fn file_name(path: &Path) -> &str {
 }
 
 impl CudaLibraries {
+    /// The same file (device and inode) is taken once, whatever path reached it.
     fn seen(&self, canonical: &Path) -> bool {
-        self.found_via.iter().any(|(p, _)| p == canonical)
+        let identity = |p: &Path| std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()));
+        let this = identity(canonical);
+        self.found_via.iter().any(|(p, _)| p == canonical || (this.is_some() && identity(p) == this))
     }
 
     /// Classifies a candidate by what it defines, not by its name.
     fn consider(&mut self, path: &Path, via: &'static str) {
         let Ok(canonical) = path.canonicalize() else { return };
+        self.consider_at(canonical, via);
+    }
+
+    /// Takes `canonical` as it is: a /proc/PID/map_files path, which
+    /// canonicalize would turn into a name that no longer exists.
+    fn consider_at(&mut self, canonical: PathBuf, via: &'static str) {
         if self.seen(&canonical) {
             return;
         }
@@ -77,8 +97,8 @@ impl CudaLibraries {
 }
 
 fn elf_kind(path: &Path) -> Option<ObjectKind> {
-    let data = std::fs::read(path).ok()?;
-    object::File::parse(&*data).ok().map(|f| f.kind())
+    let data = open_elf(path).ok()?;
+    object::File::parse(&data).ok().map(|f| f.kind())
 }
 
 fn split_paths(list: &str) -> Vec<PathBuf> {
@@ -94,7 +114,7 @@ fn loader_cache() -> Vec<(String, PathBuf)> {
         .lines()
         .filter_map(|line| {
             let (left, path) = line.split_once(" => ")?;
-            let soname = left.trim().split_whitespace().next()?;
+            let soname = left.split_whitespace().next()?;
             Some((soname.to_string(), PathBuf::from(path.trim())))
         })
         .collect()
@@ -127,22 +147,28 @@ impl ElfDeps {
 
 /// DT_NEEDED and the RPATH/RUNPATH directories ($ORIGIN expanded) of an ELF file.
 fn elf_dependencies(path: &Path) -> Option<ElfDeps> {
-    let data = std::fs::read(path).ok()?;
-    let elf = object::read::elf::ElfFile64::<object::Endianness>::parse(&*data).ok()?;
+    let cache = open_elf(path).ok()?;
+    let data = &cache;
+    let elf = object::read::elf::ElfFile64::<object::Endianness, _>::parse(data).ok()?;
     let origin = path.parent().map(|p| p.to_string_lossy().into_owned()).unwrap_or_default();
     let endian = elf.endian();
     let mut deps = ElfDeps { needed: Vec::new(), rpath: Vec::new(), runpath: Vec::new() };
     let sections = elf.elf_section_table();
-    let Ok(Some((dynamic, index))) = sections.dynamic(endian, &*data) else {
+    let Ok(Some((dynamic, index))) = sections.dynamic(endian, data) else {
         return Some(deps);
     };
-    let Ok(strings) = sections.strings(endian, &*data, index) else {
+    let Ok(strings) = sections.strings(endian, data, index) else {
         return Some(deps);
     };
     use object::read::elf::Dyn;
     for entry in dynamic {
         let tag = entry.d_tag(endian) as u32;
-        let Ok(value) = entry.string(endian, strings) else { continue };
+        if !matches!(tag, object::elf::DT_NEEDED | object::elf::DT_RPATH | object::elf::DT_RUNPATH) {
+            continue;
+        }
+        // Dyn::string wants a table over a byte slice; this one reads the file on demand
+        let Ok(offset) = u32::try_from(Into::<u64>::into(entry.d_val(endian))) else { continue };
+        let Ok(value) = strings.get(offset) else { continue };
         let value = String::from_utf8_lossy(value).into_owned();
         let expanded = || split_paths(&value.replace("$ORIGIN", &origin).replace("${ORIGIN}", &origin));
         match tag {
@@ -224,17 +250,113 @@ fn files_matching(dir: &Path, matches: fn(&str) -> bool) -> Vec<PathBuf> {
     out
 }
 
-fn mapped_files(pid: i32) -> Vec<PathBuf> {
-    let Ok(maps) = std::fs::read_to_string(format!("/proc/{pid}/maps")) else { return Vec::new() };
-    let mut out: BTreeSet<PathBuf> = BTreeSet::new();
+/// One file-backed line of /proc/PID/maps.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mapping {
+    /// "7f00-7f10": the name of its entry in /proc/PID/map_files.
+    pub range: String,
+    /// The path as the process saw it when mapping (in its mount namespace).
+    pub path: String,
+    /// The kernel marks a mapping whose file was unlinked since: a library
+    /// replaced on disk (a driver upgrade) while the process runs.
+    pub deleted: bool,
+}
+
+const DELETED_SUFFIX: &str = " (deleted)";
+
+/// The file-backed mappings of a maps text, one per file, in order.
+pub fn parse_maps(maps: &str) -> Vec<Mapping> {
+    let mut out: Vec<Mapping> = Vec::new();
     for line in maps.lines() {
-        if let Some(path) = line.split_whitespace().nth(5) {
-            if path.starts_with('/') {
-                out.insert(PathBuf::from(path));
-            }
+        // five single-space-separated fields, then padding and the path, which may hold spaces
+        let mut fields = line.splitn(6, ' ');
+        let Some(range) = fields.next() else { continue };
+        let Some(path) = fields.nth(4).map(str::trim_start) else { continue };
+        if !path.starts_with('/') {
+            continue;
+        }
+        let (path, deleted) = match path.strip_suffix(DELETED_SUFFIX) {
+            Some(path) => (path, true),
+            None => (path, false),
+        };
+        if !out.iter().any(|m| m.path == path && m.deleted == deleted) {
+            out.push(Mapping { range: range.to_string(), path: path.to_string(), deleted });
         }
     }
-    out.into_iter().collect()
+    out
+}
+
+/// The file a process maps, reachable from here: through /proc/PID/root (a
+/// container's own files), or for a deleted file through
+/// /proc/PID/map_files/RANGE, which opens the very inode the process maps
+/// (and where a uprobe is placed on it). Opening map_files needs
+/// CAP_SYS_ADMIN: without it a deleted file is out of reach.
+pub fn reach(pid: i32, mapping: &Mapping) -> PathBuf {
+    if mapping.deleted {
+        PathBuf::from(format!("/proc/{pid}/map_files/{}", mapping.range))
+    } else {
+        PathBuf::from(format!("/proc/{pid}/root{}", mapping.path))
+    }
+}
+
+/// A process's maps, or why they cannot be read, in words.
+pub fn read_maps(pid: i32) -> Result<Vec<Mapping>, String> {
+    let path = format!("/proc/{pid}/maps");
+    match std::fs::read_to_string(&path) {
+        Ok(text) => Ok(parse_maps(&text)),
+        Err(e) => {
+            let reason = match e.raw_os_error() {
+                Some(errno) => nix::errno::Errno::from_raw(errno).desc().to_string(),
+                None => e.to_string(),
+            };
+            let hint = match e.kind() {
+                std::io::ErrorKind::PermissionDenied => {
+                    format!(" (pid {pid} belongs to another user: run as root or as its owner)")
+                }
+                std::io::ErrorKind::NotFound => format!(" (pid {pid} has exited)"),
+                _ => String::new(),
+            };
+            Err(format!("cannot read {path}: {reason}{hint}"))
+        }
+    }
+}
+
+/// The CUDA libraries (by file name) a process maps, each reachable from here.
+pub fn mapped_cuda_files(pid: i32, wanted: fn(&str) -> bool) -> Result<Vec<(Mapping, PathBuf)>, String> {
+    Ok(read_maps(pid)?
+        .into_iter()
+        .filter(|m| wanted(m.path.rsplit('/').next().unwrap_or("")))
+        .map(|m| {
+            let reached = reach(pid, &m);
+            (m, reached)
+        })
+        .collect())
+}
+
+/// Whether a library file name is the CUDA driver's (libcuda.so, .so.1, .so.535.x).
+pub fn is_driver_file(name: &str) -> bool {
+    is_driver_name(name)
+}
+
+fn why_unreachable(pid: i32, mapping: &Mapping, reached: &Path) -> Option<String> {
+    match std::fs::File::open(reached) {
+        Ok(_) => None,
+        Err(e) => Some(format!(
+            "pid {pid} maps {}, deleted on disk since it was loaded (replaced while the process runs): it can only be \
+             read and probed through {}, which needs root (CAP_SYS_ADMIN): {}",
+            mapping.path,
+            reached.display(),
+            e.raw_os_error().map(|n| nix::errno::Errno::from_raw(n).desc().to_string()).unwrap_or_else(|| e.to_string())
+        )),
+    }
+}
+
+/// Why a --cuda-lib path is not taken, in words (it is not one of `found`).
+pub fn why_not_a_cuda_library(path: &Path) -> String {
+    match open_elf(path) {
+        Err(reason) => reason.0,
+        Ok(_) => format!("defines no CUDA driver or runtime entry point ({DRIVER_MARKER} or {RUNTIME_MARKER})"),
+    }
 }
 
 pub fn discover(input: &DiscoveryInput) -> CudaLibraries {
@@ -248,8 +370,21 @@ pub fn discover(input: &DiscoveryInput) -> CudaLibraries {
     }
     for &pid in input.pids {
         found.consider(Path::new(&format!("/proc/{pid}/exe")), "target executable");
-        for path in mapped_files(pid).iter().filter(|p| cuda_named(file_name(p))) {
-            found.consider(path, "target maps");
+        let mapped = match mapped_cuda_files(pid, |name| is_driver_name(name) || is_runtime_name(name)) {
+            Ok(mapped) => mapped,
+            Err(e) => {
+                found.errors.push(e);
+                continue;
+            }
+        };
+        for (mapping, reached) in mapped {
+            if !mapping.deleted {
+                found.consider(&reached, "target maps");
+            } else if let Some(why) = why_unreachable(pid, &mapping, &reached) {
+                found.warnings.push(why);
+            } else {
+                found.consider_at(reached, VIA_DELETED_MAPPING);
+            }
         }
     }
     let command_exe = input.command.and_then(|cmd| cmd.first()).and_then(|c| resolve_executable(c));
@@ -305,4 +440,44 @@ pub fn discover(input: &DiscoveryInput) -> CudaLibraries {
         }
     }
     found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn maps_give_each_file_once_with_its_range_and_whether_it_was_deleted() {
+        let maps = "7f00-7f10 r-xp 00000000 fd:01 123 /usr/lib/x86_64-linux-gnu/libcuda.so.535.261.03\n\
+                    7f10-7f20 r--p 00010000 fd:01 123 /usr/lib/x86_64-linux-gnu/libcuda.so.535.261.03\n\
+                    7f20-7f30 r-xp 00000000 fd:01 124 /usr/lib/libcudart.so.12\n\
+                    7f30-7f40 r-xp 00000000 fd:01 125                          /opt/my libs/libcuda.so.1\n\
+                    7f40-7f50 rw-p 00000000 00:00 0 [heap]\n\
+                    7f50-7f60 r-xp 00000000 fd:01 126 /usr/lib/libcuda.so.550.54.14 (deleted)\n\
+                    7f60-7f70 r--p 00001000 fd:01 126 /usr/lib/libcuda.so.550.54.14 (deleted)\n\
+                    7f70-7f80 rw-p 00000000 00:00 0\n";
+        let mapping = |range: &str, path: &str, deleted| Mapping { range: range.into(), path: path.into(), deleted };
+        assert_eq!(parse_maps(maps), vec![
+            mapping("7f00-7f10", "/usr/lib/x86_64-linux-gnu/libcuda.so.535.261.03", false),
+            mapping("7f20-7f30", "/usr/lib/libcudart.so.12", false),
+            mapping("7f30-7f40", "/opt/my libs/libcuda.so.1", false),
+            mapping("7f50-7f60", "/usr/lib/libcuda.so.550.54.14", true),
+        ]);
+        assert_eq!(reach(42, &parse_maps(maps)[0]), PathBuf::from("/proc/42/root/usr/lib/x86_64-linux-gnu/libcuda.so.535.261.03"));
+        assert_eq!(reach(42, &parse_maps(maps)[3]), PathBuf::from("/proc/42/map_files/7f50-7f60"));
+    }
+
+    #[test]
+    fn unreadable_maps_say_why() {
+        assert_eq!(read_maps(999_999_999), Err("cannot read /proc/999999999/maps: No such file or directory (pid 999999999 has exited)".to_string()));
+        assert!(read_maps(std::process::id() as i32).unwrap().iter().any(|m| !m.deleted));
+    }
+
+    #[test]
+    fn a_cuda_lib_that_is_not_one_says_why() {
+        assert_eq!(why_not_a_cuda_library(Path::new("/dev/zero")), "not a regular file (a character device)");
+        assert_eq!(why_not_a_cuda_library(Path::new("/proc/self/status")), "not an ELF file");
+        let me = std::env::current_exe().unwrap();
+        assert_eq!(why_not_a_cuda_library(&me), "defines no CUDA driver or runtime entry point (cuLaunchKernel or cudaLaunchKernel)");
+    }
 }

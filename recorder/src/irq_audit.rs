@@ -67,7 +67,7 @@ pub fn counts(skel: &LaunchgapSkel) -> ProbeCounts {
     ProbeCounts(
         per_cpu
             .iter()
-            .map(|bytes| plain::from_bytes::<irq_seen>(bytes).map(|s| *s).unwrap_or_default())
+            .map(|bytes| plain::from_bytes::<irq_seen>(bytes).copied().unwrap_or_default())
             .collect(),
     )
 }

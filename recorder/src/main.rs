@@ -12,6 +12,7 @@ mod probe_listing;
 mod proc_counters;
 mod prog_stats;
 mod records;
+mod same_file;
 mod schema;
 mod spawn;
 mod trace_writer;
@@ -84,6 +85,13 @@ struct WriterReport {
     undecodable: u64,
 }
 
+/// The writer stopped on an error (a full disk): what it says, and how many
+/// rows reached the disk before it, in complete segments or batches.
+struct WriterFailure {
+    error: anyhow::Error,
+    rows_on_disk: u64,
+}
+
 /// The CPU time the calling thread has used.
 fn thread_cpu_ns() -> u64 {
     let mut t = libc::timespec { tv_sec: 0, tv_nsec: 0 };
@@ -107,10 +115,15 @@ impl Counted<'_> {
     }
 }
 
-fn writer_thread(mut sink: Box<dyn TraceSink>, inbox: mpsc::Receiver<ToWriter>) -> Result<WriterReport> {
+fn writer_thread(mut sink: Box<dyn TraceSink>, inbox: mpsc::Receiver<ToWriter>) -> Result<WriterReport, WriterFailure> {
+    let written = write_all(sink.as_mut(), inbox);
+    written.map_err(|error| WriterFailure { error, rows_on_disk: sink.rows_on_disk() })
+}
+
+fn write_all(sink: &mut dyn TraceSink, inbox: mpsc::Receiver<ToWriter>) -> Result<WriterReport> {
     let mut last_flush = Instant::now();
     let mut undecodable = 0u64;
-    let mut counted = Counted { sink: sink.as_mut(), by_kind: [0; schema::Kind::ALL.len()] };
+    let mut counted = Counted { sink, by_kind: [0; schema::Kind::ALL.len()] };
     loop {
         // the drain sends at every poll that found records; no timer of our own to wake us
         let message = inbox.recv();
@@ -166,8 +179,7 @@ fn writer_thread(mut sink: Box<dyn TraceSink>, inbox: mpsc::Receiver<ToWriter>) 
                 // is written with it, so there the time is taken just before)
                 counted.sink.flush()?;
                 summary["cpu_ns"]["writer"] = json!(thread_cpu_ns());
-                drop(counted);
-                sink.finish(now_ns, &summary)?;
+                counted.sink.finish(now_ns, &summary)?;
                 return Ok(WriterReport { rows, rows_by_kind, undecodable });
             }
             Err(mpsc::RecvError) => bail!("the recorder stopped without closing the trace"),
@@ -232,10 +244,28 @@ fn user_home() -> Option<PathBuf> {
 fn check_cuda_libs(extra: &[PathBuf], libraries: &discover::CudaLibraries) -> Result<()> {
     for path in extra {
         if !libraries.found_via.iter().any(|(p, _)| Some(p) == path.canonicalize().ok().as_ref()) {
-            bail!("--cuda-lib {}: not a readable file defining CUDA driver or runtime entry points", path.display());
+            bail!("--cuda-lib {}: {}", path.display(), discover::why_not_a_cuda_library(path));
         }
     }
     Ok(())
+}
+
+/// The CUDA libraries for the recording (or the listing) the arguments ask
+/// for: every --cuda-lib must be one, and every -p target's maps readable.
+fn discover_libraries(args: &Args) -> Result<discover::CudaLibraries> {
+    let command = (!args.command.is_empty()).then_some(args.command.as_slice());
+    let libraries = discover::discover(&discover::DiscoveryInput {
+        command,
+        pids: &args.pid,
+        extra: &args.cuda_lib,
+        ld_library_path: std::env::var("LD_LIBRARY_PATH").ok(),
+        user_home: user_home(),
+    });
+    check_cuda_libs(&args.cuda_lib, &libraries)?;
+    if let Some(error) = libraries.errors.first() {
+        bail!("{error}");
+    }
+    Ok(libraries)
 }
 
 fn say(quiet: bool, message: impl AsRef<str>) {
@@ -250,22 +280,22 @@ fn run(args: Args) -> Result<i32> {
     check_pids(&args.pid)?;
     let run_as = spawn::invoking_user()?;
     privileges::check()?;
+    let command = (!args.command.is_empty()).then_some(args.command.as_slice());
+    let libraries = discover_libraries(&args)?;
+    let probed: Vec<PathBuf> = libraries.found_via.iter().map(|(p, _)| p.clone()).collect();
+    same_file::refuse_output_among_inputs(
+        &args.output,
+        &same_file::inputs(&args.command, &args.cuda_lib, &args.pid, &probed),
+    )?;
     let ownership = Ownership { owner: run_as.as_ref().map(|r| (r.uid, r.gid)), mode: args.mode };
     let format = if args.format == 1 { Format::One } else { Format::Two };
     let layout = if format == Format::One { Layout::File } else { Layout::Directory };
     let output = TraceOutput::prepare(&args.output, ownership, layout)?;
+    // an earlier recording the new one would replace (not a device written in place)
+    let earlier = (output.writing_to() != output.final_path() && std::fs::symlink_metadata(output.final_path()).is_ok())
+        .then(|| args.output.clone());
     let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
     let ring_buffer_bytes = args.ring_buffer_bytes(cpus);
-
-    let command = (!args.command.is_empty()).then_some(args.command.as_slice());
-    let libraries = discover::discover(&discover::DiscoveryInput {
-        command,
-        pids: &args.pid,
-        extra: &args.cuda_lib,
-        ld_library_path: std::env::var("LD_LIBRARY_PATH").ok(),
-        user_home: user_home(),
-    });
-    check_cuda_libs(&args.cuda_lib, &libraries)?;
 
     // The command waits at the gate until every probe is attached.
     let mut child = match command {
@@ -341,12 +371,18 @@ fn run(args: Args) -> Result<i32> {
             if let Some(c) = child.take() {
                 c.abandon();
             }
-            return Err(output::write_failure(&e, &args.output).unwrap_or(e));
+            return Err(match output::write_failure(&e, &args.output) {
+                Some(reason) => anyhow!("{}", output::failed_write_ending(&format!("{reason:#}"), 0, earlier.as_deref()).line),
+                None => e,
+            });
         }
     };
     let (to_writer, inbox) = mpsc::channel();
     let writer_handle = std::thread::Builder::new().name("trace-writer".into()).spawn(move || writer_thread(writer, inbox))?;
 
+    for w in &libraries.warnings {
+        say(args.quiet, format!("warning: {w}"));
+    }
     for w in &warnings {
         say(args.quiet, format!("warning: {}", w.0));
     }
@@ -495,31 +531,38 @@ fn run(args: Args) -> Result<i32> {
     // a writer that stopped early has dropped its inbox: its error comes from join
     let _ = to_writer.send(ToWriter::End { now_ns: end_ns, summary });
     let written = writer_handle.join().map_err(|_| anyhow!("the trace writer panicked"))?;
-    let report = match written {
-        Ok(report) => Some(report),
-        Err(e) => {
-            let line = output::write_failure(&e, &args.output).unwrap_or(e);
-            eprintln!(
-                "launchgap-record: {line:#}: tracing stopped; the trace keeps the events written before (it reads as truncated)"
-            );
-            None
+    let (report, keep) = match written {
+        Ok(report) => (Some(report), true),
+        Err(failure) => {
+            let reason = output::write_failure(&failure.error, &args.output).unwrap_or(failure.error);
+            let ending = output::failed_write_ending(&format!("{reason:#}"), failure.rows_on_disk, earlier.as_deref());
+            eprintln!("launchgap-record: {}", ending.line);
+            (None, ending.keep)
         }
     };
     // unload the programs and free the ring buffer before waiting for the command
     drop(ring);
     drop(skel);
-    // the recording ends here, whatever ended it: it replaces the earlier file
-    let committed = output.commit();
-    if let Err(e) = &committed {
-        eprintln!("launchgap-record: {e:#}");
-    }
+    // the recording ends here, whatever ended it: it replaces the earlier file,
+    // unless nothing at all reached the disk (dropped, the partial is removed)
+    let committed = if keep {
+        let committed = output.commit();
+        if let Err(e) = &committed {
+            eprintln!("launchgap-record: {e:#}");
+        }
+        committed
+    } else {
+        drop(output);
+        Err(anyhow!("nothing recorded"))
+    };
 
     if let (false, Some(report)) = (args.quiet, &report) {
         let seconds = (end_ns - start_ns) as f64 / 1e9;
         let counts: Vec<String> = report.rows_by_kind.iter().map(|(k, v)| format!("{k} {v}")).collect();
         eprintln!("launchgap-record: stopped ({stop_reason}) after {seconds:.2} s; {} rows: {}", report.rows, counts.join(", "));
     }
-    if lost_total + unrecorded_total > 0 {
+    // a loss is a warning: with -q it stays in the trace's `lost` rows and end summary only
+    if lost_total + unrecorded_total > 0 && !args.quiet {
         let drops = drops_seen.iter().map(|((kind, _), count)| (RECORD_NAMES.get(*kind as usize).copied().unwrap_or("?"), *count));
         eprintln!("launchgap-record: {}", lost_line(drops, &misses, &unseen));
     }
@@ -578,8 +621,60 @@ fn main() {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use anyhow::Context;
     use crate::irq_audit::Unseen;
     use crate::prog_stats::ProgramMisses;
+
+    /// A sink on a disk that fills up after `room` flushes.
+    struct DiskFillsAfter {
+        room: u32,
+        held: u64,
+        on_disk: u64,
+    }
+
+    impl TraceSink for DiskFillsAfter {
+        fn push(&mut self, _row: &Row) {
+            self.held += 1;
+        }
+        fn full(&self) -> bool {
+            false
+        }
+        fn flush(&mut self) -> Result<()> {
+            if self.room == 0 {
+                return Err(std::io::Error::from_raw_os_error(libc::ENOSPC)).context("writing a segment");
+            }
+            self.room -= 1;
+            self.on_disk += std::mem::take(&mut self.held);
+            Ok(())
+        }
+        fn finish(&mut self, _end_ns: u64, _summary: &serde_json::Value) -> Result<()> {
+            self.flush()
+        }
+        fn rows_on_disk(&self) -> u64 {
+            self.on_disk
+        }
+    }
+
+    fn write_two_lost_rows(room: u32) -> Result<WriterReport, WriterFailure> {
+        let (to_writer, inbox) = mpsc::channel();
+        let handle = std::thread::spawn(move || writer_thread(Box::new(DiskFillsAfter { room, held: 0, on_disk: 0 }), inbox));
+        let drops = vec![(0, 0, 5), (1, 1, 7)];
+        to_writer.send(ToWriter::Lost { now_ns: 20, since_ns: 10, drops }).unwrap();
+        to_writer.send(ToWriter::End { now_ns: 30, summary: json!({"cpu_ns": {"drain": 1}}) }).unwrap();
+        handle.join().unwrap()
+    }
+
+    #[test]
+    fn a_writer_that_fails_says_how_many_rows_reached_the_disk() {
+        let failure = write_two_lost_rows(0).err().unwrap();
+        assert_eq!(failure.rows_on_disk, 0);
+        let reason = output::write_failure(&failure.error, std::path::Path::new("run.lg")).unwrap();
+        assert_eq!(reason.to_string(), "No space left on device (run.lg)");
+        // the last flush made it, the closing one did not
+        let failure = write_two_lost_rows(1).err().unwrap();
+        assert_eq!(failure.rows_on_disk, 2);
+        assert_eq!(write_two_lost_rows(2).ok().unwrap().rows, 2);
+    }
 
     /// The rows as docs/trace-format.md describes them, read back with arrow's own reader (format 1).
     #[test]
@@ -599,7 +694,7 @@ mod tests {
         let losses = unrecorded(&skipped, &unseen);
         to_writer.send(ToWriter::Unrecorded { now_ns: 20, since_ns: 10, losses }).unwrap();
         to_writer.send(ToWriter::End { now_ns: 30, summary: json!({"cpu_ns": {"drain": 1}}) }).unwrap();
-        let report = handle.join().unwrap().unwrap();
+        let report = handle.join().unwrap().ok().unwrap();
         assert_eq!((report.rows, report.rows_by_kind.get("lost")), (3, Some(&3)));
 
         let reader = arrow_ipc::reader::StreamReader::try_new(std::fs::File::open(&path).unwrap(), None).unwrap();

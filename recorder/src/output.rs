@@ -9,7 +9,7 @@
 
 use std::ffi::CString;
 use std::fs::{File, OpenOptions};
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::io::{Read, Seek, Write};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
@@ -302,6 +302,29 @@ impl Drop for TraceOutput {
     }
 }
 
+/// How a recording ends when writing it failed part way.
+#[derive(Debug, PartialEq, Eq)]
+pub struct FailedWriteEnding {
+    /// The one line for the user.
+    pub line: String,
+    /// Whether the partial recording replaces what is at -o: only when it
+    /// holds something. An empty one must not replace an earlier recording.
+    pub keep: bool,
+}
+
+/// `reason` is write_failure's line ("No space left on device (run.lg)");
+/// `earlier` the -o path when a recording is there now.
+pub fn failed_write_ending(reason: &str, rows_on_disk: u64, earlier: Option<&Path>) -> FailedWriteEnding {
+    if rows_on_disk == 0 {
+        let kept = earlier.map(|p| format!(", the earlier {} kept", p.display())).unwrap_or_default();
+        return FailedWriteEnding { line: format!("{reason}: nothing recorded{kept}"), keep: false };
+    }
+    FailedWriteEnding {
+        line: format!("{reason}: tracing stopped; the recording is truncated: it keeps the {rows_on_disk} rows written before"),
+        keep: true,
+    }
+}
+
 /// An I/O failure writing the trace as one line naming the file the user
 /// asked for: "No space left on device (run.lg)". None for other errors.
 pub fn write_failure(err: &anyhow::Error, path: &std::path::Path) -> Option<anyhow::Error> {
@@ -326,13 +349,13 @@ pub struct StopAtFirstError {
 
 impl StopAtFirstError {
     pub fn new(mut file: File) -> std::io::Result<Self> {
-        let good_len = file.seek(SeekFrom::Current(0))?;
+        let good_len = file.stream_position()?;
         Ok(Self { file, failed: None, good_len })
     }
 
     /// Everything written so far is a complete unit (a batch): remember where it ends.
     pub fn write_complete(&mut self) -> std::io::Result<()> {
-        self.good_len = self.file.seek(SeekFrom::Current(0))?;
+        self.good_len = self.file.stream_position()?;
         Ok(())
     }
 
@@ -371,6 +394,26 @@ mod tests {
     }
 
     const MINE: Ownership = Ownership { owner: None, mode: 0o600 };
+
+    #[test]
+    fn a_failed_write_keeps_the_earlier_recording_unless_something_was_written() {
+        let reason = "No space left on device (run.lg)";
+        assert_eq!(
+            failed_write_ending(reason, 0, Some(Path::new("run.lg"))),
+            FailedWriteEnding { line: "No space left on device (run.lg): nothing recorded, the earlier run.lg kept".into(), keep: false }
+        );
+        assert_eq!(
+            failed_write_ending(reason, 0, None),
+            FailedWriteEnding { line: "No space left on device (run.lg): nothing recorded".into(), keep: false }
+        );
+        assert_eq!(
+            failed_write_ending(reason, 1234, Some(Path::new("run.lg"))),
+            FailedWriteEnding {
+                line: "No space left on device (run.lg): tracing stopped; the recording is truncated: it keeps the 1234 rows written before".into(),
+                keep: true
+            }
+        );
+    }
 
     #[test]
     fn the_old_file_stays_until_commit_and_a_dropped_output_leaves_nothing() {

@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 
 use crate::cli::Args;
 use crate::cuda_api::Layer;
-use crate::discover::{self, CudaLibraries};
+use crate::discover::CudaLibraries;
 use crate::metadata;
 use crate::probe_plan::plan_library;
 
@@ -30,7 +30,7 @@ fn library_kind(libraries: &CudaLibraries, path: &std::path::Path) -> &'static s
 pub fn listing(libraries: &CudaLibraries) -> Value {
     let mut probes = Vec::new();
     let mut missing = Vec::new();
-    let mut warnings = Vec::new();
+    let mut warnings = libraries.warnings.clone();
     let targets = libraries.driver.iter().map(|p| (p, Layer::Driver)).chain(
         libraries.runtime.iter().chain(&libraries.static_runtime).map(|p| (p, Layer::Runtime)),
     );
@@ -66,18 +66,17 @@ pub fn listing(libraries: &CudaLibraries) -> Value {
     })
 }
 
-/// Prints the listing for the recorder's arguments; the command is never run.
+/// Prints the listing for the recorder's arguments; the command is never
+/// run, but it must be one a recording could run: it is looked up as the
+/// recording's would be (as the invoking user, PATH and permissions), then
+/// let go at the gate.
 pub fn run(args: &Args) -> Result<i32> {
     crate::check_pids(&args.pid)?;
-    let command = (!args.command.is_empty()).then_some(args.command.as_slice());
-    let libraries = discover::discover(&discover::DiscoveryInput {
-        command,
-        pids: &args.pid,
-        extra: &args.cuda_lib,
-        ld_library_path: std::env::var("LD_LIBRARY_PATH").ok(),
-        user_home: crate::user_home(),
-    });
-    crate::check_cuda_libs(&args.cuda_lib, &libraries)?;
+    if !args.command.is_empty() {
+        let run_as = crate::spawn::invoking_user()?;
+        crate::spawn::Gated::spawn(&args.command, run_as.as_ref())?.abandon();
+    }
+    let libraries = crate::discover_libraries(args)?;
     let text = serde_json::to_string_pretty(&listing(&libraries))?;
     // a reader that stops early (`| head`) is not an error
     match writeln!(std::io::stdout().lock(), "{text}") {

@@ -252,6 +252,7 @@ fn decode_launch_batch(data: &[u8], emit: &mut impl FnMut(&Row)) -> bool {
 }
 
 #[cfg(test)]
+#[allow(clippy::field_reassign_with_default)] // a zeroed BPF record, then the fields a test sets
 mod tests {
     use super::*;
 

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import signal
 import subprocess
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from launchgap.trace import Trace, read_trace
-from tests.conftest import CUDASIM, REPO
+from tests.conftest import CUDASIM, LIBCUDA, LIBCUDA_THUNK, REPO
 
 RECORDER = REPO / "recorder" / "target" / "release" / "launchgap-record"
 STORM = REPO / "workloads" / "storm" / "build" / "storm"
@@ -73,3 +76,31 @@ def our_programs_loaded() -> int:
     out = subprocess.run(["bpftool", "prog", "show"], capture_output=True, text=True).stdout
     ours = ("handle_sched_sw", "launch_kernel", "handle_irq_entr", "sync_exit")
     return sum(1 for line in out.splitlines() if any(f"name {n}" in line for n in ours))
+
+
+def running_on_a_replaced_driver(libdir: Path, tokens: int, truth: Path | None = None, user=None):
+    """cudasim on a copy of the stand-in driver that is deleted once mapped
+    (as a driver upgrade replaces the library under a running job)."""
+    library = libdir / "libcuda.so.1"
+    shutil.copy2(LIBCUDA_THUNK, library)
+    env = {**os.environ, "LD_LIBRARY_PATH": str(libdir)}
+    args = [str(CUDASIM), "decode", "--quiet", "--tokens", str(tokens)]
+    if truth is not None:
+        args += ["--truth", str(truth)]
+    workload = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, start_new_session=True, preexec_fn=user)
+    deadline = time.monotonic() + 30
+    while str(library) not in Path(f"/proc/{workload.pid}/maps").read_text():
+        assert time.monotonic() < deadline, "cudasim never mapped the driver"
+        time.sleep(0.02)
+    library.unlink()
+    # the upgrade's new file at the same name: not the file the process runs
+    shutil.copy2(LIBCUDA, library)
+    maps = Path(f"/proc/{workload.pid}/maps").read_text()
+    assert f"{library} (deleted)" in maps
+    return workload
+
+
+def stop(workload: subprocess.Popen) -> None:
+    if workload.poll() is None:
+        os.killpg(workload.pid, signal.SIGKILL)
+    workload.wait()

@@ -1,13 +1,17 @@
 """A disk that fills up while recording: one line naming the trace, tracing
 stops (the probes detach), the trace keeps every segment (format 2) or
 batch (format 1) written before and reads cleanly up to there, the command
-runs on undisturbed and its exit code is the recorder's. On a real
-size-limited tmpfs mounted by the test."""
+runs on undisturbed and its exit code is the recorder's. A disk with no
+room for a single event keeps the earlier recording instead of replacing it
+with an empty one, and the recorder fails. On a real size- or
+inode-limited tmpfs mounted by the test (and unmounted in every path)."""
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
+import re
 import subprocess
 import tempfile
 import time
@@ -26,12 +30,12 @@ pytestmark = needs_bpf
 TMPFS_SIZE = "32m"
 
 
-@pytest.fixture
-def small_disk():
+@contextlib.contextmanager
+def tmpfs(options: str):
     mountpoint = Path(tempfile.mkdtemp(prefix="launchgap-full-disk-"))
     mounted = False
     try:
-        subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={TMPFS_SIZE},mode=0700", "launchgap-test", str(mountpoint)],
+        subprocess.run(["mount", "-t", "tmpfs", "-o", f"{options},mode=0700", "launchgap-test", str(mountpoint)],
                        check=True, capture_output=True)
         mounted = True
         yield mountpoint
@@ -39,6 +43,12 @@ def small_disk():
         if mounted and subprocess.run(["umount", str(mountpoint)], capture_output=True).returncode != 0:
             subprocess.run(["umount", "--lazy", str(mountpoint)], capture_output=True)
         mountpoint.rmdir()
+
+
+@pytest.fixture
+def small_disk():
+    with tmpfs(f"size={TMPFS_SIZE}") as mountpoint:
+        yield mountpoint
 
 
 def fill(directory: Path) -> None:
@@ -103,8 +113,9 @@ def test_a_full_disk_stops_tracing_keeps_the_trace_and_the_command_runs_on(small
         wait_until(lambda: on_disk(partial, version) > header, 60, "a first segment or batch on disk")
         fill(small_disk)
         full = proc.stderr.readline()
-        assert full.strip() == (f"launchgap-record: No space left on device ({out}): tracing stopped; the trace "
-                                "keeps the events written before (it reads as truncated)")
+        said = re.fullmatch(rf"launchgap-record: No space left on device \({re.escape(str(out))}\): tracing stopped; "
+                            r"the recording is truncated: it keeps the (\d+) rows written before", full.strip())
+        assert said, full
         # tracing has stopped while the command still runs: the recorder holds no BPF program
         wait_until(lambda: not our_program_ids(proc.pid), 60, "the probes to detach")
         assert proc.poll() is None
@@ -122,6 +133,7 @@ def test_a_full_disk_stops_tracing_keeps_the_trace_and_the_command_runs_on(small
     trace = read_trace(out)
     assert trace.end is None  # no closing summary: there was no room for it
     rows = sum(trace.count(kind) for kind in Event)
+    assert int(said[1]) == rows
     if version == 2:
         # in place, every complete segment kept and no partial one: any Parquet reader takes all of it
         assert not list(out.rglob(".*")), "a partial segment was left"
@@ -130,3 +142,34 @@ def test_a_full_disk_stops_tracing_keeps_the_trace_and_the_command_runs_on(small
         # in place, cut cleanly after its last complete batch: any Arrow reader takes all of it
         batches = list(pa.ipc.open_stream(pa.memory_map(str(out))))
         assert sum(b.num_rows for b in batches) == rows > 0
+
+
+EARLIER = b"an earlier recording that must survive\n"
+# the mount's root, the earlier recording, .run.lg.lock, the partial trace
+# directory and its meta.json: then not one more (a kind's directory)
+INODES_FOR_METADATA_ONLY = 5
+
+
+@pytest.mark.parametrize("command, code", [(["sleep", "0.5"], 1), (["sh", "-c", "sleep 0.5; exit 3"], 3)])
+def test_a_disk_with_no_room_for_any_event_keeps_the_earlier_trace_and_fails(command, code):
+    # meta.json fits, no segment does: this used to replace the earlier trace with an empty one, exit 0
+    with tmpfs(f"size={TMPFS_SIZE},nr_inodes={INODES_FOR_METADATA_ONLY}") as disk:
+        out = disk / "run.lg"
+        out.write_bytes(EARLIER)
+        proc = subprocess.run([str(RECORDER), "-q", "-o", str(out), "--", *command], capture_output=True, text=True,
+                              timeout=120)
+        assert proc.stderr.strip() == (f"launchgap-record: No space left on device ({out}): nothing recorded, "
+                                       f"the earlier {out} kept")
+        assert proc.returncode == code
+        assert out.read_bytes() == EARLIER
+        assert {p.name for p in disk.iterdir()} == {"run.lg"}
+
+
+def test_a_disk_with_no_room_for_any_event_and_no_earlier_trace_leaves_nothing():
+    with tmpfs(f"size={TMPFS_SIZE},nr_inodes={INODES_FOR_METADATA_ONLY - 1}") as disk:
+        out = disk / "run.lg"
+        proc = subprocess.run([str(RECORDER), "-q", "-o", str(out), "--", "sleep", "0.5"], capture_output=True,
+                              text=True, timeout=120)
+        assert proc.stderr.strip() == f"launchgap-record: No space left on device ({out}): nothing recorded"
+        assert proc.returncode == 1
+        assert list(disk.iterdir()) == []

@@ -28,6 +28,8 @@ pub struct Format1Writer {
     schema: Arc<Schema>,
     builders: WideBuilders,
     writer: StreamWriter<BufWriter<StopAtFirstError>>,
+    /// rows in batches written completely
+    rows_on_disk: u64,
 }
 
 impl Format1Writer {
@@ -43,7 +45,7 @@ impl Format1Writer {
         // the header on disk now: a disk with no room fails here, before anything is traced
         writer.flush().context("writing the trace's header")?;
         writer.get_mut().get_mut().write_complete().context("writing the trace's header")?;
-        Ok(Self { schema, builders: WideBuilders::new(), writer })
+        Ok(Self { schema, builders: WideBuilders::new(), writer, rows_on_disk: 0 })
     }
 
     fn write_batch(&mut self) -> Result<()> {
@@ -60,6 +62,7 @@ impl Format1Writer {
             return Err(e).context("writing a batch");
         }
         file.write_complete().context("writing a batch")?;
+        self.rows_on_disk += batch.num_rows() as u64;
         Ok(())
     }
 }
@@ -78,7 +81,7 @@ impl TraceSink for Format1Writer {
     }
 
     /// The closing row, what is left, and the end-of-stream marker.
-    fn finish(mut self: Box<Self>, end_ns: u64, summary: &serde_json::Value) -> Result<()> {
+    fn finish(&mut self, end_ns: u64, summary: &serde_json::Value) -> Result<()> {
         self.builders.push_end(end_ns, &summary.to_string());
         self.write_batch()?;
         if let Err(e) = self.writer.finish() {
@@ -86,5 +89,9 @@ impl TraceSink for Format1Writer {
             return Err(e).context("closing the Arrow stream");
         }
         Ok(())
+    }
+
+    fn rows_on_disk(&self) -> u64 {
+        self.rows_on_disk
     }
 }

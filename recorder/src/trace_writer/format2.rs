@@ -53,6 +53,8 @@ pub struct Format2Writer {
     made: Vec<bool>,
     schemas: Vec<SchemaRef>,
     properties: Vec<WriterProperties>,
+    /// rows in segments written completely
+    rows_on_disk: u64,
 }
 
 /// `launch/000001.parquet`'s file name.
@@ -136,6 +138,7 @@ impl Format2Writer {
             made: vec![false; Kind::ALL.len()],
             schemas: Kind::ALL.iter().map(|&k| Arc::new(Schema::new(kind_fields(k)))).collect(),
             properties: Kind::ALL.iter().map(|&k| properties(k)).collect(),
+            rows_on_disk: 0,
         })
     }
 
@@ -177,12 +180,14 @@ impl TraceSink for Format2Writer {
         let name = segment_name(self.segment);
         let mut wrote = false;
         for kind in Kind::ALL {
-            if self.builders.len(kind) == 0 {
+            let rows = self.builders.len(kind) as u64;
+            if rows == 0 {
                 continue;
             }
             let bytes = self.encode(kind).with_context(|| format!("encoding a {} segment", kind.name()))?;
             let dir = self.kind_dir(kind).context("writing a segment")?;
             write_complete_file(&dir, &name, &bytes, &self.ownership).context("writing a segment")?;
+            self.rows_on_disk += rows;
             wrote = true;
         }
         if wrote {
@@ -192,11 +197,15 @@ impl TraceSink for Format2Writer {
     }
 
     /// The last segments, then end.json.
-    fn finish(mut self: Box<Self>, _end_ns: u64, summary: &serde_json::Value) -> Result<()> {
+    fn finish(&mut self, _end_ns: u64, summary: &serde_json::Value) -> Result<()> {
         self.flush()?;
         let text = serde_json::to_string_pretty(summary)?;
         write_complete_file(&self.dir, END_FILE, text.as_bytes(), &self.ownership).context("writing the closing summary")?;
         Ok(())
+    }
+
+    fn rows_on_disk(&self) -> u64 {
+        self.rows_on_disk
     }
 }
 

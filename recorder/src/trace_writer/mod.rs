@@ -41,5 +41,9 @@ pub trait TraceSink: Send {
     fn flush(&mut self) -> Result<()>;
 
     /// Writes what is left and the closing summary (end_ns, the summary object).
-    fn finish(self: Box<Self>, end_ns: u64, summary: &serde_json::Value) -> Result<()>;
+    fn finish(&mut self, end_ns: u64, summary: &serde_json::Value) -> Result<()>;
+
+    /// Rows in complete units on disk so far: what a reader gets if writing
+    /// stops now. Zero after a failure means nothing was recorded.
+    fn rows_on_disk(&self) -> u64;
 }

@@ -330,7 +330,12 @@ impl<'obj> Monitor<'obj> {
 fn cuda_lib_problems(extra: &[PathBuf], libraries: &discover::CudaLibraries) -> Result<()> {
     for path in extra {
         if !libraries.driver.iter().any(|p| Some(p) == path.canonicalize().ok().as_ref()) {
-            bail!("--cuda-lib {}: not a readable file defining the CUDA driver's entry points", path.display());
+            // the recorder's reasons (not a regular file, not ELF, unreadable), or the monitor's own
+            let why = match launchgap_record::elf_symbols::open_elf(path) {
+                Err(reason) => reason.to_string(),
+                Ok(_) => "not a file defining the CUDA driver's entry points".to_string(),
+            };
+            bail!("--cuda-lib {}: {why}", path.display());
         }
     }
     Ok(())

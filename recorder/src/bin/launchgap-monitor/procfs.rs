@@ -5,8 +5,7 @@
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-/// The driver library's file name, as the loader maps it (libcuda.so, .so.1, .so.535.x).
-const DRIVER_FILE_PREFIX: &str = "libcuda.so";
+use launchgap_record::discover;
 
 /// Every process id now in /proc.
 pub fn all_pids() -> Vec<i32> {
@@ -14,29 +13,15 @@ pub fn all_pids() -> Vec<i32> {
     entries.flatten().filter_map(|e| e.file_name().to_str()?.parse().ok()).collect()
 }
 
-/// Paths of CUDA driver libraries in a /proc/PID/maps text, as the process sees them.
-pub fn driver_paths_in_maps(maps: &str) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for line in maps.lines() {
-        // five single-space-separated fields, then padding and the path, which may hold spaces
-        let Some(path) = line.splitn(6, ' ').nth(5) else { continue };
-        let path = path.trim_start();
-        let name = path.rsplit('/').next().unwrap_or("");
-        if path.starts_with('/') && name.starts_with(DRIVER_FILE_PREFIX) && !out.iter().any(|p| p == path) {
-            out.push(path.to_string());
-        }
-    }
-    out
-}
-
-/// The CUDA driver libraries a process maps, reachable from here (through
-/// /proc/PID/root, so a container's own files are found too).
+/// The CUDA driver libraries a process maps, reachable from here: the maps
+/// are read as the recorder reads them (launchgap_record::discover), a
+/// container's own files through /proc/PID/root, and a library deleted on
+/// disk since it was mapped (a driver upgraded under a running job) through
+/// /proc/PID/map_files, so its probes sit on the inode the process runs.
 pub fn mapped_drivers(pid: i32) -> Vec<PathBuf> {
-    let Ok(maps) = std::fs::read_to_string(format!("/proc/{pid}/maps")) else { return Vec::new() };
-    driver_paths_in_maps(&maps)
-        .into_iter()
-        .map(|p| PathBuf::from(format!("/proc/{pid}/root{p}")))
-        .collect()
+    discover::mapped_cuda_files(pid, discover::is_driver_file)
+        .map(|mapped| mapped.into_iter().map(|(_, reached)| reached).collect())
+        .unwrap_or_default()
 }
 
 /// (device, inode): one file whatever path reaches it. Uprobes are placed
@@ -83,18 +68,6 @@ pub fn command_of(pid: u32) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn driver_libraries_are_picked_out_of_maps() {
-        let maps = "7f00-7f10 r-xp 00000000 fd:01 123 /usr/lib/x86_64-linux-gnu/libcuda.so.535.261.03\n\
-                    7f10-7f20 r--p 00010000 fd:01 123 /usr/lib/x86_64-linux-gnu/libcuda.so.535.261.03\n\
-                    7f20-7f30 r-xp 00000000 fd:01 124 /usr/lib/libcudart.so.12\n\
-                    7f30-7f40 r-xp 00000000 fd:01 125 /opt/my libs/libcuda.so.1\n\
-                    7f40-7f50 rw-p 00000000 00:00 0 [heap]\n\
-                    7f50-7f60 r-xp 00000000 fd:01 126 /usr/lib/libcudadebugger.so.1\n";
-        assert_eq!(driver_paths_in_maps(maps),
-                   vec!["/usr/lib/x86_64-linux-gnu/libcuda.so.535.261.03", "/opt/my libs/libcuda.so.1"]);
-    }
 
     #[test]
     fn start_ticks_read_past_names_with_spaces() {
