@@ -95,10 +95,12 @@ NO_STATE = -1
 SWITCHED, WOKEN, MIGRATED = range(3)
 
 
-def _last_set_index(valid: np.ndarray, group_start: np.ndarray) -> np.ndarray:
-    """For each row, the index of the last row at or before it (in its group) where VALID, else -1."""
-    last = np.maximum.accumulate(np.where(valid, np.arange(valid.size), -1))
-    return np.where(last >= group_start, last, -1)
+def _last_set_index(valid: np.ndarray, group_first: np.ndarray) -> np.ndarray:
+    """For each row, the index of the last row at or before it in its group where VALID, else -1.
+    A group's first row stops the running maximum from reaching back into the group before."""
+    index = np.arange(valid.size)
+    last = np.maximum.accumulate(np.where(valid | group_first, index, -1))
+    return np.where(valid[last], last, -1)
 
 
 def thread_segments(trace: Trace, tids: list[int], bounds: Bounds) -> pl.DataFrame:
@@ -127,18 +129,16 @@ def thread_segments(trace: Trace, tids: list[int], bounds: Bounds) -> pl.DataFra
     order = grouped_time_order(tid, ts, np.unique(np.asarray(tids, np.int64)))
     ts, tid, cpu = ts[order], tid[order], rows["cpu"].cast(pl.UInt32).gather(order)
     state, kind = rows["state"].to_numpy()[order], rows["kind"].to_numpy()[order]
-    index = np.arange(ts.size)
     new_thread = np.ones(ts.size, bool)
     new_thread[1:] = tid[1:] != tid[:-1]
-    group_start = np.maximum.accumulate(np.where(new_thread, index, 0))
     # the state the thread's last switch before this row left it in
-    last_switch = _last_set_index(kind == SWITCHED, group_start)
+    last_switch = _last_set_index(kind == SWITCHED, new_thread)
     before = np.full(ts.size, NO_STATE, np.int8)
     before[1:] = np.where((last_switch[:-1] >= 0) & ~new_thread[1:], state[np.maximum(last_switch[:-1], 0)], NO_STATE)
     woken = np.where((before == NO_STATE) | (before == BLOCKED) | (before == OFFCPU), RUNQUEUE, before)
     state = np.where(kind == WOKEN, woken, state).astype(np.int8)
     # a migration keeps the state the thread was in
-    last_state = _last_set_index(state != NO_STATE, group_start)
+    last_state = _last_set_index(state != NO_STATE, new_thread)
     state = np.where(last_state >= 0, state[np.maximum(last_state, 0)], NO_STATE).astype(np.int8)
     state[state == NO_STATE] = UNKNOWN
     ends = np.empty(ts.size, np.int64)
