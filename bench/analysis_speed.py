@@ -18,7 +18,7 @@ The load average is printed at the start and the end: the machine is shared.
 Needs root (BPF, perf).
 
     sudo .venv/bin/python bench/analysis_speed.py [--sizes 6000000 100000000] [--tokens 12400] [--storm-seconds 2]
-        [--peer-pairs 500] [--skip-recording]
+        [--peer-pairs 500] [--skip-recording] [--storm-only]
 """
 
 from __future__ import annotations
@@ -115,6 +115,8 @@ def main() -> None:
     parser.add_argument("--tokens", type=int, default=12_400)
     parser.add_argument("--storm-seconds", type=float, default=2.0)
     parser.add_argument("--skip-recording", action="store_true", help="synthetic traces only (no root needed)")
+    parser.add_argument("--storm-only", action="store_true",
+                        help="only the storm against perf sched (a quick check; the recorded run is the whole bench)")
     parser.add_argument("--peer-pairs", type=int, default=0,
                         help="also time the study tool's approach on the smallest synthetic trace, on this many "
                              "launch pairs (extrapolated; the earlier target: launchgap at least 20x its events/s)")
@@ -124,9 +126,11 @@ def main() -> None:
     verdicts = []
     with tempfile.TemporaryDirectory(prefix="launchgap-bench-") as tmp_name:
         tmp = Path(tmp_name)
-        if not args.skip_recording:
-            if os.geteuid() != 0:
-                raise SystemExit("analysis_speed: recording needs root (or pass --skip-recording)")
+        if args.storm_only:
+            args.sizes = []
+        if not args.skip_recording and os.geteuid() != 0:
+            raise SystemExit("analysis_speed: recording needs root (or pass --skip-recording)")
+        if not args.skip_recording and not args.storm_only:
             command = [str(trace_size.CUDASIM), "decode", "--quiet", *trace_size.LAUNCH_BOUND, "--tokens",
                        str(args.tokens)]
             recorded = {}

@@ -15,6 +15,7 @@ launches are read a second time for them: timestamps only.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
@@ -186,9 +187,15 @@ def _nearest(values: np.ndarray, q: float) -> float:
 class _Items:
     """One kind of thing placed into gaps, per thread, sorted by when it starts."""
 
-    def __init__(self, frame: pl.DataFrame, start: str):
-        self._by_tid = {tid: part.sort(start) for (tid,), part in frame.partition_by("tid", as_dict=True).items()}
+    def __init__(self, frame: Callable[[], pl.DataFrame], start: str):
+        self._frame = frame
         self._start = start
+
+    @functools.cached_property
+    def _by_tid(self) -> dict[int, pl.DataFrame]:
+        # split on first use: a trace with no launches (a --system storm) never pays for it
+        parts = self._frame().partition_by("tid", as_dict=True)
+        return {tid: part.sort(self._start) for (tid,), part in parts.items()}
 
     def within(self, tid: int, lo: int, hi: int) -> pl.DataFrame | None:
         """The thread's items starting in [LO, HI)."""
@@ -214,10 +221,10 @@ def gap_stats(launch_chunks: Callable[[], Iterator[pl.DataFrame]], segments: pl.
               syncs: pl.DataFrame) -> GapStats:
     """launch_chunks: a fresh iterator over (tid, ts_ns) frames in time order each call (read twice);
     segments: tid, state, s_start, s_end; irqs: tid, i_start, exclusive_ns; syncs: tid, ts_ns."""
-    off_cpu = _Items(segments.filter(pl.col("state").is_in(["preempted", "runqueue", "blocked", "offcpu"]))
+    off_cpu = _Items(lambda: segments.filter(pl.col("state").is_in(["preempted", "runqueue", "blocked", "offcpu"]))
                      .select("tid", "state", "s_start", "s_end"), "s_start")
-    irq_items = _Items(irqs.select("tid", "i_start", "exclusive_ns"), "i_start")
-    sync_items = _Items(syncs.select("tid", pl.col("ts_ns").cast(pl.Int64)), "ts_ns")
+    irq_items = _Items(lambda: irqs.select("tid", "i_start", "exclusive_ns"), "i_start")
+    sync_items = _Items(lambda: syncs.select("tid", pl.col("ts_ns").cast(pl.Int64)), "ts_ns")
     counts = _Counts()
     last: dict[int, int] = {}
     done: dict[int, int] = {}  # gaps of each thread so far

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import numpy as np
 import polars as pl
 
 from launchgap.analysis import gaps as gap_analysis
@@ -18,7 +19,7 @@ from launchgap.analysis.records import (
     StudyMetrics, TailShare, Taken, TakenTotal, ThreadCulprit, ThreadIrq, ThreadTaken, TraceInfo, Verdict,
 )
 from launchgap.analysis.targets import RECORDER_COMMS, target_pids, target_threads
-from launchgap.analysis.timeline import Bounds, cpu_runs, thread_segments, trace_bounds
+from launchgap.analysis.timeline import Bounds, cpu_runs, grouped_time_order, thread_segments, trace_bounds
 from launchgap.doctor.in_trace import host_checks
 from launchgap.trace import Event, Trace
 from launchgap.trace.model import collect_streamed
@@ -60,7 +61,8 @@ def _lost(trace: Trace) -> dict[str, int]:
     lost = trace.lost
     if lost.is_empty():
         return {}
-    return {k: int(v) for k, v in lost.group_by("lost_event").agg(pl.col("lost_count").sum()).iter_rows()}
+    # by kind name: group_by's order varies from run to run, and the JSON should not
+    return {k: int(v) for k, v in sorted(lost.group_by("lost_event").agg(pl.col("lost_count").sum()).iter_rows())}
 
 
 def _guard(lost: dict[str, int]) -> dict[str, str]:
@@ -165,14 +167,24 @@ def silent_tasks(trace: Trace) -> list[dict]:
     """Tasks switched in but never out, other than those still running at the end: the kernel
     did not trace their switch-outs (seen with this project's sandbox agent), so a workload
     thread they preempted looks preempted until its next recorded switch-out."""
-    sw = trace.of(Event.SWITCH, "ts_ns", "cpu", "tid", "next_pid", "next_tid", "next_comm")
+    sw = trace.of(Event.SWITCH, "ts_ns", "cpu", "tid", "next_tid")
     if sw.is_empty():
         return []
-    running_at_end = set(sw.sort("ts_ns").group_by("cpu").last()["next_tid"].to_list())
+    # each CPU's last switch-in, equal times in the order read
+    order = grouped_time_order(sw["cpu"].to_numpy(), sw["ts_ns"].to_numpy())
+    last_of_cpu = order[np.append(sw["cpu"].to_numpy()[order][1:] != sw["cpu"].to_numpy()[order][:-1], True)]
+    running_at_end = set(sw["next_tid"].gather(last_of_cpu).to_list())
     switched_out = set(sw["tid"].unique().to_list())
-    ins = sw.group_by("next_pid", "next_tid").agg(pl.len().alias("switch_ins"), pl.col("next_comm").last())
-    silent = ins.filter(~pl.col("next_tid").is_in(list(switched_out | running_at_end | {0})))
-    return [{"pid": p, "tid": t, "comm": c, "switch_ins": n} for p, t, n, c in silent.sort(["switch_ins", "next_tid"], descending=[True, False]).rows()]
+    switched_in = set(sw["next_tid"].unique().to_list())
+    silent_tids = sorted(switched_in - switched_out - running_at_end - {0})
+    if not silent_tids:
+        return []
+    # names and counts only for those (on a --system trace, strings a switch would cost more than the rest)
+    ins = (trace.scan(Event.SWITCH).select("next_pid", "next_tid", "next_comm")
+           .filter(pl.col("next_tid").is_in(silent_tids)).collect()
+           .group_by("next_pid", "next_tid").agg(pl.len().alias("switch_ins"), pl.col("next_comm").last()))
+    return [{"pid": p, "tid": t, "comm": c, "switch_ins": n}
+            for p, t, n, c in ins.sort(["switch_ins", "next_tid"], descending=[True, False]).rows()]
 
 
 def failed_launches(trace: Trace, pids: set[int]) -> FailedLaunches:

@@ -3,9 +3,9 @@ target thread waited, and which interrupts ran on its CPU while it ran."""
 
 from __future__ import annotations
 
+import numpy as np
 import polars as pl
 
-from launchgap.analysis.intervals import overlaps
 from launchgap.analysis.timeline import Bounds
 
 WAITING = ("preempted", "runqueue")
@@ -14,7 +14,9 @@ WAITING = ("preempted", "runqueue")
 def state_time(segments: pl.DataFrame) -> pl.DataFrame:
     """Per thread: ns in each state (columns running_ns, preempted_ns, ...) and lifetime_ns."""
     base = segments.with_columns((pl.col("s_end") - pl.col("s_start")).alias("ns"))
-    wide = base.pivot(on="state", index="tid", values="ns", aggregate_function="sum")
+    # summed first: the pivot then has a row a thread and state, not a segment
+    wide = (base.group_by("tid", "state").agg(pl.col("ns").sum())
+            .pivot(on="state", index="tid", values="ns", aggregate_function="sum"))
     states = ("running", "preempted", "runqueue", "blocked", "offcpu", "unknown")
     for state in states:
         if state not in wide.columns:
@@ -24,14 +26,62 @@ def state_time(segments: pl.DataFrame) -> pl.DataFrame:
     return wide.fill_null(0).join(lifetime, on="tid")
 
 
+def _overlap_indices(queries: pl.DataFrame, runs: pl.DataFrame, key: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(query row, run row, overlap ns) of every pair that overlaps by more than nothing.
+
+    queries: key, q_start, q_end; runs: key, r_start, r_end, sorted by (key, r_start) and disjoint per key.
+    The runs a query overlaps are one index range of its key's runs: binary search finds its ends
+    (the last run starting at or before q_start, the last starting before q_end), and only those
+    pairs are made. Cost: n log n plus the number of overlaps."""
+    if queries.is_empty() or runs.is_empty():
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64)
+    q_key, q_start, q_end = (queries[c].to_numpy() for c in (key, "q_start", "q_end"))
+    r_key, r_start = runs[key].to_numpy(), runs["r_start"].to_numpy()
+    # the queries by key (a stable radix sort for small keys such as CPUs), so each key's are one slice
+    by_key = np.argsort(q_key.astype(np.uint16) if q_key.size and q_key.max() < 1 << 16 else q_key, kind="stable")
+    sorted_keys = q_key[by_key]
+    key_starts = np.flatnonzero(np.append(True, sorted_keys[1:] != sorted_keys[:-1]))
+    keys = sorted_keys[key_starts]
+    lo = np.empty(q_key.size, np.int64)
+    hi = np.empty(q_key.size, np.int64)
+    for value, a, b in zip(keys, key_starts, np.append(key_starts[1:], q_key.size)):
+        mine = by_key[a:b]
+        first, last = np.searchsorted(r_key, value, "left"), np.searchsorted(r_key, value, "right")
+        starts = r_start[first:last]
+        lo[mine] = first + np.maximum(np.searchsorted(starts, q_start[mine], "right") - 1, 0)
+        hi[mine] = first + np.searchsorted(starts, q_end[mine], "left") - 1
+    counts = np.maximum(hi - lo + 1, 0)
+    query_rows = np.repeat(np.arange(q_key.size), counts)
+    run_rows = lo[query_rows] + np.arange(query_rows.size) - np.repeat(np.cumsum(counts) - counts, counts)
+    r_end = runs["r_end"].to_numpy()
+    overlap = (np.minimum(q_end[query_rows], r_end[run_rows]) - np.maximum(q_start[query_rows], r_start[run_rows]))
+    kept = overlap > 0
+    return query_rows[kept], run_rows[kept], overlap[kept]
+
+
+def _sorted_by(frame: pl.DataFrame, key: str, start: str) -> pl.DataFrame:
+    """FRAME sorted by (KEY, START): as it is already when it comes from cpu_runs (checked, not assumed)."""
+    k, s = frame[key].to_numpy().astype(np.int64), frame[start].to_numpy()
+    dk = np.diff(k)
+    if np.all((dk > 0) | ((dk == 0) & (np.diff(s) >= 0))):
+        return frame
+    return frame.sort(key, start)
+
+
 def culprits(segments: pl.DataFrame, runs: pl.DataFrame) -> pl.DataFrame:
     """Who ran on a waiting thread's CPU while it waited: tid, cause, run_pid, run_comm, ns."""
     waiting = segments.filter(pl.col("state").is_in(WAITING)).select(
-        "tid", "cpu", pl.col("state").alias("cause"), pl.col("s_start").alias("q_start"), pl.col("s_end").alias("q_end"))
-    pairs = overlaps(waiting, runs, key="cpu")
-    if pairs.is_empty():
+        "tid", "cpu", pl.col("state").alias("cause"), pl.col("s_start").alias("q_start"), pl.col("s_end").alias("q_end")
+    ).drop_nulls("cpu")  # a wait on no known CPU (an imported trace's) overlaps nothing
+    # the runs of CPUs no thread waited on are never looked at: the search is per CPU
+    runs = _sorted_by(runs.drop_nulls("cpu"), "cpu", "r_start")
+    query_rows, run_rows, overlap = _overlap_indices(waiting, runs, "cpu")
+    if overlap.size == 0:
         return pl.DataFrame(schema={"tid": pl.UInt32, "cause": pl.Utf8, "run_pid": pl.UInt32, "run_comm": pl.Utf8,
                                     "ns": pl.Int64})
+    pairs = pl.concat([waiting.select("tid", "cause")[query_rows],
+                       runs.select("run_pid", "run_tid", "run_comm")[run_rows],
+                       pl.DataFrame({"overlap_ns": overlap.astype(np.int64)})], how="horizontal")
     # the idle task has one name per CPU (swapper/N); as a culprit it is one thing
     idle_as_one = pl.when(pl.col("run_pid") == 0).then(pl.lit("swapper")).otherwise(pl.col("run_comm"))
     return (pairs.filter(pl.col("run_tid") != pl.col("tid"))
@@ -55,21 +105,37 @@ def migration_time(trace_migrations: pl.DataFrame, segments: pl.DataFrame) -> pl
 
     A wait is a run of consecutive runnable segments (preempted / runqueue)
     ended by running; a migration while runnable splits it into segments.
+    SEGMENTS are sorted by (tid, s_start), as thread_segments returns them.
     """
-    waits = segments.sort("tid", "s_start").with_columns(
-        pl.col("state").is_in(WAITING).alias("waiting"))
-    waits = waits.with_columns(
-        (pl.col("waiting") != pl.col("waiting").shift(1).over("tid")).fill_null(True).cum_sum().over("tid").alias("episode"))
-    episodes = (waits.filter(pl.col("waiting")).group_by("tid", "episode")
-                .agg(pl.col("s_start").min().alias("e_start"), pl.col("s_end").max().alias("e_end")))
     moves = trace_migrations.select("tid", pl.col("ts_ns").cast(pl.Int64).alias("m_ts"))
     counts = moves.group_by("tid").agg(pl.len().alias("migrations"))
-    if episodes.is_empty() or moves.is_empty():
+    if segments.is_empty() or moves.is_empty():
         return counts.with_columns(pl.lit(0, pl.Int64).alias("runnable_around_ns"))
-    hit = (episodes.join(moves, on="tid")
-           .filter((pl.col("m_ts") >= pl.col("e_start")) & (pl.col("m_ts") <= pl.col("e_end")))
-           .select("tid", "episode", "e_start", "e_end").unique())
-    around = hit.group_by("tid").agg((pl.col("e_end") - pl.col("e_start")).sum().alias("runnable_around_ns"))
+    segments = _sorted_by(segments, "tid", "s_start")
+    tid = segments["tid"].to_numpy()
+    waiting = segments["state"].is_in(WAITING).to_numpy()
+    changed = np.ones(tid.size, bool)
+    changed[1:] = (tid[1:] != tid[:-1]) | (waiting[1:] != waiting[:-1])
+    # a wait: consecutive waiting segments of one thread. A thread's segments are disjoint and in time
+    # order, so its waits are too: a migration lies in at most one, the last starting at or before it
+    first = np.flatnonzero(changed & waiting)
+    last = np.append(np.flatnonzero(changed)[1:], tid.size)[np.searchsorted(np.flatnonzero(changed), first)] - 1
+    if first.size == 0:
+        return counts.with_columns(pl.lit(0, pl.Int64).alias("runnable_around_ns"))
+    e_tid, e_start = tid[first], segments["s_start"].to_numpy()[first]
+    e_end = segments["s_end"].to_numpy()[last]
+    m_tid, m_ts = moves["tid"].to_numpy(), moves["m_ts"].to_numpy()
+    wait_of_move = np.full(m_ts.size, -1, np.int64)
+    for thread in np.unique(m_tid):
+        lo, hi = np.searchsorted(e_tid, thread, "left"), np.searchsorted(e_tid, thread, "right")
+        mine = m_tid == thread
+        found = lo + np.searchsorted(e_start[lo:hi], m_ts[mine], "right") - 1
+        inside = (found >= lo) & (m_ts[mine] <= e_end[np.maximum(found, 0)])
+        wait_of_move[mine] = np.where(inside, found, -1)
+    hit = np.unique(wait_of_move[wait_of_move >= 0])
+    around = (pl.DataFrame({"tid": pl.Series(e_tid[hit], dtype=segments["tid"].dtype),
+                            "runnable_around_ns": (e_end[hit] - e_start[hit]).astype(np.int64)})
+              .group_by("tid").agg(pl.col("runnable_around_ns").sum()))
     return counts.join(around, on="tid", how="left").fill_null(0)
 
 

@@ -14,8 +14,10 @@ migrate events. Rules (docs/metrics.md, "Thread states"):
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
+import numpy as np
 import polars as pl
 
 from launchgap.trace import Event, Trace
@@ -41,6 +43,20 @@ def trace_bounds(trace: Trace) -> Bounds:
     return Bounds(start, max(start, end))
 
 
+def grouped_time_order(group: np.ndarray, ts: np.ndarray, known: np.ndarray | None = None) -> np.ndarray:
+    """The row order by (GROUP, TS), equal pairs kept in their given order (as np.lexsort gives it).
+    Two stable sorts, by time (often nothing to do: switches are usually written in time order) and
+    then by group, a radix sort when the groups fit 16 bits (CPUs; threads ranked in KNOWN, sorted)."""
+    if known is not None and known.size < 1 << 16:
+        group = np.searchsorted(known, group).astype(np.uint16)
+    elif group.size and group.max() < 1 << 16:
+        group = group.astype(np.uint16)
+    if ts.size < 2 or np.all(ts[1:] >= ts[:-1]):
+        return np.argsort(group, kind="stable")
+    by_time = np.argsort(ts, kind="stable")
+    return by_time[np.argsort(group[by_time], kind="stable")]
+
+
 def cpu_runs(trace: Trace, bounds: Bounds) -> pl.DataFrame:
     """Who ran on each CPU when: cpu, r_start, r_end, run_pid, run_tid, run_comm.
 
@@ -51,64 +67,102 @@ def cpu_runs(trace: Trace, bounds: Bounds) -> pl.DataFrame:
     if sw.is_empty():
         return pl.DataFrame(schema={"cpu": pl.UInt32, "r_start": pl.Int64, "r_end": pl.Int64, "run_pid": pl.UInt32,
                                     "run_tid": pl.UInt32, "run_comm": pl.Utf8})
-    sw = sw.sort("cpu", "ts_ns")
-    slices = sw.select(
-        "cpu",
-        pl.col("ts_ns").cast(pl.Int64).alias("r_start"),
-        pl.col("ts_ns").cast(pl.Int64).shift(-1).over("cpu").fill_null(bounds.end_ns).alias("r_end"),
-        pl.col("next_pid").alias("run_pid"), pl.col("next_tid").alias("run_tid"), pl.col("next_comm").alias("run_comm"))
-    first = sw.group_by("cpu").first().select(
-        "cpu", pl.lit(bounds.start_ns, pl.Int64).alias("r_start"), pl.col("ts_ns").cast(pl.Int64).alias("r_end"),
-        pl.col("pid").alias("run_pid"), pl.col("tid").alias("run_tid"), pl.col("comm").alias("run_comm"))
-    return pl.concat([first, slices]).filter(pl.col("r_end") > pl.col("r_start")).sort("cpu", "r_start")
+    ts, cpu = sw["ts_ns"].cast(pl.Int64).to_numpy(), sw["cpu"].to_numpy()
+    order = grouped_time_order(cpu, ts)
+    sw, ts, cpu = sw[order], ts[order], cpu[order]
+    first_of_cpu = np.ones(ts.size, bool)
+    first_of_cpu[1:] = cpu[1:] != cpu[:-1]
+    # a slice ends at the CPU's next switch; its last at the end of the trace
+    ends = np.empty(ts.size, np.int64)
+    ends[:-1] = ts[1:]
+    ends[np.append(first_of_cpu[1:], True)] = bounds.end_ns
+    slices = pl.DataFrame({"cpu": sw["cpu"], "r_start": ts, "r_end": ends, "run_pid": sw["next_pid"],
+                           "run_tid": sw["next_tid"], "run_comm": sw["next_comm"]})
+    firsts = np.flatnonzero(first_of_cpu)
+    first = pl.DataFrame({"cpu": sw["cpu"].gather(firsts), "r_start": np.full(firsts.size, bounds.start_ns, np.int64),
+                          "r_end": ts[firsts], "run_pid": sw["pid"].gather(firsts), "run_tid": sw["tid"].gather(firsts),
+                          "run_comm": sw["comm"].gather(firsts)})
+    # each CPU's first slice (from the trace's start) before its others, as the sort by (cpu, r_start) puts it
+    runs = pl.concat([first, slices])
+    order = np.insert(np.arange(firsts.size, firsts.size + ts.size), firsts, np.arange(firsts.size))
+    return runs[order].filter(pl.col("r_end") > pl.col("r_start"))
+
+
+# thread states, numbered while the segments are built (a string a row costs sorts and fills dearly)
+STATES = ("running", "preempted", "runqueue", "blocked", "offcpu", "unknown", "dead")
+RUNNING, PREEMPTED, RUNQUEUE, BLOCKED, OFFCPU, UNKNOWN, DEAD = range(len(STATES))
+NO_STATE = -1
+SWITCHED, WOKEN, MIGRATED = range(3)
+
+
+def _last_set_index(valid: np.ndarray, group_first: np.ndarray) -> np.ndarray:
+    """For each row, the index of the last row at or before it in its group where VALID, else -1.
+    A group's first row stops the running maximum from reaching back into the group before."""
+    index = np.arange(valid.size)
+    last = np.maximum.accumulate(np.where(valid | group_first, index, -1))
+    return np.where(valid[last], last, -1)
 
 
 def thread_segments(trace: Trace, tids: list[int], bounds: Bounds) -> pl.DataFrame:
     """tid, cpu, state, s_start, s_end for every target thread, end to end."""
     sw = trace.scan(Event.SWITCH).select("ts_ns", "cpu", "tid", "next_tid", "prev_state", "voluntary")
+    code = functools.partial(pl.lit, dtype=pl.Int8)
     outs = sw.filter(pl.col("tid").is_in(tids)).select(
         "ts_ns", "tid", "cpu",
-        pl.when((pl.col("prev_state") & TASK_DEAD) != 0).then(pl.lit("dead"))
-        .when(pl.col("voluntary").is_null()).then(pl.lit("offcpu"))
-        .when(pl.col("voluntary")).then(pl.lit("blocked")).otherwise(pl.lit("preempted")).alias("state"),
-        pl.lit(Event.SWITCH.value).alias("kind"))
+        pl.when((pl.col("prev_state") & TASK_DEAD) != 0).then(code(DEAD))
+        .when(pl.col("voluntary").is_null()).then(code(OFFCPU))
+        .when(pl.col("voluntary")).then(code(BLOCKED)).otherwise(code(PREEMPTED)).alias("state"),
+        code(SWITCHED).alias("kind"))
     ins = sw.filter(pl.col("next_tid").is_in(tids)).select(
-        "ts_ns", pl.col("next_tid").alias("tid"), "cpu", pl.lit("running").alias("state"),
-        pl.lit(Event.SWITCH.value).alias("kind"))
+        "ts_ns", pl.col("next_tid").alias("tid"), "cpu", code(RUNNING).alias("state"), code(SWITCHED).alias("kind"))
     wakes = pl.concat([trace.scan(kind) for kind in (Event.WAKEUP, Event.WAKEUP_NEW)]).filter(
         pl.col("tid").is_in(tids)).select(
-        "ts_ns", "tid", pl.col("target_cpu").alias("cpu"), pl.lit(None, pl.Utf8).alias("state"),
-        pl.lit(Event.WAKEUP.value).alias("kind"))
+        "ts_ns", "tid", pl.col("target_cpu").alias("cpu"), code(NO_STATE).alias("state"), code(WOKEN).alias("kind"))
     moves = trace.scan(Event.MIGRATE).filter(pl.col("tid").is_in(tids)).select(
-        "ts_ns", "tid", pl.col("dest_cpu").alias("cpu"), pl.lit(None, pl.Utf8).alias("state"),
-        pl.lit(Event.MIGRATE.value).alias("kind"))
+        "ts_ns", "tid", pl.col("dest_cpu").alias("cpu"), code(NO_STATE).alias("state"), code(MIGRATED).alias("kind"))
     rows = pl.concat([outs, ins, wakes, moves]).with_columns(pl.col("ts_ns").cast(pl.Int64)).collect()
     if rows.is_empty():
         return pl.DataFrame(schema={"tid": pl.UInt32, "cpu": pl.UInt32, "state": pl.Utf8, "s_start": pl.Int64,
                                     "s_end": pl.Int64})
-    rows = rows.sort("tid", "ts_ns")
-    switch_state = pl.when(pl.col("kind") == Event.SWITCH).then(pl.col("state"))
-    rows = rows.with_columns(switch_state.forward_fill().shift(1).over("tid").alias("switched_before"))
-    woken = (pl.when(pl.col("switched_before").is_null() | pl.col("switched_before").is_in(["blocked", "offcpu"]))
-             .then(pl.lit("runqueue")).otherwise(pl.col("switched_before")))
-    rows = rows.with_columns(pl.when(pl.col("kind") == Event.WAKEUP).then(woken).otherwise(pl.col("state")).alias("state"))
-    rows = rows.with_columns(pl.col("state").forward_fill().over("tid"))
+    # by thread, then time; a stable sort keeps equal times in the order above (out, in, wakeup, migrate)
+    ts, tid = rows["ts_ns"].to_numpy(), rows["tid"].cast(pl.UInt32).to_numpy()
+    order = grouped_time_order(tid, ts, np.unique(np.asarray(tids, np.int64)))
+    ts, tid, cpu = ts[order], tid[order], rows["cpu"].cast(pl.UInt32).gather(order)
+    state, kind = rows["state"].to_numpy()[order], rows["kind"].to_numpy()[order]
+    new_thread = np.ones(ts.size, bool)
+    new_thread[1:] = tid[1:] != tid[:-1]
+    # the state the thread's last switch before this row left it in
+    last_switch = _last_set_index(kind == SWITCHED, new_thread)
+    before = np.full(ts.size, NO_STATE, np.int8)
+    before[1:] = np.where((last_switch[:-1] >= 0) & ~new_thread[1:], state[np.maximum(last_switch[:-1], 0)], NO_STATE)
+    woken = np.where((before == NO_STATE) | (before == BLOCKED) | (before == OFFCPU), RUNQUEUE, before)
+    state = np.where(kind == WOKEN, woken, state).astype(np.int8)
+    # a migration keeps the state the thread was in
+    last_state = _last_set_index(state != NO_STATE, new_thread)
+    state = np.where(last_state >= 0, state[np.maximum(last_state, 0)], NO_STATE).astype(np.int8)
+    state[state == NO_STATE] = UNKNOWN
+    ends = np.empty(ts.size, np.int64)
+    ends[:-1] = ts[1:]
+    ends[np.append(new_thread[1:], True)] = bounds.end_ns
     # a thread's end: its death switch, else the end of the trace
-    segments = rows.select(
-        "tid", "cpu", pl.col("state").fill_null("unknown"), pl.col("ts_ns").alias("s_start"),
-        pl.col("ts_ns").shift(-1).over("tid").fill_null(bounds.end_ns).alias("s_end"))
-    segments = segments.filter(pl.col("state") != "dead")
+    kept = (state != DEAD) & (ends > ts)
     # before the first event: inferred from it
-    first = rows.group_by("tid").first().select(
-        "tid", "cpu",
-        pl.when((pl.col("kind") == Event.SWITCH) & (pl.col("state") != "running")).then(pl.lit("running"))
-        .when(pl.col("kind") == Event.WAKEUP).then(pl.lit("blocked"))
-        .otherwise(pl.lit("unknown")).alias("state"),
-        pl.lit(bounds.start_ns, pl.Int64).alias("s_start"), pl.col("ts_ns").alias("s_end"))
+    firsts = np.flatnonzero(new_thread)
+    first_kind, first_state = kind[firsts], state[firsts]
+    inferred = np.where((first_kind == SWITCHED) & (first_state != RUNNING), RUNNING,
+                        np.where(first_kind == WOKEN, BLOCKED, UNKNOWN)).astype(np.int8)
+    first = pl.DataFrame({"tid": tid[firsts], "cpu": cpu.gather(firsts), "state": inferred,
+                          "s_start": np.full(firsts.size, bounds.start_ns, np.int64), "s_end": ts[firsts]})
     born = trace.of(Event.FORK, "ts_ns", "child_tid").filter(pl.col("child_tid").is_in(tids)).select(
-        pl.col("child_tid").alias("tid"), pl.col("ts_ns").cast(pl.Int64).alias("born_ns"))
+        pl.col("child_tid").cast(pl.UInt32).alias("tid"), pl.col("ts_ns").cast(pl.Int64).alias("born_ns"))
     first = (first.join(born, on="tid", how="left")
              .with_columns(pl.max_horizontal("s_start", pl.col("born_ns").fill_null(bounds.start_ns)).alias("s_start"))
-             .drop("born_ns"))
-    out = pl.concat([first, segments]).filter(pl.col("s_end") > pl.col("s_start"))
-    return out.with_columns(pl.col("tid").cast(pl.UInt32), pl.col("cpu").cast(pl.UInt32)).sort("tid", "s_start")
+             .drop("born_ns").filter(pl.col("s_end") > pl.col("s_start")).sort("tid", "s_start"))
+    segments = pl.DataFrame({"tid": tid[kept], "cpu": cpu.filter(pl.Series(kept)), "state": state[kept],
+                             "s_start": ts[kept], "s_end": ends[kept]})
+    # a thread's segments are in time order, and its inferred first one ends where they start: each goes first
+    at = np.searchsorted(segments["tid"].to_numpy(), first["tid"].to_numpy(), "left")
+    order = np.insert(np.arange(first.height, first.height + segments.height), at, np.arange(first.height))
+    out = pl.concat([first, segments])[order]
+    names = pl.Series("state", STATES, pl.Utf8)
+    return out.with_columns(pl.col("tid").cast(pl.UInt32), names.gather(out["state"]))
