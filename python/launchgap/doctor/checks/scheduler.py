@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import os
 
 from launchgap.doctor.checks import Finding, check
 from launchgap.doctor.facts import (
@@ -92,6 +93,10 @@ def _why_unreadable(facts: HostFacts, reading) -> str:
         if mode and mode != "none":
             return (f"debugfs refuses the read ({reading.why}): the kernel is locked down ({mode}), which closes "
                     "debugfs files that can be written")
+        if facts.host.description == "this host" and os.geteuid() == 0:
+            # root refused without lockdown: debugfs restricted at boot (debugfs=no-mount/off) or by a sandbox
+            return (f"debugfs refuses the read ({reading.why}) even to root: debugfs is restricted on this host "
+                    "(the debugfs= boot option, or a sandbox's filter)")
         return f"debugfs refuses the read ({reading.why}): run as root"
     if not listing.ok:
         return f"{DEBUGFS} is not readable ({listing.why}): run as root"
