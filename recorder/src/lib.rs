@@ -5,6 +5,7 @@
 //! `launchgap-monitor` (src/bin/launchgap-monitor/) serves in-kernel
 //! aggregates to Prometheus.
 
+pub mod bpf_host;
 pub mod cuda_api;
 pub mod cuda_attach;
 pub mod discover;

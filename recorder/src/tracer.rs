@@ -1,6 +1,7 @@
 //! Loading the BPF programs and attaching them, with a report of every
 //! probe: where it went, what its first instruction costs, whether it took.
 
+use launchgap_record::bpf_host::{explain_load_error, pid_max, require_kernel_btf};
 use std::mem::MaybeUninit;
 use std::path::Path;
 
@@ -30,24 +31,7 @@ pub struct Loaded<'obj> {
     pub uprobe_multi: bool,
 }
 
-/// Thread ids run below /proc/sys/kernel/pid_max: the size of the per-thread flag array.
-fn pid_max() -> u32 {
-    const LINUX_PID_MAX_LIMIT: u32 = 1 << 22;
-    std::fs::read_to_string("/proc/sys/kernel/pid_max")
-        .ok()
-        .and_then(|s| s.trim().parse().ok())
-        .unwrap_or(LINUX_PID_MAX_LIMIT)
-}
 
-/// Why loading failed, in words a user can act on.
-fn explain_load_error(err: &libbpf_rs::Error) -> anyhow::Error {
-    let text = format!("{err:#}");
-    if text.contains("Operation not permitted") || text.contains("EPERM") || text.contains("Permission denied") {
-        anyhow!("permission denied loading BPF programs: run as root (or with CAP_BPF and CAP_PERFMON)")
-    } else {
-        anyhow!("loading the BPF programs failed: {text}")
-    }
-}
 
 /// Tracepoints this kernel has, judged from its BTF (tp_btf needs btf_trace_<name>).
 fn kernel_has_tracepoint(btf: &Btf, name: &str) -> bool {
@@ -55,11 +39,7 @@ fn kernel_has_tracepoint(btf: &Btf, name: &str) -> bool {
 }
 
 pub fn load<'obj>(storage: &'obj mut MaybeUninit<OpenObject>, opts: &LoadOptions, probes: &mut Vec<Value>) -> Result<Loaded<'obj>> {
-    // overridable so that tests can play a kernel without BTF
-    let btf_path = std::env::var("LAUNCHGAP_VMLINUX_BTF").unwrap_or_else(|_| "/sys/kernel/btf/vmlinux".into());
-    if !Path::new(&btf_path).exists() {
-        return Err(anyhow!("this kernel exposes no BTF ({btf_path}): it needs CONFIG_DEBUG_INFO_BTF=y"));
-    }
+    require_kernel_btf()?;
     let btf = Btf::from_vmlinux().map_err(|e| anyhow!("reading kernel BTF: {e}"))?;
     let mut open = LaunchgapSkelBuilder::default().open(storage).map_err(|e| explain_load_error(&e))?;
     if let Some(rodata) = open.maps.rodata_data.as_deref_mut() {

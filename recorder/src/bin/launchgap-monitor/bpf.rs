@@ -1,6 +1,7 @@
 //! Loading the monitor's BPF programs (maps sized from the command line),
 //! attaching them, and reading and pruning their maps.
 
+use launchgap_record::bpf_host::{explain_load_error, pid_max, require_kernel_btf};
 use std::mem::MaybeUninit;
 use std::path::Path;
 
@@ -49,28 +50,10 @@ pub struct Loaded<'obj> {
     pub missing_tracepoints: Vec<String>,
 }
 
-fn explain_load_error(err: &libbpf_rs::Error) -> anyhow::Error {
-    let text = format!("{err:#}");
-    if text.contains("Operation not permitted") || text.contains("EPERM") || text.contains("Permission denied") {
-        anyhow!("permission denied loading BPF programs: run as root (or with CAP_BPF and CAP_PERFMON)")
-    } else {
-        anyhow!("loading the BPF programs failed: {text}")
-    }
-}
 
-fn pid_max() -> u32 {
-    const LINUX_PID_MAX_LIMIT: u32 = 1 << 22;
-    std::fs::read_to_string("/proc/sys/kernel/pid_max")
-        .ok()
-        .and_then(|s| s.trim().parse().ok())
-        .unwrap_or(LINUX_PID_MAX_LIMIT)
-}
 
 pub fn load<'obj>(storage: &'obj mut MaybeUninit<OpenObject>, config: &Config) -> Result<Loaded<'obj>> {
-    let btf_path = std::env::var("LAUNCHGAP_VMLINUX_BTF").unwrap_or_else(|_| "/sys/kernel/btf/vmlinux".into());
-    if !Path::new(&btf_path).exists() {
-        return Err(anyhow!("this kernel exposes no BTF ({btf_path}): it needs CONFIG_DEBUG_INFO_BTF=y"));
-    }
+    require_kernel_btf()?;
     let btf = Btf::from_vmlinux().map_err(|e| anyhow!("reading kernel BTF: {e}"))?;
     let mut open = MonitorSkelBuilder::default().open(storage).map_err(|e| explain_load_error(&e))?;
     if let Some(rodata) = open.maps.rodata_data.as_deref_mut() {
