@@ -4,7 +4,6 @@ CPU hog, beside loopback network load, and against perf sched."""
 from __future__ import annotations
 
 import os
-import re
 import signal
 import subprocess
 import sys
@@ -15,7 +14,7 @@ import polars as pl
 from launchgap.analysis import taken
 from launchgap.analysis.report import report_json
 from launchgap.analysis.timeline import cpu_runs, thread_segments, trace_bounds
-from launchgap.trace import read_trace
+from launchgap.trace import Event, read_trace
 from launchgap.workloads.cudasim_truth import load_truth
 from tests.conftest import REPO
 from tests.recorder.conftest import RECORDER, cudasim_command, needs_bpf
@@ -125,38 +124,63 @@ def perf_switch_outs(perf_data: Path, tid: int) -> int:
     return sum(1 for line in out.splitlines() if f"prev_pid={tid} " in line)
 
 
-def perf_delays_ms(perf_data: Path, tid: int) -> list[float]:
-    """perf sched timehist's "sch delay" (wakeup to running) for each line of the thread."""
-    out = subprocess.run(["perf", "sched", "timehist", "-i", str(perf_data)], capture_output=True, text=True).stdout
-    return [float(line.split()[4]) for line in out.splitlines()
-            if len(line.split()) >= 6 and re.search(rf"\[{tid}/", line.split()[2])]
+def cpu_steal_ns(cpu: int) -> int:
+    """Time the hypervisor ran something else while this vCPU had work (/proc/stat, USER_HZ ticks)."""
+    for line in Path("/proc/stat").read_text().splitlines():
+        fields = line.split()
+        if fields[0] == f"cpu{cpu}":
+            return int(fields[8]) * 1_000_000_000 // os.sysconf("SC_CLK_TCK")
+    raise AssertionError(f"cpu{cpu} not in /proc/stat")
 
 
-def runqueue_before_runs_ms(segments, tid: int) -> float:
-    """Our run-queue wait before each run of the thread except its last (perf prints no line for that one)."""
-    mine = segments.filter(segments["tid"] == tid)
-    states, starts, ends = mine["state"].to_list(), mine["s_start"].to_list(), mine["s_end"].to_list()
-    runs = [i for i, s in enumerate(states) if s == "running"]
-    waits = [ends[i - 1] - starts[i - 1] for i in runs[:-1] if i > 0 and states[i - 1] == "runqueue"]
-    return sum(waits) / 1e6
+def test_switch_counts_agree_with_perf_sched_and_waits_with_the_kernel(tmp_path):
+    """Switch-outs against perf's sched_switch events, exactly. Waits against the kernel's own
+    sched_info for each thread (schedstat, read by cudasim as the thread finishes): its run_delay
+    (time runnable, woken or preempted, before running) closely, allowing for runs the kernel counted
+    but sched_switch never showed.
 
-
-def test_switch_counts_and_runqueue_waits_agree_with_perf_sched(tmp_path):
-    perf_data, out, truth = tmp_path / "perf.data", tmp_path / "run.lg", tmp_path / "truth.json"
-    workload = cudasim_command("--tokens", "15", "--threads", "2", "--host-us", "800", "--truth", str(truth))
+    perf sched timehist is not the reference for waits: on this VM under `stress-ng --cpu 2 --io 2`
+    its "sch delay" fell short of ours by 16-106 ms in some runs (one wait of a thread missing),
+    while the kernel's run_delay agreed with ours within 0.3 ms in those same runs."""
+    perf_data, out, truth_path = tmp_path / "perf.data", tmp_path / "run.lg", tmp_path / "truth.json"
+    workload = cudasim_command("--tokens", "15", "--threads", "2", "--host-us", "800", "--truth", str(truth_path))
+    steal_before = cpu_steal_ns(CPU)
     proc = subprocess.run(["perf", "sched", "record", "-q", "-o", str(perf_data), "--", str(RECORDER), "-q", "-o",
                            str(out), "--", *workload], capture_output=True, text=True, timeout=300, preexec_fn=pin)
     assert proc.returncode == 0, proc.stderr
+    steal_ns = cpu_steal_ns(CPU) - steal_before
     trace = read_trace(out)
+    threads = {t["tid"]: t for p in load_truth(truth_path).raw["processes"] for t in p["threads"]}
     report = report_json(trace)
     workers = [t for t in report["taken"]["threads"] if t["launches"]]
-    assert len(workers) == 2
-    segments = thread_segments(trace, [t["tid"] for t in workers], trace_bounds(trace))
+    assert sorted(t["tid"] for t in workers) == sorted(threads)
+    segments = thread_segments(trace, sorted(threads), trace_bounds(trace))
     for t in workers:
         # both tracers saw the thread's whole life: every switch, exactly
         assert perf_switch_outs(perf_data, t["tid"]) == t["preempted_switches"] + t["blocked_switches"]
-        delays = perf_delays_ms(perf_data, t["tid"])
-        ours, theirs = runqueue_before_runs_ms(segments, t["tid"]), sum(delays)
-        # perf stamps with sched_clock, we with CLOCK_MONOTONIC: a few us apart per wakeup; under heavy
-        # load a difference of 0.6 ms in 19 wakeups was once seen, not yet explained (docs/metrics.md)
-        assert abs(ours - theirs) <= 0.10 * theirs + 0.05 * len(delays), (t["tid"], ours, theirs, len(delays))
+        kernel, read_ns = threads[t["tid"]]["kernel_schedstat"], threads[t["tid"]]["kernel_switches"]["read_start_ns"]
+        # every run before the read ended in a switch-out, and one was under way at it; on this sandbox's
+        # kernel sched_switch does not fire for every switch (docs/metrics.md, "Known limit": perf misses
+        # the same ones), so the kernel may count runs the tracepoint never showed, never fewer
+        switch_outs = trace.of(Event.SWITCH, "ts_ns", "tid").filter(
+            (pl.col("tid") == t["tid"]) & (pl.col("ts_ns") < read_ns)).height
+        assert switch_outs + 1 <= kernel["timeslices"], (t["tid"], switch_outs, kernel)
+        runs, ran_ns, waited_ns = runs_and_waits_before(segments, t["tid"], read_ns)
+        # an unseen run is counted as waiting: as long, at most, as what the kernel says the thread ran
+        # beyond the runs we saw
+        unseen_ns = max(0, kernel["on_cpu_ns"] - ran_ns) if switch_outs + 1 < kernel["timeslices"] else 0
+        # The kernel starts a wait at the enqueue and ends it with the run queue's clock as last updated
+        # (at the start of __schedule): ours, from the tracepoints, run up to ~15 us longer a wait here.
+        # Time the hypervisor stole from the vCPU may be left out of the kernel's count: allowed for.
+        allowed = 0.02 * kernel["run_delay_ns"] + 50_000 * kernel["timeslices"] + steal_ns
+        assert -allowed <= waited_ns - kernel["run_delay_ns"] <= allowed + unseen_ns, (
+            t["tid"], runs, ran_ns, waited_ns, kernel, steal_ns)
+
+
+def runs_and_waits_before(segments: pl.DataFrame, tid: int, until_ns: int) -> tuple[int, int, int]:
+    """The thread's runs begun before UNTIL_NS, their time, and its preempted and run-queue time, up to then."""
+    mine = segments.filter((pl.col("tid") == tid) & (pl.col("s_start") < until_ns)).with_columns(
+        (pl.col("s_end").clip(upper_bound=until_ns) - pl.col("s_start")).alias("ns"))
+    running = mine.filter(pl.col("state") == "running")
+    waits = mine.filter(pl.col("state").is_in(["preempted", "runqueue"]))
+    return running.height, int(running["ns"].sum()), int(waits["ns"].sum())

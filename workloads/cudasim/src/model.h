@@ -57,6 +57,13 @@ struct worker_summary {
     uint64_t nonvoluntary_switches;
     uint64_t counters_read_start_ns;
     uint64_t counters_read_end_ns;
+    /* /proc/thread-self/schedstat, read in the same window: the kernel's sched_info
+     * (run_delay: time runnable on a run queue, woken or preempted, before running) */
+    uint64_t on_cpu_ns;
+    uint64_t run_delay_ns;
+    uint64_t timeslices;
+    int32_t schedstat_read;
+    int32_t pad2;
 };
 
 uint64_t splitmix64(uint64_t *state);

@@ -203,6 +203,11 @@ static void write_processes(FILE *out, const struct cusim_record *recs, uint64_t
                 new_process ? "" : ",", ws->tid, ws->thread_index, ws->tokens, ws->start_ns,
                 ws->end_ns, ws->failed ? "true" : "false", ws->voluntary_switches,
                 ws->nonvoluntary_switches, ws->counters_read_start_ns, ws->counters_read_end_ns);
+        if (ws->schedstat_read)
+            fprintf(out,
+                    "\"kernel_schedstat\": {\"on_cpu_ns\": %" PRIu64 ", \"run_delay_ns\": %" PRIu64
+                    ", \"timeslices\": %" PRIu64 "}, ",
+                    ws->on_cpu_ns, ws->run_delay_ns, ws->timeslices);
         write_tally(out, &thread_tally);
         fputc('}', out);
         if (last_of_process)
