@@ -9,6 +9,8 @@ import polars as pl
 from launchgap.analysis.timeline import Bounds
 
 WAITING = ("preempted", "runqueue")
+# culprit name codes for the idle task and a task with no name (categorical codes are never negative)
+IDLE_NAME, NO_NAME = -1, -2
 
 
 def state_time(segments: pl.DataFrame) -> pl.DataFrame:
@@ -79,15 +81,21 @@ def culprits(segments: pl.DataFrame, runs: pl.DataFrame) -> pl.DataFrame:
     if overlap.size == 0:
         return pl.DataFrame(schema={"tid": pl.UInt32, "cause": pl.Utf8, "run_pid": pl.UInt32, "run_comm": pl.Utf8,
                                     "ns": pl.Int64})
-    pairs = pl.concat([waiting.select("tid", "cause")[query_rows],
-                       runs.select("run_pid", "run_tid", "run_comm")[run_rows],
-                       pl.DataFrame({"overlap_ns": overlap.astype(np.int64)})], how="horizontal")
+    # grouped on numbers (a code for each name), the names put back on the groups only: a string a pair
+    # costs a gather and a hash each
+    name_code = runs["run_comm"].cast(pl.Categorical).to_physical().cast(pl.Int64).fill_null(NO_NAME)
     # the idle task has one name per CPU (swapper/N); as a culprit it is one thing
-    idle_as_one = pl.when(pl.col("run_pid") == 0).then(pl.lit("swapper")).otherwise(pl.col("run_comm"))
-    return (pairs.filter(pl.col("run_tid") != pl.col("tid"))
-            .with_columns(idle_as_one.alias("run_comm"))
-            .group_by("tid", "cause", "run_pid", "run_comm")
-            .agg(pl.col("overlap_ns").sum().alias("ns"))
+    name_code = pl.when(runs["run_pid"] == 0).then(pl.lit(IDLE_NAME, pl.Int64)).otherwise(name_code)
+    pairs = pl.concat([waiting.select("tid", "cause")[query_rows],
+                       runs.select("run_pid", "run_tid", name_code.alias("name")).with_row_index("run_row")[run_rows],
+                       pl.DataFrame({"overlap_ns": overlap.astype(np.int64)})], how="horizontal")
+    groups = (pairs.filter(pl.col("run_tid") != pl.col("tid"))
+              .group_by("tid", "cause", "run_pid", "name")
+              .agg(pl.col("overlap_ns").sum().alias("ns"), pl.col("run_row").first()))
+    names = runs["run_comm"].gather(groups["run_row"])
+    return (groups.with_columns(pl.when(pl.col("run_pid") == 0).then(pl.lit("swapper")).otherwise(names)
+                                .alias("run_comm"))
+            .select("tid", "cause", "run_pid", "run_comm", "ns")
             # equal times in a fixed order, whatever order the rows came in
             .sort(["ns", "tid", "cause", "run_pid", "run_comm"], descending=[True, False, False, False, False]))
 

@@ -69,23 +69,32 @@ def cpu_runs(trace: Trace, bounds: Bounds) -> pl.DataFrame:
                                     "run_tid": pl.UInt32, "run_comm": pl.Utf8})
     ts, cpu = sw["ts_ns"].cast(pl.Int64).to_numpy(), sw["cpu"].to_numpy()
     order = grouped_time_order(cpu, ts)
-    sw, ts, cpu = sw[order], ts[order], cpu[order]
+    ts, cpu = ts[order], cpu[order]
     first_of_cpu = np.ones(ts.size, bool)
     first_of_cpu[1:] = cpu[1:] != cpu[:-1]
     # a slice ends at the CPU's next switch; its last at the end of the trace
     ends = np.empty(ts.size, np.int64)
     ends[:-1] = ts[1:]
     ends[np.append(first_of_cpu[1:], True)] = bounds.end_ns
-    slices = pl.DataFrame({"cpu": sw["cpu"], "r_start": ts, "r_end": ends, "run_pid": sw["next_pid"],
-                           "run_tid": sw["next_tid"], "run_comm": sw["next_comm"]})
+    # each CPU's first slice (from the trace's start, of the task its first switch switched out) goes
+    # before its others, as the sort by (cpu, r_start) puts it
     firsts = np.flatnonzero(first_of_cpu)
-    first = pl.DataFrame({"cpu": sw["cpu"].gather(firsts), "r_start": np.full(firsts.size, bounds.start_ns, np.int64),
-                          "r_end": ts[firsts], "run_pid": sw["pid"].gather(firsts), "run_tid": sw["tid"].gather(firsts),
-                          "run_comm": sw["comm"].gather(firsts)})
-    # each CPU's first slice (from the trace's start) before its others, as the sort by (cpu, r_start) puts it
-    runs = pl.concat([first, slices])
-    order = np.insert(np.arange(firsts.size, firsts.size + ts.size), firsts, np.arange(firsts.size))
-    return runs[order].filter(pl.col("r_end") > pl.col("r_start"))
+    at = firsts
+    starts = np.insert(ts, at, bounds.start_ns)
+    ends = np.insert(ends, at, ts[firsts])
+    # each slice's task as a row of the switches: the next task of its switch, or for a CPU's first
+    # slice the previous task of its first switch (rows n.. of the previous-task columns below)
+    switch_row = np.insert(order, at, order[firsts] + ts.size)
+    kept = np.flatnonzero(ends > starts)
+    switch_row = switch_row[kept]
+
+    def task(prev: str, nxt: str) -> pl.Series:
+        return pl.concat([sw[nxt], sw[prev]]).gather(switch_row)
+
+    return pl.DataFrame({"cpu": np.insert(cpu, at, cpu[firsts])[kept], "r_start": starts[kept], "r_end": ends[kept]},
+                        schema={"cpu": sw["cpu"].dtype, "r_start": pl.Int64, "r_end": pl.Int64}).with_columns(
+        task("pid", "next_pid").alias("run_pid"), task("tid", "next_tid").alias("run_tid"),
+        task("comm", "next_comm").alias("run_comm"))
 
 
 # thread states, numbered while the segments are built (a string a row costs sorts and fills dearly)

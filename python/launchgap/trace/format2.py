@@ -8,9 +8,11 @@ metadata's format marker; every segment, decoded in full with the reader the
 analysis uses (a segment that cannot be decoded, or whose columns are not its
 kind's, is left out and the loss said); a trace without end.json (a killed
 recorder, a full disk) is truncated: it reads up to its last complete
-segment. Segments are opened one at a time, so the check takes the memory of
-one segment, not of the trace; the analysis then reads them lazily
-(model.ParquetTables).
+segment. Segments are opened one at a time; launches, most of a
+launch-bound trace, are then dropped, so the check holds one segment of them,
+not the trace, and the analysis reads them lazily (model.ParquetTables). The
+other kinds are kept decoded, up to HELD_BYTES, so that the analysis, which
+reads switches and wakeups many times over, does not decode them again.
 """
 
 from __future__ import annotations
@@ -31,6 +33,10 @@ from launchgap.trace.schema import (
 
 VERSION = 2
 ZSTD_LEVEL = 1
+# Decoded rows of every kind but launches kept from the opening check, at most (launches, most of a
+# launch-bound trace, are streamed by the analysis and never held; the scheduling analysis holds the
+# switches and wakeups it reads anyway)
+HELD_BYTES = 512 << 20
 
 
 def segment_name(number: int) -> str:
@@ -87,6 +93,8 @@ def read_format2(path: Path) -> Trace:
     counts: dict[Event, int] = {}
     drop: dict[Event, pl.Expr] = {}
     segments = 0
+    held: dict[Event, list[pl.DataFrame]] = {}
+    held_bytes = 0
     for kind in Event:
         directory = path / kind.value
         if not directory.is_dir():
@@ -105,6 +113,11 @@ def read_format2(path: Path) -> Trace:
                 drop[kind] = impossible_rows({c.name for c in KIND_COLUMNS[kind]}, bounds)
             files.setdefault(kind, []).append(segment)
             counts[kind] = counts.get(kind, 0) + frame.height - (found.bad - bad_before)
+            if kind is not Event.LAUNCH and held_bytes <= HELD_BYTES:
+                # the check decoded it already: the analysis reads it from memory rather than decoding again
+                kept = frame.filter(~bad_rows) if found.bad > bad_before else frame
+                held.setdefault(kind, []).append(conform(kind, kept.lazy()).collect())
+                held_bytes += kept.estimated_size()
     truncated = summary_text is None
     if not files:
         if damage and segments:
@@ -113,7 +126,9 @@ def read_format2(path: Path) -> Trace:
             raise TraceError(f"{path}: truncated before its first complete segment of events (the recorder was "
                              f"killed before its first flush, or the directory was cut short): nothing to read")
     damage += found.verdict(path, bounds)
-    return Trace(path, meta, ParquetTables(files, counts, drop), truncated, summary=summary, damage=tuple(damage),
+    # all of them or none: past the budget every kind is read lazily again, so memory stays bounded
+    whole = {kind: pl.concat(frames) for kind, frames in held.items()} if held_bytes <= HELD_BYTES else {}
+    return Trace(path, meta, ParquetTables(files, counts, drop, whole), truncated, summary=summary, damage=tuple(damage),
                  format=VERSION)
 
 
