@@ -104,12 +104,16 @@ NO_STATE = -1
 SWITCHED, WOKEN, MIGRATED = range(3)
 
 
-def _last_set_index(valid: np.ndarray, group_first: np.ndarray) -> np.ndarray:
-    """For each row, the index of the last row at or before it in its group where VALID, else -1.
-    A group's first row stops the running maximum from reaching back into the group before."""
-    index = np.arange(valid.size)
-    last = np.maximum.accumulate(np.where(valid | group_first, index, -1))
-    return np.where(valid[last], last, -1)
+def _last_of_thread(mask: np.ndarray, rows: np.ndarray, tid: np.ndarray) -> np.ndarray:
+    """For each of ROWS (indices into rows sorted by thread, then time), the index of the last row before
+    it, of the same thread, where MASK, else -1. A count of the MASK rows so far names it: no running
+    maximum over every row, no search."""
+    where = np.flatnonzero(mask)
+    if where.size == 0 or rows.size == 0:
+        return np.full(rows.size, -1, np.int64)
+    before = np.cumsum(mask, dtype=np.int64)[rows] - mask[rows]
+    found = where[np.maximum(before - 1, 0)]
+    return np.where((before > 0) & (tid[found] == tid[rows]), found, -1)
 
 
 def thread_segments(trace: Trace, tids: list[int], bounds: Bounds) -> pl.DataFrame:
@@ -140,16 +144,16 @@ def thread_segments(trace: Trace, tids: list[int], bounds: Bounds) -> pl.DataFra
     state, kind = rows["state"].to_numpy()[order], rows["kind"].to_numpy()[order]
     new_thread = np.ones(ts.size, bool)
     new_thread[1:] = tid[1:] != tid[:-1]
-    # the state the thread's last switch before this row left it in
-    last_switch = _last_set_index(kind == SWITCHED, new_thread)
-    before = np.full(ts.size, NO_STATE, np.int8)
-    before[1:] = np.where((last_switch[:-1] >= 0) & ~new_thread[1:], state[np.maximum(last_switch[:-1], 0)], NO_STATE)
-    woken = np.where((before == NO_STATE) | (before == BLOCKED) | (before == OFFCPU), RUNQUEUE, before)
-    state = np.where(kind == WOKEN, woken, state).astype(np.int8)
-    # a migration keeps the state the thread was in
-    last_state = _last_set_index(state != NO_STATE, new_thread)
-    state = np.where(last_state >= 0, state[np.maximum(last_state, 0)], NO_STATE).astype(np.int8)
-    state[state == NO_STATE] = UNKNOWN
+    # a wakeup makes a thread that its last switch before it left blocked (or that has no switch before
+    # it) runnable; any other stays in the state that switch left it in
+    woken = np.flatnonzero(kind == WOKEN)
+    last_switch = _last_of_thread(kind == SWITCHED, woken, tid)
+    before = np.where(last_switch >= 0, state[np.maximum(last_switch, 0)], NO_STATE)
+    state[woken] = np.where((before == NO_STATE) | (before == BLOCKED) | (before == OFFCPU), RUNQUEUE, before)
+    # a migration keeps the state the thread was in (only migrations are left without one)
+    moved = np.flatnonzero(state == NO_STATE)
+    last_state = _last_of_thread(state != NO_STATE, moved, tid)
+    state[moved] = np.where(last_state >= 0, state[np.maximum(last_state, 0)], UNKNOWN)
     ends = np.empty(ts.size, np.int64)
     ends[:-1] = ts[1:]
     ends[np.append(new_thread[1:], True)] = bounds.end_ns
