@@ -140,7 +140,7 @@ def thread_segments(trace: Trace, tids: list[int], bounds: Bounds) -> pl.DataFra
     # by thread, then time; a stable sort keeps equal times in the order above (out, in, wakeup, migrate)
     ts, tid = rows["ts_ns"].to_numpy(), rows["tid"].cast(pl.UInt32).to_numpy()
     order = grouped_time_order(tid, ts, np.unique(np.asarray(tids, np.int64)))
-    ts, tid, cpu = ts[order], tid[order], rows["cpu"].cast(pl.UInt32).gather(order)
+    ts, tid = ts[order], tid[order]
     state, kind = rows["state"].to_numpy()[order], rows["kind"].to_numpy()[order]
     new_thread = np.ones(ts.size, bool)
     new_thread[1:] = tid[1:] != tid[:-1]
@@ -158,24 +158,28 @@ def thread_segments(trace: Trace, tids: list[int], bounds: Bounds) -> pl.DataFra
     ends[:-1] = ts[1:]
     ends[np.append(new_thread[1:], True)] = bounds.end_ns
     # a thread's end: its death switch, else the end of the trace
-    kept = (state != DEAD) & (ends > ts)
+    kept = np.flatnonzero((state != DEAD) & (ends > ts))
     # before the first event: inferred from it
     firsts = np.flatnonzero(new_thread)
     first_kind, first_state = kind[firsts], state[firsts]
     inferred = np.where((first_kind == SWITCHED) & (first_state != RUNNING), RUNNING,
                         np.where(first_kind == WOKEN, BLOCKED, UNKNOWN)).astype(np.int8)
-    first = pl.DataFrame({"tid": tid[firsts], "cpu": cpu.gather(firsts), "state": inferred,
+    first = pl.DataFrame({"tid": tid[firsts], "row": order[firsts].astype(np.int64), "state": inferred,
                           "s_start": np.full(firsts.size, bounds.start_ns, np.int64), "s_end": ts[firsts]})
     born = trace.of(Event.FORK, "ts_ns", "child_tid").filter(pl.col("child_tid").is_in(tids)).select(
         pl.col("child_tid").cast(pl.UInt32).alias("tid"), pl.col("ts_ns").cast(pl.Int64).alias("born_ns"))
     first = (first.join(born, on="tid", how="left")
              .with_columns(pl.max_horizontal("s_start", pl.col("born_ns").fill_null(bounds.start_ns)).alias("s_start"))
              .drop("born_ns").filter(pl.col("s_end") > pl.col("s_start")).sort("tid", "s_start"))
-    segments = pl.DataFrame({"tid": tid[kept], "cpu": cpu.filter(pl.Series(kept)), "state": state[kept],
-                             "s_start": ts[kept], "s_end": ends[kept]})
-    # a thread's segments are in time order, and its inferred first one ends where they start: each goes first
-    at = np.searchsorted(segments["tid"].to_numpy(), first["tid"].to_numpy(), "left")
-    order = np.insert(np.arange(first.height, first.height + segments.height), at, np.arange(first.height))
-    out = pl.concat([first, segments])[order]
+    # a thread's segments are in time order, and its inferred first one ends where they start: each goes
+    # first (one pass a column, each row taken once; the CPU from the rows as read, nulls kept)
+    at = np.searchsorted(tid[kept], first["tid"].to_numpy(), "left")
+
+    def with_firsts(values: np.ndarray, column: str) -> np.ndarray:
+        return np.insert(values[kept], at, first[column].to_numpy())
+
     names = pl.Series("state", STATES, pl.Utf8)
-    return out.with_columns(pl.col("tid").cast(pl.UInt32), names.gather(out["state"]))
+    return pl.DataFrame({"tid": with_firsts(tid, "tid"),
+                         "cpu": rows["cpu"].cast(pl.UInt32).gather(with_firsts(order, "row")),
+                         "state": names.gather(with_firsts(state, "state")),
+                         "s_start": with_firsts(ts, "s_start"), "s_end": with_firsts(ends, "s_end")})
