@@ -18,6 +18,7 @@ reads switches and wakeups many times over, does not decode them again.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import polars as pl
@@ -37,6 +38,9 @@ ZSTD_LEVEL = 1
 # launch-bound trace, are streamed by the analysis and never held; the scheduling analysis holds the
 # switches and wakeups it reads anyway)
 HELD_BYTES = 512 << 20
+# how many times larger decoded rows may be than their segments on disk, at most (zstd over dictionary and
+# delta encodings: ~10x on the storm's switches)
+MAX_COMPRESSION = 32
 
 
 def segment_name(number: int) -> str:
@@ -68,13 +72,35 @@ def _segment_problem(kind: Event, frame: pl.DataFrame) -> str | None:
     return None
 
 
-def _read_segment(kind: Event, segment: Path) -> tuple[pl.DataFrame | None, str | None]:
+def _read_segment(kind: Event, segment: Path | list[Path]) -> tuple[pl.DataFrame | None, str | None]:
     try:
         frame = pl.read_parquet(segment)
     except (pl.exceptions.PolarsError, pl.exceptions.PanicException, OSError, ValueError, pa.ArrowException) as err:
         return None, reason(err)
     problem = _segment_problem(kind, frame)
     return (None, problem) if problem else (frame, None)
+
+
+def _size_on_disk(paths: list[Path]) -> float:
+    try:
+        return sum(p.stat().st_size for p in paths)
+    except OSError:  # gone since it was listed: read one at a time, where its loss is said
+        return float("inf")
+
+
+def _read_segments(kind: Event, paths: list[Path], may_hold: bool) -> Iterator[tuple[list[Path], pl.DataFrame | None,
+                                                                                    str | None]]:
+    """PATHS decoded: (segments, their rows or None, why not). A kind the trace may hold (not launches, and
+    not larger on disk than a part of HELD_BYTES) is read at once, its segments decoded in parallel; if
+    that fails, or any segment's columns differ, and always for the others, one segment at a time (the
+    memory of one segment, and the damaged one named)."""
+    if may_hold and kind is not Event.LAUNCH and len(paths) > 1 and _size_on_disk(paths) <= HELD_BYTES // MAX_COMPRESSION:
+        frame, _ = _read_segment(kind, paths)
+        if frame is not None:
+            yield paths, frame, None
+            return
+    for segment in paths:
+        yield [segment], *_read_segment(kind, segment)
 
 
 def read_format2(path: Path) -> Trace:
@@ -100,18 +126,18 @@ def read_format2(path: Path) -> Trace:
         if not directory.is_dir():
             continue
         # a partial segment (.NNNNNN.parquet.partial) does not end with the suffix
-        for segment in sorted(directory.glob(f"*{SEGMENT_SUFFIX}")):
-            segments += 1
-            frame, problem = _read_segment(kind, segment)
+        paths = sorted(directory.glob(f"*{SEGMENT_SUFFIX}"))
+        segments += len(paths)
+        for group, frame, problem in _read_segments(kind, paths, held_bytes <= HELD_BYTES):
             if frame is None:
-                damage.append(f"segment {kind.value}/{segment.name} is damaged ({problem}) and was left out")
+                damage.append(f"segment {kind.value}/{group[0].name} is damaged ({problem}) and was left out")
                 continue
             bad_rows = frame.select(impossible_rows(set(frame.columns), bounds).alias("bad"))["bad"]
             bad_before = found.bad
             found.add(frame, bad_rows, kind.value)
             if found.bad > bad_before:
                 drop[kind] = impossible_rows({c.name for c in KIND_COLUMNS[kind]}, bounds)
-            files.setdefault(kind, []).append(segment)
+            files.setdefault(kind, []).extend(group)
             counts[kind] = counts.get(kind, 0) + frame.height - (found.bad - bad_before)
             if kind is not Event.LAUNCH and held_bytes <= HELD_BYTES:
                 # the check decoded it already: the analysis reads it from memory rather than decoding again
