@@ -86,14 +86,18 @@ def culprits(segments: pl.DataFrame, runs: pl.DataFrame) -> pl.DataFrame:
     name_code = runs["run_comm"].cast(pl.Categorical).to_physical().cast(pl.Int64).fill_null(NO_NAME)
     # the idle task has one name per CPU (swapper/N); as a culprit it is one thing
     name_code = pl.when(runs["run_pid"] == 0).then(pl.lit(IDLE_NAME, pl.Int64)).otherwise(name_code)
-    pairs = pl.concat([waiting.select("tid", "cause")[query_rows],
+    # the cause as a flag, not a string a pair (WAITING has two)
+    queued = (pl.col("cause") == WAITING[1]).alias("queued")
+    pairs = pl.concat([waiting.select("tid", queued)[query_rows],
                        runs.select("run_pid", "run_tid", name_code.alias("name")).with_row_index("run_row")[run_rows],
                        pl.DataFrame({"overlap_ns": overlap.astype(np.int64)})], how="horizontal")
     groups = (pairs.filter(pl.col("run_tid") != pl.col("tid"))
-              .group_by("tid", "cause", "run_pid", "name")
+              .group_by("tid", "queued", "run_pid", "name")
               .agg(pl.col("overlap_ns").sum().alias("ns"), pl.col("run_row").first()))
     names = runs["run_comm"].gather(groups["run_row"])
-    return (groups.with_columns(pl.when(pl.col("run_pid") == 0).then(pl.lit("swapper")).otherwise(names)
+    return (groups.with_columns(pl.when(pl.col("queued")).then(pl.lit(WAITING[1])).otherwise(pl.lit(WAITING[0]))
+                                .alias("cause"),
+                                pl.when(pl.col("run_pid") == 0).then(pl.lit("swapper")).otherwise(names)
                                 .alias("run_comm"))
             .select("tid", "cause", "run_pid", "run_comm", "ns")
             # equal times in a fixed order, whatever order the rows came in
