@@ -48,7 +48,13 @@ def grouped_time_order(group: np.ndarray, ts: np.ndarray, known: np.ndarray | No
     Two stable sorts, by time (often nothing to do: switches are usually written in time order) and
     then by group, a radix sort when the groups fit 16 bits (CPUs; threads ranked in KNOWN, sorted)."""
     if known is not None and known.size < 1 << 16:
-        group = np.searchsorted(known, group).astype(np.uint16)
+        highest = int(group.max()) if group.size else 0
+        if highest < group.size:
+            # each id's rank looked up in a table of every id up to the highest (task ids are small): one
+            # gather, not a binary search a row
+            group = np.searchsorted(known, np.arange(highest + 1)).astype(np.uint16)[group]
+        else:
+            group = np.searchsorted(known, group).astype(np.uint16)
     elif group.size and group.max() < 1 << 16:
         group = group.astype(np.uint16)
     if ts.size < 2 or np.all(ts[1:] >= ts[:-1]):
