@@ -13,6 +13,11 @@ WAITING = ("preempted", "runqueue")
 IDLE_NAME, NO_NAME = -1, -2
 
 
+def _is_waiting(state: pl.Expr) -> pl.Expr:
+    # two comparisons of short strings (held inline) cost less than a hashed set lookup a row
+    return (state == WAITING[0]) | (state == WAITING[1])
+
+
 def state_time(segments: pl.DataFrame) -> pl.DataFrame:
     """Per thread: ns in each state (columns running_ns, preempted_ns, ...) and lifetime_ns."""
     base = segments.with_columns((pl.col("s_end") - pl.col("s_start")).alias("ns"))
@@ -72,7 +77,7 @@ def _sorted_by(frame: pl.DataFrame, key: str, start: str) -> pl.DataFrame:
 
 def culprits(segments: pl.DataFrame, runs: pl.DataFrame) -> pl.DataFrame:
     """Who ran on a waiting thread's CPU while it waited: tid, cause, run_pid, run_comm, ns."""
-    waiting = segments.filter(pl.col("state").is_in(WAITING)).select(
+    waiting = segments.filter(_is_waiting(pl.col("state"))).select(
         "tid", "cpu", pl.col("state").alias("cause"), pl.col("s_start").alias("q_start"), pl.col("s_end").alias("q_end")
     ).drop_nulls("cpu")  # a wait on no known CPU (an imported trace's) overlaps nothing
     # the runs of CPUs no thread waited on are never looked at: the search is per CPU
@@ -125,7 +130,7 @@ def migration_time(trace_migrations: pl.DataFrame, segments: pl.DataFrame) -> pl
         return counts.with_columns(pl.lit(0, pl.Int64).alias("runnable_around_ns"))
     segments = _sorted_by(segments, "tid", "s_start")
     tid = segments["tid"].to_numpy()
-    waiting = segments["state"].is_in(WAITING).to_numpy()
+    waiting = segments.select(_is_waiting(pl.col("state")))["state"].to_numpy()
     changed = np.ones(tid.size, bool)
     changed[1:] = (tid[1:] != tid[:-1]) | (waiting[1:] != waiting[:-1])
     # a wait: consecutive waiting segments of one thread. A thread's segments are disjoint and in time
