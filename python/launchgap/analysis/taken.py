@@ -68,9 +68,9 @@ def _overlap_indices(queries: pl.DataFrame, runs: pl.DataFrame, key: str) -> tup
 
 def _sorted_by(frame: pl.DataFrame, key: str, start: str) -> pl.DataFrame:
     """FRAME sorted by (KEY, START): as it is already when it comes from cpu_runs (checked, not assumed)."""
-    k, s = frame[key].to_numpy().astype(np.int64), frame[start].to_numpy()
-    dk = np.diff(k)
-    if np.all((dk > 0) | ((dk == 0) & (np.diff(s) >= 0))):
+    k, s = frame[key].to_numpy(), frame[start].to_numpy()
+    # compared, not differenced: no unsigned wrap-around, no wider copy
+    if np.all((k[1:] > k[:-1]) | ((k[1:] == k[:-1]) & (s[1:] >= s[:-1]))):
         return frame
     return frame.sort(key, start)
 
@@ -135,8 +135,11 @@ def migration_time(trace_migrations: pl.DataFrame, segments: pl.DataFrame) -> pl
     changed[1:] = (tid[1:] != tid[:-1]) | (waiting[1:] != waiting[:-1])
     # a wait: consecutive waiting segments of one thread. A thread's segments are disjoint and in time
     # order, so its waits are too: a migration lies in at most one, the last starting at or before it
-    first = np.flatnonzero(changed & waiting)
-    last = np.append(np.flatnonzero(changed)[1:], tid.size)[np.searchsorted(np.flatnonzero(changed), first)] - 1
+    starts = np.flatnonzero(changed)
+    # the runs that wait: their first segment, and their last (the one before the next run's first)
+    waits = np.flatnonzero(waiting[starts])
+    first = starts[waits]
+    last = np.append(starts[1:], tid.size)[waits] - 1
     if first.size == 0:
         return counts.with_columns(pl.lit(0, pl.Int64).alias("runnable_around_ns"))
     e_tid, e_start = tid[first], segments["s_start"].to_numpy()[first]
