@@ -9,6 +9,13 @@ import polars as pl
 from launchgap.analysis.timeline import Bounds
 
 WAITING = ("preempted", "runqueue")
+# culprit name codes for the idle task and a task with no name (categorical codes are never negative)
+IDLE_NAME, NO_NAME = -1, -2
+
+
+def _is_waiting(state: pl.Expr) -> pl.Expr:
+    # two comparisons of short strings (held inline) cost less than a hashed set lookup a row
+    return (state == WAITING[0]) | (state == WAITING[1])
 
 
 def state_time(segments: pl.DataFrame) -> pl.DataFrame:
@@ -61,16 +68,16 @@ def _overlap_indices(queries: pl.DataFrame, runs: pl.DataFrame, key: str) -> tup
 
 def _sorted_by(frame: pl.DataFrame, key: str, start: str) -> pl.DataFrame:
     """FRAME sorted by (KEY, START): as it is already when it comes from cpu_runs (checked, not assumed)."""
-    k, s = frame[key].to_numpy().astype(np.int64), frame[start].to_numpy()
-    dk = np.diff(k)
-    if np.all((dk > 0) | ((dk == 0) & (np.diff(s) >= 0))):
+    k, s = frame[key].to_numpy(), frame[start].to_numpy()
+    # compared, not differenced: no unsigned wrap-around, no wider copy
+    if np.all((k[1:] > k[:-1]) | ((k[1:] == k[:-1]) & (s[1:] >= s[:-1]))):
         return frame
     return frame.sort(key, start)
 
 
 def culprits(segments: pl.DataFrame, runs: pl.DataFrame) -> pl.DataFrame:
     """Who ran on a waiting thread's CPU while it waited: tid, cause, run_pid, run_comm, ns."""
-    waiting = segments.filter(pl.col("state").is_in(WAITING)).select(
+    waiting = segments.filter(_is_waiting(pl.col("state"))).select(
         "tid", "cpu", pl.col("state").alias("cause"), pl.col("s_start").alias("q_start"), pl.col("s_end").alias("q_end")
     ).drop_nulls("cpu")  # a wait on no known CPU (an imported trace's) overlaps nothing
     # the runs of CPUs no thread waited on are never looked at: the search is per CPU
@@ -79,15 +86,25 @@ def culprits(segments: pl.DataFrame, runs: pl.DataFrame) -> pl.DataFrame:
     if overlap.size == 0:
         return pl.DataFrame(schema={"tid": pl.UInt32, "cause": pl.Utf8, "run_pid": pl.UInt32, "run_comm": pl.Utf8,
                                     "ns": pl.Int64})
-    pairs = pl.concat([waiting.select("tid", "cause")[query_rows],
-                       runs.select("run_pid", "run_tid", "run_comm")[run_rows],
-                       pl.DataFrame({"overlap_ns": overlap.astype(np.int64)})], how="horizontal")
+    # grouped on numbers (a code for each name), the names put back on the groups only: a string a pair
+    # costs a gather and a hash each
+    name_code = runs["run_comm"].cast(pl.Categorical).to_physical().cast(pl.Int64).fill_null(NO_NAME)
     # the idle task has one name per CPU (swapper/N); as a culprit it is one thing
-    idle_as_one = pl.when(pl.col("run_pid") == 0).then(pl.lit("swapper")).otherwise(pl.col("run_comm"))
-    return (pairs.filter(pl.col("run_tid") != pl.col("tid"))
-            .with_columns(idle_as_one.alias("run_comm"))
-            .group_by("tid", "cause", "run_pid", "run_comm")
-            .agg(pl.col("overlap_ns").sum().alias("ns"))
+    name_code = pl.when(runs["run_pid"] == 0).then(pl.lit(IDLE_NAME, pl.Int64)).otherwise(name_code)
+    # the cause as a flag, not a string a pair (WAITING has two)
+    queued = (pl.col("cause") == WAITING[1]).alias("queued")
+    pairs = pl.concat([waiting.select("tid", queued)[query_rows],
+                       runs.select("run_pid", "run_tid", name_code.alias("name")).with_row_index("run_row")[run_rows],
+                       pl.DataFrame({"overlap_ns": overlap.astype(np.int64)})], how="horizontal")
+    groups = (pairs.filter(pl.col("run_tid") != pl.col("tid"))
+              .group_by("tid", "queued", "run_pid", "name")
+              .agg(pl.col("overlap_ns").sum().alias("ns"), pl.col("run_row").first()))
+    names = runs["run_comm"].gather(groups["run_row"])
+    return (groups.with_columns(pl.when(pl.col("queued")).then(pl.lit(WAITING[1])).otherwise(pl.lit(WAITING[0]))
+                                .alias("cause"),
+                                pl.when(pl.col("run_pid") == 0).then(pl.lit("swapper")).otherwise(names)
+                                .alias("run_comm"))
+            .select("tid", "cause", "run_pid", "run_comm", "ns")
             # equal times in a fixed order, whatever order the rows came in
             .sort(["ns", "tid", "cause", "run_pid", "run_comm"], descending=[True, False, False, False, False]))
 
@@ -113,13 +130,16 @@ def migration_time(trace_migrations: pl.DataFrame, segments: pl.DataFrame) -> pl
         return counts.with_columns(pl.lit(0, pl.Int64).alias("runnable_around_ns"))
     segments = _sorted_by(segments, "tid", "s_start")
     tid = segments["tid"].to_numpy()
-    waiting = segments["state"].is_in(WAITING).to_numpy()
+    waiting = segments.select(_is_waiting(pl.col("state")))["state"].to_numpy()
     changed = np.ones(tid.size, bool)
     changed[1:] = (tid[1:] != tid[:-1]) | (waiting[1:] != waiting[:-1])
     # a wait: consecutive waiting segments of one thread. A thread's segments are disjoint and in time
     # order, so its waits are too: a migration lies in at most one, the last starting at or before it
-    first = np.flatnonzero(changed & waiting)
-    last = np.append(np.flatnonzero(changed)[1:], tid.size)[np.searchsorted(np.flatnonzero(changed), first)] - 1
+    starts = np.flatnonzero(changed)
+    # the runs that wait: their first segment, and their last (the one before the next run's first)
+    waits = np.flatnonzero(waiting[starts])
+    first = starts[waits]
+    last = np.append(starts[1:], tid.size)[waits] - 1
     if first.size == 0:
         return counts.with_columns(pl.lit(0, pl.Int64).alias("runnable_around_ns"))
     e_tid, e_start = tid[first], segments["s_start"].to_numpy()[first]

@@ -48,7 +48,13 @@ def grouped_time_order(group: np.ndarray, ts: np.ndarray, known: np.ndarray | No
     Two stable sorts, by time (often nothing to do: switches are usually written in time order) and
     then by group, a radix sort when the groups fit 16 bits (CPUs; threads ranked in KNOWN, sorted)."""
     if known is not None and known.size < 1 << 16:
-        group = np.searchsorted(known, group).astype(np.uint16)
+        highest = int(group.max()) if group.size else 0
+        if highest < group.size:
+            # each id's rank looked up in a table of every id up to the highest (task ids are small): one
+            # gather, not a binary search a row
+            group = np.searchsorted(known, np.arange(highest + 1)).astype(np.uint16)[group]
+        else:
+            group = np.searchsorted(known, group).astype(np.uint16)
     elif group.size and group.max() < 1 << 16:
         group = group.astype(np.uint16)
     if ts.size < 2 or np.all(ts[1:] >= ts[:-1]):
@@ -69,23 +75,32 @@ def cpu_runs(trace: Trace, bounds: Bounds) -> pl.DataFrame:
                                     "run_tid": pl.UInt32, "run_comm": pl.Utf8})
     ts, cpu = sw["ts_ns"].cast(pl.Int64).to_numpy(), sw["cpu"].to_numpy()
     order = grouped_time_order(cpu, ts)
-    sw, ts, cpu = sw[order], ts[order], cpu[order]
+    ts, cpu = ts[order], cpu[order]
     first_of_cpu = np.ones(ts.size, bool)
     first_of_cpu[1:] = cpu[1:] != cpu[:-1]
     # a slice ends at the CPU's next switch; its last at the end of the trace
     ends = np.empty(ts.size, np.int64)
     ends[:-1] = ts[1:]
     ends[np.append(first_of_cpu[1:], True)] = bounds.end_ns
-    slices = pl.DataFrame({"cpu": sw["cpu"], "r_start": ts, "r_end": ends, "run_pid": sw["next_pid"],
-                           "run_tid": sw["next_tid"], "run_comm": sw["next_comm"]})
+    # each CPU's first slice (from the trace's start, of the task its first switch switched out) goes
+    # before its others, as the sort by (cpu, r_start) puts it
     firsts = np.flatnonzero(first_of_cpu)
-    first = pl.DataFrame({"cpu": sw["cpu"].gather(firsts), "r_start": np.full(firsts.size, bounds.start_ns, np.int64),
-                          "r_end": ts[firsts], "run_pid": sw["pid"].gather(firsts), "run_tid": sw["tid"].gather(firsts),
-                          "run_comm": sw["comm"].gather(firsts)})
-    # each CPU's first slice (from the trace's start) before its others, as the sort by (cpu, r_start) puts it
-    runs = pl.concat([first, slices])
-    order = np.insert(np.arange(firsts.size, firsts.size + ts.size), firsts, np.arange(firsts.size))
-    return runs[order].filter(pl.col("r_end") > pl.col("r_start"))
+    at = firsts
+    starts = np.insert(ts, at, bounds.start_ns)
+    ends = np.insert(ends, at, ts[firsts])
+    # each slice's task as a row of the switches: the next task of its switch, or for a CPU's first
+    # slice the previous task of its first switch (rows n.. of the previous-task columns below)
+    switch_row = np.insert(order, at, order[firsts] + ts.size)
+    kept = np.flatnonzero(ends > starts)
+    switch_row = switch_row[kept]
+
+    def task(prev: str, nxt: str) -> pl.Series:
+        return pl.concat([sw[nxt], sw[prev]]).gather(switch_row)
+
+    return pl.DataFrame({"cpu": np.insert(cpu, at, cpu[firsts])[kept], "r_start": starts[kept], "r_end": ends[kept]},
+                        schema={"cpu": sw["cpu"].dtype, "r_start": pl.Int64, "r_end": pl.Int64}).with_columns(
+        task("pid", "next_pid").alias("run_pid"), task("tid", "next_tid").alias("run_tid"),
+        task("comm", "next_comm").alias("run_comm"))
 
 
 # thread states, numbered while the segments are built (a string a row costs sorts and fills dearly)
@@ -95,12 +110,16 @@ NO_STATE = -1
 SWITCHED, WOKEN, MIGRATED = range(3)
 
 
-def _last_set_index(valid: np.ndarray, group_first: np.ndarray) -> np.ndarray:
-    """For each row, the index of the last row at or before it in its group where VALID, else -1.
-    A group's first row stops the running maximum from reaching back into the group before."""
-    index = np.arange(valid.size)
-    last = np.maximum.accumulate(np.where(valid | group_first, index, -1))
-    return np.where(valid[last], last, -1)
+def _last_of_thread(mask: np.ndarray, rows: np.ndarray, tid: np.ndarray) -> np.ndarray:
+    """For each of ROWS (indices into rows sorted by thread, then time), the index of the last row before
+    it, of the same thread, where MASK, else -1. A count of the MASK rows so far names it: no running
+    maximum over every row, no search."""
+    where = np.flatnonzero(mask)
+    if where.size == 0 or rows.size == 0:
+        return np.full(rows.size, -1, np.int64)
+    before = np.cumsum(mask, dtype=np.int64)[rows] - mask[rows]
+    found = where[np.maximum(before - 1, 0)]
+    return np.where((before > 0) & (tid[found] == tid[rows]), found, -1)
 
 
 def thread_segments(trace: Trace, tids: list[int], bounds: Bounds) -> pl.DataFrame:
@@ -127,42 +146,46 @@ def thread_segments(trace: Trace, tids: list[int], bounds: Bounds) -> pl.DataFra
     # by thread, then time; a stable sort keeps equal times in the order above (out, in, wakeup, migrate)
     ts, tid = rows["ts_ns"].to_numpy(), rows["tid"].cast(pl.UInt32).to_numpy()
     order = grouped_time_order(tid, ts, np.unique(np.asarray(tids, np.int64)))
-    ts, tid, cpu = ts[order], tid[order], rows["cpu"].cast(pl.UInt32).gather(order)
+    ts, tid = ts[order], tid[order]
     state, kind = rows["state"].to_numpy()[order], rows["kind"].to_numpy()[order]
     new_thread = np.ones(ts.size, bool)
     new_thread[1:] = tid[1:] != tid[:-1]
-    # the state the thread's last switch before this row left it in
-    last_switch = _last_set_index(kind == SWITCHED, new_thread)
-    before = np.full(ts.size, NO_STATE, np.int8)
-    before[1:] = np.where((last_switch[:-1] >= 0) & ~new_thread[1:], state[np.maximum(last_switch[:-1], 0)], NO_STATE)
-    woken = np.where((before == NO_STATE) | (before == BLOCKED) | (before == OFFCPU), RUNQUEUE, before)
-    state = np.where(kind == WOKEN, woken, state).astype(np.int8)
-    # a migration keeps the state the thread was in
-    last_state = _last_set_index(state != NO_STATE, new_thread)
-    state = np.where(last_state >= 0, state[np.maximum(last_state, 0)], NO_STATE).astype(np.int8)
-    state[state == NO_STATE] = UNKNOWN
+    # a wakeup makes a thread that its last switch before it left blocked (or that has no switch before
+    # it) runnable; any other stays in the state that switch left it in
+    woken = np.flatnonzero(kind == WOKEN)
+    last_switch = _last_of_thread(kind == SWITCHED, woken, tid)
+    before = np.where(last_switch >= 0, state[np.maximum(last_switch, 0)], NO_STATE)
+    state[woken] = np.where((before == NO_STATE) | (before == BLOCKED) | (before == OFFCPU), RUNQUEUE, before)
+    # a migration keeps the state the thread was in (only migrations are left without one)
+    moved = np.flatnonzero(state == NO_STATE)
+    last_state = _last_of_thread(state != NO_STATE, moved, tid)
+    state[moved] = np.where(last_state >= 0, state[np.maximum(last_state, 0)], UNKNOWN)
     ends = np.empty(ts.size, np.int64)
     ends[:-1] = ts[1:]
     ends[np.append(new_thread[1:], True)] = bounds.end_ns
     # a thread's end: its death switch, else the end of the trace
-    kept = (state != DEAD) & (ends > ts)
+    kept = np.flatnonzero((state != DEAD) & (ends > ts))
     # before the first event: inferred from it
     firsts = np.flatnonzero(new_thread)
     first_kind, first_state = kind[firsts], state[firsts]
     inferred = np.where((first_kind == SWITCHED) & (first_state != RUNNING), RUNNING,
                         np.where(first_kind == WOKEN, BLOCKED, UNKNOWN)).astype(np.int8)
-    first = pl.DataFrame({"tid": tid[firsts], "cpu": cpu.gather(firsts), "state": inferred,
+    first = pl.DataFrame({"tid": tid[firsts], "row": order[firsts].astype(np.int64), "state": inferred,
                           "s_start": np.full(firsts.size, bounds.start_ns, np.int64), "s_end": ts[firsts]})
     born = trace.of(Event.FORK, "ts_ns", "child_tid").filter(pl.col("child_tid").is_in(tids)).select(
         pl.col("child_tid").cast(pl.UInt32).alias("tid"), pl.col("ts_ns").cast(pl.Int64).alias("born_ns"))
     first = (first.join(born, on="tid", how="left")
              .with_columns(pl.max_horizontal("s_start", pl.col("born_ns").fill_null(bounds.start_ns)).alias("s_start"))
              .drop("born_ns").filter(pl.col("s_end") > pl.col("s_start")).sort("tid", "s_start"))
-    segments = pl.DataFrame({"tid": tid[kept], "cpu": cpu.filter(pl.Series(kept)), "state": state[kept],
-                             "s_start": ts[kept], "s_end": ends[kept]})
-    # a thread's segments are in time order, and its inferred first one ends where they start: each goes first
-    at = np.searchsorted(segments["tid"].to_numpy(), first["tid"].to_numpy(), "left")
-    order = np.insert(np.arange(first.height, first.height + segments.height), at, np.arange(first.height))
-    out = pl.concat([first, segments])[order]
+    # a thread's segments are in time order, and its inferred first one ends where they start: each goes
+    # first (one pass a column, each row taken once; the CPU from the rows as read, nulls kept)
+    at = np.searchsorted(tid[kept], first["tid"].to_numpy(), "left")
+
+    def with_firsts(values: np.ndarray, column: str) -> np.ndarray:
+        return np.insert(values[kept], at, first[column].to_numpy())
+
     names = pl.Series("state", STATES, pl.Utf8)
-    return out.with_columns(pl.col("tid").cast(pl.UInt32), names.gather(out["state"]))
+    return pl.DataFrame({"tid": with_firsts(tid, "tid"),
+                         "cpu": rows["cpu"].cast(pl.UInt32).gather(with_firsts(order, "row")),
+                         "state": names.gather(with_firsts(state, "state")),
+                         "s_start": with_firsts(ts, "s_start"), "s_end": with_firsts(ends, "s_end")})

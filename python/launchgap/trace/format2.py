@@ -8,14 +8,17 @@ metadata's format marker; every segment, decoded in full with the reader the
 analysis uses (a segment that cannot be decoded, or whose columns are not its
 kind's, is left out and the loss said); a trace without end.json (a killed
 recorder, a full disk) is truncated: it reads up to its last complete
-segment. Segments are opened one at a time, so the check takes the memory of
-one segment, not of the trace; the analysis then reads them lazily
-(model.ParquetTables).
+segment. Segments are opened one at a time; launches, most of a
+launch-bound trace, are then dropped, so the check holds one segment of them,
+not the trace, and the analysis reads them lazily (model.ParquetTables). The
+other kinds are kept decoded, up to HELD_BYTES, so that the analysis, which
+reads switches and wakeups many times over, does not decode them again.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import polars as pl
@@ -31,6 +34,13 @@ from launchgap.trace.schema import (
 
 VERSION = 2
 ZSTD_LEVEL = 1
+# Decoded rows of every kind but launches kept from the opening check, at most (launches, most of a
+# launch-bound trace, are streamed by the analysis and never held; the scheduling analysis holds the
+# switches and wakeups it reads anyway)
+HELD_BYTES = 512 << 20
+# how many times larger decoded rows may be than their segments on disk, at most (zstd over dictionary and
+# delta encodings: ~10x on the storm's switches)
+MAX_COMPRESSION = 32
 
 
 def segment_name(number: int) -> str:
@@ -62,13 +72,35 @@ def _segment_problem(kind: Event, frame: pl.DataFrame) -> str | None:
     return None
 
 
-def _read_segment(kind: Event, segment: Path) -> tuple[pl.DataFrame | None, str | None]:
+def _read_segment(kind: Event, segment: Path | list[Path]) -> tuple[pl.DataFrame | None, str | None]:
     try:
         frame = pl.read_parquet(segment)
     except (pl.exceptions.PolarsError, pl.exceptions.PanicException, OSError, ValueError, pa.ArrowException) as err:
         return None, reason(err)
     problem = _segment_problem(kind, frame)
     return (None, problem) if problem else (frame, None)
+
+
+def _size_on_disk(paths: list[Path]) -> float:
+    try:
+        return sum(p.stat().st_size for p in paths)
+    except OSError:  # gone since it was listed: read one at a time, where its loss is said
+        return float("inf")
+
+
+def _read_segments(kind: Event, paths: list[Path], may_hold: bool) -> Iterator[tuple[list[Path], pl.DataFrame | None,
+                                                                                    str | None]]:
+    """PATHS decoded: (segments, their rows or None, why not). A kind the trace may hold (not launches, and
+    not larger on disk than a part of HELD_BYTES) is read at once, its segments decoded in parallel; if
+    that fails, or any segment's columns differ, and always for the others, one segment at a time (the
+    memory of one segment, and the damaged one named)."""
+    if may_hold and kind is not Event.LAUNCH and len(paths) > 1 and _size_on_disk(paths) <= HELD_BYTES // MAX_COMPRESSION:
+        frame, _ = _read_segment(kind, paths)
+        if frame is not None:
+            yield paths, frame, None
+            return
+    for segment in paths:
+        yield [segment], *_read_segment(kind, segment)
 
 
 def read_format2(path: Path) -> Trace:
@@ -87,24 +119,31 @@ def read_format2(path: Path) -> Trace:
     counts: dict[Event, int] = {}
     drop: dict[Event, pl.Expr] = {}
     segments = 0
+    held: dict[Event, list[pl.DataFrame]] = {}
+    held_bytes = 0
     for kind in Event:
         directory = path / kind.value
         if not directory.is_dir():
             continue
         # a partial segment (.NNNNNN.parquet.partial) does not end with the suffix
-        for segment in sorted(directory.glob(f"*{SEGMENT_SUFFIX}")):
-            segments += 1
-            frame, problem = _read_segment(kind, segment)
+        paths = sorted(directory.glob(f"*{SEGMENT_SUFFIX}"))
+        segments += len(paths)
+        for group, frame, problem in _read_segments(kind, paths, held_bytes <= HELD_BYTES):
             if frame is None:
-                damage.append(f"segment {kind.value}/{segment.name} is damaged ({problem}) and was left out")
+                damage.append(f"segment {kind.value}/{group[0].name} is damaged ({problem}) and was left out")
                 continue
             bad_rows = frame.select(impossible_rows(set(frame.columns), bounds).alias("bad"))["bad"]
             bad_before = found.bad
             found.add(frame, bad_rows, kind.value)
             if found.bad > bad_before:
                 drop[kind] = impossible_rows({c.name for c in KIND_COLUMNS[kind]}, bounds)
-            files.setdefault(kind, []).append(segment)
+            files.setdefault(kind, []).extend(group)
             counts[kind] = counts.get(kind, 0) + frame.height - (found.bad - bad_before)
+            if kind is not Event.LAUNCH and held_bytes <= HELD_BYTES:
+                # the check decoded it already: the analysis reads it from memory rather than decoding again
+                kept = frame.filter(~bad_rows) if found.bad > bad_before else frame
+                held.setdefault(kind, []).append(conform(kind, kept.lazy()).collect())
+                held_bytes += kept.estimated_size()
     truncated = summary_text is None
     if not files:
         if damage and segments:
@@ -113,7 +152,9 @@ def read_format2(path: Path) -> Trace:
             raise TraceError(f"{path}: truncated before its first complete segment of events (the recorder was "
                              f"killed before its first flush, or the directory was cut short): nothing to read")
     damage += found.verdict(path, bounds)
-    return Trace(path, meta, ParquetTables(files, counts, drop), truncated, summary=summary, damage=tuple(damage),
+    # all of them or none: past the budget every kind is read lazily again, so memory stays bounded
+    whole = {kind: pl.concat(frames) for kind, frames in held.items()} if held_bytes <= HELD_BYTES else {}
+    return Trace(path, meta, ParquetTables(files, counts, drop, whole), truncated, summary=summary, damage=tuple(damage),
                  format=VERSION)
 
 

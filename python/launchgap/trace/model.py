@@ -101,12 +101,17 @@ class ParquetTables:
     was opened are filtered out on every read (`drop`: a kind's expression for them)."""
 
     def __init__(self, files: dict[Event, list[Path]], counts: dict[Event, int],
-                 drop: dict[Event, pl.Expr] | None = None):
+                 drop: dict[Event, pl.Expr] | None = None, held: dict[Event, pl.DataFrame] | None = None):
         self._files = {kind: paths for kind, paths in files.items() if paths}
         self._counts = counts
         self._drop = drop or {}
+        # kinds kept decoded from the opening check (shaped, impossible rows already out): read from memory
+        self._held = held or {}
 
     def scan(self, kind: Event) -> pl.LazyFrame:
+        held = self._held.get(kind)
+        if held is not None:
+            return held.lazy()
         paths = self._files.get(kind)
         if not paths:
             return empty(kind).lazy()
@@ -124,6 +129,8 @@ class ParquetTables:
         return list(self._files.get(kind, []))
 
     def pieces(self, kind: Event) -> list[tuple[pl.LazyFrame, int | None]]:
+        if kind in self._held:
+            return [(self._held[kind].lazy(), None)]
         out = []
         for path in self._files.get(kind, []):
             frame = pl.scan_parquet(str(path), schema=polars_schema(kind), missing_columns="insert",
