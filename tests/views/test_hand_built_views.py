@@ -245,3 +245,36 @@ def test_target_mode_trace_gets_a_note(tmp_path):
     text = " ".join(proc.stderr.split())
     assert (f"launchgap: note: {trace.path} was recorded in target mode: a CPU's switches are there only from the "
             f"first time a target ran on it; record with --system for the whole machine") in text
+
+
+def test_a_window_with_too_many_marks_keeps_the_first_of_each_column(tmp_path, monkeypatch):
+    """Past MARKS_KEPT_WHOLE the marks are thinned to the earliest per kind, CPU and 1/MARK_COLUMNS of
+    the window (an hour of launches would not fit in memory); the count before thinning is kept for the
+    note. Here the window [1000, 121000) is cut in 12 columns of 10000 ns."""
+    from launchgap.analysis import core_map
+
+    b = TraceBuilder(start_ns=1000, end_ns=121_000, command_pid=10)
+    b.switch(1500, 0, IDLE, A)
+    launches = [2000 + 700 * i for i in range(160)]          # 2000 .. 113300, on CPU 0
+    for ts in launches:
+        b.launch(ts, 0, A)
+    b.migrate(2500, B, 1, 0)
+    b.migrate(2600, B, 0, 1)
+    b.irq(3000, 1, IDLE1, Event.SOFTIRQ, "TIMER", 500, number=1)
+    trace = b.write(tmp_path / "many.lg")
+    monkeypatch.setattr(core_map, "MARKS_KEPT_WHOLE", 50)
+    monkeypatch.setattr(core_map, "MARK_COLUMNS", 12)
+    data = build_timeline(trace, TimelineOptions())
+    assert data.marks_in_window == 160 + 2 + 1
+    columns = {}
+    for ts in launches:
+        columns.setdefault((ts - 1000) * 12 // 120_000, ts)
+    expected = sorted([("launch", ts, 0) for ts in columns.values()]
+                      + [("migrate", 2500, 0), ("migrate", 2600, 1), ("irq", 3000, 1)], key=lambda r: (r[1], r[0]))
+    assert data.marks.select("kind", "ts_ns", "cpu").rows() == expected
+    # --marks irq reads no launches, and a window this small is kept whole
+    only_irqs = build_timeline(trace, TimelineOptions(show_marks=("irq",)))
+    assert only_irqs.marks_in_window == 1 and only_irqs.marks.select("kind", "ts_ns").rows() == [("irq", 3000)]
+    monkeypatch.setattr(core_map, "MARKS_KEPT_WHOLE", 1000)
+    whole = build_timeline(trace, TimelineOptions())
+    assert whole.marks.height == whole.marks_in_window == 163

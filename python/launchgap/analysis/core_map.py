@@ -150,18 +150,48 @@ def command_stats(slices: pl.DataFrame, window: Window) -> pl.DataFrame:
             .sort("run_s", descending=True))
 
 
-def marks(trace: Trace, window: Window, tids: set[int] | None = None) -> pl.DataFrame:
-    """Overlay marks: kind (irq, launch, sync, migrate), ts_ns, cpu (a migration's destination), tid."""
+# Marks a window keeps whole, at most. Past it (an hour of a launch-bound job is ~200M launches) the
+# window keeps one mark per kind, CPU and 1/MARK_COLUMNS of its width: more than any picture or zoom of
+# the HTML page can tell apart at the whole window's scale, and memory bounded by that, not the trace.
+MARKS_KEPT_WHOLE = 2_000_000
+MARK_COLUMNS = 200_000
+
+
+@dataclass(frozen=True)
+class Marks:
+    frame: pl.DataFrame   # kind, ts_ns, cpu, tid, in time order
+    in_window: int        # the marks in the window before any thinning
+
+    @property
+    def thinned(self) -> bool:
+        return self.frame.height < self.in_window
+
+
+def marks(trace: Trace, window: Window, tids: set[int] | None = None,
+          kinds: tuple[str, ...] = tuple(dict.fromkeys(MARK_EVENTS.values()))) -> Marks:
+    """Overlay marks of KINDS: kind (irq, launch, sync, migrate), ts_ns, cpu (a migration's destination),
+    tid. Read streamed; thinned (see MARKS_KEPT_WHOLE) when the window holds too many."""
     inside = (pl.col("ts_ns") >= window.lo_ns) & (pl.col("ts_ns") < window.hi_ns)
     frame = pl.concat([trace.scan(kind).filter(inside).select(
         pl.lit(mark).alias("kind"), pl.col("ts_ns").cast(pl.Int64),
         # a migration is marked where the task went
-        pl.col("dest_cpu" if kind is Event.MIGRATE else "cpu").alias("cpu"), "tid")
-        for kind, mark in MARK_EVENTS.items()]).collect()
+        pl.col("dest_cpu" if kind is Event.MIGRATE else "cpu").cast(pl.Int64).alias("cpu"),
+        pl.col("tid").cast(pl.Int64))
+        for kind, mark in MARK_EVENTS.items() if mark in kinds] or [EMPTY_MARKS.lazy()]).drop_nulls("cpu")
     if tids is not None:
         # launches, syncs and migrations belong to a task; IRQs to the CPU
         frame = frame.filter((pl.col("kind") == "irq") | pl.col("tid").is_in(sorted(tids)))
-    return frame.drop_nulls("cpu").sort("ts_ns")
+    in_window = int(collect_streamed(frame.select(pl.len()))[0, 0])
+    if in_window > MARKS_KEPT_WHOLE:
+        width = max(1, window.hi_ns - window.lo_ns)
+        column = ((pl.col("ts_ns") - window.lo_ns) * MARK_COLUMNS // width).alias("column")
+        frame = (frame.with_columns(column).group_by("kind", "cpu", "column")
+                 .agg(pl.col("ts_ns").min(), pl.col("tid").sort_by("ts_ns").first())
+                 .select(EMPTY_MARKS.columns))
+    return Marks(collect_streamed(frame).sort("ts_ns", "kind", "cpu"), in_window)
+
+
+EMPTY_MARKS = pl.DataFrame(schema={"kind": pl.Utf8, "ts_ns": pl.Int64, "cpu": pl.Int64, "tid": pl.Int64})
 
 
 def cpu_order(trace: Trace, cpus: list[int], socket_order: bool) -> list[int]:

@@ -50,6 +50,7 @@ class TimelineData:
     marks: pl.DataFrame           # kind, ts_ns, cpu, tid
     stats: pl.DataFrame           # per command: first_s, last_s, run_s, switches_in, tasks
     legend: dict[str, str]        # label -> colour, for the colours that name something
+    marks_in_window: int = 0      # before thinning: more than marks.height when the window held too many
 
 
 def _palette(n: int) -> list[str]:
@@ -95,8 +96,9 @@ def build_timeline(trace: Trace, options: TimelineOptions) -> TimelineData:
         slices = slices.filter(pl.col("tid").is_in(sorted(tids)))
     slices, legend = colour_slices(slices, options)
     cpus = cpu_order(trace, trace_cpus(trace), options.socket_order)
-    shown = marks(trace, window, tids).filter(pl.col("kind").is_in(list(options.show_marks)))
-    return TimelineData(str(trace.path), window, cpus, slices, shown, command_stats(slices, window), legend)
+    shown = marks(trace, window, tids, options.show_marks)
+    return TimelineData(str(trace.path), window, cpus, slices, shown.frame, command_stats(slices, window), legend,
+                        shown.in_window)
 
 
 PLOT_WIDTH_IN = 14.0
