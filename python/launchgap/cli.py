@@ -317,7 +317,7 @@ def timeline(traces, output, min_s, max_s, target, color_by, forked, socket_orde
     run's time scale; per-command statistics printed."""
     import polars as pl
 
-    from launchgap.analysis.core_map import MARK_COLUMNS, ViewError, choose_window, shared_span_s
+    from launchgap.analysis.core_map import MARKS_KEPT_WHOLE, ViewError, choose_window, shared_span_s
     from launchgap.views.timeline import MARK_KINDS, TimelineOptions, build_timeline, draw_static
 
     out = _view_output(output, traces, "timeline")
@@ -343,9 +343,9 @@ def timeline(traces, output, min_s, max_s, target, color_by, forked, socket_orde
                      f"{target!r}; every task is drawn black")
     for data in datas:
         if data.marks_in_window > data.marks.height:
-            note(f"note: {data.name}: the window holds {data.marks_in_window:,} marks; one per kind, CPU and "
-                 f"1/{MARK_COLUMNS:,} of the window is drawn ({data.marks.height:,}): narrow it with --min/--max "
-                 f"to see each")
+            note(f"note: {data.name}: the window holds {data.marks_in_window:,} marks, more than "
+                 f"{MARKS_KEPT_WHOLE:,}; the earliest per kind, CPU and slice of the window are drawn "
+                 f"({data.marks.height:,}): narrow it with --min/--max to see each")
         table = Table(title=f"{data.name}: per command", title_justify="left")
         for col in ("command", "first seen (s)", "last seen (s)", "run time (s)", "switches in", "pids"):
             table.add_column(col, justify="left" if col == "command" else "right")

@@ -73,6 +73,24 @@ def test_streamed_report_is_the_in_memory_report(tmp_path, monkeypatch, seed):
     assert json.dumps(streamed, sort_keys=True) == json.dumps(in_memory, sort_keys=True)
 
 
+@pytest.mark.parametrize("budget", [0, 20_000, 1 << 30])
+def test_kinds_held_from_the_opening_check_stay_within_their_budget(tmp_path, monkeypatch, budget):
+    """The opening check keeps every kind but launches decoded while they fit in HELD_BYTES, all kinds or
+    none: past it what was held is let go, and the report is the same either way."""
+    from launchgap.trace import format2
+
+    written = busy_trace(0).write(tmp_path / "t.lg", batch_rows=37)
+    reference = report_json(written, in_memory=True)
+    monkeypatch.setattr(format2, "HELD_BYTES", budget)
+    trace = read_trace(tmp_path / "t.lg")
+    held = trace.tables._held
+    assert Event.LAUNCH not in held
+    assert sum(frame.estimated_size() for frame in held.values()) <= budget
+    kinds = {kind for kind in Event if kind is not Event.LAUNCH and trace.count(kind)}
+    assert set(held) == (kinds if budget == 1 << 30 else set())
+    assert json.dumps(report_json(trace), sort_keys=True) == json.dumps(reference, sort_keys=True)
+
+
 def test_streamed_report_of_a_synthetic_trace_is_the_in_memory_report(tmp_path, monkeypatch):
     """bench/synthetic_trace.py's shape, written a chunk of tokens a segment as for the 100M-event bench."""
     sys.path.insert(0, str(REPO / "bench"))

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import polars as pl
+import pytest
 
 from launchgap.analysis import taken
 from launchgap.analysis.report import report_json
@@ -124,33 +125,23 @@ def perf_switch_outs(perf_data: Path, tid: int) -> int:
     return sum(1 for line in out.splitlines() if f"prev_pid={tid} " in line)
 
 
-def cpu_steal_ns(cpu: int) -> int:
-    """Time the hypervisor ran something else while this vCPU had work (/proc/stat, USER_HZ ticks)."""
-    for line in Path("/proc/stat").read_text().splitlines():
-        fields = line.split()
-        if fields[0] == f"cpu{cpu}":
-            return int(fields[8]) * 1_000_000_000 // os.sysconf("SC_CLK_TCK")
-    raise AssertionError(f"cpu{cpu} not in /proc/stat")
-
-
 def test_switch_counts_agree_with_perf_sched_and_waits_with_the_kernel(tmp_path):
     """Switch-outs against perf's sched_switch events, exactly. Waits against the kernel's own
-    sched_info for each thread (schedstat, read by cudasim as the thread finishes): its run_delay
-    (time runnable, woken or preempted, before running) closely, allowing for runs the kernel counted
-    but sched_switch never showed.
+    sched_info for each thread (schedstat, read by cudasim as the thread finishes): its count of runs
+    exactly (within the moment the read took), its run_delay (time runnable, woken or preempted, before running) closely.
 
     perf sched timehist is not the reference for waits: on this VM under `stress-ng --cpu 2 --io 2`
     its "sch delay" fell short of ours by 16-106 ms in some runs (one wait of a thread missing),
     while the kernel's run_delay agreed with ours within 0.3 ms in those same runs."""
     perf_data, out, truth_path = tmp_path / "perf.data", tmp_path / "run.lg", tmp_path / "truth.json"
     workload = cudasim_command("--tokens", "15", "--threads", "2", "--host-us", "800", "--truth", str(truth_path))
-    steal_before = cpu_steal_ns(CPU)
     proc = subprocess.run(["perf", "sched", "record", "-q", "-o", str(perf_data), "--", str(RECORDER), "-q", "-o",
                            str(out), "--", *workload], capture_output=True, text=True, timeout=300, preexec_fn=pin)
     assert proc.returncode == 0, proc.stderr
-    steal_ns = cpu_steal_ns(CPU) - steal_before
     trace = read_trace(out)
     threads = {t["tid"]: t for p in load_truth(truth_path).raw["processes"] for t in p["threads"]}
+    if not all("kernel_schedstat" in t for t in threads.values()):
+        pytest.skip("this kernel keeps no sched_info (/proc/thread-self/schedstat reads 0 0 0 or is absent)")
     report = report_json(trace)
     workers = [t for t in report["taken"]["threads"] if t["launches"]]
     assert sorted(t["tid"] for t in workers) == sorted(threads)
@@ -158,29 +149,26 @@ def test_switch_counts_agree_with_perf_sched_and_waits_with_the_kernel(tmp_path)
     for t in workers:
         # both tracers saw the thread's whole life: every switch, exactly
         assert perf_switch_outs(perf_data, t["tid"]) == t["preempted_switches"] + t["blocked_switches"]
-        kernel, read_ns = threads[t["tid"]]["kernel_schedstat"], threads[t["tid"]]["kernel_switches"]["read_start_ns"]
-        # every run before the read ended in a switch-out, and one was under way at it; on this sandbox's
-        # kernel sched_switch does not fire for every switch (docs/metrics.md, "Known limit": perf misses
-        # the same ones), so the kernel may count runs the tracepoint never showed, never fewer
-        switch_outs = trace.of(Event.SWITCH, "ts_ns", "tid").filter(
-            (pl.col("tid") == t["tid"]) & (pl.col("ts_ns") < read_ns)).height
-        assert switch_outs + 1 <= kernel["timeslices"], (t["tid"], switch_outs, kernel)
-        runs, ran_ns, waited_ns = runs_and_waits_before(segments, t["tid"], read_ns)
-        # an unseen run is counted as waiting: as long, at most, as what the kernel says the thread ran
-        # beyond the runs we saw
-        unseen_ns = max(0, kernel["on_cpu_ns"] - ran_ns) if switch_outs + 1 < kernel["timeslices"] else 0
+        kernel = threads[t["tid"]]["kernel_schedstat"]
+        # every run before the read ended in a switch-out, and one was under way at it; the read took a
+        # while, in which the thread may have been preempted (under load, several times): the kernel's
+        # count lies between the runs begun by its start and by its end
+        outs = trace.of(Event.SWITCH, "ts_ns", "tid").filter(pl.col("tid") == t["tid"])["ts_ns"]
+        least, most = (int((outs < cut).sum()) + 1 for cut in (kernel["read_start_ns"], kernel["read_end_ns"]))
+        assert least <= kernel["timeslices"] <= most, (t["tid"], least, most, kernel)
+        # the waits the kernel had counted: those before the run under way at its read
+        run_starts = segments.filter((pl.col("tid") == t["tid"]) & (pl.col("state") == "running"))["s_start"]
+        runs, waited_ns = runs_and_waits_before(segments, t["tid"], int(run_starts[kernel["timeslices"] - 1]) + 1)
+        assert runs == kernel["timeslices"]
         # The kernel starts a wait at the enqueue and ends it with the run queue's clock as last updated
-        # (at the start of __schedule): ours, from the tracepoints, run up to ~15 us longer a wait here.
-        # Time the hypervisor stole from the vCPU may be left out of the kernel's count: allowed for.
-        allowed = 0.02 * kernel["run_delay_ns"] + 50_000 * kernel["timeslices"] + steal_ns
-        assert -allowed <= waited_ns - kernel["run_delay_ns"] <= allowed + unseen_ns, (
-            t["tid"], runs, ran_ns, waited_ns, kernel, steal_ns)
+        # (at the start of __schedule): ours, from the tracepoints, ran up to ~15 us longer a wait here
+        allowed = 0.02 * kernel["run_delay_ns"] + 50_000 * kernel["timeslices"]
+        assert abs(waited_ns - kernel["run_delay_ns"]) <= allowed, (t["tid"], runs, waited_ns, kernel)
 
 
-def runs_and_waits_before(segments: pl.DataFrame, tid: int, until_ns: int) -> tuple[int, int, int]:
-    """The thread's runs begun before UNTIL_NS, their time, and its preempted and run-queue time, up to then."""
+def runs_and_waits_before(segments: pl.DataFrame, tid: int, until_ns: int) -> tuple[int, int]:
+    """The thread's runs begun before UNTIL_NS, and its preempted and run-queue time up to then."""
     mine = segments.filter((pl.col("tid") == tid) & (pl.col("s_start") < until_ns)).with_columns(
         (pl.col("s_end").clip(upper_bound=until_ns) - pl.col("s_start")).alias("ns"))
-    running = mine.filter(pl.col("state") == "running")
     waits = mine.filter(pl.col("state").is_in(["preempted", "runqueue"]))
-    return running.height, int(running["ns"].sum()), int(waits["ns"].sum())
+    return mine.filter(pl.col("state") == "running").height, int(waits["ns"].sum())

@@ -248,9 +248,10 @@ def test_target_mode_trace_gets_a_note(tmp_path):
 
 
 def test_a_window_with_too_many_marks_keeps_the_first_of_each_column(tmp_path, monkeypatch):
-    """Past MARKS_KEPT_WHOLE the marks are thinned to the earliest per kind, CPU and 1/MARK_COLUMNS of
-    the window (an hour of launches would not fit in memory); the count before thinning is kept for the
-    note. Here the window [1000, 121000) is cut in 12 columns of 10000 ns."""
+    """Past MARKS_KEPT_WHOLE the marks are thinned to the earliest per kind, CPU and column of the window
+    (an hour of launches would not fit in memory), as many columns as keep the total under
+    MARKS_KEPT_WHOLE; the count before thinning is kept for the note. Here 4 (kind, CPU) pairs and a
+    budget of 50 give 12 columns: the window [1000, 121000) is cut in columns of 10000 ns."""
     from launchgap.analysis import core_map
 
     b = TraceBuilder(start_ns=1000, end_ns=121_000, command_pid=10)
@@ -263,7 +264,7 @@ def test_a_window_with_too_many_marks_keeps_the_first_of_each_column(tmp_path, m
     b.irq(3000, 1, IDLE1, Event.SOFTIRQ, "TIMER", 500, number=1)
     trace = b.write(tmp_path / "many.lg")
     monkeypatch.setattr(core_map, "MARKS_KEPT_WHOLE", 50)
-    monkeypatch.setattr(core_map, "MARK_COLUMNS", 12)
+    monkeypatch.setattr(core_map, "MARK_COLUMNS", 1000)
     data = build_timeline(trace, TimelineOptions())
     assert data.marks_in_window == 160 + 2 + 1
     columns = {}
@@ -278,3 +279,24 @@ def test_a_window_with_too_many_marks_keeps_the_first_of_each_column(tmp_path, m
     monkeypatch.setattr(core_map, "MARKS_KEPT_WHOLE", 1000)
     whole = build_timeline(trace, TimelineOptions())
     assert whole.marks.height == whole.marks_in_window == 163
+
+
+def test_timeline_says_when_it_thinned_the_marks(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from launchgap.analysis import core_map
+    from launchgap.cli import main
+
+    b = TraceBuilder(start_ns=1000, end_ns=121_000, command_pid=10)
+    b.switch(1500, 0, IDLE, A)
+    for i in range(30):
+        b.launch(2000 + 3000 * i, 0, A)
+    trace = b.write(tmp_path / "many.lg")
+    monkeypatch.setattr(core_map, "MARKS_KEPT_WHOLE", 10)
+    result = CliRunner().invoke(main, ["timeline", str(trace.path), "-o", str(tmp_path / "t.png")])
+    assert result.exit_code == 0, result.output
+    # one (kind, CPU) pair and a budget of 10: slices of 12000 ns from 1000; the launches, every 3000 ns
+    # from 2000 to 89000, fall in 8 of them
+    assert (f"launchgap: note: {trace.path}: the window holds 30 marks, more than 10; the earliest per kind, CPU "
+            f"and slice of the window are drawn (8): narrow it with --min/--max to see each") in " ".join(
+                result.stderr.split())

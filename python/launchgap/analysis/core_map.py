@@ -151,8 +151,9 @@ def command_stats(slices: pl.DataFrame, window: Window) -> pl.DataFrame:
 
 
 # Marks a window keeps whole, at most. Past it (an hour of a launch-bound job is ~200M launches) the
-# window keeps one mark per kind, CPU and 1/MARK_COLUMNS of its width: more than any picture or zoom of
-# the HTML page can tell apart at the whole window's scale, and memory bounded by that, not the trace.
+# window keeps the earliest mark per kind, CPU and column of the window, the columns as many as keep the
+# total under MARKS_KEPT_WHOLE, at most MARK_COLUMNS (more than any picture or zoom of the HTML page can
+# tell apart at the whole window's scale): memory follows the picture, not the trace.
 MARKS_KEPT_WHOLE = 2_000_000
 MARK_COLUMNS = 200_000
 
@@ -172,23 +173,32 @@ def marks(trace: Trace, window: Window, tids: set[int] | None = None,
     """Overlay marks of KINDS: kind (irq, launch, sync, migrate), ts_ns, cpu (a migration's destination),
     tid. Read streamed; thinned (see MARKS_KEPT_WHOLE) when the window holds too many."""
     inside = (pl.col("ts_ns") >= window.lo_ns) & (pl.col("ts_ns") < window.hi_ns)
+    asked = [kind for kind, mark in MARK_EVENTS.items() if mark in kinds]
     frame = pl.concat([trace.scan(kind).filter(inside).select(
-        pl.lit(mark).alias("kind"), pl.col("ts_ns").cast(pl.Int64),
+        pl.lit(MARK_EVENTS[kind]).alias("kind"), pl.col("ts_ns").cast(pl.Int64),
         # a migration is marked where the task went
         pl.col("dest_cpu" if kind is Event.MIGRATE else "cpu").cast(pl.Int64).alias("cpu"),
         pl.col("tid").cast(pl.Int64))
-        for kind, mark in MARK_EVENTS.items() if mark in kinds] or [EMPTY_MARKS.lazy()]).drop_nulls("cpu")
+        for kind in asked] or [EMPTY_MARKS.lazy()]).drop_nulls("cpu")
     if tids is not None:
         # launches, syncs and migrations belong to a task; IRQs to the CPU
         frame = frame.filter((pl.col("kind") == "irq") | pl.col("tid").is_in(sorted(tids)))
-    in_window = int(collect_streamed(frame.select(pl.len()))[0, 0])
-    if in_window > MARKS_KEPT_WHOLE:
-        width = max(1, window.hi_ns - window.lo_ns)
-        column = ((pl.col("ts_ns") - window.lo_ns) * MARK_COLUMNS // width).alias("column")
-        frame = (frame.with_columns(column).group_by("kind", "cpu", "column")
-                 .agg(pl.col("ts_ns").min(), pl.col("tid").sort_by("ts_ns").first())
-                 .select(EMPTY_MARKS.columns))
-    return Marks(collect_streamed(frame).sort("ts_ns", "kind", "cpu"), in_window)
+    if sum(trace.count(kind) for kind in asked) <= MARKS_KEPT_WHOLE:
+        # few enough in the whole trace: one read, no count first
+        whole = collect_streamed(frame).sort("ts_ns", "kind", "cpu")
+        return Marks(whole, whole.height)
+    per_row = collect_streamed(frame.group_by("kind", "cpu").len())
+    in_window = int(per_row["len"].sum())
+    if in_window <= MARKS_KEPT_WHOLE:
+        return Marks(collect_streamed(frame).sort("ts_ns", "kind", "cpu"), in_window)
+    columns = max(1, min(MARK_COLUMNS, MARKS_KEPT_WHOLE // max(1, per_row.height)))
+    # ns a column, rounded up: integer division, no product that could overflow on a long window
+    column_ns = max(1, -(-(window.hi_ns - window.lo_ns) // columns))
+    thinned = (frame.with_columns(((pl.col("ts_ns") - window.lo_ns) // column_ns).alias("column"))
+               .group_by("kind", "cpu", "column")
+               .agg(pl.col("ts_ns").min(), pl.col("tid").sort_by("ts_ns").first())
+               .select(EMPTY_MARKS.columns))
+    return Marks(collect_streamed(thinned).sort("ts_ns", "kind", "cpu"), in_window)
 
 
 EMPTY_MARKS = pl.DataFrame(schema={"kind": pl.Utf8, "ts_ns": pl.Int64, "cpu": pl.Int64, "tid": pl.Int64})

@@ -88,13 +88,14 @@ def _size_on_disk(paths: list[Path]) -> float:
         return float("inf")
 
 
-def _read_segments(kind: Event, paths: list[Path], may_hold: bool) -> Iterator[tuple[list[Path], pl.DataFrame | None,
-                                                                                    str | None]]:
-    """PATHS decoded: (segments, their rows or None, why not). A kind the trace may hold (not launches, and
-    not larger on disk than a part of HELD_BYTES) is read at once, its segments decoded in parallel; if
-    that fails, or any segment's columns differ, and always for the others, one segment at a time (the
-    memory of one segment, and the damaged one named)."""
-    if may_hold and kind is not Event.LAUNCH and len(paths) > 1 and _size_on_disk(paths) <= HELD_BYTES // MAX_COMPRESSION:
+def _read_segments(kind: Event, paths: list[Path], room: int) -> Iterator[tuple[list[Path], pl.DataFrame | None,
+                                                                               str | None]]:
+    """PATHS decoded: (segments, their rows or None, why not). A kind the trace may hold (not launches, of
+    more than one segment, whose decoded rows, at most MAX_COMPRESSION times its size on disk, fit in the
+    ROOM left of HELD_BYTES) is read at once, its segments decoded in parallel; if that fails, or any
+    segment's columns differ, and always for the others, one segment at a time (the memory of one
+    segment, and the damaged one named)."""
+    if kind is not Event.LAUNCH and len(paths) > 1 and _size_on_disk(paths) * MAX_COMPRESSION <= room:
         frame, _ = _read_segment(kind, paths)
         if frame is not None:
             yield paths, frame, None
@@ -120,7 +121,7 @@ def read_format2(path: Path) -> Trace:
     drop: dict[Event, pl.Expr] = {}
     segments = 0
     held: dict[Event, list[pl.DataFrame]] = {}
-    held_bytes = 0
+    held_bytes, holding = 0, True
     for kind in Event:
         directory = path / kind.value
         if not directory.is_dir():
@@ -128,7 +129,7 @@ def read_format2(path: Path) -> Trace:
         # a partial segment (.NNNNNN.parquet.partial) does not end with the suffix
         paths = sorted(directory.glob(f"*{SEGMENT_SUFFIX}"))
         segments += len(paths)
-        for group, frame, problem in _read_segments(kind, paths, held_bytes <= HELD_BYTES):
+        for group, frame, problem in _read_segments(kind, paths, HELD_BYTES - held_bytes if holding else 0):
             if frame is None:
                 damage.append(f"segment {kind.value}/{group[0].name} is damaged ({problem}) and was left out")
                 continue
@@ -139,11 +140,18 @@ def read_format2(path: Path) -> Trace:
                 drop[kind] = impossible_rows({c.name for c in KIND_COLUMNS[kind]}, bounds)
             files.setdefault(kind, []).extend(group)
             counts[kind] = counts.get(kind, 0) + frame.height - (found.bad - bad_before)
-            if kind is not Event.LAUNCH and held_bytes <= HELD_BYTES:
+            if kind is not Event.LAUNCH and holding:
                 # the check decoded it already: the analysis reads it from memory rather than decoding again
                 kept = frame.filter(~bad_rows) if found.bad > bad_before else frame
-                held.setdefault(kind, []).append(conform(kind, kept.lazy()).collect())
+                kept = conform(kind, kept.lazy()).collect()
                 held_bytes += kept.estimated_size()
+                if held_bytes <= HELD_BYTES:
+                    held.setdefault(kind, []).append(kept)
+                else:
+                    # all kinds or none, and what was held goes at once: memory stays bounded
+                    holding = False
+                    held.clear()
+            del frame
     truncated = summary_text is None
     if not files:
         if damage and segments:
@@ -153,7 +161,7 @@ def read_format2(path: Path) -> Trace:
                              f"killed before its first flush, or the directory was cut short): nothing to read")
     damage += found.verdict(path, bounds)
     # all of them or none: past the budget every kind is read lazily again, so memory stays bounded
-    whole = {kind: pl.concat(frames) for kind, frames in held.items()} if held_bytes <= HELD_BYTES else {}
+    whole = {kind: pl.concat(frames) for kind, frames in held.items()}
     return Trace(path, meta, ParquetTables(files, counts, drop, whole), truncated, summary=summary, damage=tuple(damage),
                  format=VERSION)
 

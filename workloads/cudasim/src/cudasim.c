@@ -221,12 +221,28 @@ static int end_of_token(const struct decode_config *cfg, int token, cudaStream_t
     }
 }
 
-/* voluntary_ctxt_switches / nonvoluntary_ctxt_switches of the calling thread, and its
- * schedstat (on-CPU time, run-queue wait, timeslices) */
+/* The calling thread's schedstat (on-CPU time, run-queue wait, timeslices), then its
+ * voluntary_ctxt_switches / nonvoluntary_ctxt_switches, each read between two clock readings so a
+ * test can tell which switches each read saw. */
 static void read_switch_counters(struct worker_summary *summary)
 {
     char line[256];
     FILE *status, *schedstat;
+
+    summary->schedstat_read_start_ns = cusim_now_ns();
+    schedstat = fopen("/proc/thread-self/schedstat", "r");
+    if (schedstat) {
+        unsigned long long on_cpu, run_delay, slices;
+        /* "0 0 0" where the kernel keeps no sched_info: a thread that has run has had a timeslice */
+        if (fscanf(schedstat, "%llu %llu %llu", &on_cpu, &run_delay, &slices) == 3 && slices > 0) {
+            summary->on_cpu_ns = on_cpu;
+            summary->run_delay_ns = run_delay;
+            summary->timeslices = slices;
+            summary->schedstat_read = 1;
+        }
+        fclose(schedstat);
+    }
+    summary->schedstat_read_end_ns = cusim_now_ns();
 
     summary->counters_read_start_ns = cusim_now_ns();
     status = fopen("/proc/thread-self/status", "r");
@@ -239,17 +255,6 @@ static void read_switch_counters(struct worker_summary *summary)
                 summary->nonvoluntary_switches = n;
         }
         fclose(status);
-    }
-    schedstat = fopen("/proc/thread-self/schedstat", "r");
-    if (schedstat) {
-        unsigned long long on_cpu, run_delay, slices;
-        if (fscanf(schedstat, "%llu %llu %llu", &on_cpu, &run_delay, &slices) == 3) {
-            summary->on_cpu_ns = on_cpu;
-            summary->run_delay_ns = run_delay;
-            summary->timeslices = slices;
-            summary->schedstat_read = 1;
-        }
-        fclose(schedstat);
     }
     summary->counters_read_end_ns = cusim_now_ns();
 }

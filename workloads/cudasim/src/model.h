@@ -57,11 +57,13 @@ struct worker_summary {
     uint64_t nonvoluntary_switches;
     uint64_t counters_read_start_ns;
     uint64_t counters_read_end_ns;
-    /* /proc/thread-self/schedstat, read in the same window: the kernel's sched_info
-     * (run_delay: time runnable on a run queue, woken or preempted, before running) */
+    /* /proc/thread-self/schedstat, read just before: the kernel's sched_info (run_delay: time
+     * runnable on a run queue, woken or preempted, before running) */
     uint64_t on_cpu_ns;
     uint64_t run_delay_ns;
     uint64_t timeslices;
+    uint64_t schedstat_read_start_ns;
+    uint64_t schedstat_read_end_ns;
     int32_t schedstat_read;
     int32_t pad2;
 };

@@ -206,8 +206,10 @@ static void write_processes(FILE *out, const struct cusim_record *recs, uint64_t
         if (ws->schedstat_read)
             fprintf(out,
                     "\"kernel_schedstat\": {\"on_cpu_ns\": %" PRIu64 ", \"run_delay_ns\": %" PRIu64
-                    ", \"timeslices\": %" PRIu64 "}, ",
-                    ws->on_cpu_ns, ws->run_delay_ns, ws->timeslices);
+                    ", \"timeslices\": %" PRIu64 ", \"read_start_ns\": %" PRIu64
+                    ", \"read_end_ns\": %" PRIu64 "}, ",
+                    ws->on_cpu_ns, ws->run_delay_ns, ws->timeslices, ws->schedstat_read_start_ns,
+                    ws->schedstat_read_end_ns);
         write_tally(out, &thread_tally);
         fputc('}', out);
         if (last_of_process)
