@@ -8,11 +8,12 @@ metadata's format marker; every segment, decoded in full with the reader the
 analysis uses (a segment that cannot be decoded, or whose columns are not its
 kind's, is left out and the loss said); a trace without end.json (a killed
 recorder, a full disk) is truncated: it reads up to its last complete
-segment. Segments are opened one at a time; launches, most of a
-launch-bound trace, are then dropped, so the check holds one segment of them,
-not the trace, and the analysis reads them lazily (model.ParquetTables). The
-other kinds are kept decoded, up to HELD_BYTES, so that the analysis, which
-reads switches and wakeups many times over, does not decode them again.
+segment. Launches, most of a launch-bound trace, are checked one segment at
+a time and then dropped, so the check holds one segment of them, not the
+trace, and the analysis reads them lazily (model.ParquetTables). The other
+kinds are kept decoded while they fit in HELD_BYTES (all or none), so that
+the analysis, which reads switches and wakeups many times over, does not
+decode them again; a kind that surely fits is decoded in one parallel call.
 """
 
 from __future__ import annotations
