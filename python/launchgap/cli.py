@@ -12,6 +12,7 @@ from pathlib import Path
 import click
 from rich.table import Table
 
+import launchgap.quiet_blas  # noqa: F401  (first: before anything imports numpy)
 from launchgap import __version__
 from launchgap.analysis.diff import diff_reports
 from launchgap.analysis.report import build_report

@@ -8,3 +8,5 @@ irqs      interrupt time, nested interrupts counted once
 gaps      launch-gap analysis and tail attribution
 report    all of it as one JSON-ready dict (docs/report-schema.md)
 """
+
+import launchgap.quiet_blas  # noqa: F401,E402  (before numpy: see its docstring)
