@@ -163,10 +163,6 @@ class Marks:
     frame: pl.DataFrame   # kind, ts_ns, cpu, tid, in time order
     in_window: int        # the marks in the window before any thinning
 
-    @property
-    def thinned(self) -> bool:
-        return self.frame.height < self.in_window
-
 
 def marks(trace: Trace, window: Window, tids: set[int] | None = None,
           kinds: tuple[str, ...] = tuple(dict.fromkeys(MARK_EVENTS.values()))) -> Marks:
@@ -183,22 +179,21 @@ def marks(trace: Trace, window: Window, tids: set[int] | None = None,
     if tids is not None:
         # launches, syncs and migrations belong to a task; IRQs to the CPU
         frame = frame.filter((pl.col("kind") == "irq") | pl.col("tid").is_in(sorted(tids)))
-    if sum(trace.count(kind) for kind in asked) <= MARKS_KEPT_WHOLE:
-        # few enough in the whole trace: one read, no count first
-        whole = collect_streamed(frame).sort("ts_ns", "kind", "cpu")
-        return Marks(whole, whole.height)
-    per_row = collect_streamed(frame.group_by("kind", "cpu").len())
-    in_window = int(per_row["len"].sum())
-    if in_window <= MARKS_KEPT_WHOLE:
-        return Marks(collect_streamed(frame).sort("ts_ns", "kind", "cpu"), in_window)
-    columns = max(1, min(MARK_COLUMNS, MARKS_KEPT_WHOLE // max(1, per_row.height)))
-    # ns a column, rounded up: integer division, no product that could overflow on a long window
-    column_ns = max(1, -(-(window.hi_ns - window.lo_ns) // columns))
-    thinned = (frame.with_columns(((pl.col("ts_ns") - window.lo_ns) // column_ns).alias("column"))
-               .group_by("kind", "cpu", "column")
-               .agg(pl.col("ts_ns").min(), pl.col("tid").sort_by("ts_ns").first())
-               .select(EMPTY_MARKS.columns))
-    return Marks(collect_streamed(thinned).sort("ts_ns", "kind", "cpu"), in_window)
+    in_window = None
+    # a trace with few enough in all is read once, with no count first
+    if sum(trace.count(kind) for kind in asked) > MARKS_KEPT_WHOLE:
+        per_row = collect_streamed(frame.group_by("kind", "cpu").len())
+        in_window = int(per_row["len"].sum())
+        if in_window > MARKS_KEPT_WHOLE:
+            columns = max(1, min(MARK_COLUMNS, MARKS_KEPT_WHOLE // max(1, per_row.height)))
+            # ns a column, rounded up: integer division, no product that could overflow on a long window
+            column_ns = max(1, -(-(window.hi_ns - window.lo_ns) // columns))
+            frame = (frame.with_columns(((pl.col("ts_ns") - window.lo_ns) // column_ns).alias("column"))
+                     .group_by("kind", "cpu", "column")
+                     .agg(pl.col("ts_ns").min(), pl.col("tid").sort_by("ts_ns").first())
+                     .select(EMPTY_MARKS.columns))
+    kept = collect_streamed(frame).sort("ts_ns", "kind", "cpu")
+    return Marks(kept, kept.height if in_window is None else in_window)
 
 
 EMPTY_MARKS = pl.DataFrame(schema={"kind": pl.Utf8, "ts_ns": pl.Int64, "cpu": pl.Int64, "tid": pl.Int64})
