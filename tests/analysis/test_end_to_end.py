@@ -158,17 +158,16 @@ def test_switch_counts_agree_with_perf_sched_and_waits_with_the_kernel(tmp_path)
         assert least <= kernel["timeslices"] <= most, (t["tid"], least, most, kernel)
         # the waits the kernel had counted: those before the run under way at its read
         run_starts = segments.filter((pl.col("tid") == t["tid"]) & (pl.col("state") == "running"))["s_start"]
-        runs, waited_ns = runs_and_waits_before(segments, t["tid"], int(run_starts[kernel["timeslices"] - 1]) + 1)
-        assert runs == kernel["timeslices"]
+        assert run_starts.len() >= kernel["timeslices"], (t["tid"], run_starts.len(), kernel)
+        waited_ns = waits_before(segments, t["tid"], int(run_starts[kernel["timeslices"] - 1]) + 1)
         # The kernel starts a wait at the enqueue and ends it with the run queue's clock as last updated
         # (at the start of __schedule): ours, from the tracepoints, ran up to ~15 us longer a wait here
         allowed = 0.02 * kernel["run_delay_ns"] + 50_000 * kernel["timeslices"]
-        assert abs(waited_ns - kernel["run_delay_ns"]) <= allowed, (t["tid"], runs, waited_ns, kernel)
+        assert abs(waited_ns - kernel["run_delay_ns"]) <= allowed, (t["tid"], waited_ns, kernel)
 
 
-def runs_and_waits_before(segments: pl.DataFrame, tid: int, until_ns: int) -> tuple[int, int]:
-    """The thread's runs begun before UNTIL_NS, and its preempted and run-queue time up to then."""
-    mine = segments.filter((pl.col("tid") == tid) & (pl.col("s_start") < until_ns)).with_columns(
-        (pl.col("s_end").clip(upper_bound=until_ns) - pl.col("s_start")).alias("ns"))
-    waits = mine.filter(pl.col("state").is_in(["preempted", "runqueue"]))
-    return mine.filter(pl.col("state") == "running").height, int(waits["ns"].sum())
+def waits_before(segments: pl.DataFrame, tid: int, until_ns: int) -> int:
+    """The thread's preempted and run-queue time up to UNTIL_NS."""
+    waits = segments.filter((pl.col("tid") == tid) & (pl.col("s_start") < until_ns)
+                            & pl.col("state").is_in(["preempted", "runqueue"]))
+    return int((waits["s_end"].clip(upper_bound=until_ns) - waits["s_start"]).sum())
