@@ -82,6 +82,23 @@ def test_failed_runs_are_shown_counted_and_make_the_exit_non_zero(tmp_path):
     assert [c.strip() for c in baseline.strip("│ ").split("│")][:3] == ["baseline", "2", "1"]
 
 
+@needs_root
+def test_a_live_experiment_with_a_failed_run_shows_it_and_exits_non_zero(tmp_path):
+    """Not only `experiment show` on a hand-made file: `experiment run` itself, whose second measured run
+    fails (the command counts its runs in a file: the warm-up is 0, the measured ones 1 and 2)."""
+    count = tmp_path / "count"
+    proc = experiment(tmp_path, command=("sh", "-c", f'n=$(cat {count} 2>/dev/null || echo 0); '
+                                                     f'echo $((n + 1)) > {count}; echo tok/s: 5; [ "$n" -ne 2 ]'))
+    assert proc.returncode == 1, proc.stderr
+    assert count.read_text() == "3\n"
+    assert "launchgap: 1 of 2 measured runs failed; their errors are in results.json" in flat(proc.stderr)
+    results = json.loads((tmp_path / "out" / "results.json").read_text())
+    measured = [run for run in results["runs"] if not run["warmup"]]
+    assert [run.get("error") for run in measured] == [None, "the command exited with status 1"]
+    baseline = next(line for line in proc.stdout.splitlines() if "│" in line and line.strip("│ ").startswith("baseline"))
+    assert [c.strip() for c in baseline.strip("│ ").split("│")][:3] == ["baseline", "1", "1"]
+
+
 def test_a_scenario_whose_every_run_failed_is_an_error(tmp_path):
     (tmp_path / "results.json").write_text(json.dumps(results_with([
         run_row("baseline", 10.0, warmup=True), run_row("baseline", 10.0), run_row("baseline", 11.0),

@@ -7,7 +7,8 @@ import os
 import polars as pl
 import pytest
 
-from launchgap.analysis.core_map import ViewError, choose_window, command_stats, run_slices
+from launchgap.analysis import core_map
+from launchgap.analysis.core_map import ViewError, Window, choose_window, clip, command_stats, run_slices
 from launchgap.analysis.running_waiting import running_waiting, wait_intervals
 from launchgap.trace import Event
 from launchgap.views.pixels import decimate
@@ -65,6 +66,36 @@ def test_target_mode_drops_runs_it_cannot_know(tmp_path):
     b.meta_extra = {"mode": "system"}
     system = b.write(tmp_path / "system.lg")
     assert (1, 1000, 20000, 70) in run_slices(system).select("cpu", "start_ns", "end_ns", "tid").rows()
+
+
+def windowed_equals_clipped(trace, windows) -> int:
+    """Asserts the runs read for each window are those of the whole trace cut to it; returns how many
+    windows were compared."""
+    whole = run_slices(trace)
+    for window in windows:
+        assert run_slices(trace, window).rows() == clip(whole, window).rows(), window
+    return len(windows)
+
+
+@pytest.mark.parametrize("mode", ["target", "system"])
+def test_the_runs_of_a_window_are_read_from_its_switches_alone(tmp_path, monkeypatch, mode):
+    """Every window with edges on, just before and just after each switch (a CPU with none inside, a
+    run that began before the window, the run from the trace's start): the same rows as the whole
+    trace's runs cut to the window; and cpu_runs is handed only the window's switches and each CPU's
+    last before it and first after it."""
+    trace = two_cpu_trace(tmp_path, **({"mode": "system"} if mode == "system" else {}))
+    times = sorted({t + d for t in trace.of(Event.SWITCH, "ts_ns")["ts_ns"].to_list() for d in (-1, 0, 1)}
+                   | {1000, 120_000})
+    windows = [Window(1000, lo, hi) for lo in times for hi in times if lo < hi]
+    assert windowed_equals_clipped(trace, windows) == len(times) * (len(times) - 1) // 2 == 406
+    handed = []
+    real_cpu_runs = core_map.cpu_runs
+    monkeypatch.setattr(core_map, "cpu_runs", lambda t, b, s=None: handed.append(s) or real_cpu_runs(t, b, s))
+    run_slices(trace, Window(1000, 20_500, 44_000))
+    # CPU0: its last before (20000, A blocks), 35000, its first after (45000); CPU1: its last before
+    # (2000), 30000 (and none after)
+    assert sorted(handed[0].select("cpu", "ts_ns").rows()) == [(0, 20000), (0, 35000), (0, 45000), (1, 2000),
+                                                               (1, 30000)]
 
 
 def test_command_stats_like_dat2graph(tmp_path):

@@ -18,12 +18,13 @@ from matplotlib.colors import to_rgb
 from PIL import Image
 from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
 
-from launchgap.analysis.core_map import choose_window, run_slices
+from launchgap.analysis.core_map import Window, choose_window, run_slices
 from launchgap.analysis.running_waiting import running_waiting
 from launchgap.trace import Event, read_trace
 from launchgap.views.timeline import TimelineOptions, build_timeline
 from tests.conftest import CUDASIM, REPO
 from tests.recorder.conftest import RECORDER, needs_bpf
+from tests.views.test_hand_built_views import windowed_equals_clipped
 
 LAUNCHGAP = [str(REPO / ".venv" / "bin" / "launchgap")]
 CHROMIUM = next((shutil.which(n) for n in ("chromium-headless-shell", "chromium", "chromium-browser")
@@ -70,6 +71,10 @@ def test_timeline_png_of_a_real_system_recording(system_trace, tmp_path):
     switch_ins = system_trace.of(Event.SWITCH, "next_comm").filter(pl.col("next_comm") == "cudasim").height
     drawn = data.slices.filter((pl.col("comm") == "cudasim") & pl.col("switched_in")).height
     assert drawn == switch_ins
+    # the window's own switches give the runs of the whole trace cut to it: tenths of the recording
+    lo, hi = (int(t) for t in system_trace.span_ns())
+    tenths = [lo + (hi - lo) * k // 10 for k in range(11)]
+    assert windowed_equals_clipped(system_trace, [Window(lo, a, b) for a in tenths for b in tenths if a < b]) == 55
 
 
 @needs_bpf

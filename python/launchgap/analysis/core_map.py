@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from launchgap.analysis.targets import target_pids
-from launchgap.analysis.timeline import cpu_runs, trace_bounds
+from launchgap.analysis.timeline import RUN_COLUMNS, cpu_runs, trace_bounds
 from launchgap.trace import Event, Trace
 from launchgap.trace.model import collect_streamed
 from launchgap.trace.schema import TASK_DEAD
@@ -38,10 +38,12 @@ class Window:
     hi_ns: int
 
 
-def run_slices(trace: Trace) -> pl.DataFrame:
+def run_slices(trace: Trace, window: Window | None = None) -> pl.DataFrame:
     """cpu, start_ns, end_ns, tid, pid, comm, switched_in of every non-idle
     run on every CPU (switched_in is false for the run a CPU was in when the
-    trace began).
+    trace began). With WINDOW: the runs that overlap it, cut to it (the rows
+    of clip(run_slices(trace), window)), read from the window's switches and
+    each CPU's last before it: memory follows the window, not the trace.
 
     A trace that records every switch (--system, trace-cmd imports) shows
     who ran on each CPU from its start. A target-mode trace records a CPU's
@@ -49,14 +51,32 @@ def run_slices(trace: Trace) -> pl.DataFrame:
     out then was not necessarily running since the start, so that run is
     kept only when the task is a target (whose own events say it was)."""
     bounds = trace_bounds(trace)
-    runs = cpu_runs(trace, bounds).filter(pl.col("run_tid") != IDLE_TID).select(
+    switches = None if window is None else window_switches(trace, window)
+    runs = cpu_runs(trace, bounds, switches).filter(pl.col("run_tid") != IDLE_TID).select(
         "cpu", pl.col("r_start").alias("start_ns"), pl.col("r_end").alias("end_ns"),
         pl.col("run_tid").alias("tid"), pl.col("run_pid").alias("pid"), pl.col("run_comm").alias("comm"),
         # cpu_runs starts the run a CPU was in at exactly the trace's start
         (pl.col("r_start") != bounds.start_ns).alias("switched_in"))
-    if records_every_switch(trace):
-        return runs
-    return runs.filter(pl.col("switched_in") | pl.col("pid").is_in(sorted(target_pids(trace))))
+    if not records_every_switch(trace):
+        runs = runs.filter(pl.col("switched_in") | pl.col("pid").is_in(sorted(target_pids(trace))))
+    return runs if window is None else clip(runs, window)
+
+
+def window_switches(trace: Trace, window: Window) -> pl.DataFrame:
+    """The switches in WINDOW and, of each CPU, its last before it and its first after it (every one at
+    those times), in the trace's order: all cpu_runs needs for the runs in the window. A run in progress
+    when the window opens began at that last switch; one in progress when it closes ends at that first
+    switch (the run from the trace's start, on a CPU with no switch before the window's end, ends there)."""
+    switches = trace.scan(Event.SWITCH).select(RUN_COLUMNS)
+    ts = pl.col("ts_ns").cast(pl.Int64)
+    inside = (ts >= window.lo_ns) & (ts < window.hi_ns)
+    edges = collect_streamed(switches.filter(~inside).group_by("cpu").agg(
+        ts.filter(ts < window.lo_ns).max().alias("last_before"), ts.filter(ts >= window.hi_ns).min().alias("first_after")))
+    for edge in ("last_before", "first_after"):
+        known = edges.drop_nulls(edge)
+        if not known.is_empty():
+            inside = inside | (ts == pl.col("cpu").replace_strict(known["cpu"], known[edge], default=None))
+    return collect_streamed(switches.filter(inside))
 
 
 def records_every_switch(trace: Trace) -> bool:

@@ -63,13 +63,17 @@ def grouped_time_order(group: np.ndarray, ts: np.ndarray, known: np.ndarray | No
     return by_time[np.argsort(group[by_time], kind="stable")]
 
 
-def cpu_runs(trace: Trace, bounds: Bounds) -> pl.DataFrame:
+RUN_COLUMNS = ("ts_ns", "cpu", "pid", "tid", "comm", "next_pid", "next_tid", "next_comm")
+
+
+def cpu_runs(trace: Trace, bounds: Bounds, switches: pl.DataFrame | None = None) -> pl.DataFrame:
     """Who ran on each CPU when: cpu, r_start, r_end, run_pid, run_tid, run_comm.
 
     Each switch starts a slice of the next task; the task switched out by a
     CPU's first switch is taken to have run since the trace began.
+    SWITCHES (RUN_COLUMNS, in the trace's order): the switches to read, if not every one.
     """
-    sw = trace.of(Event.SWITCH, "ts_ns", "cpu", "pid", "tid", "comm", "next_pid", "next_tid", "next_comm")
+    sw = trace.of(Event.SWITCH, *RUN_COLUMNS) if switches is None else switches
     if sw.is_empty():
         return pl.DataFrame(schema={"cpu": pl.UInt32, "r_start": pl.Int64, "r_end": pl.Int64, "run_pid": pl.UInt32,
                                     "run_tid": pl.UInt32, "run_comm": pl.Utf8})

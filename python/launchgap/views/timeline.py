@@ -18,7 +18,7 @@ from matplotlib.collections import LineCollection  # noqa: E402
 from matplotlib.colors import to_hex  # noqa: E402
 
 from launchgap.analysis.core_map import (  # noqa: E402
-    Window, choose_window, clip, command_stats, cpu_order, forked_tids, marks, run_slices, shared_span_s, trace_cpus,
+    Window, choose_window, command_stats, cpu_order, forked_tids, marks, run_slices, shared_span_s, trace_cpus,
 )
 from launchgap.trace import Trace  # noqa: E402
 from launchgap.views.pixels import decimate  # noqa: E402
@@ -90,7 +90,7 @@ def colour_slices(slices: pl.DataFrame, options: TimelineOptions) -> tuple[pl.Da
 
 def build_timeline(trace: Trace, options: TimelineOptions) -> TimelineData:
     window = choose_window(trace, options.after_sleep, options.from_workload, options.min_s, options.max_s)
-    slices = clip(run_slices(trace), window)
+    slices = run_slices(trace, window)
     tids = forked_tids(trace) if options.forked else None
     if tids is not None:
         slices = slices.filter(pl.col("tid").is_in(sorted(tids)))
