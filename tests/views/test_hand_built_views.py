@@ -98,6 +98,43 @@ def test_the_runs_of_a_window_are_read_from_its_switches_alone(tmp_path, monkeyp
                                                                (1, 30000)]
 
 
+def windowed_counts_equal_whole(trace, windows, n_cpus: int, tids: set[int] | None = None) -> int:
+    """Asserts running_waiting read for each window (the events that bear on it) gives the steps,
+    failures and waits of the whole trace's events; returns how many windows were compared."""
+    for window in windows:
+        got, want = (running_waiting(trace, window, n_cpus, tids, whole=whole) for whole in (False, True))
+        for name in ("steps", "failures", "waits"):
+            assert getattr(got, name).sort(getattr(got, name).columns).rows() == \
+                getattr(want, name).sort(getattr(want, name).columns).rows(), (window, name)
+    return len(windows)
+
+
+@pytest.mark.parametrize("mode", ["target", "system"])
+def test_running_waiting_of_a_window_reads_only_what_bears_on_it(tmp_path, monkeypatch, mode):
+    """Every window edged on, just before and just after each switch and wakeup (a wait that began
+    before the window, one that ends after it, a task runnable from before the trace): the counts,
+    failures and waits of the whole trace's events; and the waits are read from each task's events from
+    its last switch before the window to its first switch-in after it."""
+    trace = two_cpu_trace(tmp_path, **({"mode": "system"} if mode == "system" else {}))
+    events = trace.of(Event.SWITCH, "ts_ns")["ts_ns"].to_list() + trace.of(Event.WAKEUP, "ts_ns")["ts_ns"].to_list()
+    times = sorted({t + d for t in events for d in (-1, 0, 1)} | {1000, 120_000})
+    windows = [Window(1000, lo, hi) for lo in times for hi in times if lo < hi]
+    assert windowed_counts_equal_whole(trace, windows, 2) == len(windows) == 595
+    assert windowed_counts_equal_whole(trace, windows[::7], 2, tids={12}) == 85
+    import launchgap.analysis.running_waiting as rw_module
+
+    read = []
+    real = rw_module.collect_streamed
+    monkeypatch.setattr(rw_module, "collect_streamed", lambda frame: read.append(real(frame)) or read[-1])
+    wait_intervals(trace, 1000, Window(1000, 36_000, 46_000))
+    rows = read[-1].select("tid", "ts_ns", "kind").sort("tid", "ts_ns").rows()
+    # A (10): from its last switch before (in, 35000) to its first switch-in after (50000); B (11): from
+    # its switch-out at 30000, and K (50) from its at 6000, on (neither is switched in again); C (12):
+    # no switch before, so from its first event on
+    assert rows == [(10, 35000, "in"), (10, 45000, "out_runnable"), (10, 50000, "in"), (11, 30000, "out_blocked"),
+                    (12, 40000, "wake"), (12, 45000, "in"), (12, 50000, "out_blocked"), (50, 6000, "out_blocked")]
+
+
 def test_command_stats_like_dat2graph(tmp_path):
     trace = two_cpu_trace(tmp_path)
     window = choose_window(trace)

@@ -24,7 +24,7 @@ from launchgap.trace import Event, read_trace
 from launchgap.views.timeline import TimelineOptions, build_timeline
 from tests.conftest import CUDASIM, REPO
 from tests.recorder.conftest import RECORDER, needs_bpf
-from tests.views.test_hand_built_views import windowed_equals_clipped
+from tests.views.test_hand_built_views import windowed_counts_equal_whole, windowed_equals_clipped
 
 LAUNCHGAP = [str(REPO / ".venv" / "bin" / "launchgap")]
 CHROMIUM = next((shutil.which(n) for n in ("chromium-headless-shell", "chromium", "chromium-browser")
@@ -89,6 +89,11 @@ def test_running_waiting_of_a_real_system_recording(system_trace, tmp_path):
     busy_ns = int(np.sum(np.diff(np.append(t, window.hi_ns)) * steps["running"].to_numpy()))
     slices = run_slices(system_trace)
     assert busy_ns == int((slices["end_ns"] - slices["start_ns"]).sum())    # running counts integrate to run time
+    # read for a window, the events that bear on it give what the whole trace's do: tenths of the recording
+    lo, hi = (int(t) for t in system_trace.span_ns())
+    tenths = [lo + (hi - lo) * k // 10 for k in range(11)]
+    assert windowed_counts_equal_whole(system_trace, [Window(lo, a, b) for a in tenths for b in tenths if a < b],
+                                       2) == 55
     assert steps["running"].max() <= 2 and (steps["runnable"] >= steps["running"]).all()
 
 

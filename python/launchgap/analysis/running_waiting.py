@@ -28,6 +28,7 @@ import polars as pl
 from launchgap.analysis.core_map import Window, clip, run_slices
 from launchgap.analysis.intervals import overlaps
 from launchgap.trace import Event, Trace
+from launchgap.trace.model import collect_streamed
 
 
 @dataclass(frozen=True)
@@ -42,20 +43,57 @@ class RunningWaiting:
         return int((self.failures["end_ns"] - self.failures["start_ns"]).sum()) if not self.failures.is_empty() else 0
 
 
-def wait_intervals(trace: Trace, start_ns: int) -> pl.DataFrame:
-    """tid, cpu, start_ns, end_ns of every runnable-but-not-running stretch that ended in a switch-in."""
-    sw = trace.of(Event.SWITCH, "ts_ns", "cpu", "tid", "next_tid", "voluntary", "prev_state")
+# later than any event: the bound of a task with no switch-in after the window
+NO_END = 1 << 62
+
+
+def _per_task(tasks: pl.DataFrame, column: str, default: int | None) -> pl.Expr:
+    """Each row's task's value in TASKS (tid, COLUMN), else DEFAULT."""
+    known = tasks.drop_nulls(column)
+    if known.is_empty():
+        return pl.lit(default, pl.Int64)
+    return pl.col("tid").replace_strict(known["tid"], known[column], default=default, return_dtype=pl.Int64)
+
+
+def _task_edges(switches: pl.LazyFrame, window: Window) -> pl.DataFrame:
+    """Per task: its last switch (in or out) before the window (from_ns) and its first switch-in at or
+    after the window's end (in_after_ns)."""
+    ts = pl.col("ts_ns")
+    outs = switches.filter(pl.col("tid") != 0).select("tid", ts, pl.lit(False).alias("is_in"))
+    ins = switches.filter(pl.col("next_tid") != 0).select(pl.col("next_tid").alias("tid"), ts, pl.lit(True).alias("is_in"))
+    return collect_streamed(pl.concat([outs, ins]).filter((ts < window.lo_ns) | ((ts >= window.hi_ns) & pl.col("is_in")))
+                            .group_by("tid").agg(ts.filter(ts < window.lo_ns).max().alias("from_ns"),
+                                                 ts.filter(ts >= window.hi_ns).min().alias("in_after_ns")))
+
+
+def wait_intervals(trace: Trace, start_ns: int, window: Window | None = None) -> pl.DataFrame:
+    """tid, cpu, start_ns, end_ns of every runnable-but-not-running stretch that ended in a switch-in.
+
+    With WINDOW: those that overlap it (not cut), and some that end before it, read from each task's
+    events from its last switch before the window to its first switch-in after it. A wait that overlaps
+    the window starts at or after that last switch (an earlier one ended at a switch-in before it) and
+    ends by that first switch-in."""
+    switches = trace.scan(Event.SWITCH).select(pl.col("ts_ns").cast(pl.Int64), "cpu", "tid", "next_tid", "voluntary",
+                                               "prev_state")
+    wakes = pl.concat([trace.scan(kind) for kind in (Event.WAKEUP, Event.WAKEUP_NEW)]).select(
+        pl.col("ts_ns").cast(pl.Int64), "tid", "target_cpu")
+    kept = pl.lit(True)
+    if window is not None:
+        # every event of a task in that range, none left out between: a switch-in is then taken for the
+        # task's first event only where it is the range's first, whose stretch ends before the window
+        edges = _task_edges(switches, window)
+        kept = pl.col("ts_ns").is_between(_per_task(edges, "from_ns", -1), _per_task(edges, "in_after_ns", NO_END))
     still_runnable = (pl.when(pl.col("voluntary").is_not_null()).then(~pl.col("voluntary"))
                       .otherwise(pl.col("prev_state").fill_null(0) == 0))
-    outs = sw.filter(pl.col("tid") != 0).select(
-        pl.col("ts_ns").cast(pl.Int64), "tid", "cpu",
+    outs = switches.filter(pl.col("tid") != 0).filter(kept).select(
+        "ts_ns", "tid", "cpu",
         pl.when(still_runnable).then(pl.lit("out_runnable")).otherwise(pl.lit("out_blocked")).alias("kind"))
-    ins = sw.filter(pl.col("next_tid") != 0).select(
-        pl.col("ts_ns").cast(pl.Int64), pl.col("next_tid").alias("tid"), "cpu", pl.lit("in").alias("kind"))
-    wakes = pl.concat([trace.scan(kind) for kind in (Event.WAKEUP, Event.WAKEUP_NEW)]).filter(pl.col("tid") != 0).select(
-        pl.col("ts_ns").cast(pl.Int64), "tid", pl.col("target_cpu").alias("cpu"), pl.lit("wake").alias("kind")
-    ).collect()
-    rows = pl.concat([outs, ins, wakes]).with_columns(pl.col("tid").cast(pl.UInt32), pl.col("cpu").cast(pl.UInt32))
+    ins = switches.filter(pl.col("next_tid") != 0).with_columns(pl.col("next_tid").alias("tid")).filter(kept).select(
+        "ts_ns", "tid", "cpu", pl.lit("in").alias("kind"))
+    wakes = wakes.filter(pl.col("tid") != 0).filter(kept).select(
+        "ts_ns", "tid", pl.col("target_cpu").alias("cpu"), pl.lit("wake").alias("kind"))
+    rows = collect_streamed(pl.concat([outs, ins, wakes]).with_columns(pl.col("tid").cast(pl.UInt32),
+                                                                        pl.col("cpu").cast(pl.UInt32)))
     order = {"out_blocked": 0, "out_runnable": 0, "wake": 1, "in": 2}
     rows = rows.with_columns(pl.col("kind").replace_strict(order, return_dtype=pl.Int8).alias("rank")).sort(
         "tid", "ts_ns", "rank")
@@ -98,9 +136,33 @@ def _edges(frame: pl.DataFrame) -> tuple[np.ndarray, np.ndarray]:
             np.concatenate([np.ones(starts.size, np.int64), -np.ones(ends.size, np.int64)]))
 
 
-def running_waiting(trace: Trace, window: Window, n_cpus: int, tids: set[int] | None = None) -> RunningWaiting:
-    all_runs = run_slices(trace)
-    waits = wait_intervals(trace, int(all_runs["start_ns"].min() if not all_runs.is_empty() else window.lo_ns))
+def _first_run_ns(trace: Trace) -> int | None:
+    """When the trace's first run slice starts, read from its switches up to the first that switches a
+    task in (every run starts at the trace's start or at such a switch), else from every switch."""
+    first_in = collect_streamed(trace.scan(Event.SWITCH).filter(pl.col("next_tid") != 0)
+                                .select(pl.col("ts_ns").cast(pl.Int64).min()))["ts_ns"][0]
+    if first_in is None:
+        return None
+    # from time 0: a run that starts before the trace's recorded start is not cut
+    early = run_slices(trace, Window(0, 0, int(first_in) + 1))
+    if early.is_empty():
+        # that switch's run lasted no time: rare enough to read every switch
+        early = run_slices(trace)
+    return int(early["start_ns"].min()) if not early.is_empty() else None
+
+
+def running_waiting(trace: Trace, window: Window, n_cpus: int, tids: set[int] | None = None,
+                    whole: bool = False) -> RunningWaiting:
+    """The counts in WINDOW, read from the events that bear on it (memory follows the window, not the
+    trace); WHOLE reads every switch and wakeup of the trace, the reference the tests compare with."""
+    if whole:
+        all_runs = run_slices(trace)
+        since = int(all_runs["start_ns"].min()) if not all_runs.is_empty() else window.lo_ns
+        waits = wait_intervals(trace, since)
+    else:
+        all_runs = run_slices(trace, window)
+        first = _first_run_ns(trace)
+        waits = wait_intervals(trace, window.lo_ns if first is None else first, window)
     # waits on a busy run queue: the part of each wait while its CPU ran something else
     busy = all_runs.select("cpu", "start_ns", "end_ns")
     pairs = overlaps(waits.select("cpu", pl.col("start_ns").alias("q_start"), pl.col("end_ns").alias("q_end")),
