@@ -76,10 +76,6 @@ def where_each_is(processes: dict[tuple[int, str], str]) -> list[str]:
     return out
 
 
-def allowed_cpus(pid: int) -> str:
-    return Path(f"/proc/{pid}/status").read_text().split("Cpus_allowed_list:")[1].split()[0]
-
-
 def isolation_groups(results: dict) -> list[str]:
     return [line.split(":")[0] for run in results["runs"] for line in run["verified"]["host"]
             if "launchgap-iso-" in line]
@@ -171,10 +167,6 @@ def test_every_lever_is_restored_when_the_experiment_is_stopped(tmp_path, sig):
         iso = V1 / Path(f"/proc/{workload}/cpuset").read_text().strip().lstrip("/")
         ours = [iso, iso.with_name(iso.name.replace("-iso-", "-house-"))]
         assert iso.name.startswith("launchgap-iso-") and all(g.exists() for g in ours)
-        # the experiment and its recorder keep off the isolated CPU: nothing balances a process off it now
-        housekeeping = ",".join(map(str, sorted(ONLINE - {CPU})))
-        recorder = next(pid for (pid, _), comm in started.items() if comm == "launchgap-recor")
-        assert [allowed_cpus(pid) for pid in (proc.pid, recorder)] == [housekeeping, housekeeping]
         started.update(descendants(proc.pid))
         proc.send_signal(sig)
         proc.wait(timeout=60)

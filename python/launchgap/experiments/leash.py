@@ -18,11 +18,7 @@ PR_SET_PDEATHSIG in the child alone would not do: it reaches only the
 direct child, while stress-ng's workers and fio's jobs are grandchildren;
 and it fires when the *thread* that forked the child exits, not the process.
 
-    python -m launchgap.experiments.leash LIFELINE_FD [--cpus LIST] -- COMMAND...
-
---cpus: the CPUs the leash (and so the command) may run on, set before the
-command starts: a load keeps the whole host while the experiment itself is
-kept off the CPUs an isolation lever holds for the workload.
+    python -m launchgap.experiments.leash LIFELINE_FD -- COMMAND...
 """
 
 from __future__ import annotations
@@ -48,15 +44,13 @@ def lifeline_fd() -> int:
     return _lifeline[0]
 
 
-def leashed(command: list[str], cpus: set[int] | None = None) -> list[str]:
-    placed = ["--cpus", ",".join(map(str, sorted(cpus)))] if cpus else []
-    return [sys.executable, "-m", "launchgap.experiments.leash", str(lifeline_fd()), *placed, "--", *command]
+def leashed(command: list[str]) -> list[str]:
+    return [sys.executable, "-m", "launchgap.experiments.leash", str(lifeline_fd()), "--", *command]
 
 
-def popen(command: list[str], cpus: set[int] | None = None, **kwargs) -> subprocess.Popen:
-    """Starts COMMAND on a leash, in a new session and process group (the leash's pid is its id); on CPUS
-    if given, else where the caller may run."""
-    return subprocess.Popen(leashed(command, cpus), pass_fds=(lifeline_fd(),), start_new_session=True, **kwargs)
+def popen(command: list[str], **kwargs) -> subprocess.Popen:
+    """Starts COMMAND on a leash, in a new session and process group (the leash's pid is its id)."""
+    return subprocess.Popen(leashed(command), pass_fds=(lifeline_fd(),), start_new_session=True, **kwargs)
 
 
 def group_members(pgid: int) -> list[int]:
@@ -104,15 +98,10 @@ def _end_group(child: subprocess.Popen) -> None:
 
 
 def main(argv: list[str]) -> None:
-    cpus = None
-    if len(argv) >= 5 and argv[1] == "--cpus":
-        cpus, argv = {int(cpu) for cpu in argv[2].split(",")}, [argv[0], *argv[3:]]
     if len(argv) < 3 or argv[1] != "--":
-        print("usage: python -m launchgap.experiments.leash LIFELINE_FD [--cpus LIST] -- COMMAND...", file=sys.stderr)
+        print("usage: python -m launchgap.experiments.leash LIFELINE_FD -- COMMAND...", file=sys.stderr)
         sys.exit(2)
     lifeline, command = int(argv[0]), argv[2:]
-    if cpus is not None:
-        os.sched_setaffinity(0, cpus)
     if os.getpgrp() != os.getpid():
         # the group the leash ends must be its own, whoever started it and however
         os.setpgid(0, 0)

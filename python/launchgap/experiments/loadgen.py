@@ -58,9 +58,6 @@ class LoadGenerator:
         # told of every file or directory the generator makes, before it is filled (the experiment's
         # journal, so that they are removed even if the experiment is killed)
         self.on_scratch = lambda path: None
-        # where its processes may run (None: where the experiment may); the runner sets the CPUs it had
-        # before it kept itself off the workload's isolated CPUs, so a load reaches every CPU it would have
-        self.cpus: set[int] | None = None
 
     def check(self) -> None:
         """Raises LoadError if the generator cannot run here (before anything starts)."""
@@ -80,7 +77,7 @@ class LoadGenerator:
     def start(self) -> None:
         for command in self._commands():
             # on a leash: it dies with the experiment, even one killed by SIGKILL (leash.py)
-            proc = leash.popen(command, cpus=self.cpus, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            proc = leash.popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
             self.procs.append(proc)
             time.sleep(0.2)  # a server before its client
             if proc.poll() is not None:

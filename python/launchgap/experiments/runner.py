@@ -282,19 +282,11 @@ def run_once(command: list[str], scenario: Scenario, metric: Metric, trace_path:
     proc = None
     watch = None
     report = trace_path.with_name(trace_path.stem + ".enter.json")
-    allowed = set(os.sched_getaffinity(0))
     try:
-        if m.isolate and allowed - set(m.cpus):
-            # Isolation turns load balancing off (cgroup v1: the top cpuset's sched_load_balance 0), so a
-            # process on an isolated CPU stays there: were this process there, the recorder and the shim it
-            # forks would share the workload's CPU, and under load could wait behind it for minutes. The
-            # experiment's own processes keep to the housekeeping CPUs; the workload is moved by the shim.
-            os.sched_setaffinity(0, allowed - set(m.cpus))
         cgroup, verified = apply_host_levers(m, host, changes)
         for spec in scenario.loads:
             load = make_load(spec, disk_dir)
             load.on_scratch = changes.record_scratch
-            load.cpus = allowed
             loads.append(load)
             load.start()
             on_event(f"{load.name} load: {load.verify()}")
@@ -359,7 +351,6 @@ def run_once(command: list[str], scenario: Scenario, metric: Metric, trace_path:
             on_event("could not restore: " + "; ".join(problems))
             if not_restored is not None:
                 not_restored.extend(problems)
-        os.sched_setaffinity(0, allowed)
 
 
 def doctor_findings(host: LeverHost, cpus: set[int] | None) -> dict:
