@@ -43,7 +43,7 @@ def run_slices(trace: Trace, window: Window | None = None) -> pl.DataFrame:
     run on every CPU (switched_in is false for the run a CPU was in when the
     trace began). With WINDOW: the runs that overlap it, cut to it (the rows
     of clip(run_slices(trace), window)), read from the window's switches and
-    each CPU's last before it: memory follows the window, not the trace.
+    each CPU's last before it and first after it: memory follows the window, not the trace.
 
     A trace that records every switch (--system, trace-cmd imports) shows
     who ran on each CPU from its start. A target-mode trace records a CPU's
