@@ -12,13 +12,14 @@ memory (the max RSS of a fresh `launchgap report --json` process, read with
   storm --system: workloads/storm recorded system-wide by launchgap, and the
     same storm recorded by `perf sched record`; `launchgap report` against
     `perf sched timehist` on them, in events a second (each tool's own
-    events). Goal: at least perf's events a second.
+    events; each the median of three runs, the tools taking turns). Goal: at
+    least perf's events a second.
 
 The load average is printed at the start and the end: the machine is shared.
 Needs root (BPF, perf).
 
     sudo .venv/bin/python bench/analysis_speed.py [--sizes 6000000 100000000] [--tokens 12400] [--storm-seconds 2]
-        [--peer-pairs 500] [--skip-recording] [--storm-only]
+        [--peer-pairs 500] [--skip-recording] [--storm-only] [--storm-repeats 3]
 """
 
 from __future__ import annotations
@@ -96,12 +97,13 @@ def time_peer(path: Path, sample_pairs: int) -> tuple[float, int]:
     return load_s + (time.perf_counter() - start) / sample * pairs, sample
 
 
-def storm(tmp: Path, seconds: float) -> list[tuple[str, int, float, int]]:
-    """(tool, events, seconds, peak) for launchgap report and perf sched timehist on a storm each recorded."""
+def storm(tmp: Path, seconds: float, repeats: int) -> list[tuple[str, int, float, int]]:
+    """(tool, events, seconds, peak) for launchgap report and perf sched timehist on a storm each recorded:
+    each tool's median of REPEATS runs, the two tools taking turns, so a burst of load elsewhere on the
+    host falls on both and one slow run decides nothing."""
     command = [str(trace_size.STORM), "--pairs", "2", "--seconds", str(seconds)]
     ours = tmp / "storm.lg"
     trace_size.record(ours, 2, command, system=True)
-    ours_s, ours_peak = report_cost(ours)
     perf_data = tmp / "storm.perf.data"
     proc = subprocess.run(["perf", "sched", "record", "-o", str(perf_data), "--", *command], capture_output=True,
                           text=True)
@@ -112,7 +114,16 @@ def storm(tmp: Path, seconds: float) -> list[tuple[str, int, float, int]]:
     # "SAMPLE events:    4283690  (99.9%)": the sched tracepoints' records (the first table is the
     # aggregate; the ones after it repeat the counts)
     perf_events = int(re.search(r"^\s*SAMPLE events:\s+(\d+)", counted, re.M).group(1))
-    perf_s, perf_peak, _ = measured(["perf", "sched", "timehist", "-i", str(perf_data)])
+    # both recordings written back before either tool is timed: perf.data is ~0.7 GB, and its writeback
+    # (kernel threads, on these same 2 CPUs) would otherwise fall on whichever runs first
+    os.sync()
+    ours_runs, perf_runs = [], []
+    for _ in range(repeats):
+        ours_runs.append(report_cost(ours))
+        perf_runs.append(measured(["perf", "sched", "timehist", "-i", str(perf_data)])[:2])
+    print("storm runs (s): launchgap report " + ", ".join(f"{s:.2f}" for s, _ in ours_runs)
+          + "; perf sched timehist " + ", ".join(f"{s:.2f}" for s, _ in perf_runs), flush=True)
+    (ours_s, ours_peak), (perf_s, perf_peak) = (sorted(runs)[len(runs) // 2] for runs in (ours_runs, perf_runs))
     return [("launchgap report", events_in(ours), ours_s, ours_peak),
             ("perf sched timehist", perf_events, perf_s, perf_peak)]
 
@@ -122,6 +133,8 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[6_000_000, 100_000_000])
     parser.add_argument("--tokens", type=int, default=12_400)
     parser.add_argument("--storm-seconds", type=float, default=2.0)
+    parser.add_argument("--storm-repeats", type=int, default=3,
+                        help="runs of each tool on the storm, taking turns; the median of each is compared")
     parser.add_argument("--skip-recording", action="store_true", help="synthetic traces only (no root needed)")
     parser.add_argument("--storm-only", action="store_true",
                         help="only the storm against perf sched (a quick check; the recorded run is the whole bench)")
@@ -181,7 +194,7 @@ def main() -> None:
                       f"{peer_s / seconds:,.0f}x its events per second", flush=True)
             subprocess.run(["rm", "-rf", str(path)], check=True)
         if not args.skip_recording:
-            pair = storm(tmp, args.storm_seconds)
+            pair = storm(tmp, args.storm_seconds, args.storm_repeats)
             rows += [(f"storm: {tool}", n, s, peak) for tool, n, s, peak in pair]
             ours, perf = (n / s for _, n, s, _ in pair)
             verdicts.append(f"goal storm events/s at least perf sched timehist's: {ours / 1e6:.2f}M vs "

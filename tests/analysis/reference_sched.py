@@ -10,7 +10,7 @@ from __future__ import annotations
 import polars as pl
 
 from launchgap.analysis.intervals import overlaps
-from launchgap.analysis.timeline import Bounds
+from launchgap.analysis.timeline import STATE, Bounds
 from launchgap.trace import Event, Trace
 from launchgap.trace.schema import TASK_DEAD
 
@@ -87,7 +87,9 @@ def thread_segments(trace: Trace, tids: list[int], bounds: Bounds) -> pl.DataFra
              .with_columns(pl.max_horizontal("s_start", pl.col("born_ns").fill_null(bounds.start_ns)).alias("s_start"))
              .drop("born_ns"))
     out = pl.concat([first, segments]).filter(pl.col("s_end") > pl.col("s_start"))
-    return out.with_columns(pl.col("tid").cast(pl.UInt32), pl.col("cpu").cast(pl.UInt32)).sort("tid", "s_start")
+    # the state held as timeline's Enum (its names, a byte a row); the values are what is compared
+    return out.with_columns(pl.col("tid").cast(pl.UInt32), pl.col("cpu").cast(pl.UInt32),
+                            pl.col("state").cast(STATE)).sort("tid", "s_start")
 
 
 def state_time(segments: pl.DataFrame) -> pl.DataFrame:
@@ -106,7 +108,7 @@ def state_time(segments: pl.DataFrame) -> pl.DataFrame:
 def culprits(segments: pl.DataFrame, runs: pl.DataFrame) -> pl.DataFrame:
     """Who ran on a waiting thread's CPU while it waited: tid, cause, run_pid, run_comm, ns."""
     waiting = segments.filter(pl.col("state").is_in(WAITING)).select(
-        "tid", "cpu", pl.col("state").alias("cause"), pl.col("s_start").alias("q_start"), pl.col("s_end").alias("q_end"))
+        "tid", "cpu", pl.col("state").cast(pl.Utf8).alias("cause"), pl.col("s_start").alias("q_start"), pl.col("s_end").alias("q_end"))
     pairs = overlaps(waiting, runs, key="cpu")
     if pairs.is_empty():
         return pl.DataFrame(schema={"tid": pl.UInt32, "cause": pl.Utf8, "run_pid": pl.UInt32, "run_comm": pl.Utf8,

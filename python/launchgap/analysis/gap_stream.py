@@ -222,7 +222,8 @@ def gap_stats(launch_chunks: Callable[[], Iterator[pl.DataFrame]], segments: pl.
     """launch_chunks: a fresh iterator over (tid, ts_ns) frames in time order each call (read twice);
     segments: tid, state, s_start, s_end; irqs: tid, i_start, exclusive_ns; syncs: tid, ts_ns."""
     off_cpu = _Items(lambda: segments.filter(pl.col("state").is_in(["preempted", "runqueue", "blocked", "offcpu"]))
-                     .select("tid", "state", "s_start", "s_end"), "s_start")
+                     # the state as a string: the gaps' other rows (irq, sync_call) are no segment states
+                     .select("tid", pl.col("state").cast(pl.Utf8), "s_start", "s_end"), "s_start")
     irq_items = _Items(lambda: irqs.select("tid", "i_start", "exclusive_ns"), "i_start")
     sync_items = _Items(lambda: syncs.select("tid", pl.col("ts_ns").cast(pl.Int64)), "ts_ns")
     counts = _Counts()

@@ -48,7 +48,9 @@ def _place(ts: np.ndarray, at: np.ndarray) -> np.ndarray:
 def launch_gaps(launches: pl.DataFrame, segments: pl.DataFrame, irqs: pl.DataFrame, syncs: pl.DataFrame) -> Gaps:
     """launches: tid, ts_ns; segments: tid, state, s_start, s_end; irqs: tid, i_start, exclusive_ns; syncs: tid, ts_ns."""
     gap_parts, offsets, placed = [], [0], []
-    off_cpu = segments.filter(pl.col("state").is_in(["preempted", "runqueue", "blocked", "offcpu"]))
+    # the state as a string: the gaps' other rows (irq, sync_call) are no segment states
+    off_cpu = segments.filter(pl.col("state").is_in(["preempted", "runqueue", "blocked", "offcpu"])).with_columns(
+        pl.col("state").cast(pl.Utf8))
     for tid, group in launches.select("tid", "ts_ns").partition_by("tid", as_dict=True).items():
         tid = tid[0]
         ts = np.sort(group["ts_ns"].to_numpy().astype(np.int64))

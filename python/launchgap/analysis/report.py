@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-import numpy as np
 import polars as pl
 
 from launchgap.analysis import gaps as gap_analysis
@@ -18,8 +17,9 @@ from launchgap.analysis.records import (
     Bursts, Culprit, FailedLaunch, FailedLaunches, GapClass, Gaps, GapTail, IrqSummary, Overview, Report,
     StudyMetrics, TailShare, Taken, TakenTotal, ThreadCulprit, ThreadIrq, ThreadTaken, TraceInfo, Verdict,
 )
+from launchgap.analysis.side_by_side import side_by_side
 from launchgap.analysis.targets import RECORDER_COMMS, target_pids, target_threads
-from launchgap.analysis.timeline import Bounds, cpu_runs, grouped_time_order, thread_segments, trace_bounds
+from launchgap.analysis.timeline import Bounds, cpu_runs, thread_segments, trace_bounds
 from launchgap.doctor.in_trace import host_checks
 from launchgap.trace import Event, Trace
 from launchgap.trace.model import collect_streamed
@@ -170,10 +170,9 @@ def silent_tasks(trace: Trace) -> list[dict]:
     sw = trace.of(Event.SWITCH, "ts_ns", "cpu", "tid", "next_tid")
     if sw.is_empty():
         return []
-    # each CPU's last switch-in, equal times in the order read
-    order = grouped_time_order(sw["cpu"].to_numpy(), sw["ts_ns"].to_numpy())
-    last_of_cpu = order[np.append(sw["cpu"].to_numpy()[order][1:] != sw["cpu"].to_numpy()[order][:-1], True)]
-    running_at_end = set(sw["next_tid"].gather(last_of_cpu).to_list())
+    # each CPU's last switch-in, equal times in the order read: grouped, not sorted
+    running_at_end = set(sw.group_by("cpu").agg(
+        pl.col("next_tid").filter(pl.col("ts_ns") == pl.col("ts_ns").max()).last())["next_tid"].to_list())
     switched_out = set(sw["tid"].unique().to_list())
     switched_in = set(sw["next_tid"].unique().to_list())
     silent_tids = sorted(switched_in - switched_out - running_at_end - {0})
@@ -225,19 +224,23 @@ def build_report(trace: Trace, in_memory: bool = False) -> Report:
                   if not in_memory else launches.group_by("tid", "api").agg(pl.len().alias("launches")))
     syncs = trace.of(Event.SYNC, "ts_ns", "pid", "tid", "api", "duration_ns").filter(pl.col("pid").is_in(list(pids)))
     switches = trace.of(Event.SWITCH, "ts_ns", "tid", "voluntary").filter(pl.col("tid").is_in(tids))
-    segments = thread_segments(trace, tids, bounds)
-    runs = cpu_runs(trace, bounds)
+    # the run slices (numpy, one CPU) while the segments are built (numpy, the other)
+    (runs, silent), segments = side_by_side(lambda: (cpu_runs(trace, bounds), silent_tasks(trace)),
+                                            lambda: thread_segments(trace, tids, bounds))
     irqs = irq_intervals(trace)
     target_irqs = irqs.filter(pl.col("tid").is_in(tids))
     lost = _lost(trace)
 
-    states = taken.state_time(segments) if not segments.is_empty() else pl.DataFrame(
-        schema={"tid": pl.UInt32, **{f"{s}_ns": pl.Int64 for s in ("running", "preempted", "runqueue", "blocked",
-                                                                    "offcpu", "unknown")}, "lifetime_ns": pl.Int64})
-    culprits = taken.culprits(segments, runs) if not segments.is_empty() else pl.DataFrame()
+    def states_and_migrations() -> tuple[pl.DataFrame, pl.DataFrame]:
+        states = taken.state_time(segments) if not segments.is_empty() else pl.DataFrame(
+            schema={"tid": pl.UInt32, **{f"{s}_ns": pl.Int64 for s in ("running", "preempted", "runqueue", "blocked",
+                                                                        "offcpu", "unknown")}, "lifetime_ns": pl.Int64})
+        migrated = trace.of(Event.MIGRATE, "ts_ns", "tid").filter(pl.col("tid").is_in(tids))
+        return states, taken.migration_time(migrated, segments)
+
+    culprits, (states, migrations) = side_by_side(
+        lambda: taken.culprits(segments, runs) if not segments.is_empty() else pl.DataFrame(), states_and_migrations)
     irq_by_thread = taken.irq_time(irqs, tids)
-    migrations = taken.migration_time(trace.of(Event.MIGRATE, "ts_ns", "tid").filter(pl.col("tid").is_in(tids)),
-                                      segments)
     switch_counts = switches.group_by("tid").agg(
         pl.col("voluntary").sum().alias("blocked_switches"), (~pl.col("voluntary")).sum().alias("preempted_switches"))
     launch_counts = by_tid_api.group_by("tid").agg(pl.col("launches").sum().cast(pl.UInt32))
@@ -322,7 +325,7 @@ def build_report(trace: Trace, in_memory: bool = False) -> Report:
         caveats=trace.meta.get("caveats", []) + [
             f"{t['comm']} ({t['pid']}/{t['tid']}) was switched in {t['switch_ins']} time(s) but its "
             f"switch-outs were never traced by this kernel: a thread it preempted looks preempted "
-            f"until its next recorded switch-out" for t in silent_tasks(trace)])
+            f"until its next recorded switch-out" for t in silent])
     warnings = _guard(lost)
     incomplete = _incomplete(trace_info)
     if trace.meta.get("mode") == "study-csv":

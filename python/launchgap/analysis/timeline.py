@@ -48,13 +48,15 @@ def grouped_time_order(group: np.ndarray, ts: np.ndarray, known: np.ndarray | No
     Two stable sorts, by time (often nothing to do: switches are usually written in time order) and
     then by group, a radix sort when the groups fit 16 bits (CPUs; threads ranked in KNOWN, sorted)."""
     if known is not None and known.size < 1 << 16:
+        # a byte a rank where they fit: the radix sort then takes one pass, not two
+        rank_type = np.uint8 if known.size < 1 << 8 else np.uint16
         highest = int(group.max()) if group.size else 0
         if highest < group.size:
             # each id's rank looked up in a table of every id up to the highest (task ids are small): one
             # gather, not a binary search a row
-            group = np.searchsorted(known, np.arange(highest + 1)).astype(np.uint16)[group]
+            group = np.searchsorted(known, np.arange(highest + 1)).astype(rank_type)[group]
         else:
-            group = np.searchsorted(known, group).astype(np.uint16)
+            group = np.searchsorted(known, group).astype(rank_type)
     elif group.size and group.max() < 1 << 16:
         group = group.astype(np.uint16)
     if ts.size < 2 or np.all(ts[1:] >= ts[:-1]):
@@ -112,18 +114,36 @@ STATES = ("running", "preempted", "runqueue", "blocked", "offcpu", "unknown", "d
 RUNNING, PREEMPTED, RUNQUEUE, BLOCKED, OFFCPU, UNKNOWN, DEAD = range(len(STATES))
 NO_STATE = -1
 SWITCHED, WOKEN, MIGRATED = range(3)
+# the segments' state column: an Enum, a byte a row held and compared, where a string is 16 bytes and a
+# string comparison; it reads, filters, groups and prints as the state's name
+STATE = pl.Enum(STATES)
+STATE_NAMES = pl.Series("state", STATES, STATE)
 
 
 def _last_of_thread(mask: np.ndarray, rows: np.ndarray, tid: np.ndarray) -> np.ndarray:
-    """For each of ROWS (indices into rows sorted by thread, then time), the index of the last row before
-    it, of the same thread, where MASK, else -1. A count of the MASK rows so far names it: no running
-    maximum over every row, no search."""
+    """For each of ROWS (ascending indices into rows sorted by thread, then time), the index of the last row
+    before it, of the same thread, where MASK, else -1. A binary search of the MASK rows, in ROWS' order (so
+    it walks them forward): no running maximum or count over every row, which costs the same for the 62
+    migrations of a storm as for its million wakeups."""
     where = np.flatnonzero(mask)
     if where.size == 0 or rows.size == 0:
         return np.full(rows.size, -1, np.int64)
-    before = np.cumsum(mask, dtype=np.int64)[rows] - mask[rows]
-    found = where[np.maximum(before - 1, 0)]
-    return np.where((before > 0) & (tid[found] == tid[rows]), found, -1)
+    before = np.searchsorted(where, rows, "left") - 1
+    found = where[np.maximum(before, 0)]
+    return np.where((before >= 0) & (tid[found] == tid[rows]), found, -1)
+
+
+def _with_firsts(values: np.ndarray, kept: np.ndarray, at: np.ndarray, firsts: np.ndarray) -> np.ndarray:
+    """VALUES[KEPT] with FIRSTS[i] put before position AT[i] (AT ascending, one a thread): each row gathered
+    straight to its place, where np.insert would gather, then copy again through a mask."""
+    out = np.empty(kept.size + at.size, np.result_type(values, firsts))
+    done = 0
+    for i, place in enumerate(at.tolist()):
+        np.take(values, kept[done:place], out=out[done + i:place + i])
+        out[place + i] = firsts[i]
+        done = place
+    np.take(values, kept[done:], out=out[done + at.size:])
+    return out
 
 
 def thread_segments(trace: Trace, tids: list[int], bounds: Bounds) -> pl.DataFrame:
@@ -145,13 +165,18 @@ def thread_segments(trace: Trace, tids: list[int], bounds: Bounds) -> pl.DataFra
         "ts_ns", "tid", pl.col("dest_cpu").alias("cpu"), code(NO_STATE).alias("state"), code(MIGRATED).alias("kind"))
     rows = pl.concat([outs, ins, wakes, moves]).with_columns(pl.col("ts_ns").cast(pl.Int64)).collect()
     if rows.is_empty():
-        return pl.DataFrame(schema={"tid": pl.UInt32, "cpu": pl.UInt32, "state": pl.Utf8, "s_start": pl.Int64,
+        return pl.DataFrame(schema={"tid": pl.UInt32, "cpu": pl.UInt32, "state": STATE, "s_start": pl.Int64,
                                     "s_end": pl.Int64})
     # by thread, then time; a stable sort keeps equal times in the order above (out, in, wakeup, migrate)
     ts, tid = rows["ts_ns"].to_numpy(), rows["tid"].cast(pl.UInt32).to_numpy()
     order = grouped_time_order(tid, ts, np.unique(np.asarray(tids, np.int64)))
     ts, tid = ts[order], tid[order]
     state, kind = rows["state"].to_numpy()[order], rows["kind"].to_numpy()[order]
+    cpu = rows["cpu"].cast(pl.UInt32)
+    # nulls (an imported trace's unknown CPUs) only survive polars' gather, at the end; else numpy's, now,
+    # several times faster, and the rows can go: what is held at once is what bounds the peak
+    cpu = cpu if cpu.has_nulls() else cpu.to_numpy()[order]
+    del rows
     new_thread = np.ones(ts.size, bool)
     new_thread[1:] = tid[1:] != tid[:-1]
     # a wakeup makes a thread that its last switch before it left blocked (or that has no switch before
@@ -160,6 +185,7 @@ def thread_segments(trace: Trace, tids: list[int], bounds: Bounds) -> pl.DataFra
     last_switch = _last_of_thread(kind == SWITCHED, woken, tid)
     before = np.where(last_switch >= 0, state[np.maximum(last_switch, 0)], NO_STATE)
     state[woken] = np.where((before == NO_STATE) | (before == BLOCKED) | (before == OFFCPU), RUNQUEUE, before)
+    del woken, last_switch, before
     # a migration keeps the state the thread was in (only migrations are left without one)
     moved = np.flatnonzero(state == NO_STATE)
     last_state = _last_of_thread(state != NO_STATE, moved, tid)
@@ -174,7 +200,9 @@ def thread_segments(trace: Trace, tids: list[int], bounds: Bounds) -> pl.DataFra
     first_kind, first_state = kind[firsts], state[firsts]
     inferred = np.where((first_kind == SWITCHED) & (first_state != RUNNING), RUNNING,
                         np.where(first_kind == WOKEN, BLOCKED, UNKNOWN)).astype(np.int8)
-    first = pl.DataFrame({"tid": tid[firsts], "row": order[firsts].astype(np.int64), "state": inferred,
+    first = pl.DataFrame({"tid": tid[firsts], "row": order[firsts].astype(np.int64),
+                          "cpu": np.zeros(firsts.size, np.uint32) if isinstance(cpu, pl.Series) else cpu[firsts],
+                          "state": inferred,
                           "s_start": np.full(firsts.size, bounds.start_ns, np.int64), "s_end": ts[firsts]})
     born = trace.of(Event.FORK, "ts_ns", "child_tid").filter(pl.col("child_tid").is_in(tids)).select(
         pl.col("child_tid").cast(pl.UInt32).alias("tid"), pl.col("ts_ns").cast(pl.Int64).alias("born_ns"))
@@ -186,10 +214,18 @@ def thread_segments(trace: Trace, tids: list[int], bounds: Bounds) -> pl.DataFra
     at = np.searchsorted(tid[kept], first["tid"].to_numpy(), "left")
 
     def with_firsts(values: np.ndarray, column: str) -> np.ndarray:
-        return np.insert(values[kept], at, first[column].to_numpy())
+        return _with_firsts(values, kept, at, first[column].to_numpy())
 
-    names = pl.Series("state", STATES, pl.Utf8)
-    return pl.DataFrame({"tid": with_firsts(tid, "tid"),
-                         "cpu": rows["cpu"].cast(pl.UInt32).gather(with_firsts(order, "row")),
-                         "state": names.gather(with_firsts(state, "state")),
-                         "s_start": with_firsts(ts, "s_start"), "s_end": with_firsts(ends, "s_end")})
+    if isinstance(cpu, pl.Series):
+        cpu = cpu.gather(with_firsts(order, "row"))
+    else:
+        cpu = pl.Series("cpu", with_firsts(cpu, "cpu"))
+    del order
+    # each column built and its source let go before the next
+    segments = pl.DataFrame({"tid": with_firsts(tid, "tid"), "cpu": cpu})
+    del tid, cpu
+    segments = segments.with_columns(STATE_NAMES.gather(with_firsts(state, "state")))
+    del state
+    segments = segments.with_columns(pl.Series("s_start", with_firsts(ts, "s_start")))
+    del ts
+    return segments.with_columns(pl.Series("s_end", with_firsts(ends, "s_end")))
