@@ -31,6 +31,7 @@ from launchgap.cli_common import (
 )
 from launchgap.doctor.command import doctor
 from launchgap.exports.study_csv import write_study_csv
+from launchgap.held_memory import hold_freed_memory
 from launchgap.output import PERMISSIONS_HELP, OutputError, write_text
 from launchgap.recorder import ENV_OVERRIDE, MONITOR_ENV_OVERRIDE, find_monitor, find_recorder
 from launchgap.trace import Event
@@ -752,5 +753,12 @@ def _experiment_commands() -> None:
 _experiment_commands()
 
 
-if __name__ == "__main__":
+def run() -> None:
+    """The `launchgap` command (and `python -m launchgap.cli`). Tests invoke `main` in their own process,
+    which keeps glibc's defaults: the malloc setting is for a process that is launchgap alone."""
+    hold_freed_memory()
     main()
+
+
+if __name__ == "__main__":
+    run()

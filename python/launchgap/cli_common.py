@@ -16,7 +16,6 @@ import click
 import polars as pl
 import pyarrow as pa
 
-from launchgap.held_memory import hold_freed_memory
 from launchgap.inputs import not_regular
 from launchgap.output import OutputError, atomic_output, refuse_inputs
 from launchgap.trace import Trace, TraceError, open_trace
@@ -73,7 +72,6 @@ def note(message: str) -> None:
 def load(path: str, warn: bool = True) -> Trace:
     """The trace (or study CSV) at PATH, or one line saying why not. With WARN,
     a trace cut short or damaged is said on stderr (the report shows it itself)."""
-    hold_freed_memory()
     kind = not_regular(path)
     if kind:
         # a FIFO would block the reader for ever; a device is no trace

@@ -1,14 +1,16 @@
-"""Called by the commands that read a whole trace (cli_common.load) before they read it: glibc's malloc
-then keeps the memory it frees for the next allocation, instead of handing it back to the kernel.
+"""Called once by the `launchgap` command as it starts (cli.run): glibc's malloc then keeps the memory
+it frees for the next allocation, instead of handing it back to the kernel.
 
 By default glibc serves every allocation over 32 MiB (a numpy column of 4M timestamps) with its own
 mmap and unmaps it when freed, so the next such column faults in and zeroes fresh pages again, and
-every unmap of a thread-shared mapping interrupts polars' other threads to flush their TLBs. The
+every unmap of a mapping shared by threads interrupts polars' other threads to flush their TLBs. The
 analysis makes dozens of such columns a trace. With mmap off and no trimming, a freed column's pages
 are reused as they are. Measured on a 4.07M-event `--system` storm (2 CPUs, quiet): `launchgap report`
-1.73 s wall against 2.06 s, the same peak RSS (docs/benchmarks.md). A report is a batch process whose
-peak is its footprint anyway; the long-lived processes (the monitor, the recorder: Rust) are not
-affected, nor is the memory polars' own allocator (jemalloc) holds."""
+2.37 s of CPU without, 2.02 s with (docs/benchmarks.md). Limits: this is the main heap's setting; a
+worker thread's own arena (analysis/side_by_side.py) still maps its largest blocks (over 64 MiB)
+itself; and polars' own allocator (jemalloc) is not glibc's. A launchgap command is a batch process
+whose peak is its footprint anyway; the long-lived processes (the monitor, the recorder) are Rust,
+and tests that invoke the CLI in their own process (click's runner calls `main`) keep the defaults."""
 
 from __future__ import annotations
 

@@ -4,13 +4,13 @@ The scheduling analysis is numpy for the most part, and numpy uses one CPU; pola
 only in its own steps. Steps that need nothing of each other (a trace's thread segments and its CPUs'
 run slices; the culprits and the per-state totals of those segments) can share the CPUs instead. numpy
 and polars release the GIL while they work on arrays, so a thread is enough, and the results are the
-same values whichever finishes first: on the 4.07M-event storm of docs/benchmarks.md this takes
-`launchgap report` from about 1.75 s to 1.5 s wall on 2 quiet CPUs."""
+same values whichever finishes first (docs/benchmarks.md, the storm: with the other changes of that
+section, `launchgap report` from about 2.06 s to 1.5 s wall on 2 quiet CPUs)."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
 First = TypeVar("First")
@@ -18,9 +18,22 @@ Second = TypeVar("Second")
 
 
 def side_by_side(first: Callable[[], First], second: Callable[[], Second]) -> tuple[First, Second]:
-    """(FIRST(), SECOND()), FIRST run in a worker thread while SECOND runs in this one. An exception of
-    either is raised here, after both have stopped (the pool waits for its worker on the way out)."""
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="launchgap-analysis") as pool:
-        pending = pool.submit(first)
-        second_result = second()
-        return pending.result(), second_result
+    """(FIRST(), SECOND()), FIRST run in a worker thread while SECOND runs in this one. FIRST's exception is
+    raised here once both are done. SECOND's (Ctrl-C included) leaves at once: the worker is a daemon
+    thread, so neither a caller's clean-up (an experiment restoring the host) nor the process's exit
+    waits for the rest of FIRST, whose result nobody will read."""
+    outcome: dict[str, object] = {}
+
+    def run() -> None:
+        try:
+            outcome["value"] = first()
+        except BaseException as error:  # handed to the caller, which decides
+            outcome["error"] = error
+
+    worker = threading.Thread(target=run, name="launchgap-analysis", daemon=True)
+    worker.start()
+    second_result = second()
+    worker.join()
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"], second_result

@@ -123,8 +123,8 @@ STATE_NAMES = pl.Series("state", STATES, STATE)
 def _last_of_thread(mask: np.ndarray, rows: np.ndarray, tid: np.ndarray) -> np.ndarray:
     """For each of ROWS (ascending indices into rows sorted by thread, then time), the index of the last row
     before it, of the same thread, where MASK, else -1. A binary search of the MASK rows, in ROWS' order (so
-    it walks them forward): no running maximum or count over every row, which costs the same for the 62
-    migrations of a storm as for its million wakeups."""
+    it walks them forward): no running count over every row, which cost as much for the 62 migrations of a
+    storm as for its million wakeups."""
     where = np.flatnonzero(mask)
     if where.size == 0 or rows.size == 0:
         return np.full(rows.size, -1, np.int64)
@@ -136,7 +136,8 @@ def _last_of_thread(mask: np.ndarray, rows: np.ndarray, tid: np.ndarray) -> np.n
 def _with_firsts(values: np.ndarray, kept: np.ndarray, at: np.ndarray, firsts: np.ndarray) -> np.ndarray:
     """VALUES[KEPT] with FIRSTS[i] put before position AT[i] (AT ascending, one a thread): each row gathered
     straight to its place, where np.insert would gather, then copy again through a mask."""
-    out = np.empty(kept.size + at.size, np.result_type(values, firsts))
+    out = np.empty(kept.size + at.size, values.dtype)
+    firsts = firsts.astype(values.dtype, copy=False)  # np.take writes only its own type into OUT
     done = 0
     for i, place in enumerate(at.tolist()):
         np.take(values, kept[done:place], out=out[done + i:place + i])
@@ -188,8 +189,9 @@ def thread_segments(trace: Trace, tids: list[int], bounds: Bounds) -> pl.DataFra
     del woken, last_switch, before
     # a migration keeps the state the thread was in (only migrations are left without one)
     moved = np.flatnonzero(state == NO_STATE)
-    last_state = _last_of_thread(state != NO_STATE, moved, tid)
-    state[moved] = np.where(last_state >= 0, state[np.maximum(last_state, 0)], UNKNOWN)
+    if moved.size:
+        last_state = _last_of_thread(state != NO_STATE, moved, tid)
+        state[moved] = np.where(last_state >= 0, state[np.maximum(last_state, 0)], UNKNOWN)
     ends = np.empty(ts.size, np.int64)
     ends[:-1] = ts[1:]
     ends[np.append(new_thread[1:], True)] = bounds.end_ns
