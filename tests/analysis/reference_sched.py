@@ -108,7 +108,8 @@ def state_time(segments: pl.DataFrame) -> pl.DataFrame:
 def culprits(segments: pl.DataFrame, runs: pl.DataFrame) -> pl.DataFrame:
     """Who ran on a waiting thread's CPU while it waited: tid, cause, run_pid, run_comm, ns."""
     waiting = segments.filter(pl.col("state").is_in(WAITING)).select(
-        "tid", "cpu", pl.col("state").cast(pl.Utf8).alias("cause"), pl.col("s_start").alias("q_start"), pl.col("s_end").alias("q_end"))
+        "tid", "cpu", pl.col("state").cast(pl.Utf8).alias("cause"), pl.col("s_start").alias("q_start"),
+        pl.col("s_end").alias("q_end"))
     pairs = overlaps(waiting, runs, key="cpu")
     if pairs.is_empty():
         return pl.DataFrame(schema={"tid": pl.UInt32, "cause": pl.Utf8, "run_pid": pl.UInt32, "run_comm": pl.Utf8,

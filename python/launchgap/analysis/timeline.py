@@ -202,9 +202,8 @@ def thread_segments(trace: Trace, tids: list[int], bounds: Bounds) -> pl.DataFra
     first_kind, first_state = kind[firsts], state[firsts]
     inferred = np.where((first_kind == SWITCHED) & (first_state != RUNNING), RUNNING,
                         np.where(first_kind == WOKEN, BLOCKED, UNKNOWN)).astype(np.int8)
-    first = pl.DataFrame({"tid": tid[firsts], "row": order[firsts].astype(np.int64),
-                          "cpu": np.zeros(firsts.size, np.uint32) if isinstance(cpu, pl.Series) else cpu[firsts],
-                          "state": inferred,
+    # first_row: the thread's first row in the sorted arrays, where its first segment's CPU is read
+    first = pl.DataFrame({"tid": tid[firsts], "first_row": firsts.astype(np.int64), "state": inferred,
                           "s_start": np.full(firsts.size, bounds.start_ns, np.int64), "s_end": ts[firsts]})
     born = trace.of(Event.FORK, "ts_ns", "child_tid").filter(pl.col("child_tid").is_in(tids)).select(
         pl.col("child_tid").cast(pl.UInt32).alias("tid"), pl.col("ts_ns").cast(pl.Int64).alias("born_ns"))
@@ -218,10 +217,11 @@ def thread_segments(trace: Trace, tids: list[int], bounds: Bounds) -> pl.DataFra
     def with_firsts(values: np.ndarray, column: str) -> np.ndarray:
         return _with_firsts(values, kept, at, first[column].to_numpy())
 
-    if isinstance(cpu, pl.Series):
-        cpu = cpu.gather(with_firsts(order, "row"))
+    first_rows = first["first_row"].to_numpy()
+    if isinstance(cpu, pl.Series):  # in the rows' order, nulls and all
+        cpu = cpu.gather(_with_firsts(order, kept, at, order[first_rows]))
     else:
-        cpu = pl.Series("cpu", with_firsts(cpu, "cpu"))
+        cpu = pl.Series("cpu", _with_firsts(cpu, kept, at, cpu[first_rows]))
     del order
     # each column built and its source let go before the next
     segments = pl.DataFrame({"tid": with_firsts(tid, "tid"), "cpu": cpu})
