@@ -210,6 +210,45 @@ def test_waits_follow_the_documented_rules(tmp_path):
     ]
 
 
+def unseen_switch_in_trace(tmp_path):
+    """The shape of a real --system recording (CI, 2026-11-23): the recorder's main thread, preempted on
+    CPU0 by a thread of the sandbox agent (process_api's tokio-rt-worker), whose switch-out never fires
+    sched_switch (docs/metrics.md); the thread's next event is its own blocking switch-out on CPU0, then a
+    wakeup and a switch-in. Here A is preempted by agent thread G at 5000, switched back in unseen, blocks
+    at 8000, is woken onto CPU1 at 20000 and runs there from 21000; B runs on CPU1 from 2000 to 7000."""
+    G = (1, 76, "tokio-rt-worker")
+    b = TraceBuilder(start_ns=1000, end_ns=40_000, command_pid=10, meta_extra={"mode": "system"})
+    b.switch(2000, 1, IDLE1, B)
+    b.wakeup(4800, G, 0)
+    b.switch(5000, 0, A, G)                         # A preempted by G
+    b.switch(7000, 1, B, IDLE1, voluntary=True)     # B blocks: CPU1 idle
+    b.switch(8000, 0, A, IDLE, voluntary=True)      # A blocks: G's switch back to A was never recorded
+    b.wakeup(20000, A, 1)
+    b.switch(21000, 1, IDLE1, A)
+    b.switch(25000, 1, A, IDLE1, voluntary=True)
+    return b.write(tmp_path / "unseen.lg")
+
+
+def test_a_wait_ends_at_the_next_recorded_switch_when_its_switch_in_was_unseen(tmp_path):
+    """A's wait after being preempted ends at its blocking switch-out on CPU0 (not at its switch-in on
+    CPU1 after the sleep): so it waits on busy CPU0 while CPU1 idles, 7000-8000, a failure; and every
+    window read alone gives what the whole trace does."""
+    trace = unseen_switch_in_trace(tmp_path)
+    waits = wait_intervals(trace, 1000).select("tid", "cpu", "start_ns", "end_ns").sort("start_ns").rows()
+    assert waits == [
+        (11, 1, 1000, 2000),     # runnable before the trace began
+        (76, 0, 4800, 5000),
+        (10, 0, 5000, 8000),     # preempted, until its next recorded switch (an out on CPU0)
+        (10, 1, 20000, 21000),   # woken onto idle CPU1
+    ]
+    rw = running_waiting(trace, choose_window(trace), n_cpus=2)
+    assert rw.failures.rows() == [(7000, 8000)]
+    events = trace.of(Event.SWITCH, "ts_ns")["ts_ns"].to_list() + trace.of(Event.WAKEUP, "ts_ns")["ts_ns"].to_list()
+    times = sorted({t + d for t in events for d in (-1, 0, 1)} | {1000, 40_000})
+    windows = [Window(1000, lo, hi) for lo in times for hi in times if lo < hi]
+    assert windowed_counts_equal_whole(trace, windows, 2) == len(windows) == 26 * 25 // 2   # 8 events, 3 edges each, and the two ends
+
+
 def test_running_waiting_counts_and_work_conservation_failure(tmp_path):
     trace = two_cpu_trace(tmp_path)
     rw = running_waiting(trace, choose_window(trace), n_cpus=2)

@@ -7,6 +7,11 @@ failures: the data behind `launchgap running-waiting` (docs/views.md).
   switched out while still runnable (preempted, yielded), until it is
   switched in. A wakeup of a task that is still running (it had not yet
   switched out) starts no wait.
+- A switch-out that follows a wait with no switch-in between (its
+  switch-in was never recorded: the sandbox agent's threads, whose
+  switch-outs never fire sched_switch, docs/metrics.md) ends the wait
+  there, on that CPU: the task waits until its next recorded switch, as
+  its thread segments show it preempted until then.
 - Tasks already runnable when the trace starts: a task whose first event
   is being switched in, with no wakeup before it, was woken before the
   trace began, so it waits from the start of the trace. A task whose first
@@ -106,15 +111,20 @@ def wait_intervals(trace: Trace, start_ns: int, window: Window | None = None) ->
     rows = rows.with_columns(
         pl.when((pl.col("kind") == "in") & pl.col("prev_kind").is_null()).then(pl.lit(start_ns))
         .otherwise(pl.col("ts_ns")).alias("wait_from"), starts_wait.alias("starts"))
-    # each wait ends at the task's next switch-in; a second start before it (waking + wakeup) changes nothing
+    # each wait ends at the task's next recorded switch after it (a switch-in, or a switch-out whose
+    # switch-in went unrecorded) on that switch's CPU; a second start before it (waking + wakeup) changes
+    # nothing. A wait begun by a switch-in (runnable since the trace's start) ends at that switch-in.
+    is_in = pl.col("kind") == "in"
+    is_switch = pl.col("kind") != "wake"
     rows = rows.with_columns(
-        pl.when(pl.col("kind") == "in").then(pl.col("ts_ns")).backward_fill().over("tid").alias("next_in"),
-        pl.when(pl.col("kind") == "in").then(pl.col("cpu")).backward_fill().over("tid").alias("in_cpu"))
-    waits = rows.filter(pl.col("starts") & pl.col("next_in").is_not_null()).group_by("tid", "next_in").agg(
-        pl.col("wait_from").min(), pl.col("in_cpu").first())
-    return waits.select("tid", pl.col("in_cpu").alias("cpu"), pl.col("wait_from").alias("start_ns"),
-                        pl.col("next_in").alias("end_ns")).filter(pl.col("end_ns") > pl.col("start_ns")).sort(
-        "start_ns", "tid")
+        pl.when(is_in).then(pl.col("ts_ns"))
+        .otherwise(pl.when(is_switch).then(pl.col("ts_ns")).shift(-1).backward_fill().over("tid")).alias("end_ns"),
+        pl.when(is_in).then(pl.col("cpu"))
+        .otherwise(pl.when(is_switch).then(pl.col("cpu")).shift(-1).backward_fill().over("tid")).alias("end_cpu"))
+    waits = rows.filter(pl.col("starts") & pl.col("end_ns").is_not_null()).group_by("tid", "end_ns").agg(
+        pl.col("wait_from").min(), pl.col("end_cpu").first())
+    return waits.select("tid", pl.col("end_cpu").alias("cpu"), pl.col("wait_from").alias("start_ns"),
+                        "end_ns").filter(pl.col("end_ns") > pl.col("start_ns")).sort("start_ns", "tid")
 
 
 def _step_counts(deltas: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, list[np.ndarray]]:
