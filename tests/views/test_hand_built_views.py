@@ -249,6 +249,22 @@ def test_a_wait_ends_at_the_next_recorded_switch_when_its_switch_in_was_unseen(t
     assert windowed_counts_equal_whole(trace, windows, 2) == len(windows) == 26 * 25 // 2   # 8 events, 3 edges each, and the two ends
 
 
+def test_a_wakeup_before_a_first_switch_out_starts_no_wait(tmp_path):
+    """A runs from the trace's start (its first switch is a switch-out), and is woken at 2000 while about
+    to sleep: no wait, though the wakeup is its first event; its run slice is the whole 1000-3000."""
+    b = TraceBuilder(start_ns=1000, end_ns=10_000, command_pid=10, meta_extra={"mode": "system"})
+    b.wakeup(2000, A, 0)
+    b.switch(3000, 0, A, IDLE, voluntary=True)
+    trace = b.write(tmp_path / "woken-running.lg")
+    assert wait_intervals(trace, 1000).height == 0
+    rw = running_waiting(trace, choose_window(trace), n_cpus=2)
+    assert rw.steps.rows() == [(1000, 1, 1), (3000, 0, 0)]
+    assert rw.failures.is_empty()
+    times = sorted({t + d for t in (2000, 3000) for d in (-1, 0, 1)} | {1000, 10_000})
+    windows = [Window(1000, lo, hi) for lo in times for hi in times if lo < hi]
+    assert windowed_counts_equal_whole(trace, windows, 2) == 8 * 7 // 2
+
+
 def test_running_waiting_counts_and_work_conservation_failure(tmp_path):
     trace = two_cpu_trace(tmp_path)
     rw = running_waiting(trace, choose_window(trace), n_cpus=2)

@@ -6,12 +6,15 @@ failures: the data behind `launchgap running-waiting` (docs/views.md).
   its wakeup (sched_wakeup / wakeup_new) after it blocked, or from being
   switched out while still runnable (preempted, yielded), until it is
   switched in. A wakeup of a task that is still running (it had not yet
-  switched out) starts no wait.
+  switched out, or its first switch in the trace is a switch-out) starts no
+  wait.
 - A switch-out that follows a wait with no switch-in between (its
   switch-in was never recorded: the sandbox agent's threads, whose
   switch-outs never fire sched_switch, docs/metrics.md) ends the wait
   there, on that CPU: the task waits until its next recorded switch, as
-  its thread segments show it preempted until then.
+  its thread segments show it preempted until then. The wait, and any
+  failure it makes, is then an upper bound: the task ran from the unseen
+  switch-in on.
 - Tasks already runnable when the trace starts: a task whose first event
   is being switched in, with no wakeup before it, was woken before the
   trace began, so it waits from the start of the trace. A task whose first
@@ -72,12 +75,13 @@ def _task_edges(switches: pl.LazyFrame, window: Window) -> pl.DataFrame:
 
 
 def wait_intervals(trace: Trace, start_ns: int, window: Window | None = None) -> pl.DataFrame:
-    """tid, cpu, start_ns, end_ns of every runnable-but-not-running stretch that ended in a switch-in.
+    """tid, cpu, start_ns, end_ns of every runnable-but-not-running stretch that ended at a recorded
+    switch of its task.
 
     With WINDOW: those that overlap it (not cut), and some that end before it, read from each task's
     events from its last switch before the window to its first switch-in after it. A wait that overlaps
-    the window starts at or after that last switch (an earlier one ended at a switch-in before it) and
-    ends by that first switch-in."""
+    the window starts at or after that last switch (an earlier one ended by that switch, the task's
+    next after it) and ends by that first switch-in."""
     switches = trace.scan(Event.SWITCH).select(pl.col("ts_ns").cast(pl.Int64), "cpu", "tid", "next_tid", "voluntary",
                                                "prev_state")
     wakes = pl.concat([trace.scan(kind) for kind in (Event.WAKEUP, Event.WAKEUP_NEW)]).select(
@@ -102,25 +106,31 @@ def wait_intervals(trace: Trace, start_ns: int, window: Window | None = None) ->
     order = {"out_blocked": 0, "out_runnable": 0, "wake": 1, "in": 2}
     rows = rows.with_columns(pl.col("kind").replace_strict(order, return_dtype=pl.Int8).alias("rank")).sort(
         "tid", "ts_ns", "rank")
+    is_in = pl.col("kind") == "in"
     switch_kind = pl.when(pl.col("kind") != "wake").then(pl.col("kind"))
-    rows = rows.with_columns(switch_kind.forward_fill().shift(1).over("tid").alias("before"),
-                             pl.col("kind").shift(1).over("tid").alias("prev_kind"))
-    starts_wait = ((pl.col("kind") == "out_runnable")
-                   | ((pl.col("kind") == "wake") & (pl.col("before").is_null() | (pl.col("before") == "out_blocked")))
-                   | ((pl.col("kind") == "in") & pl.col("prev_kind").is_null()))
-    rows = rows.with_columns(
-        pl.when((pl.col("kind") == "in") & pl.col("prev_kind").is_null()).then(pl.lit(start_ns))
-        .otherwise(pl.col("ts_ns")).alias("wait_from"), starts_wait.alias("starts"))
+
+    def next_switch(column: str) -> pl.Expr:
+        """COLUMN of the task's first switch after the row."""
+        return pl.when(switch_kind.is_not_null()).then(pl.col(column)).shift(-1).backward_fill().over("tid")
+
     # each wait ends at the task's next recorded switch after it (a switch-in, or a switch-out whose
     # switch-in went unrecorded) on that switch's CPU; a second start before it (waking + wakeup) changes
     # nothing. A wait begun by a switch-in (runnable since the trace's start) ends at that switch-in.
-    is_in = pl.col("kind") == "in"
-    is_switch = pl.col("kind") != "wake"
+    rows = rows.with_columns(switch_kind.forward_fill().shift(1).over("tid").alias("before"),
+                             pl.col("kind").shift(1).over("tid").alias("prev_kind"),
+                             pl.when(is_in).then(pl.col("ts_ns")).otherwise(next_switch("ts_ns")).alias("end_ns"),
+                             pl.when(is_in).then(pl.col("cpu")).otherwise(next_switch("cpu")).alias("end_cpu"),
+                             next_switch("kind").alias("next_switch_kind"))
+    # a wakeup before the task's first switch starts a wait only if that switch is a switch-in: a first
+    # switch-out shows it was running since the trace's start, so it was woken while still running
+    woken_from_blocked = (pl.col("before") == "out_blocked") | (
+        pl.col("before").is_null() & (pl.col("next_switch_kind") == "in"))
+    starts_wait = ((pl.col("kind") == "out_runnable")
+                   | ((pl.col("kind") == "wake") & woken_from_blocked)
+                   | (is_in & pl.col("prev_kind").is_null()))
     rows = rows.with_columns(
-        pl.when(is_in).then(pl.col("ts_ns"))
-        .otherwise(pl.when(is_switch).then(pl.col("ts_ns")).shift(-1).backward_fill().over("tid")).alias("end_ns"),
-        pl.when(is_in).then(pl.col("cpu"))
-        .otherwise(pl.when(is_switch).then(pl.col("cpu")).shift(-1).backward_fill().over("tid")).alias("end_cpu"))
+        pl.when(is_in & pl.col("prev_kind").is_null()).then(pl.lit(start_ns))
+        .otherwise(pl.col("ts_ns")).alias("wait_from"), starts_wait.alias("starts"))
     waits = rows.filter(pl.col("starts") & pl.col("end_ns").is_not_null()).group_by("tid", "end_ns").agg(
         pl.col("wait_from").min(), pl.col("end_cpu").first())
     return waits.select("tid", pl.col("end_cpu").alias("cpu"), pl.col("wait_from").alias("start_ns"),
