@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -64,3 +68,25 @@ def test_a_generator_that_does_not_load_is_stopped_and_reported(monkeypatch):
     with pytest.raises(LoadError, match="cpu: not loading"):
         gen.verify()
     assert alive(group_members(pgids)) == []
+
+
+def test_a_cpu_load_on_a_busy_cpu_is_verified_by_the_cpu_it_wants():
+    """Three other hogs pinned to CPU0 leave our worker there a quarter of it (less beside the suite's
+    own stress-ng): what it gets is under MIN_CPU_SHARE, which the old measure (CPU got) refused as
+    "not loading"; it is runnable all the time, so it loads the CPU, and is verified."""
+    competitors = subprocess.Popen(["stress-ng", "--cpu", "3", "--taskset", "0", "--timeout", "120", "--quiet"],
+                                   start_new_session=True)
+    try:
+        time.sleep(0.5)
+        with CpuLoad(workers=1, cpus=[0]) as gen:
+            pgids = [p.pid for p in gen.procs]
+            got_before, t0 = loadgen._group_cpu_seconds(pgids), time.monotonic()
+            time.sleep(1.0)
+            got = (loadgen._group_cpu_seconds(pgids) - got_before) / (time.monotonic() - t0)
+            wanted, measure = gen.evidence.split(" ", 1)
+            assert measure == "CPUs wanted (running or runnable)"
+            assert float(wanted) >= loadgen.MIN_CPU_SHARE
+            assert got < loadgen.MIN_CPU_SHARE, got
+    finally:
+        os.killpg(competitors.pid, signal.SIGKILL)
+        competitors.wait()
