@@ -132,8 +132,13 @@ class LoadGenerator:
         self.stop()
 
 
-def _group_cpu_seconds(pgids: list[int]) -> float:
-    total = 0
+# the kernel keeps each thread's run and run-queue wait times (CONFIG_SCHED_INFO)
+HAS_SCHEDSTAT = Path("/proc/self/schedstat").exists()
+
+
+def _group_processes(pgids: list[int]) -> list[tuple[Path, list[str]]]:
+    """(/proc/PID, its stat fields after the name) of every process in the process groups PGIDS."""
+    found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
@@ -143,36 +148,26 @@ def _group_cpu_seconds(pgids: list[int]) -> float:
             continue
         # after the name: state ppid pgrp session ... utime(12) stime(13) (0-based in this list)
         if int(fields[2]) in pgids:
-            total += int(fields[11]) + int(fields[12])
-    return total / CLOCK_TICKS
+            found.append((entry, fields))
+    return found
 
 
-def _group_tasks(pgids: list[int]) -> list[Path]:
-    """/proc/PID/task/TID of every thread of every process in the process groups PGIDS."""
-    tasks = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            if int((entry / "stat").read_text().rsplit(")", 1)[1].split()[2]) in pgids:
-                tasks.extend((entry / "task").iterdir())
-        except (OSError, IndexError, ValueError):
-            continue
-    return tasks
+def _group_cpu_seconds(pgids: list[int]) -> float:
+    return sum(int(fields[11]) + int(fields[12]) for _, fields in _group_processes(pgids)) / CLOCK_TICKS
 
 
-def _group_cpu_wanted_seconds(pgids: list[int]) -> float | None:
+def _group_cpu_wanted_seconds(pgids: list[int]) -> float:
     """Seconds the groups' threads spent running or runnable (waiting on a run queue), from each
-    thread's schedstat (run ns, run-queue wait ns, timeslices); None where the kernel keeps none."""
-    total_ns, read = 0, False
-    for task in _group_tasks(pgids):
+    thread's schedstat (run ns, run-queue wait ns, timeslices)."""
+    total_ns = 0
+    for process, _ in _group_processes(pgids):
         try:
-            run_ns, wait_ns = (int(v) for v in (task / "schedstat").read_text().split()[:2])
+            for task in (process / "task").iterdir():
+                run_ns, wait_ns = (int(v) for v in (task / "schedstat").read_text().split()[:2])
+                total_ns += run_ns + wait_ns
         except (OSError, ValueError):
-            continue
-        total_ns += run_ns + wait_ns
-        read = True
-    return total_ns / 1e9 if read else None
+            continue    # exited meanwhile
+    return total_ns / 1e9
 
 
 class CpuLoad(LoadGenerator):
@@ -185,7 +180,6 @@ class CpuLoad(LoadGenerator):
         super().__init__()
         self.workers = workers or len(os.sched_getaffinity(0))
         self.cpus = cpus
-        self._measure = "CPUs busy"
 
     def check(self) -> None:
         online = os.sched_getaffinity(0)
@@ -210,15 +204,13 @@ class CpuLoad(LoadGenerator):
         # project's tests beside `stress-ng --cpu 2 --io 2`) a worker pinned to one CPU gets its fair
         # share, 0.16 to 0.4 of it, yet loads it all the time. A worker that stopped or sleeps wants none.
         pgids = [p.pid for p in self.procs]
-        wanted = _group_cpu_wanted_seconds(pgids)
-        self._measure = "CPUs wanted (running or runnable)" if wanted is not None else "CPUs busy"
-        return wanted if wanted is not None else _group_cpu_seconds(pgids)
+        return _group_cpu_wanted_seconds(pgids) if HAS_SCHEDSTAT else _group_cpu_seconds(pgids)
 
     def _enough(self, per_second: float) -> bool:
         return per_second >= MIN_CPU_SHARE * min(self.workers, len(self.cpus or os.sched_getaffinity(0)))
 
     def _describe(self, rate: float) -> str:
-        return f"{rate:.2f} {self._measure}"
+        return f"{rate:.2f} {'CPUs wanted (running or runnable)' if HAS_SCHEDSTAT else 'CPUs busy'}"
 
 
 def _loopback_bytes() -> int:
