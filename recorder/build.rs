@@ -2,6 +2,8 @@
 //! IRQs), statically linked into one object and one Rust skeleton for each
 //! program: the recorder (launchgap.bpf.o) and the monitor (monitor.bpf.o).
 //! Before both, the code generated from schema/trace.toml (build/schema_codegen.rs).
+//! And the CUPTI collector (../collector), a shared library the recorder carries inside
+//! itself and writes out for `--gpu-activity`.
 
 use std::env;
 use std::path::{Path, PathBuf};
@@ -64,12 +66,52 @@ fn build_program(name: &str, concerns: &[&str], out_dir: &Path, clang_args: &[St
         .expect("generating the skeleton");
 }
 
+/// NVIDIA's headers the collector is built against: CUPTI's, and the CUDA headers they
+/// include (scripts/fetch_real_cuda.sh fetches them from PyPI into .cache/real-cuda).
+const CUDA_INCLUDE: &str = "../.cache/real-cuda/cuda-12-include";
+const COLLECTOR_DIR: &str = "../collector";
+
+/// Builds ../collector/cupti_collector.c into OUT_DIR/liblaunchgap-cupti.so, against
+/// the real CUPTI headers, so every CUPTI record is read at its real layout. It needs
+/// nothing but glibc at run time: CUPTI is opened with dlopen.
+fn build_collector(out_dir: &Path) {
+    let include = env::var("LAUNCHGAP_CUDA_INCLUDE").map(PathBuf::from).unwrap_or_else(|_| PathBuf::from(CUDA_INCLUDE));
+    let cupti_h = include.join("cupti").join("cupti.h");
+    assert!(
+        cupti_h.exists(),
+        "{} is missing: the CUPTI collector is built against NVIDIA's CUPTI headers; \
+         run scripts/fetch_real_cuda.sh (make setup does) or set LAUNCHGAP_CUDA_INCLUDE",
+        cupti_h.display()
+    );
+    let source = Path::new(COLLECTOR_DIR).join("cupti_collector.c");
+    let library = out_dir.join("liblaunchgap-cupti.so");
+    let compiler = env::var("CC").unwrap_or_else(|_| "cc".to_string());
+    let mut command = Command::new(&compiler);
+    command.args(["-shared", "-fPIC", "-O2", "-std=gnu11", "-Wall", "-Wextra", "-Werror", "-fvisibility=hidden"]);
+    command.arg(format!("-I{COLLECTOR_DIR}"));
+    for part in ["cupti", "runtime", "nvcc"] {
+        command.arg(format!("-I{}", include.join(part).display()));
+    }
+    command.arg(&source).arg("-o").arg(&library).args(["-ldl", "-lpthread", "-Wl,-z,defs"]);
+    let output = command.output().unwrap_or_else(|e| panic!("running {compiler} for the CUPTI collector: {e}"));
+    assert!(
+        output.status.success(),
+        "building the CUPTI collector failed:\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    println!("cargo:rerun-if-changed={}", source.display());
+    println!("cargo:rerun-if-changed={COLLECTOR_DIR}/gpu_wire.h");
+    println!("cargo:rerun-if-changed={}", cupti_h.display());
+    println!("cargo:rerun-if-env-changed=LAUNCHGAP_CUDA_INCLUDE");
+}
+
 fn main() {
     let out_dir = PathBuf::from(env::var_os("OUT_DIR").expect("OUT_DIR"));
     generate_vmlinux_h(&out_dir);
     // trace_schema.h (included by events.h) and trace_schema.rs, from schema/trace.toml
     let manifest_dir = PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR"));
     schema_codegen::generate(&manifest_dir, &out_dir);
+    build_collector(&out_dir);
 
     let include_args = [
         "-I".to_string(),

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Makes the Python schema module and the tables of docs/trace-format.md from
-schema/trace.toml, the one definition of the trace (the recorder's build makes
-the C header and the Rust code from the same file: recorder/build/schema_codegen.rs).
+"""Makes the Python schema module, the tables of docs/trace-format.md and the CUPTI
+collector's channel encoders (collector/gpu_wire.h) from schema/trace.toml, the one
+definition of the trace (the recorder's build makes the BPF header and the Rust code
+from the same file: recorder/build/schema_codegen.rs).
 
     scripts/gen_schema.py            rewrite the generated files
     scripts/gen_schema.py --check    exit 1, naming each file that differs
@@ -25,6 +26,7 @@ REPO = Path(__file__).resolve().parent.parent
 SCHEMA = Path("schema/trace.toml")
 PYTHON_MODULE = Path("python/launchgap/trace/schema.py")
 DOC = Path("docs/trace-format.md")
+WIRE_HEADER = Path("collector/gpu_wire.h")
 ARROW_TYPES = {"uint32", "uint64", "int32", "int64", "bool", "utf8"}
 ROLES = {None, "time", "cpu", "task", "duration"}
 ENCODINGS = {"delta", "dictionary", "plain"}
@@ -75,6 +77,17 @@ def check(schema: dict) -> None:
         names.add(kind["name"])
     if len(names) != len(schema["kind"]) or schema["end"]["format1_event"] in names:
         raise SchemaError("kind names must be unique and differ from the closing row's")
+    frames = schema["collector"]["frames"]
+    for name, number in frames.items():
+        if name not in names:
+            raise SchemaError(f"collector frame {name!r} is not a kind")
+        if not 0 < number < 1 << 16:
+            raise SchemaError(f"collector frame {name!r}: id {number} does not fit a u16 above 0")
+    if len(set(frames.values())) != len(frames):
+        raise SchemaError("collector frame ids must be unique")
+    for kind in schema["kind"]:
+        if kind["name"] in frames and kind.get("record"):
+            raise SchemaError(f"kind {kind['name']}: comes either from a BPF record or from the collector")
 
 
 def kind_column_names(kind: dict) -> list[str]:
@@ -174,7 +187,17 @@ def python_module(schema: dict) -> str:
         "KIND_RECORD: dict[Event, str | None] = {",
     ]
     lines += [f"    Event.{enum_member(k['name'])}: {k.get('record')!r}," for k in schema["kind"]]
-    lines += ["}", "", "KIND_DOC: dict[Event, str] = {"]
+    lines += ["}", "", "# the kinds the CUPTI collector sends (--gpu-activity), by their frame id on its channel",
+              "COLLECTOR_FRAMES: dict[Event, int] = {"]
+    lines += [f"    Event.{enum_member(name)}: {number}," for name, number in schema["collector"]["frames"].items()]
+    lines += ["}", "", "# the kinds of GPU activity (--gpu-activity): what CUPTI saw, not what a host CPU did",
+              "GPU_ACTIVITY_KINDS: frozenset[Event] = frozenset((",]
+    lines += [f"    Event.{enum_member(name)}," for name in schema["collector"]["frames"] if name != "lost"]
+    lines += ["))", "# the kinds of host events: every kind but GPU activity and lost rows (each has pid, tid and cpu)",
+              "HOST_KINDS: tuple[Event, ...] = ("]
+    lines += [f"    Event.{enum_member(k['name'])}," for k in schema["kind"]
+              if k["name"] not in schema["collector"]["frames"] and k["name"] != "lost"]
+    lines += [")", "", "KIND_DOC: dict[Event, str] = {"]
     lines += [f"    Event.{enum_member(k['name'])}: {k['doc']!r}," for k in schema["kind"]]
     lines += ["}", "", "KIND_COLUMNS: dict[Event, tuple[Column, ...]] = {"]
     for kind in schema["kind"]:
@@ -208,7 +231,10 @@ def _cell(text: str) -> str:
 def doc_kinds(schema: dict) -> str:
     rows = ["| kind | from | what |", "|---|---|---|"]
     for kind in schema["kind"]:
-        source = f"record `{kind['record']}`" if kind.get("record") else "the recorder (user space)"
+        frame = schema["collector"]["frames"].get(kind["name"])
+        source = (f"record `{kind['record']}`" if kind.get("record") else
+                  f"the CUPTI collector (frame {frame})" if frame and kind["name"] != "lost" else
+                  "the recorder (user space)")
         if kind.get("variant"):
             source += f" ({kind['variant']})"
         rows.append(f"| `{kind['name']}` | {source} | {_cell(kind['doc'])} |")
@@ -265,10 +291,124 @@ def fill_doc(doc: str, schema: dict) -> str:
     return doc
 
 
+# --- the collector's channel encoders (C) ------------------------------------------
+
+C_TYPES = {"uint32": "uint32_t", "int32": "int32_t", "uint64": "uint64_t", "int64": "int64_t", "bool": "uint8_t",
+           "utf8": "const char *"}
+C_PUT = {"uint32": "lg_wire_u32", "int32": "lg_wire_i32", "uint64": "lg_wire_u64", "int64": "lg_wire_i64",
+         "bool": "lg_wire_u8", "utf8": "lg_wire_str"}
+
+
+def wire_header(schema: dict) -> str:
+    collector = schema["collector"]
+    kinds = {k["name"]: k for k in schema["kind"]}
+    out = [
+        "/* SPDX-License-Identifier: Apache-2.0 */",
+        "/*",
+        " * GENERATED from schema/trace.toml by scripts/gen_schema.py: do not edit.",
+        " *",
+        " * The CUPTI collector's channel to the recorder: one encoder per kind of row it sends",
+        " * (schema/trace.toml's [collector] says the layout; the recorder's decoders are",
+        " * generated from the same table by recorder/build/schema_codegen.rs).",
+        " */",
+        "#ifndef LAUNCHGAP_GPU_WIRE_H",
+        "#define LAUNCHGAP_GPU_WIRE_H",
+        "",
+        "#include <stddef.h>",
+        "#include <stdint.h>",
+        "#include <string.h>",
+        "",
+        f"#define LG_WIRE_MAX_FRAME {collector['max_frame']} /* header included */",
+        f"#define LG_WIRE_MAX_STRING {collector['max_string']} /* longer strings are cut */",
+        "#define LG_WIRE_HEADER 8 /* u32 payload length, u16 frame id, u16 zero */",
+        "",
+        "/* CUPTI's entry points the collector cannot work without */",
+        "#define LG_CUPTI_REQUIRED " + ", ".join(f'"{name}"' for name in collector["cupti_required"]),
+        "",
+        "enum lg_frame {",
+    ]
+    out += [f"\tLG_FRAME_{name.upper()} = {number}," for name, number in collector["frames"].items()]
+    out.append("};")
+    for table, spec in schema["names"].items():
+        values = ", ".join(f'"{v}"' for v in spec["values"])
+        out += ["", f"/* {spec['doc']} */", f"static const char *const lg_{table}_names[] = {{{values}}};",
+                f"#define LG_{table.upper()}_COUNT {len(spec['values'])}"]
+    out += [
+        "",
+        "/* A cursor over a frame being written: `at` past the end means it did not fit. */",
+        "struct lg_wire { uint8_t *out; size_t at, room; };",
+        "",
+        "static inline void lg_wire_bytes(struct lg_wire *w, const void *src, size_t n)",
+        "{",
+        "\tif (w->at + n <= w->room)",
+        "\t\tmemcpy(w->out + w->at, src, n);",
+        "\tw->at += n;",
+        "}",
+        "",
+        "/* x86-64 is little-endian, as the channel is: values are copied as they lie */",
+        "static inline void lg_wire_u8(struct lg_wire *w, uint8_t v) { lg_wire_bytes(w, &v, 1); }",
+        "static inline void lg_wire_u16(struct lg_wire *w, uint16_t v) { lg_wire_bytes(w, &v, 2); }",
+        "static inline void lg_wire_u32(struct lg_wire *w, uint32_t v) { lg_wire_bytes(w, &v, 4); }",
+        "static inline void lg_wire_i32(struct lg_wire *w, int32_t v) { lg_wire_bytes(w, &v, 4); }",
+        "static inline void lg_wire_u64(struct lg_wire *w, uint64_t v) { lg_wire_bytes(w, &v, 8); }",
+        "static inline void lg_wire_i64(struct lg_wire *w, int64_t v) { lg_wire_bytes(w, &v, 8); }",
+        "",
+        "static inline void lg_wire_str(struct lg_wire *w, const char *s)",
+        "{",
+        "\tsize_t n = 0;",
+        "\twhile (s && n < LG_WIRE_MAX_STRING && s[n]) /* strnlen, which GCC misjudges on short arrays */",
+        "\t\tn++;",
+        "\tlg_wire_u16(w, (uint16_t)n);",
+        "\tlg_wire_bytes(w, s, n);",
+        "}",
+        "",
+        "/* Starts a frame: its header, the length filled in by lg_wire_end. */",
+        "static inline void lg_wire_begin(struct lg_wire *w, uint8_t *out, size_t room, enum lg_frame frame)",
+        "{",
+        "\tw->out = out, w->at = 0, w->room = room < LG_WIRE_MAX_FRAME ? room : LG_WIRE_MAX_FRAME;",
+        "\tlg_wire_u32(w, 0);",
+        "\tlg_wire_u16(w, (uint16_t)frame);",
+        "\tlg_wire_u16(w, 0);",
+        "}",
+        "",
+        "/* The frame's length in bytes, header included; 0 when it did not fit. */",
+        "static inline size_t lg_wire_end(struct lg_wire *w)",
+        "{",
+        "\tuint32_t payload = (uint32_t)(w->at - LG_WIRE_HEADER);",
+        "\tif (w->at > w->room)",
+        "\t\treturn 0;",
+        "\tmemcpy(w->out, &payload, 4);",
+        "\treturn w->at;",
+        "}",
+    ]
+    for name in collector["frames"]:
+        columns = [c for c in kind_columns(schema, kinds[name]) if not c["optional"]]
+        out += ["", f"/* a `{name}` row: {kinds[name]['doc'][:150]} */", f"struct lg_{name}_row {{"]
+        for c in columns:
+            if c["nullable"]:
+                out.append(f"\tuint8_t has_{c['name']}; /* 0: null */")
+            out.append(f"\t{C_TYPES[c['type']]} {c['name']};")
+        out += ["};", "",
+                f"/* Encodes ROW as a frame into OUT; its length, or 0 when ROOM is too small. */",
+                f"static inline size_t lg_encode_{name}(uint8_t *out, size_t room, const struct lg_{name}_row *row)",
+                "{", "\tstruct lg_wire w;", f"\tlg_wire_begin(&w, out, room, LG_FRAME_{name.upper()});"]
+        for c in columns:
+            put = f"{C_PUT[c['type']]}(&w, row->{c['name']});"
+            if c["nullable"]:
+                out += [f"\tlg_wire_u8(&w, row->has_{c['name']} ? 1 : 0);", f"\tif (row->has_{c['name']})",
+                        f"\t\t{put}"]
+            else:
+                out.append(f"\t{put}")
+        out += ["\treturn lg_wire_end(&w);", "}"]
+    out += ["", "#endif /* LAUNCHGAP_GPU_WIRE_H */", ""]
+    return "\n".join(out)
+
+
 def generated(root: Path) -> dict[Path, str]:
     """What each generated file must hold, from ROOT's schema/trace.toml."""
     schema = load((root / SCHEMA).read_text())
-    return {PYTHON_MODULE: python_module(schema), DOC: fill_doc((root / DOC).read_text(), schema)}
+    return {PYTHON_MODULE: python_module(schema), DOC: fill_doc((root / DOC).read_text(), schema),
+            WIRE_HEADER: wire_header(schema)}
 
 
 def differences(root: Path) -> list[str]:
@@ -294,6 +434,7 @@ def main() -> int:
             print(line, file=sys.stderr)
         return 1 if problems else 0
     for path, text in generated(args.root).items():
+        (args.root / path).parent.mkdir(parents=True, exist_ok=True)
         (args.root / path).write_text(text)
     return 0
 

@@ -2,8 +2,9 @@
 # One-step set-up for a fresh machine of this kind; fast when nothing changed.
 #   apt packages (compiler for BPF, libbpf's build deps, tools the tests compare with),
 #   the Python virtual environment with launchgap installed editable,
-#   cudasim (C) and the recorder (Rust), and NVIDIA's real CUDA libraries
-#   for the tests that compare with them (scripts/fetch_real_cuda.sh).
+#   NVIDIA's real CUDA libraries and CUPTI headers (scripts/fetch_real_cuda.sh:
+#   the tests compare with the libraries, and the recorder's CUPTI collector is
+#   built against the headers), then cudasim (C) and the recorder (Rust).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -78,7 +79,7 @@ build_recorder() {
 install_apt_packages
 check_rust
 setup_python
+scripts/fetch_real_cuda.sh
 build_cudasim
 build_recorder
-scripts/fetch_real_cuda.sh
 log "ready"

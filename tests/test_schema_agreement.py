@@ -49,7 +49,7 @@ def gen():
 @pytest.fixture
 def scratch(tmp_path: Path, gen) -> Path:
     """A copy of the schema and of every committed generated file, laid out as in the repository."""
-    for path in (gen.SCHEMA, gen.PYTHON_MODULE, gen.DOC):
+    for path in (gen.SCHEMA, gen.PYTHON_MODULE, gen.DOC, gen.WIRE_HEADER):
         (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(REPO / path, tmp_path / path)
     return tmp_path
@@ -70,7 +70,8 @@ def test_the_python_module_and_the_documentation_are_made_from_the_schema(gen):
 def test_a_change_to_the_schema_alone_is_found(gen, scratch):
     edit(scratch / gen.SCHEMA, 'cpu = { type = "uint32", role = "cpu"', 'cpu = { type = "uint64", role = "cpu"')
     found = gen.differences(scratch)
-    assert [line.split(" ")[0] for line in found] == [str(gen.PYTHON_MODULE), str(gen.DOC)]
+    # cpu is a column of lost rows, which the collector sends too
+    assert [line.split(" ")[0] for line in found] == [str(gen.PYTHON_MODULE), str(gen.DOC), str(gen.WIRE_HEADER)]
 
 
 def test_a_change_to_the_python_module_alone_is_found(gen, scratch):
@@ -81,6 +82,11 @@ def test_a_change_to_the_python_module_alone_is_found(gen, scratch):
 def test_a_change_to_the_documentation_tables_alone_is_found(gen, scratch):
     edit(scratch / gen.DOC, "| `next_tid` | uint32 | no |", "| `next_tid` | uint64 | no |")
     assert [line.split(" ")[0] for line in gen.differences(scratch)] == [str(gen.DOC)]
+
+
+def test_a_change_to_the_collectors_encoders_alone_is_found(gen, scratch):
+    edit(scratch / gen.WIRE_HEADER, "lg_wire_u32(&w, row->correlation_id);", "lg_wire_u64(&w, row->correlation_id);")
+    assert [line.split(" ")[0] for line in gen.differences(scratch)] == [str(gen.WIRE_HEADER)]
 
 
 def test_the_schema_refuses_to_contradict_itself(gen, scratch):
@@ -104,6 +110,8 @@ def expected_from_schema(gen, text: str) -> dict:
                    "columns": [{key: c[key] for key in ("name", "type", "nullable", "optional")}
                                for c in gen.kind_columns(schema, k)]} for k in schema["kind"]],
         "format1": {"columns": schema["format1"]["columns"], "end_event": schema["end"]["format1_event"]},
+        "collector": {"frames": schema["collector"]["frames"], "max_frame": schema["collector"]["max_frame"],
+                      "cupti_required": schema["collector"]["cupti_required"]},
         "layout": {"meta": schema["layout"]["meta"], "end": schema["layout"]["end"],
                    **{key: schema["layout"][key] for key in ("segment_digits", "segment_suffix", "partial_suffix",
                                                                "segment_seconds", "segment_rows")}},
@@ -190,8 +198,15 @@ def test_events_h_takes_its_names_from_the_generated_header(gen, built):
 
 # --- the Python side refers to kinds through the enum ----------------------------------------------------
 
-KIND_LITERAL = re.compile(r"""["'](launch|sync|switch|waking|wakeup|wakeup_new|migrate|fork|exec|exit|hardirq|softirq|"""
-                          r"""irq_vector|runtime_only|lost|trace_end)["']""")
+def kind_literal() -> re.Pattern:
+    """A kind's name (or format 1's closing row's) as a string literal, every kind the schema has."""
+    schema = generator().load((REPO / "schema" / "trace.toml").read_text())
+    # but `comm`, which is also the column most kinds have (the task's name)
+    names = [k["name"] for k in schema["kind"] if k["name"] != "comm"] + [schema["end"]["format1_event"]]
+    return re.compile(r"""["'](""" + "|".join(sorted(names, key=len, reverse=True)) + r""")["']""")
+
+
+KIND_LITERAL = kind_literal()
 # words that are not event kinds where they appear: the study's gap classes and view marks, cudasim's truth keys
 NOT_KINDS = {
     "analysis/gaps.py": {"sync"},

@@ -31,6 +31,8 @@ struct Kind {
 struct Schema {
     toml: toml::Table,
     records: Vec<(String, i64)>,
+    /// the collector channel's frames: (kind name, frame id)
+    frames: Vec<(String, i64)>,
     kinds: Vec<Kind>,
     /// format 1's wide layout: (name, arrow type)
     wide: Vec<(String, String)>,
@@ -68,6 +70,10 @@ fn load(path: &Path) -> Schema {
     let mut records: Vec<(String, i64)> =
         table(&toml, "records").iter().map(|(k, v)| (k.clone(), v.as_integer().expect("a record id"))).collect();
     records.sort_by_key(|(_, id)| *id);
+    let collector = table(&toml, "collector");
+    let mut frames: Vec<(String, i64)> =
+        table(collector, "frames").iter().map(|(k, v)| (k.clone(), v.as_integer().expect("a frame id"))).collect();
+    frames.sort_by_key(|(_, id)| *id);
     let wide = order
         .iter()
         .map(|name| {
@@ -110,7 +116,7 @@ fn load(path: &Path) -> Schema {
             }
         })
         .collect();
-    Schema { toml, records, kinds, wide }
+    Schema { toml, records, frames, kinds, wide }
 }
 
 fn camel(name: &str) -> String {
@@ -227,6 +233,10 @@ fn rust_module(s: &Schema) -> String {
         writeln!(w, "/// {}\npub const {}_NAMES: [&str; {}] = {values:?};", text(spec, "doc"), table_name.to_uppercase(), values.len())
             .unwrap();
     }
+    let tables: Vec<String> =
+        table(&s.toml, "names").keys().map(|name| format!("({name:?}, &{}_NAMES)", name.to_uppercase())).collect();
+    writeln!(w, "/// Every name table, by name.\npub const NAME_TABLES: [(&str, &[&str]); {}] = [{}];", tables.len(), tables.join(", "))
+        .unwrap();
 
     // event kinds
     let n = s.kinds.len();
@@ -359,6 +369,48 @@ fn rust_module(s: &Schema) -> String {
         writeln!(w, "            Kind::{} => self.{}.finish(),", camel(&k.name), k.name).unwrap();
     }
     w.push_str("        }\n    }\n}\n\n");
+
+    // the collector channel's decoders
+    let collector = table(&s.toml, "collector");
+    writeln!(w, "/// The collector channel's largest frame, header included ([collector] max_frame).").unwrap();
+    writeln!(w, "pub const COLLECTOR_MAX_FRAME: usize = {};", int(collector, "max_frame")).unwrap();
+    let required = strings(collector, "cupti_required");
+    writeln!(w, "/// CUPTI's entry points the collector cannot work without.\npub const CUPTI_REQUIRED: [&str; {}] = {required:?};", required.len()).unwrap();
+    let frames: Vec<String> = s.frames.iter().map(|(name, id)| format!("({name:?}, {id})")).collect();
+    writeln!(w, "/// The collector channel's frames: (kind, frame id).\npub const COLLECTOR_FRAMES: [(&str, u16); {}] = [{}];", frames.len(), frames.join(", "))
+        .unwrap();
+    w.push_str("/// The collector channel's frame ids ([collector] frames), by kind.\npub mod collector_frame {\n");
+    for (name, id) in &s.frames {
+        writeln!(w, "    pub const {}: u16 = {id};", name.to_uppercase()).unwrap();
+    }
+    w.push_str("}\n\n");
+    w.push_str("/// Decodes a collector frame's payload into its row: None for an unknown frame id, a\n");
+    w.push_str("/// payload too short or too long for its kind, a flag byte other than 0 or 1, or text that is not UTF-8.\n");
+    w.push_str("pub fn decode_collector_frame(frame: u16, payload: &[u8]) -> Option<Row<'_>> {\n");
+    w.push_str("    let mut r = WireReader::new(payload);\n    let row = match frame {\n");
+    for (name, id) in &s.frames {
+        let k = s.kinds.iter().find(|k| &k.name == name).unwrap_or_else(|| panic!("{SCHEMA}: frame {name} is not a kind"));
+        writeln!(w, "        {id} => Row::{}({}Row {{", camel(&k.name), camel(&k.name)).unwrap();
+        for c in k.written() {
+            let read = match c.arrow.as_str() {
+                "uint32" => "r.u32()",
+                "int32" => "r.i32()",
+                "uint64" => "r.u64()",
+                "int64" => "r.i64()",
+                "bool" => "r.bool()",
+                "utf8" => "r.str()",
+                other => panic!("{SCHEMA}: unknown type {other}"),
+            };
+            if c.nullable {
+                let inner = read.replacen("r.", "r.", 1);
+                writeln!(w, "            {}: if r.present()? {{ Some({inner}?) }} else {{ None }},", c.name).unwrap();
+            } else {
+                writeln!(w, "            {}: {read}?,", c.name).unwrap();
+            }
+        }
+        w.push_str("        }),\n");
+    }
+    w.push_str("        _ => return None,\n    };\n    r.is_empty().then_some(row)\n}\n\n");
 
     // format 1: the wide builder
     w.push_str("/// Format 1's wide table: one row per event, the columns a kind lacks null.\npub struct WideBuilders {\n");

@@ -50,6 +50,23 @@ pub struct Args {
     #[arg(long)]
     pub api_names: bool,
 
+    /// Also record what the GPU ran (kernels, graphs, copies, memsets, syncs, with
+    /// the API calls that made them) through CUPTI, loaded into every CUDA process
+    /// the command starts by NVIDIA's injection hook (CUDA_INJECTION64_PATH). Costs
+    /// what CUPTI costs on the GPU node (docs/benchmarks.md). Needs a command (not
+    /// -p) and format 2; fails before the command starts when no usable CUPTI is found.
+    #[arg(long)]
+    pub gpu_activity: bool,
+
+    /// The CUPTI library to load (libcupti.so.*) instead of the one found beside
+    /// the CUDA libraries, in pip's nvidia-cuda-cupti-cu12 or in the CUDA toolkit.
+    #[arg(long, value_name = "PATH", requires = "gpu_activity")]
+    pub cupti: Option<PathBuf>,
+
+    /// A collector library to inject instead of the built-in one (for tests).
+    #[arg(long, value_name = "PATH", requires = "gpu_activity", hide = true)]
+    pub gpu_collector: Option<PathBuf>,
+
     /// A CUDA driver or runtime library, or an executable with the runtime
     /// linked in, to probe besides those found automatically (repeatable).
     #[arg(long = "cuda-lib", value_name = "PATH")]

@@ -442,6 +442,85 @@ pub fn discover(input: &DiscoveryInput) -> CudaLibraries {
     found
 }
 
+/// A CUPTI library: named libcupti.so* and defining the activity API's entry point.
+fn is_cupti(path: &Path) -> bool {
+    file_name(path).starts_with("libcupti.so") && path.is_file() && defines_function(path, CUPTI_MARKER)
+}
+
+const CUPTI_MARKER: &str = "cuptiActivityEnable";
+
+/// Where to look for CUPTI, for `--gpu-activity`.
+pub struct CuptiSearch<'a> {
+    /// The CUDA libraries found for the recording: CUPTI ships beside them.
+    pub cuda: &'a CudaLibraries,
+    pub command: Option<&'a [String]>,
+    pub ld_library_path: Option<String>,
+    pub user_home: Option<PathBuf>,
+    /// CUDA_HOME, CUDA_PATH: a toolkit's root.
+    pub toolkit_roots: Vec<PathBuf>,
+}
+
+/// The CUPTI library a recording with GPU activity loads into the workload, and how it
+/// was found; None when there is none. In order: beside the CUDA libraries the workload
+/// uses (CUDA_HOME/lib64 or a pip package's lib), the pip package nvidia-cuda-cupti-cu*
+/// beside a pip runtime (nvidia/cuda_runtime/lib -> nvidia/cuda_cupti/lib) or in any
+/// site-packages, a CUDA toolkit (CUDA_HOME, CUDA_PATH, /usr/local/cuda: extras/CUPTI/lib64),
+/// LD_LIBRARY_PATH, and the loader cache.
+pub fn discover_cupti(search: &CuptiSearch) -> Option<(PathBuf, &'static str)> {
+    let first_in = |dir: &Path| files_matching(dir, |name| name.starts_with("libcupti.so")).into_iter().find(|p| is_cupti(p));
+    let cuda_dirs = search.cuda.found_via.iter().filter_map(|(p, _)| p.parent().map(Path::to_path_buf));
+    for dir in cuda_dirs.clone() {
+        if let Some(path) = first_in(&dir) {
+            return Some((path, "beside the CUDA libraries"));
+        }
+    }
+    for dir in cuda_dirs {
+        // pip: .../nvidia/cuda_runtime/lib/libcudart.so.12 -> .../nvidia/cuda_cupti/lib/
+        if let Some(nvidia) = dir.parent().and_then(Path::parent) {
+            if let Some(path) = first_in(&nvidia.join("cuda_cupti").join("lib")) {
+                return Some((path, "pip nvidia-cuda-cupti package"));
+            }
+        }
+    }
+    let command_exe = search.command.and_then(|cmd| cmd.first()).and_then(|c| resolve_executable(c));
+    for nvidia in python_site_dirs(command_exe.as_deref(), search.user_home.as_deref()) {
+        if let Some(path) = first_in(&nvidia.join("cuda_cupti").join("lib")) {
+            return Some((path, "pip nvidia-cuda-cupti package"));
+        }
+    }
+    let toolkits = search.toolkit_roots.iter().cloned().chain(std::iter::once(PathBuf::from("/usr/local/cuda")));
+    for root in toolkits {
+        for sub in ["extras/CUPTI/lib64", "lib64", "targets/x86_64-linux/lib"] {
+            if let Some(path) = first_in(&root.join(sub)) {
+                return Some((path, "CUDA toolkit"));
+            }
+        }
+    }
+    for dir in search.ld_library_path.as_deref().map(split_paths).unwrap_or_default() {
+        if let Some(path) = first_in(&dir) {
+            return Some((path, "LD_LIBRARY_PATH"));
+        }
+    }
+    loader_cache()
+        .into_iter()
+        .find(|(soname, path)| soname.starts_with("libcupti.so") && is_cupti(path))
+        .map(|(_, path)| (path, "loader cache"))
+}
+
+/// Why PATH, given as --cupti, is not a CUPTI library; None when it is one.
+pub fn why_not_cupti(path: &Path) -> Option<String> {
+    if !path.exists() {
+        return Some("no such file".to_string());
+    }
+    if !path.is_file() {
+        return Some("not a regular file".to_string());
+    }
+    if !defines_function(path, CUPTI_MARKER) {
+        return Some(format!("not a CUPTI library (it does not define {CUPTI_MARKER})"));
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

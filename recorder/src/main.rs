@@ -4,6 +4,7 @@
 //! ring-buffer drain never waits on the disk.
 
 mod cli;
+mod gpu_activity;
 mod irq_audit;
 mod losses;
 mod output;
@@ -38,6 +39,8 @@ use serde_json::json;
 use launchgap_record::{cuda_api, discover, metadata, probe_plan};
 
 use crate::cli::Args;
+use crate::gpu_activity::accounting::GpuAccounting;
+use crate::gpu_activity::channel::{ChannelReader, Damage};
 use crate::losses::{lost_line, unrecorded, Unrecorded};
 use crate::output::{Layout, Ownership, TraceOutput};
 use crate::schema::{record, LostRow, Row, RECORD_NAMES};
@@ -71,6 +74,10 @@ fn install_signal_handlers() {
 enum ToWriter {
     /// Length-prefixed raw records, as drained.
     Records(Vec<u8>),
+    /// Complete collector-channel frames (header and payload each), as read.
+    CollectorFrames(Vec<u8>),
+    /// What the channel held that could not be read.
+    ChannelDamage { now_ns: u64, damage: Vec<Damage> },
     /// New drops: (record type, cpu, count since the last sample), over [since, now].
     Lost { now_ns: u64, since_ns: u64, drops: Vec<(u32, usize, u64)> },
     /// Events lost before reaching the ring buffer, found at the stop, over [since, now].
@@ -83,6 +90,10 @@ struct WriterReport {
     rows: u64,
     rows_by_kind: BTreeMap<&'static str, u64>,
     undecodable: u64,
+    /// processes whose CUPTI collector failed, and why (with --gpu-activity)
+    gpu_failures: Vec<(u32, String)>,
+    /// launches whose GPU work never arrived
+    gpu_lost: u64,
 }
 
 /// The writer stopped on an error (a full disk): what it says, and how many
@@ -102,28 +113,47 @@ fn thread_cpu_ns() -> u64 {
 
 const FLUSH_EVERY: Duration = Duration::from_secs(schema::SEGMENT_SECONDS);
 
-/// Counts rows by kind on their way to the writer.
+/// Counts rows by kind on their way to the writer (and, with GPU activity, launches
+/// against the GPU work that arrived).
 struct Counted<'a> {
     sink: &'a mut dyn TraceSink,
     by_kind: [u64; schema::Kind::ALL.len()],
+    gpu: Option<GpuAccounting>,
+    /// the sum of every lost row's count: end.json's lost_events
+    lost: u64,
 }
 
 impl Counted<'_> {
     fn push(&mut self, row: &Row) {
         self.by_kind[row.kind() as usize] += 1;
+        if let Row::Lost(lost) = row {
+            self.lost += lost.lost_count;
+        }
+        if let Some(gpu) = &mut self.gpu {
+            gpu.observe(row);
+        }
         self.sink.push(row);
     }
 }
 
-fn writer_thread(mut sink: Box<dyn TraceSink>, inbox: mpsc::Receiver<ToWriter>) -> Result<WriterReport, WriterFailure> {
-    let written = write_all(sink.as_mut(), inbox);
+/// The writer's job: what it writes into, and whether it accounts for GPU activity.
+struct WriterJob {
+    sink: Box<dyn TraceSink>,
+    gpu: Option<GpuAccounting>,
+    /// when tracing started: losses found at the end happened since
+    start_ns: u64,
+}
+
+fn writer_thread(job: WriterJob, inbox: mpsc::Receiver<ToWriter>) -> Result<WriterReport, WriterFailure> {
+    let WriterJob { mut sink, gpu, start_ns } = job;
+    let written = write_all(sink.as_mut(), gpu, start_ns, inbox);
     written.map_err(|error| WriterFailure { error, rows_on_disk: sink.rows_on_disk() })
 }
 
-fn write_all(sink: &mut dyn TraceSink, inbox: mpsc::Receiver<ToWriter>) -> Result<WriterReport> {
+fn write_all(sink: &mut dyn TraceSink, gpu: Option<GpuAccounting>, start_ns: u64, inbox: mpsc::Receiver<ToWriter>) -> Result<WriterReport> {
     let mut last_flush = Instant::now();
     let mut undecodable = 0u64;
-    let mut counted = Counted { sink, by_kind: [0; schema::Kind::ALL.len()] };
+    let mut counted = Counted { sink, by_kind: [0; schema::Kind::ALL.len()], gpu, lost: 0 };
     loop {
         // the drain sends at every poll that found records; no timer of our own to wake us
         let message = inbox.recv();
@@ -141,6 +171,36 @@ fn write_all(sink: &mut dyn TraceSink, inbox: mpsc::Receiver<ToWriter>) -> Resul
                         counted.sink.flush()?;
                         last_flush = Instant::now();
                     }
+                }
+            }
+            Ok(ToWriter::CollectorFrames(frames)) => {
+                let mut at = 0;
+                while at + gpu_activity::channel::FRAME_HEADER <= frames.len() {
+                    let payload = u32::from_le_bytes(frames[at..at + 4].try_into().unwrap()) as usize;
+                    let frame = u16::from_le_bytes([frames[at + 4], frames[at + 5]]);
+                    let body = &frames[at + gpu_activity::channel::FRAME_HEADER..at + gpu_activity::channel::FRAME_HEADER + payload];
+                    match schema::decode_collector_frame(frame, body) {
+                        Some(row) => counted.push(&row),
+                        None => undecodable += 1,
+                    }
+                    at += gpu_activity::channel::FRAME_HEADER + payload;
+                    if counted.sink.full() {
+                        counted.sink.flush()?;
+                        last_flush = Instant::now();
+                    }
+                }
+            }
+            Ok(ToWriter::ChannelDamage { now_ns, damage }) => {
+                for d in &damage {
+                    let detail = json!({"cause": "channel_unreadable", "pid": d.pid, "what": d.detail}).to_string();
+                    counted.push(&Row::Lost(LostRow {
+                        ts_ns: now_ns,
+                        cpu: None,
+                        lost_event: "gpu_activity",
+                        lost_count: 0,
+                        since_ns: start_ns,
+                        detail: Some(&detail),
+                    }));
                 }
             }
             Ok(ToWriter::Lost { now_ns, since_ns, drops }) => {
@@ -168,6 +228,24 @@ fn write_all(sink: &mut dyn TraceSink, inbox: mpsc::Receiver<ToWriter>) -> Resul
                 }
             }
             Ok(ToWriter::End { now_ns, mut summary }) => {
+                let mut gpu_failures = Vec::new();
+                let mut gpu_lost = 0;
+                if let Some(gpu) = counted.gpu.take() {
+                    for loss in gpu.losses() {
+                        counted.push(&Row::Lost(LostRow {
+                            ts_ns: now_ns,
+                            cpu: None,
+                            lost_event: "gpu_kernel",
+                            lost_count: loss.count,
+                            since_ns: start_ns,
+                            detail: Some(&loss.detail),
+                        }));
+                    }
+                    summary["gpu_activity"] = gpu.summary();
+                    gpu_failures = gpu.failures();
+                    gpu_lost = gpu.losses().iter().map(|l| l.count).sum();
+                }
+                summary["lost_events"] = json!(counted.lost);
                 let rows_by_kind: BTreeMap<&'static str, u64> = schema::Kind::ALL
                     .iter()
                     .filter(|k| counted.by_kind[**k as usize] > 0)
@@ -180,7 +258,7 @@ fn write_all(sink: &mut dyn TraceSink, inbox: mpsc::Receiver<ToWriter>) -> Resul
                 counted.sink.flush()?;
                 summary["cpu_ns"]["writer"] = json!(thread_cpu_ns());
                 counted.sink.finish(now_ns, &summary)?;
-                return Ok(WriterReport { rows, rows_by_kind, undecodable });
+                return Ok(WriterReport { rows, rows_by_kind, undecodable, gpu_failures, gpu_lost });
             }
             Err(mpsc::RecvError) => bail!("the recorder stopped without closing the trace"),
         }
@@ -268,6 +346,35 @@ fn discover_libraries(args: &Args) -> Result<discover::CudaLibraries> {
     Ok(libraries)
 }
 
+/// With --gpu-activity: the CUPTI library found and checked (None without the flag).
+fn plan_gpu_activity(args: &Args, libraries: &discover::CudaLibraries, run_as: Option<&spawn::RunAs>) -> Result<Option<gpu_activity::Plan>> {
+    if !args.gpu_activity {
+        return Ok(None);
+    }
+    if let Some(why) = gpu_activity::refusal(!args.command.is_empty(), !args.pid.is_empty(), args.format) {
+        bail!("{why}");
+    }
+    let search = discover::CuptiSearch {
+        cuda: libraries,
+        command: (!args.command.is_empty()).then_some(args.command.as_slice()),
+        ld_library_path: std::env::var("LD_LIBRARY_PATH").ok(),
+        user_home: user_home(),
+        toolkit_roots: ["CUDA_HOME", "CUDA_PATH"].iter().filter_map(|v| std::env::var_os(v)).map(PathBuf::from).collect(),
+    };
+    gpu_activity::plan(args.cupti.as_deref(), args.gpu_collector.clone(), &search, run_as).map(Some)
+}
+
+/// Why a trace without --gpu-activity has no GPU activity (meta.json says it).
+fn why_no_gpu_activity(args: &Args) -> &'static str {
+    if !args.pid.is_empty() {
+        "attached with -p: CUPTI can only be injected into processes the recorder starts"
+    } else if args.command.is_empty() {
+        "no command was started (--system alone): CUPTI can only be injected into processes the recorder starts"
+    } else {
+        "not asked for (record with --gpu-activity)"
+    }
+}
+
 fn say(quiet: bool, message: impl AsRef<str>) {
     if !quiet {
         eprintln!("launchgap-record: {}", message.as_ref());
@@ -282,6 +389,8 @@ fn run(args: Args) -> Result<i32> {
     privileges::check()?;
     let command = (!args.command.is_empty()).then_some(args.command.as_slice());
     let libraries = discover_libraries(&args)?;
+    // before any thread exists: the CUPTI check forks
+    let gpu_plan = plan_gpu_activity(&args, &libraries, run_as.as_ref())?;
     let probed: Vec<PathBuf> = libraries.found_via.iter().map(|(p, _)| p.clone()).collect();
     same_file::refuse_output_among_inputs(
         &args.output,
@@ -291,6 +400,15 @@ fn run(args: Args) -> Result<i32> {
     let format = if args.format == 1 { Format::One } else { Format::Two };
     let layout = if format == Format::One { Layout::File } else { Layout::Directory };
     let output = TraceOutput::prepare(&args.output, ownership, layout)?;
+    // the collector channel lives in the trace being written (format 2: a directory)
+    let gpu_channel = match &gpu_plan {
+        Some(plan) => Some(gpu_activity::open_channel(output.writing_to(), run_as.as_ref(), plan)?),
+        None => None,
+    };
+    let command_env = match (&gpu_plan, &gpu_channel) {
+        (Some(plan), Some(channel)) => gpu_activity::environment(channel, plan),
+        _ => Vec::new(),
+    };
     // an earlier recording the new one would replace (not a device written in place)
     let earlier = (output.writing_to() != output.final_path() && std::fs::symlink_metadata(output.final_path()).is_ok())
         .then(|| args.output.clone());
@@ -299,7 +417,7 @@ fn run(args: Args) -> Result<i32> {
 
     // The command waits at the gate until every probe is attached.
     let mut child = match command {
-        Some(cmd) => Some(Gated::spawn(cmd, run_as.as_ref())?),
+        Some(cmd) => Some(Gated::spawn(cmd, run_as.as_ref(), &command_env)?),
         None => None,
     };
 
@@ -355,6 +473,7 @@ fn run(args: Args) -> Result<i32> {
         "options": {"api_names": args.api_names, "ring_buffer_bytes": ring_buffer_bytes,
                     "poll_ms": args.poll_ms, "duration_s": args.duration},
         "cuda_libraries": libraries.found_via.iter().map(|(p, via)| json!({"path": p, "found_via": via})).collect::<Vec<_>>(),
+        "gpu_activity": gpu_activity::metadata(gpu_plan.as_ref(), why_no_gpu_activity(&args)),
         "probes": probes,
     });
     // From here on the recorder's threads must not preempt what they measure.
@@ -378,7 +497,8 @@ fn run(args: Args) -> Result<i32> {
         }
     };
     let (to_writer, inbox) = mpsc::channel();
-    let writer_handle = std::thread::Builder::new().name("trace-writer".into()).spawn(move || writer_thread(writer, inbox))?;
+    let job = WriterJob { sink: writer, gpu: gpu_plan.as_ref().map(|_| GpuAccounting::default()), start_ns };
+    let writer_handle = std::thread::Builder::new().name("trace-writer".into()).spawn(move || writer_thread(job, inbox))?;
 
     for w in &libraries.warnings {
         say(args.quiet, format!("warning: {w}"));
@@ -402,7 +522,8 @@ fn run(args: Args) -> Result<i32> {
     };
     // before the line a caller waits for, so a signal sent after it ends the recording cleanly
     install_signal_handlers();
-    say(args.quiet, format!("tracing {what}: {cuda_probes} CUDA probes, {tracepoints} tracepoints -> {}{via}", args.output.display()));
+    let gpu = gpu_plan.as_ref().map(|p| format!(", GPU activity through CUPTI ({})", p.cupti.path.display())).unwrap_or_default();
+    say(args.quiet, format!("tracing {what}: {cuda_probes} CUDA probes, {tracepoints} tracepoints{gpu} -> {}{via}", args.output.display()));
 
     // the probes count IRQ hits from just before the kernel's counters are first read
     let audit_window = irq_audit::Window::new(&mut skel);
@@ -453,6 +574,20 @@ fn run(args: Args) -> Result<i32> {
         }
         last_drop_sample = now_ns;
     };
+    // the collectors' channel files, owned by the command's user
+    let channel_owner = run_as.as_ref().map_or_else(|| unsafe { libc::geteuid() }, |r| r.uid);
+    let mut channel_reader = gpu_channel.as_ref().map(|c| ChannelReader::new(&c.dir, channel_owner));
+    let mut read_channel = |to_writer: &mpsc::Sender<ToWriter>| {
+        let Some(reader) = channel_reader.as_mut() else { return };
+        let mut frames = Vec::new();
+        let damage = reader.poll(&mut frames);
+        if !frames.is_empty() {
+            let _ = to_writer.send(ToWriter::CollectorFrames(frames));
+        }
+        if !damage.is_empty() {
+            let _ = to_writer.send(ToWriter::ChannelDamage { now_ns: metadata::monotonic_ns(), damage });
+        }
+    };
     // false once the writer has stopped (it could not write the file)
     let ship = |to_writer: &mpsc::Sender<ToWriter>| -> bool {
         let batch = std::mem::take(&mut *pending.borrow_mut());
@@ -471,6 +606,7 @@ fn run(args: Args) -> Result<i32> {
         if !ship(&to_writer) || writer_handle.is_finished() {
             break "the trace could not be written".to_string();
         }
+        read_channel(&to_writer);
         sample_drops(&to_writer, &mut lost_total);
         let signal = STOP_SIGNAL.load(Ordering::SeqCst);
         if signal != 0 {
@@ -513,6 +649,8 @@ fn run(args: Args) -> Result<i32> {
     }
     let _ = ring.consume();
     ship(&to_writer);
+    // what the collectors flushed as their processes exited
+    read_channel(&to_writer);
     sample_drops(&to_writer, &mut lost_total);
     let end_ns = metadata::monotonic_ns();
     let unrecorded_total: u64 = misses.iter().map(|m| m.misses).sum::<u64>() + unseen.iter().map(|u| u.count).sum::<u64>();
@@ -545,6 +683,10 @@ fn run(args: Args) -> Result<i32> {
     drop(skel);
     // the recording ends here, whatever ended it: it replaces the earlier file,
     // unless nothing at all reached the disk (dropped, the partial is removed)
+    if let Some(channel) = &gpu_channel {
+        // the channel is the collectors', not the trace's
+        let _ = std::fs::remove_dir_all(&channel.dir);
+    }
     let committed = if keep {
         let committed = output.commit();
         if let Err(e) = &committed {
@@ -565,6 +707,14 @@ fn run(args: Args) -> Result<i32> {
     if lost_total + unrecorded_total > 0 && !args.quiet {
         let drops = drops_seen.iter().map(|((kind, _), count)| (RECORD_NAMES.get(*kind as usize).copied().unwrap_or("?"), *count));
         eprintln!("launchgap-record: {}", lost_line(drops, &misses, &unseen));
+    }
+    if let Some(report) = report.as_ref() {
+        for (pid, why) in &report.gpu_failures {
+            say(args.quiet, format!("warning: GPU activity was not recorded in pid {pid}: {why}"));
+        }
+        if report.gpu_lost > 0 {
+            say(args.quiet, format!("warning: the GPU work of {} launches never arrived (the trace's lost rows say why)", report.gpu_lost));
+        }
     }
     if let Some(report) = report.as_ref().filter(|r| r.undecodable > 0) {
         eprintln!("launchgap-record: {} records could not be decoded", report.undecodable);
@@ -657,7 +807,7 @@ mod tests {
 
     fn write_two_lost_rows(room: u32) -> Result<WriterReport, WriterFailure> {
         let (to_writer, inbox) = mpsc::channel();
-        let handle = std::thread::spawn(move || writer_thread(Box::new(DiskFillsAfter { room, held: 0, on_disk: 0 }), inbox));
+        let handle = std::thread::spawn(move || writer_thread(WriterJob { sink: Box::new(DiskFillsAfter { room, held: 0, on_disk: 0 }), gpu: None, start_ns: 0 }, inbox));
         let drops = vec![(0, 0, 5), (1, 1, 7)];
         to_writer.send(ToWriter::Lost { now_ns: 20, since_ns: 10, drops }).unwrap();
         to_writer.send(ToWriter::End { now_ns: 30, summary: json!({"cpu_ns": {"drain": 1}}) }).unwrap();
@@ -685,7 +835,7 @@ mod tests {
         let path = std::env::temp_dir().join(format!("launchgap-lost-rows-{}.lg", std::process::id()));
         let writer = Format1Writer::create(std::fs::File::create(&path).unwrap(), "{}".into()).unwrap();
         let (to_writer, inbox) = mpsc::channel();
-        let handle = std::thread::spawn(move || writer_thread(Box::new(writer), inbox));
+        let handle = std::thread::spawn(move || writer_thread(WriterJob { sink: Box::new(writer), gpu: None, start_ns: 0 }, inbox));
         let skipped = [ProgramMisses { program: "handle_sched_waking".into(), event: "wakeup", misses: 3 }];
         let unseen = [
             Unseen { cpu: 1, event: "hardirq", counter: "/proc/interrupts 36".into(), count: 30 },

@@ -74,7 +74,7 @@ pub fn run(args: &Args) -> Result<i32> {
     crate::check_pids(&args.pid)?;
     if !args.command.is_empty() {
         let run_as = crate::spawn::invoking_user()?;
-        crate::spawn::Gated::spawn(&args.command, run_as.as_ref())?.abandon();
+        crate::spawn::Gated::spawn(&args.command, run_as.as_ref(), &[])?.abandon();
     }
     let libraries = crate::discover_libraries(args)?;
     let text = serde_json::to_string_pretty(&listing(&libraries))?;

@@ -75,6 +75,67 @@ impl ColumnSpec {
     }
 }
 
+/// Reads a collector frame's payload ([collector] in schema/trace.toml): little-endian
+/// integers, one flag byte before a nullable value, text as a u16 length and its bytes.
+pub struct WireReader<'a> {
+    rest: &'a [u8],
+}
+
+impl<'a> WireReader<'a> {
+    pub fn new(payload: &'a [u8]) -> Self {
+        Self { rest: payload }
+    }
+
+    fn take<const N: usize>(&mut self) -> Option<[u8; N]> {
+        let (head, rest) = self.rest.split_first_chunk::<N>()?;
+        self.rest = rest;
+        Some(*head)
+    }
+
+    pub fn u32(&mut self) -> Option<u32> {
+        self.take().map(u32::from_le_bytes)
+    }
+
+    pub fn i32(&mut self) -> Option<i32> {
+        self.take().map(i32::from_le_bytes)
+    }
+
+    pub fn u64(&mut self) -> Option<u64> {
+        self.take().map(u64::from_le_bytes)
+    }
+
+    pub fn i64(&mut self) -> Option<i64> {
+        self.take().map(i64::from_le_bytes)
+    }
+
+    pub fn bool(&mut self) -> Option<bool> {
+        match self.take::<1>()? {
+            [0] => Some(false),
+            [1] => Some(true),
+            _ => None,
+        }
+    }
+
+    /// The flag before a nullable value: whether the value follows.
+    pub fn present(&mut self) -> Option<bool> {
+        self.bool()
+    }
+
+    pub fn str(&mut self) -> Option<&'a str> {
+        let len = u16::from_le_bytes(self.take()?) as usize;
+        if self.rest.len() < len {
+            return None;
+        }
+        let (text, rest) = self.rest.split_at(len);
+        self.rest = rest;
+        std::str::from_utf8(text).ok()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.rest.is_empty()
+    }
+}
+
 include!(concat!(env!("OUT_DIR"), "/trace_schema.rs"));
 
 /// The columns the recorder writes for a kind, in order (format 2).
@@ -113,7 +174,12 @@ pub fn as_json() -> Value {
         "format": {"name": FORMAT_NAME, "version": FORMAT_VERSION},
         "records": (1..record::COUNT).filter(|&id| RECORD_NAMES[id as usize] != "unknown")
             .map(|id| (RECORD_NAMES[id as usize].to_string(), json!(id))).collect::<serde_json::Map<_, _>>(),
-        "names": {"softirq": SOFTIRQ_NAMES, "irq_vector": IRQ_VECTOR_NAMES, "wakeup_variant": WAKEUP_VARIANT_NAMES},
+        "names": NAME_TABLES.iter().map(|(name, values)| (name.to_string(), json!(values))).collect::<serde_json::Map<_, _>>(),
+        "collector": {
+            "frames": COLLECTOR_FRAMES.iter().map(|(name, id)| (name.to_string(), json!(id))).collect::<serde_json::Map<_, _>>(),
+            "max_frame": COLLECTOR_MAX_FRAME,
+            "cupti_required": CUPTI_REQUIRED,
+        },
         "constants": CONSTANTS.iter().map(|(name, value)| (name.to_string(), json!(value))).collect::<serde_json::Map<_, _>>(),
         "kinds": kinds,
         "format1": {"columns": FORMAT1_COLUMNS.iter().map(|c| c.name).collect::<Vec<_>>(), "end_event": FORMAT1_END_EVENT},

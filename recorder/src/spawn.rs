@@ -164,13 +164,18 @@ impl Gated {
     /// finds the executable as that user would (PATH, permissions, noexec
     /// mounts), reports back, then waits at the gate and execs. Returns a
     /// `CommandNotRunnable` error when there is nothing it may run.
-    pub fn spawn(command: &[String], run_as: Option<&RunAs>) -> Result<Self> {
+    /// `extra_env` is added to the recorder's own environment for the command
+    /// (replacing a variable of the same name).
+    pub fn spawn(command: &[String], run_as: Option<&RunAs>, extra_env: &[(String, String)]) -> Result<Self> {
         let argv: Vec<CString> = command
             .iter()
             .map(|a| CString::new(a.as_str()).context("command arguments must not contain NUL bytes"))
             .collect::<Result<_>>()?;
         let mut argv_ptrs: Vec<*const libc::c_char> = argv.iter().map(|a| a.as_ptr()).collect();
         argv_ptrs.push(std::ptr::null());
+        let envp: Vec<CString> = command_environment(extra_env)?;
+        let mut envp_ptrs: Vec<*const libc::c_char> = envp.iter().map(|a| a.as_ptr()).collect();
+        envp_ptrs.push(std::ptr::null());
         let candidates: Vec<CString> = exec_candidates(&command[0], std::env::var_os("PATH").as_deref())
             .iter()
             .map(|p| c_path(p))
@@ -207,7 +212,7 @@ impl Gated {
                 }
                 // a path with a slash: no PATH search, but glibc still runs a
                 // script without a #! line with /bin/sh, as execvp does
-                libc::execvp(candidates[report.found as usize].as_ptr(), argv_ptrs.as_ptr());
+                libc::execvpe(candidates[report.found as usize].as_ptr(), argv_ptrs.as_ptr(), envp_ptrs.as_ptr());
                 libc::write(2, exec_failed.as_ptr().cast(), exec_failed.as_bytes().len());
                 libc::_exit(EXIT_NOT_FOUND);
             }
@@ -259,6 +264,28 @@ impl Gated {
         }
         Ok(())
     }
+}
+
+/// The recorder's environment with `extra` set, as `NAME=value` strings for execve.
+fn command_environment(extra: &[(String, String)]) -> Result<Vec<CString>> {
+    use std::os::unix::ffi::OsStringExt;
+    let mut out = Vec::new();
+    for (name, value) in std::env::vars_os() {
+        if extra.iter().any(|(n, _)| std::ffi::OsStr::new(n) == name) {
+            continue;
+        }
+        let mut entry = name.into_vec();
+        entry.push(b'=');
+        entry.extend(value.into_vec());
+        // a variable holding a NUL cannot be set at all: leave it out, as the kernel would refuse it
+        if let Ok(entry) = CString::new(entry) {
+            out.push(entry);
+        }
+    }
+    for (name, value) in extra {
+        out.push(CString::new(format!("{name}={value}")).context("an environment value must not contain NUL bytes")?);
+    }
+    Ok(out)
 }
 
 fn pipe() -> Result<(i32, i32)> {

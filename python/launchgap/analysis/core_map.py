@@ -18,7 +18,7 @@ from launchgap.analysis.targets import target_pids
 from launchgap.analysis.timeline import RUN_COLUMNS, cpu_runs, trace_bounds
 from launchgap.trace import Event, Trace
 from launchgap.trace.model import collect_streamed
-from launchgap.trace.schema import TASK_DEAD
+from launchgap.trace.schema import HOST_KINDS, TASK_DEAD
 
 IDLE_TID = 0
 # the kinds drawn as marks, and the mark each is (views/timeline.py styles them)
@@ -120,7 +120,7 @@ def workload_start_ns(trace: Trace) -> int:
         return int(execs["ts_ns"].min())
     # streamed: on a launch-bound trace this is every launch
     own = collect_streamed(
-        pl.concat([trace.scan(k).filter(pl.col("pid") == pid).select("ts_ns") for k in Event if k is not Event.LOST]
+        pl.concat([trace.scan(k).filter(pl.col("pid") == pid).select("ts_ns") for k in HOST_KINDS]
                   + [trace.scan(Event.FORK).filter(pl.col("child_pid") == pid).select("ts_ns")])
         .select(pl.col("ts_ns").min()))
     if own["ts_ns"][0] is None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import polars as pl
 
 from launchgap.trace import Event, Trace
+from launchgap.trace.schema import HOST_KINDS
 from launchgap.trace.model import collect_streamed
 
 # Threads of the recorder itself: never the workload, but they may be culprits.
@@ -40,7 +41,7 @@ def target_threads(trace: Trace, pids: set[int] | None = None) -> pl.DataFrame:
     # when each thread was seen: a numeric pass over every event of the targets
     # (streamed: on a launch-bound trace this is every launch)
     seen = collect_streamed(
-        pl.concat([trace.scan(kind).select("pid", "tid", "ts_ns") for kind in Event if kind is not Event.LOST])
+        pl.concat([trace.scan(kind).select("pid", "tid", "ts_ns") for kind in HOST_KINDS])
         .filter(pl.col("pid").is_in(wanted))
         .group_by("pid", "tid").agg(pl.col("ts_ns").min().alias("first_ns"), pl.col("ts_ns").max().alias("last_ns"))
     ).lazy()

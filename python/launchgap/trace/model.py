@@ -21,7 +21,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from launchgap.trace.columns import conform, empty, polars_schema
-from launchgap.trace.schema import Event
+from launchgap.trace.schema import HOST_KINDS, Event
 
 
 # rows handed out at a time, at least, by Trace.in_time_order (but the last): ~2M timestamps, tens of MB
@@ -242,7 +242,8 @@ class Trace:
 
     def cpus_seen(self) -> set[int]:
         """Every CPU a row happened on."""
-        parts = [self.scan(k).select(pl.col("cpu").drop_nulls().unique()) for k in Event if self.count(k)]
+        parts = [self.scan(k).select(pl.col("cpu").drop_nulls().unique()) for k in (*HOST_KINDS, Event.LOST)
+                 if self.count(k)]
         if not parts:
             return set()
         return {int(c) for c in collect_streamed(pl.concat(parts).unique())["cpu"].to_list()}

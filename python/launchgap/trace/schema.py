@@ -50,6 +50,12 @@ RECORDS: dict[str, int] = {
 SOFTIRQ_NAMES: tuple[str, ...] = ('HI', 'TIMER', 'NET_TX', 'NET_RX', 'BLOCK', 'IRQ_POLL', 'TASKLET', 'SCHED', 'HRTIMER', 'RCU')
 # x86 system vectors, traced through the irq_vectors tracepoints
 IRQ_VECTOR_NAMES: tuple[str, ...] = ('LOCAL_TIMER', 'RESCHEDULE', 'CALL_FUNCTION', 'CALL_FUNCTION_SINGLE', 'IRQ_WORK')
+# what a copy moved between (CUPTI's CUpti_ActivityMemcpyKind, in its order: H host, D device, A array, P peer)
+COPY_KIND_NAMES: tuple[str, ...] = ('UNKNOWN', 'HTOD', 'DTOH', 'HTOA', 'ATOH', 'ATOA', 'ATOD', 'DTOA', 'DTOD', 'HTOH', 'PTOP')
+# what a synchronization waited for (CUPTI's CUpti_ActivitySynchronizationType, in its order)
+SYNC_TYPE_NAMES: tuple[str, ...] = ('UNKNOWN', 'EVENT_SYNCHRONIZE', 'STREAM_WAIT_EVENT', 'STREAM_SYNCHRONIZE', 'CONTEXT_SYNCHRONIZE')
+# a CUPTI collector's life in one process (gpu_collector rows)
+COLLECTOR_STATE_NAMES: tuple[str, ...] = ('started', 'stopped', 'failed')
 # which wakeup tracepoint a wakeup record came from
 WAKEUP_VARIANT_NAMES: tuple[str, ...] = ('WAKING', 'WAKEUP', 'NEW')
 
@@ -73,6 +79,13 @@ class Event(str, Enum):
     SOFTIRQ = 'softirq'
     IRQ_VECTOR = 'irq_vector'
     LOST = 'lost'
+    GPU_KERNEL = 'gpu_kernel'
+    GPU_GRAPH = 'gpu_graph'
+    GPU_MEMCPY = 'gpu_memcpy'
+    GPU_MEMSET = 'gpu_memset'
+    GPU_SYNC = 'gpu_sync'
+    GPU_API = 'gpu_api'
+    GPU_COLLECTOR = 'gpu_collector'
 
     def __str__(self) -> str:
         return self.value
@@ -109,7 +122,55 @@ KIND_RECORD: dict[Event, str | None] = {
     Event.SOFTIRQ: 'softirq',
     Event.IRQ_VECTOR: 'irq_vector',
     Event.LOST: None,
+    Event.GPU_KERNEL: None,
+    Event.GPU_GRAPH: None,
+    Event.GPU_MEMCPY: None,
+    Event.GPU_MEMSET: None,
+    Event.GPU_SYNC: None,
+    Event.GPU_API: None,
+    Event.GPU_COLLECTOR: None,
 }
+
+# the kinds the CUPTI collector sends (--gpu-activity), by their frame id on its channel
+COLLECTOR_FRAMES: dict[Event, int] = {
+    Event.GPU_KERNEL: 1,
+    Event.GPU_GRAPH: 2,
+    Event.GPU_MEMCPY: 3,
+    Event.GPU_MEMSET: 4,
+    Event.GPU_SYNC: 5,
+    Event.GPU_API: 6,
+    Event.GPU_COLLECTOR: 7,
+    Event.LOST: 8,
+}
+
+# the kinds of GPU activity (--gpu-activity): what CUPTI saw, not what a host CPU did
+GPU_ACTIVITY_KINDS: frozenset[Event] = frozenset((
+    Event.GPU_KERNEL,
+    Event.GPU_GRAPH,
+    Event.GPU_MEMCPY,
+    Event.GPU_MEMSET,
+    Event.GPU_SYNC,
+    Event.GPU_API,
+    Event.GPU_COLLECTOR,
+))
+# the kinds of host events: every kind but GPU activity and lost rows (each has pid, tid and cpu)
+HOST_KINDS: tuple[Event, ...] = (
+    Event.LAUNCH,
+    Event.SYNC,
+    Event.RUNTIME_ONLY,
+    Event.SWITCH,
+    Event.WAKING,
+    Event.WAKEUP,
+    Event.WAKEUP_NEW,
+    Event.MIGRATE,
+    Event.FORK,
+    Event.EXEC,
+    Event.EXIT,
+    Event.COMM,
+    Event.HARDIRQ,
+    Event.SOFTIRQ,
+    Event.IRQ_VECTOR,
+)
 
 KIND_DOC: dict[Event, str] = {
     Event.LAUNCH: "one logical kernel launch: exactly one driver-entry uprobe hit, whichever API path the application took (the driver's return is not probed: a launch the driver refuses is still a row; one the runtime refuses is a runtime_only row)",
@@ -128,6 +189,13 @@ KIND_DOC: dict[Event, str] = {
     Event.SOFTIRQ: 'a softirq; ts_ns is its entry; pid and tid are the task interrupted',
     Event.IRQ_VECTOR: 'an x86 system vector, which never passes through irq_handler_entry; ts_ns is its entry',
     Event.LOST: 'events the trace cannot hold, made by the recorder in user space; detail says why',
+    Event.GPU_KERNEL: "a kernel on the GPU (CUPTI's concurrent-kernel record): ts_ns is its start, end_ns its end",
+    Event.GPU_GRAPH: "a CUDA graph's execution on the GPU, as one interval (CUPTI's graph-trace record: its nodes are not recorded one by one)",
+    Event.GPU_MEMCPY: "a copy made by the GPU's copy engines",
+    Event.GPU_MEMSET: 'a memset on the GPU',
+    Event.GPU_SYNC: "a host thread's wait for the GPU, as CUPTI saw it (an event, stream or context synchronization; a stream waiting on an event)",
+    Event.GPU_API: "a CUDA driver or runtime call that made GPU work (a launch, a copy, a memset, a sync), as CUPTI recorded it: the call's thread and the correlation id its GPU work carries. A launch row and its gpu_api row are the same call: same thread, same order",
+    Event.GPU_COLLECTOR: "the CUPTI collector of one process: `started` (CUPTI loaded, activity enabled), then `stopped` (everything flushed at exit) or `failed`; detail (JSON) says which CUPTI, how its clock was converted to the trace's and within what error, and why it failed",
 }
 
 KIND_COLUMNS: dict[Event, tuple[Column, ...]] = {
@@ -417,13 +485,145 @@ KIND_COLUMNS: dict[Event, tuple[Column, ...]] = {
         Column('cpu', 'uint32', True, False, 'cpu', 'dictionary',
                'where they were lost; null when the kernel does not say'),
         Column('lost_event', 'utf8', False, False, None, 'dictionary',
-               'the record type lost (a [records] name; unknown for a program the recorder cannot place)'),
+               'the record type lost (a [records] name; unknown for a program the recorder cannot place), or with --gpu-activity a kind of GPU activity (gpu_kernel, gpu_graph, ...; gpu_activity where CUPTI does not say which)'),
         Column('lost_count', 'uint64', False, False, None, 'dictionary',
                'how many'),
         Column('since_ns', 'uint64', False, False, None, 'delta',
                'the losses happened in [since_ns, ts_ns]'),
         Column('detail', 'utf8', True, False, None, 'dictionary',
                'why, as JSON (null: the ring buffer had no room)'),
+    ),
+    Event.GPU_KERNEL: (
+        Column('ts_ns', 'uint64', False, False, 'time', 'delta',
+               'CLOCK_MONOTONIC ns (bpf_ktime_get_ns)'),
+        Column('pid', 'uint32', False, False, 'task', 'dictionary',
+               'the process that launched it'),
+        Column('grid_x', 'uint32', False, False, None, 'dictionary',
+               'grid size, x'),
+        Column('grid_y', 'uint32', False, False, None, 'dictionary',
+               'grid size, y'),
+        Column('grid_z', 'uint32', False, False, None, 'dictionary',
+               'grid size, z'),
+        Column('block_x', 'uint32', False, False, None, 'dictionary',
+               'block size, x'),
+        Column('block_y', 'uint32', False, False, None, 'dictionary',
+               'block size, y'),
+        Column('block_z', 'uint32', False, False, None, 'dictionary',
+               'block size, z'),
+        Column('shared_mem', 'uint32', False, False, None, 'dictionary',
+               'dynamic shared memory bytes'),
+        Column('end_ns', 'uint64', False, False, 'time', 'delta',
+               "when it ended, on the trace's clock (CLOCK_MONOTONIC ns)"),
+        Column('device_id', 'uint32', False, False, None, 'dictionary',
+               'the GPU, as CUPTI numbers devices'),
+        Column('context_id', 'uint32', False, False, None, 'dictionary',
+               'the CUDA context, as CUPTI numbers contexts'),
+        Column('stream_id', 'uint32', False, False, None, 'dictionary',
+               "the stream, as CUPTI numbers streams (not the CUstream handle of the launch row's `stream`)"),
+        Column('correlation_id', 'uint32', False, False, None, 'plain',
+               "CUPTI's correlation id: the same number on the API call and on the GPU work it made, within one process"),
+        Column('kernel_name', 'utf8', False, False, None, 'dictionary',
+               "the kernel's (mangled) name"),
+        Column('graph_id', 'uint32', True, False, None, 'dictionary',
+               'the graph it is a node of (only when graphs are traced node by node); null for a kernel launched alone'),
+    ),
+    Event.GPU_GRAPH: (
+        Column('ts_ns', 'uint64', False, False, 'time', 'delta',
+               'CLOCK_MONOTONIC ns (bpf_ktime_get_ns)'),
+        Column('pid', 'uint32', False, False, 'task', 'dictionary',
+               'the process that launched it'),
+        Column('end_ns', 'uint64', False, False, 'time', 'delta',
+               "when it ended, on the trace's clock (CLOCK_MONOTONIC ns)"),
+        Column('device_id', 'uint32', False, False, None, 'dictionary',
+               'where its first node ran'),
+        Column('context_id', 'uint32', False, False, None, 'dictionary',
+               'where its first node ran'),
+        Column('stream_id', 'uint32', False, False, None, 'dictionary',
+               "the stream, as CUPTI numbers streams (not the CUstream handle of the launch row's `stream`)"),
+        Column('correlation_id', 'uint32', False, False, None, 'plain',
+               "CUPTI's correlation id: the same number on the API call and on the GPU work it made, within one process"),
+        Column('graph_id', 'uint32', False, False, None, 'dictionary',
+               "the CUDA graph's id (CUPTI's)"),
+    ),
+    Event.GPU_MEMCPY: (
+        Column('ts_ns', 'uint64', False, False, 'time', 'delta',
+               'CLOCK_MONOTONIC ns (bpf_ktime_get_ns)'),
+        Column('pid', 'uint32', False, False, 'task', 'dictionary',
+               'process id (tgid)'),
+        Column('bytes', 'uint64', False, False, None, 'dictionary',
+               'bytes copied'),
+        Column('end_ns', 'uint64', False, False, 'time', 'delta',
+               "when it ended, on the trace's clock (CLOCK_MONOTONIC ns)"),
+        Column('device_id', 'uint32', False, False, None, 'dictionary',
+               'the GPU, as CUPTI numbers devices'),
+        Column('context_id', 'uint32', False, False, None, 'dictionary',
+               'the CUDA context, as CUPTI numbers contexts'),
+        Column('stream_id', 'uint32', False, False, None, 'dictionary',
+               "the stream, as CUPTI numbers streams (not the CUstream handle of the launch row's `stream`)"),
+        Column('correlation_id', 'uint32', False, False, None, 'plain',
+               "CUPTI's correlation id: the same number on the API call and on the GPU work it made, within one process"),
+        Column('copy_kind', 'utf8', False, False, None, 'dictionary',
+               'what the copy moved between (names.copy_kind)'),
+    ),
+    Event.GPU_MEMSET: (
+        Column('ts_ns', 'uint64', False, False, 'time', 'delta',
+               'CLOCK_MONOTONIC ns (bpf_ktime_get_ns)'),
+        Column('pid', 'uint32', False, False, 'task', 'dictionary',
+               'process id (tgid)'),
+        Column('bytes', 'uint64', False, False, None, 'dictionary',
+               'bytes set'),
+        Column('end_ns', 'uint64', False, False, 'time', 'delta',
+               "when it ended, on the trace's clock (CLOCK_MONOTONIC ns)"),
+        Column('device_id', 'uint32', False, False, None, 'dictionary',
+               'the GPU, as CUPTI numbers devices'),
+        Column('context_id', 'uint32', False, False, None, 'dictionary',
+               'the CUDA context, as CUPTI numbers contexts'),
+        Column('stream_id', 'uint32', False, False, None, 'dictionary',
+               "the stream, as CUPTI numbers streams (not the CUstream handle of the launch row's `stream`)"),
+        Column('correlation_id', 'uint32', False, False, None, 'plain',
+               "CUPTI's correlation id: the same number on the API call and on the GPU work it made, within one process"),
+    ),
+    Event.GPU_SYNC: (
+        Column('ts_ns', 'uint64', False, False, 'time', 'delta',
+               'CLOCK_MONOTONIC ns (bpf_ktime_get_ns)'),
+        Column('pid', 'uint32', False, False, 'task', 'dictionary',
+               'process id (tgid)'),
+        Column('end_ns', 'uint64', False, False, 'time', 'delta',
+               "when it ended, on the trace's clock (CLOCK_MONOTONIC ns)"),
+        Column('context_id', 'uint32', False, False, None, 'dictionary',
+               'the CUDA context, as CUPTI numbers contexts'),
+        Column('stream_id', 'uint32', True, False, None, 'dictionary',
+               'the stream waited for; null for a context synchronization'),
+        Column('correlation_id', 'uint32', False, False, None, 'plain',
+               "CUPTI's correlation id: the same number on the API call and on the GPU work it made, within one process"),
+        Column('sync_type', 'utf8', False, False, None, 'dictionary',
+               'what the synchronization waited for (names.sync_type)'),
+    ),
+    Event.GPU_API: (
+        Column('ts_ns', 'uint64', False, False, 'time', 'delta',
+               'CLOCK_MONOTONIC ns (bpf_ktime_get_ns)'),
+        Column('pid', 'uint32', False, False, 'task', 'dictionary',
+               'process id (tgid)'),
+        Column('tid', 'uint32', False, False, 'task', 'dictionary',
+               "the calling thread (the kernel's thread id)"),
+        Column('api', 'utf8', False, False, None, 'dictionary',
+               'the entry point (cuLaunchKernel, cudaLaunchKernel, ...)'),
+        Column('return_code', 'int32', False, False, None, 'dictionary',
+               'what the call returned (a CUresult or cudaError_t)'),
+        Column('end_ns', 'uint64', False, False, 'time', 'delta',
+               "when it ended, on the trace's clock (CLOCK_MONOTONIC ns)"),
+        Column('correlation_id', 'uint32', False, False, None, 'plain',
+               "CUPTI's correlation id: the same number on the API call and on the GPU work it made, within one process"),
+    ),
+    Event.GPU_COLLECTOR: (
+        Column('ts_ns', 'uint64', False, False, 'time', 'delta',
+               'CLOCK_MONOTONIC ns (bpf_ktime_get_ns)'),
+        Column('pid', 'uint32', False, False, 'task', 'dictionary',
+               'process id (tgid)'),
+        Column('detail', 'utf8', False, False, None, 'dictionary',
+               'why, as JSON (null: the ring buffer had no room)'),
+        Column('state', 'utf8', False, False, None, 'dictionary',
+               "the collector's state (names.collector_state)"),
     ),
 }
 
@@ -474,6 +674,16 @@ COLUMN_TYPES: dict[str, str] = {
     'since_ns': 'uint64',
     'detail': 'utf8',
     'return_code': 'int32',
+    'end_ns': 'uint64',
+    'device_id': 'uint32',
+    'context_id': 'uint32',
+    'stream_id': 'uint32',
+    'correlation_id': 'uint32',
+    'kernel_name': 'utf8',
+    'graph_id': 'uint32',
+    'copy_kind': 'utf8',
+    'sync_type': 'utf8',
+    'state': 'utf8',
 }
 
 # format 1: one wide table, these columns in this order
@@ -523,6 +733,16 @@ FORMAT1_COLUMNS: tuple[str, ...] = (
     'since_ns',
     'detail',
     'return_code',
+    'end_ns',
+    'device_id',
+    'context_id',
+    'stream_id',
+    'correlation_id',
+    'kernel_name',
+    'graph_id',
+    'copy_kind',
+    'sync_type',
+    'state',
 )
 # the columns format 1 began with (a file without one is damaged)
 FORMAT1_ORIGINAL: frozenset[str] = frozenset((

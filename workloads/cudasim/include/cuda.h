@@ -22,6 +22,7 @@ typedef struct CUfunc_st *CUfunction;
 typedef struct CUstream_st *CUstream;
 typedef struct CUevent_st *CUevent;
 typedef struct CUgraphExec_st *CUgraphExec;
+typedef struct CUctx_st *CUcontext;
 
 /* Special stream handles, as in the real cuda.h. */
 #define CU_STREAM_LEGACY ((CUstream)0x1)

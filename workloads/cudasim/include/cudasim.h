@@ -101,6 +101,53 @@ uint64_t cusim_log_count(void);
 uint64_t cusim_log_overflow(void);
 const struct cusim_record *cusim_log_records(void);
 
+/*
+ * GPU activity for the stand-in libcupti (cudasim-only: real CUPTI learns the same
+ * from inside NVIDIA's driver). The driver reports every call that can make GPU work
+ * and the work itself to the hooks the stand-in registers; with none registered it
+ * reports nothing and reads no clock.
+ */
+enum cusim_work_kind { CUSIM_WORK_KERNEL = 1, CUSIM_WORK_GRAPH = 2, CUSIM_WORK_COPY = 3, CUSIM_WORK_SYNC = 4 };
+
+/* One piece of GPU work, or a host thread's wait for it. */
+struct cusim_work {
+    int32_t kind;            /* enum cusim_work_kind */
+    uint32_t correlation_id; /* of the driver call that made it */
+    uint64_t start_ns;       /* virtual GPU, CLOCK_MONOTONIC; a sync: the wait's entry */
+    uint64_t end_ns;         /* ... its end; a sync: the wait's return */
+    uint32_t stream_id;      /* the stream as CUPTI numbers them; 0xffffffff: none */
+    uint32_t shared_mem;
+    const char *name;        /* kernels: the function's name */
+    uint32_t grid[3];
+    uint32_t block[3];
+    uint32_t graph_id;       /* graphs */
+    uint32_t graph_nodes;
+    uint64_t bytes;          /* copies */
+    int32_t copy_kind;       /* copies: 1 host to device, 2 device to host (CUpti_ActivityMemcpyKind) */
+    int32_t sync_type;       /* syncs: CUpti_ActivitySynchronizationType */
+};
+
+/* A driver or runtime call in progress, as the hooks see it. */
+struct cusim_call {
+    int32_t api;             /* enum cusim_api */
+    uint32_t correlation_id; /* 0: no hooks registered */
+    uint64_t t_enter_ns;
+};
+
+struct cusim_activity_hooks {
+    /* a call begins: its correlation id (never 0) */
+    uint32_t (*call_begin)(int api);
+    /* ... and ends, with what it returns */
+    void (*call_end)(const struct cusim_call *call, uint64_t t_exit_ns, int result);
+    void (*work)(const struct cusim_work *work);
+};
+
+/* NULL turns reporting off. */
+void cusim_set_activity_hooks(const struct cusim_activity_hooks *hooks);
+/* For the runtime (and the driver's own entry points): a call begins / ends. */
+struct cusim_call cusim_call_begin(int api);
+int cusim_call_end(const struct cusim_call *call, int result);
+
 /* Virtual GPU accounting for this process. */
 uint64_t cusim_gpu_busy_ns(void);
 uint64_t cusim_now_ns(void);

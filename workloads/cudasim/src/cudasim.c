@@ -356,6 +356,9 @@ static int run_process(const struct decode_config *cfg, const struct model *m,
 
     if (!workers || !threads)
         die("out of memory");
+    /* each process initialises CUDA itself, as one that uses CUDA after a fork must (a second
+     * call in the parent does nothing); where the driver loads CUDA_INJECTION64_PATH */
+    cuInit(0);
     for (int t = 0; t < n; t++) {
         workers[t] = (struct worker){.cfg = cfg, .model = m, .summary = &summaries[t],
                                      .proc_index = proc_index, .thread_index = t};
@@ -546,8 +549,10 @@ int main(int argc, char **argv)
             children[p] = fork();
             if (children[p] < 0)
                 die("fork failed");
+            /* exit(), not _exit(): a child ends like a program, running its atexit handlers
+             * (a CUPTI collector flushes its last records there; stdout was flushed above) */
             if (children[p] == 0)
-                _exit(run_process(&cfg, &model, summaries + p * cfg.threads, p) ? 1 : 0);
+                exit(run_process(&cfg, &model, summaries + p * cfg.threads, p) ? 1 : 0);
         }
         for (int p = 0; p < cfg.procs; p++) {
             int status = 0;

@@ -4,6 +4,7 @@
  * real libraries: the cheap, emulated case for an x86 uprobe.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,12 +32,20 @@ struct sim_graph {
     uint32_t magic;
     uint32_t nodes;
     uint64_t duration_ns;
+    uint32_t id; /* as CUPTI numbers graphs: from 1, in creation order */
 };
 
 struct CUstream_st {
     uint32_t magic;
+    uint32_t cupti_id; /* as CUPTI numbers streams; 0 until first reported */
     struct vgpu_stream queue;
 };
+
+/* CUPTI's stream ids: the legacy default stream is 7 on NVIDIA's driver; others follow. */
+#define LEGACY_STREAM_ID 7u
+#define NO_STREAM_ID 0xffffffffu
+static uint32_t next_stream_id = 13;
+static uint32_t next_graph_id = 1;
 
 struct CUevent_st {
     uint32_t magic;
@@ -58,6 +67,9 @@ static uint64_t copy_bytes_per_us = 10000; /* 10 GB/s */
 static uint64_t copy_latency_ns = 5000;
 
 static struct log_header *truth_log;
+
+/* The stand-in libcupti's hooks (NULL: nobody listens, nothing is reported). */
+static const struct cusim_activity_hooks *activity_hooks;
 
 #define CUSIM_API_NAME(suffix, name, kind) name,
 static const char *const api_names[] = {CUSIM_APIS(CUSIM_API_NAME)};
@@ -169,7 +181,58 @@ CUSIM_EXPORT CUgraphExec cusim_graph(unsigned int nodes, uint64_t duration_ns)
     graph->magic = GRAPH_MAGIC;
     graph->nodes = nodes;
     graph->duration_ns = duration_ns;
+    graph->id = __atomic_fetch_add(&next_graph_id, 1, __ATOMIC_RELAXED);
     return (CUgraphExec)graph;
+}
+
+/* ---- GPU activity, for the stand-in libcupti ------------------------ */
+
+CUSIM_EXPORT void cusim_set_activity_hooks(const struct cusim_activity_hooks *hooks)
+{
+    __atomic_store_n(&activity_hooks, hooks, __ATOMIC_RELEASE);
+}
+
+static const struct cusim_activity_hooks *hooks_now(void)
+{
+    return __atomic_load_n(&activity_hooks, __ATOMIC_ACQUIRE);
+}
+
+CUSIM_EXPORT struct cusim_call cusim_call_begin(int api)
+{
+    const struct cusim_activity_hooks *hooks = hooks_now();
+    struct cusim_call call = {.api = api};
+    if (hooks) {
+        call.t_enter_ns = vgpu_now_ns();
+        call.correlation_id = hooks->call_begin(api);
+    }
+    return call;
+}
+
+CUSIM_EXPORT int cusim_call_end(const struct cusim_call *call, int result)
+{
+    const struct cusim_activity_hooks *hooks = hooks_now();
+    if (hooks && call->correlation_id)
+        hooks->call_end(call, vgpu_now_ns(), result);
+    return result;
+}
+
+static void report_work(const struct cusim_call *call, struct cusim_work *work)
+{
+    const struct cusim_activity_hooks *hooks = hooks_now();
+    if (!hooks || !call->correlation_id)
+        return;
+    work->correlation_id = call->correlation_id;
+    hooks->work(work);
+}
+
+static uint32_t stream_id_of(struct CUstream_st *stream)
+{
+    uint32_t id = __atomic_load_n(&stream->cupti_id, __ATOMIC_RELAXED);
+    if (id)
+        return id;
+    id = stream == &legacy_stream ? LEGACY_STREAM_ID : __atomic_fetch_add(&next_stream_id, 1, __ATOMIC_RELAXED);
+    __atomic_store_n(&stream->cupti_id, id, __ATOMIC_RELAXED);
+    return id;
 }
 
 /* Resolves a caller's stream handle the way CUDA does for each API flavour. */
@@ -186,19 +249,42 @@ static struct CUstream_st *resolve_stream(CUstream handle, int per_thread_defaul
 
 /* ---- launches -------------------------------------------------------- */
 
-static CUresult enqueue_launch(int api, uint64_t handle, uint64_t duration_ns, uint32_t graph_nodes,
+/* What a launch runs: a kernel (name) or a graph (graph set). */
+struct launch_target {
+    uint64_t handle;
+    uint64_t duration_ns;
+    const char *name;
+    const struct sim_graph *graph;
+};
+
+static CUresult enqueue_launch(const struct cusim_call *call, const struct launch_target *target,
                                const unsigned int grid[3], const unsigned int block[3],
                                unsigned int shared_mem, CUstream stream_handle, int per_thread)
 {
+    int api = call->api;
     uint64_t t_enter = vgpu_now_ns();
     struct CUstream_st *stream = resolve_stream(stream_handle, per_thread);
     struct cusim_record *rec;
     struct vgpu_span span;
+    struct cusim_work work = {0};
 
     if (!stream)
         return CUDA_ERROR_INVALID_VALUE;
     vgpu_spin_ns(launch_cost_ns);
-    span = vgpu_enqueue(&stream->queue, duration_ns);
+    span = vgpu_enqueue(&stream->queue, target->duration_ns);
+    work.kind = target->graph ? CUSIM_WORK_GRAPH : CUSIM_WORK_KERNEL;
+    work.start_ns = span.start_ns;
+    work.end_ns = span.end_ns;
+    work.stream_id = stream_id_of(stream);
+    work.name = target->name;
+    memcpy(work.grid, grid, sizeof(work.grid));
+    memcpy(work.block, block, sizeof(work.block));
+    work.shared_mem = shared_mem;
+    if (target->graph) {
+        work.graph_id = target->graph->id;
+        work.graph_nodes = target->graph->nodes;
+    }
+    report_work(call, &work);
     rec = log_claim(CUSIM_KIND_LAUNCH, api);
     pending_runtime_api = CUSIM_API_NONE;
     if (rec) {
@@ -206,61 +292,106 @@ static CUresult enqueue_launch(int api, uint64_t handle, uint64_t duration_ns, u
         memcpy(rec->grid, grid, sizeof(rec->grid));
         memcpy(rec->block, block, sizeof(rec->block));
         rec->shared_mem = shared_mem;
-        rec->func = handle;
+        rec->func = target->handle;
         rec->stream = (uint64_t)(uintptr_t)stream_handle;
         rec->gpu_start_ns = span.start_ns;
         rec->gpu_end_ns = span.end_ns;
-        rec->graph_nodes = graph_nodes;
+        rec->graph_nodes = target->graph ? target->graph->nodes : 0;
         rec->t_exit_ns = vgpu_now_ns();
     }
     return CUDA_SUCCESS;
 }
 
-static CUresult launch_function(int api, CUfunction f, unsigned int gx, unsigned int gy,
-                                unsigned int gz, unsigned int bx, unsigned int by, unsigned int bz,
-                                unsigned int shared_mem, CUstream stream, int per_thread)
+static CUresult launch_function(const struct cusim_call *call, CUfunction f, unsigned int gx,
+                                unsigned int gy, unsigned int gz, unsigned int bx, unsigned int by,
+                                unsigned int bz, unsigned int shared_mem, CUstream stream,
+                                int per_thread)
 {
     const struct sim_function *fn = (const struct sim_function *)f;
     const unsigned int grid[3] = {gx, gy, gz};
     const unsigned int block[3] = {bx, by, bz};
+    struct launch_target target;
 
     if (!fn || fn->magic != FUNCTION_MAGIC) {
         pending_runtime_api = CUSIM_API_NONE;
         return CUDA_ERROR_INVALID_VALUE;
     }
-    return enqueue_launch(api, (uint64_t)(uintptr_t)f, fn->duration_ns, 0, grid, block,
-                          shared_mem, stream, per_thread);
+    target = (struct launch_target){.handle = (uint64_t)(uintptr_t)f, .duration_ns = fn->duration_ns,
+                                    .name = fn->name};
+    return enqueue_launch(call, &target, grid, block, shared_mem, stream, per_thread);
 }
 
-static CUresult launch_ex(int api, const CUlaunchConfig *config, CUfunction f, int per_thread)
+static CUresult launch_ex(const struct cusim_call *call, const CUlaunchConfig *config, CUfunction f,
+                          int per_thread)
 {
     if (!config) {
         pending_runtime_api = CUSIM_API_NONE;
         return CUDA_ERROR_INVALID_VALUE;
     }
-    return launch_function(api, f, config->gridDimX, config->gridDimY, config->gridDimZ,
+    return launch_function(call, f, config->gridDimX, config->gridDimY, config->gridDimZ,
                            config->blockDimX, config->blockDimY, config->blockDimZ,
                            config->sharedMemBytes, config->hStream, per_thread);
 }
 
-static CUresult launch_graph(int api, CUgraphExec exec, CUstream stream, int per_thread)
+static CUresult launch_graph(const struct cusim_call *call, CUgraphExec exec, CUstream stream,
+                             int per_thread)
 {
     const struct sim_graph *graph = (const struct sim_graph *)exec;
     const unsigned int none[3] = {0, 0, 0};
+    struct launch_target target;
 
     if (!graph || graph->magic != GRAPH_MAGIC) {
         pending_runtime_api = CUSIM_API_NONE;
         return CUDA_ERROR_INVALID_VALUE;
     }
-    return enqueue_launch(api, (uint64_t)(uintptr_t)exec, graph->duration_ns, graph->nodes, none,
-                          none, 0, stream, per_thread);
+    target = (struct launch_target){.handle = (uint64_t)(uintptr_t)exec,
+                                    .duration_ns = graph->duration_ns, .graph = graph};
+    return enqueue_launch(call, &target, none, none, 0, stream, per_thread);
+}
+
+/*
+ * Like NVIDIA's driver, cuInit loads the library CUDA_INJECTION64_PATH names and calls
+ * its InitializeInjection() (how Nsight Systems and other CUPTI agents get in), once
+ * in each process: a forked child that initialises CUDA again is injected again. A
+ * library that cannot be loaded, or lacks the function, is ignored.
+ */
+static pthread_mutex_t injection_lock = PTHREAD_MUTEX_INITIALIZER;
+static pid_t injected_in;
+
+static void inject_once(void)
+{
+    const char *path;
+    void *library;
+    int (*initialize)(void);
+    pid_t me = getpid();
+
+    pthread_mutex_lock(&injection_lock);
+    if (injected_in == me) {
+        pthread_mutex_unlock(&injection_lock);
+        return;
+    }
+    injected_in = me;
+    path = getenv("CUDA_INJECTION64_PATH");
+    library = path && *path ? dlopen(path, RTLD_NOW | RTLD_LOCAL) : NULL;
+    *(void **)(&initialize) = library ? dlsym(library, "InitializeInjection") : NULL;
+    if (initialize)
+        initialize();
+    pthread_mutex_unlock(&injection_lock);
 }
 
 CUSIM_EXPORT CUresult cuInit(unsigned int flags)
 {
     (void)flags;
+    inject_once();
     return CUDA_SUCCESS;
 }
+
+/* Each entry point that can make GPU work reports its call around what it does. */
+#define TRACED_CALL(api, body)                                \
+    do {                                                      \
+        struct cusim_call call = cusim_call_begin(api);       \
+        return (CUresult)cusim_call_end(&call, (body));       \
+    } while (0)
 
 CUSIM_EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy,
                                      unsigned int gz, unsigned int bx, unsigned int by,
@@ -268,8 +399,8 @@ CUSIM_EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int
                                      void **params, void **extra)
 {
     (void)params, (void)extra;
-    return launch_function(CUSIM_API_cuLaunchKernel, f, gx, gy, gz, bx, by, bz, shared_mem,
-                           stream, 0);
+    TRACED_CALL(CUSIM_API_cuLaunchKernel,
+                launch_function(&call, f, gx, gy, gz, bx, by, bz, shared_mem, stream, 0));
 }
 
 CUSIM_EXPORT CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned int gx, unsigned int gy,
@@ -278,22 +409,22 @@ CUSIM_EXPORT CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned int gx, unsigne
                                           CUstream stream, void **params, void **extra)
 {
     (void)params, (void)extra;
-    return launch_function(CUSIM_API_cuLaunchKernel_ptsz, f, gx, gy, gz, bx, by, bz, shared_mem,
-                           stream, 1);
+    TRACED_CALL(CUSIM_API_cuLaunchKernel_ptsz,
+                launch_function(&call, f, gx, gy, gz, bx, by, bz, shared_mem, stream, 1));
 }
 
 CUSIM_EXPORT CUresult cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f, void **params,
                                        void **extra)
 {
     (void)params, (void)extra;
-    return launch_ex(CUSIM_API_cuLaunchKernelEx, config, f, 0);
+    TRACED_CALL(CUSIM_API_cuLaunchKernelEx, launch_ex(&call, config, f, 0));
 }
 
 CUSIM_EXPORT CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *config, CUfunction f,
                                             void **params, void **extra)
 {
     (void)params, (void)extra;
-    return launch_ex(CUSIM_API_cuLaunchKernelEx_ptsz, config, f, 1);
+    TRACED_CALL(CUSIM_API_cuLaunchKernelEx_ptsz, launch_ex(&call, config, f, 1));
 }
 
 CUSIM_EXPORT CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned int gx, unsigned int gy,
@@ -302,8 +433,8 @@ CUSIM_EXPORT CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned int gx, u
                                                 CUstream stream, void **params)
 {
     (void)params;
-    return launch_function(CUSIM_API_cuLaunchCooperativeKernel, f, gx, gy, gz, bx, by, bz,
-                           shared_mem, stream, 0);
+    TRACED_CALL(CUSIM_API_cuLaunchCooperativeKernel,
+                launch_function(&call, f, gx, gy, gz, bx, by, bz, shared_mem, stream, 0));
 }
 
 CUSIM_EXPORT CUresult cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gx,
@@ -313,18 +444,18 @@ CUSIM_EXPORT CUresult cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int 
                                                      CUstream stream, void **params)
 {
     (void)params;
-    return launch_function(CUSIM_API_cuLaunchCooperativeKernel_ptsz, f, gx, gy, gz, bx, by, bz,
-                           shared_mem, stream, 1);
+    TRACED_CALL(CUSIM_API_cuLaunchCooperativeKernel_ptsz,
+                launch_function(&call, f, gx, gy, gz, bx, by, bz, shared_mem, stream, 1));
 }
 
 CUSIM_EXPORT CUresult cuGraphLaunch(CUgraphExec exec, CUstream stream)
 {
-    return launch_graph(CUSIM_API_cuGraphLaunch, exec, stream, 0);
+    TRACED_CALL(CUSIM_API_cuGraphLaunch, launch_graph(&call, exec, stream, 0));
 }
 
 CUSIM_EXPORT CUresult cuGraphLaunch_ptsz(CUgraphExec exec, CUstream stream)
 {
-    return launch_graph(CUSIM_API_cuGraphLaunch_ptsz, exec, stream, 1);
+    TRACED_CALL(CUSIM_API_cuGraphLaunch_ptsz, launch_graph(&call, exec, stream, 1));
 }
 
 /* ---- streams, events, syncs ----------------------------------------- */
@@ -353,13 +484,23 @@ CUSIM_EXPORT CUresult cuStreamDestroy_v2(CUstream stream)
     return CUDA_SUCCESS;
 }
 
-/* Logs a sync that blocks the caller until `wait_until_ns` (virtual GPU time). */
-static CUresult blocking_sync(int api, uint64_t t_enter, uint64_t wait_until_ns, uint64_t stream,
-                              uint64_t bytes)
+/*
+ * Logs a sync that blocks the caller until `wait_until_ns` (virtual GPU time); a sync
+ * of SYNC_TYPE (CUpti_ActivitySynchronizationType, 0 for a copy's wait) is reported
+ * to the hooks, on STREAM_ID.
+ */
+static CUresult blocking_sync(const struct cusim_call *call, uint64_t t_enter, uint64_t wait_until_ns,
+                              uint64_t stream, uint64_t bytes, int sync_type, uint32_t stream_id)
 {
+    int api = call->api;
     struct cusim_record *rec = log_claim(CUSIM_KIND_SYNC, api);
     pending_runtime_api = CUSIM_API_NONE;
     vgpu_sleep_until(wait_until_ns);
+    if (sync_type) {
+        struct cusim_work work = {.kind = CUSIM_WORK_SYNC, .start_ns = t_enter, .end_ns = vgpu_now_ns(),
+                                  .stream_id = stream_id, .sync_type = sync_type};
+        report_work(call, &work);
+    }
     if (rec) {
         rec->t_enter_ns = t_enter;
         rec->stream = stream;
@@ -370,7 +511,12 @@ static CUresult blocking_sync(int api, uint64_t t_enter, uint64_t wait_until_ns,
     return CUDA_SUCCESS;
 }
 
-static CUresult stream_sync(int api, CUstream handle, int per_thread)
+/* CUpti_ActivitySynchronizationType, as the stand-in libcupti's header names them */
+#define SYNC_EVENT 1
+#define SYNC_STREAM 3
+#define SYNC_CONTEXT 4
+
+static CUresult stream_sync(const struct cusim_call *call, CUstream handle, int per_thread)
 {
     uint64_t t_enter = vgpu_now_ns();
     struct CUstream_st *stream = resolve_stream(handle, per_thread);
@@ -378,24 +524,29 @@ static CUresult stream_sync(int api, CUstream handle, int per_thread)
         pending_runtime_api = CUSIM_API_NONE;
         return CUDA_ERROR_INVALID_VALUE;
     }
-    return blocking_sync(api, t_enter, vgpu_stream_done_at(&stream->queue),
-                         (uint64_t)(uintptr_t)handle, 0);
+    return blocking_sync(call, t_enter, vgpu_stream_done_at(&stream->queue), (uint64_t)(uintptr_t)handle, 0,
+                         SYNC_STREAM, stream_id_of(stream));
 }
 
 CUSIM_EXPORT CUresult cuStreamSynchronize(CUstream stream)
 {
-    return stream_sync(CUSIM_API_cuStreamSynchronize, stream, 0);
+    TRACED_CALL(CUSIM_API_cuStreamSynchronize, stream_sync(&call, stream, 0));
 }
 
 CUSIM_EXPORT CUresult cuStreamSynchronize_ptsz(CUstream stream)
 {
-    return stream_sync(CUSIM_API_cuStreamSynchronize_ptsz, stream, 1);
+    TRACED_CALL(CUSIM_API_cuStreamSynchronize_ptsz, stream_sync(&call, stream, 1));
+}
+
+static CUresult ctx_sync(const struct cusim_call *call)
+{
+    uint64_t t_enter = vgpu_now_ns();
+    return blocking_sync(call, t_enter, vgpu_engine_done_at(), 0, 0, SYNC_CONTEXT, NO_STREAM_ID);
 }
 
 CUSIM_EXPORT CUresult cuCtxSynchronize(void)
 {
-    uint64_t t_enter = vgpu_now_ns();
-    return blocking_sync(CUSIM_API_cuCtxSynchronize, t_enter, vgpu_engine_done_at(), 0, 0);
+    TRACED_CALL(CUSIM_API_cuCtxSynchronize, ctx_sync(&call));
 }
 
 CUSIM_EXPORT CUresult cuEventCreate(CUevent *out, unsigned int flags)
@@ -430,14 +581,19 @@ CUSIM_EXPORT CUresult cuEventRecord(CUevent event, CUstream handle)
     return CUDA_SUCCESS;
 }
 
-CUSIM_EXPORT CUresult cuEventSynchronize(CUevent event)
+static CUresult event_sync(const struct cusim_call *call, CUevent event)
 {
     uint64_t t_enter = vgpu_now_ns();
     if (!event || event->magic != EVENT_MAGIC) {
         pending_runtime_api = CUSIM_API_NONE;
         return CUDA_ERROR_INVALID_VALUE;
     }
-    return blocking_sync(CUSIM_API_cuEventSynchronize, t_enter, event->completes_at_ns, 0, 0);
+    return blocking_sync(call, t_enter, event->completes_at_ns, 0, 0, SYNC_EVENT, NO_STREAM_ID);
+}
+
+CUSIM_EXPORT CUresult cuEventSynchronize(CUevent event)
+{
+    TRACED_CALL(CUSIM_API_cuEventSynchronize, event_sync(&call, event));
 }
 
 /* ---- memory ---------------------------------------------------------- */
@@ -460,35 +616,48 @@ CUSIM_EXPORT CUresult cuMemFree_v2(CUdeviceptr ptr)
     return CUDA_SUCCESS;
 }
 
-/* Synchronous copies wait for all queued work, then for the transfer itself. */
-static CUresult sync_copy(int api, void *dst, const void *src, size_t bytes)
+/*
+ * Synchronous copies wait for all queued work, then for the transfer itself, on the
+ * legacy stream. COPY_KIND: CUpti_ActivityMemcpyKind (1 host to device, 2 device to host).
+ */
+static CUresult sync_copy(const struct cusim_call *call, void *dst, const void *src, size_t bytes,
+                          int copy_kind)
 {
     uint64_t t_enter = vgpu_now_ns();
     struct vgpu_span span = vgpu_copy(copy_latency_ns + bytes / copy_bytes_per_us * 1000ull);
+    struct cusim_work work = {.kind = CUSIM_WORK_COPY, .start_ns = span.start_ns, .end_ns = span.end_ns,
+                              .stream_id = stream_id_of(&legacy_stream), .bytes = bytes,
+                              .copy_kind = copy_kind};
     if (!dst || !src) {
         pending_runtime_api = CUSIM_API_NONE;
         return CUDA_ERROR_INVALID_VALUE;
     }
     memcpy(dst, src, bytes);
-    return blocking_sync(api, t_enter, span.end_ns, 0, bytes);
+    report_work(call, &work);
+    return blocking_sync(call, t_enter, span.end_ns, 0, bytes, 0, NO_STREAM_ID);
 }
+
+#define HTOD 1
+#define DTOH 2
 
 CUSIM_EXPORT CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t bytes)
 {
-    return sync_copy(CUSIM_API_cuMemcpyHtoD_v2, (void *)(uintptr_t)dst, src, bytes);
+    TRACED_CALL(CUSIM_API_cuMemcpyHtoD_v2, sync_copy(&call, (void *)(uintptr_t)dst, src, bytes, HTOD));
 }
 
 CUSIM_EXPORT CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t bytes)
 {
-    return sync_copy(CUSIM_API_cuMemcpyDtoH_v2, dst, (const void *)(uintptr_t)src, bytes);
+    TRACED_CALL(CUSIM_API_cuMemcpyDtoH_v2, sync_copy(&call, dst, (const void *)(uintptr_t)src, bytes, DTOH));
 }
 
 CUSIM_EXPORT CUresult cuMemcpyHtoD_v2_ptds(CUdeviceptr dst, const void *src, size_t bytes)
 {
-    return sync_copy(CUSIM_API_cuMemcpyHtoD_v2_ptds, (void *)(uintptr_t)dst, src, bytes);
+    TRACED_CALL(CUSIM_API_cuMemcpyHtoD_v2_ptds,
+                sync_copy(&call, (void *)(uintptr_t)dst, src, bytes, HTOD));
 }
 
 CUSIM_EXPORT CUresult cuMemcpyDtoH_v2_ptds(void *dst, CUdeviceptr src, size_t bytes)
 {
-    return sync_copy(CUSIM_API_cuMemcpyDtoH_v2_ptds, dst, (const void *)(uintptr_t)src, bytes);
+    TRACED_CALL(CUSIM_API_cuMemcpyDtoH_v2_ptds,
+                sync_copy(&call, dst, (const void *)(uintptr_t)src, bytes, DTOH));
 }

@@ -36,6 +36,9 @@ typedef CUresult (*htod_fn)(CUdeviceptr, const void *, size_t);
 typedef CUresult (*dtoh_fn)(void *, CUdeviceptr, size_t);
 typedef void (*note_fn)(int);
 typedef void (*refusal_fn)(int, int);
+typedef CUresult (*init_fn)(unsigned int);
+typedef struct cusim_call (*call_begin_fn)(int);
+typedef int (*call_end_fn)(const struct cusim_call *, int);
 
 static struct driver {
     launch_kernel_fn launch, launch_ptsz;
@@ -54,6 +57,9 @@ static struct driver {
     dtoh_fn dtoh, dtoh_ptds;
     note_fn note_runtime_api;
     refusal_fn log_runtime_error;
+    init_fn init;
+    call_begin_fn call_begin;
+    call_end_fn call_end;
 } drv;
 
 static pthread_once_t driver_once = PTHREAD_ONCE_INIT;
@@ -100,7 +106,11 @@ static void load_driver(void)
     RESOLVE(dtoh_ptds, "cuMemcpyDtoH_v2_ptds");
     RESOLVE(note_runtime_api, "cusim_note_runtime_api");
     RESOLVE(log_runtime_error, "cusim_log_runtime_error");
-    driver_ok = 1;
+    RESOLVE(init, "cuInit");
+    RESOLVE(call_begin, "cusim_call_begin");
+    RESOLVE(call_end, "cusim_call_end");
+    /* as the real runtime does on its first call: cuInit, where the driver loads CUDA_INJECTION64_PATH */
+    driver_ok = drv.init(0) == CUDA_SUCCESS;
 }
 
 static int driver_ready(void)
@@ -113,6 +123,21 @@ static cudaError_t to_runtime_error(CUresult r)
 {
     return r == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
 }
+
+/*
+ * A runtime call reaching the driver through EXPR: named in the driver's ground truth,
+ * and reported to the stand-in libcupti's hooks around it (a runtime API record, whose
+ * correlation id the driver call's own record does not share, as in CUPTI). Calls the
+ * runtime refuses before the driver are not reported.
+ */
+#define RUNTIME_CALL(api, expr)                             \
+    ({                                                      \
+        struct cusim_call call_ = drv.call_begin(api);      \
+        cudaError_t result_;                                \
+        drv.note_runtime_api(api);                          \
+        result_ = to_runtime_error(expr);                   \
+        (cudaError_t)drv.call_end(&call_, result_);         \
+    })
 
 #define REQUIRE_DRIVER()                      \
     do {                                      \
@@ -146,8 +171,7 @@ CUSIM_EXPORT cudaError_t cudaLaunchKernel(const void *func, dim3 grid, dim3 bloc
 {
     REQUIRE_DRIVER();
     REFUSE_EMPTY_GEOMETRY(CUSIM_API_cudaLaunchKernel, grid, block);
-    drv.note_runtime_api(CUSIM_API_cudaLaunchKernel);
-    return to_runtime_error(drv.launch((CUfunction)func, grid.x, grid.y, grid.z, block.x, block.y,
+    return RUNTIME_CALL(CUSIM_API_cudaLaunchKernel, drv.launch((CUfunction)func, grid.x, grid.y, grid.z, block.x, block.y,
                                        block.z, (unsigned int)shared_mem, stream, args, NULL));
 }
 
@@ -157,8 +181,7 @@ CUSIM_EXPORT cudaError_t cudaLaunchKernel_ptsz(const void *func, dim3 grid, dim3
 {
     REQUIRE_DRIVER();
     REFUSE_EMPTY_GEOMETRY(CUSIM_API_cudaLaunchKernel_ptsz, grid, block);
-    drv.note_runtime_api(CUSIM_API_cudaLaunchKernel_ptsz);
-    return to_runtime_error(drv.launch_ptsz((CUfunction)func, grid.x, grid.y, grid.z, block.x,
+    return RUNTIME_CALL(CUSIM_API_cudaLaunchKernel_ptsz, drv.launch_ptsz((CUfunction)func, grid.x, grid.y, grid.z, block.x,
                                             block.y, block.z, (unsigned int)shared_mem, stream,
                                             args, NULL));
 }
@@ -189,8 +212,7 @@ CUSIM_EXPORT cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t *config, c
         return cudaErrorInvalidValue;
     REFUSE_EMPTY_GEOMETRY(CUSIM_API_cudaLaunchKernelExC, config->gridDim, config->blockDim);
     cu = driver_config(config);
-    drv.note_runtime_api(CUSIM_API_cudaLaunchKernelExC);
-    return to_runtime_error(drv.launch_ex(&cu, (CUfunction)func, args, NULL));
+    return RUNTIME_CALL(CUSIM_API_cudaLaunchKernelExC, drv.launch_ex(&cu, (CUfunction)func, args, NULL));
 }
 
 CUSIM_EXPORT cudaError_t cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t *config,
@@ -202,8 +224,7 @@ CUSIM_EXPORT cudaError_t cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t *conf
         return cudaErrorInvalidValue;
     REFUSE_EMPTY_GEOMETRY(CUSIM_API_cudaLaunchKernelExC_ptsz, config->gridDim, config->blockDim);
     cu = driver_config(config);
-    drv.note_runtime_api(CUSIM_API_cudaLaunchKernelExC_ptsz);
-    return to_runtime_error(drv.launch_ex_ptsz(&cu, (CUfunction)func, args, NULL));
+    return RUNTIME_CALL(CUSIM_API_cudaLaunchKernelExC_ptsz, drv.launch_ex_ptsz(&cu, (CUfunction)func, args, NULL));
 }
 
 CUSIM_EXPORT cudaError_t cudaLaunchCooperativeKernel(const void *func, dim3 grid, dim3 block,
@@ -212,8 +233,7 @@ CUSIM_EXPORT cudaError_t cudaLaunchCooperativeKernel(const void *func, dim3 grid
 {
     REQUIRE_DRIVER();
     REFUSE_EMPTY_GEOMETRY(CUSIM_API_cudaLaunchCooperativeKernel, grid, block);
-    drv.note_runtime_api(CUSIM_API_cudaLaunchCooperativeKernel);
-    return to_runtime_error(drv.launch_coop((CUfunction)func, grid.x, grid.y, grid.z, block.x,
+    return RUNTIME_CALL(CUSIM_API_cudaLaunchCooperativeKernel, drv.launch_coop((CUfunction)func, grid.x, grid.y, grid.z, block.x,
                                             block.y, block.z, (unsigned int)shared_mem, stream,
                                             args));
 }
@@ -224,8 +244,7 @@ CUSIM_EXPORT cudaError_t cudaLaunchCooperativeKernel_ptsz(const void *func, dim3
 {
     REQUIRE_DRIVER();
     REFUSE_EMPTY_GEOMETRY(CUSIM_API_cudaLaunchCooperativeKernel_ptsz, grid, block);
-    drv.note_runtime_api(CUSIM_API_cudaLaunchCooperativeKernel_ptsz);
-    return to_runtime_error(drv.launch_coop_ptsz((CUfunction)func, grid.x, grid.y, grid.z,
+    return RUNTIME_CALL(CUSIM_API_cudaLaunchCooperativeKernel_ptsz, drv.launch_coop_ptsz((CUfunction)func, grid.x, grid.y, grid.z,
                                                  block.x, block.y, block.z,
                                                  (unsigned int)shared_mem, stream, args));
 }
@@ -233,15 +252,13 @@ CUSIM_EXPORT cudaError_t cudaLaunchCooperativeKernel_ptsz(const void *func, dim3
 CUSIM_EXPORT cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t stream)
 {
     REQUIRE_DRIVER();
-    drv.note_runtime_api(CUSIM_API_cudaGraphLaunch);
-    return to_runtime_error(drv.graph_launch(exec, stream));
+    return RUNTIME_CALL(CUSIM_API_cudaGraphLaunch, drv.graph_launch(exec, stream));
 }
 
 CUSIM_EXPORT cudaError_t cudaGraphLaunch_ptsz(cudaGraphExec_t exec, cudaStream_t stream)
 {
     REQUIRE_DRIVER();
-    drv.note_runtime_api(CUSIM_API_cudaGraphLaunch_ptsz);
-    return to_runtime_error(drv.graph_launch_ptsz(exec, stream));
+    return RUNTIME_CALL(CUSIM_API_cudaGraphLaunch_ptsz, drv.graph_launch_ptsz(exec, stream));
 }
 
 /* ---- streams, events, syncs ----------------------------------------- */
@@ -261,22 +278,19 @@ CUSIM_EXPORT cudaError_t cudaStreamDestroy(cudaStream_t stream)
 CUSIM_EXPORT cudaError_t cudaStreamSynchronize(cudaStream_t stream)
 {
     REQUIRE_DRIVER();
-    drv.note_runtime_api(CUSIM_API_cudaStreamSynchronize);
-    return to_runtime_error(drv.stream_sync(stream));
+    return RUNTIME_CALL(CUSIM_API_cudaStreamSynchronize, drv.stream_sync(stream));
 }
 
 CUSIM_EXPORT cudaError_t cudaStreamSynchronize_ptsz(cudaStream_t stream)
 {
     REQUIRE_DRIVER();
-    drv.note_runtime_api(CUSIM_API_cudaStreamSynchronize_ptsz);
-    return to_runtime_error(drv.stream_sync_ptsz(stream));
+    return RUNTIME_CALL(CUSIM_API_cudaStreamSynchronize_ptsz, drv.stream_sync_ptsz(stream));
 }
 
 CUSIM_EXPORT cudaError_t cudaDeviceSynchronize(void)
 {
     REQUIRE_DRIVER();
-    drv.note_runtime_api(CUSIM_API_cudaDeviceSynchronize);
-    return to_runtime_error(drv.ctx_sync());
+    return RUNTIME_CALL(CUSIM_API_cudaDeviceSynchronize, drv.ctx_sync());
 }
 
 CUSIM_EXPORT cudaError_t cudaEventCreate(cudaEvent_t *event)
@@ -300,8 +314,7 @@ CUSIM_EXPORT cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream)
 CUSIM_EXPORT cudaError_t cudaEventSynchronize(cudaEvent_t event)
 {
     REQUIRE_DRIVER();
-    drv.note_runtime_api(CUSIM_API_cudaEventSynchronize);
-    return to_runtime_error(drv.event_sync(event));
+    return RUNTIME_CALL(CUSIM_API_cudaEventSynchronize, drv.event_sync(event));
 }
 
 /* ---- memory ---------------------------------------------------------- */
@@ -329,13 +342,11 @@ static cudaError_t memcpy_via_driver(int api, int per_thread, void *dst, const v
 {
     REQUIRE_DRIVER();
     if (kind == cudaMemcpyHostToDevice) {
-        drv.note_runtime_api(api);
-        return to_runtime_error((per_thread ? drv.htod_ptds : drv.htod)(
+        return RUNTIME_CALL(api, (per_thread ? drv.htod_ptds : drv.htod)(
             (CUdeviceptr)(uintptr_t)dst, src, count));
     }
     if (kind == cudaMemcpyDeviceToHost) {
-        drv.note_runtime_api(api);
-        return to_runtime_error((per_thread ? drv.dtoh_ptds : drv.dtoh)(
+        return RUNTIME_CALL(api, (per_thread ? drv.dtoh_ptds : drv.dtoh)(
             dst, (CUdeviceptr)(uintptr_t)src, count));
     }
     return cudaErrorInvalidValue; /* the simulation models host<->device copies only */

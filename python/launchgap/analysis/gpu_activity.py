@@ -1,0 +1,114 @@
+"""GPU activity (CUPTI's records, `record --gpu-activity`) joined to the host's
+launches: each kernel or graph execution to the launch row that made it.
+
+The join rests on three facts (docs/trace-format.md, "GPU activity"):
+- a launch row (the driver-entry uprobe) and the gpu_api row of the same driver call
+  are the same call: per thread, the launch rows and the gpu_api rows of launch entry
+  points are in one-to-one correspondence, in time order;
+- a GPU execution carries the correlation id of the API call that made it, unique
+  within its process; CUPTI may give it the runtime call's id rather than the driver
+  call's, and then the runtime call encloses the driver call on the same thread;
+- a graph traced node by node has one kernel row per node, all with the launch's id.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import polars as pl
+
+from launchgap.trace import Event, Trace
+
+EXECUTION_COLUMNS = ("pid", "correlation_id", "gpu_start_ns", "gpu_end_ns", "device_id", "context_id", "stream_id",
+                     "what", "kernel_name")
+
+
+def executions(trace: Trace) -> pl.DataFrame:
+    """One row per launch's GPU execution: a kernel launched alone, a graph traced as one, or a
+    graph traced node by node (its nodes folded into one interval). `what`: kernel or graph."""
+    kernels = trace.scan(Event.GPU_KERNEL).select(
+        "pid", "correlation_id", pl.col("ts_ns").alias("gpu_start_ns"), pl.col("end_ns").alias("gpu_end_ns"),
+        "device_id", "context_id", "stream_id", "kernel_name", "graph_id")
+    alone = kernels.filter(pl.col("graph_id").is_null()).select(
+        *EXECUTION_COLUMNS[:7], pl.lit("kernel").alias("what"), "kernel_name")
+    nodes = (kernels.filter(pl.col("graph_id").is_not_null())
+             .group_by("pid", "correlation_id")
+             .agg(pl.col("gpu_start_ns").min(), pl.col("gpu_end_ns").max(), pl.col("device_id").first(),
+                  pl.col("context_id").first(), pl.col("stream_id").first())
+             .select(*EXECUTION_COLUMNS[:7], pl.lit("graph").alias("what"), pl.lit(None, pl.String).alias("kernel_name")))
+    graphs = trace.scan(Event.GPU_GRAPH).select(
+        "pid", "correlation_id", pl.col("ts_ns").alias("gpu_start_ns"), pl.col("end_ns").alias("gpu_end_ns"),
+        "device_id", "context_id", "stream_id", pl.lit("graph").alias("what"),
+        pl.lit(None, pl.String).alias("kernel_name"))
+    return pl.concat([alone, nodes, graphs]).sort("gpu_start_ns", "pid", "correlation_id").collect()
+
+
+def _ranked(frame: pl.DataFrame, time: str) -> pl.DataFrame:
+    """FRAME with each row's rank among its thread's rows in time order."""
+    return (frame.sort("pid", "tid", time, maintain_order=True)
+            .with_columns(pl.int_range(pl.len()).over("pid", "tid").alias("rank")))
+
+
+def join_launches(trace: Trace) -> pl.DataFrame:
+    """Every launch row of the processes that have GPU activity, with its GPU execution:
+    ts_ns, pid, tid, api, correlation_id, gpu_start_ns, gpu_end_ns, device_id, context_id,
+    stream_id, what, kernel_name (null where the execution never arrived), and `api_matches`:
+    whether the gpu_api row paired with it names the same entry point (false means the
+    pairing by order slipped: a gpu_api row was lost)."""
+    api = trace.of(Event.GPU_API, "ts_ns", "end_ns", "pid", "tid", "api", "correlation_id")
+    with_activity = api["pid"].unique().to_list()
+    launches = (trace.scan(Event.LAUNCH).select("ts_ns", "pid", "tid", "api")
+                .filter(pl.col("pid").is_in(with_activity)).collect())
+    launch_apis = launches["api"].unique().to_list()
+    # the driver calls that are launches, paired with the launch rows by order on their thread
+    calls = _ranked(api.filter(pl.col("api").is_in(launch_apis)), "ts_ns").select(
+        "pid", "tid", "rank", pl.col("api").alias("call_api"), "correlation_id",
+        pl.col("ts_ns").alias("call_start_ns"), pl.col("end_ns").alias("call_end_ns"))
+    paired = _ranked(launches, "ts_ns").join(calls, on=["pid", "tid", "rank"], how="left")
+    execs = executions(trace)
+    direct = paired.join(execs, on=["pid", "correlation_id"], how="left")
+    # CUPTI may number the execution with the runtime call's id: that call encloses the driver call
+    unmatched = execs.join(paired.select("pid", "correlation_id"), on=["pid", "correlation_id"], how="anti")
+    if not unmatched.is_empty():
+        outer = (api.filter(~pl.col("api").is_in(launch_apis))
+                 .join(unmatched, on=["pid", "correlation_id"], how="inner")
+                 .select("pid", "tid", pl.col("ts_ns").alias("outer_start_ns"), pl.col("end_ns").alias("outer_end_ns"),
+                         *[c for c in EXECUTION_COLUMNS if c not in ("pid", "correlation_id")])
+                 .sort("outer_start_ns"))
+        inner = (paired.select("pid", "tid", "rank", "call_start_ns").drop_nulls()
+                 .sort("call_start_ns"))
+        nested = (inner.join_asof(outer, left_on="call_start_ns", right_on="outer_start_ns", by=["pid", "tid"],
+                                  strategy="backward")
+                  .filter(pl.col("outer_end_ns").is_not_null() & (pl.col("call_start_ns") <= pl.col("outer_end_ns")))
+                  .select("pid", "tid", "rank", *[c for c in EXECUTION_COLUMNS if c not in ("pid", "correlation_id")]))
+        filled = direct.join(nested, on=["pid", "tid", "rank"], how="left", suffix="_outer")
+        direct = filled.with_columns([pl.coalesce(c, f"{c}_outer").alias(c)
+                                      for c in EXECUTION_COLUMNS if c not in ("pid", "correlation_id")]
+                                     ).drop([f"{c}_outer" for c in EXECUTION_COLUMNS
+                                             if c not in ("pid", "correlation_id")])
+    return (direct.with_columns((pl.col("call_api") == pl.col("api")).fill_null(False).alias("api_matches"))
+            .select("ts_ns", "pid", "tid", "api", "correlation_id", "gpu_start_ns", "gpu_end_ns", "device_id",
+                    "context_id", "stream_id", "what", "kernel_name", "api_matches")
+            .sort("ts_ns", "pid", "tid"))
+
+
+@dataclass(frozen=True)
+class CollectorState:
+    """What one process's collector said of itself."""
+    pid: int
+    state: str
+    detail: dict
+
+
+def collector_states(trace: Trace) -> list[CollectorState]:
+    """Every gpu_collector row, in time order, its detail parsed (unparsable detail: empty)."""
+    out = []
+    for pid, state, detail in trace.of(Event.GPU_COLLECTOR, "ts_ns", "pid", "state", "detail").sort("ts_ns").select(
+            "pid", "state", "detail").iter_rows():
+        try:
+            parsed = json.loads(detail) if detail else {}
+        except ValueError:
+            parsed = {}
+        out.append(CollectorState(pid=pid, state=state, detail=parsed if isinstance(parsed, dict) else {}))
+    return out
