@@ -57,6 +57,7 @@ pub struct Snapshot {
     pub target_mode: String,
     pub per_thread: bool,
     pub last_scrape_seconds: f64,
+    pub http: crate::http::Health,
 }
 
 /// The labels of a process's series (and a thread's, with --per-thread).
@@ -233,6 +234,11 @@ impl Collector for Snapshot {
                       (vec![("state".to_string(), "failed".to_string())], self.probes_failed as i64)])?;
         gauge_family(e, gauge("launchgap_monitor_last_scrape_duration_seconds", "How long the previous scrape took to read the maps and encode."),
                      [(Labels::new(), self.last_scrape_seconds)])?;
+        gauge_family(e, gauge("launchgap_monitor_http_connections", "HTTP connections open now, this scrape's included."),
+                     [(Labels::new(), self.http.open as i64)])?;
+        counter_family(e, counter("launchgap_monitor_http_dropped_connections", "HTTP connections the monitor closed before their exchange was done, by reason.", None),
+                       crate::http::DROP_REASONS.iter().zip(&self.http.dropped)
+                           .map(|(reason, n)| (vec![("reason".to_string(), reason.to_string())], *n)))?;
         {
             let mut metric = e.encode_descriptor("launchgap_monitor", "The monitor's version and settings.", None, MetricType::Info)?;
             let info = vec![

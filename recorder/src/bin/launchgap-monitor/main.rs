@@ -10,6 +10,7 @@ mod bpf;
 mod cgroups;
 mod cli;
 mod exposition;
+mod http;
 mod procfs;
 mod stats;
 
@@ -307,23 +308,17 @@ impl<'obj> Monitor<'obj> {
             },
             per_thread: self.config.per_thread,
             last_scrape_seconds: self.last_scrape_seconds,
+            http: http::Health::default(),
         }
     }
 
-    fn serve(&mut self, request: tiny_http::Request) {
-        let path = request.url().split('?').next().unwrap_or("").to_string();
-        let response = match path.as_str() {
-            "/metrics" => {
-                let started = Instant::now();
-                let page = exposition::render(self.snapshot());
-                self.last_scrape_seconds = started.elapsed().as_secs_f64();
-                let header = tiny_http::Header::from_bytes("Content-Type", exposition::CONTENT_TYPE).expect("a valid header");
-                tiny_http::Response::from_string(page).with_header(header)
-            }
-            "/" => tiny_http::Response::from_string("launchgap-monitor: metrics at /metrics (docs/monitor.md)\n"),
-            _ => tiny_http::Response::from_string("not found: try /metrics\n").with_status_code(404),
-        };
-        let _ = request.respond(response);
+    /// The /metrics page, with the HTTP server's own health.
+    fn page(&mut self, server: &http::Health) -> String {
+        let started = Instant::now();
+        let snapshot = Snapshot { http: server.clone(), ..self.snapshot() };
+        let page = exposition::render(snapshot);
+        self.last_scrape_seconds = started.elapsed().as_secs_f64();
+        page
     }
 }
 
@@ -342,13 +337,11 @@ fn cuda_lib_problems(extra: &[PathBuf], libraries: &discover::CudaLibraries) -> 
 }
 
 fn run(config: Config) -> Result<i32> {
-    // before any thread is made, so the server's threads inherit it
     become_background_batch_work();
     // the address first: a port in use is found before anything is loaded
-    let server = tiny_http::Server::http(config.listen)
-        .map_err(|e| anyhow!("cannot listen on {}: {e}", config.listen))?;
+    let mut server = http::Server::bind(config.listen).map_err(|e| anyhow!("cannot listen on {}: {e}", config.listen))?;
     // with port 0 the kernel picked one: say which
-    let listening = server.server_addr().to_ip().unwrap_or(config.listen);
+    let listening = server.local_addr().unwrap_or(config.listen);
     let cgroup_targets = match &config.targets {
         Targets::Cgroups(paths) => paths.iter().map(|p| cgroups::resolve(p)).collect::<Result<Vec<_>>>()?,
         _ => Vec::new(),
@@ -420,12 +413,8 @@ fn run(config: Config) -> Result<i32> {
         if signal != 0 {
             break signal;
         }
-        match server.recv_timeout(WAIT_FOR_REQUEST) {
-            Ok(Some(request)) => monitor.serve(request),
-            Ok(None) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(anyhow!("serving {}: {e}", monitor.config.listen)),
-        }
+        server.turn(WAIT_FOR_REQUEST, |health| monitor.page(health))
+            .map_err(|e| anyhow!("serving {}: {e}", monitor.config.listen))?;
         let now = Instant::now();
         if now >= next_sweep {
             monitor.sweep();
