@@ -1,7 +1,9 @@
 """What an unprivileged local user (`nobody`, through runuser) can do to a root experiment (issue 22):
 
 - leave a "journal of host changes" beside the results directory, for root to "restore": never acted on
-  (item 1); only journals launchgap registered in /run/launchgap/journals are read.
+  (item 1); only journals launchgap registered in /run/launchgap/journals are read;
+- hold the lever lock and so lock every lever experiment out: the lock is root's alone (item 5); and a
+  refusal names the process that really holds the lock, never a pid the lock file merely mentions.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import os
 import pwd
 import shlex
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -18,6 +21,9 @@ from pathlib import Path
 
 import pytest
 
+from launchgap.experiments.host_lock import LOCK_PATH, HostBusy, HostLock
+from launchgap.experiments.levers import LeverHost
+from launchgap.experiments.run_dir import RUN_DIR
 from tests.conftest import REPO
 
 ONLINE = set(os.sched_getaffinity(0))
@@ -108,3 +114,131 @@ def test_files_in_the_registry_that_launchgap_did_not_write_are_left_alone(tmp_p
         f"it: another user may have put it there); left alone"]
     assert victim.read_text() == "original\n"
     assert sorted(p.name for p in registry.iterdir()) == ["deep.json", "linked.json", "theirs.json"]
+
+
+# ---- item 5: the lever lock ---------------------------------------------------------------------------
+
+LOCK_AS = """
+import fcntl, os, sys
+try:
+    fd = os.open(sys.argv[1], os.O_RDONLY)
+    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    print("locked")
+except OSError as err:
+    print(f"refused: {err.strerror}")
+"""
+
+
+@needs_root
+@needs_nobody
+@pytest.mark.parametrize("left_by_an_older_launchgap", [False, True])
+def test_nobody_cannot_open_or_hold_the_lever_lock(shared_dir, left_by_an_older_launchgap):
+    host = LeverHost(shared_dir)
+    lock_file = host.path(LOCK_PATH)
+    if left_by_an_older_launchgap:
+        # what launchgap made before the lock was root's alone: the directory 0755, the file 0644
+        lock_file.parent.mkdir(parents=True, mode=0o755)
+        lock_file.parent.chmod(0o755)
+        lock_file.write_text("{}")
+        lock_file.chmod(0o644)
+    lock = HostLock(host)
+    lock.acquire()
+    lock.release()
+    tried = as_nobody(f"python3 -c {shlex.quote(LOCK_AS)} {lock_file}")   # the system's: the venv is root's
+    assert tried.stdout == "refused: Permission denied\n", tried.stderr
+    assert stat.S_IMODE(lock_file.parent.stat().st_mode) == 0o700 and lock_file.parent.stat().st_uid == 0
+    assert stat.S_IMODE(lock_file.stat().st_mode) == 0o600 and lock_file.stat().st_uid == 0
+    # and root still takes it
+    again = HostLock(host)
+    again.acquire()
+    again.release()
+
+
+@needs_root
+@pytest.mark.parametrize("planted, message", [
+    ("lock owned by nobody", "belongs to uid {uid}, not root; refusing to use it (remove it: another user may have "
+                             "put it there)"),
+    ("lock a symlink", "is a symbolic link; refusing to follow it (remove it)"),
+    ("lock a FIFO", "is not a regular file; refusing to use it (remove it)"),
+    ("directory owned by nobody", "belongs to uid {uid}, not root; refusing to use it (remove it: another user "
+                                  "may have put it there)"),
+    ("directory a symlink", "is a symbolic link; refusing to follow it (remove it)"),
+    ("directory writable by all", "others may write to this directory (mode 0777); refusing to use it (remove it: "
+                                  "another user may have changed it)"),
+])
+def test_a_lock_another_user_could_have_placed_is_refused_in_one_line(tmp_path, planted, message):
+    uid = NOBODY_UID or 65534
+    host = LeverHost(tmp_path / "host")
+    run_dir, lock_file = host.path(RUN_DIR), host.path(LOCK_PATH)
+    run_dir.parent.mkdir(parents=True)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir(mode=0o700)
+    (elsewhere / "levers.lock").write_text("precious\n")
+    if planted.startswith("directory"):
+        if planted == "directory a symlink":
+            run_dir.symlink_to(elsewhere)
+        elif planted == "directory owned by nobody":
+            run_dir.mkdir()
+            os.chown(run_dir, uid, uid)
+        else:
+            run_dir.mkdir()
+            run_dir.chmod(0o777)
+        refused = run_dir
+    else:
+        run_dir.mkdir(mode=0o700)
+        if planted == "lock a symlink":
+            lock_file.symlink_to(elsewhere / "levers.lock")
+        elif planted == "lock a FIFO":
+            os.mkfifo(lock_file, 0o600)
+        else:
+            lock_file.write_text("{}")
+            lock_file.chmod(0o600)
+            os.chown(lock_file, uid, uid)
+        refused = lock_file
+    with pytest.raises(HostBusy) as err:
+        HostLock(host).acquire()
+    assert str(err.value) == f"the host lock: {refused}: {message.format(uid=uid)}"
+    assert (elsewhere / "levers.lock").read_text() == "precious\n"
+    assert stat.S_IMODE(elsewhere.stat().st_mode) == 0o700
+
+
+HOLD_AND_DIE = """
+import os, sys, time
+from launchgap.experiments.host_lock import HostLock
+from launchgap.experiments.levers import LeverHost
+lock = HostLock(LeverHost(sys.argv[1]))
+lock.acquire()
+child = os.fork()      # as the custodian: the lock's open file, inherited
+if child == 0:
+    time.sleep(120)
+    os._exit(0)
+print(child, flush=True)
+os._exit(0)            # the experiment is gone; the lock file still names it
+"""
+
+
+@needs_root
+def test_the_refusal_names_the_process_really_holding_the_lock_not_a_dead_pid_in_the_file(tmp_path):
+    root = tmp_path / "host"
+    proc = subprocess.Popen([sys.executable, "-c", HOLD_AND_DIE, str(root)], cwd=REPO, stdout=subprocess.PIPE,
+                            text=True)
+    child = None
+    try:
+        child = int(proc.stdout.readline())
+        proc.wait(timeout=30)
+        dead = proc.pid
+        named = json.loads((root / LOCK_PATH.lstrip("/")).read_text())
+        assert named["pid"] == dead and not Path(f"/proc/{dead}").exists()
+        with pytest.raises(HostBusy) as err:
+            HostLock(LeverHost(root)).acquire()
+        message = str(err.value)
+        assert f"pid {dead}" not in message
+        assert message.startswith(f"host settings are being changed by another process (pid {child}, "
+                                  f"`{sys.executable} -c ")
+        assert message.endswith(f"; it holds {root / LOCK_PATH.lstrip('/')}: run again when it has finished (two "
+                                f"at once would each save the other's changes as the host's own)")
+    finally:
+        if child is not None:
+            os.kill(child, 9)
+        proc.kill()
+        proc.wait()
