@@ -456,7 +456,7 @@ def _run_experiment(scenarios, command, repeat, metric, output, seed, disk_dir, 
         fail(str(err))
     if outdir.exists() and (outdir / "results.json").exists():
         fail(f"{outdir}: already holds an experiment's results; choose another -o")
-    for line in stale_results(outdir.parent):
+    for line in stale_results(host):
         note(f"warning: {line}")
     seed = seed if seed is not None else random.randrange(1 << 31)
     console.print(f"experiment: {len(scenarios)} scenarios x {repeat} repeats + warm-up, order shuffled with seed "

@@ -70,3 +70,19 @@ def make_fake_preempt(directory: Path, text: str = KERNEL_PREEMPT_TEXT) -> Path:
     fake = directory / "sched-preempt"
     fake.write_text(text)
     return fake
+
+
+class PrivateRunHost(LeverHost):
+    """This host, with launchgap's own directory (/run/launchgap: the lever lock, the journals' registry) under
+    RUN instead, so that a test's lock and journals are its own."""
+
+    def __init__(self, run: Path) -> None:
+        super().__init__("/")
+        self.run = run
+
+    def path(self, kernel_path: str) -> Path:
+        from launchgap.experiments.run_dir import RUN_DIR
+
+        if kernel_path == RUN_DIR or kernel_path.startswith(RUN_DIR + "/"):
+            return self.run / kernel_path.lstrip("/")
+        return super().path(kernel_path)

@@ -69,6 +69,15 @@ def start_experiment(tmp_path: Path, scenario: str, out: Path, disk_dir: Path, t
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
+def reported(out: Path) -> list[str]:
+    """What the next experiment says of the experiment killed with its results in OUT (taken here, as an
+    experiment would take it, so that no later test's experiment reports it): its lines."""
+    from launchgap.experiments.custodian import stale_results
+    from launchgap.experiments.levers import LeverHost
+
+    return [line for line in stale_results(LeverHost()) if line.startswith(f"{out}: ")]
+
+
 def wait_for(proc: subprocess.Popen, names: set[str], timeout_s: float = 180) -> dict:
     deadline = time.monotonic() + timeout_s
     started: dict = {}
@@ -161,37 +170,56 @@ def test_sigkill_during_a_run_ends_the_recorder_and_the_workload(tmp_path):
             except ProcessLookupError:
                 pass
     assert json.loads((out / "results.json").read_text())["status"] == "killed"
+    assert len(reported(out)) == 1
 
 
 @needs_root
 def test_results_left_running_by_a_dead_experiment_are_reported_and_its_changes_undone(tmp_path):
-    """The custodian died too (a whole-session kill, a reboot): the next experiment takes over."""
-    from launchgap.experiments.custodian import JOURNAL, stale_results
+    """The custodian died too (a whole-session kill, a reboot): the next experiment takes over, from the
+    journal the dead experiment registered, undoing what a lever makes and refusing anything else."""
+    from launchgap.experiments import journal as journals
+    from launchgap.experiments.custodian import stale_results
+    from tests.experiments.lever_hosts import PrivateRunHost
 
     if not Path("/sys/fs/cgroup").exists():
         pytest.skip("no cgroup filesystem")
+    host = PrivateRunHost(tmp_path / "host")
     dead = tmp_path / "old"
     dead.mkdir()
     gone = subprocess.Popen(["true"])
     gone.wait()
-    results = {"schema": "launchgap-experiment/1", "status": "running", "runs": [], "scenarios": [],
-               "owner": {"pid": gone.pid, "start_ticks": 1, "boot_id": "another boot"}}
+    who = {"pid": gone.pid, "start_ticks": 1, "boot_id": "another boot"}
+    results = {"schema": "launchgap-experiment/1", "status": "running", "runs": [], "scenarios": [], "owner": who}
     (dead / "results.json").write_text(json.dumps(results))
-    leftover = Path("/sys/fs/cgroup") / f"launchgap-test-{os.getpid()}"
-    if (Path("/sys/fs/cgroup") / "cgroup.controllers").exists():
-        leftover.mkdir()
-    else:
-        leftover = Path("/sys/fs/cgroup/cpuset") / leftover.name
-        leftover.mkdir()
+    # a cgroup named as launchgap names its own
+    name = f"launchgap-{os.getpid() % 0x10000:04x}{os.urandom(2).hex()}"
+    leftover = Path("/sys/fs/cgroup") / name
+    if not (Path("/sys/fs/cgroup") / "cgroup.controllers").exists():
+        leftover = Path("/sys/fs/cgroup/cpuset") / name
+    leftover.mkdir()
+    victim = tmp_path / "victim.txt"
+    victim.write_text("original\n")
     try:
-        (dead / JOURNAL).write_text(json.dumps([{"kind": "dir", "path": str(leftover)}]))
-        lines = stale_results(tmp_path)
+        journal = journals.register(host, dead, who)
+        journal.save_changes([{"kind": "dir", "path": str(leftover)},
+                              {"kind": "write", "path": str(victim), "old": "OWNED"},
+                              {"kind": "scratch", "path": str(tmp_path)}])
+        lines = stale_results(host)
         assert len(lines) == 1 and lines[0].startswith(f"{dead}: experiment pid {gone.pid} died before finishing "
                                                        f"(its custodian died too)")
-        assert f"host changes restored: cgroup {leftover}" in lines[0]
+        assert f"host changes restored: cgroup {leftover} (made by launchgap)" in lines[0]
+        assert lines[0].endswith(f"; journal entries refused, left alone (not changes launchgap makes): "
+                                 f"write {victim} (not a file a lever writes), scratch {tmp_path} (not a scratch "
+                                 f"directory launchgap makes)")
         assert not leftover.exists()
-        assert json.loads((dead / "results.json").read_text())["status"] == "killed"
-        assert stale_results(tmp_path) == []              # reported once
+        assert victim.read_text() == "original\n" and tmp_path.is_dir()
+        killed = json.loads((dead / "results.json").read_text())
+        assert killed["status"] == "killed"
+        assert killed["killed"]["journal_entries_refused"] == [
+            f"write {victim} (not a file a lever writes)",
+            f"scratch {tmp_path} (not a scratch directory launchgap makes)"]
+        assert not journal.path.exists()
+        assert stale_results(host) == []              # reported once
     finally:
         if leftover.exists():
             leftover.rmdir()

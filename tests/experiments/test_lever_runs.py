@@ -19,7 +19,7 @@ import pytest
 from launchgap.experiments import levers
 from tests.conftest import REPO
 from tests.experiments.lever_hosts import FakeDebugfsHost, make_fake_preempt
-from tests.experiments.test_killed import alive, descendants
+from tests.experiments.test_killed import alive, descendants, reported
 from tests.experiments.test_mitigations import irq_affinities
 
 ONLINE = set(os.sched_getaffinity(0))
@@ -192,5 +192,6 @@ def test_every_lever_is_restored_when_the_experiment_is_stopped(tmp_path, sig):
                         "/sys/devices/virtual/workqueue/cpumask", "cpuset.sched_load_balance (was '1')",
                         f"{fake} (was 'full')", "launchgap-iso-", "launchgap-house-"):
             assert changed in restored
+        assert len(reported(tmp_path / "out")) == 1     # and the next experiment says so
     else:
         assert results["status"] == "incomplete"

@@ -15,7 +15,8 @@ import pytest
 from launchgap.doctor.checks import scheduler
 from launchgap.doctor.parse import format_cpus
 from launchgap.experiments import levers
-from launchgap.experiments.levers import LeverHost, MitigationError, Policy, format_cpumask
+from launchgap.experiments import journal as journals
+from launchgap.experiments.levers import LeverFiles, LeverHost, MitigationError, Policy, format_cpumask
 from launchgap.experiments.mitigations import HostChanges, Mitigations, child_setup
 from tests.conftest import REPO
 from tests.doctor.trees import make_tree
@@ -113,13 +114,13 @@ def test_the_preemption_model_switches_reads_back_and_is_restored(tmp_path):
     fake = make_fake_preempt(tmp_path)
     host = FakeDebugfsHost(fake)
     assert levers.preempt_refusal("voluntary", host) is None
-    changes = HostChanges(journal=tmp_path / "journal.json")
+    changes = HostChanges(journal=journals.Journal(tmp_path / "journal.json", {"schema": journals.SCHEMA}))
     try:
         shown = levers.apply_preempt("voluntary", host, changes)
         assert shown == "/sys/kernel/debug/sched/preempt: voluntary"
         assert levers.preempt_state(host)[0] == "voluntary"
         # journalled before the write, with the model's name (what the file takes back), not its listing
-        assert json.loads((tmp_path / "journal.json").read_text()) == [
+        assert json.loads((tmp_path / "journal.json").read_text())["changes"] == [
             {"kind": "write", "path": str(fake), "old": "full"}]
     finally:
         assert changes.restore() == []
@@ -175,18 +176,20 @@ def test_a_read_back_that_disagrees_is_an_error_and_nothing_is_left_changed(tmp_
 def test_timer_migration_applies_reads_back_and_is_restored_from_the_journal_alone(tmp_path):
     before = TIMER_MIGRATION.read_text()
     wanted = 0 if before.strip() == "1" else 1
-    journal = tmp_path / "journal.json"
+    journal = journals.Journal(tmp_path / "journal.json", {"schema": journals.SCHEMA})
     changes = HostChanges(journal=journal)
     try:
         assert levers.apply_timer_migration(wanted, LeverHost(), changes) == f"{TIMER_MIGRATION}: {wanted}"
         assert TIMER_MIGRATION.read_text().strip() == str(wanted)
         # what the custodian does when the experiment was killed: the journal is all it has
-        assert HostChanges.from_journal(journal).restore() == []
+        recovered, refused = HostChanges.recovered(journals.read(journal.path).changes, LeverFiles.of(LeverHost()))
+        assert refused == []
+        assert recovered.restore() == []
         assert TIMER_MIGRATION.read_text() == before
     finally:
         changes.restore()
     assert TIMER_MIGRATION.read_text() == before
-    assert not journal.exists()
+    assert journals.read(journal.path).changes == []
 
 
 @needs_root

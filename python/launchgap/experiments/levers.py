@@ -18,8 +18,10 @@ which play a host whose debugfs can switch the model (this VM's cannot).
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import stat
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -61,6 +63,19 @@ CGROUP_V2_ISOLATED = f"{CGROUP}/cpuset.cpus.isolated"   # root only, Linux 6.10+
 CPUSET_V1 = f"{CGROUP}/cpuset"
 V1_LOAD_BALANCE = "cpuset.sched_load_balance"
 V1_EXCLUSIVE = "cpuset.cpu_exclusive"
+IRQ_ROOT = "/proc/irq"
+IRQ_AFFINITY = "smp_affinity_list"
+
+# ---- everything a lever may change: what a journal is checked against before anything in it is undone ------
+# the files a lever writes (IRQ affinity aside: IRQ_ROOT/N/IRQ_AFFINITY)
+LEVER_FILES = (TIMER_MIGRATION, WORKQUEUE_CPUMASK, PREEMPT, CGROUP_V2_SUBTREE, f"{CPUSET_V1}/{V1_LOAD_BALANCE}")
+# the directories a lever's cgroups are made in, and the names it gives them: launchgap-XXXXXXXX (a cpuset),
+# launchgap-iso-XXXXXXXX and launchgap-house-XXXXXXXX (isolation)
+CGROUP_PARENTS = (CGROUP, CPUSET_V1)
+CGROUP_NAME = re.compile(r"launchgap-(?:iso-|house-)?[0-9a-f]{8}")
+# a load's scratch directory (fio's files): tempfile.mkdtemp(prefix=SCRATCH_PREFIX), 8 random characters
+SCRATCH_PREFIX = "launchgap-fio-"
+SCRATCH_NAME = re.compile(re.escape(SCRATCH_PREFIX) + r"[a-z0-9_]{8}")
 
 
 class MitigationError(RuntimeError):
@@ -137,6 +152,61 @@ class LeverHost:
 
     def writable(self, kernel_path: str) -> bool:
         return os.access(self.path(kernel_path), os.W_OK)
+
+
+@dataclass(frozen=True)
+class LeverFiles:
+    """What a lever may change on one host, as paths there: recovery from a journal undoes nothing else."""
+
+    files: frozenset[str]
+    irq_root: str
+    cgroup_parents: frozenset[str]
+
+    @classmethod
+    def of(cls, host: LeverHost) -> "LeverFiles":
+        return cls(frozenset(str(host.path(f)) for f in LEVER_FILES), str(host.path(IRQ_ROOT)),
+                   frozenset(str(host.path(d)) for d in CGROUP_PARENTS))
+
+    def to_json(self) -> str:
+        return json.dumps({"files": sorted(self.files), "irq_root": self.irq_root,
+                           "cgroup_parents": sorted(self.cgroup_parents)})
+
+    @classmethod
+    def from_json(cls, text: str) -> "LeverFiles":
+        data = json.loads(text)
+        return cls(frozenset(data["files"]), data["irq_root"], frozenset(data["cgroup_parents"]))
+
+    def write_refusal(self, path: str) -> str | None:
+        """Why a journal's write to PATH is not one a lever makes, or None."""
+        if path in self.files:
+            return None
+        irq = re.fullmatch(re.escape(self.irq_root) + r"/[0-9]+/" + re.escape(IRQ_AFFINITY), path)
+        return None if irq else "not a file a lever writes"
+
+    def cgroup_refusal(self, path: str) -> str | None:
+        """Why PATH is not a cgroup a lever makes, or None."""
+        parent, _, name = path.rpartition("/")
+        if parent not in self.cgroup_parents or not CGROUP_NAME.fullmatch(name):
+            return "not a cgroup launchgap makes"
+        return None
+
+    @staticmethod
+    def scratch_refusal(path: str) -> str | None:
+        """Why PATH is not a load's scratch directory that this user made, or None (also when it is gone)."""
+        if not path.startswith("/") or os.path.normpath(path) != path or not SCRATCH_NAME.fullmatch(
+                os.path.basename(path)):
+            return "not a scratch directory launchgap makes"
+        try:
+            st = os.lstat(path)
+        except FileNotFoundError:
+            return None
+        except OSError as err:
+            return err.strerror or str(err)
+        if not stat.S_ISDIR(st.st_mode):
+            return "not a directory"
+        if st.st_uid != os.geteuid():
+            return f"belongs to uid {st.st_uid}, not to uid {os.geteuid()} (who makes launchgap's)"
+        return None
 
 
 def format_cpumask(cpus) -> str:
@@ -354,7 +424,7 @@ def _isolate_v2(mode: str, wanted: frozenset[int], tag: str, host: LeverHost, ch
     if "cpuset" not in control.read_text().split():
         changes.record_write(control, "-cpuset")  # turning it off again leaves the others as they were
         control.write_text("+cpuset")
-    kernel_group = f"{CGROUP}/launchgap-iso-{tag}"
+    kernel_group = f"{CGROUP}/launchgap-iso-{tag}"  # CGROUP_NAME
     group = host.path(kernel_group)
     changes.make_dir(group)
     (group / "cpuset.cpus").write_text(format_cpus(wanted))
@@ -386,7 +456,7 @@ def _isolate_v1(mode: str, wanted: frozenset[int], tag: str, host: LeverHost, ch
     house = online - wanted
     mems = host.facts().read(f"{CPUSET_V1}/cpuset.mems").value or "0"
     balance = "0" if mode == "isolated" else "1"
-    iso_name, house_name = f"launchgap-iso-{tag}", f"launchgap-house-{tag}"
+    iso_name, house_name = f"launchgap-iso-{tag}", f"launchgap-house-{tag}"  # CGROUP_NAME
     iso, housekeeping = host.path(f"{CPUSET_V1}/{iso_name}"), host.path(f"{CPUSET_V1}/{house_name}")
     try:
         changes.make_dir(iso)

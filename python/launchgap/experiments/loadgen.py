@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 from launchgap.experiments import leash
+from launchgap.experiments.levers import SCRATCH_PREFIX
 
 # How long a generator may take to show it is loading, and how it must.
 VERIFY_TIMEOUT_S = 5.0
@@ -304,7 +305,7 @@ class DiskLoad(LoadGenerator):
 
     def _commands(self) -> list[list[str]]:
         fio = _need("fio", "fio")
-        work = Path(tempfile.mkdtemp(prefix="launchgap-fio-", dir=self.parent))
+        work = Path(tempfile.mkdtemp(prefix=SCRATCH_PREFIX, dir=self.parent))
         self.files.append(work)
         self.on_scratch(work)
         return [[fio, "--name=launchgap-disk", f"--directory={work}", "--rw=randwrite", "--bs=4k", "--iodepth=32",

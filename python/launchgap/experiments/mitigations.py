@@ -11,23 +11,33 @@ and restores them in reverse order.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from launchgap.experiments import levers
-from launchgap.experiments.levers import RT_PRIORITY_MAX, LeverHost, MitigationError, Policy
+from launchgap.experiments.levers import (
+    IRQ_AFFINITY,
+    IRQ_ROOT,
+    RT_PRIORITY_MAX,
+    LeverFiles,
+    LeverHost,
+    MitigationError,
+    Policy,
+)
+
+if TYPE_CHECKING:
+    from launchgap.experiments.journal import Journal
 
 __all__ = ["RT_PRIORITY_MAX", "HostChanges", "MitigationError", "Mitigations", "child_setup", "cpuset_available",
            "make_cpuset", "steer_irqs_away"]
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 DEFAULT_RT_PRIORITY = 10
-IRQ_ROOT = Path("/proc/irq")
 
 
 @dataclass
@@ -142,28 +152,26 @@ class Mitigations:
 class HostChanges:
     """Every host setting changed, with the value to put back.
 
-    With a journal file, each change is written there *before* it is made, so
-    that if the experiment dies where no handler runs (SIGKILL), its custodian
+    With a journal (journal.py: a file only root can write, registered by the
+    experiment), each change is written there *before* it is made, so that if
+    the experiment dies where no handler runs (SIGKILL), its custodian
     (custodian.py) or the next experiment can still put everything back."""
 
     writes: list[tuple[Path, str]] = field(default_factory=list)
     made_dirs: list[Path] = field(default_factory=list)
     # files a load generator writes (fio's directory): not a setting, but not to be left behind either
     scratch: list[Path] = field(default_factory=list)
-    journal: Path | None = None
+    journal: "Journal | None" = None
 
-    def _save(self) -> None:
-        if self.journal is None:
-            return
+    def entries(self) -> list[dict]:
+        """The journal's list: what to undo, each with what it needs."""
         entries = [{"kind": "scratch", "path": str(d)} for d in self.scratch]
         entries += [{"kind": "dir", "path": str(d)} for d in self.made_dirs]
-        entries += [{"kind": "write", "path": str(p), "old": old} for p, old in self.writes]
-        if not entries:
-            self.journal.unlink(missing_ok=True)
-            return
-        partial = self.journal.with_name(f".{self.journal.name}.partial")
-        partial.write_text(json.dumps(entries, indent=1))
-        os.replace(partial, self.journal)
+        return entries + [{"kind": "write", "path": str(p), "old": old} for p, old in self.writes]
+
+    def _save(self) -> None:
+        if self.journal is not None:
+            self.journal.save_changes(self.entries())
 
     def record_write(self, path: Path, old: str) -> None:
         """A write about to be made (or just made by the caller), to undo with OLD."""
@@ -196,21 +204,35 @@ class HostChanges:
             raise
 
     @classmethod
-    def from_journal(cls, journal: Path) -> "HostChanges":
-        """The changes a journal lists (none if it is gone or unreadable)."""
-        try:
-            entries = json.loads(journal.read_text())
-        except (OSError, ValueError):
-            return cls(journal=journal)
-        changes = cls(journal=journal)
-        for entry in entries if isinstance(entries, list) else []:
-            if isinstance(entry, dict) and entry.get("kind") == "scratch":
-                changes.scratch.append(Path(entry["path"]))
-            elif isinstance(entry, dict) and entry.get("kind") == "dir":
-                changes.made_dirs.append(Path(entry["path"]))
-            elif isinstance(entry, dict) and entry.get("kind") == "write":
-                changes.writes.append((Path(entry["path"]), str(entry.get("old", ""))))
-        return changes
+    def recovered(cls, entries: object, allowed: LeverFiles,
+                  journal: "Journal | None" = None) -> tuple["HostChanges", list[str]]:
+        """The changes a dead experiment's journal lists that are changes launchgap makes (ALLOWED's files, its
+        cgroups, its loads' scratch directories), and one line for each entry refused: those are never acted
+        on, whoever wrote them."""
+        changes, refused = cls(journal=journal), []
+        for entry in entries if isinstance(entries, list) else [entries]:
+            kind = entry.get("kind") if isinstance(entry, dict) else None
+            path = entry.get("path") if isinstance(entry, dict) else None
+            if not isinstance(path, str) or "\0" in path or kind not in ("scratch", "dir", "write"):
+                refused.append(f"{_shown(entry)} (not a change launchgap makes)")
+                continue
+            old = entry.get("old")
+            if kind == "scratch":
+                why = allowed.scratch_refusal(path)
+            elif kind == "dir":
+                why = allowed.cgroup_refusal(path)
+            else:
+                why = allowed.write_refusal(path) or (
+                    None if isinstance(old, str) and "\0" not in old else "no value to put back")
+            if why:
+                refused.append(f"{kind} {_shown(path)} ({why})")
+            elif kind == "scratch":
+                changes.scratch.append(Path(path))
+            elif kind == "dir":
+                changes.made_dirs.append(Path(path))
+            else:
+                changes.writes.append((Path(path), old))
+        return changes, refused
 
     def describe(self) -> list[str]:
         return ([f"scratch files {d}" for d in self.scratch]
@@ -253,10 +275,18 @@ class HostChanges:
                 problems.append(f"{path}: {err.strerror or err} (was {old!r})")
                 left_writes.insert(0, (path, old))
         # what is left is what the journal keeps, for whoever comes next
-        self.made_dirs, self.writes, self.scratch = left_dirs, left_writes, [p for p in self.scratch if p.exists()]
+        self.made_dirs, self.writes = left_dirs, left_writes
+        self.scratch = [p for p in self.scratch if p.exists() or p.is_symlink()]
         problems += [f"{p}: could not be removed" for p in self.scratch]
         self._save()
         return problems
+
+
+def _shown(value: object, limit: int = 120) -> str:
+    """A journal's value, short and printable, for a one-line refusal."""
+    text = value if isinstance(value, str) else repr(value)
+    text = text.encode("unicode_escape", "backslashreplace").decode("ascii")
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def _cpuset_refusal(host: LeverHost) -> str | None:
@@ -304,8 +334,8 @@ def steer_irqs_away(cpus: list[int], online: set[int], changes: HostChanges, hos
     """Moves every IRQ that allows it onto the CPUs the workload does not use."""
     others = sorted(online - set(cpus))
     moved = 0
-    for irq in sorted((host or LeverHost()).path(str(IRQ_ROOT)).glob("[0-9]*")):
-        path = irq / "smp_affinity_list"
+    for irq in sorted((host or LeverHost()).path(IRQ_ROOT).glob("[0-9]*")):
+        path = irq / IRQ_AFFINITY
         try:
             current = path.read_text().strip()
             if current == ",".join(map(str, others)):

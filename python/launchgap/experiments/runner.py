@@ -23,10 +23,13 @@ from launchgap import __version__
 from launchgap.analysis.report import build_report
 from launchgap.cli_common import Terminated, raise_terminated
 from launchgap.experiments import custodian, leash, levers
+from launchgap.experiments import journal as journals
 from launchgap.experiments.host_lock import HostBusy, HostLock
+from launchgap.experiments.journal import Journal
 from launchgap.experiments.levers import LeverHost
 from launchgap.experiments.loadgen import LoadError
 from launchgap.experiments.mitigations import HostChanges, MitigationError, Mitigations, make_cpuset, steer_irqs_away
+from launchgap.experiments.run_dir import RunDirError
 from launchgap.experiments.scenarios import Scenario, make_load
 from launchgap.experiments.verify import ThreadWatch, sampled_problems, trace_check
 from launchgap.output import hand_over_trace, make_directory, write_text
@@ -267,7 +270,7 @@ def apply_host_levers(m: Mitigations, host: LeverHost, changes: HostChanges) -> 
 
 
 def run_once(command: list[str], scenario: Scenario, metric: Metric, trace_path: Path, disk_dir: Path | None,
-             on_event=lambda text: None, journal: Path | None = None,
+             on_event=lambda text: None, journal: Journal | None = None,
              not_restored: list[str] | None = None, host: LeverHost | None = None,
              focus_threads: str | None = None) -> dict:
     """One recorded run. Host settings it could not put back are appended to NOT_RESTORED
@@ -378,16 +381,32 @@ def run_experiment(command: list[str], scenarios: list[Scenario], repeat: int, m
             lock.acquire(outdir)
         except HostBusy as err:
             raise NotStartedError(str(err)) from None
+    registered = None
     try:
+        registered = _register(host, outdir)
         return _run_locked(command, scenarios, repeat, metric, outdir, seed, disk_dir, progress, not_restored,
-                           host, extra, focus_threads, lock)
+                           host, extra, focus_threads, lock, registered)
     finally:
+        if registered is not None:
+            registered.unregister()   # also when the results directory could not be made
         if lock is not None:
             lock.release()
 
 
+def _register(host: LeverHost, outdir: Path) -> Journal | None:
+    """The experiment's journal of host changes, registered where only root can write (journal.py). Not
+    root, there is none: such a run cannot change the host (preflight refuses it; the tests' stand-in hosts
+    under LAUNCHGAP_LEVER_ROOT are the user's own, and have one)."""
+    try:
+        return journals.register(host, outdir, custodian.owner())
+    except RunDirError as err:
+        if os.geteuid() == 0:
+            raise NotStartedError(f"cannot journal host changes: {err}") from None
+        return None
+
+
 def _run_locked(command, scenarios, repeat, metric, outdir, seed, disk_dir, progress, not_restored, host, extra,
-                focus_threads, lock) -> dict:
+                focus_threads, lock, registered: Journal | None) -> dict:
     make_directory(outdir)
     make_directory(outdir / "traces")
     not_restored = [] if not_restored is None else not_restored
@@ -402,7 +421,6 @@ def _run_locked(command, scenarios, repeat, metric, outdir, seed, disk_dir, prog
     pinned = {tuple(sorted(s.mitigations.cpus or ())) for s in scenarios}
     results["doctor"] = doctor_findings(host, set(pinned.pop()) if len(pinned) == 1 else None)
     results.update(extra or {})
-    journal = outdir / custodian.JOURNAL
 
     def save() -> None:
         write_text(outdir / "results.json", json.dumps(results, indent=2))
@@ -411,7 +429,10 @@ def _run_locked(command, scenarios, repeat, metric, outdir, seed, disk_dir, prog
     keeper = None
     try:
         save()
-        keeper = custodian.start(outdir, lock.fd if lock else None)
+        if registered is not None:
+            keeper = custodian.start(registered, host, lock.fd if lock else None)
+            registered.record["custodian"] = custodian.owner(keeper.pid)
+            registered.save()
         for index, (round_no, scenario) in enumerate(order):
             # a grid's "compute/fifo:10" names no directory: only safe characters in file names
             safe_name = re.sub(r"[^A-Za-z0-9_.=+-]", "-", scenario.name)
@@ -419,8 +440,8 @@ def _run_locked(command, scenarios, repeat, metric, outdir, seed, disk_dir, prog
             if progress:
                 progress(index, len(order), f"{scenario.name} (round {round_no or 'warm-up'})")
             try:
-                row = run_once(command, scenario, metric, trace, disk_dir, on_event=lambda t: None, journal=journal,
-                               not_restored=not_restored, host=host, focus_threads=focus_threads)
+                row = run_once(command, scenario, metric, trace, disk_dir, on_event=lambda t: None,
+                               journal=registered, not_restored=not_restored, host=host, focus_threads=focus_threads)
             except (LoadError, MitigationError) as err:
                 results["status"] = "failed"
                 results["error"] = str(err)
@@ -453,6 +474,10 @@ def _run_locked(command, scenarios, repeat, metric, outdir, seed, disk_dir, prog
         if results["status"] == "running":
             results["status"] = "incomplete"
         save()
+        if registered is not None:
+            # everything is put back (or said in capitals not to be): nothing for the custodian or the next
+            # experiment to do
+            registered.unregister()
         if keeper is not None:
             custodian.stop(keeper)
     return results
