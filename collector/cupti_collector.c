@@ -135,9 +135,17 @@ static struct {
     uint64_t unwritten;    /* rows that could not be written (the channel failed) */
     uint64_t dropped;      /* records CUPTI dropped */
     uint64_t drops_since_ns;
+    uint64_t cpu_ns;       /* CPU spent turning CUPTI's buffers into frames and writing them */
     uint8_t staging[STAGING_BYTES];
     size_t staged;
 } state = {.fd = -1};
+
+static uint64_t thread_cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 static uint64_t monotonic_ns(void)
 {
@@ -374,6 +382,7 @@ static void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream_id, uin
                                       size_t valid)
 {
     CUpti_Activity *record = NULL;
+    uint64_t cpu_before = thread_cpu_ns();
     (void)size;
     pthread_mutex_lock(&lock);
     if (state.pid == getpid()) {
@@ -381,6 +390,7 @@ static void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream_id, uin
             convert(record);
         stage_drops(context, stream_id);
         flush_staged();
+        state.cpu_ns += thread_cpu_ns() - cpu_before;
     }
     pthread_mutex_unlock(&lock);
     free(buffer);
@@ -562,8 +572,8 @@ static void stop(void)
     stage_drops(NULL, 0);
     snprintf(detail, sizeof(detail),
              "{\"rows\": %" PRIu64 ", \"unwritten\": %" PRIu64 ", \"dropped\": %" PRIu64
-             ", \"clock_offset_end_ns\": %" PRId64 ", \"clock_error_end_ns\": %" PRIu64 "}",
-             state.frames, state.unwritten, state.dropped, offset_end, error_end);
+             ", \"cpu_ns\": %" PRIu64 ", \"clock_offset_end_ns\": %" PRId64 ", \"clock_error_end_ns\": %" PRIu64 "}",
+             state.frames, state.unwritten, state.dropped, state.cpu_ns, offset_end, error_end);
     stage_state(STOPPED, detail);
     flush_staged();
     if (state.fd >= 0)
@@ -595,7 +605,7 @@ static int start(void)
     state.pid = getpid();
     state.channel = getenv("LAUNCHGAP_GPU_CHANNEL");
     state.file_seq = 1;
-    state.frames = state.unwritten = state.dropped = 0;
+    state.frames = state.unwritten = state.dropped = state.cpu_ns = 0;
     state.drops_since_ns = monotonic_ns();
     if (!state.channel || open_channel_file() < 0) {
         /* no channel, no way to tell the recorder: the one place the workload's stderr hears from us */

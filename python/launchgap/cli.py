@@ -156,7 +156,7 @@ def diff(a: str, b: str, as_json: bool) -> None:
 @click.argument("trace", type=click.Path())
 @click.option("--csv", "as_csv", is_flag=True, help="The original study's 19-column CSV layout.")
 @click.option("--perfetto", "as_perfetto", is_flag=True,
-              help="A Perfetto trace (ui.perfetto.dev): CPU and thread-state tracks, IRQs, CUDA calls.")
+              help="A Perfetto trace (ui.perfetto.dev): CPU and thread-state tracks, IRQs, CUDA calls, and with GPU activity one track per GPU stream with a flow from each launch to its kernel.")
 @click.option("-o", "--output", type=click.Path(),
               help="Where to write (default: TRACE with .csv or .pftrace).")
 def export(trace: str, as_csv: bool, as_perfetto: bool, output: str | None) -> None:
@@ -312,8 +312,11 @@ def view_window_options(command):
 @click.option("--socket-order", is_flag=True, help="Order CPUs by package and core (from the trace's topology).")
 @click.option("--marks", default="irq,launch,sync,migrate", show_default=True,
               help="Overlay marks to draw (comma separated; empty for none).")
+@click.option("--gpu/--no-gpu", default=None,
+              help="Draw when each process's GPU was busy, a band under the cores (default: when the trace has GPU "
+                   "activity, recorded with --gpu-activity). PNG, PDF and SVG only.")
 def timeline(traces, output, min_s, max_s, target, color_by, forked, socket_order, after_sleep, from_workload,
-             marks) -> None:
+             marks, gpu) -> None:
     """Which task ran on which CPU over time (dat2graph's picture): one line per
     stretch a task ran, gaps are idle; one graph per trace, all on the slowest
     run's time scale; per-command statistics printed."""
@@ -329,7 +332,8 @@ def timeline(traces, output, min_s, max_s, target, color_by, forked, socket_orde
         fail(f"--marks: unknown {unknown}; choose from {', '.join(MARK_KINDS)}")
     if after_sleep and from_workload:
         fail("choose one of --after-sleep and --from-workload")
-    options = TimelineOptions(min_s, max_s, target, color_by, forked, socket_order, after_sleep, from_workload, kinds)
+    options = TimelineOptions(min_s, max_s, target, color_by, forked, socket_order, after_sleep, from_workload, kinds,
+                              gpu)
     loaded = _view_traces(traces)
     try:
         for trace in loaded:

@@ -12,7 +12,7 @@ use clap::{ArgGroup, Parser};
 #[derive(Parser, Debug)]
 #[command(name = "launchgap-record", version)]
 #[command(after_help = OUTPUT_HELP)]
-#[command(group(ArgGroup::new("target").args(["pid", "system", "command", "list_probes", "print_schema"]).required(true).multiple(true)))]
+#[command(group(ArgGroup::new("target").args(["pid", "system", "command", "list_probes", "print_schema", "write_collector"]).required(true).multiple(true)))]
 pub struct Args {
     /// Trace to write. It is replaced only when the recording ends
     /// (see "The trace" below).
@@ -91,6 +91,11 @@ pub struct Args {
     /// with (schema/trace.toml), for checking it against the readers.
     #[arg(long, hide = true, conflicts_with_all = ["system", "list_probes"])]
     pub print_schema: bool,
+
+    /// Trace nothing: write the CUPTI collector this recorder injects (a shared
+    /// library) to PATH, for benchmarks and tests that load it themselves.
+    #[arg(long, value_name = "PATH", hide = true, conflicts_with_all = ["system", "list_probes", "print_schema"])]
+    pub write_collector: Option<PathBuf>,
 
     /// Print nothing but errors: no progress, no warnings, no LOST summary
     /// (losses stay in the trace as `lost` rows).

@@ -757,6 +757,13 @@ fn main() {
         println!("{}", serde_json::to_string_pretty(&schema::as_json()).expect("the schema as JSON"));
         std::process::exit(0);
     }
+    if let Some(path) = &args.write_collector {
+        if let Err(e) = gpu_activity::write_collector(path) {
+            eprintln!("launchgap-record: {e:#}");
+            std::process::exit(1);
+        }
+        std::process::exit(0);
+    }
     let result = if args.list_probes { probe_listing::run(&args) } else { run(args) };
     match result {
         Ok(code) => std::process::exit(code),

@@ -18,7 +18,11 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from launchgap.analysis.records import CollectorFailure, GpuActivity
 from launchgap.trace import Event, Trace
+
+# a trace without the recorder's word on it: older than GPU activity, or imported
+NOT_IN_TRACE = "the trace has none (recorded without --gpu-activity, by an older launchgap, or imported)"
 
 EXECUTION_COLUMNS = ("pid", "correlation_id", "gpu_start_ns", "gpu_end_ns", "device_id", "context_id", "stream_id",
                      "what", "kernel_name")
@@ -42,6 +46,28 @@ def executions(trace: Trace) -> pl.DataFrame:
         "device_id", "context_id", "stream_id", pl.lit("graph").alias("what"),
         pl.lit(None, pl.String).alias("kernel_name"))
     return pl.concat([alone, nodes, graphs]).sort("gpu_start_ns", "pid", "correlation_id").collect()
+
+
+def merge_intervals(frame: pl.DataFrame, by: list[str]) -> pl.DataFrame:
+    """FRAME's [start_ns, end_ns) intervals, overlapping or touching ones merged, per BY group:
+    disjoint intervals in time order."""
+    ordered = frame.sort([*by, "start_ns"])
+    reach = pl.col("end_ns").cum_max().shift(1).over(by)
+    return (ordered.with_columns(((pl.col("start_ns") > reach) | reach.is_null()).cum_sum().over(by).alias("run"))
+            .group_by([*by, "run"]).agg(pl.col("start_ns").min(), pl.col("end_ns").max())
+            .drop("run").sort([*by, "start_ns"]))
+
+
+def busy_intervals(trace: Trace) -> pl.DataFrame:
+    """When each process's GPU ran anything (kernels, graphs, copies, memsets), per device, as
+    disjoint intervals: pid, device_id, start_ns, end_ns. Per process: CUPTI numbers devices
+    within a process (CUDA_VISIBLE_DEVICES renumbers them), so processes are not merged."""
+    execs = executions(trace).select("pid", "device_id", pl.col("gpu_start_ns").alias("start_ns"),
+                                     pl.col("gpu_end_ns").alias("end_ns"))
+    others = [trace.of(kind, "pid", "device_id", "ts_ns", "end_ns").rename({"ts_ns": "start_ns"})
+              for kind in (Event.GPU_MEMCPY, Event.GPU_MEMSET)]
+    work = pl.concat([execs, *[o.select(execs.columns) for o in others]])
+    return merge_intervals(work, ["pid", "device_id"])
 
 
 def _ranked(frame: pl.DataFrame, time: str) -> pl.DataFrame:
@@ -112,3 +138,35 @@ def collector_states(trace: Trace) -> list[CollectorState]:
             parsed = {}
         out.append(CollectorState(pid=pid, state=state, detail=parsed if isinstance(parsed, dict) else {}))
     return out
+
+
+def gpu_activity(trace: Trace, pids: set[int]) -> GpuActivity:
+    """What GPU activity the trace holds for the processes PIDS, or why it holds none."""
+    meta = trace.meta.get("gpu_activity") or {}
+    states = [s for s in collector_states(trace) if s.pid in pids]
+    started = [s for s in states if s.state == "started"]
+    failed = [CollectorFailure(pid=s.pid, reason=str(s.detail.get("reason", "no reason given")))
+              for s in states if s.state == "failed"]
+    if not meta.get("recorded"):
+        why = meta.get("why") if meta else NOT_IN_TRACE
+        return GpuActivity(recorded=False, why_absent=why, cupti=None, cupti_version=None, clock_method=None,
+                           clock_error_ns=None, collectors_started=0, collectors_failed=[], executions=0, copies=0,
+                           memsets=0, syncs=0, launches_joined=0, launches_without_execution=0)
+    clocks = [s.detail.get("clock") or {} for s in started]
+    errors = [c.get("error_ns") for c in clocks if isinstance(c.get("error_ns"), int)]
+    methods = sorted({str(c.get("method")) for c in clocks if c.get("method")})
+    wanted = list(pids)
+    of_targets = lambda kind: trace.scan(kind).filter(pl.col("pid").is_in(wanted))  # noqa: E731
+    count = lambda kind: of_targets(kind).select(pl.len()).collect().item()  # noqa: E731
+    joined = join_launches(trace).filter(pl.col("pid").is_in(wanted))
+    with_execution = joined["gpu_start_ns"].is_not_null().sum()
+    # launch rows of target processes without any GPU activity (no collector ran there) are missing too
+    launches = of_targets(Event.LAUNCH).select(pl.len()).collect().item()
+    cupti = meta.get("cupti") or {}
+    return GpuActivity(
+        recorded=True, why_absent=None, cupti=cupti.get("path"), cupti_version=cupti.get("version"),
+        clock_method=", ".join(methods) or None, clock_error_ns=max(errors) if errors else None,
+        collectors_started=len(started), collectors_failed=failed,
+        executions=executions(trace).filter(pl.col("pid").is_in(wanted)).height,
+        copies=count(Event.GPU_MEMCPY), memsets=count(Event.GPU_MEMSET), syncs=count(Event.GPU_SYNC),
+        launches_joined=int(with_execution), launches_without_execution=int(launches - with_execution))

@@ -235,9 +235,38 @@ class Verdict(Record):
 
 
 @dataclass(frozen=True)
+class CollectorFailure(Record):
+    pid: int
+    reason: str
+
+
+@dataclass(frozen=True)
+class GpuActivity(Record):
+    """Whether the trace holds what the GPU ran (record --gpu-activity), and how much of it."""
+    recorded: bool
+    why_absent: str | None
+    cupti: str | None
+    cupti_version: int | None
+    clock_method: str | None
+    # the largest clock alignment error a collector stated
+    clock_error_ns: int | None
+    collectors_started: int
+    collectors_failed: list[CollectorFailure]
+    # kernels launched alone and graphs, each one execution
+    executions: int
+    copies: int
+    memsets: int
+    syncs: int
+    # launch rows of processes with GPU activity: with their GPU execution in the trace, and without
+    launches_joined: int
+    launches_without_execution: int
+
+
+@dataclass(frozen=True)
 class Report(Record):
     schema: str
     trace: TraceInfo
+    gpu_activity: GpuActivity
     overview: Overview
     study_metrics: StudyMetrics
     taken: Taken

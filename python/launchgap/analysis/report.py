@@ -12,6 +12,7 @@ import polars as pl
 from launchgap.analysis import gaps as gap_analysis
 from launchgap.analysis import taken
 from launchgap.analysis.gap_stream import gap_stats
+from launchgap.analysis.gpu_activity import gpu_activity
 from launchgap.analysis.irqs import irq_intervals
 from launchgap.analysis.records import (
     Bursts, Culprit, FailedLaunch, FailedLaunches, GapClass, Gaps, GapTail, IrqSummary, Overview, Report,
@@ -341,6 +342,7 @@ def build_report(trace: Trace, in_memory: bool = False) -> Report:
     return Report(
         schema=REPORT_SCHEMA,
         trace=trace_info,
+        gpu_activity=gpu_activity(trace, pids),
         overview=Overview(
             wall_ns=bounds.end_ns - bounds.start_ns,
             processes=sorted(pids), threads=len(tids), launching_threads=len(launching),

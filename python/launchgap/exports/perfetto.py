@@ -9,6 +9,9 @@ perfetto_trace_pb2).
 - CUDA launches become instants and syncs slices on their thread's track;
   x86 system vectors (LOCAL_TIMER, RESCHEDULE, ...) become slices on one
   track per CPU, since ftrace has no generic event for them.
+- GPU activity (record --gpu-activity) becomes one track per GPU stream, named
+  `GPU d stream s (pid p)`, with a slice per kernel, graph, copy and memset, and
+  a flow from each launch to the GPU work it made (Perfetto draws an arrow).
 - Timestamps are launchgap's (CLOCK_MONOTONIC) unchanged; Perfetto reads
   them as its default clock, so every event keeps its place relative to the
   others.
@@ -21,6 +24,7 @@ from pathlib import Path
 import polars as pl
 from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
 
+from launchgap.analysis.gpu_activity import executions, join_launches
 from launchgap.trace import Event, Trace
 from launchgap.trace.schema import TASK_DEAD
 
@@ -131,10 +135,59 @@ def _process_tree(trace: Trace) -> pb.TracePacket:
     return pb.TracePacket(process_tree=tree, trusted_packet_sequence_id=SEQUENCE_ID)
 
 
+GPU_TRACK_BASE = 0x200000000
+
+
+def flow_id(pid: int, correlation_id: int) -> int:
+    """One flow per launch: CUPTI's correlation ids are unique within a process."""
+    return (pid << 32) | correlation_id
+
+
+def _gpu_work(trace: Trace) -> pl.DataFrame:
+    """Every piece of GPU work, one row each: pid, device_id, stream_id, start, end, name, correlation_id."""
+    execs = executions(trace).select(
+        "pid", "device_id", "stream_id", "gpu_start_ns", "gpu_end_ns", "correlation_id",
+        pl.when(pl.col("what") == "graph").then(pl.lit("graph")).otherwise(pl.col("kernel_name")).alias("name"))
+    copies = trace.of(Event.GPU_MEMCPY).select(
+        "pid", "device_id", "stream_id", pl.col("ts_ns").alias("gpu_start_ns"), pl.col("end_ns").alias("gpu_end_ns"),
+        "correlation_id", (pl.lit("memcpy ") + pl.col("copy_kind")).alias("name"))
+    memsets = trace.of(Event.GPU_MEMSET).select(
+        "pid", "device_id", "stream_id", pl.col("ts_ns").alias("gpu_start_ns"), pl.col("end_ns").alias("gpu_end_ns"),
+        "correlation_id", pl.lit("memset").alias("name"))
+    return pl.concat([execs, copies, memsets]).sort("gpu_start_ns")
+
+
+def _gpu_tracks(trace: Trace) -> list[pb.TracePacket]:
+    """One track per GPU stream with a slice per piece of work, each the end of its launch's flow."""
+    work = _gpu_work(trace)
+    packets: list[pb.TracePacket] = []
+    streams = work.select("pid", "device_id", "stream_id").unique().sort("pid", "device_id", "stream_id")
+    uuid = {}
+    for i, (pid, device, stream) in enumerate(streams.iter_rows()):
+        uuid[(pid, device, stream)] = GPU_TRACK_BASE + i
+        packets.append(pb.TracePacket(trusted_packet_sequence_id=SEQUENCE_ID, track_descriptor=pb.TrackDescriptor(
+            uuid=uuid[(pid, device, stream)], name=f"GPU {device} stream {stream} (pid {pid})")))
+    for pid, device, stream, start, end, correlation, name in work.iter_rows():
+        track = uuid[(pid, device, stream)]
+        begin = pb.TrackEvent(type=pb.TrackEvent.TYPE_SLICE_BEGIN, track_uuid=track, name=name or "kernel")
+        begin.terminating_flow_ids.append(flow_id(pid, correlation))
+        packets.append(pb.TracePacket(timestamp=start, trusted_packet_sequence_id=SEQUENCE_ID, track_event=begin))
+        packets.append(pb.TracePacket(timestamp=end, trusted_packet_sequence_id=SEQUENCE_ID,
+                                      track_event=pb.TrackEvent(type=pb.TrackEvent.TYPE_SLICE_END, track_uuid=track)))
+    return packets
+
+
 def _track_events(trace: Trace) -> list[pb.TracePacket]:
     packets: list[pb.TracePacket] = []
     cuda = pl.concat([trace.scan(kind).with_columns(pl.lit(kind.value).alias("event")) for kind in
                       (Event.LAUNCH, Event.SYNC)], how="diagonal_relaxed").collect()
+    if trace.count(Event.GPU_API):
+        # each launch starts the flow its GPU work ends
+        correlated = join_launches(trace).filter(pl.col("gpu_start_ns").is_not_null()).select(
+            "ts_ns", "pid", "tid", pl.lit(Event.LAUNCH.value).alias("event"), "correlation_id")
+        cuda = cuda.join(correlated, on=["ts_ns", "pid", "tid", "event"], how="left")
+    else:
+        cuda = cuda.with_columns(pl.lit(None, pl.UInt32).alias("correlation_id"))
     vectors = trace.of(Event.IRQ_VECTOR, "ts_ns", "cpu", "irq_name", "duration_ns")
     thread_uuid = {}
     for pid, tid in cuda.select("pid", "tid").unique().sort("tid").iter_rows():
@@ -162,6 +215,8 @@ def _track_events(trace: Trace) -> list[pb.TracePacket]:
             for key in ("grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z", "shared_mem", "stream", "func"):
                 if r[key] is not None:
                     event.debug_annotations.append(pb.DebugAnnotation(name=key, int_value=int(r[key])))
+            if r["correlation_id"] is not None:
+                event.flow_ids.append(flow_id(r["pid"], r["correlation_id"]))
             packets.append(pb.TracePacket(timestamp=r["ts_ns"], trusted_packet_sequence_id=SEQUENCE_ID,
                                           track_event=event))
         else:
@@ -169,7 +224,7 @@ def _track_events(trace: Trace) -> list[pb.TracePacket]:
                                   r["runtime_api"] or r["api"], bytes=r["bytes"] or 0)
     for ts, cpu, name, dur in vectors.sort("ts_ns").iter_rows():
         packets += slice_pair(ts, dur or 0, cpu_uuid[cpu], name or "vector")
-    return packets
+    return packets + _gpu_tracks(trace)
 
 
 def to_perfetto(trace: Trace) -> pb.Trace:

@@ -803,4 +803,5 @@ END_KEYS: dict[str, str] = {
     'proc_counters': '/proc/softirqs and /proc/interrupts right after attaching and right before detaching (below)',
     'rows': 'rows written, by kind',
     'cpu_ns': "CPU time of the recorder's own threads while tracing: drain (the ring-buffer reader) and writer (decoding and writing the trace)",
+    'gpu_activity': 'with --gpu-activity: collectors_started, collectors_stopped, collectors_failed, launching_processes_without_collector, launches and gpu_executions (kernels alone and graphs), over every process',
 }

@@ -7,7 +7,7 @@ from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
 
-from launchgap.analysis.records import FailedLaunches, Report, TraceInfo
+from launchgap.analysis.records import FailedLaunches, GpuActivity, Report, TraceInfo
 
 
 def _s(ns: float | int | None) -> str:
@@ -39,6 +39,21 @@ def _failed_launches(failed: FailedLaunches) -> str:
         return "none"
     by = ", ".join(f"{b.runtime_api} returned {b.return_code} x{b.count:,}" for b in failed.by[:4])
     return f"[bold red]{failed.count:,}[/] never reached the driver ({by})"
+
+
+def _gpu_activity(gpu: GpuActivity) -> str:
+    """Whether the trace says what the GPU ran, and how much of it."""
+    if not gpu.recorded:
+        return f"absent: {escape(gpu.why_absent or '')}"
+    if not gpu.collectors_started:
+        failed = "; ".join(f"pid {f.pid}: {escape(f.reason)}" for f in gpu.collectors_failed[:3])
+        return f"[bold red]not recorded[/]: {failed or 'no collector started in the workload'}"
+    clock = f"clock {escape(gpu.clock_method or '?')}, within {_s(gpu.clock_error_ns)}"
+    what = f"{gpu.executions:,} kernels and graphs, {gpu.copies:,} copies, {gpu.memsets:,} memsets, {gpu.syncs:,} syncs"
+    joined = (f"every launch joined to its GPU work" if not gpu.launches_without_execution else
+              f"[bold red]{gpu.launches_without_execution:,} launches without their GPU work[/] (lost rows say why)")
+    failed = "".join(f"; [bold red]pid {f.pid} not recorded[/]: {escape(f.reason)}" for f in gpu.collectors_failed[:3])
+    return f"recorded through CUPTI {gpu.cupti_version} ({clock}): {what}; {joined}{failed}"
 
 
 def _header(trace: TraceInfo) -> str:
@@ -78,6 +93,7 @@ def render(report: Report, console: Console) -> None:
     apis = ", ".join(f"{k} {v:,}" for k, v in o.launches_by_api.items()) or "none"
     ov.add_row("kernel launches", f"{o.launches:,} ({apis}), {_n(o.launch_rate_hz, 0)}/s" + _warn(report, "launches"))
     ov.add_row("syncs", f"{o.syncs:,} blocking {_s(o.sync_ns)}" + _warn(report, "syncs"))
+    ov.add_row("GPU activity", _gpu_activity(report.gpu_activity))
     ov.add_row("failed launch attempts", _failed_launches(o.failed_launches) + _warn(report, "failed_launches"))
     ov.add_row("context switches", f"{o.switches:,}: {o.preempted_switches:,} preempted (still runnable), "
                f"{o.blocked_switches:,} blocked (voluntary)" + _warn(report, "switches"))

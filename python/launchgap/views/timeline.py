@@ -20,10 +20,12 @@ from matplotlib.colors import to_hex  # noqa: E402
 from launchgap.analysis.core_map import (  # noqa: E402
     Window, choose_window, command_stats, cpu_order, forked_tids, marks, run_slices, shared_span_s, trace_cpus,
 )
-from launchgap.trace import Trace  # noqa: E402
+from launchgap.analysis.gpu_activity import busy_intervals  # noqa: E402
+from launchgap.trace import Event, Trace  # noqa: E402
 from launchgap.views.pixels import decimate  # noqa: E402
 
 OTHER_COLOUR = "#000000"  # --target: tasks that do not match are black, as in dat2graph
+GPU_BUSY_COLOUR = "#37474f"  # the GPU band: busy; idle is left blank
 MARK_STYLE = {"irq": ("#d62728", "|"), "migrate": ("#7f7f7f", "x"), "launch": ("#2ca02c", "."), "sync": ("#9467bd", "s")}
 MARK_KINDS = tuple(MARK_STYLE)
 
@@ -39,6 +41,8 @@ class TimelineOptions:
     after_sleep: bool = False
     from_workload: bool = False
     show_marks: tuple[str, ...] = MARK_KINDS
+    # the GPU busy/idle band under the cores: None draws it when the trace has GPU activity
+    gpu: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -51,6 +55,12 @@ class TimelineData:
     stats: pl.DataFrame           # per command: first_s, last_s, run_s, switches_in, tasks
     legend: dict[str, str]        # label -> colour, for the colours that name something
     marks_in_window: int = 0      # before thinning: more than marks.height when the window held too many
+    # the GPU band: lane (label, top to bottom), start_ns, end_ns, when the GPU ran anything
+    gpu: pl.DataFrame | None = None
+
+    @property
+    def gpu_lanes(self) -> list[str]:
+        return [] if self.gpu is None else self.gpu["lane"].unique(maintain_order=True).to_list()
 
 
 def _palette(n: int) -> list[str]:
@@ -98,7 +108,21 @@ def build_timeline(trace: Trace, options: TimelineOptions) -> TimelineData:
     cpus = cpu_order(trace, trace_cpus(trace), options.socket_order)
     shown = marks(trace, window, tids, options.show_marks)
     return TimelineData(str(trace.path), window, cpus, slices, shown.frame, command_stats(slices, window), legend,
-                        shown.in_window)
+                        shown.in_window, gpu_band(trace, window) if _wants_gpu(trace, options) else None)
+
+
+def _wants_gpu(trace: Trace, options: TimelineOptions) -> bool:
+    return options.gpu if options.gpu is not None else trace.count(Event.GPU_API) > 0
+
+
+def gpu_band(trace: Trace, window: Window) -> pl.DataFrame:
+    """When each process's GPU was busy inside the window, one lane per process and device."""
+    busy = busy_intervals(trace).filter((pl.col("end_ns") > window.lo_ns) & (pl.col("start_ns") < window.hi_ns))
+    return (busy.with_columns(pl.col("start_ns").clip(window.lo_ns, window.hi_ns),
+                              pl.col("end_ns").clip(window.lo_ns, window.hi_ns),
+                              (pl.lit("GPU ") + pl.col("device_id").cast(pl.String) + pl.lit(" pid ")
+                               + pl.col("pid").cast(pl.String)).alias("lane"))
+            .sort("pid", "device_id", "start_ns").select("lane", "start_ns", "end_ns"))
 
 
 PLOT_WIDTH_IN = 14.0
@@ -128,7 +152,7 @@ def draw_static(datas: list[TimelineData], path: Path) -> list[pl.DataFrame]:
     """Draws one graph per trace, stacked, on one time scale. Returns the
     segments drawn for each (what tests check instead of pixels)."""
     span = shared_span_s([d.window for d in datas])
-    rows = [max(1, len(d.cpus)) for d in datas]
+    rows = [max(1, len(d.cpus)) + len(d.gpu_lanes) for d in datas]
     height = sum(min(0.25 * r + 1.4, 16) for r in rows) + 0.6 * len(datas)
     fig, axes = plt.subplots(len(datas), 1, figsize=(PLOT_WIDTH_IN, height), dpi=DPI, squeeze=False,
                              height_ratios=rows)
@@ -150,6 +174,20 @@ def draw_static(datas: list[TimelineData], path: Path) -> list[pl.DataFrame]:
             lines = np.stack([np.column_stack([x0, y]), np.column_stack([x1, y])], axis=1)
             ax.add_collection(LineCollection(lines, colors=segs["color"].to_list(), linewidths=line_width,
                                              capstyle="butt"))
+        lanes = data.gpu_lanes
+        if lanes:
+            # below the cores, top to bottom: busy drawn, idle left blank
+            lane_row = {lane: -1 - i for i, lane in enumerate(lanes)}
+            band = decimate(data.gpu.rename({"lane": "cpu"}).with_columns(pl.lit(GPU_BUSY_COLOUR).alias("color")),
+                            data.window.origin_ns + int(span[0] * 1e9), data.window.origin_ns + int(span[1] * 1e9),
+                            width_px)
+            if not band.is_empty():
+                y = band["cpu"].replace_strict(lane_row, default=None).cast(pl.Float64).to_numpy()
+                x0 = ((band["start_ns"] - data.window.origin_ns) / 1e9).to_numpy()
+                x1 = ((band["end_ns"] - data.window.origin_ns) / 1e9).to_numpy()
+                x1 = np.where(band["narrow"].to_numpy(), x0 + (span[1] - span[0]) / width_px, x1)
+                ax.add_collection(LineCollection(np.stack([np.column_stack([x0, y]), np.column_stack([x1, y])], axis=1),
+                                                 colors=GPU_BUSY_COLOUR, linewidths=line_width, capstyle="butt"))
         lo_abs = data.window.origin_ns + int(span[0] * 1e9)
         hi_abs = data.window.origin_ns + int(span[1] * 1e9)
         points = _mark_points(data.marks, data.window.origin_ns, lo_abs, hi_abs, width_px)
@@ -160,10 +198,11 @@ def draw_static(datas: list[TimelineData], path: Path) -> list[pl.DataFrame]:
             ys = sel["cpu"].replace_strict(row_of, default=None).cast(pl.Float64).to_numpy() + 0.38
             ax.scatter(sel["t"].to_numpy(), ys, s=4, c=colour, marker=marker, linewidths=0.6, label=kind, zorder=3)
         ax.set_xlim(*span)
-        ax.set_ylim(-0.7, len(data.cpus) - 0.3)
+        ax.set_ylim(-0.7 - len(lanes), len(data.cpus) - 0.3)
         step = max(1, len(data.cpus) // 32)
-        ax.set_yticks(range(0, len(data.cpus), step), [str(c) for c in data.cpus[::step]], fontsize=7)
-        ax.set_ylabel("CPU")
+        ticks = [*range(0, len(data.cpus), step), *[-1 - i for i in range(len(lanes))]]
+        ax.set_yticks(ticks, [str(c) for c in data.cpus[::step]] + [f"{lane} busy" for lane in lanes], fontsize=7)
+        ax.set_ylabel("CPU" + (" / GPU" if lanes else ""))
         ax.set_title(Path(data.name).name, fontsize=9, loc="left")
         handles = [plt.Line2D([], [], color=c, lw=4, label=_legend_label(label, data.stats))
                    for label, c in list(data.legend.items())[:14]]

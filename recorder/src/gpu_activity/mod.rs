@@ -123,18 +123,23 @@ pub fn open_channel(trace_dir: &Path, run_as: Option<&RunAs>, plan: &Plan) -> Re
         Some(path) => path.canonicalize().with_context(|| format!("--gpu-collector {}", path.display()))?,
         None => {
             let path = dir.join(COLLECTOR_FILE);
-            let mut file = std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .mode(0o755)
-                .custom_flags(libc::O_NOFOLLOW)
-                .open(&path)
-                .with_context(|| format!("writing {}", path.display()))?;
-            file.write_all(COLLECTOR).with_context(|| format!("writing {}", path.display()))?;
+            write_collector(&path)?;
             path
         }
     };
     Ok(Channel { dir, collector })
+}
+
+/// Writes the built-in collector to PATH (a new file: nothing there is replaced or followed).
+pub fn write_collector(path: &Path) -> Result<()> {
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o755)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)
+        .with_context(|| format!("writing {}", path.display()))?;
+    file.write_all(COLLECTOR).with_context(|| format!("writing {}", path.display()))
 }
 
 /// What the command's environment gets.
