@@ -51,6 +51,10 @@ static const char *const lg_sync_type_names[] = {"UNKNOWN", "EVENT_SYNCHRONIZE",
 static const char *const lg_collector_state_names[] = {"started", "stopped", "failed"};
 #define LG_COLLECTOR_STATE_COUNT 3
 
+/* why a GPU sat idle, the report's GPU time (docs/gpu-time.md): while the launch that ended the idle was not yet made, what its thread was doing (preempted, runqueue and irq are interference; host_work is the app's own code; launch_call the driver's CPU cost; blocked a wait of its own); gpu_side: the launch was made and the GPU had not started it; before_first and after_last: outside the process's GPU work; unknown: the thread's state is not in the trace */
+static const char *const lg_gpu_idle_cause_names[] = {"preempted", "runqueue", "irq", "host_work", "launch_call", "blocked", "gpu_side", "before_first", "after_last", "unknown"};
+#define LG_GPU_IDLE_CAUSE_COUNT 10
+
 /* which wakeup tracepoint a wakeup record came from */
 static const char *const lg_wakeup_variant_names[] = {"WAKING", "WAKEUP", "NEW"};
 #define LG_WAKEUP_VARIANT_COUNT 3

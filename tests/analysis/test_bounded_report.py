@@ -128,7 +128,7 @@ def test_segments_out_of_order_are_still_read_in_time_order(tmp_path, monkeypatc
 # placeholders in the doc's layout (a map's keys, a list's element type), not keys of the JSON
 DOC_PLACEHOLDERS = {"api", "n", "event", "int", "str", "metric", "null", "true", "false", "doctor", "check",
                     "negligible", "light", "heavy", "not", "given", "launchgap", "report", "lower", "bound", "were",
-                    "lost", "events", "the", "incomplete", "why"}
+                    "lost", "events", "the", "incomplete", "uncertain"}
 # keys of host_checks: `launchgap doctor`'s own JSON (docs/doctor.md), not a record of the report
 DOCTOR_KEYS = {"source", "target", "cpus", "description", "counts", "ok", "warn", "fail", "unknown", "checks"}
 

@@ -232,6 +232,11 @@ class Verdict(Record):
     main_cause: str | None
     recoverable_ns: int | None
     text: str
+    # what the level was judged on: "gpu_time" (exact), "gpu_time_bounds", or "cpu_time" (neither could be had)
+    basis: str = "cpu_time"
+    # the GPU idle the interference caused, as a share of the GPU's span (bounds; equal when exact)
+    gpu_idle_low_percent: float | None = None
+    gpu_idle_high_percent: float | None = None
 
 
 @dataclass(frozen=True)
@@ -263,10 +268,79 @@ class GpuActivity(Record):
 
 
 @dataclass(frozen=True)
+class GpuIdleCause(Record):
+    cause: str          # names.gpu_idle_cause
+    ns: int
+    percent: float      # of the idle time
+
+
+@dataclass(frozen=True)
+class GpuCulprit(Record):
+    """Who cost the GPU time, and how much: exact (low_ns == high_ns) or bounds."""
+    cause: str          # preempted, runqueue, irq
+    pid: int | None     # the task that ran instead (0: idle; None for an interrupt)
+    comm: str | None    # its name, or the interrupt's
+    low_ns: int
+    high_ns: int
+    is_recorder: bool
+
+
+@dataclass(frozen=True)
+class GpuProcess(Record):
+    """One process's GPU (per device), from its first GPU work to its last."""
+    pid: int
+    device_id: int
+    span_ns: int
+    busy_ns: int
+    idle_ns: int
+    interference_ns: int
+    own_ns: int
+    gpu_side_ns: int
+    unknown_ns: int
+
+
+@dataclass(frozen=True)
+class GpuPrediction(Record):
+    """Throughput with the interference's GPU idle taken out, predicted from this one trace."""
+    basis: str                   # "steps": sync-delimited steps of the launching threads; "gpu_span": the GPU's span
+    steps: int | None
+    measured_per_s: float        # steps per second (or spans per second)
+    predicted_low_per_s: float
+    predicted_high_per_s: float
+    gain_low_percent: float
+    gain_high_percent: float
+
+
+@dataclass(frozen=True)
+class GpuTime(Record):
+    """What the GPU lost, and to whom (docs/gpu-time.md)."""
+    mode: str                    # "exact" (GPU activity), "bounds" (estimated from the host), "none"
+    why: str | None              # for bounds and none: why not exact (and for none: why no estimate)
+    span_ns: int                 # the processes' GPU spans, summed (exact); the launching span (bounds)
+    busy_ns: int | None
+    idle_ns: int | None
+    busy_percent: float | None
+    causes: list[GpuIdleCause]   # exact: every idle nanosecond of the spans, by cause
+    interference_low_ns: int     # GPU idle caused by preemption, run-queue waits and interrupts
+    interference_high_ns: int
+    own_ns: int | None           # by the app's own host work, launch calls and waits (exact)
+    culprits: list[GpuCulprit]   # top 10
+    cpu_interference_ns: int     # what the launching threads lost to the same causes, in CPU time
+    hidden_low_ns: int           # of that, what queued GPU work hid (the GPU did not notice)
+    hidden_high_ns: int
+    hidden_percent: float | None   # hidden share of the CPU interference (exact: one number)
+    processes: list[GpuProcess]
+    active_ns: int               # from the first GPU work (bounds: launch) to the last, the span a verdict is on
+    prediction: GpuPrediction | None
+    note: str | None             # what the estimate rests on, or could not use
+
+
+@dataclass(frozen=True)
 class Report(Record):
     schema: str
     trace: TraceInfo
     gpu_activity: GpuActivity
+    gpu_time: GpuTime
     overview: Overview
     study_metrics: StudyMetrics
     taken: Taken

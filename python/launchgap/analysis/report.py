@@ -12,10 +12,11 @@ import polars as pl
 from launchgap.analysis import gaps as gap_analysis
 from launchgap.analysis import taken
 from launchgap.analysis.gap_stream import gap_stats
+from launchgap.analysis import gpu_time as gpu
 from launchgap.analysis.gpu_activity import gpu_activity
 from launchgap.analysis.irqs import irq_intervals
 from launchgap.analysis.records import (
-    Bursts, Culprit, FailedLaunch, FailedLaunches, GapClass, Gaps, GapTail, IrqSummary, Overview, Report,
+    Bursts, Culprit, FailedLaunch, FailedLaunches, GapClass, Gaps, GapTail, GpuTime, IrqSummary, Overview, Report,
     StudyMetrics, TailShare, Taken, TakenTotal, ThreadCulprit, ThreadIrq, ThreadTaken, TraceInfo, Verdict,
 )
 from launchgap.analysis.side_by_side import side_by_side
@@ -156,6 +157,107 @@ def _verdict(threads: list[ThreadTaken], launching: set[int], recoverable: int) 
                  f"next launch directly: what a mitigation would recover first.")
     return Verdict(level=level, taken_percent=share, taken_ns=taken_ns, main_cause=main_cause,
                    recoverable_ns=recoverable, text=text)
+
+
+def _seconds(ns: int) -> str:
+    return f"{ns / 1e9:.3f} s"
+
+
+def _named(culprits, limit: int = 2) -> str:
+    """The top culprits, as a reader would name them."""
+    names = []
+    for c in culprits:
+        if c.is_recorder:
+            continue
+        name = c.comm or ("an unnamed task" if c.cause != "irq" else "interrupts")
+        if name not in names:
+            names.append(name)
+        if len(names) == limit:
+            break
+    return " and ".join(names) or "other tasks"
+
+
+def _level_of(percent: float) -> str:
+    return "negligible" if percent < NEGLIGIBLE_PERCENT else "light" if percent < HEAVY_PERCENT else "heavy"
+
+
+def _gpu_verdict(cpu: Verdict, g: GpuTime) -> Verdict:
+    """The verdict in GPU time: how long the GPU sat idle because interference made a launch late
+    (docs/gpu-time.md), with the CPU time the launching threads lost beside it."""
+    active = g.active_ns
+    low = 100.0 * g.interference_low_ns / active if active else 0.0
+    high = 100.0 * g.interference_high_ns / active if active else 0.0
+    cpu_note = (f"The launching threads lost {_seconds(g.cpu_interference_ns)} of CPU time to the scheduler and "
+                f"interrupts")
+    gain = g.prediction.gain_high_percent if g.prediction else high
+    if g.mode == "exact":
+        hidden = (f"; {g.hidden_percent:.0f}% of it the GPU did not notice (queued work hid it)."
+                  if g.hidden_percent is not None else ".")
+        if high < NEGLIGIBLE_PERCENT and cpu.level in ("light", "heavy"):
+            level = "negligible"
+            head = (f"Interference hidden by queued GPU work: no action needed. The GPU sat idle "
+                    f"{_seconds(g.interference_high_ns)} of {_seconds(active)} ({high:.2f}%) for late launches, "
+                    f"while the launching threads lost {cpu.taken_percent:.2f}% of their time: the kernels queued "
+                    f"ahead kept it busy.")
+            return replace(cpu, level=level, text=head + " " + cpu_note + hidden, basis="gpu_time",
+                           gpu_idle_low_percent=low, gpu_idle_high_percent=high)
+        head = (f"The GPU sat idle {_seconds(g.interference_high_ns)} of {_seconds(active)} ({high:.2f}%) waiting "
+                f"for launches that {_named(g.culprits)} delayed; removing that interference would raise "
+                f"throughput by up to {gain:.1f}%.")
+        own = (f" The app's own host work and waits kept it idle another {_seconds(g.own_ns)}: that is the "
+               f"workload's, not interference." if g.own_ns else "")
+        tail = " " + cpu_note + hidden + own
+    else:
+        head = (f"The GPU sat idle between {_seconds(g.interference_low_ns)} and {_seconds(g.interference_high_ns)} "
+                f"of {_seconds(active)} ({low:.2f}%-{high:.2f}%) waiting for launches that {_named(g.culprits)} "
+                f"delayed (estimated from the host: {g.why}); removing that interference would raise throughput by "
+                f"{g.prediction.gain_low_percent:.1f}% to {gain:.1f}%." if g.prediction else "")
+        tail = " " + cpu_note + "."
+    level = "negligible" if high < NEGLIGIBLE_PERCENT else "light" if high < HEAVY_PERCENT else "heavy"
+    if g.mode != "exact" and _level_of(low) != level:
+        # bounds that straddle a threshold: said so, rather than the worse or the better
+        level = "uncertain"
+    if level == "negligible":
+        advice = "No scheduler or IRQ tuning is needed; monitor only."
+    elif level == "uncertain":
+        advice = (f"The estimate spans {_level_of(low)} to {_level_of(high)}: record with --gpu-activity for the "
+                  f"exact answer.")
+    elif level == "light":
+        advice = ("Pin the launching threads (taskset or a cpuset) and raise their priority (nice -n -10, or "
+                  "SCHED_FIFO with a bounded priority) so neighbours stop preempting them.")
+    else:
+        advice = ("Isolate cores for the workload (isolcpus/nohz_full, or a cgroup v2 cpuset that neighbours "
+                  "cannot use), pin the launching threads to them, and steer IRQs away from those cores "
+                  "(/proc/irq/*/smp_affinity_list).")
+    irq_ns = sum(c.high_ns for c in g.culprits if c.cause == "irq")
+    if level != "negligible" and irq_ns * 2 > g.interference_high_ns:
+        advice += " Interrupts dominate: steering IRQ affinity away from the launching threads' cores comes first."
+    said = f"{level} interference in GPU time" if level != "uncertain" else "interference in GPU time of uncertain weight"
+    text = (f"{head} That is {said} (below {NEGLIGIBLE_PERCENT:g}% negligible, from "
+            f"{HEAVY_PERCENT:g}% heavy). {advice}{tail}")
+    return replace(cpu, level=level, text=text, basis="gpu_time" if g.mode == "exact" else "gpu_time_bounds",
+                   gpu_idle_low_percent=low, gpu_idle_high_percent=high)
+
+
+def _gpu_time(trace: Trace, pids: set[int], gpu_info, segments: pl.DataFrame, runs: pl.DataFrame,
+              irqs: pl.DataFrame, bounds: Bounds, syncs: pl.DataFrame, launch_counts: pl.DataFrame,
+              threads: pl.DataFrame, thread_rows: list[ThreadTaken]) -> GpuTime:
+    """The GPU-time section: exact with GPU activity, bounds from the host without it."""
+    launching = threads.join(launch_counts.select("tid"), on="tid").select("pid", "tid")
+    cpu_interference = sum(t.preempted_ns + t.runqueue_ns + t.irq_ns for t in thread_rows
+                           if t.tid in set(launching["tid"].to_list()))
+    recorder = (trace.meta.get("recorder_pid"), RECORDER_COMMS)
+    if launching.is_empty():
+        return gpu.no_section("no thread of the workload launched a kernel")
+    if gpu_info.recorded and gpu_info.executions:
+        return gpu.exact_section(trace, pids, segments, runs, irqs, (bounds.start_ns, bounds.end_ns), syncs,
+                                 launching, cpu_interference, *recorder)
+    if segments.is_empty():
+        return gpu.no_section("the trace has no thread states for the launching threads")
+    landmarks = gpu.launch_landmarks(trace, pids, syncs)
+    why = gpu_info.why_absent or "its GPU activity did not arrive"
+    return gpu.bounds_section(trace, landmarks, syncs, segments, runs, irqs, launching, cpu_interference, why,
+                              *recorder)
 
 
 def _mark_incomplete(verdict: Verdict, why: str) -> Verdict:
@@ -329,12 +431,20 @@ def build_report(trace: Trace, in_memory: bool = False) -> Report:
             f"until its next recorded switch-out" for t in silent])
     warnings = _guard(lost)
     incomplete = _incomplete(trace_info)
-    if trace.meta.get("mode") == "study-csv":
+    gpu_info = gpu_activity(trace, pids)
+    study_csv = trace.meta.get("mode") == "study-csv"
+    gpu_section = (gpu.no_section("the study's CSV layout has neither GPU activity nor thread states") if study_csv
+                   else gpu.no_section("no target was named") if not pids
+                   else _gpu_time(trace, pids, gpu_info, segments, runs, irqs, bounds, syncs, launch_counts, threads,
+                                  thread_rows))
+    if study_csv:
         verdict = _no_verdict(trace)
     elif not pids:
         verdict = _no_target(trace)
     else:
         verdict = _verdict(thread_rows, launching, recoverable)
+        if gpu_section.mode != "none" and gpu_section.active_ns:
+            verdict = _gpu_verdict(verdict, gpu_section)
     if incomplete:
         # every metric rests on part of the recording: said beside them, and --strict fails on it
         warnings["trace"] = f"incomplete: {incomplete}"
@@ -342,7 +452,8 @@ def build_report(trace: Trace, in_memory: bool = False) -> Report:
     return Report(
         schema=REPORT_SCHEMA,
         trace=trace_info,
-        gpu_activity=gpu_activity(trace, pids),
+        gpu_activity=gpu_info,
+        gpu_time=gpu_section,
         overview=Overview(
             wall_ns=bounds.end_ns - bounds.start_ns,
             processes=sorted(pids), threads=len(tids), launching_threads=len(launching),

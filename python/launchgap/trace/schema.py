@@ -56,6 +56,8 @@ COPY_KIND_NAMES: tuple[str, ...] = ('UNKNOWN', 'HTOD', 'DTOH', 'HTOA', 'ATOH', '
 SYNC_TYPE_NAMES: tuple[str, ...] = ('UNKNOWN', 'EVENT_SYNCHRONIZE', 'STREAM_WAIT_EVENT', 'STREAM_SYNCHRONIZE', 'CONTEXT_SYNCHRONIZE')
 # a CUPTI collector's life in one process (gpu_collector rows)
 COLLECTOR_STATE_NAMES: tuple[str, ...] = ('started', 'stopped', 'failed')
+# why a GPU sat idle, the report's GPU time (docs/gpu-time.md): while the launch that ended the idle was not yet made, what its thread was doing (preempted, runqueue and irq are interference; host_work is the app's own code; launch_call the driver's CPU cost; blocked a wait of its own); gpu_side: the launch was made and the GPU had not started it; before_first and after_last: outside the process's GPU work; unknown: the thread's state is not in the trace
+GPU_IDLE_CAUSE_NAMES: tuple[str, ...] = ('preempted', 'runqueue', 'irq', 'host_work', 'launch_call', 'blocked', 'gpu_side', 'before_first', 'after_last', 'unknown')
 # which wakeup tracepoint a wakeup record came from
 WAKEUP_VARIANT_NAMES: tuple[str, ...] = ('WAKING', 'WAKEUP', 'NEW')
 

@@ -7,7 +7,7 @@ from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
 
-from launchgap.analysis.records import FailedLaunches, GpuActivity, Report, TraceInfo
+from launchgap.analysis.records import FailedLaunches, GpuActivity, GpuTime, Report, TraceInfo
 
 
 def _s(ns: float | int | None) -> str:
@@ -56,6 +56,63 @@ def _gpu_activity(gpu: GpuActivity) -> str:
     return f"recorded through CUPTI {gpu.cupti_version} ({clock}): {what}; {joined}{failed}"
 
 
+CAUSE_WORDS = {"preempted": "preempted", "runqueue": "run-queue wait", "irq": "interrupts",
+               "host_work": "the app's host work", "launch_call": "launch calls", "blocked": "its own waits",
+               "gpu_side": "launched, not yet started", "before_first": "before its first work",
+               "after_last": "after its last work", "unknown": "unknown"}
+
+
+def _range(low: int, high: int) -> str:
+    return _s(low) if low == high else f"{_s(low)} to {_s(high)}"
+
+
+def _gpu_time(g: GpuTime, console: Console) -> None:
+    """The GPU-time section: what the GPU lost, and to whom (docs/gpu-time.md)."""
+    if g.mode == "none":
+        console.print(f"[bold]GPU time[/]: not estimated: {escape(g.why or '')}", highlight=False)
+        return
+    how = ("exact, from GPU activity" if g.mode == "exact"
+           else f"estimated from the host, as bounds: {escape(g.why or '')}")
+    table = Table(title=f"GPU time ({how})", show_header=False, title_justify="left")
+    table.add_column(style="bold")
+    table.add_column()
+    if g.mode == "exact":
+        table.add_row("GPU busy", f"{g.busy_percent:.1f}% of {_s(g.span_ns)} (busy {_s(g.busy_ns)}, idle "
+                      f"{_s(g.idle_ns)})")
+        table.add_row("idle, by cause", ", ".join(f"{CAUSE_WORDS.get(c.cause, c.cause)} {_s(c.ns)} ({c.percent:.1f}%)"
+                                                  for c in sorted(g.causes, key=lambda c: -c.ns)))
+    share = lambda ns: f" ({100 * ns / g.active_ns:.2f}% of {_s(g.active_ns)})" if g.active_ns else ""  # noqa: E731
+    table.add_row("idle caused by interference", _range(g.interference_low_ns, g.interference_high_ns)
+                  + share(g.interference_high_ns) + " (preemption, run-queue waits, interrupts)")
+    if g.own_ns is not None:
+        table.add_row("idle for the app's own work", f"{_s(g.own_ns)} (host work, launch calls, its own waits)")
+    hidden = (f"{g.hidden_percent:.0f}% hidden by queued GPU work" if g.hidden_percent is not None
+              else f"{_range(g.hidden_low_ns, g.hidden_high_ns)} hidden by queued GPU work")
+    table.add_row("CPU time the launching threads lost", f"{_s(g.cpu_interference_ns)}: {hidden}")
+    if g.prediction:
+        p = g.prediction
+        unit = "steps" if p.basis == "steps" else "runs"
+        after = (f"{p.predicted_high_per_s:,.2f}" if p.predicted_low_per_s == p.predicted_high_per_s
+                 else f"{p.predicted_low_per_s:,.2f} to {p.predicted_high_per_s:,.2f}")
+        gain = (f"{p.gain_high_percent:.1f}%" if p.gain_low_percent == p.gain_high_percent
+                else f"{p.gain_low_percent:.1f}% to {p.gain_high_percent:.1f}%")
+        table.add_row("without the interference", f"{after} {unit}/s instead of {p.measured_per_s:,.2f} "
+                      f"({gain} more)")
+    if g.note:
+        table.add_row("note", escape(g.note))
+    console.print(table)
+    if g.culprits:
+        cu = Table(title="Who cost the GPU time", title_justify="left")
+        for col in ("culprit", "pid", "while the launching thread was", "GPU idle caused"):
+            cu.add_column(col, justify="right" if col == "GPU idle caused" else "left")
+        for c in g.culprits:
+            name = escape(c.comm or "-") + (" (the recorder itself)" if c.is_recorder else "")
+            cu.add_row(name, "-" if c.pid is None or c.cause == "irq" else str(c.pid),
+                       {"preempted": "preempted", "runqueue": "woken, waiting to run",
+                        "irq": "interrupted"}.get(c.cause, c.cause), _range(c.low_ns, c.high_ns))
+        console.print(cu)
+
+
 def _header(trace: TraceInfo) -> str:
     """What was read: mode, command, host, kernel, CPUs, each only where the file says."""
     path = f"[bold]{escape(trace.path)}[/]"
@@ -84,6 +141,7 @@ def render(report: Report, console: Console) -> None:
         console.print(f"[bold red]damaged[/]: {escape(damage)}", highlight=False)
     for caveat in trace.caveats:
         console.print(f"[bold yellow]caveat[/]: {caveat}")
+    _gpu_time(report.gpu_time, console)
 
     ov = Table(title="Overview", show_header=False, title_justify="left")
     ov.add_column(style="bold")
@@ -163,7 +221,8 @@ def render(report: Report, console: Console) -> None:
     else:
         console.print("No kernel launches in this trace: no launch-gap analysis.")
 
-    style = {"negligible": "green", "light": "yellow", "heavy": "red"}.get(report.verdict.level, "blue")
+    style = {"negligible": "green", "light": "yellow", "heavy": "red", "uncertain": "yellow"}.get(
+        report.verdict.level, "blue")
     # not expanded: on a terminal it still fits the width; in a pipe or log it is one full line
     console.print(Panel(report.verdict.text, title=f"Verdict: {report.verdict.level}", border_style=style,
                         expand=False))

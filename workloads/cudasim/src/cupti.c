@@ -219,6 +219,8 @@ static void *worker(void *unused)
 {
     static struct full_buffer taken[MAX_QUEUED];
     (void)unused;
+    /* named, so a trace shows CUPTI's own thread for what it is when it preempts a launching thread */
+    pthread_setname_np(pthread_self(), "cupti-worker");
     pthread_mutex_lock(&cupti.lock);
     for (;;) {
         int n;

@@ -490,7 +490,8 @@ CUSIM_EXPORT CUresult cuStreamDestroy_v2(CUstream stream)
  * to the hooks, on STREAM_ID.
  */
 static CUresult blocking_sync(const struct cusim_call *call, uint64_t t_enter, uint64_t wait_until_ns,
-                              uint64_t stream, uint64_t bytes, int sync_type, uint32_t stream_id)
+                              uint64_t stream, uint64_t bytes, int sync_type, uint32_t stream_id,
+                              uint64_t copy_start_ns)
 {
     int api = call->api;
     struct cusim_record *rec = log_claim(CUSIM_KIND_SYNC, api);
@@ -505,6 +506,7 @@ static CUresult blocking_sync(const struct cusim_call *call, uint64_t t_enter, u
         rec->t_enter_ns = t_enter;
         rec->stream = stream;
         rec->gpu_end_ns = wait_until_ns;
+        rec->gpu_start_ns = copy_start_ns;
         rec->bytes = bytes;
         rec->t_exit_ns = vgpu_now_ns();
     }
@@ -525,7 +527,7 @@ static CUresult stream_sync(const struct cusim_call *call, CUstream handle, int 
         return CUDA_ERROR_INVALID_VALUE;
     }
     return blocking_sync(call, t_enter, vgpu_stream_done_at(&stream->queue), (uint64_t)(uintptr_t)handle, 0,
-                         SYNC_STREAM, stream_id_of(stream));
+                         SYNC_STREAM, stream_id_of(stream), 0);
 }
 
 CUSIM_EXPORT CUresult cuStreamSynchronize(CUstream stream)
@@ -541,7 +543,7 @@ CUSIM_EXPORT CUresult cuStreamSynchronize_ptsz(CUstream stream)
 static CUresult ctx_sync(const struct cusim_call *call)
 {
     uint64_t t_enter = vgpu_now_ns();
-    return blocking_sync(call, t_enter, vgpu_engine_done_at(), 0, 0, SYNC_CONTEXT, NO_STREAM_ID);
+    return blocking_sync(call, t_enter, vgpu_engine_done_at(), 0, 0, SYNC_CONTEXT, NO_STREAM_ID, 0);
 }
 
 CUSIM_EXPORT CUresult cuCtxSynchronize(void)
@@ -588,7 +590,7 @@ static CUresult event_sync(const struct cusim_call *call, CUevent event)
         pending_runtime_api = CUSIM_API_NONE;
         return CUDA_ERROR_INVALID_VALUE;
     }
-    return blocking_sync(call, t_enter, event->completes_at_ns, 0, 0, SYNC_EVENT, NO_STREAM_ID);
+    return blocking_sync(call, t_enter, event->completes_at_ns, 0, 0, SYNC_EVENT, NO_STREAM_ID, 0);
 }
 
 CUSIM_EXPORT CUresult cuEventSynchronize(CUevent event)
@@ -634,7 +636,7 @@ static CUresult sync_copy(const struct cusim_call *call, void *dst, const void *
     }
     memcpy(dst, src, bytes);
     report_work(call, &work);
-    return blocking_sync(call, t_enter, span.end_ns, 0, bytes, 0, NO_STREAM_ID);
+    return blocking_sync(call, t_enter, span.end_ns, 0, bytes, 0, NO_STREAM_ID, span.start_ns);
 }
 
 #define HTOD 1

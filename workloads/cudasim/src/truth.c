@@ -135,7 +135,7 @@ static void write_sync_rows(FILE *out, const struct cusim_record *recs, uint64_t
 {
     int first = 1;
     fputs("  \"sync_columns\": [\"seq\", \"t_enter_ns\", \"t_exit_ns\", \"pid\", \"tid\", "
-          "\"api\", \"runtime_api\", \"stream\", \"bytes\", \"waited_for_ns\"],\n  \"syncs\": [\n",
+          "\"api\", \"runtime_api\", \"stream\", \"bytes\", \"waited_for_ns\", \"copy_start_ns\"],\n  \"syncs\": [\n",
           out);
     for (uint64_t i = 0; i < n; i++) {
         const struct cusim_record *r = &recs[i];
@@ -145,8 +145,12 @@ static void write_sync_rows(FILE *out, const struct cusim_record *recs, uint64_t
                 first ? "" : ",\n", i, r->t_enter_ns, r->t_exit_ns, r->pid, r->tid,
                 cusim_api_name(r->api));
         write_api_or_null(out, r->runtime_api);
-        fprintf(out, ", %" PRIu64 ", %" PRIu64 ", %" PRIu64 "]", r->stream, r->bytes,
-                r->gpu_end_ns);
+        fprintf(out, ", %" PRIu64 ", %" PRIu64 ", %" PRIu64 ", ", r->stream, r->bytes, r->gpu_end_ns);
+        /* copies: when the copy began on the virtual GPU; anything else has no GPU work of its own */
+        if (r->gpu_start_ns)
+            fprintf(out, "%" PRIu64 "]", r->gpu_start_ns);
+        else
+            fputs("null]", out);
         first = 0;
     }
     fputs("\n  ],\n", out);

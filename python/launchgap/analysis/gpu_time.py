@@ -1,0 +1,682 @@
+"""GPU time: every interval a process's GPU ran nothing, and why (docs/gpu-time.md).
+
+With GPU activity (record --gpu-activity) the answer is exact. Each idle gap of a
+process's device (between the union of its kernels, graphs, copies and memsets) ends
+when some piece of work starts; that work was made by an API call on some thread. Until
+that call returned the GPU waited for the host: the gap's time up to then is the thread's,
+and what the thread was doing at each instant is its state in the trace: preempted (by
+whom), in the run queue (behind whom), in an interrupt (which), running its own code, in
+the launch call itself, or blocked in a wait of its own. After the call returned the GPU
+had the work and had not started it: gpu_side. Before the process's first GPU work and
+after its last: outside it. Every nanosecond of idle gets exactly one cause, so the causes
+sum to the idle time.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+
+from launchgap.analysis.gpu_activity import executions, join_launches, merge_intervals
+from launchgap.analysis.intervals import overlaps
+from launchgap.analysis.records import GpuCulprit, GpuIdleCause, GpuPrediction, GpuProcess, GpuTime
+from launchgap.trace import Event, Trace
+from launchgap.trace.schema import GPU_IDLE_CAUSE_NAMES
+
+(PREEMPTED, RUNQUEUE, IRQ, HOST_WORK, LAUNCH_CALL, BLOCKED, GPU_SIDE, BEFORE_FIRST, AFTER_LAST,
+ UNKNOWN) = GPU_IDLE_CAUSE_NAMES
+# the causes that are another task's or an interrupt's doing: what isolating the workload would remove
+INTERFERENCE = (PREEMPTED, RUNQUEUE, IRQ)
+# the app's own doing: its host code, the driver's launch cost, its own waits
+OWN = (HOST_WORK, LAUNCH_CALL, BLOCKED)
+BY_DESIGN = (BEFORE_FIRST, AFTER_LAST)
+
+IDLE_COLUMNS = {"pid": pl.UInt32, "device_id": pl.UInt32, "cause": pl.String, "culprit_pid": pl.UInt32,
+                "culprit": pl.String, "tid": pl.UInt32, "ns": pl.Int64}
+
+
+def gpu_work(trace: Trace) -> pl.DataFrame:
+    """Every piece of GPU work with the API call that made it: pid, device_id, start_ns, end_ns,
+    tid, call_start_ns, call_end_ns (null where the call is not in the trace)."""
+    launched = join_launches(trace).filter(pl.col("gpu_start_ns").is_not_null())
+    # the launch's driver call: from its launch row (entry) to its gpu_api row's return
+    api = trace.of(Event.GPU_API, "pid", "tid", "correlation_id", "ts_ns", "end_ns")
+    calls = launched.join(api.select("pid", "correlation_id", pl.col("end_ns").alias("call_end_ns")),
+                          on=["pid", "correlation_id"], how="left")
+    kernels = calls.select(
+        "pid", "device_id", pl.col("gpu_start_ns").alias("start_ns"), pl.col("gpu_end_ns").alias("end_ns"), "tid",
+        pl.col("ts_ns").cast(pl.Int64).alias("call_start_ns"), pl.col("call_end_ns").cast(pl.Int64))
+    # executions the launch rows did not account for (no launch row: a process not probed) keep no call
+    orphans = executions(trace).join(launched.select("pid", "correlation_id"), on=["pid", "correlation_id"],
+                                     how="anti")
+    others = [orphans.select("pid", "device_id", pl.col("gpu_start_ns").alias("start_ns"),
+                             pl.col("gpu_end_ns").alias("end_ns"), "correlation_id")]
+    for kind in (Event.GPU_MEMCPY, Event.GPU_MEMSET):
+        others.append(trace.of(kind, "pid", "device_id", "ts_ns", "end_ns", "correlation_id")
+                      .rename({"ts_ns": "start_ns"}))
+    rest = pl.concat(others).join(
+        api.select("pid", "correlation_id", "tid", pl.col("ts_ns").cast(pl.Int64).alias("call_start_ns"),
+                   pl.col("end_ns").cast(pl.Int64).alias("call_end_ns")),
+        on=["pid", "correlation_id"], how="left").drop("correlation_id")
+    work = pl.concat([kernels, rest.select(kernels.columns)], how="vertical_relaxed")
+    return work.with_columns(pl.col("start_ns").cast(pl.Int64), pl.col("end_ns").cast(pl.Int64)).sort(
+        "pid", "device_id", "start_ns")
+
+
+def idle_gaps(work: pl.DataFrame, span_start_ns: int, span_end_ns: int) -> pl.DataFrame:
+    """Every interval each (pid, device) ran nothing within [span_start, span_end]: pid, device_id,
+    g_start, g_end, kind (before_first, between, after_last), and for `between` gaps the work that
+    ended it: tid, call_start_ns, call_end_ns (the earliest-made of the work starting there)."""
+    if work.is_empty():
+        return pl.DataFrame(schema={"pid": pl.UInt32, "device_id": pl.UInt32, "g_start": pl.Int64,
+                                    "g_end": pl.Int64, "kind": pl.String, "tid": pl.UInt32,
+                                    "call_start_ns": pl.Int64, "call_end_ns": pl.Int64})
+    busy = merge_intervals(work.select("pid", "device_id", "start_ns", "end_ns"), ["pid", "device_id"])
+    between = (busy.with_columns(pl.col("end_ns").alias("g_start"),
+                                 pl.col("start_ns").shift(-1).over("pid", "device_id").alias("g_end"))
+               .filter(pl.col("g_end").is_not_null() & (pl.col("g_end") > pl.col("g_start")))
+               .select("pid", "device_id", "g_start", "g_end", pl.lit("between").alias("kind")))
+    enders = (work.sort("call_end_ns", nulls_last=True)
+              .unique(["pid", "device_id", "start_ns"], keep="first", maintain_order=True)
+              .select("pid", "device_id", pl.col("start_ns").alias("g_end"), "tid", "call_start_ns", "call_end_ns"))
+    between = between.join(enders, on=["pid", "device_id", "g_end"], how="left")
+    ends = busy.group_by("pid", "device_id").agg(pl.col("start_ns").min().alias("first"),
+                                                 pl.col("end_ns").max().alias("last"))
+    outside = pl.concat([
+        ends.select("pid", "device_id", pl.lit(span_start_ns, pl.Int64).alias("g_start"),
+                    pl.col("first").alias("g_end"), pl.lit(BEFORE_FIRST).alias("kind")),
+        ends.select("pid", "device_id", pl.col("last").alias("g_start"), pl.lit(span_end_ns, pl.Int64).alias("g_end"),
+                    pl.lit(AFTER_LAST).alias("kind")),
+    ]).filter(pl.col("g_end") > pl.col("g_start"))
+    return pl.concat([between, outside], how="diagonal_relaxed").sort("pid", "device_id", "g_start")
+
+
+def _host_parts(gaps: pl.DataFrame) -> pl.DataFrame:
+    """The part of each `between` gap before its work's call returned: the thread's time."""
+    return (gaps.filter(pl.col("kind") == "between")
+            .with_row_index("gap")
+            .with_columns(pl.min_horizontal("g_end", pl.max_horizontal("g_start", pl.col("call_end_ns")
+                                                                       .fill_null(pl.col("g_start"))))
+                          .alias("host_end")))
+
+
+def attribute(gaps: pl.DataFrame, segments: pl.DataFrame, runs: pl.DataFrame, irqs: pl.DataFrame) -> pl.DataFrame:
+    """Each gap's nanoseconds by cause (and culprit): pid, device_id, cause, culprit_pid, culprit,
+    tid, ns. Sums to the gaps' total exactly.
+
+    segments: thread_segments (tid, cpu, state, s_start, s_end); runs: cpu_runs (cpu, r_start,
+    r_end, run_pid, run_tid, run_comm); irqs: irq_intervals (tid, name, i_start, i_end, ...)."""
+    out = []
+    # outside the process's GPU work
+    outside = gaps.filter(pl.col("kind") != "between")
+    out.append(outside.select("pid", "device_id", pl.col("kind").alias("cause"),
+                              (pl.col("g_end") - pl.col("g_start")).alias("ns")))
+    host = _host_parts(gaps)
+    # after the call returned (or with no call known: all of it unknown) the GPU had the work
+    out.append(host.select("pid", "device_id",
+                           pl.when(pl.col("call_end_ns").is_null()).then(pl.lit(UNKNOWN)).otherwise(pl.lit(GPU_SIDE))
+                           .alias("cause"), (pl.col("g_end") - pl.col("host_end")).alias("ns")))
+    queries = host.filter(pl.col("host_end") > pl.col("g_start") & pl.col("tid").is_not_null()).select(
+        "gap", "pid", "device_id", "tid", "call_start_ns", "call_end_ns",
+        pl.col("g_start").alias("q_start"), pl.col("host_end").alias("q_end"))
+    seg = segments.select("tid", "cpu", pl.col("state").cast(pl.String), pl.col("s_start").alias("r_start"),
+                          pl.col("s_end").alias("r_end"))
+    pieces = overlaps(queries, seg, "tid").with_columns(
+        pl.max_horizontal("q_start", "r_start").alias("p_start"), pl.min_horizontal("q_end", "r_end").alias("p_end"))
+    # the host part's time the thread's segments do not cover: its state is not known
+    covered = pieces.group_by("gap").agg(pl.col("overlap_ns").sum().alias("covered"))
+    uncovered = queries.join(covered, on="gap", how="left").select(
+        "pid", "device_id", "tid", pl.lit(UNKNOWN).alias("cause"),
+        (pl.col("q_end") - pl.col("q_start") - pl.col("covered").fill_null(0)).alias("ns"))
+    out.append(uncovered)
+    out.extend(_waiting(pieces, runs))
+    out.extend(_running(pieces, irqs))
+    out.append(pieces.filter(pl.col("state").is_in(["blocked", "offcpu"])).select(
+        "pid", "device_id", "tid", pl.lit(BLOCKED).alias("cause"), (pl.col("p_end") - pl.col("p_start")).alias("ns")))
+    out.append(pieces.filter(pl.col("state").is_in(["unknown", "dead"])).select(
+        "pid", "device_id", "tid", pl.lit(UNKNOWN).alias("cause"), (pl.col("p_end") - pl.col("p_start")).alias("ns")))
+    every = pl.concat([o.select([pl.col(c).cast(t) if c in o.columns else pl.lit(None, t).alias(c)
+                                 for c, t in IDLE_COLUMNS.items()]) for o in out])
+    return (every.filter(pl.col("ns") > 0)
+            .group_by("pid", "device_id", "cause", "culprit_pid", "culprit", "tid")
+            .agg(pl.col("ns").sum())
+            .sort(["ns", "pid", "cause", "culprit"], descending=[True, False, False, False], nulls_last=True))
+
+
+def _waiting(pieces: pl.DataFrame, runs: pl.DataFrame) -> list[pl.DataFrame]:
+    """Preempted and run-queue time, by who ran on the thread's CPU meanwhile (the rest: nobody known)."""
+    waiting = pieces.filter(pl.col("state").is_in([PREEMPTED, RUNQUEUE])).with_row_index("w")
+    queries = waiting.select("w", "cpu", "pid", "device_id", "tid", "state", pl.col("p_start").alias("q_start"),
+                             pl.col("p_end").alias("q_end")).drop_nulls("cpu")
+    ran = overlaps(queries, runs.select("cpu", "r_start", "r_end", "run_pid", "run_tid", "run_comm").drop_nulls("cpu"),
+                   "cpu").filter(pl.col("run_tid") != pl.col("tid"))
+    named = ran.select("pid", "device_id", "tid", pl.col("state").alias("cause"),
+                       pl.col("run_pid").alias("culprit_pid"),
+                       pl.when(pl.col("run_pid") == 0).then(pl.lit("swapper")).otherwise(pl.col("run_comm"))
+                       .alias("culprit"), pl.col("overlap_ns").alias("ns"))
+    accounted = ran.group_by("w").agg(pl.col("overlap_ns").sum().alias("named"))
+    rest = waiting.join(accounted, on="w", how="left").select(
+        "pid", "device_id", "tid", pl.col("state").alias("cause"),
+        (pl.col("p_end") - pl.col("p_start") - pl.col("named").fill_null(0)).alias("ns"))
+    return [named, rest]
+
+
+def _covered_by(queries: pl.DataFrame, union: pl.DataFrame) -> pl.DataFrame:
+    """r, ns: how much of each query (r, tid, q_start, q_end) the disjoint UNION intervals cover."""
+    if queries.is_empty() or union.is_empty():
+        return pl.DataFrame(schema={"r": pl.UInt32, "ns": pl.Int64})
+    return overlaps(queries, union, "tid").group_by("r").agg(pl.col("overlap_ns").sum().alias("ns"))
+
+
+def _running(pieces: pl.DataFrame, irqs: pl.DataFrame) -> list[pl.DataFrame]:
+    """Running time: interrupts that ran on the thread meanwhile (by name), the launch call's own time
+    (inside the driver call that made the work), and the app's host work; each nanosecond once (nested
+    interrupts overlap one another: their union is what the thread lost)."""
+    running = pieces.filter(pl.col("state") == "running").with_row_index("r").with_columns(
+        pl.max_horizontal("p_start", pl.col("call_start_ns")).alias("c_start"),
+        pl.min_horizontal("p_end", pl.col("call_end_ns")).alias("c_end"))
+    running = running.with_columns(
+        pl.when(pl.col("c_end") > pl.col("c_start")).then(pl.col("c_end") - pl.col("c_start")).otherwise(0)
+        .fill_null(0).alias("call_ns"))
+    whole = running.select("r", "tid", pl.col("p_start").alias("q_start"), pl.col("p_end").alias("q_end"))
+    in_call = running.filter(pl.col("call_ns") > 0).select("r", "tid", pl.col("c_start").alias("q_start"),
+                                                            pl.col("c_end").alias("q_end"))
+    named = irqs.select("tid", pl.col("i_start").alias("start_ns"), pl.col("i_end").alias("end_ns"),
+                        pl.col("name").fill_null(pl.col("kind")).alias("name"))
+    union = merge_intervals(named.select("tid", "start_ns", "end_ns"), ["tid"]).rename(
+        {"start_ns": "r_start", "end_ns": "r_end"}) if not named.is_empty() else named.head(0)
+    lost = _covered_by(whole, union).rename({"ns": "irq_ns"})
+    lost_in_call = _covered_by(in_call, union).rename({"ns": "irq_call_ns"})
+    rest = (running.join(lost, on="r", how="left").join(lost_in_call, on="r", how="left")
+            .with_columns(pl.col("irq_ns").fill_null(0), pl.col("irq_call_ns").fill_null(0)))
+    host = rest.select("pid", "device_id", "tid", pl.lit(HOST_WORK).alias("cause"),
+                       (pl.col("p_end") - pl.col("p_start") - pl.col("call_ns") - pl.col("irq_ns")
+                        + pl.col("irq_call_ns")).alias("ns"))
+    call = rest.select("pid", "device_id", "tid", pl.lit(LAUNCH_CALL).alias("cause"),
+                       (pl.col("call_ns") - pl.col("irq_call_ns")).alias("ns"))
+    return [host, call, _irqs_by_name(rest, whole, named)]
+
+
+def _irqs_by_name(rest: pl.DataFrame, whole: pl.DataFrame, named: pl.DataFrame) -> pl.DataFrame:
+    """Each piece's interrupt time (the union's) split over the interrupts' names in proportion to
+    their own overlap with it, rounded so that each piece's total stays exact."""
+    empty = pl.DataFrame(schema={"pid": pl.UInt32, "device_id": pl.UInt32, "tid": pl.UInt32, "cause": pl.String,
+                                 "culprit_pid": pl.UInt32, "culprit": pl.String, "ns": pl.Int64})
+    if named.is_empty() or whole.is_empty():
+        return empty
+    raw = overlaps(whole, named.rename({"start_ns": "r_start", "end_ns": "r_end"}), "tid").group_by("r", "name").agg(
+        pl.col("overlap_ns").sum())
+    if raw.is_empty():
+        return empty
+    shares = (raw.join(rest.select("r", "pid", "device_id", "tid", "irq_ns"), on="r")
+              .with_columns((pl.col("overlap_ns") * pl.col("irq_ns") // pl.col("overlap_ns").sum().over("r"))
+                            .alias("ns"))
+              .sort("r", "overlap_ns", "name", descending=[False, True, False]))
+    short = (pl.col("irq_ns") - pl.col("ns").sum().over("r"))
+    first = pl.int_range(pl.len()).over("r") == 0
+    shares = shares.with_columns(pl.when(first).then(pl.col("ns") + short).otherwise(pl.col("ns")).alias("ns"))
+    return shares.select("pid", "device_id", "tid", pl.lit(IRQ).alias("cause"),
+                         pl.lit(0, pl.UInt32).alias("culprit_pid"), pl.col("name").alias("culprit"), "ns")
+
+
+def gpu_idle(trace: Trace, segments: pl.DataFrame, runs: pl.DataFrame, irqs: pl.DataFrame,
+             span: tuple[int, int]) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    """(work, gaps, idle by cause): the GPU work, its idle gaps, and their time by cause and culprit."""
+    work = gpu_work(trace)
+    gaps = idle_gaps(work, *span)
+    return work, gaps, attribute(gaps, segments, runs, irqs)
+
+
+def busy_ns(work: pl.DataFrame) -> pl.DataFrame:
+    """Per (pid, device): when the GPU was busy, in total, and the span of its work."""
+    busy = merge_intervals(work.select("pid", "device_id", "start_ns", "end_ns"), ["pid", "device_id"])
+    return busy.group_by("pid", "device_id").agg((pl.col("end_ns") - pl.col("start_ns")).sum().alias("busy_ns"),
+                                                  pl.col("start_ns").min().alias("first_ns"),
+                                                  pl.col("end_ns").max().alias("last_ns"))
+
+
+
+# --- without GPU activity: bounds from what the host saw (docs/gpu-time.md) -------------------------
+
+# the syncs after which everything the calling thread launched has finished: a context sync, a sync
+# of the stream it launches on, a synchronous copy (which waits for the work before it). An event sync
+# waits only for the work before its event, wherever that was recorded: not a drain.
+DRAIN_APIS = ("cuCtxSynchronize", "cuStreamSynchronize", "cuStreamSynchronize_ptsz", "cuMemcpyHtoD_v2",
+              "cuMemcpyDtoH_v2", "cuMemcpyHtoD_v2_ptds", "cuMemcpyDtoH_v2_ptds")
+# fewer steps than this say too little about what a step takes undisturbed
+MIN_STEPS = 4
+
+
+def delays(segments: pl.DataFrame, irqs: pl.DataFrame, tids: list[int]) -> pl.DataFrame:
+    """The launching threads' interference: tid, d_start, d_end, cause (preempted, runqueue: the
+    segments; irq: interrupts that ran on the thread while it ran, their union), one row each."""
+    waiting = segments.filter(pl.col("tid").is_in(tids) & pl.col("state").cast(pl.String).is_in(
+        [PREEMPTED, RUNQUEUE])).select("tid", "cpu", pl.col("s_start").alias("d_start"),
+                                       pl.col("s_end").alias("d_end"), pl.col("state").cast(pl.String).alias("cause"))
+    running = segments.filter(pl.col("tid").is_in(tids) & (pl.col("state").cast(pl.String) == "running"))
+    mine = irqs.filter(pl.col("tid").is_in(tids)).select("tid", pl.col("i_start").alias("start_ns"),
+                                                         pl.col("i_end").alias("end_ns"))
+    if mine.is_empty() or running.is_empty():
+        return waiting
+    union = merge_intervals(mine, ["tid"]).rename({"start_ns": "r_start", "end_ns": "r_end"})
+    hits = overlaps(running.select("tid", "cpu", pl.col("s_start").alias("q_start"), pl.col("s_end").alias("q_end")),
+                    union, "tid")
+    irq = hits.select("tid", "cpu", pl.max_horizontal("q_start", "r_start").alias("d_start"),
+                      pl.min_horizontal("q_end", "r_end").alias("d_end"), pl.lit(IRQ).alias("cause"))
+    return pl.concat([waiting, irq], how="vertical_relaxed").sort("tid", "d_start")
+
+
+def _complement(spans: pl.DataFrame, within: pl.DataFrame, key: str) -> pl.DataFrame:
+    """The parts of each WITHIN interval (key, w_start, w_end) that SPANS (key, start, end; disjoint, each
+    inside its interval) leave uncovered: key, start, end."""
+    edges = pl.concat([
+        within.select(key, pl.col("w_start").alias("start"), pl.col("w_start").alias("end"), "w_start", "w_end"),
+        spans.select(key, "start", "end", "w_start", "w_end"),
+        within.select(key, pl.col("w_end").alias("start"), pl.col("w_end").alias("end"), "w_start", "w_end"),
+    ]).sort(key, "w_start", "start", "end", maintain_order=True)
+    return (edges.with_columns(pl.col("end").alias("g_start"), pl.col("start").shift(-1).over(key, "w_start")
+                               .alias("g_end"))
+            .filter(pl.col("g_end").is_not_null() & (pl.col("g_end") > pl.col("g_start")))
+            .select(key, pl.col("g_start").alias("start"), pl.col("g_end").alias("end")))
+
+
+def delay_pieces(segments: pl.DataFrame, runs: pl.DataFrame, irqs: pl.DataFrame, threads: pl.DataFrame) -> pl.DataFrame:
+    """The launching threads' interference as disjoint intervals, each with its culprit: pid, tid,
+    d_start, d_end, cause, culprit_pid, culprit. Preempted and run-queue time by who ran on the
+    thread's CPU meanwhile (the rest with no culprit); interrupts by the name of the one that
+    overlaps most. THREADS: pid, tid of the launching threads."""
+    tids = threads["tid"].to_list()
+    raw = delays(segments, irqs, tids).with_row_index("d")
+    waiting = raw.filter(pl.col("cause") != IRQ)
+    ran = overlaps(waiting.select("d", "cpu", "tid", pl.col("d_start").alias("q_start"), pl.col("d_end").alias("q_end"))
+                   .drop_nulls("cpu"),
+                   runs.select("cpu", "r_start", "r_end", "run_pid", "run_tid", "run_comm").drop_nulls("cpu"), "cpu")
+    ran = ran.filter(pl.col("run_tid") != pl.col("tid")).select(
+        "d", pl.max_horizontal("q_start", "r_start").alias("start"), pl.min_horizontal("q_end", "r_end").alias("end"),
+        pl.col("run_pid").alias("culprit_pid"),
+        pl.when(pl.col("run_pid") == 0).then(pl.lit("swapper")).otherwise(pl.col("run_comm")).alias("culprit"))
+    named = ran.join(waiting.select("d", "tid", "cause", pl.col("d_start").alias("w_start"),
+                                    pl.col("d_end").alias("w_end")), on="d")
+    nobody = _complement(named.select("d", "start", "end", "w_start", "w_end"),
+                         waiting.select("d", pl.col("d_start").alias("w_start"), pl.col("d_end").alias("w_end")), "d"
+                         ).join(waiting.select("d", "tid", "cause"), on="d")
+    parts = [named.select("tid", "start", "end", "cause", "culprit_pid", "culprit"),
+             nobody.select("tid", "start", "end", "cause", pl.lit(None, pl.UInt32).alias("culprit_pid"),
+                           pl.lit(None, pl.String).alias("culprit"))]
+    interrupts = raw.filter(pl.col("cause") == IRQ)
+    if not interrupts.is_empty():
+        names = irqs.select("tid", pl.col("i_start").alias("r_start"), pl.col("i_end").alias("r_end"),
+                            pl.col("name").fill_null(pl.col("kind")).alias("name"))
+        best = (overlaps(interrupts.select("d", "tid", pl.col("d_start").alias("q_start"),
+                                           pl.col("d_end").alias("q_end")), names, "tid")
+                .sort("overlap_ns", descending=True).unique("d", keep="first").select("d", "name"))
+        parts.append(interrupts.join(best, on="d", how="left").select(
+            "tid", pl.col("d_start").alias("start"), pl.col("d_end").alias("end"), "cause",
+            pl.lit(0, pl.UInt32).alias("culprit_pid"), pl.col("name").alias("culprit")))
+    pieces = pl.concat([p.with_columns(pl.col("tid").cast(pl.UInt32), pl.col("culprit_pid").cast(pl.UInt32))
+                        for p in parts])
+    return (pieces.join(threads.select(pl.col("pid").cast(pl.UInt32), pl.col("tid").cast(pl.UInt32)), on="tid")
+            .select("pid", "tid", pl.col("start").alias("d_start"), pl.col("end").alias("d_end"), "cause",
+                    "culprit_pid", "culprit").sort("tid", "d_start"))
+
+
+def _clip(frame: pl.DataFrame, lo: str, hi: str, start: str = "d_start", end: str = "d_end") -> pl.DataFrame:
+    """FRAME's [start, end) cut to its row's [lo, hi), empty ones dropped."""
+    return (frame.with_columns(pl.max_horizontal(start, lo).alias(start), pl.min_horizontal(end, hi).alias(end))
+            .filter(pl.col(end) > pl.col(start)))
+
+
+def _drained_windows(launches: pl.DataFrame, drains: pl.DataFrame) -> pl.DataFrame:
+    """Per process, when its GPU had provably nothing to do: every launching thread of the process had,
+    since its last launch, come out of a sync that waits for its work. pid, w_start, w_end, tid (the thread
+    whose launch ended the window)."""
+    # each drain exit of a thread, and the thread's next launch after it
+    exits = drains.select("pid", "tid", pl.col("exit_ns").alias("ts")).sort("ts")
+    nexts = launches.select("pid", "tid", pl.col("ts_ns").alias("next_launch")).sort("next_launch")
+    per_thread = exits.join_asof(nexts, left_on="ts", right_on="next_launch", by=["pid", "tid"], strategy="forward",
+                                 check_sortedness=False)
+    # the thread was drained from the exit to its next launch (drained to the end when none follows)
+    per_thread = per_thread.with_columns(pl.col("next_launch").fill_null(pl.col("ts")).alias("d_end")).filter(
+        pl.col("d_end") > pl.col("ts"))
+    threads = launches.group_by("pid").agg(pl.col("tid").n_unique().alias("threads"))
+    # a process is drained where all its launching threads are: sweep each process's drained intervals
+    events = pl.concat([
+        per_thread.select("pid", pl.col("ts").alias("t"), pl.lit(1).alias("step")),
+        per_thread.select("pid", pl.col("d_end").alias("t"), pl.lit(-1).alias("step")),
+    ]).sort("pid", "t", "step")
+    events = events.with_columns(pl.col("step").cum_sum().over("pid").alias("drained")).join(threads, on="pid")
+    windows = (events.with_columns(pl.col("t").shift(-1).over("pid").alias("w_end"))
+               .filter((pl.col("drained") == pl.col("threads")) & pl.col("w_end").is_not_null()
+                       & (pl.col("w_end") > pl.col("t")))
+               .select("pid", pl.col("t").alias("w_start"), "w_end"))
+    # the thread whose launch ended each window
+    enders = launches.select("pid", pl.col("ts_ns").alias("w_end"), "tid").unique(["pid", "w_end"], keep="first")
+    return windows.join(enders, on=["pid", "w_end"], how="left")
+
+
+def host_bounds(launches: pl.DataFrame, syncs: pl.DataFrame, delay_pieces: pl.DataFrame,
+                launch_times: dict[int, np.ndarray] | None = None, wakeups: pl.DataFrame | None = None) -> dict:
+    """Without GPU activity: lower and upper bounds of the GPU idle the launching threads' interference
+    caused, from the host's launches, syncs and thread states (docs/gpu-time.md).
+
+    launches: ts_ns, pid, tid; syncs: ts_ns, duration_ns, pid, tid, api; delay_pieces: tid, pid,
+    d_start, d_end, cause, culprit_pid, culprit (one launching thread's interference, by culprit).
+    launch_times: every launch time of each launching thread (for steps that repeat launch for launch);
+    wakeups: ts_ns, tid of the launching threads' wakeups.
+    Returns {low_ns, high_ns, culprits: frame(cause, culprit_pid, culprit, low_ns, high_ns),
+    steps, refined, note}."""
+    launches = launches.with_columns(pl.col("ts_ns").cast(pl.Int64))
+    # from the thread's first GPU work (a launch, or a copy before it) to its last launch
+    first_sync = syncs.group_by("pid", "tid").agg(pl.col("ts_ns").min().cast(pl.Int64).alias("first_sync"))
+    region = (launches.group_by("pid", "tid").agg(pl.col("ts_ns").min().alias("lo"), pl.col("ts_ns").max().alias("hi"))
+              .join(first_sync, on=["pid", "tid"], how="left")
+              .with_columns(pl.min_horizontal("lo", pl.col("first_sync").fill_null(pl.col("lo"))).alias("lo")))
+    # a delay costs the GPU at most its own length, and only while its thread still had launches to make
+    inside = _clip(delay_pieces.join(region, on=["pid", "tid"]), "lo", "hi")
+    inside = inside.with_columns((pl.col("d_end") - pl.col("d_start")).alias("ns"))
+    drains = syncs.filter(pl.col("api").is_in(DRAIN_APIS)).select(
+        "pid", "tid", pl.col("ts_ns").cast(pl.Int64), (pl.col("ts_ns") + pl.col("duration_ns")).cast(pl.Int64)
+        .alias("exit_ns")).sort("exit_ns")
+    windows = _drained_windows(launches, drains)
+    # in a window the GPU is idle until the first launch: the delay of the thread that made it is idle it caused
+    low_pieces = _window_delays(windows, inside)
+    culprits = (inside.group_by("cause", "culprit_pid", "culprit").agg(pl.col("ns").sum().alias("high_ns"))
+                .join(low_pieces.group_by("cause", "culprit_pid", "culprit").agg(pl.col("ns").sum().alias("low_ns")),
+                      on=["cause", "culprit_pid", "culprit"], how="left", nulls_equal=True)
+                .with_columns(pl.col("low_ns").fill_null(0)))
+    low, high = int(low_pieces["ns"].sum() or 0), int(inside["ns"].sum() or 0)
+    refined = _refine_by_steps(launches, drains, inside, low_pieces)
+    note = refined.pop("note")
+    if refined["refined"]:
+        low, high = max(low, refined["low_ns"]), min(high, refined["high_ns"])
+    aligned = _aligned(launches, drains, inside, launch_times, wakeups)
+    if aligned is not None:
+        low = max(low, min(high, aligned[0]))
+        note = "; ".join(part for part in (note, f"steps repeat launch for launch ({aligned[1]} steps)") if part)
+    return {"low_ns": low, "high_ns": max(high, low), "culprits": culprits.with_columns(
+        pl.min_horizontal("high_ns", pl.lit(max(high, low))).alias("high_ns")).sort("high_ns", descending=True),
+        "steps": refined["steps"], "refined": refined["refined"], "note": note}
+
+
+def _aligned(launches: pl.DataFrame, drains: pl.DataFrame, inside: pl.DataFrame,
+             launch_times: dict[int, np.ndarray] | None, wakeups: pl.DataFrame | None) -> tuple[int, int] | None:
+    """aligned_lower_bound over the launching threads, where each process has one (else None)."""
+    if launch_times is None or wakeups is None:
+        return None
+    threads = launches.select("pid", "tid").unique()
+    if threads.is_empty() or threads["pid"].n_unique() != threads.height:
+        return None
+    total, steps = 0, 0
+    for _pid, tid in threads.iter_rows():
+        mine = inside.filter(pl.col("tid") == tid)
+        found = aligned_lower_bound(launch_times.get(tid, np.zeros(0, np.int64)), drains.filter(pl.col("tid") == tid),
+                                    np.sort(wakeups.filter(pl.col("tid") == tid)["ts_ns"].to_numpy().astype(np.int64)),
+                                    mine["d_start"].to_numpy(), mine["d_end"].to_numpy())
+        if found is None:
+            return None
+        total, steps = total + found[0], steps + found[1]
+    return total, steps
+
+
+def launch_times(trace: Trace, tids: list[int]) -> dict[int, np.ndarray]:
+    """Every launch time of each of TIDS (8 bytes a launch), read a few segments at a time."""
+    parts: dict[int, list[np.ndarray]] = {}
+    for chunk in trace.in_time_order(Event.LAUNCH, "ts_ns", "tid"):
+        for (tid,), mine in chunk.filter(pl.col("tid").is_in(tids)).group_by("tid"):
+            parts.setdefault(tid, []).append(mine["ts_ns"].to_numpy().astype(np.int64))
+    return {tid: np.concatenate(p) for tid, p in parts.items()}
+
+
+def _window_delays(windows: pl.DataFrame, inside: pl.DataFrame) -> pl.DataFrame:
+    """The delays of each window's ending thread inside the window: cause, culprit_pid, culprit, ns, w_start."""
+    if windows.is_empty() or inside.is_empty():
+        return pl.DataFrame(schema={"pid": pl.UInt32, "cause": pl.String, "culprit_pid": pl.UInt32,
+                                    "culprit": pl.String, "ns": pl.Int64, "w_start": pl.Int64})
+    pairs = overlaps(windows.select(pl.col("tid"), "pid", pl.col("w_start").alias("q_start"),
+                                    pl.col("w_end").alias("q_end")),
+                     inside.select("tid", "cause", "culprit_pid", "culprit", pl.col("d_start").alias("r_start"),
+                                   pl.col("d_end").alias("r_end")), "tid")
+    return pairs.select("pid", "cause", "culprit_pid", "culprit", pl.col("overlap_ns").alias("ns"),
+                        pl.col("q_start").alias("w_start"))
+
+
+def _refine_by_steps(launches: pl.DataFrame, drains: pl.DataFrame, inside: pl.DataFrame,
+                     low_pieces: pl.DataFrame) -> dict:
+    """Bounds tightened by the run's repeated steps (docs/gpu-time.md). A step is a single launching
+    thread's work from one drain sync's return to the next: T_s long, its interference U_s, of which
+    L_s provably cost the GPU. If a step undisturbed takes T0 (the same for every step, up to noise),
+    its cost is T_s - T0, within [L_s, U_s]: each step gives T0 within [T_s - U_s, T_s - L_s], so
+    T0 lies within [max(T_s - U_s), min(T_s - L_s)], widened by three times the steps' noise; and the
+    run's cost within the sums of clip(T_s - T0, L_s, U_s) at the range's two ends. Used only where
+    every launching process has one launching thread and enough steps, and the steps agree."""
+    threads = launches.group_by("pid").agg(pl.col("tid").n_unique().alias("n"))
+    none = {"refined": False, "low_ns": 0, "high_ns": 0}
+    if threads.is_empty() or int(threads["n"].max()) != 1:
+        return {**none, "steps": 0, "note": "steps were not used: a process launches from several threads"}
+    exits = drains.join(launches.select("pid", "tid").unique(), on=["pid", "tid"]).sort("pid", "exit_ns")
+    # the first step is not like the others (it holds the start-up: the first copies, the first token's set-up):
+    # it keeps the hard bounds
+    steps = (exits.with_columns(pl.col("exit_ns").shift(1).over("pid").alias("s_start"),
+                                pl.int_range(pl.len()).over("pid").alias("nth"))
+             .rename({"exit_ns": "s_end"}).filter(pl.col("nth") >= 2).drop("nth")
+             .filter(pl.col("s_end") > pl.col("s_start")).with_row_index("s"))
+    counts = steps.group_by("pid").len()["len"]
+    if counts.is_empty() or int(counts.min()) < MIN_STEPS:
+        return {**none, "steps": steps.height, "note": f"steps were not used: fewer than {MIN_STEPS} sync-delimited "
+                                                        "steps"}
+    upper = overlaps(steps.select("s", "pid", pl.col("s_start").alias("q_start"), pl.col("s_end").alias("q_end")),
+                     inside.select("pid", pl.col("d_start").alias("r_start"), pl.col("d_end").alias("r_end")),
+                     "pid").group_by("s").agg(pl.col("overlap_ns").sum().alias("U"))
+    # each window's lower-bound delay belongs to the step its window starts in (a window starts at a drain)
+    lower = (low_pieces.sort("w_start").join_asof(steps.select("s", "pid", "s_start", "s_end").sort("s_start"),
+                                                   left_on="w_start", right_on="s_start", by="pid",
+                                                   strategy="backward", check_sortedness=False)
+             .filter(pl.col("s").is_not_null() & (pl.col("w_start") < pl.col("s_end")))
+             .group_by("s").agg(pl.col("ns").sum().alias("L")))
+    steps = (steps.join(upper, on="s", how="left").join(lower, on="s", how="left")
+             .with_columns(pl.col("U").fill_null(0), pl.col("L").fill_null(0),
+                           (pl.col("s_end") - pl.col("s_start")).alias("T")))
+    steps = steps.with_columns(pl.min_horizontal("L", "U").alias("L"))
+    low = high = 0
+    for (_pid,), mine in steps.group_by("pid"):
+        T, L, U = (mine[c].to_numpy().astype(np.float64) for c in ("T", "L", "U"))
+        x, y = T - U, T - L
+        mad = lambda v: 1.4826 * float(np.median(np.abs(v - np.median(v))))  # noqa: E731
+        noise = 3 * min(mad(x), mad(y))
+        t0_lo, t0_hi = float(x.max()) - noise, float(y.min()) + noise
+        if t0_lo > t0_hi:
+            return {**none, "steps": steps.height,
+                    "note": "steps were not used: they do not take the same time undisturbed"}
+        low += int(np.clip(T - t0_hi, L, U).sum())
+        high += int(np.clip(T - t0_lo, L, U).sum())
+    # delays outside every step (before the first drain) keep their own bounds
+    outside_high = int(inside["ns"].sum() or 0) - int(steps["U"].sum())
+    outside_low = int(low_pieces["ns"].sum() or 0) - int(steps["L"].sum())
+    return {"refined": True, "steps": steps.height, "low_ns": low + max(0, outside_low),
+            "high_ns": high + max(0, outside_high), "note": None}
+
+
+# --- the report's section ------------------------------------------------------------------------
+
+def _steps(syncs: pl.DataFrame, launching: pl.DataFrame) -> int:
+    """Sync-delimited steps of the launching threads: their drain syncs (a decode loop's tokens)."""
+    drains = syncs.filter(pl.col("api").is_in(DRAIN_APIS)).join(launching.select("pid", "tid"), on=["pid", "tid"])
+    return drains.height
+
+
+def _prediction(steps: int, active_ns: int, low_ns: int, high_ns: int) -> GpuPrediction | None:
+    """Throughput with the interference's GPU idle taken out of the active span."""
+    if active_ns <= 0:
+        return None
+    basis, units = ("steps", steps) if steps else ("gpu_span", 1)
+    measured = units / (active_ns / 1e9)
+    after = lambda lost: units / (max(1, active_ns - lost) / 1e9)  # noqa: E731
+    return GpuPrediction(basis=basis, steps=steps or None, measured_per_s=measured,
+                         predicted_low_per_s=after(low_ns), predicted_high_per_s=after(high_ns),
+                         gain_low_percent=100.0 * (after(low_ns) / measured - 1),
+                         gain_high_percent=100.0 * (after(high_ns) / measured - 1))
+
+
+def _culprits(frame: pl.DataFrame, recorder_pid: int | None, recorder_comms: tuple[str, ...]) -> list[GpuCulprit]:
+    out = []
+    for cause, pid, comm, low, high in frame.head(10).iter_rows():
+        out.append(GpuCulprit(cause=cause, pid=pid, comm=comm, low_ns=int(low), high_ns=int(high),
+                              is_recorder=bool(pid) and (comm in recorder_comms or pid == recorder_pid)))
+    return out
+
+
+def exact_section(trace: Trace, pids: set[int], segments: pl.DataFrame, runs: pl.DataFrame, irqs: pl.DataFrame,
+                  span: tuple[int, int], syncs: pl.DataFrame, launching: pl.DataFrame, cpu_interference_ns: int,
+                  recorder_pid: int | None, recorder_comms: tuple[str, ...]) -> GpuTime:
+    work, gaps, idle = gpu_idle(trace, segments, runs, irqs, span)
+    wanted = list(pids)
+    work, idle = work.filter(pl.col("pid").is_in(wanted)), idle.filter(pl.col("pid").is_in(wanted))
+    per = busy_ns(work)
+    window = span[1] - span[0]
+    span_ns = window * per.height
+    busy = int(per["busy_ns"].sum() or 0)
+    idle_ns = int(idle["ns"].sum() or 0)
+    by_cause = dict(idle.group_by("cause").agg(pl.col("ns").sum()).iter_rows())
+    causes = [GpuIdleCause(cause=c, ns=int(by_cause[c]), percent=100.0 * by_cause[c] / idle_ns if idle_ns else 0.0)
+              for c in GPU_IDLE_CAUSE_NAMES if by_cause.get(c)]
+    interference = sum(int(by_cause.get(c, 0)) for c in INTERFERENCE)
+    own = sum(int(by_cause.get(c, 0)) for c in OWN)
+    culprits = (idle.filter(pl.col("cause").is_in(INTERFERENCE))
+                .group_by("cause", "culprit_pid", "culprit").agg(pl.col("ns").sum())
+                .sort(["ns", "cause", "culprit_pid", "culprit"], descending=[True, False, False, False],
+                      nulls_last=True)
+                .select("cause", "culprit_pid", "culprit", pl.col("ns").alias("low"), pl.col("ns").alias("high")))
+    processes = []
+    for pid, device, busy_p, first, last in per.sort("pid", "device_id").iter_rows():
+        mine = idle.filter((pl.col("pid") == pid) & (pl.col("device_id") == device)
+                           & ~pl.col("cause").is_in(BY_DESIGN))
+        got = dict(mine.group_by("cause").agg(pl.col("ns").sum()).iter_rows())
+        processes.append(GpuProcess(
+            pid=pid, device_id=device, span_ns=int(last - first), busy_ns=int(busy_p), idle_ns=int(sum(got.values())),
+            interference_ns=int(sum(got.get(c, 0) for c in INTERFERENCE)),
+            own_ns=int(sum(got.get(c, 0) for c in OWN)), gpu_side_ns=int(got.get(GPU_SIDE, 0)),
+            unknown_ns=int(got.get(UNKNOWN, 0))))
+    active = int(per["last_ns"].max() - per["first_ns"].min()) if per.height else 0
+    hidden = max(0, cpu_interference_ns - interference)
+    return GpuTime(
+        mode="exact", why=None, span_ns=span_ns, busy_ns=busy, idle_ns=idle_ns,
+        busy_percent=100.0 * busy / span_ns if span_ns else None, causes=causes,
+        interference_low_ns=interference, interference_high_ns=interference, own_ns=own,
+        culprits=_culprits(culprits, recorder_pid, recorder_comms), cpu_interference_ns=cpu_interference_ns,
+        hidden_low_ns=hidden, hidden_high_ns=hidden,
+        hidden_percent=100.0 * hidden / cpu_interference_ns if cpu_interference_ns else None,
+        processes=processes, active_ns=active,
+        prediction=_prediction(_steps(syncs, launching), active, interference, interference), note=None)
+
+
+def bounds_section(trace: Trace, launches: pl.DataFrame, syncs: pl.DataFrame, segments: pl.DataFrame,
+                   runs: pl.DataFrame, irqs: pl.DataFrame, launching: pl.DataFrame, cpu_interference_ns: int, why: str,
+                   recorder_pid: int | None, recorder_comms: tuple[str, ...]) -> GpuTime:
+    pieces = delay_pieces(segments, runs, irqs, launching)
+    tids = launching["tid"].to_list()
+    wakeups = trace.of(Event.WAKEUP, "ts_ns", "tid").filter(pl.col("tid").is_in(tids))
+    found = host_bounds(launches, syncs, pieces, launch_times(trace, tids), wakeups)
+    low, high = found["low_ns"], found["high_ns"]
+    active = int(launches["ts_ns"].max() - launches["ts_ns"].min()) if launches.height else 0
+    culprits = found["culprits"].sort(["high_ns", "low_ns", "cause"], descending=[True, True, False]).select(
+        "cause", "culprit_pid", "culprit", pl.col("low_ns").alias("low"), pl.col("high_ns").alias("high"))
+    note = found["note"] or (f"bounds from {found['steps']} sync-delimited steps" if found["refined"] else None)
+    return GpuTime(
+        mode="bounds", why=why, span_ns=active, busy_ns=None, idle_ns=None, busy_percent=None, causes=[],
+        interference_low_ns=low, interference_high_ns=high, own_ns=None,
+        culprits=_culprits(culprits, recorder_pid, recorder_comms), cpu_interference_ns=cpu_interference_ns,
+        hidden_low_ns=max(0, cpu_interference_ns - high), hidden_high_ns=max(0, cpu_interference_ns - low),
+        hidden_percent=None, processes=[], active_ns=active,
+        prediction=_prediction(_steps(syncs, launching), active, low, high), note=note)
+
+
+def no_section(why: str) -> GpuTime:
+    return GpuTime(mode="none", why=why, span_ns=0, busy_ns=None, idle_ns=None, busy_percent=None, causes=[],
+                   interference_low_ns=0, interference_high_ns=0, own_ns=None, culprits=[], cpu_interference_ns=0,
+                   hidden_low_ns=0, hidden_high_ns=0, hidden_percent=None, processes=[], active_ns=0,
+                   prediction=None, note=None)
+
+
+def launch_landmarks(trace: Trace, pids: set[int], syncs: pl.DataFrame) -> pl.DataFrame:
+    """The launches the bounds need (ts_ns, pid, tid), without holding every launch: each launching
+    thread's first and last, and its first after each of its drain syncs. Read a few segments at a
+    time, in time order."""
+    wanted = list(pids)
+    drains = (syncs.filter(pl.col("api").is_in(DRAIN_APIS) & pl.col("pid").is_in(wanted))
+              .select("tid", (pl.col("ts_ns") + pl.col("duration_ns")).cast(pl.Int64).alias("exit_ns"))
+              .sort("tid", "exit_ns"))
+    pending = {tid: group["exit_ns"].to_numpy() for (tid,), group in drains.group_by("tid")}
+    found: list[pl.DataFrame] = []
+    first_seen: dict[int, tuple[int, int]] = {}
+    last_seen: dict[int, tuple[int, int]] = {}
+    for chunk in trace.in_time_order(Event.LAUNCH, "ts_ns", "pid", "tid"):
+        chunk = chunk.filter(pl.col("pid").is_in(wanted)).with_columns(pl.col("ts_ns").cast(pl.Int64))
+        for (tid,), mine in chunk.group_by("tid"):
+            ts, pid = mine["ts_ns"].to_numpy(), int(mine["pid"][0])
+            first_seen.setdefault(tid, (int(ts[0]), pid))
+            last_seen[tid] = (int(ts[-1]), pid)
+            exits = pending.get(tid)
+            if exits is None or not exits.size:
+                continue
+            # each drain exit's next launch, if this chunk holds it
+            at = np.searchsorted(ts, exits, "right")
+            hit = at < ts.size
+            if hit.any():
+                found.append(pl.DataFrame({"ts_ns": ts[at[hit]], "pid": np.full(int(hit.sum()), pid, np.uint32),
+                                           "tid": np.full(int(hit.sum()), tid, np.uint32)}))
+            pending[tid] = exits[~hit]
+    ends = [pl.DataFrame({"ts_ns": [t for t, _ in points.values()], "pid": [p for _, p in points.values()],
+                          "tid": list(points)}, schema={"ts_ns": pl.Int64, "pid": pl.UInt32, "tid": pl.UInt32})
+            for points in (first_seen, last_seen)]
+    return pl.concat([*ends, *[f.cast({"ts_ns": pl.Int64}) for f in found]]).unique().sort("ts_ns")
+
+
+def aligned_lower_bound(launch_ts: np.ndarray, drains: pl.DataFrame, wakeups: np.ndarray, delay_start: np.ndarray,
+                        delay_end: np.ndarray) -> tuple[int, int] | None:
+    """A lower bound of the GPU idle one launching thread's delays caused, from steps that repeat launch
+    for launch (docs/gpu-time.md, "steps that repeat"). Returns (bound, steps), or None where the steps
+    do not repeat (their launch counts differ).
+
+    Each step (from one drain sync's return to the next) makes the same launches in the same order, so the
+    GPU work left after its i-th launch, R_i, is the same in every step; the step ends (E_s: the GPU's
+    finish, when the drain sync blocked, else the host's arrival at it) no earlier than a_i + R_i in every
+    step, so R_i <= min over steps of (E_s - a_i,s). Without the step's delays (Delta_i,s before its i-th
+    launch) it would end by max_i(a_i,s - Delta_i,s + R_i) or the host's delay-free arrival: the delays cost
+    at least E_s minus that. A drain that blocked ends at the wakeup that ended its wait."""
+    launch_ts = np.sort(launch_ts)
+    entries = drains["ts_ns"].to_numpy().astype(np.int64)
+    exits = drains["exit_ns"].to_numpy().astype(np.int64)
+    if exits.size < MIN_STEPS + 2:
+        return None
+    # step s runs from exit s-1 to the drain that ends it (entry s, exit s); the first keeps the start-up
+    starts, ends_entry, ends_exit = exits[1:-1], entries[2:], exits[2:]
+    first = np.searchsorted(launch_ts, starts, "right")
+    last = np.searchsorted(launch_ts, ends_entry, "left")
+    counts = last - first
+    if counts.size < MIN_STEPS or not np.all(counts == counts[0]) or counts[0] == 0:
+        return None
+    n = int(counts[0])
+    a = launch_ts[first[:, None] + np.arange(n)[None, :]]
+    # the step's end: the wakeup ending the drain's wait, or (no wakeup: it did not block) the drain's entry
+    woke_at = np.searchsorted(wakeups, ends_exit, "right") - 1
+    woke = np.where(woke_at >= 0, wakeups[np.maximum(woke_at, 0)], -1)
+    blocked = (woke >= ends_entry) & (woke <= ends_exit)
+    end = np.where(blocked, woke, ends_entry)
+    # cumulative delay up to any time: prefix sums over the sorted, disjoint delay intervals
+    order = np.argsort(delay_start)
+    ds, de = delay_start[order].astype(np.int64), delay_end[order].astype(np.int64)
+    done = np.concatenate([[0], np.cumsum(de - ds)])
+
+    def delay_before(t: np.ndarray) -> np.ndarray:
+        """Delay time before T: the delays that start by T, the last of them cut at T."""
+        k = np.searchsorted(ds, t, "right")
+        last = np.maximum(k - 1, 0)
+        cut = np.minimum(t, de[last]) - ds[last] if ds.size else np.zeros_like(t)
+        return np.where(k > 0, done[last] + cut, 0) if ds.size else np.zeros_like(t)
+
+    before_step = delay_before(starts)
+    delta = delay_before(a) - before_step[:, None]
+    delta_sync = delay_before(ends_entry) - before_step
+    remaining = (end[:, None] - a).min(axis=0)
+    counterfactual = np.maximum((a - delta + remaining[None, :]).max(axis=1), ends_entry - delta_sync)
+    return int(np.clip(end - counterfactual, 0, None).sum()), int(counts.size)

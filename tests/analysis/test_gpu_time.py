@@ -1,0 +1,289 @@
+"""GPU time lost, by culprit (docs/gpu-time.md), against the truth.
+
+The GPU side of the truth is cudasim's truth.json: every kernel's gpu_start_ns/gpu_end_ns and
+every copy's span on CLOCK_MONOTONIC, each launch's thread and driver entry and return. From it
+alone: every interval each process's GPU ran nothing, the work that ended it, and the part of it
+before that work's call returned (the host's part). The CPU side comes from the trace's switch
+rows (already checked against the kernel's counters and perf sched elsewhere), as in
+shared/MEASUREMENTS.md: the culprit's runs on the launching thread's CPU. The scenarios put a
+known culprit beside cudasim: a busy loop pinned to the launching thread's CPU (launch-bound,
+GPU-bound, two processes of each kind) or loopback traffic on that CPU (interrupts), on the
+frame-pointer and the NVIDIA-thunk driver shapes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from launchgap.analysis.report import build_report
+from launchgap.trace import Event, read_trace
+from tests.conftest import CUDASIM, CUDASIM_BUILD, LIBCUDA, LIBCUDA_THUNK, REPO
+from tests.recorder.conftest import RECORDER, needs_bpf
+
+pytestmark = needs_bpf
+
+CPU = 1  # the launching thread's CPU, and the culprit's
+LAUNCH_BOUND = ["--kernel-us", "2:4"]
+GPU_BOUND = ["--kernel-us", "500:1000", "--launch-ns", "50000"]
+SHAPES = {"frame-pointer": {}, "thunk": {"LD_LIBRARY_PATH": str(LIBCUDA_THUNK.parent)}}
+CUPTI = CUDASIM_BUILD / "lib" / "libcupti.so.12"
+HOG = "import os\nos.sched_setaffinity(0, {%d})\nwhile True:\n    pass\n"
+IRQ_LOAD = REPO / "tests" / "recorder" / "irq_load.py"
+
+
+@contextlib.contextmanager
+def culprit(kind: str):
+    """A busy loop (or loopback traffic, for interrupts) on CPU; stopped, with its group, on every path."""
+    if kind == "hog":
+        command = [sys.executable, "-c", HOG % CPU]
+    else:
+        loop = ("import runpy, sys, os\nos.sched_setaffinity(0, {%d})\nsys.argv = ['irq_load']\n"
+                "mod = runpy.run_path(%r)\nwhile True:\n    mod['loopback']()\n") % (CPU, str(IRQ_LOAD))
+        command = [sys.executable, "-c", loop]
+    proc = subprocess.Popen(command, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        yield proc.pid
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
+@dataclass
+class Run:
+    trace: object
+    truths: list[dict]
+    stdout: str
+
+
+def record(tmp_path: Path, workloads: list[list[str]], env: dict, name: str = "run") -> Run:
+    """cudasim processes (one per argument list, started together by one shell), pinned to CPU, recorded with
+    GPU activity; each writes its own truth."""
+    truths = [tmp_path / f"{name}-truth-{i}.json" for i in range(len(workloads))]
+    parts = [" ".join([str(CUDASIM), "decode", "--quiet", *args, "--truth", str(t)]) + " &"
+             for args, t in zip(workloads, truths)]
+    script = " ".join(parts) + " wait"
+    out = tmp_path / f"{name}.lg"
+    # the workloads run under a shell, whose script the recorder cannot look into: it is told the driver
+    # the shape uses and the CUPTI beside it, as a user would
+    driver = LIBCUDA_THUNK if env.get("LD_LIBRARY_PATH") else LIBCUDA
+    proc = subprocess.run([str(RECORDER), "-q", "--gpu-activity", "--cupti", str(CUPTI), "--cuda-lib", str(driver),
+                           "-o", str(out), "--", "taskset", "-c", str(CPU), "bash", "-c", script],
+                          capture_output=True, text=True, timeout=600, env={**os.environ, **env})
+    assert proc.returncode == 0, proc.stderr
+    return Run(read_trace(out), [json.loads(t.read_text()) for t in truths], proc.stdout)
+
+
+def truth_idle(truth: dict) -> pl.DataFrame:
+    """From truth.json alone: the gaps between the process's GPU work (kernels, graphs, copies), each with the
+    thread whose work ended it and the gap's host part (until that work's call returned)."""
+    launches = pl.DataFrame(truth["launches"], schema=truth["launch_columns"], orient="row")
+    syncs = pl.DataFrame(truth["syncs"], schema=truth["sync_columns"], orient="row")
+    work = pl.concat([
+        launches.select("pid", "tid", pl.col("gpu_start_ns").alias("start"), pl.col("gpu_end_ns").alias("end"),
+                        pl.col("t_exit_ns").alias("call_end")),
+        syncs.filter(pl.col("copy_start_ns").is_not_null()).select(
+            "pid", "tid", pl.col("copy_start_ns").alias("start"), pl.col("waited_for_ns").alias("end"),
+            pl.col("t_exit_ns").alias("call_end")),
+    ]).sort("start")
+    rows = []
+    reach = None
+    for pid, tid, start, end, call_end in work.iter_rows():
+        if reach is not None and start > reach:
+            rows.append((pid, tid, reach, start, min(start, max(reach, call_end))))
+        reach = end if reach is None else max(reach, end)
+    return pl.DataFrame(rows, schema={"pid": pl.Int64, "tid": pl.Int64, "g_start": pl.Int64, "g_end": pl.Int64,
+                                      "host_end": pl.Int64}, orient="row")
+
+
+def runs_of(trace, pid: int) -> list[tuple[int, int]]:
+    """When PID's tasks ran on CPU, from the trace's switch rows."""
+    sw = trace.of(Event.SWITCH, "ts_ns", "cpu", "pid", "next_pid").filter(pl.col("cpu") == CPU).sort("ts_ns")
+    out, since = [], None
+    for ts, _, prev, nxt in sw.iter_rows():
+        if since is not None and prev == pid:
+            out.append((since, ts))
+            since = None
+        if nxt == pid:
+            since = ts
+    return out
+
+
+def intersect(a: list[tuple[int, int]], b: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The intersection of two sorted lists of disjoint intervals, by a two-pointer sweep."""
+    out, i, j = [], 0, 0
+    while i < len(a) and j < len(b):
+        start, end = max(a[i][0], b[j][0]), min(a[i][1], b[j][1])
+        if end > start:
+            out.append((start, end))
+        if a[i][1] < b[j][1]:
+            i += 1
+        else:
+            j += 1
+    return out
+
+
+def thread_states(trace, tids: set[int]) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """When the threads TIDS ran and when they were runnable but not running, read straight from the
+    trace's switch and wakeup rows: running from a switch-in to the next switch-out; runnable from a
+    switch-out that left them runnable (not voluntary) or a wakeup, to the next switch-in."""
+    sw = trace.of(Event.SWITCH, "ts_ns", "tid", "next_tid", "voluntary")
+    rows = [(ts, 0, tid, v) for ts, tid, _, v in sw.filter(pl.col("tid").is_in(list(tids))).iter_rows()]
+    rows += [(ts, 1, nxt, None) for ts, _, nxt, _ in sw.filter(pl.col("next_tid").is_in(list(tids))).iter_rows()]
+    wakes = trace.of(Event.WAKEUP, "ts_ns", "tid").filter(pl.col("tid").is_in(list(tids)))
+    rows += [(ts, 2, tid, None) for ts, tid in wakes.iter_rows()]
+    running, runnable, since = [], [], {}
+    for ts, what, tid, voluntary in sorted(rows):
+        state, start = since.get(tid, (None, None))
+        if what == 0:  # switched out
+            if state == "running":
+                running.append((start, ts))
+            since[tid] = ("runnable", ts) if voluntary is False else ("blocked", ts)
+        elif what == 1:  # switched in
+            if state == "runnable":
+                runnable.append((start, ts))
+            since[tid] = ("running", ts)
+        elif state != "running" and state != "runnable":  # woken
+            since[tid] = ("runnable", ts)
+    return running, runnable
+
+
+def irqs_on(trace) -> list[tuple[int, int]]:
+    spans = []
+    for kind in (Event.HARDIRQ, Event.SOFTIRQ, Event.IRQ_VECTOR):
+        frame = trace.of(kind, "ts_ns", "cpu", "duration_ns").filter(pl.col("cpu") == CPU)
+        spans += [(ts, ts + d) for ts, _, d in frame.iter_rows()]
+    return sorted(spans)
+
+
+def overlap(parts: list[tuple[int, int]], spans: list[tuple[int, int]]) -> int:
+    """Total overlap of two interval lists (SPANS may overlap each other: their union counts once)."""
+    merged = []
+    for s, e in sorted(spans):
+        if merged and s <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], e)
+        else:
+            merged.append([s, e])
+    total, j = 0, 0
+    for s, e in sorted(parts):
+        while j < len(merged) and merged[j][1] <= s:
+            j += 1
+        k = j
+        while k < len(merged) and merged[k][0] < e:
+            total += max(0, min(e, merged[k][1]) - max(s, merged[k][0]))
+            k += 1
+    return total
+
+
+def stated_error_ns(trace) -> int:
+    started = trace.of(Event.GPU_COLLECTOR, "state", "detail").filter(pl.col("state") == "started")
+    return max(json.loads(d)["clock"]["error_ns"] for d in started["detail"])
+
+
+def check_exact(run: Run, culprit_pid: int | None) -> dict:
+    """The report's GPU idle equals the truth's, every nanosecond has a cause, and the culprit is named."""
+    report = build_report(run.trace)
+    g = report.gpu_time
+    assert g.mode == "exact"
+    # every idle nanosecond of the trace's window has exactly one cause
+    assert sum(c.ns for c in g.causes) == g.idle_ns == g.span_ns - g.busy_ns
+    gaps = pl.concat([truth_idle(t) for t in run.truths])
+    error = stated_error_ns(run.trace)
+    tolerance = 2 * error * gaps.height
+    between = sum(c.ns for c in g.causes if c.cause not in ("before_first", "after_last"))
+    assert abs(between - int((gaps["g_end"] - gaps["g_start"]).sum())) <= tolerance
+    # the host's part of every gap, split by what the truth and the trace say the culprit did then
+    # a culprit costs the GPU only while the launching thread waited for the CPU it held (or, for
+    # interrupts, while they interrupted it running): per thread, the host parts it ended
+    exposed = []
+    for (tid,), mine in gaps.filter(pl.col("host_end") > pl.col("g_start")).group_by("tid"):
+        running, runnable = thread_states(run.trace, {tid})
+        host = sorted(mine.select("g_start", "host_end").iter_rows())
+        exposed += intersect(host, sorted(runnable) if culprit_pid else sorted(running))
+    truth_caused = overlap(exposed, runs_of(run.trace, culprit_pid) if culprit_pid else irqs_on(run.trace))
+    if culprit_pid:
+        named = sum(c.high_ns for c in g.culprits if c.pid == culprit_pid)
+    else:
+        named = sum(c.high_ns for c in g.culprits if c.cause == "irq")
+    return {"report": report, "truth_caused": truth_caused, "named": named, "tolerance": tolerance,
+            "between": between, "gpu": g}
+
+
+@pytest.mark.parametrize("shape", list(SHAPES))
+def test_a_hog_beside_a_launch_bound_decode_costs_the_gpu_one_for_one(tmp_path, shape):
+    with culprit("hog") as hog:
+        run = record(tmp_path, [[*LAUNCH_BOUND, "--tokens", "40"]], SHAPES[shape])
+    found = check_exact(run, hog)
+    # GPU idle the hog caused: large, and named for it
+    assert found["truth_caused"] > 0.2 * found["between"]
+    assert found["named"] >= 0.95 * found["truth_caused"] - found["tolerance"]
+    assert found["named"] <= found["truth_caused"] + found["tolerance"]
+    assert found["report"].verdict.basis == "gpu_time"
+    assert found["report"].verdict.level == "heavy"
+
+
+@pytest.mark.parametrize("shape", list(SHAPES))
+def test_a_hog_beside_a_gpu_bound_decode_is_hidden_by_queued_work(tmp_path, shape):
+    with culprit("hog") as hog:
+        run = record(tmp_path, [[*GPU_BOUND, "--tokens", "6"]], SHAPES[shape])
+    found = check_exact(run, hog)
+    g, verdict = found["gpu"], found["report"].verdict
+    assert found["named"] >= 0.95 * found["truth_caused"] - found["tolerance"]
+    # the launching thread lost much CPU time, the GPU little: said as hidden
+    assert g.cpu_interference_ns > 20 * g.interference_high_ns
+    assert verdict.text.startswith("Interference hidden by queued GPU work: no action needed.")
+    assert verdict.level == "negligible"
+
+
+def test_a_launch_bound_and_a_gpu_bound_process_are_judged_apart(tmp_path):
+    with culprit("hog") as hog:
+        run = record(tmp_path, [[*LAUNCH_BOUND, "--tokens", "20"], [*GPU_BOUND, "--tokens", "4"]], {})
+    found = check_exact(run, hog)
+    assert found["named"] >= 0.95 * found["truth_caused"] - found["tolerance"]
+    by_pid = {p.pid: p for p in found["gpu"].processes}
+    launch_pid = run.truths[0]["processes"][0]["pid"]
+    gpu_pid = run.truths[1]["processes"][0]["pid"]
+    # the hog cost the launch-bound process's GPU a large share of its span, the GPU-bound one's little
+    assert by_pid[launch_pid].interference_ns > 0.2 * by_pid[launch_pid].span_ns
+    assert by_pid[gpu_pid].interference_ns < 0.05 * by_pid[gpu_pid].span_ns
+
+
+def test_interrupts_on_the_launching_cpu_are_named(tmp_path):
+    with culprit("irq"):
+        run = record(tmp_path, [[*LAUNCH_BOUND, "--tokens", "40"]], {})
+    found = check_exact(run, None)
+    assert found["truth_caused"] > 0
+    assert found["named"] >= 0.95 * found["truth_caused"] - found["tolerance"]
+    assert found["named"] <= found["truth_caused"] + found["tolerance"]
+
+
+def without_gpu_activity(trace):
+    """The same trace as one recorded without --gpu-activity (an older launchgap, or -p)."""
+    from launchgap.trace.model import FrameTables, Trace
+
+    frames = {kind: trace.of(kind) for kind in Event if trace.count(kind) and not kind.value.startswith("gpu_")}
+    meta = {**trace.meta, "gpu_activity": {"recorded": False, "why": "attached with -p: for the test"}}
+    return Trace(path=trace.path, meta=meta, tables=FrameTables(frames), truncated=False, summary=trace.summary)
+
+
+@pytest.mark.parametrize("workload", ["launch-bound", "gpu-bound"])
+def test_without_gpu_activity_the_bounds_contain_the_exact_answer(tmp_path, workload):
+    args = [*LAUNCH_BOUND, "--tokens", "40"] if workload == "launch-bound" else [*GPU_BOUND, "--tokens", "6"]
+    with culprit("hog"):
+        run = record(tmp_path, [args], {})
+    exact = build_report(run.trace).gpu_time
+    bounds = build_report(without_gpu_activity(run.trace)).gpu_time
+    assert bounds.mode == "bounds" and bounds.why == "attached with -p: for the test"
+    assert bounds.interference_low_ns <= exact.interference_high_ns <= bounds.interference_high_ns
+    print(f"{workload}: exact {exact.interference_high_ns / 1e6:.2f} ms, bounds "
+          f"{bounds.interference_low_ns / 1e6:.2f}..{bounds.interference_high_ns / 1e6:.2f} ms ({bounds.note})")
