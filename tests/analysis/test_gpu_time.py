@@ -34,7 +34,9 @@ pytestmark = needs_bpf
 
 CPU = 1  # the launching thread's CPU, and the culprit's
 LAUNCH_BOUND = ["--kernel-us", "2:4"]
-GPU_BOUND = ["--kernel-us", "500:1000", "--launch-ns", "50000"]
+# kernels far longer than the host step: after each token's sync, the first launch finds an empty queue
+# (that delay costs), then every later one a queue seconds long
+GPU_BOUND = ["--kernel-us", "2000:4000", "--launch-ns", "50000"]
 SHAPES = {"frame-pointer": {}, "thunk": {"LD_LIBRARY_PATH": str(LIBCUDA_THUNK.parent)}}
 CUPTI = CUDASIM_BUILD / "lib" / "libcupti.so.12"
 HOG = "import os\nos.sched_setaffinity(0, {%d})\nwhile True:\n    pass\n"
@@ -185,6 +187,20 @@ def overlap(parts: list[tuple[int, int]], spans: list[tuple[int, int]]) -> int:
     return total
 
 
+def idle_by_culprit(trace) -> pl.DataFrame:
+    """The exact attribution, whole (the report keeps the top ten culprits)."""
+    from launchgap.analysis.gpu_time import gpu_idle
+    from launchgap.analysis.irqs import irq_intervals
+    from launchgap.analysis.targets import target_pids, target_threads
+    from launchgap.analysis.timeline import cpu_runs, thread_segments, trace_bounds
+
+    bounds = trace_bounds(trace)
+    tids = target_threads(trace, target_pids(trace))["tid"].to_list()
+    _, _, idle = gpu_idle(trace, thread_segments(trace, tids, bounds), cpu_runs(trace, bounds), irq_intervals(trace),
+                          (bounds.start_ns, bounds.end_ns))
+    return idle
+
+
 def stated_error_ns(trace) -> int:
     started = trace.of(Event.GPU_COLLECTOR, "state", "detail").filter(pl.col("state") == "started")
     return max(json.loads(d)["clock"]["error_ns"] for d in started["detail"])
@@ -211,10 +227,12 @@ def check_exact(run: Run, culprit_pid: int | None) -> dict:
         host = sorted(mine.select("g_start", "host_end").iter_rows())
         exposed += intersect(host, sorted(runnable) if culprit_pid else sorted(running))
     truth_caused = overlap(exposed, runs_of(run.trace, culprit_pid) if culprit_pid else irqs_on(run.trace))
+    # every culprit's GPU idle, not only the report's top ten
+    idle = idle_by_culprit(run.trace)
     if culprit_pid:
-        named = sum(c.high_ns for c in g.culprits if c.pid == culprit_pid)
+        named = int(idle.filter(pl.col("culprit_pid") == culprit_pid)["ns"].sum())
     else:
-        named = sum(c.high_ns for c in g.culprits if c.cause == "irq")
+        named = int(idle.filter(pl.col("cause") == "irq")["ns"].sum())
     return {"report": report, "truth_caused": truth_caused, "named": named, "tolerance": tolerance,
             "between": between, "gpu": g}
 
@@ -224,8 +242,8 @@ def test_a_hog_beside_a_launch_bound_decode_costs_the_gpu_one_for_one(tmp_path, 
     with culprit("hog") as hog:
         run = record(tmp_path, [[*LAUNCH_BOUND, "--tokens", "40"]], SHAPES[shape])
     found = check_exact(run, hog)
-    # GPU idle the hog caused: large, and named for it
-    assert found["truth_caused"] > 0.2 * found["between"]
+    # GPU idle the hog caused: large (beside whatever else shares this machine), and named for it
+    assert found["truth_caused"] > 0.05 * found["between"]
     assert found["named"] >= 0.95 * found["truth_caused"] - found["tolerance"]
     assert found["named"] <= found["truth_caused"] + found["tolerance"]
     assert found["report"].verdict.basis == "gpu_time"
@@ -235,26 +253,58 @@ def test_a_hog_beside_a_launch_bound_decode_costs_the_gpu_one_for_one(tmp_path, 
 @pytest.mark.parametrize("shape", list(SHAPES))
 def test_a_hog_beside_a_gpu_bound_decode_is_hidden_by_queued_work(tmp_path, shape):
     with culprit("hog") as hog:
-        run = record(tmp_path, [[*GPU_BOUND, "--tokens", "6"]], SHAPES[shape])
+        run = record(tmp_path, [[*GPU_BOUND, "--tokens", "3"]], SHAPES[shape])
     found = check_exact(run, hog)
-    g, verdict = found["gpu"], found["report"].verdict
+    g = found["gpu"]
     assert found["named"] >= 0.95 * found["truth_caused"] - found["tolerance"]
-    # the launching thread lost much CPU time, the GPU little: said as hidden
-    assert g.cpu_interference_ns > 20 * g.interference_high_ns
-    assert verdict.text.startswith("Interference hidden by queued GPU work: no action needed.")
-    assert verdict.level == "negligible"
+    # the hog took much of the launching thread's CPU time, and the GPU hardly noticed
+    report = found["report"]
+    launching = {t.tid for t in report.taken.threads if t.launches}
+    taken_by_hog = sum(c.ns for t in report.taken.threads if t.tid in launching for c in t.culprits if c.pid == hog)
+    # of the time the thread wanted the CPU (ran, or waited runnable), not of its life (mostly blocked in syncs)
+    wanted = sum(t.running_ns + t.preempted_ns + t.runqueue_ns for t in report.taken.threads if t.tid in launching)
+    assert taken_by_hog > 0.2 * wanted
+    assert found["named"] < 0.01 * g.active_ns
+    assert found["named"] * 20 < taken_by_hog
+
+
+def test_a_gpu_that_hardly_noticed_is_told_hidden_not_heavy():
+    """The verdict on GPU time: heavy on the CPU side, under 1% of the GPU's span in GPU time."""
+    from launchgap.analysis.records import GpuCulprit, GpuTime, Verdict
+    from launchgap.analysis.report import _gpu_verdict
+
+    cpu = Verdict(level="heavy", taken_percent=40.0, taken_ns=400_000_000, main_cause="preemption",
+                  recoverable_ns=0, text="the study's CPU-side verdict")
+    hog = GpuCulprit(cause="preempted", pid=7, comm="hog", low_ns=3_000_000, high_ns=3_000_000,
+                     recoverable_low_ns=3_000_000, recoverable_high_ns=3_000_000, is_recorder=False)
+    g = GpuTime(mode="exact", why=None, span_ns=5_000_000_000, busy_ns=4_500_000_000, idle_ns=500_000_000,
+                busy_percent=90.0, causes=[], interference_low_ns=3_000_000, interference_high_ns=3_000_000,
+                own_ns=1_000_000, culprits=[hog], cpu_interference_ns=400_000_000, hidden_low_ns=397_000_000,
+                hidden_high_ns=397_000_000, hidden_percent=99.25, processes=[], active_ns=4_000_000_000,
+                prediction=None, note=None)
+    verdict = _gpu_verdict(cpu, g)
+    assert (verdict.level, verdict.basis) == ("negligible", "gpu_time")
+    assert verdict.text == (
+        "Interference hidden by queued GPU work: no action needed. The GPU sat idle 0.003 s of 4.000 s (0.07%) for "
+        "late launches, while the launching threads lost 40.00% of their time: the kernels queued ahead kept it "
+        "busy. The launching threads lost 0.400 s of CPU time to the scheduler and interrupts; 99% of it the GPU "
+        "did not notice (queued work hid it).")
+    heavy = _gpu_verdict(cpu, GpuTime(**{**g.__dict__, "interference_low_ns": 400_000_000,
+                                         "interference_high_ns": 400_000_000}))
+    assert heavy.level == "heavy"
+    assert heavy.text.startswith("The GPU sat idle 0.400 s of 4.000 s (10.00%) waiting for launches that hog delayed")
 
 
 def test_a_launch_bound_and_a_gpu_bound_process_are_judged_apart(tmp_path):
     with culprit("hog") as hog:
-        run = record(tmp_path, [[*LAUNCH_BOUND, "--tokens", "20"], [*GPU_BOUND, "--tokens", "4"]], {})
+        run = record(tmp_path, [[*LAUNCH_BOUND, "--tokens", "20"], [*GPU_BOUND, "--tokens", "2"]], {})
     found = check_exact(run, hog)
     assert found["named"] >= 0.95 * found["truth_caused"] - found["tolerance"]
     by_pid = {p.pid: p for p in found["gpu"].processes}
     launch_pid = run.truths[0]["processes"][0]["pid"]
     gpu_pid = run.truths[1]["processes"][0]["pid"]
     # the hog cost the launch-bound process's GPU a large share of its span, the GPU-bound one's little
-    assert by_pid[launch_pid].interference_ns > 0.2 * by_pid[launch_pid].span_ns
+    assert by_pid[launch_pid].interference_ns > 0.1 * by_pid[launch_pid].span_ns
     assert by_pid[gpu_pid].interference_ns < 0.05 * by_pid[gpu_pid].span_ns
 
 
@@ -278,7 +328,7 @@ def without_gpu_activity(trace):
 
 @pytest.mark.parametrize("workload", ["launch-bound", "gpu-bound"])
 def test_without_gpu_activity_the_bounds_contain_the_exact_answer(tmp_path, workload):
-    args = [*LAUNCH_BOUND, "--tokens", "40"] if workload == "launch-bound" else [*GPU_BOUND, "--tokens", "6"]
+    args = [*LAUNCH_BOUND, "--tokens", "40"] if workload == "launch-bound" else [*GPU_BOUND, "--tokens", "3"]
     with culprit("hog"):
         run = record(tmp_path, [args], {})
     exact = build_report(run.trace).gpu_time
@@ -287,3 +337,25 @@ def test_without_gpu_activity_the_bounds_contain_the_exact_answer(tmp_path, work
     assert bounds.interference_low_ns <= exact.interference_high_ns <= bounds.interference_high_ns
     print(f"{workload}: exact {exact.interference_high_ns / 1e6:.2f} ms, bounds "
           f"{bounds.interference_low_ns / 1e6:.2f}..{bounds.interference_high_ns / 1e6:.2f} ms ({bounds.note})")
+
+
+@pytest.mark.parametrize("workload", ["launch-bound", "gpu-bound"])
+def test_the_gain_predicted_from_a_run_with_the_hog_is_what_a_run_without_it_measures(tmp_path, workload):
+    """Same seed, interleaved: with the hog (recorded, its GPU idle taken out by the report) and without it
+    (measured by cudasim itself); medians of three each, within 10%."""
+    from launchgap.analysis.gpu_time import gain_without
+
+    args = [*LAUNCH_BOUND, "--tokens", "40"] if workload == "launch-bound" else [*GPU_BOUND, "--tokens", "3"]
+    predicted, measured = [], []
+    for i in range(3):
+        with culprit("hog") as hog:
+            run = record(tmp_path, [[*args, "--seed", "7"]], {}, name=f"hog-{i}")
+        gain = gain_without(build_report(run.trace).gpu_time, {hog})
+        assert gain is not None
+        predicted.append(run.truths[0]["tokens_per_s"] * (1 + gain[1] / 100))
+        free = record(tmp_path, [[*args, "--seed", "7"]], {}, name=f"free-{i}")
+        measured.append(free.truths[0]["tokens_per_s"])
+    predicted.sort()
+    measured.sort()
+    print(f"{workload}: predicted {predicted} tok/s, measured {measured} tok/s")
+    assert abs(predicted[1] - measured[1]) <= 0.10 * measured[1]

@@ -91,6 +91,38 @@ def idle_gaps(work: pl.DataFrame, span_start_ns: int, span_end_ns: int) -> pl.Da
     return pl.concat([between, outside], how="diagonal_relaxed").sort("pid", "device_id", "g_start")
 
 
+def competitors(trace: Trace) -> pl.DataFrame:
+    """When each task waited, runnable, on a CPU's queue after being preempted there: cpu, tid, r_start, r_end
+    (from its preempting switch-out to its next switch-in). What a culprit's CPU time would go to, were the
+    culprit gone: the launching thread gets its share, the other waiting tasks theirs."""
+    sw = trace.of(Event.SWITCH, "ts_ns", "cpu", "tid", "next_tid", "voluntary")
+    outs = (sw.filter(pl.col("voluntary").eq(False) & (pl.col("tid") != 0))
+            .select("cpu", "tid", pl.col("ts_ns").cast(pl.Int64).alias("r_start")).sort("r_start"))
+    ins = sw.select(pl.col("next_tid").alias("tid"), pl.col("ts_ns").cast(pl.Int64).alias("r_end")).sort("r_end")
+    return (outs.join_asof(ins, left_on="r_start", right_on="r_end", by="tid", strategy="forward",
+                           check_sortedness=False)
+            .filter(pl.col("r_end").is_not_null() & (pl.col("r_end") > pl.col("r_start"))))
+
+
+def with_share(pieces: pl.DataFrame, waiting_tasks: pl.DataFrame) -> pl.DataFrame:
+    """PIECES (cpu, tid, culprit_tid, p_start, p_end, ...) with `share`: the part of each the launching thread
+    would have had without its culprit, 1 / (1 + the other tasks waiting on that CPU meanwhile, on average):
+    a fair scheduler splits the freed time among every task waiting for it."""
+    if pieces.is_empty():
+        return pieces.with_columns(pl.lit(1.0).alias("share"))
+    indexed = pieces.with_row_index("piece")
+    if waiting_tasks.is_empty():
+        return indexed.with_columns(pl.lit(1.0).alias("share")).drop("piece")
+    queries = indexed.select("piece", "cpu", pl.col("tid").alias("me"), "culprit_tid",
+                             pl.col("p_start").alias("q_start"), pl.col("p_end").alias("q_end")).drop_nulls("cpu")
+    crowd = (overlaps(queries, waiting_tasks.rename({"tid": "other"}), "cpu")
+             .filter((pl.col("other") != pl.col("me")) & (pl.col("other") != pl.col("culprit_tid")))
+             .group_by("piece").agg(pl.col("overlap_ns").sum().alias("others_ns")))
+    return (indexed.join(crowd, on="piece", how="left")
+            .with_columns((1.0 / (1.0 + pl.col("others_ns").fill_null(0) / (pl.col("p_end") - pl.col("p_start"))))
+                          .alias("share")).drop("piece", "others_ns"))
+
+
 def _host_parts(gaps: pl.DataFrame) -> pl.DataFrame:
     """The part of each `between` gap before its work's call returned: the thread's time."""
     return (gaps.filter(pl.col("kind") == "between")
@@ -100,12 +132,15 @@ def _host_parts(gaps: pl.DataFrame) -> pl.DataFrame:
                           .alias("host_end")))
 
 
-def attribute(gaps: pl.DataFrame, segments: pl.DataFrame, runs: pl.DataFrame, irqs: pl.DataFrame) -> pl.DataFrame:
+def attribute(gaps: pl.DataFrame, segments: pl.DataFrame, runs: pl.DataFrame, irqs: pl.DataFrame,
+              waiting_tasks: pl.DataFrame | None = None) -> pl.DataFrame:
     """Each gap's nanoseconds by cause (and culprit): pid, device_id, cause, culprit_pid, culprit,
-    tid, ns. Sums to the gaps' total exactly.
+    tid, ns, and recoverable_ns (what taking the culprit away would give back: with_share). Sums to
+    the gaps' total exactly.
 
     segments: thread_segments (tid, cpu, state, s_start, s_end); runs: cpu_runs (cpu, r_start,
-    r_end, run_pid, run_tid, run_comm); irqs: irq_intervals (tid, name, i_start, i_end, ...)."""
+    r_end, run_pid, run_tid, run_comm); irqs: irq_intervals (tid, name, i_start, i_end, ...);
+    waiting_tasks: competitors()."""
     out = []
     # outside the process's GPU work
     outside = gaps.filter(pl.col("kind") != "between")
@@ -129,31 +164,37 @@ def attribute(gaps: pl.DataFrame, segments: pl.DataFrame, runs: pl.DataFrame, ir
         "pid", "device_id", "tid", pl.lit(UNKNOWN).alias("cause"),
         (pl.col("q_end") - pl.col("q_start") - pl.col("covered").fill_null(0)).alias("ns"))
     out.append(uncovered)
-    out.extend(_waiting(pieces, runs))
+    out.extend(_waiting(pieces, runs, waiting_tasks))
     out.extend(_running(pieces, irqs))
     out.append(pieces.filter(pl.col("state").is_in(["blocked", "offcpu"])).select(
         "pid", "device_id", "tid", pl.lit(BLOCKED).alias("cause"), (pl.col("p_end") - pl.col("p_start")).alias("ns")))
     out.append(pieces.filter(pl.col("state").is_in(["unknown", "dead"])).select(
         "pid", "device_id", "tid", pl.lit(UNKNOWN).alias("cause"), (pl.col("p_end") - pl.col("p_start")).alias("ns")))
     every = pl.concat([o.select([pl.col(c).cast(t) if c in o.columns else pl.lit(None, t).alias(c)
-                                 for c, t in IDLE_COLUMNS.items()]) for o in out])
+                                 for c, t in IDLE_COLUMNS.items()]
+                                + [(pl.col("recoverable") if "recoverable" in o.columns else pl.col("ns"))
+                                   .cast(pl.Float64).alias("recoverable")]) for o in out])
     return (every.filter(pl.col("ns") > 0)
             .group_by("pid", "device_id", "cause", "culprit_pid", "culprit", "tid")
-            .agg(pl.col("ns").sum())
+            .agg(pl.col("ns").sum(), pl.col("recoverable").sum().round().cast(pl.Int64).alias("recoverable_ns"))
             .sort(["ns", "pid", "cause", "culprit"], descending=[True, False, False, False], nulls_last=True))
 
 
-def _waiting(pieces: pl.DataFrame, runs: pl.DataFrame) -> list[pl.DataFrame]:
+def _waiting(pieces: pl.DataFrame, runs: pl.DataFrame, waiting_tasks: pl.DataFrame | None) -> list[pl.DataFrame]:
     """Preempted and run-queue time, by who ran on the thread's CPU meanwhile (the rest: nobody known)."""
     waiting = pieces.filter(pl.col("state").is_in([PREEMPTED, RUNQUEUE])).with_row_index("w")
     queries = waiting.select("w", "cpu", "pid", "device_id", "tid", "state", pl.col("p_start").alias("q_start"),
                              pl.col("p_end").alias("q_end")).drop_nulls("cpu")
     ran = overlaps(queries, runs.select("cpu", "r_start", "r_end", "run_pid", "run_tid", "run_comm").drop_nulls("cpu"),
                    "cpu").filter(pl.col("run_tid") != pl.col("tid"))
-    named = ran.select("pid", "device_id", "tid", pl.col("state").alias("cause"),
-                       pl.col("run_pid").alias("culprit_pid"),
+    named = ran.select("pid", "device_id", "tid", "cpu", pl.col("state").alias("cause"),
+                       pl.col("run_pid").alias("culprit_pid"), pl.col("run_tid").alias("culprit_tid"),
                        pl.when(pl.col("run_pid") == 0).then(pl.lit("swapper")).otherwise(pl.col("run_comm"))
-                       .alias("culprit"), pl.col("overlap_ns").alias("ns"))
+                       .alias("culprit"), pl.col("overlap_ns").alias("ns"),
+                       pl.max_horizontal("q_start", "r_start").alias("p_start"),
+                       pl.min_horizontal("q_end", "r_end").alias("p_end"))
+    named = with_share(named, waiting_tasks if waiting_tasks is not None else pl.DataFrame()).with_columns(
+        (pl.col("ns") * pl.col("share")).alias("recoverable"))
     accounted = ran.group_by("w").agg(pl.col("overlap_ns").sum().alias("named"))
     rest = waiting.join(accounted, on="w", how="left").select(
         "pid", "device_id", "tid", pl.col("state").alias("cause"),
@@ -224,7 +265,7 @@ def gpu_idle(trace: Trace, segments: pl.DataFrame, runs: pl.DataFrame, irqs: pl.
     """(work, gaps, idle by cause): the GPU work, its idle gaps, and their time by cause and culprit."""
     work = gpu_work(trace)
     gaps = idle_gaps(work, *span)
-    return work, gaps, attribute(gaps, segments, runs, irqs)
+    return work, gaps, attribute(gaps, segments, runs, irqs, competitors(trace))
 
 
 def busy_ns(work: pl.DataFrame) -> pl.DataFrame:
@@ -280,7 +321,8 @@ def _complement(spans: pl.DataFrame, within: pl.DataFrame, key: str) -> pl.DataF
             .select(key, pl.col("g_start").alias("start"), pl.col("g_end").alias("end")))
 
 
-def delay_pieces(segments: pl.DataFrame, runs: pl.DataFrame, irqs: pl.DataFrame, threads: pl.DataFrame) -> pl.DataFrame:
+def delay_pieces(segments: pl.DataFrame, runs: pl.DataFrame, irqs: pl.DataFrame, threads: pl.DataFrame,
+                 waiting_tasks: pl.DataFrame | None = None) -> pl.DataFrame:
     """The launching threads' interference as disjoint intervals, each with its culprit: pid, tid,
     d_start, d_end, cause, culprit_pid, culprit. Preempted and run-queue time by who ran on the
     thread's CPU meanwhile (the rest with no culprit); interrupts by the name of the one that
@@ -292,17 +334,21 @@ def delay_pieces(segments: pl.DataFrame, runs: pl.DataFrame, irqs: pl.DataFrame,
                    .drop_nulls("cpu"),
                    runs.select("cpu", "r_start", "r_end", "run_pid", "run_tid", "run_comm").drop_nulls("cpu"), "cpu")
     ran = ran.filter(pl.col("run_tid") != pl.col("tid")).select(
-        "d", pl.max_horizontal("q_start", "r_start").alias("start"), pl.min_horizontal("q_end", "r_end").alias("end"),
-        pl.col("run_pid").alias("culprit_pid"),
+        "d", "cpu", pl.max_horizontal("q_start", "r_start").alias("start"),
+        pl.min_horizontal("q_end", "r_end").alias("end"), pl.col("run_pid").alias("culprit_pid"),
+        pl.col("run_tid").alias("culprit_tid"),
         pl.when(pl.col("run_pid") == 0).then(pl.lit("swapper")).otherwise(pl.col("run_comm")).alias("culprit"))
     named = ran.join(waiting.select("d", "tid", "cause", pl.col("d_start").alias("w_start"),
                                     pl.col("d_end").alias("w_end")), on="d")
     nobody = _complement(named.select("d", "start", "end", "w_start", "w_end"),
                          waiting.select("d", pl.col("d_start").alias("w_start"), pl.col("d_end").alias("w_end")), "d"
                          ).join(waiting.select("d", "tid", "cause"), on="d")
-    parts = [named.select("tid", "start", "end", "cause", "culprit_pid", "culprit"),
+    named = with_share(named.rename({"start": "p_start", "end": "p_end"}),
+                       waiting_tasks if waiting_tasks is not None else pl.DataFrame()).rename(
+        {"p_start": "start", "p_end": "end"})
+    parts = [named.select("tid", "start", "end", "cause", "culprit_pid", "culprit", "share"),
              nobody.select("tid", "start", "end", "cause", pl.lit(None, pl.UInt32).alias("culprit_pid"),
-                           pl.lit(None, pl.String).alias("culprit"))]
+                           pl.lit(None, pl.String).alias("culprit"), pl.lit(1.0).alias("share"))]
     interrupts = raw.filter(pl.col("cause") == IRQ)
     if not interrupts.is_empty():
         names = irqs.select("tid", pl.col("i_start").alias("r_start"), pl.col("i_end").alias("r_end"),
@@ -312,12 +358,12 @@ def delay_pieces(segments: pl.DataFrame, runs: pl.DataFrame, irqs: pl.DataFrame,
                 .sort("overlap_ns", descending=True).unique("d", keep="first").select("d", "name"))
         parts.append(interrupts.join(best, on="d", how="left").select(
             "tid", pl.col("d_start").alias("start"), pl.col("d_end").alias("end"), "cause",
-            pl.lit(0, pl.UInt32).alias("culprit_pid"), pl.col("name").alias("culprit")))
+            pl.lit(0, pl.UInt32).alias("culprit_pid"), pl.col("name").alias("culprit"), pl.lit(1.0).alias("share")))
     pieces = pl.concat([p.with_columns(pl.col("tid").cast(pl.UInt32), pl.col("culprit_pid").cast(pl.UInt32))
                         for p in parts])
     return (pieces.join(threads.select(pl.col("pid").cast(pl.UInt32), pl.col("tid").cast(pl.UInt32)), on="tid")
             .select("pid", "tid", pl.col("start").alias("d_start"), pl.col("end").alias("d_end"), "cause",
-                    "culprit_pid", "culprit").sort("tid", "d_start"))
+                    "culprit_pid", "culprit", "share").sort("tid", "d_start"))
 
 
 def _clip(frame: pl.DataFrame, lo: str, hi: str, start: str = "d_start", end: str = "d_end") -> pl.DataFrame:
@@ -366,11 +412,14 @@ def host_bounds(launches: pl.DataFrame, syncs: pl.DataFrame, delay_pieces: pl.Da
     Returns {low_ns, high_ns, culprits: frame(cause, culprit_pid, culprit, low_ns, high_ns),
     steps, refined, note}."""
     launches = launches.with_columns(pl.col("ts_ns").cast(pl.Int64))
-    # from the thread's first GPU work (a launch, or a copy before it) to its last launch
-    first_sync = syncs.group_by("pid", "tid").agg(pl.col("ts_ns").min().cast(pl.Int64).alias("first_sync"))
+    # from the thread's first GPU work (a launch, or a copy before it) to its last (a launch, or a copy after it)
+    sync_span = syncs.group_by("pid", "tid").agg(
+        pl.col("ts_ns").min().cast(pl.Int64).alias("first_sync"),
+        (pl.col("ts_ns") + pl.col("duration_ns")).max().cast(pl.Int64).alias("last_sync"))
     region = (launches.group_by("pid", "tid").agg(pl.col("ts_ns").min().alias("lo"), pl.col("ts_ns").max().alias("hi"))
-              .join(first_sync, on=["pid", "tid"], how="left")
-              .with_columns(pl.min_horizontal("lo", pl.col("first_sync").fill_null(pl.col("lo"))).alias("lo")))
+              .join(sync_span, on=["pid", "tid"], how="left")
+              .with_columns(pl.min_horizontal("lo", pl.col("first_sync").fill_null(pl.col("lo"))).alias("lo"),
+                            pl.max_horizontal("hi", pl.col("last_sync").fill_null(pl.col("hi"))).alias("hi")))
     # a delay costs the GPU at most its own length, and only while its thread still had launches to make
     inside = _clip(delay_pieces.join(region, on=["pid", "tid"]), "lo", "hi")
     inside = inside.with_columns((pl.col("d_end") - pl.col("d_start")).alias("ns"))
@@ -380,22 +429,24 @@ def host_bounds(launches: pl.DataFrame, syncs: pl.DataFrame, delay_pieces: pl.Da
     windows = _drained_windows(launches, drains)
     # in a window the GPU is idle until the first launch: the delay of the thread that made it is idle it caused
     low_pieces = _window_delays(windows, inside)
-    culprits = (inside.group_by("cause", "culprit_pid", "culprit").agg(pl.col("ns").sum().alias("high_ns"))
-                .join(low_pieces.group_by("cause", "culprit_pid", "culprit").agg(pl.col("ns").sum().alias("low_ns")),
+    culprits = (inside.group_by("cause", "culprit_pid", "culprit").agg(
+                    pl.col("ns").sum().alias("high_ns"), (pl.col("ns") * pl.col("share")).sum().alias("rec_high"))
+                .join(low_pieces.group_by("cause", "culprit_pid", "culprit").agg(
+                    pl.col("ns").sum().alias("low_ns"), (pl.col("ns") * pl.col("share")).sum().alias("rec_low")),
                       on=["cause", "culprit_pid", "culprit"], how="left", nulls_equal=True)
-                .with_columns(pl.col("low_ns").fill_null(0)))
+                .with_columns(pl.col("low_ns").fill_null(0), pl.col("rec_low").fill_null(0.0).round().cast(pl.Int64),
+                              pl.col("rec_high").round().cast(pl.Int64)))
     low, high = int(low_pieces["ns"].sum() or 0), int(inside["ns"].sum() or 0)
-    refined = _refine_by_steps(launches, drains, inside, low_pieces)
-    note = refined.pop("note")
-    if refined["refined"]:
-        low, high = max(low, refined["low_ns"]), min(high, refined["high_ns"])
     aligned = _aligned(launches, drains, inside, launch_times, wakeups)
     if aligned is not None:
         low = max(low, min(high, aligned[0]))
-        note = "; ".join(part for part in (note, f"steps repeat launch for launch ({aligned[1]} steps)") if part)
-    return {"low_ns": low, "high_ns": max(high, low), "culprits": culprits.with_columns(
-        pl.min_horizontal("high_ns", pl.lit(max(high, low))).alias("high_ns")).sort("high_ns", descending=True),
-        "steps": refined["steps"], "refined": refined["refined"], "note": note}
+        note = f"the lower bound from {aligned[1]} steps that repeat launch for launch"
+    else:
+        note = ("the lower bound from the delays right after syncs only (the steps do not repeat launch for launch, "
+                "or a process launches from several threads)")
+    steps = aligned[1] if aligned else 0
+    return {"low_ns": low, "high_ns": max(high, low), "culprits": culprits.sort("high_ns", descending=True),
+            "steps": steps, "note": note}
 
 
 def _aligned(launches: pl.DataFrame, drains: pl.DataFrame, inside: pl.DataFrame,
@@ -431,69 +482,13 @@ def _window_delays(windows: pl.DataFrame, inside: pl.DataFrame) -> pl.DataFrame:
     """The delays of each window's ending thread inside the window: cause, culprit_pid, culprit, ns, w_start."""
     if windows.is_empty() or inside.is_empty():
         return pl.DataFrame(schema={"pid": pl.UInt32, "cause": pl.String, "culprit_pid": pl.UInt32,
-                                    "culprit": pl.String, "ns": pl.Int64, "w_start": pl.Int64})
+                                    "culprit": pl.String, "ns": pl.Int64, "share": pl.Float64, "w_start": pl.Int64})
     pairs = overlaps(windows.select(pl.col("tid"), "pid", pl.col("w_start").alias("q_start"),
                                     pl.col("w_end").alias("q_end")),
-                     inside.select("tid", "cause", "culprit_pid", "culprit", pl.col("d_start").alias("r_start"),
+                     inside.select("tid", "cause", "culprit_pid", "culprit", "share", pl.col("d_start").alias("r_start"),
                                    pl.col("d_end").alias("r_end")), "tid")
-    return pairs.select("pid", "cause", "culprit_pid", "culprit", pl.col("overlap_ns").alias("ns"),
+    return pairs.select("pid", "cause", "culprit_pid", "culprit", pl.col("overlap_ns").alias("ns"), "share",
                         pl.col("q_start").alias("w_start"))
-
-
-def _refine_by_steps(launches: pl.DataFrame, drains: pl.DataFrame, inside: pl.DataFrame,
-                     low_pieces: pl.DataFrame) -> dict:
-    """Bounds tightened by the run's repeated steps (docs/gpu-time.md). A step is a single launching
-    thread's work from one drain sync's return to the next: T_s long, its interference U_s, of which
-    L_s provably cost the GPU. If a step undisturbed takes T0 (the same for every step, up to noise),
-    its cost is T_s - T0, within [L_s, U_s]: each step gives T0 within [T_s - U_s, T_s - L_s], so
-    T0 lies within [max(T_s - U_s), min(T_s - L_s)], widened by three times the steps' noise; and the
-    run's cost within the sums of clip(T_s - T0, L_s, U_s) at the range's two ends. Used only where
-    every launching process has one launching thread and enough steps, and the steps agree."""
-    threads = launches.group_by("pid").agg(pl.col("tid").n_unique().alias("n"))
-    none = {"refined": False, "low_ns": 0, "high_ns": 0}
-    if threads.is_empty() or int(threads["n"].max()) != 1:
-        return {**none, "steps": 0, "note": "steps were not used: a process launches from several threads"}
-    exits = drains.join(launches.select("pid", "tid").unique(), on=["pid", "tid"]).sort("pid", "exit_ns")
-    # the first step is not like the others (it holds the start-up: the first copies, the first token's set-up):
-    # it keeps the hard bounds
-    steps = (exits.with_columns(pl.col("exit_ns").shift(1).over("pid").alias("s_start"),
-                                pl.int_range(pl.len()).over("pid").alias("nth"))
-             .rename({"exit_ns": "s_end"}).filter(pl.col("nth") >= 2).drop("nth")
-             .filter(pl.col("s_end") > pl.col("s_start")).with_row_index("s"))
-    counts = steps.group_by("pid").len()["len"]
-    if counts.is_empty() or int(counts.min()) < MIN_STEPS:
-        return {**none, "steps": steps.height, "note": f"steps were not used: fewer than {MIN_STEPS} sync-delimited "
-                                                        "steps"}
-    upper = overlaps(steps.select("s", "pid", pl.col("s_start").alias("q_start"), pl.col("s_end").alias("q_end")),
-                     inside.select("pid", pl.col("d_start").alias("r_start"), pl.col("d_end").alias("r_end")),
-                     "pid").group_by("s").agg(pl.col("overlap_ns").sum().alias("U"))
-    # each window's lower-bound delay belongs to the step its window starts in (a window starts at a drain)
-    lower = (low_pieces.sort("w_start").join_asof(steps.select("s", "pid", "s_start", "s_end").sort("s_start"),
-                                                   left_on="w_start", right_on="s_start", by="pid",
-                                                   strategy="backward", check_sortedness=False)
-             .filter(pl.col("s").is_not_null() & (pl.col("w_start") < pl.col("s_end")))
-             .group_by("s").agg(pl.col("ns").sum().alias("L")))
-    steps = (steps.join(upper, on="s", how="left").join(lower, on="s", how="left")
-             .with_columns(pl.col("U").fill_null(0), pl.col("L").fill_null(0),
-                           (pl.col("s_end") - pl.col("s_start")).alias("T")))
-    steps = steps.with_columns(pl.min_horizontal("L", "U").alias("L"))
-    low = high = 0
-    for (_pid,), mine in steps.group_by("pid"):
-        T, L, U = (mine[c].to_numpy().astype(np.float64) for c in ("T", "L", "U"))
-        x, y = T - U, T - L
-        mad = lambda v: 1.4826 * float(np.median(np.abs(v - np.median(v))))  # noqa: E731
-        noise = 3 * min(mad(x), mad(y))
-        t0_lo, t0_hi = float(x.max()) - noise, float(y.min()) + noise
-        if t0_lo > t0_hi:
-            return {**none, "steps": steps.height,
-                    "note": "steps were not used: they do not take the same time undisturbed"}
-        low += int(np.clip(T - t0_hi, L, U).sum())
-        high += int(np.clip(T - t0_lo, L, U).sum())
-    # delays outside every step (before the first drain) keep their own bounds
-    outside_high = int(inside["ns"].sum() or 0) - int(steps["U"].sum())
-    outside_low = int(low_pieces["ns"].sum() or 0) - int(steps["L"].sum())
-    return {"refined": True, "steps": steps.height, "low_ns": low + max(0, outside_low),
-            "high_ns": high + max(0, outside_high), "note": None}
 
 
 # --- the report's section ------------------------------------------------------------------------
@@ -519,8 +514,9 @@ def _prediction(steps: int, active_ns: int, low_ns: int, high_ns: int) -> GpuPre
 
 def _culprits(frame: pl.DataFrame, recorder_pid: int | None, recorder_comms: tuple[str, ...]) -> list[GpuCulprit]:
     out = []
-    for cause, pid, comm, low, high in frame.head(10).iter_rows():
+    for cause, pid, comm, low, high, rec_low, rec_high in frame.head(10).iter_rows():
         out.append(GpuCulprit(cause=cause, pid=pid, comm=comm, low_ns=int(low), high_ns=int(high),
+                              recoverable_low_ns=int(rec_low), recoverable_high_ns=int(rec_high),
                               is_recorder=bool(pid) and (comm in recorder_comms or pid == recorder_pid)))
     return out
 
@@ -542,10 +538,11 @@ def exact_section(trace: Trace, pids: set[int], segments: pl.DataFrame, runs: pl
     interference = sum(int(by_cause.get(c, 0)) for c in INTERFERENCE)
     own = sum(int(by_cause.get(c, 0)) for c in OWN)
     culprits = (idle.filter(pl.col("cause").is_in(INTERFERENCE))
-                .group_by("cause", "culprit_pid", "culprit").agg(pl.col("ns").sum())
+                .group_by("cause", "culprit_pid", "culprit").agg(pl.col("ns").sum(), pl.col("recoverable_ns").sum())
                 .sort(["ns", "cause", "culprit_pid", "culprit"], descending=[True, False, False, False],
                       nulls_last=True)
-                .select("cause", "culprit_pid", "culprit", pl.col("ns").alias("low"), pl.col("ns").alias("high")))
+                .select("cause", "culprit_pid", "culprit", pl.col("ns").alias("low"), pl.col("ns").alias("high"),
+                        pl.col("recoverable_ns").alias("rec_low"), pl.col("recoverable_ns").alias("rec_high")))
     processes = []
     for pid, device, busy_p, first, last in per.sort("pid", "device_id").iter_rows():
         mine = idle.filter((pl.col("pid") == pid) & (pl.col("device_id") == device)
@@ -572,15 +569,16 @@ def exact_section(trace: Trace, pids: set[int], segments: pl.DataFrame, runs: pl
 def bounds_section(trace: Trace, launches: pl.DataFrame, syncs: pl.DataFrame, segments: pl.DataFrame,
                    runs: pl.DataFrame, irqs: pl.DataFrame, launching: pl.DataFrame, cpu_interference_ns: int, why: str,
                    recorder_pid: int | None, recorder_comms: tuple[str, ...]) -> GpuTime:
-    pieces = delay_pieces(segments, runs, irqs, launching)
+    pieces = delay_pieces(segments, runs, irqs, launching, competitors(trace))
     tids = launching["tid"].to_list()
     wakeups = trace.of(Event.WAKEUP, "ts_ns", "tid").filter(pl.col("tid").is_in(tids))
     found = host_bounds(launches, syncs, pieces, launch_times(trace, tids), wakeups)
     low, high = found["low_ns"], found["high_ns"]
     active = int(launches["ts_ns"].max() - launches["ts_ns"].min()) if launches.height else 0
     culprits = found["culprits"].sort(["high_ns", "low_ns", "cause"], descending=[True, True, False]).select(
-        "cause", "culprit_pid", "culprit", pl.col("low_ns").alias("low"), pl.col("high_ns").alias("high"))
-    note = found["note"] or (f"bounds from {found['steps']} sync-delimited steps" if found["refined"] else None)
+        "cause", "culprit_pid", "culprit", pl.col("low_ns").alias("low"), pl.col("high_ns").alias("high"),
+        "rec_low", "rec_high")
+    note = found["note"]
     return GpuTime(
         mode="bounds", why=why, span_ns=active, busy_ns=None, idle_ns=None, busy_percent=None, causes=[],
         interference_low_ns=low, interference_high_ns=high, own_ns=None,
@@ -659,7 +657,8 @@ def aligned_lower_bound(launch_ts: np.ndarray, drains: pl.DataFrame, wakeups: np
     a = launch_ts[first[:, None] + np.arange(n)[None, :]]
     # the step's end: the wakeup ending the drain's wait, or (no wakeup: it did not block) the drain's entry
     woke_at = np.searchsorted(wakeups, ends_exit, "right") - 1
-    woke = np.where(woke_at >= 0, wakeups[np.maximum(woke_at, 0)], -1)
+    woke = (np.where(woke_at >= 0, wakeups[np.maximum(woke_at, 0)], -1) if wakeups.size
+            else np.full(ends_exit.size, -1, np.int64))
     blocked = (woke >= ends_entry) & (woke <= ends_exit)
     end = np.where(blocked, woke, ends_entry)
     # cumulative delay up to any time: prefix sums over the sorted, disjoint delay intervals
@@ -680,3 +679,14 @@ def aligned_lower_bound(launch_ts: np.ndarray, drains: pl.DataFrame, wakeups: np
     remaining = (end[:, None] - a).min(axis=0)
     counterfactual = np.maximum((a - delta + remaining[None, :]).max(axis=1), ends_entry - delta_sync)
     return int(np.clip(end - counterfactual, 0, None).sum()), int(counts.size)
+
+
+def gain_without(g: GpuTime, culprit_pids: set[int]) -> tuple[float, float] | None:
+    """The throughput gain (percent, low and high) predicted from one trace if the culprits CULPRIT_PIDS
+    (a load's processes, say) were gone: their GPU idle taken out of the active span."""
+    if not g.active_ns or g.mode == "none":
+        return None
+    low = sum(c.recoverable_low_ns for c in g.culprits if c.pid in culprit_pids and c.cause != "irq")
+    high = sum(c.recoverable_high_ns for c in g.culprits if c.pid in culprit_pids and c.cause != "irq")
+    gain = lambda lost: 100.0 * (g.active_ns / max(1, g.active_ns - lost) - 1)  # noqa: E731
+    return gain(low), gain(high)

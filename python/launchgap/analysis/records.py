@@ -282,6 +282,10 @@ class GpuCulprit(Record):
     comm: str | None    # its name, or the interrupt's
     low_ns: int
     high_ns: int
+    # what taking it away would give back: the launching thread's fair share of the time it held the CPU,
+    # beside the other tasks that waited for it too
+    recoverable_low_ns: int
+    recoverable_high_ns: int
     is_recorder: bool
 
 
