@@ -32,10 +32,16 @@ workloads' own, and writes the results under --out. Parts (default: all):
            (workloads/gpu/cpu_hog.py) on thread 0's CPU; the report must name
            the hog as that thread's culprit                             (~1 min)
   probes   `launchgap probes` on the real driver, if this checkout has it (seconds)
+  g        GPU activity (record --gpu-activity: the CUPTI collector on the real
+           driver and CUPTI): launch_counts recorded with it, every launch's
+           kernel must be there (kernels recorded vs launched, per process and
+           thread), the clock alignment each collector stated; then the decode
+           of part a recorded with it, its tokens/s beside untraced and traced
+           without it, and the report's GPU time                   (~2-3 min)
   a        Qwen3-0.6B-shaped PyTorch decode (workloads/gpu/qwen3_decode.py,
            random weights), untraced and traced, interleaved --repeats times;
            tokens/s, slowdown, the report's verdict                  (~3-4 min)
-  all      b c probes a, in that order (the longest last); ~6 min
+  all      b c probes g a, in that order (the longest last); ~9 min
   prepare  run HERE, on the machine with Rust and network, not on the GPU one:
            builds the recorder and fills .gpu/ (the recorder, the shared
            libraries it needs, polars wheels for Python 3.12) to carry along
@@ -92,9 +98,9 @@ while [ $# -gt 0 ]; do
         --hog-per-path) positive "$1" "$2"; HOG_PER_PATH=$2 ;;
       esac
       shift 2 ;;
-    a|b|c|probes|all|prepare) PARTS+=("$1"); shift ;;
+    a|b|c|g|probes|all|prepare) PARTS+=("$1"); shift ;;
     -*) usage_error "unknown option '$1' (see --help)" ;;
-    *) usage_error "unknown part '$1': choose from a, b, c, probes, all, prepare (see --help)" ;;
+    *) usage_error "unknown part '$1': choose from a, b, c, g, probes, all, prepare (see --help)" ;;
   esac
 done
 [ ${#PARTS[@]} -gt 0 ] || PARTS=(all)
@@ -644,6 +650,54 @@ part_probes() {
   CURRENT_PART=""
 }
 
+# --- g: GPU activity through CUPTI -------------------------------------------------------------------------
+
+part_g() {
+  CURRENT_PART=g
+  local dir=$WORK/g notes=() ok=1
+  mkdir -p "$dir"
+  set_status g running
+  if build_program; then
+    say "g: launch_counts recorded with --gpu-activity (2 threads, $PER_PATH calls per path each)"
+    program_args "$dir/gpu.counts.json" "$PER_PATH"
+    if record "$dir/gpu.lg" --gpu-activity -- "$PROGRAM" "${PROGRAM_ARGS[@]}"; then
+      if [ "$HELPER_OK" = 1 ] && step 300 "${HELPER[@]}" gpu-activity "$dir/gpu.lg" --counts "$dir/gpu.counts.json" \
+           --json-out "$dir/launch_counts.json"; then
+        say "g: every launch of launch_counts has its kernel in the trace"
+      else
+        notes+=("launch_counts: kernels recorded differ from launches: $STEP_TAIL"); ok=0
+      fi
+      report "$dir/gpu.lg" "$dir/launch_counts.report.json" || notes+=("launch_counts report: $STEP_TAIL")
+    else
+      notes+=("launch_counts with --gpu-activity: recording failed: $STEP_TAIL"); ok=0
+    fi
+  else
+    notes+=("launch_counts did not build: $STEP_TAIL"); ok=0
+  fi
+  # shellcheck disable=SC2206  # extra options are words
+  local decode=("$PYTHON" "$REPO/workloads/gpu/qwen3_decode.py" --tokens "$TOKENS" ${GPU_VALIDATE_DECODE_ARGS:-})
+  local i
+  for i in $(seq "$REPEATS"); do
+    say "g: decode $i/$REPEATS untraced, traced, traced with --gpu-activity ($TOKENS tokens)"
+    step 240 "${decode[@]}" --result "$dir/untraced-$i.json" || { notes+=("untraced run $i: $STEP_TAIL"); ok=0; break; }
+    record "$dir/traced-$i.lg" -- "${decode[@]}" --result "$dir/traced-$i.json" \
+      || { notes+=("traced run $i: $STEP_TAIL"); ok=0; }
+    if record "$dir/gpu-$i.lg" --gpu-activity -- "${decode[@]}" --result "$dir/gpu-$i.json"; then
+      [ "$HELPER_OK" = 1 ] && "${HELPER[@]}" gpu-activity "$dir/gpu-$i.lg" --json-out "$dir/decode-$i.json" >> "$LOG" 2>&1 \
+        || notes+=("decode $i: not every launch has its kernel (see decode-$i.json)")
+      report "$dir/gpu-$i.lg" "$dir/decode-$i.report.json" || notes+=("decode $i report: $STEP_TAIL")
+    else
+      notes+=("decode $i with --gpu-activity: recording failed: $STEP_TAIL"); ok=0
+    fi
+  done
+  local note
+  note=$(IFS='; '; echo "${notes[*]:-}")
+  local detail=""
+  [ -s "$dir/launch_counts.json" ] && detail=$dir/launch_counts.json
+  if [ $ok = 1 ]; then set_status g ok "$note" "$detail"; else set_status g failed "$note" "$detail"; fi
+  CURRENT_PART=""
+}
+
 # --- a: PyTorch decode ----------------------------------------------------------------------------------
 
 part_a() {
@@ -700,6 +754,7 @@ part_env
 wants b && part_b
 wants c && part_c
 wants probes && part_probes
+wants g && part_g
 wants a && part_a
 finish
 exit $FAILED

@@ -9,6 +9,7 @@ polars. Its verbs are run by the script:
     python3 -m launchgap.gpu_validation compare TRACE COUNTS [--api-names] [--json-out FILE]
     python3 -m launchgap.gpu_validation decode --untraced A.json... --traced B.json... --trace T.lg... [--report R.json...]
     python3 -m launchgap.gpu_validation culprit REPORT COUNTS --hog-pid PID --thread 0 [--baseline REPORT]
+    python3 -m launchgap.gpu_validation gpu-activity TRACE [--counts COUNTS] [--json-out FILE]
     python3 -m launchgap.gpu_validation merge OUT KEY=FILE...
     python3 -m launchgap.gpu_validation environment --json-out FILE [--set KEY=VALUE...]
     python3 -m launchgap.gpu_validation set-part SUMMARY PART STATUS [--detail FILE] [--note TEXT]
@@ -80,6 +81,74 @@ def read_launches(path: str | Path) -> pa.Table:
                          "api": pa.array([], pa.string()), "runtime_api": pa.array([], pa.string()),
                          "ts_ns": pa.array([], pa.uint64())})
     return pa.concat_tables(tables, promote_options="default")
+
+
+def read_kind(path: str | Path, kind: Event) -> pa.Table | None:
+    """One kind's rows of a format-2 trace (None where it has none)."""
+    segments = sorted((Path(path) / kind.value).glob(f"*{SEGMENT_SUFFIX}"))
+    try:
+        tables = [pq.read_table(segment) for segment in segments]
+    except (OSError, pa.ArrowInvalid) as err:
+        raise ValidationError(f"{path}: not a readable trace ({err})") from err
+    return pa.concat_tables(tables, promote_options="default") if tables else None
+
+
+def gpu_activity_check(path: str | Path, counts: dict | None) -> dict:
+    """What --gpu-activity recorded against what was launched: kernels and graphs (one each, a graph traced
+    node by node counted once) per process against the launch rows (and the program's own count), every
+    driver launch call CUPTI saw per thread against the launch rows of that thread, the clock alignment
+    each collector stated, and the GPU work that never arrived (lost rows)."""
+    if not Path(path).is_dir():
+        raise ValidationError(f"{path}: GPU activity is written in format 2 only")
+    launches = launch_rows(read_launches(path))
+    kernels = read_kind(path, Event.GPU_KERNEL)
+    graphs = read_kind(path, Event.GPU_GRAPH)
+    api = read_kind(path, Event.GPU_API)
+    states = read_kind(path, Event.GPU_COLLECTOR)
+    lost = read_kind(path, Event.LOST)
+    executions: dict[int, int] = {}
+    if kernels is not None:
+        alone = kernels.filter(pc.is_null(kernels["graph_id"]))
+        for row in alone.group_by("pid").aggregate([("pid", "count")]).to_pylist():
+            executions[row["pid"]] = executions.get(row["pid"], 0) + row["pid_count"]
+        nodes = kernels.filter(pc.invert(pc.is_null(kernels["graph_id"])))
+        for row in nodes.group_by(["pid", "correlation_id"]).aggregate([]).to_pylist():
+            executions[row["pid"]] = executions.get(row["pid"], 0) + 1
+    if graphs is not None:
+        for row in graphs.group_by("pid").aggregate([("pid", "count")]).to_pylist():
+            executions[row["pid"]] = executions.get(row["pid"], 0) + row["pid_count"]
+    launched = {r["pid"]: r["pid_count"] for r in launches.group_by("pid").aggregate([("pid", "count")]).to_pylist()}
+    per_process = [{"pid": pid, "launch_rows": n, "gpu_executions": executions.get(pid, 0),
+                    "exact": executions.get(pid, 0) == n} for pid, n in sorted(launched.items())]
+    calls = {}
+    if api is not None:
+        names = set(launches["api"].to_pylist())
+        driver_calls = api.filter(pc.is_in(api["api"], value_set=pa.array(sorted(names), pa.string())))
+        calls = {r["tid"]: r["tid_count"] for r in driver_calls.group_by("tid").aggregate([("tid", "count")]).to_pylist()}
+    rows_by_tid = {r["tid"]: r["tid_count"] for r in launches.group_by("tid").aggregate([("tid", "count")]).to_pylist()}
+    per_thread = [{"tid": tid, "launch_rows": n, "launch_calls_seen_by_cupti": calls.get(tid, 0),
+                   "exact": calls.get(tid, 0) == n} for tid, n in sorted(rows_by_tid.items())]
+    collectors = []
+    for row in (states.to_pylist() if states is not None else []):
+        try:
+            detail = json.loads(row["detail"])
+        except (TypeError, ValueError):
+            detail = {}
+        collectors.append({"pid": row["pid"], "state": row["state"], "clock": detail.get("clock"),
+                           "reason": detail.get("reason"), "cupti_version": detail.get("cupti_version")})
+    gpu_lost = [] if lost is None else [
+        r for r in lost.to_pylist() if str(r.get("lost_event", "")).startswith("gpu_")]
+    result = {"processes": per_process, "threads": per_thread, "collectors": collectors,
+              "lost": [{"lost_event": r["lost_event"], "lost_count": r["lost_count"], "detail": r.get("detail")}
+                       for r in gpu_lost],
+              "clock_error_ns": max((c["clock"] or {}).get("error_ns", 0) for c in collectors) if collectors else None}
+    if counts is not None:
+        expected = sum(p["calls"] - p.get("failed", 0) for t in counts.get("threads", []) for p in t.get("paths", []))
+        result["program_launches"] = expected
+        result["program_exact"] = sum(executions.values()) == expected
+    result["exact"] = (all(p["exact"] for p in per_process) and all(t["exact"] for t in per_thread)
+                       and result.get("program_exact", True) and bool(per_process))
+    return result
 
 
 def trace_metadata(path: str | Path) -> dict:
@@ -524,6 +593,29 @@ def compare(trace: str, counts: str, api_names: bool, json_out: str | None) -> N
     for other in result["other_threads"]:
         click.echo(f"thread tid {other['tid']} (not a launching thread): recorded {other['recorded']} launches")
     click.echo(f"launches: {'exact' if result['exact'] else 'NOT exact'}")
+    sys.exit(0 if result["exact"] else 1)
+
+
+@main.command("gpu-activity")
+@click.argument("trace", type=click.Path())
+@click.option("--counts", type=click.Path(dir_okay=False), help="The program's own launch counts, to compare too.")
+@click.option("--json-out", type=click.Path(dir_okay=False), help="Write the check here.")
+def gpu_activity_command(trace: str, counts: str | None, json_out: str | None) -> None:
+    """Kernels recorded with --gpu-activity against the launches; exit 1 unless every launch has its GPU work."""
+    try:
+        result = gpu_activity_check(trace, load_counts(counts) if counts else None)
+    except ValidationError as err:
+        _fail(str(err))
+    _write(json_out, result)
+    for p in result["processes"]:
+        click.echo(f"pid {p['pid']}: {p['gpu_executions']} kernels and graphs for {p['launch_rows']} launch rows: "
+                   f"{'exact' if p['exact'] else 'NOT exact'}")
+    for c in result["collectors"]:
+        click.echo(f"collector pid {c['pid']}: {c['state']} (CUPTI {c['cupti_version']}, clock {c['clock']})"
+                   + (f": {c['reason']}" if c["reason"] else ""))
+    for row in result["lost"]:
+        click.echo(f"lost: {row['lost_count']} {row['lost_event']} ({row['detail']})")
+    click.echo(f"GPU activity: {'exact' if result['exact'] else 'NOT exact'}")
     sys.exit(0 if result["exact"] else 1)
 
 

@@ -93,13 +93,14 @@ def test_help_names_every_part_and_its_time(tmp_path: Path):
     text = " ".join(proc.stdout.split())
     assert text.startswith("usage: scripts/gpu-validate.sh [options] [PART...]")
     for expected in ("b launch_counts", "(~1 min)", "c the same program", "probes `launchgap probes`",
-                     "a Qwen3-0.6B-shaped PyTorch decode", "(~3-4 min)", "all b c probes a", "prepare run HERE",
+                     "a Qwen3-0.6B-shaped PyTorch decode", "(~3-4 min)", "g GPU activity (record --gpu-activity",
+                     "all b c probes g a", "prepare run HERE",
                      "Exit: 0 all passed, 1 a part failed, 2 usage, 3 no GPU"):
         assert expected in text, expected
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    (["x"], "unknown part 'x': choose from a, b, c, probes, all, prepare (see --help)"),
+    (["x"], "unknown part 'x': choose from a, b, c, g, probes, all, prepare (see --help)"),
     (["--frobnicate"], "unknown option '--frobnicate' (see --help)"),
     (["--tokens", "0"], "--tokens wants a positive integer, not '0'"),
     (["--repeats", "two"], "--repeats wants a positive integer, not 'two'"),
@@ -376,11 +377,11 @@ def alive(pid: int) -> bool:
 @needs_bpf
 def test_parts_b_and_c_on_cudasim(tmp_path: Path):
     out, work = tmp_path / "out", tmp_path / "work"
-    proc = run_script("b", "c", "probes", "a", "--per-path", "800", "--hog-per-path", "2000", "--repeats", "1",
+    proc = run_script("b", "c", "probes", "g", "a", "--per-path", "800", "--hog-per-path", "2000", "--repeats", "1",
                       "--tokens", "2", "-o", str(out), "--work", str(work), env=stand_in_env(tmp_path), timeout=600)
     summary = json.loads((out / "summary.json").read_text())
     parts = summary["parts"]
-    assert list(parts) == ["env", "b", "c", "probes", "a"]
+    assert list(parts) == ["env", "b", "c", "probes", "g", "a"]
     assert parts["env"]["status"] == "ok" and parts["env"]["detail"]["gpu"] == "Stand-in GPU"
 
     # b: the recorded launches are cudasim's own, per thread and API path, with and without --api-names
@@ -419,6 +420,16 @@ def test_parts_b_and_c_on_cudasim(tmp_path: Path):
         ("driver", str(LIBCUDA)), ("static runtime", str(CUDASIM_STATIC))}
     assert {p["probe_cost"] for p in listing["probes"]} == {"emulated"}
     assert "probes" in parts["probes"]["detail"]["torch"]
+
+    # g: with the collector (cudasim's CUPTI stand-in beside its driver), every launch of the program has its
+    # kernel in the trace, per process and thread; the decode has no PyTorch here, so the part fails saying so
+    g = parts["g"]
+    counts = json.loads((work / "g" / "gpu.counts.json").read_text())
+    assert g["detail"]["exact"] is True and g["detail"]["program_exact"] is True
+    assert g["detail"]["program_launches"] == sum(p["calls"] for t in counts["threads"] for p in t["paths"])
+    assert [c["state"] for c in g["detail"]["collectors"]] == ["started", "stopped"]
+    assert g["detail"]["lost"] == []
+    assert g["status"] == "failed" and any("No module named 'torch'" in n for n in g["notes"])
 
     # a: this Python has no PyTorch: the part fails, saying so, after b and c ran
     assert parts["a"]["status"] == "failed"
