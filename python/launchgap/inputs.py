@@ -1,13 +1,18 @@
 """Reading a user's input file safely: only a regular file (or, for a trace, a
-directory), never blocking on a FIFO, never reading without bound.
+directory), never blocking on a FIFO, never reading without bound; and JSON
+that launchgap did not write itself (a trace's meta.json and end.json, an
+experiment's results.json) parsed with the same care.
 
 /dev/zero read whole raised MemoryError; a FIFO given as a scenario file or a
 trace blocked for ever on open. Opening with O_NONBLOCK returns at once for a
 FIFO (with no writer, open(2) would wait), and fstat on the descriptor then
-says what the file is, without a race between a stat and the open."""
+says what the file is, without a race between a stat and the open. JSON
+nested 100,000 deep raised RecursionError in the parser (and, a little less
+deep, in every json.dumps(..., indent=...) and printer after it)."""
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 from pathlib import Path
@@ -15,13 +20,29 @@ from pathlib import Path
 # what a text input (a scenario file, cudasim's truth JSON, a host file under doctor --root) may weigh:
 # far above any real one (cudasim's truth for a long decode is a few MB), far below what exhausts memory
 MAX_TEXT_INPUT_BYTES = 256 << 20
+# what a JSON file launchgap reads may weigh (a trace's meta.json and end.json, an experiment's results.json):
+# the largest launchgap writes are a big host's: /proc/interrupts kept in meta.json, and its counts twice in
+# end.json, a few MB at 400 CPUs and 1,000 interrupt lines; parsed, one takes several times its size in memory
+MAX_JSON_BYTES = 64 << 20
+# how deeply a JSON value may nest: launchgap's own files nest under 10 levels; Python's parser and printers
+# recurse once a level and fail near 1,000
+MAX_JSON_DEPTH = 100
 
 KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
          (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a directory"))
 
 
 class InputError(ValueError):
-    """An input that cannot be read as a file (message on one line, naming the path)."""
+    """An input that cannot be read as a file (message on one line, naming the path). PROBLEM is the same
+    without the path, for a caller that words the message itself."""
+
+    def __init__(self, path: str | Path, problem: str, advice: str = "") -> None:
+        self.path, self.problem = path, problem
+        super().__init__(f"{path}: {problem}" + (f"; {advice}" if advice else ""))
+
+
+class JsonError(InputError):
+    """Bytes that are not the JSON launchgap reads: not UTF-8, not JSON, nested too deeply."""
 
 
 def kind_of(mode: int) -> str:
@@ -48,9 +69,9 @@ def read_regular_bytes(path: str | Path, limit: int = MAX_TEXT_INPUT_BYTES) -> b
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            raise InputError(f"{path}: {kind_of(st.st_mode)}, not a regular file; give a file")
+            raise InputError(path, f"{kind_of(st.st_mode)}, not a regular file", "give a file")
         if st.st_size > limit:
-            raise InputError(f"{path}: {st.st_size:,} bytes, more than the {limit:,} such a file may hold")
+            raise InputError(path, f"{st.st_size:,} bytes, more than the {limit:,} such a file may hold")
         os.set_blocking(fd, True)
         chunks, total = [], 0
         while True:
@@ -60,7 +81,63 @@ def read_regular_bytes(path: str | Path, limit: int = MAX_TEXT_INPUT_BYTES) -> b
             chunks.append(chunk)
             total += len(chunk)
             if total > limit:
-                raise InputError(f"{path}: more than the {limit:,} bytes such a file may hold")
+                raise InputError(path, f"more than the {limit:,} bytes such a file may hold")
         return b"".join(chunks)
     finally:
         os.close(fd)
+
+
+def parse_json(data: bytes | str, where: str | Path) -> object:
+    """DATA parsed as JSON, or JsonError saying why not, on one line, after WHERE (the file it came from):
+    not UTF-8, not JSON, nested deeper than MAX_JSON_DEPTH, or holding a lone surrogate (a \\ud800 escape,
+    which no text output can print)."""
+    try:
+        value = json.loads(data)
+    except RecursionError:
+        raise JsonError(where, f"nested deeper than {MAX_JSON_DEPTH} levels") from None
+    except UnicodeDecodeError:
+        raise JsonError(where, "not UTF-8 text") from None
+    except ValueError as err:
+        raise JsonError(where, " ".join(str(err).split())[:200]) from None
+    problem = _nesting_problem(value)
+    if problem:
+        raise JsonError(where, problem)
+    return value
+
+
+LONE_SURROGATE = "holds a lone surrogate (an unpaired \\ud800-\\udfff escape), not text"
+
+
+def _nesting_problem(value: object) -> str | None:
+    """Why a parsed value cannot be handled safely, or None: walked without recursion."""
+    if isinstance(value, str) and not _encodable(value):
+        return LONE_SURROGATE
+    stack = [(value, 1)] if isinstance(value, (dict, list)) else []
+    while stack:
+        item, depth = stack.pop()
+        if depth > MAX_JSON_DEPTH:
+            return f"nested deeper than {MAX_JSON_DEPTH} levels"
+        children = item.items() if isinstance(item, dict) else enumerate(item)
+        for key, child in children:
+            for text in (key, child):
+                if isinstance(text, str) and not _encodable(text):
+                    return LONE_SURROGATE
+            if isinstance(child, (dict, list)):
+                stack.append((child, depth + 1))
+    return None
+
+
+def _encodable(text: str) -> bool:
+    if text.isascii():
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def read_json(path: str | Path, limit: int = MAX_JSON_BYTES) -> object:
+    """The JSON value in PATH, a regular file of at most LIMIT bytes: InputError when it is not one (JsonError
+    when its bytes are not JSON launchgap reads), OSError (ENOENT, EACCES) for the caller to word."""
+    return parse_json(read_regular_bytes(path, limit), path)

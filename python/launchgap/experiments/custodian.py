@@ -28,6 +28,7 @@ from pathlib import Path
 
 from launchgap.experiments.leash import GRACE_S, lifeline_fd
 from launchgap.experiments.mitigations import HostChanges
+from launchgap.inputs import InputError, read_json
 from launchgap.output import OutputError, write_text
 
 RESULTS = "results.json"
@@ -86,10 +87,16 @@ def stop(custodian: subprocess.Popen) -> None:
             custodian.wait()
 
 
-def _read(path: Path) -> dict | None:
+def _read(path: Path, warnings: list[str] | None = None) -> dict | None:
+    """PATH's JSON object, or None; one line in WARNINGS for a file that is there but damaged (a FIFO,
+    /dev/zero, nested too deeply to parse: never a hang or a traceback)."""
     try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError):
+        data = read_json(path)
+    except OSError:
+        return None
+    except InputError as err:
+        if warnings is not None:
+            warnings.append(f"{err.path}: {err.problem}: skipped (not an experiment's results launchgap can read)")
         return None
     return data if isinstance(data, dict) else None
 
@@ -132,7 +139,7 @@ def stale_results(parent: Path) -> list[str]:
     except OSError:
         return []
     for path in candidates:
-        results = _read(path)
+        results = _read(path, lines)
         if results is None or results.get("stale_reported"):
             continue
         status, record = results.get("status"), results.get("owner") or {}

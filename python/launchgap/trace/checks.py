@@ -12,12 +12,12 @@ crash or quietly wrong numbers:
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
 
+from launchgap.inputs import JsonError, parse_json
 from launchgap.trace.model import TraceError
 from launchgap.trace.schema import FORMAT_NAME, KIND_COLUMNS, VERSIONS_READ
 
@@ -62,9 +62,9 @@ def check_version(path: Path, fmt: str, metadata_present: bool) -> int:
 def parse_meta(path: Path, text: bytes | str, where: str) -> dict:
     """The metadata object, its keys' types checked; WHERE says where it was kept."""
     try:
-        meta = json.loads(text)
-    except ValueError as err:
-        raise TraceError(f"{path}: damaged trace: its metadata ({where}) cannot be read ({reason(err)})") from None
+        meta = parse_json(text, where)
+    except JsonError as err:
+        raise TraceError(f"{path}: damaged trace: its metadata ({where}) cannot be read ({err.problem})") from None
     if not isinstance(meta, dict):
         raise TraceError(f"{path}: damaged trace: its metadata is not a JSON object")
     for key, types in META_TYPES.items():
@@ -84,13 +84,15 @@ def parse_summary(text: bytes | str | None) -> tuple[dict | None, list[str]]:
     if text is None:
         return None, []
     try:
-        summary = json.loads(text)
+        summary = parse_json(text, "the closing summary")
         if not isinstance(summary, dict):
             raise ValueError("not a JSON object")
         end = summary["end_ns"]
         if not isinstance(end, int) or isinstance(end, bool):
             raise ValueError(f"end_ns is {end!r}")
         return summary, []
+    except JsonError as err:
+        return None, [f"its closing summary is damaged ({err.problem}) and was left out: the trace has no clean end"]
     except (TypeError, ValueError, KeyError) as err:
         return None, [f"its closing summary is damaged ({reason(err)}) and was left out: the trace has no clean end"]
 
