@@ -31,6 +31,23 @@ MAX_JSON_DEPTH = 100
 KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
          (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a directory"))
 
+# how much of a value that cannot be parsed a message shows: enough to recognise it, never a whole file
+EXCERPT_CHARS = 60
+
+
+def excerpt(value: object, limit: int = EXCERPT_CHARS) -> str:
+    """A short, printable piece of a value read from a file (a host file that cannot be parsed, a stray file's
+    name), for a message: runs of whitespace as one space, every other character that does not print (a
+    terminal's escape sequences, NUL, bidirectional overrides, a name's undecodable bytes) as its Python
+    escape (\\x1b), at most LIMIT characters (the last three "..." when cut)."""
+    raw = value if isinstance(value, str) else repr(value)
+    # what lies far beyond LIMIT is never shown: neither split nor escaped
+    head = raw[: 4 * limit + 8]
+    shown = "".join(c if c.isprintable() else repr(c)[1:-1] for c in " ".join(head.split()))
+    if len(shown) <= limit and len(head) == len(raw):
+        return shown
+    return shown[: limit - 3] + "..."
+
 
 class InputError(ValueError):
     """An input that cannot be read as a file (message on one line, naming the path). PROBLEM is the same
