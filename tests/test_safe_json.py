@@ -45,6 +45,9 @@ def test_the_reader_takes_what_launchgap_writes_and_refuses_the_rest(tmp_path):
             parse_json(text, "f.json")
         assert (refused.value.problem, str(refused.value)) == (problem, f"f.json: {problem}")
     assert parse_json('{"a": "\\ud83d\\ude00"}', "f") == {"a": "\U0001f600"}    # a pair is text
+    # brackets in strings, after escaped quotes and backslashes, are text, not nesting
+    tricky = '{"a": "' + "[" * 300 + '\\" \\\\", "b": ["\\\\", "]]]{", "\\\\\\""], "c": "{{"}'
+    assert parse_json(tricky, "f") == json.loads(tricky) and json.loads(tricky)["b"][2] == '\\"'
     fifo = tmp_path / "fifo.json"
     os.mkfifo(fifo)
     with pytest.raises(InputError) as refused:
