@@ -114,14 +114,18 @@ def _listed_segments(path: Path, kind: Event, damage: list[str], numbers: set[in
             continue
         segments.append((int(named.group(1)), segment, st.st_size))
     segments.sort()
-    kept: list[Path] = []
-    seen: dict[tuple[int, bytes], Path] = {}
+    # only a segment of the same size and the same footer (its row groups' offsets and statistics) can be
+    # a copy: read whole only then
     sizes = Counter(size for _, _, size in segments)
+    ends = {segment: (size, _digest(segment, FOOTER_BYTES)) for _, segment, size in segments if sizes[size] > 1}
+    alike = Counter(ends.values())
+    kept: list[Path] = []
+    seen: dict[bytes, Path] = {}
     for number, segment, size in segments:
-        if sizes[size] > 1:   # only a segment of the same size can be a copy: hashed only then
+        if segment in ends and alike[ends[segment]] > 1:
             digest = _digest(segment)
             if digest is not None:
-                original = seen.setdefault((size, digest), segment)
+                original = seen.setdefault(digest, segment)
                 if original is not segment:
                     damage.append(f"segment {kind.value}/{segment.name} holds the very bytes of "
                                   f"{kind.value}/{original.name} (a copy) and was left out")
@@ -132,14 +136,24 @@ def _listed_segments(path: Path, kind: Event, damage: list[str], numbers: set[in
     return kept
 
 
-def _digest(segment: Path) -> bytes | None:
+# the end of a segment compared before the whole of it: the Parquet footer, with every row group's offsets
+# and statistics
+FOOTER_BYTES = 64 << 10
+
+
+def _digest(segment: Path, tail: int | None = None) -> bytes | None:
+    """A digest of the segment's bytes (its last TAIL bytes only, if given); None if it cannot be read (its
+    reading says why)."""
     try:
         fd = os.open(segment, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
-        return None   # its reading says why
+        return None
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
             return None
+        if tail is not None:
+            os.lseek(fd, max(0, st.st_size - tail), os.SEEK_SET)
         digest = hashlib.blake2b()
         while chunk := os.read(fd, 1 << 20):
             digest.update(chunk)
