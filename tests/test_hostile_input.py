@@ -9,6 +9,7 @@ import json
 import os
 import resource
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -168,15 +169,21 @@ def test_a_device_or_fifo_as_a_scenario_file_is_refused(fifo):
 
 
 def test_doctor_root_with_a_fifo_or_device_file_reads_neither(tmp_path):
-    root = make_tree(tmp_path, "node-4cpu", {"/proc/cmdline": None, "/proc/cpuinfo": None})
+    root = make_tree(tmp_path, "node-4cpu", {"/proc/cmdline": None, "/proc/cpuinfo": None,
+                                             "/proc/interrupts": None})
     os.mkfifo(root / "proc" / "cmdline")
+    # a link to the host's /dev/zero leads out of the root: refused before it is opened
     os.symlink("/dev/zero", root / "proc" / "cpuinfo")
+    if os.geteuid() == 0:   # a device inside the root: opened, and not read
+        os.mknod(root / "proc" / "interrupts", 0o600 | stat.S_IFCHR, os.makedev(1, 5))
     proc = launchgap("doctor", "--root", str(root), "--json", timeout=60, preexec_fn=_address_space(3 << 30))
     assert proc.returncode == 0, proc.stderr
     checks = {c["id"]: c for c in json.loads(proc.stdout)["checks"]}
     evidence = {e["path"]: e["value"] for c in checks.values() for e in c["evidence"]}
     assert evidence["/proc/cmdline"] == "(not readable: EINVAL)"
-    assert evidence["/proc/cpuinfo"] == "(not readable: EINVAL)"
+    assert evidence["/proc/cpuinfo"] == "(not readable: a symbolic link out of the root)"
+    if os.geteuid() == 0:
+        assert evidence["/proc/interrupts"] == "(not readable: EINVAL)"
 
 
 # ---- 4. SIGTERM mid-write ----------------------------------------------------------------------------

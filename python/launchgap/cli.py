@@ -32,6 +32,7 @@ from launchgap.cli_common import (
 from launchgap.doctor.command import doctor
 from launchgap.exports.study_csv import write_study_csv
 from launchgap.held_memory import hold_freed_memory
+from launchgap.inputs import InputError, JsonError, read_json
 from launchgap.output import PERMISSIONS_HELP, OutputError, write_text
 from launchgap.recorder import ENV_OVERRIDE, MONITOR_ENV_OVERRIDE, find_monitor, find_recorder
 from launchgap.trace import Event
@@ -581,11 +582,13 @@ def experiment_run(scenario_file, repeat, metric, output, seed, disk_dir, allow_
 def _read_results(outdir: Path) -> dict:
     path = outdir / "results.json"
     try:
-        results = json.loads(path.read_text())
+        results = read_json(path)
     except OSError as err:
         fail(f"{outdir}: no readable results.json ({err.strerror or err})")
-    except ValueError as err:
-        fail(f"{path}: not an experiment's results (not JSON: {' '.join(str(err).split())[:120]})")
+    except JsonError as err:
+        fail(f"{path}: not an experiment's results (not JSON: {err.problem})")
+    except InputError as err:
+        fail(f"{path}: not an experiment's results ({err.problem})")
     if not isinstance(results, dict) or results.get("schema") != "launchgap-experiment/1":
         fail(f"{path}: not an experiment's results (no schema launchgap-experiment/1)")
     missing = [k for k in ("status", "metric", "higher_is_better", "scenarios", "runs") if k not in results]

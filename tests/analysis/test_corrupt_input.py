@@ -161,7 +161,11 @@ def test_a_damaged_segment_is_left_out_and_said(small_real_trace, tmp_path):
     trace = read_trace(copy)
     assert trace.count(Event.SWITCH) == whole.count(Event.SWITCH) - lost
     assert trace.count(Event.LAUNCH) == whole.count(Event.LAUNCH)
-    assert len(trace.damage) == 1 and f"segment switch/{segment.name} is damaged" in trace.damage[0]
+    # the segment said, and the rows it held against the recorder's own count of switches written
+    written = json.loads((copy / END_FILE).read_text())["rows"][Event.SWITCH.value]
+    assert len(trace.damage) == 2 and f"segment switch/{segment.name} is damaged" in trace.damage[0]
+    assert trace.damage[1] == (f"switch: end.json counts {written:,} rows written, its segments hold "
+                               f"{written - lost:,}: {lost:,} are missing")
     code, stdout, stderr = run("report", str(copy))
     assert code == 0 and f"segment switch/{segment.name} is damaged" in " ".join(stdout.split())
     # the JSON says it too, beside the metrics, and the verdict rests on part of the trace and says so

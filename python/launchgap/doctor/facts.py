@@ -17,6 +17,7 @@ from launchgap.doctor.parse import (
     Isolcpus,
     ParseError,
     environ_entries,
+    excerpt,
     format_cpus,
     kernel_params,
     parse_cpulist,
@@ -270,7 +271,7 @@ class HostFacts:
             try:
                 return parse_cpulist(value, self.last_cpu)
             except ParseError as err:
-                bad.append(f"{name}={value}: {err}")
+                bad.append(f"{name}={excerpt(value)}: {err}")
                 return frozenset()
 
         isolcpus = None
@@ -278,7 +279,7 @@ class HostFacts:
             try:
                 isolcpus = parse_isolcpus(params["isolcpus"], self.last_cpu)
             except ParseError as err:
-                bad.append(f"isolcpus={params['isolcpus']}: {err}")
+                bad.append(f"isolcpus={excerpt(params['isolcpus'])}: {err}")
         sysfs_nohz = self.read(CPUS_NOHZ_FULL)
         return BootIsolation(
             nohz_full=cpus_param("nohz_full"), isolcpus=isolcpus, rcu_nocbs=cpus_param("rcu_nocbs"),

@@ -18,11 +18,13 @@ from launchgap.doctor.parse import UnparsableFile
 
 @dataclass(frozen=True)
 class Reading:
-    """One file as read: its text, or why it could not be read (an errno)."""
+    """One file as read: its text, or why it could not be read (an errno, and REASON where the errno's name
+    would not say it)."""
 
     path: str
     text: str | None
     error: int | None = None
+    reason: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -35,6 +37,8 @@ class Reading:
     @property
     def why(self) -> str:
         """The reason a read failed, as the errno's name (ENOENT, EACCES, ...)."""
+        if self.reason is not None:
+            return self.reason
         if self.error is None:
             return ""
         return errno.errorcode.get(self.error, f"errno {self.error}")
@@ -49,6 +53,7 @@ class Listing:
     path: str
     names: tuple[str, ...] | None
     error: int | None = None
+    reason: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -56,6 +61,8 @@ class Listing:
 
     @property
     def why(self) -> str:
+        if self.reason is not None:
+            return self.reason
         return "" if self.error is None else errno.errorcode.get(self.error, f"errno {self.error}")
 
 
@@ -105,21 +112,61 @@ def _decode(data: bytes) -> str:
     return data.decode("utf-8", errors="replace")
 
 
+# why a path under --root is not read: a symbolic link on its way leads out of the root (a copy of another
+# node's files may hold one to /etc/shadow; its text would be printed in a "cannot parse" message)
+OUTSIDE_ROOT = "a symbolic link out of the root"
+
+
+class OutsideRoot(OSError):
+    def __init__(self) -> None:
+        super().__init__(errno.EXDEV, OUTSIDE_ROOT)
+
+
 class DirectoryHost:
     """Files under ROOT ("/" for the live host). A path ending in .gz is
-    decompressed (the kernel's /proc/config.gz)."""
+    decompressed (the kernel's /proc/config.gz). Under any other root, every
+    path is resolved (symbolic links followed) and refused unless it stays in
+    the root, checked before it is opened and again on what was opened."""
 
     def __init__(self, root: str | Path = "/") -> None:
         self.root = Path(root)
         self.description = "this host" if str(root) == "/" else f"the files under {root}"
+        self._real_root = os.path.realpath(root)
+        self._confined = self._real_root != "/"
 
-    def _real(self, path: str) -> Path:
-        return self.root / path.lstrip("/")
+    def _inside(self, resolved: str) -> bool:
+        return resolved == self._real_root or resolved.startswith(self._real_root.rstrip("/") + "/")
+
+    def _real(self, path: str) -> str:
+        """PATH's file under the root, its symbolic links resolved; OutsideRoot if they lead out of it."""
+        joined = os.path.join(self._real_root, path.lstrip("/"))
+        if not self._confined:
+            return joined
+        resolved = os.path.realpath(joined)
+        if not self._inside(resolved):
+            raise OutsideRoot()
+        return resolved
+
+    def _open(self, path: str, flags: int) -> int:
+        """A descriptor of PATH under the root, opened read-only (this view can never create or change a file)
+        and without blocking (a FIFO); what was opened checked to be in the root, so that a link swapped in
+        after the check is not read."""
+        fd = os.open(self._real(path), flags | os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
+        if self._confined:
+            try:
+                opened = os.readlink(f"/proc/self/fd/{fd}")
+            except OSError:
+                opened = None   # no /proc: the check before the open stands alone
+            if opened is not None and not self._inside(opened):
+                os.close(fd)
+                raise OutsideRoot()
+        return fd
 
     def read(self, path: str) -> Reading:
         try:
-            # os.open with O_RDONLY alone: this view can never create or change a file
-            fd = os.open(self._real(path), os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
+            fd = self._open(path, 0)
+        except OutsideRoot:
+            return Reading(path, None, errno.EXDEV, OUTSIDE_ROOT)
         except OSError as err:
             return Reading(path, None, err.errno)
         try:
@@ -143,9 +190,17 @@ class DirectoryHost:
 
     def listdir(self, path: str) -> Listing:
         try:
-            return Listing(path, tuple(sorted(os.listdir(self._real(path)))))
+            fd = self._open(path, os.O_DIRECTORY)
+        except OutsideRoot:
+            return Listing(path, None, errno.EXDEV, OUTSIDE_ROOT)
         except OSError as err:
             return Listing(path, None, err.errno)
+        try:
+            return Listing(path, tuple(sorted(os.listdir(fd))))
+        except OSError as err:
+            return Listing(path, None, err.errno)
+        finally:
+            os.close(fd)
 
 
 class SnapshotHost:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from launchgap.inputs import excerpt
+
 
 class ParseError(ValueError):
     pass
@@ -12,13 +14,11 @@ class ParseError(ValueError):
 
 class UnparsableFile(ParseError):
     """A host file whose value is not in the kernel's format (a damaged copy, a hand-edited snapshot, another
-    kernel's format): the checks resting on it say `unknown`, naming the file and the value."""
+    kernel's format): the checks resting on it say `unknown`, naming the file and a short excerpt of it."""
 
     def __init__(self, path: str, value: object, why: str = "") -> None:
         self.path, self.value, self.why = path, value, why
-        shown = value if isinstance(value, str) else repr(value)
-        shown = " ".join(shown.split())
-        self.shown = shown[:117] + "..." if len(shown) > 120 else shown
+        self.shown = excerpt(value)
         super().__init__(f"cannot parse {path}: {self.shown}" + (f" ({why})" if why else ""))
 
 
@@ -59,13 +59,13 @@ def parse_cpulist(text: str | None, last_cpu: int | None = None) -> frozenset[in
             part, _, spec = part.partition(":")
             used, _, size = spec.partition("/")
             if not (is_number(used) and is_number(size)) or int(size) == 0 or int(size) > MAX_CPUS:
-                raise ParseError(f"bad CPU group {spec!r}")
+                raise ParseError(f"bad CPU group '{excerpt(spec, 20)}'")
             group = (int(used), int(size))
         lo, sep, hi = part.partition("-")
         first = _cpu_number(lo, last_cpu)
         last = _cpu_number(hi, last_cpu) if sep else first
         if last < first:
-            raise ParseError(f"bad CPU range {part!r}")
+            raise ParseError(f"bad CPU range '{excerpt(part, 20)}'")
         for cpu in range(first, last + 1):
             if group is None or (cpu - first) % group[1] < group[0]:
                 cpus.add(cpu)
@@ -79,7 +79,7 @@ def _cpu_number(text: str, last_cpu: int | None) -> int:
             raise ParseError("'N' needs the number of CPUs")
         return last_cpu
     if not is_number(text):
-        raise ParseError(f"bad CPU number {text!r}")
+        raise ParseError(f"bad CPU number '{excerpt(text, 20)}'")
     if len(text) > len(str(MAX_CPU)) or int(text) > MAX_CPU:
         raise ParseError(f"CPU {text[:20]}{'...' if len(text) > 20 else ''} is beyond the highest CPU Linux "
                          f"supports ({MAX_CPU})")
@@ -99,7 +99,7 @@ def parse_cpumask(text: str | None) -> frozenset[int]:
     try:
         value = int(digits, 16)
     except ValueError as err:
-        raise ParseError(f"bad CPU mask {text.strip()!r}") from err
+        raise ParseError(f"bad CPU mask '{excerpt(text.strip(), 20)}'") from err
     return frozenset(i for i in range(value.bit_length()) if value >> i & 1)
 
 

@@ -6,7 +6,9 @@ from launchgap.doctor.checks import all_checks
 from launchgap.doctor.facts import CPU_DIR, HostFacts
 from launchgap.doctor.host import Host
 from launchgap.doctor.model import DoctorResult, Target
-from launchgap.doctor.parse import ParseError, UnparsableFile, format_cpus, parse_cpulist, parse_status_field
+from launchgap.doctor.parse import (
+    ParseError, UnparsableFile, excerpt, format_cpus, parse_cpulist, parse_status_field,
+)
 
 
 class TargetError(ValueError):
@@ -60,8 +62,8 @@ def target_from_pid(host: Host, pid: int) -> Target:
             try:
                 cpus |= parse_cpulist(allowed)
             except ParseError as err:
-                raise TargetError(f"-p {pid}: cannot parse Cpus_allowed_list {allowed!r} of thread {tid} ({err})") \
-                    from None
+                raise TargetError(f"-p {pid}: cannot parse Cpus_allowed_list '{excerpt(allowed)}' of thread {tid} "
+                                  f"({err})") from None
     if not cpus:
         raise TargetError(f"-p {pid}: the process exited, or its threads' CPUs are not readable")
     threads = len(tasks.names or ())

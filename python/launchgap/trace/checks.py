@@ -12,14 +12,14 @@ crash or quietly wrong numbers:
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
 
+from launchgap.inputs import JsonError, parse_json
 from launchgap.trace.model import TraceError
-from launchgap.trace.schema import FORMAT_NAME, KIND_COLUMNS, VERSIONS_READ
+from launchgap.trace.schema import FORMAT_NAME, KIND_COLUMNS, VERSIONS_READ, Event
 
 # How far outside the trace's [start, end] a timestamp may lie before it is
 # impossible: generous (clock reads at attach and stop are not atomic with the
@@ -62,9 +62,9 @@ def check_version(path: Path, fmt: str, metadata_present: bool) -> int:
 def parse_meta(path: Path, text: bytes | str, where: str) -> dict:
     """The metadata object, its keys' types checked; WHERE says where it was kept."""
     try:
-        meta = json.loads(text)
-    except ValueError as err:
-        raise TraceError(f"{path}: damaged trace: its metadata ({where}) cannot be read ({reason(err)})") from None
+        meta = parse_json(text, where)
+    except JsonError as err:
+        raise TraceError(f"{path}: damaged trace: its metadata ({where}) cannot be read ({err.problem})") from None
     if not isinstance(meta, dict):
         raise TraceError(f"{path}: damaged trace: its metadata is not a JSON object")
     for key, types in META_TYPES.items():
@@ -84,15 +84,40 @@ def parse_summary(text: bytes | str | None) -> tuple[dict | None, list[str]]:
     if text is None:
         return None, []
     try:
-        summary = json.loads(text)
+        summary = parse_json(text, "the closing summary")
         if not isinstance(summary, dict):
             raise ValueError("not a JSON object")
         end = summary["end_ns"]
         if not isinstance(end, int) or isinstance(end, bool):
             raise ValueError(f"end_ns is {end!r}")
         return summary, []
+    except JsonError as err:
+        return None, [f"its closing summary is damaged ({err.problem}) and was left out: the trace has no clean end"]
     except (TypeError, ValueError, KeyError) as err:
         return None, [f"its closing summary is damaged ({reason(err)}) and was left out: the trace has no clean end"]
+
+
+def count_damage(summary: dict | None, read: dict[Event, int], written_by: str, held_in: str) -> list[str]:
+    """Each kind whose rows read (READ, impossible ones included) differ from the rows the recorder wrote, as
+    its closing summary counts them (`rows`, by kind; WRITTEN_BY names the summary, HELD_IN what holds the
+    rows). A trace without a summary (a killed recorder) or whose summary has no counts (imported, older
+    recorders) cannot be checked."""
+    if summary is None or "rows" not in summary:
+        return []
+    rows = summary["rows"]
+    if not isinstance(rows, dict) or not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0
+                                             for n in rows.values()):
+        return [f"its closing summary's row counts are damaged ({rows!r:.100}): the rows read were not checked "
+                f"against them"]
+    damage = []
+    for kind in Event:
+        written, found = rows.get(kind.value, 0), read.get(kind, 0)
+        if found != written:
+            what = (f"{written - found:,} are missing" if found < written
+                    else f"{found - written:,} were added that the recorder did not write")
+            damage.append(f"{kind.value}: {written_by} counts {written:,} rows written, {held_in} hold {found:,}: "
+                          f"{what}")
+    return damage
 
 
 def topology_cpus(meta: dict) -> int | None:

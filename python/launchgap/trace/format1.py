@@ -13,13 +13,19 @@ Arrow's full validation: a batch that fails is left out and the loss said.
 from __future__ import annotations
 
 import json
+import mmap
+import os
+import stat
 from pathlib import Path
 
 import polars as pl
 import pyarrow as pa
 import pyarrow.ipc
 
-from launchgap.trace.checks import Bounds, ImpossibleRows, check_version, impossible_rows, parse_meta, parse_summary, reason
+from launchgap.inputs import kind_of
+from launchgap.trace.checks import (
+    Bounds, ImpossibleRows, check_version, count_damage, impossible_rows, parse_meta, parse_summary, reason,
+)
 from launchgap.trace.columns import arrow_type, format1_arrow_fields, polars_type
 from launchgap.trace.model import Trace, TraceError, WideTables
 from launchgap.trace.schema import FORMAT1_COLUMNS, FORMAT1_END_EVENT, FORMAT1_ORIGINAL, FORMAT_NAME, Event
@@ -31,24 +37,37 @@ METADATA_KEY = "launchgap"
 BATCH_ROWS = 65_536
 
 
-def _head(path: Path, size: int = 8) -> bytes:
+def _map(path: Path) -> pa.Buffer:
+    """The file's bytes, memory-mapped: a regular file only, checked on the descriptor opened (O_NONBLOCK: a
+    FIFO would block the open for ever), so that nothing swapped in after a check is read."""
     try:
-        with open(path, "rb") as f:
-            return f.read(size)
-    except OSError:
-        return b""
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        raise TraceError(f"{path}: no such file") from None
+    except OSError as err:
+        raise TraceError(f"{path}: cannot open ({reason(err)})") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise TraceError(f"{path}: {kind_of(st.st_mode)}, not a trace (a file or a trace directory)")
+        if st.st_size == 0:
+            raise TraceError(f"{path}: the file is empty")
+        try:
+            return pa.py_buffer(mmap.mmap(fd, 0, prot=mmap.PROT_READ))
+        except (OSError, ValueError) as err:
+            raise TraceError(f"{path}: cannot open ({reason(err)})") from None
+    finally:
+        os.close(fd)
 
 
-def _open_stream(path: Path, source) -> pa.ipc.RecordBatchStreamReader:
+def _open_stream(path: Path, source: pa.Buffer) -> pa.ipc.RecordBatchStreamReader:
     try:
         return pa.ipc.open_stream(source)
     except (pa.ArrowException, OSError, ValueError) as err:
-        head = _head(path)
-        if not head:
-            raise TraceError(f"{path}: the file is empty") from None
+        head = source[:8].to_pybytes()
         if head.startswith(ARROW_CONTINUATION):
             declared = int.from_bytes(head[4:8], "little") if len(head) >= 8 else None
-            if declared is None or path.stat().st_size < 8 + declared:
+            if declared is None or source.size < 8 + declared:
                 raise TraceError(f"{path}: truncated inside its schema, before any event: not a readable "
                                  f"trace") from None
             raise TraceError(f"{path}: damaged trace: its Arrow schema message cannot be read "
@@ -108,12 +127,7 @@ def _read_batches(reader) -> tuple[list[pa.RecordBatch], bool, list[str]]:
 
 
 def read_format1(path: Path) -> Trace:
-    try:
-        source = pa.memory_map(str(path), "r")
-    except FileNotFoundError:
-        raise TraceError(f"{path}: no such file") from None
-    except (OSError, pa.ArrowException) as err:
-        raise TraceError(f"{path}: cannot open ({reason(err)})") from None
+    source = _map(path)
     reader = _open_stream(path, source)
     meta = _metadata(path, reader.schema)
     _check_columns(path, reader.schema)
@@ -138,6 +152,10 @@ def read_format1(path: Path) -> Trace:
     ends = events.filter(pl.col("event") == FORMAT1_END_EVENT)
     summary, end_damage = parse_summary(ends["detail"][0] if ends.height else None)
     events = events.filter(pl.col("event") != FORMAT1_END_EVENT)
+    kinds = {kind.value: kind for kind in Event}
+    read = {kinds[name]: n for name, n in events.group_by(pl.col("event").cast(pl.String)).len().iter_rows()
+            if name in kinds}
+    count_problems = count_damage(summary, read, "the closing row", "its batches")
     bounds = Bounds.of(meta, summary["end_ns"] if summary else None)
     bad = events.select(impossible_rows(set(events.columns), bounds).alias("bad"))["bad"]
     found = ImpossibleRows()
@@ -146,7 +164,7 @@ def read_format1(path: Path) -> Trace:
     if found.bad:
         events = events.filter(~bad)
     return Trace(path, meta, WideTables(events), truncated, summary=summary,
-                 damage=tuple(damage + end_damage + value_damage), format=VERSION)
+                 damage=tuple(damage + end_damage + count_problems + value_damage), format=VERSION)
 
 
 def wide_table(frames: dict[Event, pl.DataFrame], summary: dict | None) -> pa.Table:

@@ -8,7 +8,14 @@ metadata's format marker; every segment, decoded in full with the reader the
 analysis uses (a segment that cannot be decoded, or whose columns are not its
 kind's, is left out and the loss said); a trace without end.json (a killed
 recorder, a full disk) is truncated: it reads up to its last complete
-segment. Launches, most of a launch-bound trace, are checked one segment at
+segment. Only what the recorder writes is read: regular files (a FIFO would
+block every command; /dev/zero would fill memory), meta.json and end.json of
+at most MAX_JSON_BYTES, segments named in its sequence (NNNNNN.parquet: one
+number per flush, shared by every kind that had rows, so the numbers over
+all kinds run 1, 2, 3, ... with none missing); any other `*.parquet` and a
+segment with the very bytes of another of its kind (a copy) are left out,
+and a number missing from the sequence, or a kind whose rows differ from
+end.json's count of rows written (`rows`), is damage. Launches, most of a launch-bound trace, are checked one segment at
 a time and then dropped, so the check holds one segment of them, not the
 trace, and the analysis reads them lazily (model.ParquetTables). The other
 kinds are kept decoded while they fit in HELD_BYTES (all or none), so that
@@ -18,7 +25,12 @@ decode them again; a kind that surely fits is decoded in one parallel call.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
+import re
+import stat
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -26,7 +38,10 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from launchgap.trace.checks import Bounds, ImpossibleRows, check_version, impossible_rows, parse_meta, parse_summary, reason
+from launchgap.inputs import MAX_JSON_BYTES, InputError, excerpt, kind_of, read_regular_bytes
+from launchgap.trace.checks import (
+    Bounds, ImpossibleRows, check_version, count_damage, impossible_rows, parse_meta, parse_summary, reason,
+)
 from launchgap.trace.columns import ARROW_TYPES, POLARS_TYPES, conform
 from launchgap.trace.model import ParquetTables, Trace, TraceError
 from launchgap.trace.schema import (
@@ -52,13 +67,124 @@ def is_trace_directory(path: Path) -> bool:
     return path.is_dir() and (path / META_FILE).is_file()
 
 
-def _read_text(path: Path, name: str) -> bytes | None:
+# a segment's name as the recorder writes it: its number, zero-padded to SEGMENT_DIGITS (more digits past
+# 999,999 segments), and the suffix
+SEGMENT_NAME = re.compile(rf"(\d{{{SEGMENT_DIGITS},}}){re.escape(SEGMENT_SUFFIX)}")
+
+
+def _read_json_file(path: Path, name: str) -> tuple[bytes | None, str | None]:
+    """NAME's bytes, or None when there is none; or why it cannot be read (not a regular file: a FIFO would
+    block, /dev/zero fill memory; more than MAX_JSON_BYTES)."""
     try:
-        return (path / name).read_bytes()
+        return read_regular_bytes(path / name, MAX_JSON_BYTES), None
     except FileNotFoundError:
-        return None
+        return None, None
+    except InputError as err:
+        return None, err.problem
     except OSError as err:
         raise TraceError(f"{path / name}: cannot open ({reason(err)})") from None
+
+
+def _listed_segments(path: Path, kind: Event, damage: list[str], numbers: set[int]) -> list[Path]:
+    """KIND's segments in number order: the regular files named as the recorder names them. Anything else
+    ending in the suffix (a stray or renamed copy, a FIFO, a device), and a segment holding the very bytes of
+    an earlier one (a copy under a segment's name), is left out and said in DAMAGE. NUMBERS gains the numbers
+    of the segments named, but of copies."""
+    directory = path / kind.value
+    if not directory.is_dir():
+        return []
+    segments: list[tuple[int, Path, int]] = []
+    named_numbers: set[int] = set()
+    # a partial segment (.NNNNNN.parquet.partial) does not end with the suffix
+    for segment in sorted(directory.glob(f"*{SEGMENT_SUFFIX}")):
+        where = f"{kind.value}/{segment.name}"
+        named = SEGMENT_NAME.fullmatch(segment.name)
+        if not named or segment.name != segment_name(int(named.group(1))):
+            damage.append(f"{excerpt(where, 100)} is not a segment the recorder writes (they are named "
+                          f"NNNNNN{SEGMENT_SUFFIX}) and was left out")
+            continue
+        named_numbers.add(int(named.group(1)))
+        try:
+            st = segment.stat()
+        except OSError as err:
+            damage.append(f"segment {where} cannot be read ({reason(err)}) and was left out")
+            continue
+        if not stat.S_ISREG(st.st_mode):
+            damage.append(f"segment {where} is {kind_of(st.st_mode)}, not a regular file, and was left out")
+            continue
+        segments.append((int(named.group(1)), segment, st.st_size))
+    segments.sort()
+    # only a segment of the same size and the same footer (its row groups' offsets and statistics) can be
+    # a copy: read whole only then
+    sizes = Counter(size for _, _, size in segments)
+    ends = {segment: (size, _digest(segment, FOOTER_BYTES)) for _, segment, size in segments if sizes[size] > 1}
+    alike = Counter(ends.values())
+    kept: list[Path] = []
+    seen: dict[bytes, Path] = {}
+    for number, segment, size in segments:
+        if segment in ends and alike[ends[segment]] > 1:
+            digest = _digest(segment)
+            if digest is not None:
+                original = seen.setdefault(digest, segment)
+                if original is not segment:
+                    damage.append(f"segment {kind.value}/{segment.name} holds the very bytes of "
+                                  f"{kind.value}/{original.name} (a copy) and was left out")
+                    named_numbers.discard(number)
+                    continue
+        kept.append(segment)
+    numbers |= named_numbers
+    return kept
+
+
+# the end of a segment compared before the whole of it: the Parquet footer, with every row group's offsets
+# and statistics
+FOOTER_BYTES = 64 << 10
+
+
+def _digest(segment: Path, tail: int | None = None) -> bytes | None:
+    """A digest of the segment's bytes (its last TAIL bytes only, if given); None if it cannot be read (its
+    reading says why)."""
+    try:
+        fd = os.open(segment, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        if tail is not None:
+            os.lseek(fd, max(0, st.st_size - tail), os.SEEK_SET)
+        digest = hashlib.blake2b()
+        while chunk := os.read(fd, 1 << 20):
+            digest.update(chunk)
+        return digest.digest()
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _sequence_damage(numbers: set[int]) -> list[str]:
+    """The recorder gives every flush the next number, over all kinds: a number below the highest that no
+    kind holds is a flush whose every segment is gone (or the highest was added out of sequence)."""
+    runs: list[tuple[int, int]] = []
+    previous = 0
+    for number in sorted(numbers):
+        if number > previous + 1:
+            runs.append((previous + 1, number - 1))
+        previous = number
+    if not runs:
+        return []
+
+    def shown(number: int) -> str:
+        return segment_name(number).removesuffix(SEGMENT_SUFFIX)
+
+    listed = ", ".join(shown(a) if a == b else f"{shown(a)}..{shown(b)}" for a, b in runs[:5])
+    more = f" and {len(runs) - 5} more runs" if len(runs) > 5 else ""
+    one = len(runs) == 1 and runs[0][0] == runs[0][1]
+    return [f"segment number{'' if one else 's'} {listed}{more} {'is' if one else 'are'} in no kind's directory, "
+            f"though {shown(previous)} is: the recorder numbers its flushes 1, 2, 3, ... over all kinds, so "
+            f"segments were removed (or one added out of sequence)"]
 
 
 def _segment_problem(kind: Event, frame: pl.DataFrame) -> str | None:
@@ -106,15 +232,20 @@ def _read_segments(kind: Event, paths: list[Path], room: int) -> Iterator[tuple[
 
 
 def read_format2(path: Path) -> Trace:
-    meta_text = _read_text(path, META_FILE)
+    meta_text, unreadable = _read_json_file(path, META_FILE)
+    if unreadable:
+        raise TraceError(f"{path}: damaged trace: its metadata ({META_FILE}) is {unreadable}")
     if meta_text is None:
         raise TraceError(f"{path}: is a directory, not a launchgap trace (no {META_FILE})")
     meta = parse_meta(path, meta_text, META_FILE)
     fmt = f"{meta.get('format', '')}/{meta.get('version', '')}"
     if check_version(path, fmt, True) != VERSION:
         raise TraceError(f"{path}: damaged trace: a directory whose {META_FILE} says {fmt!r}")
-    summary_text = _read_text(path, END_FILE)
+    summary_text, unreadable = _read_json_file(path, END_FILE)
     summary, damage = parse_summary(summary_text)
+    if unreadable:
+        damage.append(f"its closing summary ({END_FILE}) is {unreadable}, and was left out: the trace has no "
+                      f"clean end")
     bounds = Bounds.of(meta, summary["end_ns"] if summary else None)
     found = ImpossibleRows()
     files: dict[Event, list[Path]] = {}
@@ -123,17 +254,16 @@ def read_format2(path: Path) -> Trace:
     segments = 0
     held: dict[Event, list[pl.DataFrame]] = {}
     held_bytes, holding = 0, True
+    numbers: set[int] = set()
+    read: dict[Event, int] = {}
     for kind in Event:
-        directory = path / kind.value
-        if not directory.is_dir():
-            continue
-        # a partial segment (.NNNNNN.parquet.partial) does not end with the suffix
-        paths = sorted(directory.glob(f"*{SEGMENT_SUFFIX}"))
+        paths = _listed_segments(path, kind, damage, numbers)
         segments += len(paths)
         for group, frame, problem in _read_segments(kind, paths, HELD_BYTES - held_bytes if holding else 0):
             if frame is None:
                 damage.append(f"segment {kind.value}/{group[0].name} is damaged ({problem}) and was left out")
                 continue
+            read[kind] = read.get(kind, 0) + frame.height
             bad_rows = frame.select(impossible_rows(set(frame.columns), bounds).alias("bad"))["bad"]
             bad_before = found.bad
             found.add(frame, bad_rows, kind.value)
@@ -153,7 +283,9 @@ def read_format2(path: Path) -> Trace:
                     holding = False
                     held.clear()
             del frame
-    truncated = summary_text is None
+    truncated = summary_text is None and not unreadable
+    damage += _sequence_damage(numbers)
+    damage += count_damage(summary, read, END_FILE, "its segments")
     if not files:
         if damage and segments:
             raise TraceError(f"{path}: damaged trace: {'; '.join(damage[:3])}")

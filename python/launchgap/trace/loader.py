@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from launchgap.inputs import not_regular
 from launchgap.trace.model import Trace, TraceError
 from launchgap.trace.reader import read_trace
 from launchgap.trace.study_csv import looks_like_csv, read_study_csv
@@ -20,6 +21,10 @@ def open_trace(path: str | Path) -> Trace:
         raise TraceError(f"{path}: cannot open (permission denied)")
     if path.is_dir():
         return read_trace(path)
+    kind = not_regular(path)
+    if kind:
+        # a FIFO would block the CSV sniffing's open for ever; a device is no trace
+        raise TraceError(f"{path}: {kind}, not a trace (a file or a trace directory)")
     if looks_like_csv(path):
         return read_study_csv(path)
     return read_trace(path)

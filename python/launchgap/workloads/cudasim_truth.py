@@ -6,13 +6,12 @@ their summary.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
 
-from launchgap.inputs import InputError, read_regular_bytes
+from launchgap.inputs import MAX_TEXT_INPUT_BYTES, InputError, JsonError, read_json
 
 SCHEMA_ID = "cudasim-truth/1"
 
@@ -49,13 +48,13 @@ def load_truth(path: str | Path) -> GroundTruth:
     if Path(path).is_dir():
         raise TruthError(f"{path}: not cudasim ground truth (a directory, not a JSON file: a trace?)")
     try:
-        raw = json.loads(read_regular_bytes(path))
+        raw = read_json(path, MAX_TEXT_INPUT_BYTES)
+    except JsonError as err:  # not UTF-8 text, or not JSON (a trace, say), or nested past any truth file
+        raise TruthError(f"{path}: not cudasim ground truth (not a JSON file: {err.problem})") from None
     except InputError as err:
         raise TruthError(str(err)) from None
     except OSError as err:
         raise TruthError(f"{path}: cannot read ({err.strerror or err})") from None
-    except ValueError as err:  # not UTF-8 text, or not JSON (a trace, say)
-        raise TruthError(f"{path}: not cudasim ground truth (not a JSON file: {err})") from None
     if not isinstance(raw, dict) or raw.get("schema") != SCHEMA_ID:
         raise TruthError(f"{path}: expected schema {SCHEMA_ID!r}")
     missing = [k for k in REQUIRED_TOP if k not in raw]

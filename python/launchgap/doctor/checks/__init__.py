@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from launchgap.doctor.facts import HostFacts
 from launchgap.doctor.model import Check, Evidence, Status, Target
-from launchgap.doctor.parse import ParseError, UnparsableFile
+from launchgap.doctor.parse import ParseError, UnparsableFile, excerpt
 
 
 @dataclass
@@ -38,7 +38,7 @@ class Registered:
             # one file not in the kernel's format: this check cannot say, the others still can
             found = Finding(Status.UNKNOWN, str(err), [Evidence(err.path, err.shown)])
         except (ParseError, ValueError, TypeError) as err:
-            found = Finding(Status.UNKNOWN, f"cannot parse the host's files ({' '.join(str(err).split())[:200]})")
+            found = Finding(Status.UNKNOWN, f"cannot parse the host's files ({excerpt(str(err), 200)})")
         return Check(self.id, self.area, self.title, found.status, found.summary, tuple(found.evidence),
                      found.fix, self.about_target, found.data)
 
