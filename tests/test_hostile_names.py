@@ -217,3 +217,28 @@ def test_a_real_recording_of_a_workload_that_renames_itself(tmp_path):
     assert any(line.startswith("│ [/] ") for line in out.splitlines()), out
     os.remove(tmp_path / "cores.png")
 
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="runs the hostile process as another user (nobody): needs root")
+def test_a_process_named_with_a_byte_that_is_not_utf8_stops_no_scan_of_proc():
+    """Another user's process named b"\\xff[/]" made every experiment fail: the leash, the load check and the
+    thread watch read /proc/PID/stat as UTF-8 (UnicodeDecodeError in the leash after each run)."""
+    from launchgap.experiments import leash, levers, loadgen
+
+    hostile = subprocess.Popen(["runuser", "-u", "nobody", "--", "sh", "-c",
+                                r"printf '\377[/]' > /proc/self/comm; echo $$; read never"],
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        assert hostile.stdout is not None
+        pid = int(hostile.stdout.readline())
+        assert Path(f"/proc/{pid}/comm").read_bytes() == b"\xff[/]\n"
+        pgid = os.getpgid(pid)
+        assert pid in leash.group_members(pgid)
+        assert levers.read_thread_policies(pid)[pid]["comm"] == "\\xff[/]"
+        assert pid in [int(entry.name) for entry, _ in loadgen._group_processes([pgid])]
+        # and a leashed command ends as it did: the leash scans every process when the command exits
+        leashed = leash.popen(["true"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        _, stderr = leashed.communicate(timeout=120)
+        assert leashed.returncode == 0 and stderr == ""
+    finally:
+        os.killpg(hostile.pid, 9)
+        hostile.wait(timeout=60)

@@ -29,6 +29,7 @@ from pathlib import Path
 from launchgap.experiments.leash import GRACE_S, lifeline_fd
 from launchgap.experiments.mitigations import HostChanges
 from launchgap.output import OutputError, write_text
+from launchgap.procfs import read_stat
 
 RESULTS = "results.json"
 JOURNAL = "host-changes.json"
@@ -45,9 +46,10 @@ def _boot_id() -> str:
 
 def _start_ticks(pid: int) -> int | None:
     """A process's start time (clock ticks after boot): tells it from a later one reusing its pid."""
+    stat = read_stat(f"/proc/{pid}/stat")
     try:
-        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
-    except (OSError, IndexError, ValueError):
+        return int(stat.fields[19]) if stat is not None else None
+    except (IndexError, ValueError):
         return None
 
 
