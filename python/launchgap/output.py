@@ -4,7 +4,8 @@
   trace reader memory-maps its input: truncating it while mapped kills the
   process with SIGBUS, after destroying the trace). Compared by device and
   inode when the output exists (hard links and symlinks included), by
-  resolved path when it does not yet;
+  resolved path when it does not yet. Nor is it a directory that holds an
+  input (replacing it would remove the input);
 - a failure (ENOSPC, Ctrl-C, an exception in the writer) never leaves a
   partial or empty file: the writer fills a hidden temporary file in the
   target directory, which is flushed to disk and renamed over the target
@@ -45,7 +46,7 @@ PERMISSIONS_HELP = (
     f"Files launchgap writes (exports, imported traces, views, experiment results) are private: mode "
     f"{DEFAULT_FILE_MODE:04o}, and under sudo they belong to the invoking user (SUDO_UID/SUDO_GID), not root. "
     f"Set {FILE_MODE_ENV}=0644 (octal) to let others read them. An output is never written over one of "
-    f"the command's inputs, and is renamed into place only once complete."
+    f"the command's inputs or a directory holding one, and is renamed into place only once complete."
 )
 
 
@@ -70,13 +71,22 @@ def same_file(a: str | Path, b: str | Path) -> bool:
     return Path(a).resolve() == Path(b).resolve()
 
 
+def contains(directory: str | Path, path: str | Path) -> bool:
+    """True when PATH lies inside DIRECTORY, both with every symlink resolved (replacing DIRECTORY would
+    remove it)."""
+    return Path(os.path.realpath(directory)) in Path(os.path.realpath(path)).parents
+
+
 def refuse_inputs(output: str | Path, inputs: Iterable[str | Path]) -> None:
-    """Raises OutputError if OUTPUT is one of INPUTS. Call it before anything
-    is opened for writing."""
+    """Raises OutputError if OUTPUT is one of INPUTS, or holds one (a trace directory the input lies in).
+    Call it before anything is opened for writing."""
     for source in inputs:
         if same_file(output, source):
             what = "the input" if str(source) == str(output) else f"the same file as the input {source}"
             raise OutputError(f"{output}: this is {what}; refusing to write over it (choose another output)")
+        if contains(output, source):
+            raise OutputError(f"{output}: holds the input {source}; refusing to replace it (choose another "
+                              f"output)")
 
 
 def file_mode() -> int:

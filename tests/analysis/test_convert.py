@@ -27,8 +27,9 @@ LAUNCHES = 2 * 2 * (2 + 2 * 4)
 SYNCS = 2 * (2 + 1)
 
 
-def launchgap(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "launchgap.cli", *args], capture_output=True, text=True)
+def launchgap(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "launchgap.cli", *args], capture_output=True, text=True, cwd=cwd,
+                          timeout=300)
 
 
 def report(path: Path) -> dict:
@@ -133,3 +134,23 @@ def test_a_trace_cut_short_converts_what_is_readable_and_says_so(tmp_path):
     assert converted.end is None and converted.truncated
     assert converted.count(Event.LAUNCH) == read_trace(cut).count(Event.LAUNCH) == 1999
     assert converted.of(Event.LAUNCH).equals(read_trace(cut).of(Event.LAUNCH))
+
+
+def test_an_output_that_holds_the_input_is_refused_and_the_input_kept(tmp_path):
+    """`cp m1.lg1 m.lg/inner.lg1; launchgap convert m.lg/inner.lg1 m.lg --format 2` exited 0 and deleted
+    inner.lg1 with the directory it replaced."""
+    (tmp_path / "m1.lg1").write_bytes(FORMAT1.read_bytes())
+    assert launchgap("convert", "m1.lg1", "m.lg", "--format", "2", cwd=tmp_path).returncode == 0
+    inner = tmp_path / "m.lg" / "inner.lg1"
+    inner.write_bytes(FORMAT1.read_bytes())
+    before = {p: p.read_bytes() for p in (tmp_path / "m.lg").rglob("*") if p.is_file()}
+    (tmp_path / "via-link.lg").symlink_to("m.lg")
+    for output, version in (("m.lg", "2"), ("m.lg", "1"), ("via-link.lg", "2")):
+        proc = launchgap("convert", "m.lg/inner.lg1", output, "--format", version, cwd=tmp_path)
+        assert proc.returncode == 2
+        assert proc.stderr == (f"launchgap: {output}: holds the input m.lg/inner.lg1; refusing to replace it "
+                               f"(choose another output)\n")
+    assert inner.read_bytes() == FORMAT1.read_bytes()
+    assert {p: p.read_bytes() for p in (tmp_path / "m.lg").rglob("*") if p.is_file()} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.lg", "m1.lg1", "via-link.lg"]
+
