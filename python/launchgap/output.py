@@ -12,8 +12,8 @@
   only when complete. A trace in format 2 is a directory: it is filled the
   same way (a hidden temporary directory, every file flushed) and swapped
   into place atomically (renameat2 RENAME_EXCHANGE) over an earlier trace,
-  directory or file, which is then removed; a directory that is not a
-  launchgap trace is never replaced;
+  directory or file, which is then removed; a directory or a file that is
+  not a launchgap trace (an empty file aside) is never replaced by one;
 - a file written under sudo belongs to the user who ran sudo
   (SUDO_UID/SUDO_GID), not root, and is private: mode 0600 (as perf writes
   perf.data) unless LAUNCHGAP_FILE_MODE asks for another (e.g. 0644). A
@@ -46,7 +46,8 @@ PERMISSIONS_HELP = (
     f"Files launchgap writes (exports, imported traces, views, experiment results) are private: mode "
     f"{DEFAULT_FILE_MODE:04o}, and under sudo they belong to the invoking user (SUDO_UID/SUDO_GID), not root. "
     f"Set {FILE_MODE_ENV}=0644 (octal) to let others read them. An output is never written over one of "
-    f"the command's inputs or a directory holding one, and is renamed into place only once complete."
+    f"the command's inputs or a directory holding one, and is renamed into place only once complete; a trace "
+    f"replaces only an earlier trace (or an empty file)."
 )
 
 
@@ -193,6 +194,13 @@ def real_target(path: str | Path) -> Path:
     return resolved
 
 
+def is_replaceable_trace_file(path: Path) -> bool:
+    """A regular file a new trace may replace: a format-1 trace, or an empty file (nothing in it to lose)."""
+    from launchgap.trace.format1 import is_format1_trace
+
+    return os.stat(path).st_size == 0 or is_format1_trace(path)
+
+
 def _check_target(path: Path, directory: bool, replaces_trace: bool) -> None:
     if path.is_dir():
         if not (replaces_trace and is_trace_directory(path)):
@@ -200,6 +208,8 @@ def _check_target(path: Path, directory: bool, replaces_trace: bool) -> None:
                                                            if replaces_trace else ""))
     elif path.exists() and not stat.S_ISREG(os.stat(path).st_mode):
         raise OutputError(f"{path}: not a regular file; refusing to replace it")
+    elif replaces_trace and path.exists() and not is_replaceable_trace_file(path):
+        raise OutputError(f"{path}: is a file (and not a launchgap trace); refusing to replace it")
 
 
 _RENAME_EXCHANGE = 2  # include/uapi/linux/fs.h

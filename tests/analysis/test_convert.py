@@ -154,3 +154,30 @@ def test_an_output_that_holds_the_input_is_refused_and_the_input_kept(tmp_path):
     assert {p: p.read_bytes() for p in (tmp_path / "m.lg").rglob("*") if p.is_file()} == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m.lg", "m1.lg1", "via-link.lg"]
 
+
+@pytest.mark.parametrize("version", ["2", "1"])
+def test_a_file_that_is_not_a_trace_is_refused_and_kept(tmp_path, version):
+    """`echo precious > notes.txt; launchgap convert base.lg notes.txt --format 2` replaced the notes."""
+    notes = tmp_path / "notes.txt"
+    notes.write_text("precious\n")
+    proc = launchgap("convert", str(FORMAT1), str(notes), "--format", version)
+    assert proc.returncode == 2
+    assert proc.stderr == f"launchgap: {notes}: is a file (and not a launchgap trace); refusing to replace it\n"
+    assert notes.read_text() == "precious\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
+
+
+def test_a_format_1_trace_or_an_empty_file_is_replaced(tmp_path):
+    two = tmp_path / "two.lg"
+    assert launchgap("convert", str(FORMAT1), str(two)).returncode == 0
+    earlier = tmp_path / "earlier.lg"
+    earlier.write_bytes(FORMAT1.read_bytes())
+    proc = launchgap("convert", str(two), str(earlier), "--format", "1")
+    assert proc.returncode == 0, proc.stderr
+    assert read_trace(earlier).meta["converted_from"] == {"format": 2, "path": str(two)}
+    empty = tmp_path / "empty.lg"
+    empty.write_bytes(b"")
+    proc = launchgap("convert", str(FORMAT1), str(empty), "--format", "2")
+    assert proc.returncode == 0, proc.stderr
+    assert empty.is_dir() and read_trace(empty).count(Event.LAUNCH) == LAUNCHES
+
