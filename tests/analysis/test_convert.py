@@ -181,3 +181,50 @@ def test_a_format_1_trace_or_an_empty_file_is_replaced(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert empty.is_dir() and read_trace(empty).count(Event.LAUNCH) == LAUNCHES
 
+
+# a `launchgap convert` that stops inside the write, its partial directory made: it says where, then waits
+CONVERT_THAT_WAITS = """
+import sys, time
+import launchgap.trace.convert as convert
+
+def waiting(trace, out, version):
+    print(out, flush=True)
+    time.sleep(600)
+
+convert.convert = waiting
+from launchgap.cli import main
+main(sys.argv[1:])
+"""
+
+
+def convert_that_waits(source: Path, output: Path) -> tuple[subprocess.Popen, Path]:
+    proc = subprocess.Popen([sys.executable, "-c", CONVERT_THAT_WAITS, "convert", str(source), str(output)],
+                            stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    return proc, Path(proc.stdout.readline().strip())
+
+
+def test_a_killed_converts_partial_is_removed_by_the_next_and_a_live_ones_kept(tmp_path):
+    """A convert killed by SIGKILL left an empty .NAME.XXXXXXXX.partial/ that no later convert removed."""
+    out = tmp_path / "out.lg"
+    started = []
+    try:
+        killed, stale = convert_that_waits(FORMAT1, out)
+        started.append(killed)
+        assert stale.is_dir() and stale.parent == tmp_path and stale.name.startswith(".out.lg.")
+        killed.kill()
+        killed.wait(timeout=60)
+        assert stale.is_dir()                           # what SIGKILL leaves behind
+        live, writing = convert_that_waits(FORMAT1, out)
+        started.append(live)
+        assert writing.is_dir() and writing != stale
+        proc = launchgap("convert", str(FORMAT1), str(out))
+        assert proc.returncode == 0, proc.stderr
+        assert not stale.exists()
+        assert writing.is_dir(), "a live convert's partial was removed"
+        assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["out.lg", writing.name])
+        assert read_trace(out).count(Event.LAUNCH) == LAUNCHES
+    finally:
+        for proc in started:
+            proc.kill()
+            proc.wait(timeout=60)
