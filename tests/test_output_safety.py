@@ -206,3 +206,56 @@ def test_experiment_results_belong_to_the_user(tmp_path):
 def test_help_says_who_may_read_what(command):
     text = " ".join(launchgap(*command, "--help").stdout.split())
     assert "mode 0600" in text and "SUDO_UID/SUDO_GID" in text and "LAUNCHGAP_FILE_MODE=0644" in text
+
+
+def dead_pid() -> int:
+    proc = subprocess.Popen(["true"])
+    proc.wait()
+    return proc.pid
+
+
+def test_only_the_partials_of_our_own_dead_writers_are_removed(tmp_path):
+    """What a killed writer leaves beside its output goes with the next write of that output; nothing else
+    does: not another output's, not a live writer's (its pid runs, or, in another pid namespace or on
+    another host, it holds its lock), not a link, not another user's."""
+    from launchgap.output import remove_stale_partials
+
+    dead = dead_pid()
+    target = tmp_path / "out.lg"
+    stale_dir = tmp_path / f".out.lg.{dead}.abcd1234.partial"
+    stale_dir.mkdir()
+    (stale_dir / "meta.json").write_text("{}")
+    stale_file = tmp_path / f".out.{dead}.efgh5678.partial.lg"
+    stale_file.write_bytes(b"half a format-1 trace")
+    kept = {
+        "another output's": tmp_path / f".other.lg.{dead}.abcd1234.partial",
+        "ours (a running pid)": tmp_path / f".out.lg.{os.getpid()}.abcd1234.partial",
+        "locked by a live writer": tmp_path / f".out.lg.{dead}.locked00.partial",
+        "no pid in its name": tmp_path / ".out.lg.abcd1234.partial",
+    }
+    if os.geteuid() == 0:   # root can make one that belongs to someone else
+        kept["another user's"] = tmp_path / f".out.lg.{dead}.nobody00.partial"
+    for path in kept.values():
+        path.mkdir()
+    precious = tmp_path / "precious"
+    precious.mkdir()
+    (precious / "notes.txt").write_text("precious\n")
+    link = tmp_path / f".out.lg.{dead}.link0000.partial"
+    link.symlink_to(precious)
+    if "another user's" in kept:
+        os.chown(kept["another user's"], 65534, 65534)
+    holder = subprocess.Popen([sys.executable, "-c", "import fcntl, os, sys, time\n"
+                               "fd = os.open(sys.argv[1], os.O_RDONLY)\nfcntl.flock(fd, fcntl.LOCK_EX)\n"
+                               "print('locked', flush=True)\ntime.sleep(600)", str(kept["locked by a live writer"])],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "locked\n"
+        removed = remove_stale_partials(target)
+    finally:
+        holder.kill()
+        holder.wait(timeout=60)
+    assert sorted(removed) == sorted([stale_dir, stale_file])
+    assert not stale_dir.exists() and not stale_file.exists()
+    for why, path in kept.items():
+        assert path.is_dir(), why
+    assert link.is_symlink() and (precious / "notes.txt").read_text() == "precious\n"

@@ -36,6 +36,7 @@ from launchgap.inputs import InputError, JsonError, read_json
 from launchgap.output import PERMISSIONS_HELP, OutputError, write_text
 from launchgap.recorder import ENV_OVERRIDE, MONITOR_ENV_OVERRIDE, find_monitor, find_recorder
 from launchgap.trace import Event
+from launchgap.views.console import literal, shown
 from launchgap.views.terminal import render
 from launchgap.workloads.cudasim_truth import TruthError, load_truth
 
@@ -136,21 +137,22 @@ def diff(a: str, b: str, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(result, indent=2))
         return
-    table = Table(title=f"A = {a}   B = {b}", title_justify="left")
+    table = Table(title=f"A = {literal(a)}   B = {literal(b)}", title_justify="left")
     for col in ("metric", "A", "B", "change"):
         table.add_column(col, justify="left" if col == "metric" else "right")
     for row in result["metrics"]:
         fmt = lambda v: "-" if v is None else f"{v:,.3f}".rstrip("0").rstrip(".")  # noqa: E731
         change = "-" if row["change_percent"] is None else f"{row['change_percent']:+.1f}%"
-        table.add_row(row["metric"], fmt(row["a"]), fmt(row["b"]), change)
+        table.add_row(literal(row["metric"]), fmt(row["a"]), fmt(row["b"]), change)
     console.print(table)
     for side, state in result["traces"].items():
         if state["truncated"] or not state["clean_end"] or state["damage"]:
-            console.print(f"note: {side.upper()} ({state['path']}) is not a whole trace (cut short or damaged): its "
-                          f"counts are lower bounds", highlight=False)
+            console.print(f"note: {side.upper()} ({literal(state['path'])}) is not a whole trace (cut short or "
+                          f"damaged): its counts are lower bounds", highlight=False)
     if result["launch_rate_slowdown_percent"] is not None:
+        verdicts = result["verdicts"]
         console.print(f"launch rate: B is {result['launch_rate_slowdown_percent']:.1f}% slower than A "
-                      f"(negative: faster); verdicts A {result['verdicts']['a']}, B {result['verdicts']['b']}")
+                      f"(negative: faster); verdicts A {literal(verdicts['a'])}, B {literal(verdicts['b'])}")
 
 
 @main.command("export", epilog=PERMISSIONS_HELP)
@@ -172,18 +174,17 @@ def export(trace: str, as_csv: bool, as_perfetto: bool, output: str | None) -> N
     if as_csv:
         with safe_output(out, [trace]) as partial:
             rows = write_study_csv(loaded, partial)
-        err_console.print(f"launchgap: wrote {rows:,} rows to {out}", highlight=False)
+        note(f"wrote {rows:,} rows to {out}")
         return
     from launchgap.exports.perfetto import write_perfetto
 
     try:
-        with console.status(f"writing {out}"), safe_output(out, [trace]) as partial:
+        with console.status(f"writing {literal(out)}"), safe_output(out, [trace]) as partial:
             counts = write_perfetto(loaded, partial)
     except ValueError as err:  # a value Perfetto's messages cannot hold: a damaged trace the checks let through
         fail(f"{trace}: cannot be written as a Perfetto trace ({' '.join(str(err).split())[:200]})")
-    err_console.print(f"launchgap: wrote {out}: {counts['ftrace_events']:,} scheduling and IRQ events, "
-                      f"{counts['track_events']:,} CUDA and vector events; open it at ui.perfetto.dev",
-                      highlight=False)
+    note(f"wrote {out}: {counts['ftrace_events']:,} scheduling and IRQ events, {counts['track_events']:,} CUDA "
+         f"and vector events; open it at ui.perfetto.dev")
 
 
 @main.command("import", epilog=PERMISSIONS_HELP)
@@ -202,7 +203,7 @@ def import_cmd(dat: str, output: str | None, targets: tuple[str, ...]) -> None:
     if not out.parent.exists():
         fail(f"{out.parent}: no such directory")
     try:
-        with (console.status(f"decoding {dat} with trace-cmd"),
+        with (console.status(f"decoding {literal(dat)} with trace-cmd"),
               safe_output(out, [dat], directory=True, replaces_trace=True) as partial):
             stats = import_dat(Path(dat), partial, list(targets))
     except DatImportError as err:
@@ -214,7 +215,7 @@ def import_cmd(dat: str, output: str | None, targets: tuple[str, ...]) -> None:
     if not targets:
         console.print("no --target given: `launchgap report` will have no workload to analyse; the views "
                       "need none", highlight=False)
-    err_console.print(f"launchgap: wrote {out}", highlight=False)
+    note(f"wrote {out}")
 
 
 @main.command("convert", epilog=PERMISSIONS_HELP)
@@ -235,10 +236,10 @@ def convert_cmd(source: str, output: str, version: str | None) -> None:
     target = int(version) if version else (2 if loaded.format == 1 else 1)
     if not Path(output).parent.exists():
         fail(f"{Path(output).parent}: no such directory")
-    with console.status(f"writing {output} (format {target})"), \
+    with console.status(f"writing {literal(output)} (format {target})"), \
             safe_output(output, [source], directory=target == 2, replaces_trace=True) as partial:
         rows = convert(loaded, partial, target)
-    err_console.print(f"launchgap: wrote {output}: format {target}, {rows:,} rows", highlight=False)
+    note(f"wrote {output}: format {target}, {rows:,} rows")
 
 
 STATIC_SUFFIXES = (".png", ".pdf", ".svg")
@@ -353,11 +354,11 @@ def timeline(traces, output, min_s, max_s, target, color_by, forked, socket_orde
             note(f"note: {data.name}: the window holds {data.marks_in_window:,} marks, more than "
                  f"{MARKS_KEPT_WHOLE:,}; the earliest per kind, CPU and slice of the window are drawn "
                  f"({data.marks.height:,}): narrow it with --min/--max to see each")
-        table = Table(title=f"{data.name}: per command", title_justify="left")
+        table = Table(title=f"{literal(data.name)}: per command", title_justify="left")
         for col in ("command", "first seen (s)", "last seen (s)", "run time (s)", "switches in", "pids"):
             table.add_column(col, justify="left" if col == "command" else "right")
         for r in data.stats.head(20).iter_rows(named=True):
-            table.add_row(r["comm"], f"{r['first_s']:.4f}", f"{r['last_s']:.4f}", f"{r['run_s']:.4f}",
+            table.add_row(literal(r["comm"]), f"{r['first_s']:.4f}", f"{r['last_s']:.4f}", f"{r['run_s']:.4f}",
                           str(r["switches_in"]), str(r["tasks"]))
         if data.stats.height > 20:
             table.caption = f"and {data.stats.height - 20} more commands"
@@ -372,7 +373,7 @@ def timeline(traces, output, min_s, max_s, target, color_by, forked, socket_orde
                        legend=dict(list(datas[0].legend.items())[:24]))
         else:
             draw_static(datas, partial)
-    err_console.print(f"launchgap: wrote {out}", highlight=False)
+    note(f"wrote {out}")
 
 
 @main.command("running-waiting", epilog=PERMISSIONS_HELP)
@@ -404,7 +405,7 @@ def running_waiting_cmd(traces, output, min_s, max_s, forked, after_sleep, from_
         fail(str(err))
     for window, g in graphs:
         seconds = (window.hi_ns - window.lo_ns) / 1e9
-        console.print(f"{g.name}: {g.rw.n_cpus} CPUs, peak {int(g.rw.steps['runnable'].max() or 0)} runnable; "
+        console.print(f"{literal(g.name)}: {g.rw.n_cpus} CPUs, peak {int(g.rw.steps['runnable'].max() or 0)} runnable; "
                       f"work-conservation failures: {g.rw.failures.height:,} stretches, "
                       f"{g.rw.failure_ns / 1e6:.3f} ms ({100 * g.rw.failure_ns / 1e9 / max(seconds, 1e-9):.2f}% of "
                       f"{seconds:.3f} s)", highlight=False)
@@ -419,7 +420,7 @@ def running_waiting_cmd(traces, output, min_s, max_s, forked, after_sleep, from_
                                                             "work-conservation failure": "#ffa500"})
         else:
             draw_static([g for _, g in graphs], partial, span)
-    err_console.print(f"launchgap: wrote {out}", highlight=False)
+    note(f"wrote {out}")
 
 
 @main.group("experiment")
@@ -465,16 +466,16 @@ def _run_experiment(scenarios, command, repeat, metric, output, seed, disk_dir, 
         note(f"warning: {line}")
     seed = seed if seed is not None else random.randrange(1 << 31)
     console.print(f"experiment: {len(scenarios)} scenarios x {repeat} repeats + warm-up, order shuffled with seed "
-                  f"{seed}; results in {outdir}")
+                  f"{seed}; results in {literal(outdir)}")
     for s in scenarios:
-        console.print(f"  {s.name}: {s.describe()}")
+        console.print(f"  {literal(s.name)}: {literal(s.describe())}")
     not_restored: list[str] = []
     with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
                   TimeElapsedColumn(), console=console) as bar:
         task = bar.add_task("starting", total=len(scenarios) * repeat + 1)
 
         def progress(index, total, what):
-            bar.update(task, completed=index, description=what)
+            bar.update(task, completed=index, description=literal(what))
 
         try:
             run_experiment(list(command), scenarios, repeat, chosen_metric, outdir, seed,
@@ -485,8 +486,7 @@ def _run_experiment(scenarios, command, repeat, metric, output, seed, disk_dir, 
             bar.stop()
             if not_restored:
                 _host_not_restored(not_restored, outdir)
-            err_console.print(f"launchgap: interrupted: everything stopped and restored; partial results "
-                              f"(marked incomplete) in {outdir}", highlight=False)
+            note(f"interrupted: everything stopped and restored; partial results (marked incomplete) in {outdir}")
             sys.exit(stopped.code if isinstance(stopped, Terminated) else EXIT_INTERRUPTED)
         except NotStartedError as err:
             bar.stop()
@@ -522,8 +522,9 @@ MAX_REPEAT = 1000
 
 
 def _host_not_restored(problems: list[str], outdir: Path) -> None:
-    err_console.print("launchgap: WARNING: HOST SETTINGS LEFT CHANGED: could not put back " + "; ".join(problems)
-                      + f" (listed in {outdir / 'results.json'}; restore them by hand)", markup=False,
+    err_console.print(shown("launchgap: WARNING: HOST SETTINGS LEFT CHANGED: could not put back "
+                            + "; ".join(map(str, problems)) + f" (listed in {outdir / 'results.json'}; restore "
+                            f"them by hand)"), markup=False,
                       highlight=False, style="bold red")
 
 
@@ -617,8 +618,8 @@ def _show(outdir: Path) -> None:
     except (OSError, OutputError) as err:
         # a read-only place, say: the tables are still worth showing
         note(f"note: {outdir}: summary.json and the plots were not written ({getattr(err, 'strerror', None) or err})")
-    table = Table(title=f"{results['metric']} ({'higher' if results['higher_is_better'] else 'lower'} is better), "
-                        f"status: {results['status']}", title_justify="left")
+    table = Table(title=f"{literal(results['metric'])} ({'higher' if results['higher_is_better'] else 'lower'} is "
+                        f"better), status: {literal(results['status'])}", title_justify="left")
     for col in ("scenario", "runs", "failed", "median", "mean +- sd", "min..max", "95% CI", "slowdown",
                 "slowdown 95% CI", "p (Welch / MWU)", "preempted", "run-queue", "IRQ", "explained", "Sched/1K",
                 "top culprit"):
@@ -626,24 +627,25 @@ def _show(outdir: Path) -> None:
     for name, e in summary.items():
         failed = str(e.get("failed", 0))
         if not e.get("runs"):
-            table.add_row(name, "0", failed, *[""] * 13)
+            table.add_row(literal(name), "0", failed, *[""] * 13)
             continue
         m, v = e["metric"], e.get("vs_baseline")
         sd = f"{m['sd']:.2f}" if m["sd"] is not None else "-"
         ci = f"{m['ci_low']:.2f}..{m['ci_high']:.2f}" if m["ci_low"] is not None else "-"
         flags = " (outliers: runs " + ",".join(map(str, m["outliers"])) + ")" if m["outliers"] else ""
-        table.add_row(name, str(e["runs"]), failed, f"{m['median']:.2f}{flags}", f"{m['mean']:.2f} +- {sd}",
+        table.add_row(literal(name), str(e["runs"]), failed, f"{m['median']:.2f}{flags}", f"{m['mean']:.2f} +- {sd}",
                       f"{m['min']:.2f}..{m['max']:.2f}", ci,
                       f"{v['slowdown_percent']:+.1f}%" if v else "-",
                       f"{v['slowdown_ci_low']:+.1f}..{v['slowdown_ci_high']:+.1f}%" if v and v["slowdown_ci_low"] is not None else "-",
                       f"{v['welch_p']:.3f} / {v['mannwhitney_p']:.2f}" if v and v["welch_p"] is not None else "-",
                       _ms(e["preempted_ms"]), _ms(e["runqueue_ms"]), _ms(e["irq_ms"]),
                       f"{e['explained_percent']:.0f}%" if e.get("explained_percent") is not None else "-",
-                      f"{e['sched_per_1k']:.1f}" if e["sched_per_1k"] is not None else "-", e["top_culprit"] or "-")
+                      f"{e['sched_per_1k']:.1f}" if e["sched_per_1k"] is not None else "-",
+                      literal(e["top_culprit"] or "-"))
     console.print(table)
     if written:
-        console.print(f"per-run data: {outdir / 'results.json'}; statistics: {outdir / 'summary.json'}; plots: "
-                      + ", ".join(str(p) for p in written[1:]))
+        console.print(literal(f"per-run data: {outdir / 'results.json'}; statistics: {outdir / 'summary.json'}; "
+                              f"plots: " + ", ".join(str(p) for p in written[1:])))
     problems = failures(results, summary)
     for line in problems:
         note(line)
@@ -675,9 +677,9 @@ def cudasim_truth(path: str) -> None:
     raw = truth.raw
     cfg = raw["config"]
     console.print(
-        f"[bold]cudasim ground truth[/bold]: {cfg['binary']} decode, api={cfg['api']}, "
-        f"launch={cfg['launch']}, sync={cfg['sync']}, {cfg['procs']} process(es) x "
-        f"{cfg['threads']} thread(s), seed {cfg['seed']}"
+        "[bold]cudasim ground truth[/bold]: " + literal(
+            f"{cfg['binary']} decode, api={cfg['api']}, launch={cfg['launch']}, sync={cfg['sync']}, "
+            f"{cfg['procs']} process(es) x {cfg['threads']} thread(s), seed {cfg['seed']}")
     )
     console.print(
         f"{raw['tokens']} tokens in {raw['wall_s']:.3f} s = {raw['tokens_per_s']:.1f} tok/s; "
@@ -690,13 +692,13 @@ def cudasim_truth(path: str) -> None:
     for frame in (truth.launches, truth.syncs):
         counts = frame.group_by(["api", "runtime_api"]).len().sort("len", descending=True)
         for api, runtime_api, n in counts.iter_rows():
-            table.add_row(api, runtime_api or "-", str(n))
+            table.add_row(literal(api), literal(runtime_api or "-"), str(n))
     console.print(table)
     threads = Table(title="per launching thread")
     for column in ("pid", "tid", "tokens", "launches", "syncs"):
         threads.add_column(column, justify="right")
     for row in truth.threads.iter_rows():
-        threads.add_row(*(str(v) for v in row))
+        threads.add_row(*(literal(v) for v in row))
     console.print(threads)
 
 

@@ -19,7 +19,7 @@ import pyarrow as pa
 from launchgap.inputs import not_regular
 from launchgap.output import OutputError, atomic_output, refuse_inputs
 from launchgap.trace import Trace, TraceError, open_trace
-from launchgap.views.console import make_console
+from launchgap.views.console import make_console, shown
 
 console = make_console()
 err_console = make_console(stderr=True)
@@ -60,13 +60,13 @@ def exit_cleanly_on_sigterm() -> None:
 
 
 def fail(message: str, code: int = 2) -> None:
-    err_console.print(f"launchgap: {message}", markup=False, highlight=False, soft_wrap=True)
+    err_console.print(f"launchgap: {shown(message)}", markup=False, highlight=False, soft_wrap=True)
     sys.exit(code)
 
 
 def note(message: str) -> None:
     """A line on stderr that the user must see but that does not stop the command."""
-    err_console.print(f"launchgap: {message}", markup=False, highlight=False, soft_wrap=True)
+    err_console.print(f"launchgap: {shown(message)}", markup=False, highlight=False, soft_wrap=True)
 
 
 def load(path: str, warn: bool = True) -> Trace:

@@ -4,15 +4,20 @@
   trace reader memory-maps its input: truncating it while mapped kills the
   process with SIGBUS, after destroying the trace). Compared by device and
   inode when the output exists (hard links and symlinks included), by
-  resolved path when it does not yet;
+  resolved path when it does not yet. Nor is it a directory that holds an
+  input (replacing it would remove the input);
 - a failure (ENOSPC, Ctrl-C, an exception in the writer) never leaves a
   partial or empty file: the writer fills a hidden temporary file in the
   target directory, which is flushed to disk and renamed over the target
   only when complete. A trace in format 2 is a directory: it is filled the
   same way (a hidden temporary directory, every file flushed) and swapped
   into place atomically (renameat2 RENAME_EXCHANGE) over an earlier trace,
-  directory or file, which is then removed; a directory that is not a
-  launchgap trace is never replaced;
+  directory or file, which is then removed; a directory or a file that is
+  not a launchgap trace (an empty file aside) is never replaced by one. The
+  temporary's name carries the writer's pid, and the writer holds an flock
+  on it: one left by a killed writer (SIGKILL, power loss) is removed by
+  the next write of the same output once its pid is gone and no one holds
+  its lock;
 - a file written under sudo belongs to the user who ran sudo
   (SUDO_UID/SUDO_GID), not root, and is private: mode 0600 (as perf writes
   perf.data) unless LAUNCHGAP_FILE_MODE asks for another (e.g. 0644). A
@@ -24,6 +29,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import errno
+import fcntl
 import os
 import re
 import shutil
@@ -37,15 +43,19 @@ from launchgap.trace.schema import META_FILE
 
 FILE_MODE_ENV = "LAUNCHGAP_FILE_MODE"
 DEFAULT_FILE_MODE = 0o600
-# the hidden name a file has while it is being written: .NAME.RANDOM.partial.SUFFIX
-# (the suffix stays last: matplotlib picks the image format from it)
+# the hidden name a file has while it is being written: .NAME.PID.RANDOM.partial.SUFFIX (a directory:
+# .NAME.PID.RANDOM.partial); the suffix stays last: matplotlib picks the image format from it
 PARTIAL_MARK = ".partial"
+# in a temporary's name: the writer's pid (pid_max is at most 2^22: 7 digits), then tempfile's random part
+_PID = r"(\d{1,7})\."
+_RANDOM = r"[a-z0-9_]{8}"
 
 PERMISSIONS_HELP = (
     f"Files launchgap writes (exports, imported traces, views, experiment results) are private: mode "
     f"{DEFAULT_FILE_MODE:04o}, and under sudo they belong to the invoking user (SUDO_UID/SUDO_GID), not root. "
     f"Set {FILE_MODE_ENV}=0644 (octal) to let others read them. An output is never written over one of "
-    f"the command's inputs, and is renamed into place only once complete."
+    f"the command's inputs or a directory holding one, and is renamed into place only once complete; a trace "
+    f"replaces only an earlier trace (or an empty file)."
 )
 
 
@@ -70,13 +80,22 @@ def same_file(a: str | Path, b: str | Path) -> bool:
     return Path(a).resolve() == Path(b).resolve()
 
 
+def contains(directory: str | Path, path: str | Path) -> bool:
+    """True when PATH lies inside DIRECTORY, both with every symlink resolved (replacing DIRECTORY would
+    remove it)."""
+    return Path(os.path.realpath(directory)) in Path(os.path.realpath(path)).parents
+
+
 def refuse_inputs(output: str | Path, inputs: Iterable[str | Path]) -> None:
-    """Raises OutputError if OUTPUT is one of INPUTS. Call it before anything
-    is opened for writing."""
+    """Raises OutputError if OUTPUT is one of INPUTS, or holds one (a trace directory the input lies in).
+    Call it before anything is opened for writing."""
     for source in inputs:
         if same_file(output, source):
             what = "the input" if str(source) == str(output) else f"the same file as the input {source}"
             raise OutputError(f"{output}: this is {what}; refusing to write over it (choose another output)")
+        if contains(output, source):
+            raise OutputError(f"{output}: holds the input {source}; refusing to replace it (choose another "
+                              f"output)")
 
 
 def file_mode() -> int:
@@ -183,6 +202,13 @@ def real_target(path: str | Path) -> Path:
     return resolved
 
 
+def is_replaceable_trace_file(path: Path) -> bool:
+    """A regular file a new trace may replace: a format-1 trace, or an empty file (nothing in it to lose)."""
+    from launchgap.trace.format1 import is_format1_trace
+
+    return os.stat(path).st_size == 0 or is_format1_trace(path)
+
+
 def _check_target(path: Path, directory: bool, replaces_trace: bool) -> None:
     if path.is_dir():
         if not (replaces_trace and is_trace_directory(path)):
@@ -190,6 +216,77 @@ def _check_target(path: Path, directory: bool, replaces_trace: bool) -> None:
                                                            if replaces_trace else ""))
     elif path.exists() and not stat.S_ISREG(os.stat(path).st_mode):
         raise OutputError(f"{path}: not a regular file; refusing to replace it")
+    elif replaces_trace and path.exists() and not is_replaceable_trace_file(path):
+        raise OutputError(f"{path}: is a file (and not a launchgap trace); refusing to replace it")
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:   # another user's process: alive
+        return True
+    return True
+
+
+def _lock(fd: int) -> bool:
+    """An exclusive flock on FD without waiting: False when another holds one."""
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True
+
+
+def _partial_names(path: Path) -> re.Pattern:
+    """The names of PATH's temporaries, of either kind (a trace may change format); the group that matched
+    holds the writer's pid."""
+    directory = re.escape(f".{path.name}.") + _PID + _RANDOM + re.escape(PARTIAL_MARK)
+    file = re.escape(f".{path.stem}.") + _PID + _RANDOM + re.escape(PARTIAL_MARK + path.suffix)
+    return re.compile(f"{directory}|{file}")
+
+
+def remove_stale_partials(path: Path) -> list[Path]:
+    """Removes the temporaries of PATH that killed writers left (SIGKILL, power loss) and returns them.
+    One is stale when its name is one of ours for PATH, it is a plain directory or regular file (not a
+    link), it belongs to us (or, under sudo, to the invoking user), the pid in its name is not running,
+    and no process holds its lock (a writer in another pid namespace or on another host keeps it)."""
+    pattern = _partial_names(path)
+    owners = {os.geteuid()} | ({invoking_user()[0]} if invoking_user() else set())
+    removed = []
+    try:
+        names = os.listdir(path.parent)
+    except OSError:
+        return removed
+    for name in names:
+        match = pattern.fullmatch(name)
+        if not match:
+            continue
+        pid = int(next(g for g in match.groups() if g is not None))
+        if pid == os.getpid() or _pid_alive(pid):
+            continue
+        candidate = path.parent / name
+        try:
+            fd = os.open(candidate, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        except OSError:
+            continue
+        try:
+            st = os.fstat(fd)
+            if not (stat.S_ISDIR(st.st_mode) or stat.S_ISREG(st.st_mode)) or st.st_uid not in owners:
+                continue
+            if not _lock(fd):
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                shutil.rmtree(candidate)
+            else:
+                candidate.unlink()
+            removed.append(candidate)
+        except OSError:
+            continue
+        finally:
+            os.close(fd)
+    return removed
 
 
 _RENAME_EXCHANGE = 2  # include/uapi/linux/fs.h
@@ -261,12 +358,17 @@ def atomic_output(path: str | Path, inputs: Iterable[str | Path] = (), *, direct
     if not parent.is_dir():
         raise OutputError(f"{parent}: no such directory")
     _check_target(path, directory, replaces_trace)
+    remove_stale_partials(path)
+    pid = os.getpid()
     if directory:
-        partial = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=PARTIAL_MARK, dir=parent))
+        partial = Path(tempfile.mkdtemp(prefix=f".{path.name}.{pid}.", suffix=PARTIAL_MARK, dir=parent))
+        held = os.open(partial, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     else:
-        fd, name = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=f"{PARTIAL_MARK}{path.suffix}", dir=parent)
-        os.close(fd)
+        held, name = tempfile.mkstemp(prefix=f".{path.stem}.{pid}.", suffix=f"{PARTIAL_MARK}{path.suffix}",
+                                      dir=parent)
         partial = Path(name)
+    # held until the end: a later writer's remove_stale_partials leaves a locked partial alone
+    _lock(held)
     try:
         yield partial
         # a full disk may only show when the data is flushed: before the rename, not after
@@ -285,6 +387,8 @@ def atomic_output(path: str | Path, inputs: Iterable[str | Path] = (), *, direct
         else:
             partial.unlink(missing_ok=True)
         raise
+    finally:
+        os.close(held)
 
 
 def write_text(path: str | Path, text: str, inputs: Iterable[str | Path] = ()) -> None:

@@ -119,7 +119,9 @@ The trace:
   Until then an earlier NAME is left as it was, and it stays when the disk
   was full before a single event was written (the recorder then fails).
   An -o that is the command, a file it names, a --cuda-lib or a probed
-  library (the same file by device and inode) is refused. A recorder killed by SIGKILL
+  library (the same file by device and inode) is refused, and so is one
+  that is a directory or a file but not a launchgap trace (an empty file
+  aside): nothing but an earlier trace is ever replaced. A recorder killed by SIGKILL
   leaves .NAME.partial-PID, readable up to its last segment (segments close
   at least once a second). While recording, .NAME.lock beside NAME holds the
   recorder's pid: a second recorder writing the same NAME is refused. Under

@@ -1,8 +1,10 @@
 //! The trace on disk: an earlier recording at the -o path is replaced only
-//! when this one ends. The recorder writes `.NAME.partial-PID` beside NAME (a
-//! directory in format 2, a file in format 1) and moves it into place at the
-//! end; `.NAME.lock` (flock, holding the recorder's pid) keeps a second
-//! recorder off the same NAME. Under sudo all of it belongs to the invoking
+//! when this one ends, and nothing else is replaced: a directory or file at
+//! -o that is not a launchgap trace (an empty file aside) is refused. The
+//! recorder writes `.NAME.partial-PID` beside NAME (a directory in format 2,
+//! a file in format 1) and moves it into place at the end; `.NAME.lock`
+//! (flock, holding the recorder's pid) keeps a second recorder off the same
+//! NAME. Under sudo all of it belongs to the invoking
 //! user; files have mode --mode (0600 by default, as perf writes), whatever
 //! the umask, and directories the same plus search (x) wherever it allows
 //! reading (0700 for 0600).
@@ -58,6 +60,12 @@ pub enum Layout {
 /// A directory holding a trace's metadata file: one the recorder may replace.
 fn is_trace_directory(path: &Path) -> bool {
     path.join(crate::schema::META_FILE).is_file()
+}
+
+/// A regular file the recorder may replace: a format-1 trace, or an empty
+/// file (nothing in it to lose). Notes, another tool's data: never.
+fn is_replaceable_file(path: &Path, meta: &std::fs::Metadata) -> bool {
+    meta.len() == 0 || crate::trace_writer::format1::is_format1_trace(path)
 }
 
 /// The names beside the final file: (`.NAME.partial-PID`, `.NAME.lock`).
@@ -168,6 +176,9 @@ impl TraceOutput {
         match std::fs::metadata(&final_path) {
             Ok(meta) if meta.is_dir() && !is_trace_directory(&final_path) => {
                 bail!("cannot write {}: it is a directory (and not a launchgap trace)", path.display())
+            }
+            Ok(meta) if meta.is_file() && !is_replaceable_file(&final_path, &meta) => {
+                bail!("cannot write {}: it is a file (and not a launchgap trace)", path.display())
             }
             Ok(meta) if !meta.is_file() && !meta.is_dir() => {
                 if layout == Layout::Directory {
@@ -395,6 +406,20 @@ mod tests {
 
     const MINE: Ownership = Ownership { owner: None, mode: 0o600 };
 
+    /// An earlier recording in format 1 (its schema message, no rows) at PATH; returns its bytes.
+    fn format1_trace(path: &Path) -> Vec<u8> {
+        use arrow_schema::{DataType, Field, Schema};
+        let format = format!("{}/1", crate::schema::FORMAT_NAME);
+        let schema = Schema::new_with_metadata(
+            vec![Field::new("ts_ns", DataType::UInt64, false)],
+            std::collections::HashMap::from([("format".to_string(), format)]),
+        );
+        let mut bytes = Vec::new();
+        arrow_ipc::writer::StreamWriter::try_new(&mut bytes, &schema).unwrap().finish().unwrap();
+        std::fs::write(path, &bytes).unwrap();
+        bytes
+    }
+
     #[test]
     fn a_failed_write_keeps_the_earlier_recording_unless_something_was_written() {
         let reason = "No space left on device (run.lg)";
@@ -419,14 +444,14 @@ mod tests {
     fn the_old_file_stays_until_commit_and_a_dropped_output_leaves_nothing() {
         let dir = scratch("commit");
         let target = dir.join("run.lg");
-        std::fs::write(&target, b"old recording").unwrap();
+        let old = format1_trace(&target);
         {
             let out = TraceOutput::prepare(&target, MINE, Layout::File).unwrap();
             (&out.file().unwrap()).write_all(b"new").unwrap();
-            assert_eq!(std::fs::read(&target).unwrap(), b"old recording");
+            assert_eq!(std::fs::read(&target).unwrap(), old);
             assert!(out.writing_to().file_name().unwrap().to_string_lossy().starts_with(".run.lg.partial-"));
         }
-        assert_eq!(std::fs::read(&target).unwrap(), b"old recording");
+        assert_eq!(std::fs::read(&target).unwrap(), old);
         assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1, "no partial or lock file left");
 
         let out = TraceOutput::prepare(&target, Ownership { owner: None, mode: 0o640 }, Layout::File).unwrap();
@@ -457,7 +482,7 @@ mod tests {
     #[test]
     fn a_symlink_is_followed_and_a_device_written_directly() {
         let dir = scratch("link");
-        std::fs::write(dir.join("real.lg"), b"old").unwrap();
+        format1_trace(&dir.join("real.lg"));
         std::os::unix::fs::symlink("real.lg", dir.join("link.lg")).unwrap();
         let out = TraceOutput::prepare(&dir.join("link.lg"), MINE, Layout::File).unwrap();
         (&out.file().unwrap()).write_all(b"new").unwrap();
@@ -485,6 +510,41 @@ mod tests {
         std::fs::remove_dir_all(dir).unwrap();
     }
 
+    #[test]
+    fn a_file_that_is_no_trace_is_refused_and_an_empty_one_replaced() {
+        let dir = scratch("notes");
+        let notes = dir.join("notes.txt");
+        std::fs::write(&notes, b"precious\n").unwrap();
+        // an Arrow stream, but another tool's: no launchgap metadata
+        let other = dir.join("other.arrows");
+        use arrow_schema::{DataType, Field, Schema};
+        let schema = Schema::new(vec![Field::new("x", DataType::Int32, true)]);
+        let mut bytes = Vec::new();
+        arrow_ipc::writer::StreamWriter::try_new(&mut bytes, &schema).unwrap().finish().unwrap();
+        std::fs::write(&other, &bytes).unwrap();
+        for layout in [Layout::File, Layout::Directory] {
+            for path in [&notes, &other] {
+                let err = TraceOutput::prepare(path, MINE, layout).err().unwrap().to_string();
+                assert_eq!(err, format!("cannot write {}: it is a file (and not a launchgap trace)", path.display()));
+            }
+        }
+        assert_eq!(std::fs::read(&notes).unwrap(), b"precious\n");
+        assert_eq!(std::fs::read(&other).unwrap(), bytes);
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 2, "no partial or lock left");
+
+        // the legacy writer's own file is one
+        let recorded = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/data/format1-cudasim.lg");
+        assert!(crate::trace_writer::format1::is_format1_trace(&recorded));
+
+        let empty = dir.join("empty.lg");
+        std::fs::write(&empty, b"").unwrap();
+        let out = TraceOutput::prepare(&empty, MINE, Layout::Directory).unwrap();
+        write_trace_dir(&out, b"new");
+        out.commit().unwrap();
+        assert_eq!(std::fs::read(empty.join(crate::schema::META_FILE)).unwrap(), b"new");
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
     fn write_trace_dir(out: &TraceOutput, content: &[u8]) {
         let dir = out.writing_to();
         std::fs::write(dir.join(crate::schema::META_FILE), content).unwrap();
@@ -495,12 +555,12 @@ mod tests {
     fn a_directory_trace_replaces_a_file_or_an_earlier_trace_only_at_commit() {
         let dir = scratch("tree");
         let target = dir.join("run.lg");
-        std::fs::write(&target, b"format 1").unwrap();
+        let format1 = format1_trace(&target);
         {
             let out = TraceOutput::prepare(&target, MINE, Layout::Directory).unwrap();
             write_trace_dir(&out, b"dropped");
         }
-        assert_eq!(std::fs::read(&target).unwrap(), b"format 1");
+        assert_eq!(std::fs::read(&target).unwrap(), format1);
         assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1, "no partial directory or lock left");
 
         let out = TraceOutput::prepare(&target, MINE, Layout::Directory).unwrap();

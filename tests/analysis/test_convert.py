@@ -27,8 +27,9 @@ LAUNCHES = 2 * 2 * (2 + 2 * 4)
 SYNCS = 2 * (2 + 1)
 
 
-def launchgap(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "launchgap.cli", *args], capture_output=True, text=True)
+def launchgap(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "launchgap.cli", *args], capture_output=True, text=True, cwd=cwd,
+                          timeout=300)
 
 
 def report(path: Path) -> dict:
@@ -133,3 +134,97 @@ def test_a_trace_cut_short_converts_what_is_readable_and_says_so(tmp_path):
     assert converted.end is None and converted.truncated
     assert converted.count(Event.LAUNCH) == read_trace(cut).count(Event.LAUNCH) == 1999
     assert converted.of(Event.LAUNCH).equals(read_trace(cut).of(Event.LAUNCH))
+
+
+def test_an_output_that_holds_the_input_is_refused_and_the_input_kept(tmp_path):
+    """`cp m1.lg1 m.lg/inner.lg1; launchgap convert m.lg/inner.lg1 m.lg --format 2` exited 0 and deleted
+    inner.lg1 with the directory it replaced."""
+    (tmp_path / "m1.lg1").write_bytes(FORMAT1.read_bytes())
+    assert launchgap("convert", "m1.lg1", "m.lg", "--format", "2", cwd=tmp_path).returncode == 0
+    inner = tmp_path / "m.lg" / "inner.lg1"
+    inner.write_bytes(FORMAT1.read_bytes())
+    before = {p: p.read_bytes() for p in (tmp_path / "m.lg").rglob("*") if p.is_file()}
+    (tmp_path / "via-link.lg").symlink_to("m.lg")
+    for output, version in (("m.lg", "2"), ("m.lg", "1"), ("via-link.lg", "2")):
+        proc = launchgap("convert", "m.lg/inner.lg1", output, "--format", version, cwd=tmp_path)
+        assert proc.returncode == 2
+        assert proc.stderr == (f"launchgap: {output}: holds the input m.lg/inner.lg1; refusing to replace it "
+                               f"(choose another output)\n")
+    assert inner.read_bytes() == FORMAT1.read_bytes()
+    assert {p: p.read_bytes() for p in (tmp_path / "m.lg").rglob("*") if p.is_file()} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.lg", "m1.lg1", "via-link.lg"]
+
+
+@pytest.mark.parametrize("version", ["2", "1"])
+def test_a_file_that_is_not_a_trace_is_refused_and_kept(tmp_path, version):
+    """`echo precious > notes.txt; launchgap convert base.lg notes.txt --format 2` replaced the notes."""
+    notes = tmp_path / "notes.txt"
+    notes.write_text("precious\n")
+    proc = launchgap("convert", str(FORMAT1), str(notes), "--format", version)
+    assert proc.returncode == 2
+    assert proc.stderr == f"launchgap: {notes}: is a file (and not a launchgap trace); refusing to replace it\n"
+    assert notes.read_text() == "precious\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
+
+
+def test_a_format_1_trace_or_an_empty_file_is_replaced(tmp_path):
+    two = tmp_path / "two.lg"
+    assert launchgap("convert", str(FORMAT1), str(two)).returncode == 0
+    earlier = tmp_path / "earlier.lg"
+    earlier.write_bytes(FORMAT1.read_bytes())
+    proc = launchgap("convert", str(two), str(earlier), "--format", "1")
+    assert proc.returncode == 0, proc.stderr
+    assert read_trace(earlier).meta["converted_from"] == {"format": 2, "path": str(two)}
+    empty = tmp_path / "empty.lg"
+    empty.write_bytes(b"")
+    proc = launchgap("convert", str(FORMAT1), str(empty), "--format", "2")
+    assert proc.returncode == 0, proc.stderr
+    assert empty.is_dir() and read_trace(empty).count(Event.LAUNCH) == LAUNCHES
+
+
+# a `launchgap convert` that stops inside the write, its partial directory made: it says where, then waits
+CONVERT_THAT_WAITS = """
+import sys, time
+import launchgap.trace.convert as convert
+
+def waiting(trace, out, version):
+    print(out, flush=True)
+    time.sleep(600)
+
+convert.convert = waiting
+from launchgap.cli import main
+main(sys.argv[1:])
+"""
+
+
+def convert_that_waits(source: Path, output: Path) -> tuple[subprocess.Popen, Path]:
+    proc = subprocess.Popen([sys.executable, "-c", CONVERT_THAT_WAITS, "convert", str(source), str(output)],
+                            stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    return proc, Path(proc.stdout.readline().strip())
+
+
+def test_a_killed_converts_partial_is_removed_by_the_next_and_a_live_ones_kept(tmp_path):
+    """A convert killed by SIGKILL left an empty .NAME.XXXXXXXX.partial/ that no later convert removed."""
+    out = tmp_path / "out.lg"
+    started = []
+    try:
+        killed, stale = convert_that_waits(FORMAT1, out)
+        started.append(killed)
+        assert stale.is_dir() and stale.parent == tmp_path and stale.name.startswith(".out.lg.")
+        killed.kill()
+        killed.wait(timeout=60)
+        assert stale.is_dir()                           # what SIGKILL leaves behind
+        live, writing = convert_that_waits(FORMAT1, out)
+        started.append(live)
+        assert writing.is_dir() and writing != stale
+        proc = launchgap("convert", str(FORMAT1), str(out))
+        assert proc.returncode == 0, proc.stderr
+        assert not stale.exists()
+        assert writing.is_dir(), "a live convert's partial was removed"
+        assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["out.lg", writing.name])
+        assert read_trace(out).count(Event.LAUNCH) == LAUNCHES
+    finally:
+        for proc in started:
+            proc.kill()
+            proc.wait(timeout=60)

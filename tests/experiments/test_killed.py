@@ -23,7 +23,7 @@ needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="experiments load BPF 
 
 def _stat(pid: int) -> list[str] | None:
     try:
-        text = Path(f"/proc/{pid}/stat").read_text()
+        text = Path(f"/proc/{pid}/stat").read_bytes().decode(errors="replace")  # any name
     except OSError:
         return None
     return [text[text.index("(") + 1: text.rindex(")")], *text.rsplit(")", 1)[1].split()]

@@ -67,7 +67,7 @@ def where_each_is(processes: dict[tuple[int, str], str]) -> list[str]:
     out = []
     for pid, _ in processes:
         try:
-            stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            stat = Path(f"/proc/{pid}/stat").read_bytes().decode(errors="replace").rsplit(")", 1)[1].split()
             cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
             wchan = Path(f"/proc/{pid}/wchan").read_text()
         except OSError:

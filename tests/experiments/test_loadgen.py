@@ -17,7 +17,7 @@ from tests.conftest import REPO
 
 def alive(pids: list[int]) -> list[int]:
     return [p for p in pids if Path(f"/proc/{p}").exists()
-            and Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"]
+            and Path(f"/proc/{p}/stat").read_bytes().rsplit(b")", 1)[1].split()[0] != b"Z"]
 
 
 def group_members(pgids: list[int]) -> list[int]:
@@ -25,7 +25,7 @@ def group_members(pgids: list[int]) -> list[int]:
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
-                if int((entry / "stat").read_text().rsplit(")", 1)[1].split()[2]) in pgids:
+                if int((entry / "stat").read_bytes().rsplit(b")", 1)[1].split()[2]) in pgids:  # a name may be any bytes
                     out.append(int(entry.name))
             except (OSError, IndexError):
                 pass

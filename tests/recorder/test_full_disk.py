@@ -23,6 +23,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from launchgap.trace import Event, read_trace
+from tests.conftest import REPO
 from tests.recorder.conftest import RECORDER, needs_bpf
 
 pytestmark = needs_bpf
@@ -153,7 +154,8 @@ def test_a_full_disk_stops_tracing_keeps_the_trace_and_the_command_runs_on(small
         assert sum(b.num_rows for b in batches) == rows > 0
 
 
-EARLIER = b"an earlier recording that must survive\n"
+# an earlier recording that must survive: a trace (a file that is none would be refused, not replaced)
+EARLIER = (REPO / "tests" / "data" / "format1-cudasim.lg").read_bytes()
 # the mount's root, the earlier recording, .run.lg.lock, the partial trace
 # directory and its meta.json: then not one more (a kind's directory)
 INODES_FOR_METADATA_ONLY = 5

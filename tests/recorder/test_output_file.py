@@ -1,8 +1,9 @@
 """The -o trace: an earlier recording survives anything that fails before
 this one begins; the new one appears only when it ends (renamed from
 `.NAME.partial-PID`, which a SIGKILL leaves readable); a second recorder
-of the same name is refused; trace files are 0600 (directories 0700)
-whatever the umask. Format 2 (a directory) unless a test says format 1."""
+of the same name is refused; a file or directory at -o that is not a trace
+is never replaced; trace files are 0600 (directories 0700) whatever the
+umask. Format 2 (a directory) unless a test says format 1."""
 
 from __future__ import annotations
 
@@ -18,11 +19,13 @@ import pyarrow.parquet as pq
 import pytest
 
 from launchgap.trace import Event, read_trace
+from tests.conftest import REPO
 from tests.recorder.conftest import RECORDER, STORM, needs_bpf, our_programs_loaded
 
 pytestmark = needs_bpf
 
-EARLIER = b"an earlier recording that must survive\n"
+# an earlier recording that must survive: a trace the legacy writer recorded (format 1, a file)
+EARLIER = (REPO / "tests" / "data" / "format1-cudasim.lg").read_bytes()
 
 
 def one_error_line(proc: subprocess.CompletedProcess) -> str:
@@ -124,19 +127,41 @@ def test_a_command_the_invoking_user_may_not_run_is_refused_before_recording(sha
 
 def test_the_trace_replaces_the_earlier_one_only_at_the_end(earlier, tmp_path):
     listing = tmp_path / "seen-while-recording"
+    copy = tmp_path / "earlier-while-recording"
     # the command looks at the directory while it is being recorded
-    command = ["sh", "-c", f'ls -a "{tmp_path}" > "{listing}"; cat "{earlier}" >> "{listing}"; exit 3']
+    command = ["sh", "-c", f'ls -a "{tmp_path}" > "{listing}"; cp "{earlier}" "{copy}"; exit 3']
     proc = subprocess.run([str(RECORDER), "-o", str(earlier), "--", *command], capture_output=True, text=True)
     assert proc.returncode == 3, proc.stderr
     seen = listing.read_text()
     trace = read_trace(earlier)
     partial = f".keep.lg.partial-{trace.meta['recorder_pid']}"
     assert set(seen.split()) >= {partial, ".keep.lg.lock", "keep.lg"}
-    assert EARLIER.decode() in seen, "the earlier recording stayed in place while this one was made"
+    assert copy.read_bytes() == EARLIER, "the earlier recording stayed in place while this one was made"
     assert f"(written to {tmp_path / partial} until the end)" in proc.stderr
     # a failing command still gets its recording, in place, and nothing else is left
     assert trace.end["command_exit_code"] == 3
-    assert only_entries(tmp_path) == {"keep.lg", "seen-while-recording"}
+    assert only_entries(tmp_path) == {"keep.lg", "seen-while-recording", "earlier-while-recording"}
+
+
+@pytest.mark.parametrize("formats", [(), ("--format", "1")])
+def test_a_file_that_is_not_a_trace_is_refused_and_kept(tmp_path, formats):
+    """`echo precious > notes.txt; launchgap-record -o notes.txt -- true` replaced the notes with a trace."""
+    notes = tmp_path / "notes.txt"
+    notes.write_text("precious\n")
+    marker = tmp_path / "ran"
+    proc = subprocess.run([str(RECORDER), *formats, "-o", str(notes), "--", "touch", str(marker)],
+                          capture_output=True, text=True, timeout=60)
+    assert one_error_line(proc) == f"launchgap-record: cannot write {notes}: it is a file (and not a launchgap trace)"
+    assert notes.read_text() == "precious\n"
+    assert not marker.exists()
+    assert only_entries(tmp_path) == {"notes.txt"}
+    # an empty file holds nothing to lose: replaced
+    empty = tmp_path / "empty.lg"
+    empty.write_bytes(b"")
+    proc = subprocess.run([str(RECORDER), "-q", *formats, "-o", str(empty), "--", "true"], capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert read_trace(empty).meta["command"] == ["true"]
 
 
 def test_sighup_ends_the_recording_cleanly_in_place(tmp_path):

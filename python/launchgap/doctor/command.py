@@ -12,7 +12,7 @@ from launchgap.doctor.host import DirectoryHost, SnapshotHost
 from launchgap.doctor.render import render_doctor
 from launchgap.doctor.run import TargetError, run_doctor, target_from_cpus, target_from_pid
 from launchgap.inputs import not_regular
-from launchgap.views.console import make_console
+from launchgap.views.console import make_console, shown
 
 # --strict: exit status when any check fails
 EXIT_CHECK_FAILED = 1
@@ -20,7 +20,7 @@ EXIT_USAGE = 2
 
 
 def _fail(message: str) -> None:
-    click.echo(f"launchgap: {message}", err=True)
+    click.echo(f"launchgap: {shown(message)}", err=True)
     sys.exit(EXIT_USAGE)
 
 

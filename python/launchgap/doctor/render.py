@@ -1,4 +1,5 @@
-"""The doctor's terminal view, over the result dict (the JSON form)."""
+"""The doctor's terminal view, over the result dict (the JSON form). Text objects (never markup); what the
+checks read from the host or a trace is shown through shown(): control characters visible."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from rich.console import Console
 from rich.text import Text
 
 from launchgap.doctor.parse import format_cpus
+from launchgap.views.console import shown
 
 STYLE = {"ok": "green", "warn": "yellow", "fail": "bold red", "unknown": "magenta"}
 STATUS_WIDTH = 10
@@ -16,9 +18,9 @@ def _cpus(cpus: list[int]) -> str:
 
 
 def _line(status: str | None, text: str, style: str = "") -> Text:
-    head = Text(f"  {status:<{STATUS_WIDTH - 2}}", style=STYLE.get(status, "")) if status else \
+    head = Text(shown(f"  {status:<{STATUS_WIDTH - 2}}"), style=STYLE.get(status, "")) if status else \
         Text(" " * STATUS_WIDTH)
-    return head + Text(text, style=style)
+    return head + Text(shown(text), style=style)
 
 
 def render_doctor(result: dict, console: Console, evidence: bool = True) -> None:
@@ -26,13 +28,13 @@ def render_doctor(result: dict, console: Console, evidence: bool = True) -> None
     head = f"launchgap doctor: {result['host']} (kernel {result['kernel'] or '?'}, CPUs {result['online_cpus'] or '?'})"
     if target:
         head += f"; target: {target['description']} ({_cpus(target['cpus'])})"
-    console.print(Text(head, style="bold"))
+    console.print(Text(shown(head), style="bold"))
     area = None
     for check in result["checks"]:
         if check["area"] != area:
             area = check["area"]
-            console.print(Text(area, style="bold underline"))
-        console.print(_line(check["status"], f"{check['title']}: ", "bold") + Text(check["summary"]))
+            console.print(Text(shown(area), style="bold underline"))
+        console.print(_line(check["status"], f"{check['title']}: ", "bold") + Text(shown(check["summary"])))
         if evidence:
             for item in check["evidence"]:
                 console.print(_line(None, f"{item['path']}: {item['value']}", "dim"))
@@ -45,10 +47,10 @@ def render_doctor(result: dict, console: Console, evidence: bool = True) -> None
 def render_host_checks(section: dict, console: Console) -> None:
     """The report's part: the doctor's verdicts that bear on the run."""
     target = section["target"]
-    console.print(Text(f"Host settings at record time (doctor; {target['description']}: "
-                       f"{_cpus(target['cpus'])})", style="bold"))
+    console.print(Text(shown(f"Host settings at record time (doctor; {target['description']}: "
+                             f"{_cpus(target['cpus'])})"), style="bold"))
     for check in section["checks"]:
-        console.print(_line(check["status"], f"{check['title']}: ", "bold") + Text(check["summary"]))
+        console.print(_line(check["status"], f"{check['title']}: ", "bold") + Text(shown(check["summary"])))
         if check["fix"] and check["status"] in ("warn", "fail"):
             console.print(_line(None, f"fix: {check['fix']}", "cyan"))
     counts = section["counts"]

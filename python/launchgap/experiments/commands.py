@@ -12,6 +12,7 @@ from rich.table import Table
 
 from launchgap.doctor.parse import is_number
 from launchgap.output import PERMISSIONS_HELP, OutputError, write_text
+from launchgap.views.console import literal
 
 DEFAULT_IO_DIR = Path("/var/tmp")
 
@@ -195,29 +196,32 @@ def show_grid(outdir: Path, results: dict) -> None:
     except (OSError, OutputError) as err:
         note(f"note: {outdir}: summary.json and the plot were not written ({getattr(err, 'strerror', None) or err})")
     direction = "higher" if results["higher_is_better"] else "lower"
-    table = Table(title=f"{results['metric']} ({direction} is better), each cell vs SCHED_OTHER of its class; "
-                        f"status: {results['status']}", title_justify="left")
+    table = Table(title=f"{literal(results['metric'])} ({direction} is better), each cell vs SCHED_OTHER of its "
+                        f"class; status: {literal(results['status'])}", title_justify="left")
     for col in ("class", "variant", "runs", "failed", "verified", "mean", "sd", "p95", "95% CI", "vs other",
                 "diff 95% CI", "p (Welch)", "preempted", "run-queue", "IRQ", "top culprit"):
         table.add_column(col, justify="left" if col in ("class", "variant", "top culprit") else "right")
     for name, e in summary.items():
         if not e.get("runs"):
-            table.add_row(e["class"] or name, e["variant"] or "", "0", str(e["failed"]), "", *[""] * 11)
+            table.add_row(literal(e["class"] or name), literal(e["variant"] or ""), "0", literal(e["failed"]), "",
+                          *[""] * 11)
             continue
         m, v = e["metric"], e.get("vs_baseline")
         table.add_row(
-            e["class"], e["variant"], str(e["runs"]), str(e["failed"]), f"{e['verified']}/{e['runs']}",
+            literal(e["class"]), literal(e["variant"]), str(e["runs"]), literal(e["failed"]),
+            literal(f"{e['verified']}/{e['runs']}"),
             _num(m["mean"]), _num(m["sd"]), _num(m["p95"]),
             f"{_num(m['ci_low'])}..{_num(m['ci_high'])}" if m["ci_low"] is not None else "-",
             f"{v['difference_percent']:+.1f}%" if v else "-",
             f"{v['difference_ci_low']:+.1f}..{v['difference_ci_high']:+.1f}%"
             if v and v["difference_ci_low"] is not None else "-",
             f"{v['welch_p']:.3f}" if v and v["welch_p"] is not None else "-",
-            _ms(e.get("preempted_ms")), _ms(e.get("runqueue_ms")), _ms(e.get("irq_ms")), e.get("top_culprit") or "-")
+            _ms(e.get("preempted_ms")), _ms(e.get("runqueue_ms")), _ms(e.get("irq_ms")),
+            literal(e.get("top_culprit") or "-"))
     console.print(table)
     if written:
-        console.print(f"per-run data: {outdir / 'results.json'}; statistics: {outdir / 'summary.json'}; plot: "
-                      + ", ".join(str(p) for p in written[1:]))
+        console.print(literal(f"per-run data: {outdir / 'results.json'}; statistics: {outdir / 'summary.json'}; "
+                              f"plot: " + ", ".join(str(p) for p in written[1:])))
     caution = vm_caution(results)
     if caution:
         note(caution)
@@ -234,6 +238,8 @@ def plot_grid(results: dict, summary: dict, outdir: Path) -> list[Path]:
     import matplotlib
 
     matplotlib.use("Agg")
+    # labels are text: a scenario name or metric holding two $ signs would otherwise be read as TeX
+    matplotlib.rcParams["text.parse_math"] = False
     import matplotlib.pyplot as plt
 
     from launchgap.output import atomic_output

@@ -16,6 +16,7 @@ from rich.table import Table
 
 from launchgap.experiments.stats import summarize
 from launchgap.experiments.summary import difference, measured
+from launchgap.views.console import literal, shown
 
 COMPARE_SCHEMA = "launchgap-compare/1"
 
@@ -243,48 +244,50 @@ def render(comparison: dict, console: Console) -> None:
     direction = "higher" if comparison["higher_is_better"] else "lower"
     for e in comparison["experiments"]:
         boot = (e["boot_id"] or "?")[:8]
-        console.print(f"{e['label']}: {e['path']}, host {e['host'] or '?'}, boot {boot}, kernel {e['kernel'] or '?'}, "
-                      f"status {e['status']}", highlight=False)
+        console.print(literal(f"{e['label']}: {e['path']}, host {e['host'] or '?'}, boot {boot}, kernel "
+                              f"{e['kernel'] or '?'}, status {e['status']}"), highlight=False)
     if comparison["settings_missing"]:
-        console.print("no host settings recorded in: " + ", ".join(comparison["settings_missing"]), highlight=False)
+        console.print("no host settings recorded in: " + literal(", ".join(map(str, comparison["settings_missing"]))),
+                      highlight=False)
     if comparison.get("environment_differ"):
         console.print("environments that differ" + (" (pooled anyway: --force)" if comparison["pooled"] else "") + ":",
                       highlight=False)
         for key, values in comparison["environment_differ"].items():
-            console.print(f"  {key}: " + "; ".join(f"{label}: {value}" for label, value in values.items()),
+            console.print(literal(f"  {key}: " + "; ".join(f"{label}: {value}" for label, value in values.items())),
                           highlight=False)
     if comparison["settings_differ"]:
         console.print("host settings that differ:", highlight=False)
         for key, values in comparison["settings_differ"].items():
-            console.print(f"  {key}: " + "; ".join(f"{label}: {value}" for label, value in values.items()),
+            console.print(shown(f"  {key}: " + "; ".join(f"{label}: {value}" for label, value in values.items())),
                           highlight=False, markup=False)
     elif not comparison["settings_missing"]:
         console.print("every recorded host setting is the same (--pool merges their runs)", highlight=False)
     if comparison["pooled"]:
-        table = Table(title=f"{comparison['metric']} ({direction} is better), pooled", title_justify="left")
+        table = Table(title=f"{literal(comparison['metric'])} ({direction} is better), pooled", title_justify="left")
         for col in ("scenario", "runs", "from", "mean", "sd", "p95", "95% CI", "vs baseline", "p (Welch)"):
             table.add_column(col, justify="left" if col == "scenario" else "right")
         for row in comparison["scenarios"]:
             m, v = row.get("metric"), row.get("vs_baseline")
             if not m:
-                table.add_row(row["name"], "0", str(row["from"]), *[""] * 6)
+                table.add_row(literal(row["name"]), "0", literal(row["from"]), *[""] * 6)
                 continue
-            table.add_row(row["name"], str(row["runs"]), str(row["from"]), _num(m["mean"]), _num(m["sd"]),
-                          _num(m["p95"]), f"{_num(m['ci_low'])}..{_num(m['ci_high'])}" if m["ci_low"] is not None
-                          else "-", f"{v['difference_percent']:+.1f}%" if v else "-",
+            table.add_row(literal(row["name"]), str(row["runs"]), literal(row["from"]), _num(m["mean"]),
+                          _num(m["sd"]), _num(m["p95"]),
+                          f"{_num(m['ci_low'])}..{_num(m['ci_high'])}" if m["ci_low"] is not None else "-",
+                          f"{v['difference_percent']:+.1f}%" if v else "-",
                           f"{v['welch_p']:.3f}" if v and v["welch_p"] is not None else "-")
         console.print(table)
         return
     labels = [e["label"] for e in comparison["experiments"]]
-    table = Table(title=f"{comparison['metric']} ({direction} is better): mean +- sd (runs); vs {labels[0]}: "
-                        f"difference of means, Welch p", title_justify="left")
+    table = Table(title=f"{literal(comparison['metric'])} ({direction} is better): mean +- sd (runs); vs "
+                        f"{literal(labels[0])}: difference of means, Welch p", title_justify="left")
     table.add_column("scenario")
     for i, label in enumerate(labels):
-        table.add_column(label, justify="right")
+        table.add_column(literal(label), justify="right")
         if i:
-            table.add_column(f"vs {labels[0]}", justify="right")
+            table.add_column(f"vs {literal(labels[0])}", justify="right")
     for row in comparison["scenarios"]:
-        cells = [row["name"]]
+        cells = [literal(row["name"])]
         for i, label in enumerate(labels):
             entry = row["per_experiment"][label]
             m = entry.get("metric")

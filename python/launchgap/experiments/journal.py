@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from launchgap.experiments.levers import LeverHost
+from launchgap.procfs import read_stat
 from launchgap.experiments.run_dir import (
     RUN_DIR,
     RunDirDenied,
@@ -49,9 +50,10 @@ def _boot_id() -> str:
 
 def start_ticks(pid: int) -> int | None:
     """A process's start time (clock ticks after boot): tells it from a later one reusing its pid."""
+    stat = read_stat(f"/proc/{pid}/stat")
     try:
-        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
-    except (OSError, IndexError, ValueError):
+        return int(stat.fields[19]) if stat is not None else None
+    except (IndexError, ValueError):
         return None
 
 

@@ -31,6 +31,8 @@ import sys
 import time
 from pathlib import Path
 
+from launchgap.procfs import read_stat
+
 GRACE_S = 3.0
 # what the experiment process holds: (read end, write end) of the lifeline pipe
 _lifeline: tuple[int, int] | None = None
@@ -59,12 +61,9 @@ def group_members(pgid: int) -> list[int]:
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
+        stat = read_stat(entry / "stat")
         # after the name: state ppid pgrp ...
-        if int(fields[2]) == pgid and fields[0] != "Z":
+        if stat is not None and len(stat.fields) > 2 and stat.fields[2] == str(pgid) and stat.fields[0] != "Z":
             out.append(int(entry.name))
     return out
 

@@ -37,6 +37,7 @@ from launchgap.doctor.parse import (
     parse_cpulist,
     parse_cpumask,
 )
+from launchgap.procfs import read_stat
 
 # the tests' stand-in for "/" (a tree of fake /proc, /sys files): where levers read and write
 ENV_ROOT = "LAUNCHGAP_LEVER_ROOT"
@@ -516,15 +517,13 @@ def read_thread_policies(pid: int) -> dict[int, dict]:
     except OSError:
         return out
     for tid in tids:
-        try:
-            text = Path(f"/proc/{pid}/task/{tid}/stat").read_text()
-        except OSError:
+        stat = read_stat(f"/proc/{pid}/task/{tid}/stat")
+        if stat is None:
             continue
-        comm = text[text.index("(") + 1: text.rindex(")")]
-        fields = text.rsplit(")", 1)[1].split()
+        fields = stat.fields
         # after the name: state(0) ... nice(16) ... processor(36) rt_priority(37) policy(38)
         try:
-            out[int(tid)] = {"comm": comm, "nice": int(fields[16]), "cpu": int(fields[36]),
+            out[int(tid)] = {"comm": stat.name, "nice": int(fields[16]), "cpu": int(fields[36]),
                              "rt_priority": int(fields[37]), "policy": POLICY_BY_NUMBER.get(int(fields[38]),
                                                                                            fields[38])}
         except (IndexError, ValueError):

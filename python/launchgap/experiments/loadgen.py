@@ -19,6 +19,7 @@ from pathlib import Path
 
 from launchgap.experiments import leash
 from launchgap.experiments.levers import SCRATCH_PREFIX
+from launchgap.procfs import read_stat
 
 # How long a generator may take to show it is loading, and how it must.
 VERIFY_TIMEOUT_S = 5.0
@@ -143,13 +144,10 @@ def _group_processes(pgids: list[int]) -> list[tuple[Path, list[str]]]:
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
+        stat = read_stat(entry / "stat")
         # after the name: state ppid pgrp session ... utime(12) stime(13) (0-based in this list)
-        if int(fields[2]) in pgids:
-            found.append((entry, fields))
+        if stat is not None and len(stat.fields) > 12 and int(stat.fields[2]) in pgids:
+            found.append((entry, stat.fields))
     return found
 
 

@@ -102,6 +102,8 @@ def plot(results: dict, summary: dict, outdir: Path) -> list[Path]:
     import matplotlib
 
     matplotlib.use("Agg")
+    # labels are text: a scenario name or metric holding two $ signs would otherwise be read as TeX
+    matplotlib.rcParams["text.parse_math"] = False
     import matplotlib.pyplot as plt
 
     names = [n for n in summary if summary[n].get("runs")]

@@ -60,6 +60,40 @@ def _map(path: Path) -> pa.Buffer:
         os.close(fd)
 
 
+# the schema message holds the trace's metadata (meta.json's content, host files included): a few MB at most
+MAX_SCHEMA_MESSAGE_BYTES = 64 << 20
+
+
+def is_format1_trace(path: Path) -> bool:
+    """Whether PATH is a launchgap trace in format 1: a regular file that starts with an Arrow IPC stream's
+    schema message whose metadata names launchgap (what the reader checks first). Reads that message
+    only (bounded); never blocks on a FIFO."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOFOLLOW)
+    except OSError:
+        return False
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        return False
+    with os.fdopen(fd, "rb") as f:
+        head = f.read(8)
+        if len(head) < 8 or not head.startswith(ARROW_CONTINUATION):
+            return False
+        declared = int.from_bytes(head[4:8], "little")
+        if not 0 < declared <= MAX_SCHEMA_MESSAGE_BYTES:
+            return False
+        message = f.read(declared)
+    if len(message) < declared:
+        return False
+    try:
+        schema = pa.ipc.open_stream(pa.BufferReader(head + message)).schema
+    except (pa.ArrowException, OSError, ValueError):
+        return False
+    metadata = schema.metadata or {}
+    fmt = metadata.get(b"format", b"").decode(errors="replace")
+    return fmt.partition("/")[0] == FORMAT_NAME or METADATA_KEY.encode() in metadata
+
+
 def _open_stream(path: Path, source: pa.Buffer) -> pa.ipc.RecordBatchStreamReader:
     try:
         return pa.ipc.open_stream(source)

@@ -201,7 +201,7 @@ def _segment_problem(kind: Event, frame: pl.DataFrame) -> str | None:
 
 def _read_segment(kind: Event, segment: Path | list[Path]) -> tuple[pl.DataFrame | None, str | None]:
     try:
-        frame = pl.read_parquet(segment)
+        frame = pl.read_parquet(segment, glob=False)  # a path may hold [ or *: never a pattern
     except (pl.exceptions.PolarsError, pl.exceptions.PanicException, OSError, ValueError, pa.ArrowException) as err:
         return None, reason(err)
     problem = _segment_problem(kind, frame)

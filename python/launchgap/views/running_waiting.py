@@ -10,10 +10,13 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
+# labels are text: a name holding two $ signs would otherwise be read as TeX, and fail the drawing
+matplotlib.rcParams["text.parse_math"] = False
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from launchgap.analysis.running_waiting import RunningWaiting  # noqa: E402
+from launchgap.views.console import shown  # noqa: E402
 from launchgap.views.timeline import DPI, PLOT_WIDTH_IN, plot_width_px  # noqa: E402
 
 FAILURE_COLOUR = "#ffa500"
@@ -59,7 +62,7 @@ def draw_static(graphs: list[RunningWaitingGraph], path: Path, span: tuple[float
         ax.set_xlim(*span)
         ax.set_ylim(bottom=0)
         ax.set_ylabel("tasks")
-        ax.set_title(Path(g.name).name, fontsize=9, loc="left")
+        ax.set_title(shown(Path(g.name).name), fontsize=9, loc="left")
         ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.005, 1.0), frameon=False)
     axes[-1, 0].set_xlabel("seconds")
     fig.tight_layout()

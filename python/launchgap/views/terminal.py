@@ -1,13 +1,14 @@
-"""The terminal report: rich tables over the report records, nothing computed here."""
+"""The terminal report: rich tables over the report records, nothing computed here. Every text in a
+record (names, paths, the trace's own words) goes through literal(): it comes from the trace."""
 
 from __future__ import annotations
 
 from rich.console import Console
-from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
 
 from launchgap.analysis.records import FailedLaunches, GpuActivity, GpuTime, Report, TraceInfo
+from launchgap.views.console import literal
 
 
 def _s(ns: float | int | None) -> str:
@@ -29,7 +30,7 @@ def _n(x: float | None, digits: int = 1) -> str:
 
 def _warn(report: Report, metric: str) -> str:
     text = report.warnings.get(metric)
-    return f" [bold red]({text})[/]" if text else ""
+    return f" [bold red]({literal(text)})[/]" if text else ""
 
 
 def _failed_launches(failed: FailedLaunches) -> str:
@@ -37,7 +38,7 @@ def _failed_launches(failed: FailedLaunches) -> str:
         return "not recorded (record with --api-names to see launches that fail before the driver)"
     if not failed.count:
         return "none"
-    by = ", ".join(f"{b.runtime_api} returned {b.return_code} x{b.count:,}" for b in failed.by[:4])
+    by = ", ".join(f"{literal(b.runtime_api)} returned {literal(b.return_code)} x{b.count:,}" for b in failed.by[:4])
     return f"[bold red]{failed.count:,}[/] never reached the driver ({by})"
 
 
@@ -115,18 +116,18 @@ def _gpu_time(g: GpuTime, console: Console) -> None:
 
 def _header(trace: TraceInfo) -> str:
     """What was read: mode, command, host, kernel, CPUs, each only where the file says."""
-    path = f"[bold]{escape(trace.path)}[/]"
+    path = f"[bold]{literal(trace.path)}[/]"
     if trace.mode == "study-csv":
         writer = {"cuda_sched_trace": "written by the study's tool (cuda_sched_trace)",
                   "launchgap export": "written by launchgap export --csv"}.get(trace.csv_source or "", "")
         return f"{path}: the study's CSV layout, {writer}; no host, kernel or CPU information in the file"
-    where = " ".join(escape(str(part)) for part in (trace.mode, " ".join(trace.command or [])) if part)
+    where = " ".join(literal(part) for part in (trace.mode, " ".join(map(str, trace.command or []))) if part)
     host = []
     if trace.kernel:
-        host.append(escape(str(trace.kernel)))
+        host.append(literal(trace.kernel))
     if trace.cpus:
         host.append(f"{trace.cpus} CPUs")
-    head = f"{path}: {where}" + (f" on {escape(str(trace.host))}" if trace.host else "")
+    head = f"{path}: {where}" + (f" on {literal(trace.host)}" if trace.host else "")
     head += f" ({', '.join(host)})" if host else ""
     if trace.truncated or not trace.clean_end:
         head += "  [bold red]trace cut short: the recorder did not stop cleanly[/]"
@@ -138,9 +139,9 @@ def render(report: Report, console: Console) -> None:
     trace = report.trace
     console.print(_header(trace), highlight=False)
     for damage in trace.damage:
-        console.print(f"[bold red]damaged[/]: {escape(damage)}", highlight=False)
+        console.print(f"[bold red]damaged[/]: {literal(damage)}", highlight=False)
     for caveat in trace.caveats:
-        console.print(f"[bold yellow]caveat[/]: {caveat}")
+        console.print(f"[bold yellow]caveat[/]: {literal(caveat)}")
     _gpu_time(report.gpu_time, console)
 
     ov = Table(title="Overview", show_header=False, title_justify="left")
@@ -148,16 +149,16 @@ def render(report: Report, console: Console) -> None:
     ov.add_column()
     ov.add_row("wall time", _s(o.wall_ns))
     ov.add_row("processes / threads", f"{len(o.processes)} / {o.threads} ({o.launching_threads} launching)")
-    apis = ", ".join(f"{k} {v:,}" for k, v in o.launches_by_api.items()) or "none"
+    apis = ", ".join(f"{literal(k)} {v:,}" for k, v in o.launches_by_api.items()) or "none"
     ov.add_row("kernel launches", f"{o.launches:,} ({apis}), {_n(o.launch_rate_hz, 0)}/s" + _warn(report, "launches"))
     ov.add_row("syncs", f"{o.syncs:,} blocking {_s(o.sync_ns)}" + _warn(report, "syncs"))
     ov.add_row("GPU activity", _gpu_activity(report.gpu_activity))
     ov.add_row("failed launch attempts", _failed_launches(o.failed_launches) + _warn(report, "failed_launches"))
     ov.add_row("context switches", f"{o.switches:,}: {o.preempted_switches:,} preempted (still runnable), "
                f"{o.blocked_switches:,} blocked (voluntary)" + _warn(report, "switches"))
-    irq = ", ".join(f"{i.name} {i.count}" for i in o.irqs[:6]) or "none"
+    irq = ", ".join(f"{literal(i.name)} {i.count}" for i in o.irqs[:6]) or "none"
     ov.add_row("interrupts on traced CPUs", irq + _warn(report, "irqs"))
-    lost = ", ".join(f"{k} {v:,}" for k, v in o.lost_events.items()) or "none"
+    lost = ", ".join(f"{literal(k)} {v:,}" for k, v in o.lost_events.items()) or "none"
     ov.add_row("lost events", lost if lost == "none" else f"[bold red]{lost}[/]")
     console.print(ov)
 
@@ -178,10 +179,10 @@ def render(report: Report, console: Console) -> None:
     total = t.total
     for row in t.threads[:12]:
         culprit = row.culprits[0] if row.culprits else None
-        tk.add_row(f"{row.comm} {row.pid}/{row.tid}", f"{row.launches:,}", _s(row.preempted_ns),
+        tk.add_row(f"{literal(row.comm)} {row.pid}/{row.tid}", f"{row.launches:,}", _s(row.preempted_ns),
                    _s(row.runqueue_ns), _s(row.irq_ns), f"{row.taken_percent:.2f}%",
                    f"{row.migrations}", _s(row.blocked_ns),
-                   f"{culprit.comm} ({culprit.pid}) {_s(culprit.ns)}" if culprit else "-")
+                   f"{literal(culprit.comm)} ({culprit.pid}) {_s(culprit.ns)}" if culprit else "-")
     if len(t.threads) > 12:
         tk.add_row(f"... {len(t.threads) - 12} more", "", "", "", "", "", "", "", "")
     tk.add_row("[bold]all threads[/]", f"{o.launches:,}", _s(total.preempted_ns), _s(total.runqueue_ns),
@@ -192,7 +193,7 @@ def render(report: Report, console: Console) -> None:
         for col in ("task", "pid", "while it was", "time"):
             cu.add_column(col, justify="right" if col == "time" else "left")
         for c in t.culprits:
-            name = c.comm + (" (the recorder itself)" if c.is_recorder else "")
+            name = literal(c.comm) + (" (the recorder itself)" if c.is_recorder else "")
             if c.is_idle:
                 name = "CPU idle: wake-up latency (in a VM, the host had not run the vCPU yet)"
             cu.add_row(name, str(c.pid), "preempted" if c.cause == "preempted" else "woken, waiting to run",
@@ -206,11 +207,11 @@ def render(report: Report, console: Console) -> None:
         for col in ("class", "count", "share", "p50", "p90", "p99", "penalty vs clean"):
             gt.add_column(col, justify="left" if col == "class" else "right")
         for c in g.classes:
-            gt.add_row(c.klass, f"{c.count:,}", f"{100 * c.share:.2f}%", _s(c.p50_ns), _s(c.p90_ns),
+            gt.add_row(literal(c.klass), f"{c.count:,}", f"{100 * c.share:.2f}%", _s(c.p50_ns), _s(c.p90_ns),
                        _s(c.p99_ns), _s(c.penalty_ns))
         console.print(gt)
         for tail in g.tail:
-            parts = [f"{k} {100 * v.time_share:.1f}%" for k, v in tail.by_class.items() if v.count]
+            parts = [f"{literal(k)} {100 * v.time_share:.1f}%" for k, v in tail.by_class.items() if v.count]
             console.print(f"  gaps >= p{tail.percentile} ({_s(tail.threshold_ns)}, {tail.gaps:,} gaps), "
                           f"share of their time: {', '.join(parts)}")
         b = g.bursts
@@ -224,11 +225,11 @@ def render(report: Report, console: Console) -> None:
     style = {"negligible": "green", "light": "yellow", "heavy": "red", "uncertain": "yellow"}.get(
         report.verdict.level, "blue")
     # not expanded: on a terminal it still fits the width; in a pipe or log it is one full line
-    console.print(Panel(report.verdict.text, title=f"Verdict: {report.verdict.level}", border_style=style,
-                        expand=False))
+    console.print(Panel(literal(report.verdict.text), title=f"Verdict: {literal(report.verdict.level)}",
+                        border_style=style, expand=False))
     if report.host_checks:
         from launchgap.doctor.render import render_host_checks
 
         render_host_checks(report.host_checks, console)
     for metric, text in report.warnings.items():
-        console.print(f"[bold red]warning[/]: {metric}: {text}")
+        console.print(f"[bold red]warning[/]: {literal(metric)}: {literal(text)}")

@@ -11,6 +11,8 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
+# labels are text: a name holding two $ signs would otherwise be read as TeX, and fail the drawing
+matplotlib.rcParams["text.parse_math"] = False
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import polars as pl  # noqa: E402
@@ -22,6 +24,7 @@ from launchgap.analysis.core_map import (  # noqa: E402
 )
 from launchgap.analysis.gpu_activity import busy_intervals  # noqa: E402
 from launchgap.trace import Event, Trace  # noqa: E402
+from launchgap.views.console import shown  # noqa: E402
 from launchgap.views.pixels import decimate  # noqa: E402
 
 OTHER_COLOUR = "#000000"  # --target: tasks that do not match are black, as in dat2graph
@@ -106,9 +109,9 @@ def build_timeline(trace: Trace, options: TimelineOptions) -> TimelineData:
         slices = slices.filter(pl.col("tid").is_in(sorted(tids)))
     slices, legend = colour_slices(slices, options)
     cpus = cpu_order(trace, trace_cpus(trace), options.socket_order)
-    shown = marks(trace, window, tids, options.show_marks)
-    return TimelineData(str(trace.path), window, cpus, slices, shown.frame, command_stats(slices, window), legend,
-                        shown.in_window, gpu_band(trace, window) if _wants_gpu(trace, options) else None)
+    drawn_marks = marks(trace, window, tids, options.show_marks)
+    return TimelineData(str(trace.path), window, cpus, slices, drawn_marks.frame, command_stats(slices, window), legend,
+                        drawn_marks.in_window, gpu_band(trace, window) if _wants_gpu(trace, options) else None)
 
 
 def _wants_gpu(trace: Trace, options: TimelineOptions) -> bool:
@@ -203,8 +206,8 @@ def draw_static(datas: list[TimelineData], path: Path) -> list[pl.DataFrame]:
         ticks = [*range(0, len(data.cpus), step), *[-1 - i for i in range(len(lanes))]]
         ax.set_yticks(ticks, [str(c) for c in data.cpus[::step]] + [f"{lane} busy" for lane in lanes], fontsize=7)
         ax.set_ylabel("CPU" + (" / GPU" if lanes else ""))
-        ax.set_title(Path(data.name).name, fontsize=9, loc="left")
-        handles = [plt.Line2D([], [], color=c, lw=4, label=_legend_label(label, data.stats))
+        ax.set_title(shown(Path(data.name).name), fontsize=9, loc="left")
+        handles = [plt.Line2D([], [], color=c, lw=4, label=shown(_legend_label(label, data.stats)))
                    for label, c in list(data.legend.items())[:14]]
         handles += [plt.Line2D([], [], color=MARK_STYLE[k][0], marker=MARK_STYLE[k][1], lw=0, label=k)
                     for k in MARK_STYLE if not data.marks.filter(pl.col("kind") == k).is_empty()]

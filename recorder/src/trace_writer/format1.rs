@@ -6,8 +6,10 @@
 //! complete batch, so the same holds then.
 
 use std::collections::HashMap;
-use std::fs::File;
-use std::io::BufWriter;
+use std::fs::{File, OpenOptions};
+use std::io::{BufWriter, Read};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
@@ -23,6 +25,35 @@ pub const VERSION: u32 = 1;
 /// Format 1's batches: a batch is also closed at this many rows.
 const ROWS_PER_BATCH: usize = 65_536;
 pub const METADATA_KEY: &str = "launchgap";
+/// An Arrow IPC message starts with this continuation marker (Arrow >= 0.15).
+const CONTINUATION: [u8; 4] = [0xff; 4];
+/// What the schema message may weigh: it holds the metadata (host files included), a few MB at most.
+const MAX_SCHEMA_MESSAGE: u32 = 64 << 20;
+
+/// Whether PATH is a launchgap trace in format 1: a regular file that starts
+/// with an Arrow IPC stream's schema message whose metadata names launchgap
+/// (as `launchgap` reads it). Reads that message only; never blocks on a FIFO.
+pub fn is_format1_trace(path: &Path) -> bool {
+    let flags = libc::O_NONBLOCK | libc::O_NOFOLLOW;
+    let Ok(mut file) = OpenOptions::new().read(true).custom_flags(flags).open(path) else { return false };
+    let Ok(meta) = file.metadata() else { return false };
+    let mut head = [0u8; 8];
+    if !meta.is_file() || file.read_exact(&mut head).is_err() || head[..4] != CONTINUATION {
+        return false;
+    }
+    let declared = u32::from_le_bytes([head[4], head[5], head[6], head[7]]);
+    if declared == 0 || declared > MAX_SCHEMA_MESSAGE || 8 + u64::from(declared) > meta.len() {
+        return false;
+    }
+    let mut message = vec![0u8; declared as usize];
+    if file.read_exact(&mut message).is_err() {
+        return false;
+    }
+    let Ok(schema) = arrow_ipc::convert::try_schema_from_flatbuffer_bytes(&message) else { return false };
+    let metadata = schema.metadata();
+    let named = metadata.get("format").is_some_and(|f| f.split('/').next() == Some(FORMAT_NAME));
+    named || metadata.contains_key(METADATA_KEY)
+}
 
 pub struct Format1Writer {
     schema: Arc<Schema>,

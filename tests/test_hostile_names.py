@@ -1,0 +1,244 @@
+"""Names launchgap did not choose reach the terminal as the characters they hold (issue 22, item 10).
+
+Any user can name a process `[/]` (`echo '[/]' > /proc/self/comm`): rich read it as markup and the report,
+the timeline and `experiment show` died on it (a lever experiment saved its results, then crashed printing
+the table, and `experiment show` crashed on them for ever). `[bold]x` lost its text to a style, `:smile:`
+became an emoji, an escape sequence in a name or a path reached the terminal raw, and two `$` in a name
+made matplotlib read it as TeX and fail the drawing. Every view that prints names gets such names here
+(traces built as the other tests build them, a results directory, a doctor tree, a library's path, and a
+real recording whose workload renames itself): each exits 0 and shows the name literally, control
+characters as visible escapes, and nothing raw reaches the terminal."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from launchgap.trace import Event
+from tests.analysis.builder import IDLE, TraceBuilder
+from tests.conftest import LIBCUDA
+from tests.doctor.trees import FIXTURES, make_tree
+
+ESC = "\x1b"
+
+# each hostile name, and how it must look in the output (written out here, not computed)
+NAMES = {
+    "[/]": "[/]",
+    "[bold]x": "[bold]x",
+    "[link=file:///etc/passwd]x[/link]": "[link=file:///etc/passwd]x[/link]",
+    "bad\\xffname": "bad\\xffname",                   # a byte that was not UTF-8, as the escape that stands for it
+    f"{ESC}[31mred": "\\x1b[31mred",                  # an SGR colour
+    f"{ESC}]8;;http://x\x07t": "\\x1b]8;;http://x\\x07t",  # an OSC 8 hyperlink
+    "L" * 300 + "[/]": "L" * 300 + "[/]",
+    ":smile:": ":smile:",
+    "a$\\frac$b": "a$\\frac$b",                       # TeX to matplotlib
+    "end\\": "end\\",                                 # a trailing backslash escapes the markup after it
+}
+# a path can hold neither "/" in a name nor NUL: [/] across two directories, the rest in one name
+HOSTILE_DIR = f"x[:smile:[bold]b{ESC}[31m"
+HOSTILE_FILE = "]y.lg"
+HOSTILE_PATH_SHOWN = "x[:smile:[bold]b\\x1b[31m/]y.lg"
+
+
+def launchgap(*args: str, cwd: Path | None = None, timeout: int = 300) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "launchgap.cli", *args], capture_output=True, text=True,
+                          errors="replace", cwd=cwd, timeout=timeout)
+
+
+def succeeded(proc: subprocess.CompletedProcess) -> str:
+    """The output of a command that must have run through: exit 0, no traceback, nothing raw."""
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "Traceback" not in proc.stderr
+    assert ESC not in proc.stdout and ESC not in proc.stderr, "an escape sequence reached the terminal raw"
+    assert "\x07" not in proc.stdout + proc.stderr
+    return proc.stdout
+
+
+def hostile_trace(path: Path) -> Path:
+    """One launching thread per name, each preempted by a task of the same name, and an interrupt named so;
+    the command line holds names too."""
+    b = TraceBuilder(end_ns=2_000_000, meta_extra={"command": ["[/]", f"{ESC}[2J"]})
+    t = 2_000
+    for i, name in enumerate(NAMES):
+        cpu = i % 2
+        thread, hog = (100, 101 + i, name), (200 + i, 200 + i, name)
+        b.switch(t, cpu, IDLE, thread)
+        for k in range(5):
+            b.launch(t + 1_000 + k * 100, cpu, thread)
+        b.switch(t + 5_000, cpu, thread, hog)
+        b.switch(t + 9_000, cpu, hog, thread)
+        b.irq(t + 9_500, cpu, thread, Event.HARDIRQ, name, 100, number=30 + i)
+        b.switch(t + 10_000, cpu, thread, IDLE, dead=True)
+        t += 20_000
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return b.write(path).path
+
+
+@pytest.fixture
+def trace(tmp_path: Path) -> Path:
+    return hostile_trace(tmp_path / HOSTILE_DIR / HOSTILE_FILE)
+
+
+def test_the_report_shows_every_name_literally(trace):
+    out = succeeded(launchgap("report", str(trace)))
+    header = f"{trace.parent.parent}/{HOSTILE_PATH_SHOWN}: command [/] \\x1b[2J on test"
+    assert out.splitlines()[0].startswith(header)
+    for i, (name, shown) in enumerate(NAMES.items()):
+        assert f"{shown} 100/{101 + i}" in out, shown            # the thread
+        assert re.search(rf"│ {re.escape(shown)} +│ {200 + i} +│ preempted", out), shown   # who ran instead
+    assert "interrupts on traced CPUs" in out and "\\x1b[31mred 1" in out
+    assert "😄" not in out
+
+
+def test_timeline_statistics_and_drawings_take_every_name(trace, tmp_path):
+    for output in ("cores.png", "cores.html"):
+        proc = launchgap("timeline", str(trace), "--color-by", "command", "-o", str(tmp_path / output))
+        out = succeeded(proc)
+        assert f"{trace.parent.parent}/{HOSTILE_PATH_SHOWN}: per command" in out
+        commands = [line.split("│")[1].strip() for line in out.splitlines() if line.startswith("│")]
+        # each name switched in twice: its thread and its hog
+        assert sorted(c for c in commands if c != "swapper/0") == sorted(NAMES.values())
+        assert (tmp_path / output).stat().st_size > 0
+    page = (tmp_path / "cores.html").read_text()
+    meta = json.loads(re.search(r'<script id="lg-meta" type="application/json">(.*?)</script>', page, re.S)[1])
+    assert {task["comm"] for task in meta["panels"][0]["tasks"]} >= set(NAMES)   # the page keeps them exact
+
+
+def test_running_waiting_and_diff_show_a_hostile_trace_path(trace, tmp_path):
+    shown = f"{trace.parent.parent}/{HOSTILE_PATH_SHOWN}"
+    out = succeeded(launchgap("running-waiting", str(trace), "-o", str(tmp_path / "rw.png")))
+    assert out.startswith(f"{shown}: 2 CPUs, peak ")
+    out = succeeded(launchgap("diff", str(trace), str(trace)))
+    assert f"A = {shown}   B = {shown}" in out
+
+
+def test_an_error_line_shows_a_hostile_path_visibly(tmp_path):
+    missing = tmp_path / HOSTILE_DIR / "absent.lg"
+    proc = launchgap("report", str(missing))
+    assert proc.returncode == 2 and ESC not in proc.stderr
+    assert proc.stderr == f"launchgap: {tmp_path}/x[:smile:[bold]b\\x1b[31m/absent.lg: no such file or trace\n"
+
+
+def run(scenario: str, metric: float, culprit: str, warmup: bool = False) -> dict:
+    return {"scenario": scenario, "metric": metric, "wall_s": metric, "warmup": warmup, "preempted_ms": 1.0,
+            "runqueue_ms": 2.0, "irq_ms": 0.5, "sched_per_1k": 3.0, "top_culprit": culprit}
+
+
+def test_experiment_show_takes_hostile_scenarios_and_culprits(tmp_path):
+    """What `experiment run` saves: scenario names from the user's file, culprits from the traces."""
+    # scenarios named as the user's file says (TeX included: the plot labels them), culprits from the traces
+    scenario_names = ["[/]", "[bold]x", "a$\\frac$b", "bad\\xffname"]
+    culprits = [name for name in NAMES if name not in scenario_names]
+    scenarios = [{"name": "baseline"}] + [{"name": name} for name in scenario_names]
+    runs = [run("baseline", 10.0, culprits[0], warmup=True), run("baseline", 10.0, culprits[0]),
+            run("baseline", 10.5, culprits[0])]
+    for i, name in enumerate(scenario_names):
+        runs += [run(name, 11.0 + i, culprits[1 + i]), run(name, 11.5 + i, culprits[1 + i])]
+    results = {"schema": "launchgap-experiment/1", "status": "complete", "metric": "tok/s: ([a-z]+) [/]",
+               "higher_is_better": True, "scenarios": scenarios, "runs": runs}
+    (tmp_path / "results.json").write_text(json.dumps(results))
+    out = succeeded(launchgap("experiment", "show", str(tmp_path)))
+    assert "tok/s: ([a-z]+) [/] (higher is better), status: complete" in out
+    rows = [[c.strip() for c in line.strip("│").split("│")] for line in out.splitlines() if line.startswith("│")]
+    assert [(r[0], r[-1]) for r in rows] == [("baseline", NAMES[culprits[0]])] + [
+        (NAMES[name], NAMES[culprits[1 + i]]) for i, name in enumerate(scenario_names)]
+    assert (tmp_path / "slowdown.png").stat().st_size > 0
+
+
+def test_a_lever_grids_table_takes_a_hostile_culprit(tmp_path):
+    """The lever experiment that saved "complete" results and then crashed on its table."""
+    cells = [("compute", "other"), ("compute", "fifo:10")]
+    scenarios = [{"name": f"{c}/{v}", "class": c, "variant": v, "baseline": "compute/other"} for c, v in cells]
+    culprits = {"compute/other": "[/]", "compute/fifo:10": f"{ESC}[31mred"}
+    runs = [run(s["name"], 2.0 + i * 0.1 + k * 0.01, culprits[s["name"]]) for i, s in enumerate(scenarios)
+            for k in range(3)]
+    results = {"schema": "launchgap-experiment/1", "status": "complete", "metric": "elapsed_s",
+               "higher_is_better": False, "scenarios": scenarios, "runs": runs, "grid": {"classes": ["compute"]}}
+    (tmp_path / "results.json").write_text(json.dumps(results))
+    out = succeeded(launchgap("experiment", "show", str(tmp_path)))
+    rows = [[c.strip() for c in line.strip("│").split("│")] for line in out.splitlines() if line.startswith("│")]
+    assert [(r[0], r[1], r[-1]) for r in rows] == [("compute", "other", "[/]"),
+                                                   ("compute", "fifo:10", "\\x1b[31mred")]
+
+
+@pytest.mark.parametrize("name", [n for n in NAMES if " " not in n])
+def test_doctor_shows_a_hostile_interrupt_name_literally(tmp_path, name):
+    """/proc/interrupts names the devices: a driver (or a trace's copy of the file) chooses them."""
+    interrupts = (FIXTURES / "node-4cpu" / "proc" / "interrupts").read_text()
+    assert "virtio2-input.0" in interrupts
+    root = make_tree(tmp_path, "node-4cpu", {"/proc/interrupts": interrupts.replace("virtio2-input.0", name)})
+    out = succeeded(launchgap("doctor", "--root", str(root), "--cpus", "2"))
+    flat = " ".join(out.split())
+    assert f"lands on isolated CPUs 1-3: {NAMES[name]} (" in flat
+    assert f"1-edge {NAMES[name]}" in flat      # the evidence line
+
+
+def test_probes_shows_a_hostile_library_path_literally(tmp_path):
+    directory = tmp_path / HOSTILE_DIR
+    directory.mkdir()
+    library = directory / "libcuda.so.1"
+    shutil.copy(LIBCUDA, library)
+    out = succeeded(launchgap("probes", "--cuda-lib", str(library)))
+    assert f"driver: {tmp_path}/x[:smile:[bold]b\\x1b[31m/libcuda.so.1 (found via --cuda-lib)" in out
+    assert "cuLaunchKernel" in out
+
+
+RENAMES_ITSELF = r"""
+import os, time
+with open("/proc/self/comm", "w") as comm:
+    comm.write("[/]")
+end = time.monotonic() + 0.3
+while time.monotonic() < end:
+    pass
+time.sleep(0.05)
+"""
+
+
+def test_a_real_recording_of_a_workload_that_renames_itself(tmp_path):
+    from tests.recorder.conftest import RECORDER, SKIP_REASON
+
+    if SKIP_REASON:
+        pytest.skip(SKIP_REASON)
+    trace = tmp_path / "renamed.lg"
+    proc = subprocess.run([str(RECORDER), "-q", "-o", str(trace), "--", sys.executable, "-c", RENAMES_ITSELF],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    out = succeeded(launchgap("report", str(trace)))
+    pid = json.loads((trace / "meta.json").read_text())["command_pid"]
+    assert re.search(rf"│ \[/\] {pid}/{pid} +│", out), out      # the workload's thread, by its new name
+    out = succeeded(launchgap("timeline", str(trace), "-o", str(tmp_path / "cores.png")))
+    assert any(line.startswith("│ [/] ") for line in out.splitlines()), out
+    os.remove(tmp_path / "cores.png")
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="runs the hostile process as another user (nobody): needs root")
+def test_a_process_named_with_a_byte_that_is_not_utf8_stops_no_scan_of_proc():
+    """Another user's process named b"\\xff[/]" made every experiment fail: the leash, the load check and the
+    thread watch read /proc/PID/stat as UTF-8 (UnicodeDecodeError in the leash after each run)."""
+    from launchgap.experiments import leash, levers, loadgen
+
+    hostile = subprocess.Popen(["runuser", "-u", "nobody", "--", "sh", "-c",
+                                r"printf '\377[/]' > /proc/self/comm; echo $$; read never"],
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        assert hostile.stdout is not None
+        pid = int(hostile.stdout.readline())
+        assert Path(f"/proc/{pid}/comm").read_bytes() == b"\xff[/]\n"
+        pgid = os.getpgid(pid)
+        assert pid in leash.group_members(pgid)
+        assert levers.read_thread_policies(pid)[pid]["comm"] == "\\xff[/]"
+        assert pid in [int(entry.name) for entry, _ in loadgen._group_processes([pgid])]
+        # and a leashed command ends as it did: the leash scans every process when the command exits
+        leashed = leash.popen(["true"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        _, stderr = leashed.communicate(timeout=120)
+        assert leashed.returncode == 0 and stderr == ""
+    finally:
+        os.killpg(hostile.pid, 9)
+        hostile.wait(timeout=60)
