@@ -40,7 +40,9 @@ def failures(results: dict, summary: dict) -> list[str]:
     total = sum(entry.get("failed", 0) for entry in summary.values())
     measured_runs = sum(1 for r in results["runs"] if not r.get("warmup"))
     if total:
-        lines.append(f"{total} of {measured_runs} measured runs failed; their errors are in results.json")
+        kept = any(r.get("stderr") for r in results["runs"] if not r.get("warmup"))
+        lines.append(f"{total} of {measured_runs} measured runs failed; their errors are in results.json"
+                     + (", each one's whole stderr in stderr/" if kept else ""))
     for name, entry in summary.items():
         if entry.get("failed") and not entry.get("runs"):
             first = next((r.get("error") for r in failed(results, name) if r.get("error")), "no value")
