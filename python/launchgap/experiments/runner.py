@@ -31,6 +31,7 @@ from launchgap.experiments.loadgen import LoadError
 from launchgap.experiments.mitigations import HostChanges, MitigationError, Mitigations, make_cpuset, steer_irqs_away
 from launchgap.experiments.run_dir import RunDirError
 from launchgap.experiments.scenarios import Scenario, make_load
+from launchgap.experiments.summary import WALL_METRIC, metric_name
 from launchgap.experiments.verify import ThreadWatch, sampled_problems, trace_check
 from launchgap.output import OutputError, atomic_output, hand_over_trace, make_directory, write_text
 from launchgap.recorder import ENV_OVERRIDE, find_recorder
@@ -43,17 +44,31 @@ class Metric:
 
     pattern: str | None  # None: wall time
     higher: bool | None = None  # None: a pattern is a throughput (higher is better), wall time is not
+    label: str | None = None  # what it is called (--metric-name); None: named after the pattern
 
     @property
     def name(self) -> str:
-        return "wall time (s)" if self.pattern is None else self.pattern
+        """What identifies the measure (experiments are compared only when theirs are the same): the pattern."""
+        return WALL_METRIC if self.pattern is None else self.pattern
+
+    @property
+    def shown_name(self) -> str:
+        """What tables and plots call it: the label given, else the text beside the number in the pattern."""
+        if self.label:
+            return self.label
+        return WALL_METRIC if self.pattern is None else metric_name(self.pattern)
 
     @property
     def higher_is_better(self) -> bool:
         return self.pattern is not None if self.higher is None else self.higher
 
     def check(self) -> None:
-        """Raises ExperimentError if the pattern is not a regular expression with at most one group."""
+        """Raises ExperimentError if the pattern is not a regular expression with at most one group, or the
+        label is not a short line of text."""
+        if self.label is not None:
+            problem = metric_label_problem(self.label)
+            if problem:
+                raise ExperimentError(f"--metric-name {self.label!r}: {problem}")
         if self.pattern is None:
             return
         try:
@@ -86,6 +101,21 @@ class Metric:
             return float(last.group(1) if last.re.groups else last.group(0))
         except (TypeError, ValueError):
             return None
+
+
+# a metric's name heads tables and plots: one short line
+MAX_METRIC_LABEL = 60
+
+
+def metric_label_problem(label: str) -> str | None:
+    """Why LABEL cannot name a metric, or None."""
+    if not label.strip():
+        return "empty; give the measure's name (e.g. tok/s)"
+    if not label.isprintable():
+        return "holds a control character or a line break; give one line of text"
+    if len(label) > MAX_METRIC_LABEL:
+        return f"{len(label)} characters; at most {MAX_METRIC_LABEL}"
+    return None
 
 
 class ExperimentError(RuntimeError):
@@ -471,7 +501,8 @@ def _run_locked(command, scenarios, repeat, metric, outdir, seed, disk_dir, prog
     runs: list[dict] = []
     order = plan(scenarios, repeat, seed)
     results = {"schema": "launchgap-experiment/1", "status": "running", "command": command, "repeat": repeat,
-               "seed": seed, "metric": metric.name, "higher_is_better": metric.higher_is_better,
+               "seed": seed, "metric": metric.name, "metric_name": metric.shown_name,
+               "higher_is_better": metric.higher_is_better,
                "scenarios": [{"name": s.name, "description": s.describe(), **s.labels,
                               **({"command": s.command} if s.command else {})} for s in scenarios],
                "environment": environment(), "owner": custodian.owner(), "runs": runs}
