@@ -574,7 +574,8 @@ def experiment_run(scenario_file, repeat, metric, metric_name, output, seed, dis
     """Scenarios from a TOML file ([scenarios.NAME] with loads, mitigations, env). Mitigations: cpus, nice,
     policy (other, batch, idle, fifo:P, rr:P), cpuset, irq_away, and the host-wide levers isolate
     ("isolated" or "root"), workqueue_away, timer_migration (0 or 1), preempt (none, voluntary, full,
-    lazy): docs/lever-experiments.md."""
+    lazy): docs/lever-experiments.md. examples/ has a commented file of each kind, with the command that
+    runs it."""
     from launchgap.experiments.mitigations import MitigationError
     from launchgap.experiments.scenarios import from_toml
 
