@@ -27,6 +27,7 @@ sys.path.insert(0, str(REPO / "python"))
 
 from launchgap.experiments.levers import LeverHost  # noqa: E402
 from launchgap.experiments.mitigations import Mitigations  # noqa: E402
+from launchgap.views.words import speed  # noqa: E402
 
 # the study's Table 1 and section 6.2, per class: (VM, bare metal)
 STUDY = {
@@ -55,7 +56,7 @@ def outcome(summary: dict, cls: str) -> str:
     for p in POLICIES[1:]:
         v = cells[p]["vs_baseline"]
         mark = "significant" if v["welch_p"] is not None and v["welch_p"] < 0.05 else "not significant"
-        parts.append(f"{p} {v['difference_percent']:+.1f}% vs other (Welch p {v['welch_p']:.3f}, {mark})")
+        parts.append(f"{p} {speed(v['mean_slowdown_percent'])} than other (Welch p {v['welch_p']:.3f}, {mark})")
     return f"fastest mean: {best}; " + "; ".join(parts)
 
 

@@ -25,6 +25,10 @@ import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "python"))
+
+from launchgap.views.words import speed, speed_interval  # noqa: E402
+
 CUDASIM = REPO / "workloads" / "cudasim" / "build" / "bin" / "cudasim"
 WORKLOAD = [str(CUDASIM), "decode", "--tokens", "600", "--kernel-us", "0:0", "--host-us", "2000"]
 
@@ -48,7 +52,8 @@ def main() -> None:
     v = cpu["vs_baseline"]
     lost = lambda s: s["preempted_ms"] + s["runqueue_ms"]  # noqa: E731
     checks = [
-        (f"cpu slowdown {v['slowdown_percent']:+.1f}%, 95% interval {v['slowdown_ci_low']:+.1f}..{v['slowdown_ci_high']:+.1f}%",
+        (f"cpu: {speed(v['slowdown_percent'])} than baseline, 95% interval "
+         f"{speed_interval(v['slowdown_ci_low'], v['slowdown_ci_high'])}",
          v["slowdown_ci_low"] > 0, "the interval excludes zero"),
         (f"cpu top culprit: {cpu['top_culprit']}", str(cpu["top_culprit"]).startswith("stress-ng"),
          "stress-ng named"),

@@ -57,4 +57,4 @@ def test_the_experiment_table_in_a_log_is_whole(tmp_path):
     proc = launchgap("experiment", "show", str(tmp_path))
     assert "…" not in proc.stdout
     header = next(line for line in proc.stdout.splitlines() if "scenario" in line)
-    assert "slowdown 95% CI" in header and "p (Welch / MWU)" in header and "top culprit" in header
+    assert "vs baseline 95% CI" in header and "p (Welch / MWU)" in header and "top culprit" in header

@@ -127,7 +127,7 @@ def test_experiment_show_in_a_read_only_directory_still_shows(tmp_path):
         assert proc.returncode == 0 and "Traceback" not in proc.stderr
         assert proc.stderr.strip() == (f"launchgap: note: {place}: summary.json and the plots were not written "
                                        f"(Read-only file system)")
-        assert "+31.0%" in proc.stdout                      # the cpu scenario, 10.5 -> 7.25 tok/s
+        assert "31.0% slower" in proc.stdout                # the cpu scenario, 10.5 -> 7.25 tok/s
     finally:
         subprocess.run(["umount", str(place)], check=False)
 

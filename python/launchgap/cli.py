@@ -11,6 +11,7 @@ from pathlib import Path
 
 import click
 from rich.table import Table
+from rich.text import Text
 
 import launchgap.quiet_blas  # noqa: F401  (first: before anything imports numpy)
 from launchgap import __version__
@@ -37,6 +38,7 @@ from launchgap.output import PERMISSIONS_HELP, OutputError, write_text
 from launchgap.recorder import ENV_OVERRIDE, MONITOR_ENV_OVERRIDE, find_monitor, find_recorder
 from launchgap.trace import Event
 from launchgap.views.console import literal, shown
+from launchgap.views import words
 from launchgap.views.terminal import render
 from launchgap.workloads.cudasim_truth import TruthError, load_truth
 
@@ -137,22 +139,22 @@ def diff(a: str, b: str, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(result, indent=2))
         return
-    table = Table(title=f"A = {literal(a)}   B = {literal(b)}", title_justify="left")
-    for col in ("metric", "A", "B", "change"):
+    table = Table(title=Text(shown(f"A = {a}   B = {b}")), title_justify="left")
+    for col in ("metric", "A", "B", "B vs A"):
         table.add_column(col, justify="left" if col == "metric" else "right")
     for row in result["metrics"]:
         fmt = lambda v: "-" if v is None else f"{v:,.3f}".rstrip("0").rstrip(".")  # noqa: E731
-        change = "-" if row["change_percent"] is None else f"{row['change_percent']:+.1f}%"
-        table.add_row(literal(row["metric"]), fmt(row["a"]), fmt(row["b"]), change)
+        table.add_row(literal(row["metric"]), fmt(row["a"]), fmt(row["b"]), words.change(row["change_percent"]))
     console.print(table)
     for side, state in result["traces"].items():
         if state["truncated"] or not state["clean_end"] or state["damage"]:
-            console.print(f"note: {side.upper()} ({literal(state['path'])}) is not a whole trace (cut short or "
-                          f"damaged): its counts are lower bounds", highlight=False)
-    if result["launch_rate_slowdown_percent"] is not None:
-        verdicts = result["verdicts"]
-        console.print(f"launch rate: B is {result['launch_rate_slowdown_percent']:.1f}% slower than A "
-                      f"(negative: faster); verdicts A {literal(verdicts['a'])}, B {literal(verdicts['b'])}")
+            console.print(f"note: {side.upper()} ({shown(state['path'])}) is not a whole trace (cut short or damaged): its "
+                          f"counts are lower bounds", highlight=False, markup=False)
+    slowdown = result["launch_rate_slowdown_percent"]
+    if slowdown is not None:
+        pace = "as fast as" if words.speed(slowdown) == "no change" else f"{words.speed(slowdown)} than"
+        console.print(f"launch rate: B is {pace} A; verdicts A {literal(result['verdicts']['a'])}, "
+                      f"B {literal(result['verdicts']['b'])}", highlight=False)
 
 
 @main.command("export", epilog=PERMISSIONS_HELP)
@@ -434,8 +436,8 @@ EXIT_EXPERIMENT_FAILED = 1
 
 
 def _run_experiment(scenarios, command, repeat, metric, output, seed, disk_dir, *, allow_rt_unthrottled=False,
-                    extra=None, focus_threads=None, need_command=True) -> None:
-    """METRIC: a --metric value ('wall' or a regex), or a runner Metric."""
+                    extra=None, focus_threads=None, need_command=True, metric_name=None) -> None:
+    """METRIC: a --metric value ('wall' or a regex), or a runner Metric; METRIC_NAME: --metric-name."""
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     from launchgap.experiments.custodian import stale_results
@@ -452,7 +454,8 @@ def _run_experiment(scenarios, command, repeat, metric, output, seed, disk_dir, 
     problem = _results_dir_problem(outdir)
     if problem:
         fail(f"-o {outdir}: {problem}")
-    chosen_metric = metric if isinstance(metric, Metric) else Metric(None if metric == "wall" else metric)
+    chosen_metric = metric if isinstance(metric, Metric) else Metric(None if metric == "wall" else metric,
+                                                                     label=metric_name)
     host = LeverHost()
     try:
         # every error that can be known now comes before the warm-up run, not after it
@@ -532,6 +535,9 @@ def _host_not_restored(problems: list[str], outdir: Path) -> None:
 @click.option("--repeat", default=5, show_default=True, help="Measured runs per scenario, after one warm-up.")
 @click.option("--metric", default=r"tok/s: ([0-9.]+)", show_default=True,
               help="Regex whose first group is the workload's throughput, or 'wall' for wall time.")
+@click.option("--metric-name", metavar="NAME",
+              help="What tables and plots call the metric (default: the text beside the number in --metric, "
+                   "e.g. tok/s).")
 @click.option("--scenarios", default="baseline,cpu,network,disk,heavy,pinned", show_default=True,
               help="Built-in scenarios, comma separated.")
 @click.option("-o", "--output", type=click.Path(file_okay=False), help="Results directory (default results/experiment-TIME).")
@@ -539,7 +545,7 @@ def _host_not_restored(problems: list[str], outdir: Path) -> None:
 @click.option("--disk-dir", type=click.Path(file_okay=False),
               help="Where fio writes (a real block device; default /var/tmp).")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
-def noisy_neighbor(repeat, metric, scenarios, output, seed, disk_dir, command) -> None:
+def noisy_neighbor(repeat, metric, metric_name, scenarios, output, seed, disk_dir, command) -> None:
     """The study's scenarios: baseline, cpu (stress-ng), network (iperf3 on loopback),
     disk (fio direct I/O), heavy (all three), pinned (cpu load, workload pinned and niced)."""
     from launchgap.experiments.mitigations import MitigationError
@@ -551,24 +557,30 @@ def noisy_neighbor(repeat, metric, scenarios, output, seed, disk_dir, command) -
         fail(str(err))
     if chosen[0].name != "baseline":
         chosen = builtin(["baseline"]) + [s for s in chosen if s.name != "baseline"]
-    _run_experiment(chosen, command, repeat, metric, output, seed, disk_dir)
+    _run_experiment(chosen, command, repeat, metric, output, seed, disk_dir, metric_name=metric_name)
 
 
 @experiment.command("run", context_settings={"ignore_unknown_options": True}, epilog=PERMISSIONS_HELP)
 @click.argument("scenario_file", type=click.Path(dir_okay=False, exists=True))
-@click.option("--repeat", default=5, show_default=True)
-@click.option("--metric", default=r"tok/s: ([0-9.]+)", show_default=True)
+@click.option("--repeat", default=5, show_default=True, help="Measured runs per scenario, after one warm-up.")
+@click.option("--metric", default=r"tok/s: ([0-9.]+)", show_default=True,
+              help="Regex whose first group is the workload's throughput, or 'wall' for wall time.")
+@click.option("--metric-name", metavar="NAME",
+              help="What tables and plots call the metric (default: the text beside the number in --metric, "
+                   "e.g. tok/s).")
 @click.option("-o", "--output", type=click.Path(file_okay=False))
 @click.option("--seed", type=int)
 @click.option("--disk-dir", type=click.Path(file_okay=False))
 @click.option("--allow-rt-unthrottled", is_flag=True,
               help="Run SCHED_FIFO/SCHED_RR scenarios even with RT throttling off (sched_rt_runtime_us = -1).")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
-def experiment_run(scenario_file, repeat, metric, output, seed, disk_dir, allow_rt_unthrottled, command) -> None:
+def experiment_run(scenario_file, repeat, metric, metric_name, output, seed, disk_dir, allow_rt_unthrottled,
+                   command) -> None:
     """Scenarios from a TOML file ([scenarios.NAME] with loads, mitigations, env). Mitigations: cpus, nice,
     policy (other, batch, idle, fifo:P, rr:P), cpuset, irq_away, and the host-wide levers isolate
     ("isolated" or "root"), workqueue_away, timer_migration (0 or 1), preempt (none, voluntary, full,
-    lazy): docs/lever-experiments.md."""
+    lazy): docs/lever-experiments.md. examples/ has a commented file of each kind, with the command that
+    runs it."""
     from launchgap.experiments.mitigations import MitigationError
     from launchgap.experiments.scenarios import from_toml
 
@@ -577,7 +589,7 @@ def experiment_run(scenario_file, repeat, metric, output, seed, disk_dir, allow_
     except MitigationError as err:
         fail(str(err))
     _run_experiment(chosen, command, repeat, metric, output, seed, disk_dir,
-                    allow_rt_unthrottled=allow_rt_unthrottled)
+                    allow_rt_unthrottled=allow_rt_unthrottled, metric_name=metric_name)
 
 
 def _read_results(outdir: Path) -> dict:
@@ -599,7 +611,7 @@ def _read_results(outdir: Path) -> dict:
 
 
 def _show(outdir: Path) -> None:
-    from launchgap.experiments.summary import SummaryError, failures, plot, summarize_results
+    from launchgap.experiments.summary import SummaryError, failures, metric_label, plot, summarize_results
 
     results = _read_results(outdir)
     if results.get("grid"):
@@ -618,10 +630,11 @@ def _show(outdir: Path) -> None:
     except (OSError, OutputError) as err:
         # a read-only place, say: the tables are still worth showing
         note(f"note: {outdir}: summary.json and the plots were not written ({getattr(err, 'strerror', None) or err})")
-    table = Table(title=f"{literal(results['metric'])} ({'higher' if results['higher_is_better'] else 'lower'} is "
-                        f"better), status: {literal(results['status'])}", title_justify="left")
-    for col in ("scenario", "runs", "failed", "median", "mean +- sd", "min..max", "95% CI", "slowdown",
-                "slowdown 95% CI", "p (Welch / MWU)", "preempted", "run-queue", "IRQ", "explained", "Sched/1K",
+    direction = "higher" if results["higher_is_better"] else "lower"
+    table = Table(title=Text(shown(f"{metric_label(results)} ({direction} is better), status: {results['status']}; "
+                             f"vs baseline: medians, 95% CI: Welch's, of the means")), title_justify="left")
+    for col in ("scenario", "runs", "failed", "median", "mean +- sd", "min..max", "95% CI", "vs baseline",
+                "vs baseline 95% CI", "p (Welch / MWU)", "preempted", "run-queue", "IRQ", "explained", "Sched/1K",
                 "top culprit"):
         table.add_column(col, justify="left" if col in ("scenario", "top culprit") else "right")
     for name, e in summary.items():
@@ -635,8 +648,8 @@ def _show(outdir: Path) -> None:
         flags = " (outliers: runs " + ",".join(map(str, m["outliers"])) + ")" if m["outliers"] else ""
         table.add_row(literal(name), str(e["runs"]), failed, f"{m['median']:.2f}{flags}", f"{m['mean']:.2f} +- {sd}",
                       f"{m['min']:.2f}..{m['max']:.2f}", ci,
-                      f"{v['slowdown_percent']:+.1f}%" if v else "-",
-                      f"{v['slowdown_ci_low']:+.1f}..{v['slowdown_ci_high']:+.1f}%" if v and v["slowdown_ci_low"] is not None else "-",
+                      words.speed(v["slowdown_percent"]) if v else "-",
+                      words.speed_interval(v["slowdown_ci_low"], v["slowdown_ci_high"]) if v else "-",
                       f"{v['welch_p']:.3f} / {v['mannwhitney_p']:.2f}" if v and v["welch_p"] is not None else "-",
                       _ms(e["preempted_ms"]), _ms(e["runqueue_ms"]), _ms(e["irq_ms"]),
                       f"{e['explained_percent']:.0f}%" if e.get("explained_percent") is not None else "-",

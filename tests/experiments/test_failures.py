@@ -130,3 +130,68 @@ def test_a_host_setting_left_changed_is_said_loudly_and_fails(tmp_path, monkeypa
     assert "host settings could not be restored" in text
     results = json.loads((out / "results.json").read_text())
     assert results["status"] == "failed" and results["host_not_restored"] == [problem]
+
+
+# ---- what a failed run's error quotes (issue 25, item 6) ---------------------------------------------
+
+def stderr_of(*command: str) -> subprocess.CompletedProcess:
+    return subprocess.run(command, capture_output=True, text=True, timeout=60)
+
+
+def test_a_failed_run_quotes_the_workloads_error_not_the_end_of_its_usage_text():
+    from launchgap.experiments.runner import failed_run_error
+
+    bogus = stderr_of(str(CUDASIM), "decode", "--bogus")
+    first = bogus.stderr.splitlines()[0]
+    assert bogus.returncode == 2 and first == f"{CUDASIM}: unrecognized option '--bogus'"
+    assert failed_run_error(2, bogus.stderr, True) == f"the command exited with status 2: {first}"
+
+
+def test_a_python_workload_that_raised_is_quoted_by_its_exception():
+    from launchgap.experiments.runner import failed_run_error
+
+    # a framework's shutdown message printed after the traceback (atexit) is not why it failed
+    raised = stderr_of(sys.executable, "-c", "import atexit, sys; print('loading weights', file=sys.stderr); "
+                                             "atexit.register(lambda: print('shutting down', file=sys.stderr)); "
+                                             "raise ValueError('no model at /models/x')")
+    assert raised.stderr.splitlines()[-1] == "shutting down"
+    assert raised.returncode == 1
+    assert failed_run_error(1, raised.stderr, True) == (
+        "the command exited with status 1: ValueError: no model at /models/x")
+
+
+def test_without_an_error_like_line_the_first_and_last_lines_are_quoted():
+    from launchgap.experiments.runner import failed_run_error
+
+    quiet = stderr_of("sh", "-c", "echo starting >&2; echo halfway >&2; echo stopped >&2; exit 3")
+    assert failed_run_error(quiet.returncode, quiet.stderr, True) == (
+        "the command exited with status 3: starting ... stopped")
+
+
+@needs_root
+def test_a_failed_runs_whole_stderr_is_kept_and_named(tmp_path):
+    direct = subprocess.run([str(CUDASIM), "decode", "--bogus"], capture_output=True, timeout=60)
+    proc = experiment(tmp_path, command=(str(CUDASIM), "decode", "--bogus"))
+    assert proc.returncode == 1
+    out = tmp_path / "out"
+    kept = out / "stderr" / "000-baseline-r0.txt"
+    first = direct.stderr.decode().splitlines()[0]
+    assert proc.stderr == (f"launchgap: the warm-up run (baseline, no load) failed: the command exited with status 2: "
+                           f"{first} (its whole stderr: {kept}); every run would, so none was measured (partial "
+                           f"results in {out})\n")
+    # byte for byte what cudasim wrote (and nothing of the recorder's, which was quiet)
+    assert kept.read_bytes() == direct.stderr
+    run = json.loads((out / "results.json").read_text())["runs"][0]
+    assert run["stderr"] == "stderr/000-baseline-r0.txt" and run["error"].endswith(f"(its whole stderr: {kept})")
+
+
+@needs_root
+def test_a_workload_writing_bytes_that_are_not_utf8_fails_with_its_words_and_keeps_its_bytes(tmp_path):
+    """Its output was read as the locale's text: an invalid byte raised UnicodeDecodeError in the experiment."""
+    script = "import sys; sys.stderr.buffer.write(bytes([255]) + b' cannot open weights\\n'); sys.exit(3)"
+    proc = experiment(tmp_path, command=(sys.executable, "-c", script))
+    assert proc.returncode == 1, proc.stderr
+    kept = tmp_path / "out" / "stderr" / "000-baseline-r0.txt"
+    assert flat(proc.stderr).startswith("launchgap: the warm-up run (baseline, no load) failed: the command exited "
+                                        "with status 3: \\xff cannot open weights (its whole stderr: ")
+    assert kept.read_bytes() == b"\xff cannot open weights\n"

@@ -110,13 +110,14 @@ def test_the_grids_statistics_are_exactly_those_computed_by_hand(small_grid):
         vs = summary[cell]["vs_baseline"]
         t, df, p = welch(base, xs)
         assert vs["baseline"] == f"{cls}/other"
-        assert vs["difference_percent"] == pytest.approx((mean(xs) - mean(base)) / mean(base) * 100, rel=1e-9)
-        assert vs["welch_t"] == pytest.approx(t, rel=1e-9)
+        # elapsed_s, lower is better: a longer time is a slowdown, and every signed number says so
+        assert vs["mean_slowdown_percent"] == pytest.approx((mean(xs) - mean(base)) / mean(base) * 100, rel=1e-9)
+        assert vs["welch_t"] == pytest.approx(-t, rel=1e-9)
         assert vs["welch_p"] == pytest.approx(p, rel=1e-6)
         half = float(special.stdtrit(df, 0.975)) * math.sqrt(sd(base) ** 2 / 2 + sd(xs) ** 2 / 2)
         low = (mean(xs) - mean(base) - half) / mean(base) * 100
         high = (mean(xs) - mean(base) + half) / mean(base) * 100
-        assert (vs["difference_ci_low"], vs["difference_ci_high"]) == pytest.approx((low, high), rel=1e-6)
+        assert (vs["slowdown_ci_low"], vs["slowdown_ci_high"]) == pytest.approx((low, high), rel=1e-6)
 
 
 def test_every_run_shows_its_policy_in_the_trace_and_its_threads(small_grid):
@@ -139,7 +140,9 @@ def test_the_table_shows_every_cell_and_the_vm_caution(small_grid):
     summary = json.loads((small_grid / "summary.json").read_text())
     fifo = summary["compute/fifo:10"]
     assert f"compute fifo:10 2 0 2/2 {fifo['metric']['mean']:.4f}" in shown
-    assert f"{fifo['vs_baseline']['difference_percent']:+.1f}%" in shown
+    slowdown = fifo["vs_baseline"]["mean_slowdown_percent"]
+    assert (f"{abs(slowdown):.1f}% {'slower' if slowdown > 0 else 'faster'}" if round(slowdown, 1) else "no change") \
+        in shown
     assert (small_grid / "levers.png").stat().st_size > 0
     shown = launchgap("experiment", "show", str(small_grid))
     assert shown.returncode == 0
@@ -250,7 +253,7 @@ def test_compare_puts_boots_side_by_side_and_pools_only_equal_settings(small_gri
     side = json.loads(launchgap("experiment", "compare", str(a), str(b), "--json").stdout)
     assert side["settings_differ"] == {} and [e["label"] for e in side["experiments"]] == ["boot-a", "boot-b"]
     row = next(r for r in side["scenarios"] if r["name"] == "compute/fifo:10")
-    assert row["per_experiment"]["boot-b"]["vs_first"]["difference_percent"] == pytest.approx(0.0, abs=1e-9)
+    assert row["per_experiment"]["boot-b"]["vs_first"]["mean_slowdown_percent"] == pytest.approx(0.0, abs=1e-9)
     pooled = json.loads(launchgap("experiment", "compare", str(a), str(b), "--pool", "--json").stdout)
     results = json.loads((small_grid / "results.json").read_text())
     xs = [r["metric"] for r in results["runs"] if r["scenario"] == "memory/fifo:10" and not r["warmup"]] * 2

@@ -12,7 +12,7 @@ from rich.table import Table
 
 from launchgap.doctor.parse import is_number
 from launchgap.output import PERMISSIONS_HELP, OutputError, write_text
-from launchgap.views.console import literal
+from launchgap.views.console import literal, shown
 
 DEFAULT_IO_DIR = Path("/var/tmp")
 
@@ -91,6 +91,9 @@ def _io_dir_problem(directory: Path) -> str | None:
               help="Where the io and mixed classes write (a real disk; tmpfs is refused).")
 @click.option("--metric", default="wall", show_default=True,
               help="With -- WORKLOAD: a regex whose first group is its measure, or 'wall' for wall time.")
+@click.option("--metric-name", metavar="NAME",
+              help="What tables and plots call the measure (default: the text beside the number in --metric, "
+                   "e.g. elapsed_s).")
 @click.option("--higher-is-better", is_flag=True, help="With -- WORKLOAD and --metric: larger values are better.")
 @click.option("--allow-rt-unthrottled", is_flag=True,
               help="Run fifo/rr even with RT throttling off (sched_rt_runtime_us = -1): a spinning RT task can "
@@ -100,7 +103,7 @@ def _io_dir_problem(directory: Path) -> str | None:
 @click.argument("workload", nargs=-1, type=click.UNPROCESSED)
 @click.pass_context
 def levers_command(ctx, classes, policies, lever_list, repeat, threads, cpus, disturb, sizes, io_dir, metric,
-                   higher_is_better, allow_rt_unthrottled, output, seed, workload) -> None:
+                   metric_name, higher_is_better, allow_rt_unthrottled, output, seed, workload) -> None:
     """The kernel-tuning study's grid: each workload class (compute, memory, io, mixed: the built-in
     lever-workload, whose elapsed_s is the measure, lower is better) under each scheduler policy, and
     any other lever this host can apply, every cell run N times interleaved, recorded and compared with
@@ -149,9 +152,9 @@ def levers_command(ctx, classes, policies, lever_list, repeat, threads, cpus, di
     except MitigationError as err:
         fail(str(err))
     if workload:
-        chosen_metric = Metric(None if metric == "wall" else metric, higher=higher_is_better)
+        chosen_metric = Metric(None if metric == "wall" else metric, higher=higher_is_better, label=metric_name)
     else:
-        chosen_metric = Metric(grid.ELAPSED_METRIC, higher=False)
+        chosen_metric = Metric(grid.ELAPSED_METRIC, higher=False, label=metric_name)
     extra = {"grid": {"classes": [grid.CUSTOM_CLASS] if workload else chosen_classes,
                       "variants": chosen_policies + variants, "baseline_variant": grid.BASELINE,
                       "threads": threads, "cpus": pinned, "disturb": disturb,
@@ -181,8 +184,11 @@ def vm_caution(results: dict) -> str | None:
 
 
 def show_grid(outdir: Path, results: dict) -> None:
+    from rich.text import Text
+
     from launchgap.cli_common import console, fail, note
-    from launchgap.experiments.summary import SummaryError, failures, summarize_grid
+    from launchgap.experiments.summary import SummaryError, failures, metric_label, summarize_grid
+    from launchgap.views.words import speed, speed_interval
 
     cli = _cli()
     try:
@@ -196,10 +202,10 @@ def show_grid(outdir: Path, results: dict) -> None:
     except (OSError, OutputError) as err:
         note(f"note: {outdir}: summary.json and the plot were not written ({getattr(err, 'strerror', None) or err})")
     direction = "higher" if results["higher_is_better"] else "lower"
-    table = Table(title=f"{literal(results['metric'])} ({direction} is better), each cell vs SCHED_OTHER of its "
-                        f"class; status: {literal(results['status'])}", title_justify="left")
+    table = Table(title=Text(shown(f"{metric_label(results)} ({direction} is better), each cell vs SCHED_OTHER of its "
+                             f"class (means, Welch's 95% CI); status: {results['status']}")), title_justify="left")
     for col in ("class", "variant", "runs", "failed", "verified", "mean", "sd", "p95", "95% CI", "vs other",
-                "diff 95% CI", "p (Welch)", "preempted", "run-queue", "IRQ", "top culprit"):
+                "vs other 95% CI", "p (Welch)", "preempted", "run-queue", "IRQ", "top culprit"):
         table.add_column(col, justify="left" if col in ("class", "variant", "top culprit") else "right")
     for name, e in summary.items():
         if not e.get("runs"):
@@ -212,9 +218,8 @@ def show_grid(outdir: Path, results: dict) -> None:
             literal(f"{e['verified']}/{e['runs']}"),
             _num(m["mean"]), _num(m["sd"]), _num(m["p95"]),
             f"{_num(m['ci_low'])}..{_num(m['ci_high'])}" if m["ci_low"] is not None else "-",
-            f"{v['difference_percent']:+.1f}%" if v else "-",
-            f"{v['difference_ci_low']:+.1f}..{v['difference_ci_high']:+.1f}%"
-            if v and v["difference_ci_low"] is not None else "-",
+            speed(v["mean_slowdown_percent"]) if v else "-",
+            speed_interval(v["slowdown_ci_low"], v["slowdown_ci_high"]) if v else "-",
             f"{v['welch_p']:.3f}" if v and v["welch_p"] is not None else "-",
             _ms(e.get("preempted_ms")), _ms(e.get("runqueue_ms")), _ms(e.get("irq_ms")),
             literal(e.get("top_culprit") or "-"))
@@ -234,19 +239,15 @@ def show_grid(outdir: Path, results: dict) -> None:
         sys.exit(cli.EXIT_EXPERIMENT_FAILED)
 
 
-def plot_grid(results: dict, summary: dict, outdir: Path) -> list[Path]:
-    import matplotlib
+def grid_figure(results: dict, summary: dict):
+    """Each class's cells: the mean with its 95% interval."""
+    from launchgap.experiments.summary import metric_label, pyplot_agg
 
-    matplotlib.use("Agg")
-    # labels are text: a scenario name or metric holding two $ signs would otherwise be read as TeX
-    matplotlib.rcParams["text.parse_math"] = False
-    import matplotlib.pyplot as plt
-
-    from launchgap.output import atomic_output
-
+    plt = pyplot_agg()
     classes = list(dict.fromkeys(e["class"] for e in summary.values()))
     variants = list(dict.fromkeys(e["variant"] for e in summary.values()))
-    fig, axes = plt.subplots(1, len(classes), figsize=(3.2 * len(classes) + 1, 3.5), squeeze=False)
+    fig, axes = plt.subplots(1, len(classes), figsize=(3.2 * len(classes) + 1, 4), squeeze=False,
+                             layout="constrained")
     for ax, cls in zip(axes[0], classes):
         cells = [(v, summary.get(f"{cls}/{v}")) for v in variants]
         cells = [(v, e) for v, e in cells if e and e.get("runs")]
@@ -256,15 +257,14 @@ def plot_grid(results: dict, summary: dict, outdir: Path) -> list[Path]:
         ax.bar([v for v, _ in cells], means, yerr=errors, capsize=4, color="#4c72b0")
         ax.set_title(cls)
         ax.tick_params(axis="x", rotation=30)
-    axes[0][0].set_ylabel(f"{results['metric']} (mean, 95% interval)")
-    fig.tight_layout()
-    path = outdir / "levers.png"
-    try:
-        with atomic_output(path) as partial:
-            fig.savefig(partial, dpi=110)
-    finally:
-        plt.close(fig)
-    return [path]
+    axes[0][0].set_ylabel(f"{metric_label(results)}\n(mean, 95% interval)")
+    return fig
+
+
+def plot_grid(results: dict, summary: dict, outdir: Path) -> list[Path]:
+    from launchgap.experiments.summary import save_figure
+
+    return [save_figure(grid_figure(results, summary), outdir / "levers.png", dpi=110)]
 
 
 # ---- compare -----------------------------------------------------------------------------------------

@@ -13,10 +13,12 @@ from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
-from launchgap.experiments.stats import summarize
-from launchgap.experiments.summary import difference, measured
+from launchgap.experiments.stats import compare, summarize
+from launchgap.experiments.summary import measured, metric_label
 from launchgap.views.console import literal, shown
+from launchgap.views.words import speed
 
 COMPARE_SCHEMA = "launchgap-compare/1"
 
@@ -143,6 +145,7 @@ def compare_experiments(loaded: list[tuple[Path, dict]], pool: bool = False, for
         shown = "; ".join(f"{label}: {r['metric']}" for label, (_, r) in zip(labels, loaded))
         raise CompareError(f"the experiments measure different things ({shown})")
     metric, higher = measures.pop()
+    metric_name = metric_label(loaded[0][1])
     settings = {label: settings_of(r) for label, (_, r) in zip(labels, loaded)}
     missing = [label for label, s in settings.items() if s is None]
     differ: dict[str, dict[str, str]] = {}
@@ -161,7 +164,8 @@ def compare_experiments(loaded: list[tuple[Path, dict]], pool: bool = False, for
     names = list(dict.fromkeys(s["name"] for _, r in loaded for s in r["scenarios"]))
     info = {s["name"]: s for _, r in reversed(loaded) for s in r["scenarios"]}
     environment_differ = environment_differences(labels, loaded)
-    out = {"schema": COMPARE_SCHEMA, "metric": metric, "higher_is_better": higher, "pooled": pool,
+    out = {"schema": COMPARE_SCHEMA, "metric": metric, "metric_name": metric_name, "higher_is_better": higher,
+           "pooled": pool,
            "experiments": experiments, "settings_differ": differ, "settings_missing": missing,
            "environment_differ": environment_differ}
     if pool:
@@ -210,7 +214,7 @@ def _pooled(loaded, names, info, higher) -> list[dict]:
             row["metric"] = summarize(values).as_dict()
             base = _baseline_of(info[name], names)
             if base and pooled_values.get(base):
-                row["vs_baseline"] = difference(pooled_values[base], values, higher) | {"baseline": base}
+                row["vs_baseline"] = compare(pooled_values[base], values, higher).as_dict() | {"baseline": base}
         rows.append(row)
     return rows
 
@@ -228,7 +232,7 @@ def _side_by_side(labels, loaded, names, higher) -> list[dict]:
                 if first is None:
                     first = (label, values)
                 else:
-                    entry["vs_first"] = difference(first[1], values, higher) | {"first": first[0]}
+                    entry["vs_first"] = compare(first[1], values, higher).as_dict() | {"first": first[0]}
             row["per_experiment"][label] = entry
         rows.append(row)
     return rows
@@ -242,6 +246,7 @@ def _num(value: float | None) -> str:
 
 def render(comparison: dict, console: Console) -> None:
     direction = "higher" if comparison["higher_is_better"] else "lower"
+    name = comparison.get("metric_name") or comparison["metric"]
     for e in comparison["experiments"]:
         boot = (e["boot_id"] or "?")[:8]
         console.print(literal(f"{e['label']}: {e['path']}, host {e['host'] or '?'}, boot {boot}, kernel "
@@ -263,7 +268,8 @@ def render(comparison: dict, console: Console) -> None:
     elif not comparison["settings_missing"]:
         console.print("every recorded host setting is the same (--pool merges their runs)", highlight=False)
     if comparison["pooled"]:
-        table = Table(title=f"{literal(comparison['metric'])} ({direction} is better), pooled", title_justify="left")
+        table = Table(title=Text(shown(f"{name} ({direction} is better), pooled; vs baseline: means")),
+                      title_justify="left")
         for col in ("scenario", "runs", "from", "mean", "sd", "p95", "95% CI", "vs baseline", "p (Welch)"):
             table.add_column(col, justify="left" if col == "scenario" else "right")
         for row in comparison["scenarios"]:
@@ -271,16 +277,15 @@ def render(comparison: dict, console: Console) -> None:
             if not m:
                 table.add_row(literal(row["name"]), "0", literal(row["from"]), *[""] * 6)
                 continue
-            table.add_row(literal(row["name"]), str(row["runs"]), literal(row["from"]), _num(m["mean"]),
-                          _num(m["sd"]), _num(m["p95"]),
-                          f"{_num(m['ci_low'])}..{_num(m['ci_high'])}" if m["ci_low"] is not None else "-",
-                          f"{v['difference_percent']:+.1f}%" if v else "-",
+            table.add_row(literal(row["name"]), str(row["runs"]), literal(row["from"]), _num(m["mean"]), _num(m["sd"]),
+                          _num(m["p95"]), f"{_num(m['ci_low'])}..{_num(m['ci_high'])}" if m["ci_low"] is not None
+                          else "-", speed(v["mean_slowdown_percent"]) if v else "-",
                           f"{v['welch_p']:.3f}" if v and v["welch_p"] is not None else "-")
         console.print(table)
         return
     labels = [e["label"] for e in comparison["experiments"]]
-    table = Table(title=f"{literal(comparison['metric'])} ({direction} is better): mean +- sd (runs); vs "
-                        f"{literal(labels[0])}: difference of means, Welch p", title_justify="left")
+    table = Table(title=Text(shown(f"{name} ({direction} is better): mean +- sd (runs); vs {labels[0]}: "
+                                   f"the means compared, Welch p")), title_justify="left")
     table.add_column("scenario")
     for i, label in enumerate(labels):
         table.add_column(literal(label), justify="right")
@@ -294,7 +299,7 @@ def render(comparison: dict, console: Console) -> None:
             cells.append(f"{_num(m['mean'])} +- {_num(m['sd'])} ({entry['runs']})" if m else "-")
             if i:
                 v = entry.get("vs_first")
-                cells.append(f"{v['difference_percent']:+.1f}%, p {v['welch_p']:.3f}" if v and v["welch_p"] is not None
-                             else f"{v['difference_percent']:+.1f}%" if v else "-")
+                cells.append(f"{speed(v['mean_slowdown_percent'])}, p {v['welch_p']:.3f}"
+                             if v and v["welch_p"] is not None else speed(v["mean_slowdown_percent"]) if v else "-")
         table.add_row(*cells)
     console.print(table)

@@ -31,8 +31,9 @@ from launchgap.experiments.loadgen import LoadError
 from launchgap.experiments.mitigations import HostChanges, MitigationError, Mitigations, make_cpuset, steer_irqs_away
 from launchgap.experiments.run_dir import RunDirError
 from launchgap.experiments.scenarios import Scenario, make_load
+from launchgap.experiments.summary import WALL_METRIC, metric_name
 from launchgap.experiments.verify import ThreadWatch, sampled_problems, trace_check
-from launchgap.output import hand_over_trace, make_directory, write_text
+from launchgap.output import OutputError, atomic_output, hand_over_trace, make_directory, write_text
 from launchgap.recorder import ENV_OVERRIDE, find_recorder
 from launchgap.trace import read_trace
 
@@ -43,17 +44,31 @@ class Metric:
 
     pattern: str | None  # None: wall time
     higher: bool | None = None  # None: a pattern is a throughput (higher is better), wall time is not
+    label: str | None = None  # what it is called (--metric-name); None: named after the pattern
 
     @property
     def name(self) -> str:
-        return "wall time (s)" if self.pattern is None else self.pattern
+        """What identifies the measure (experiments are compared only when theirs are the same): the pattern."""
+        return WALL_METRIC if self.pattern is None else self.pattern
+
+    @property
+    def shown_name(self) -> str:
+        """What tables and plots call it: the label given, else the text beside the number in the pattern."""
+        if self.label:
+            return self.label
+        return WALL_METRIC if self.pattern is None else metric_name(self.pattern)
 
     @property
     def higher_is_better(self) -> bool:
         return self.pattern is not None if self.higher is None else self.higher
 
     def check(self) -> None:
-        """Raises ExperimentError if the pattern is not a regular expression with at most one group."""
+        """Raises ExperimentError if the pattern is not a regular expression with at most one group, or the
+        label is not a short line of text."""
+        if self.label is not None:
+            problem = metric_label_problem(self.label)
+            if problem:
+                raise ExperimentError(f"--metric-name {self.label!r}: {problem}")
         if self.pattern is None:
             return
         try:
@@ -86,6 +101,21 @@ class Metric:
             return float(last.group(1) if last.re.groups else last.group(0))
         except (TypeError, ValueError):
             return None
+
+
+# a metric's name heads tables and plots: one short line
+MAX_METRIC_LABEL = 60
+
+
+def metric_label_problem(label: str) -> str | None:
+    """Why LABEL cannot name a metric, or None."""
+    if not label.strip():
+        return "empty; give the measure's name (e.g. tok/s)"
+    if not label.isprintable():
+        return "holds a control character or a line break; give one line of text"
+    if len(label) > MAX_METRIC_LABEL:
+        return f"{len(label)} characters; at most {MAX_METRIC_LABEL}"
+    return None
 
 
 class ExperimentError(RuntimeError):
@@ -180,19 +210,72 @@ RECORDER_PREFIX = "launchgap-record: "
 RECORDER_LOST = RECORDER_PREFIX + "LOST "
 
 
-def failed_run_error(returncode: int, stderr: str, recorded: bool) -> str:
-    """Why a run failed, in one line: the workload's exit status (the recorder exits with it) and the
-    workload's own last line on stderr; where no trace was written, the recorder itself failed: its last
-    line. The recorder's LOST summary is never the reason."""
+# what a program's complaint reads like (whole words, any case): the first such line of a failed workload's
+# stderr says why it failed better than its last (often the end of a usage text)
+ERROR_LIKE = re.compile(r"\b(errors?|unrecogni[sz]ed|invalid|cannot|can't|could not|couldn't|unable|fail(s|ed|ure)?|"
+                        r"not found|no such|denied|fatal|abort(ed)?|panic(ked)?|exception|illegal|"
+                        r"unknown (option|argument|command|flag))\b", re.IGNORECASE)
+PYTHON_TRACEBACK = "Traceback (most recent call last):"
+# a quoted line is cut to this many characters
+SHOWN_LINE = 200
+
+
+def _shown_line(line: str) -> str:
+    """A line of a workload's output as it can be quoted on one line: control characters escaped, cut."""
+    text = "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in line.strip())
+    return text if len(text) <= SHOWN_LINE else text[:SHOWN_LINE] + "..."
+
+
+def workload_complaint(stderr: str) -> str | None:
+    """What a failed workload said went wrong, on one line, from its stderr (the recorder's own lines left
+    out): a Python traceback's exception; else the first line that reads as an error (ERROR_LIKE); else its
+    only line, or its first and last; None when it printed nothing."""
+    raw = [line.rstrip() for line in stderr.splitlines() if not line.startswith(RECORDER_PREFIX)]
+    lines = [line for line in raw if line.strip()]
+    if not lines:
+        return None
+    headers = [i for i, line in enumerate(raw) if line.strip() == PYTHON_TRACEBACK]
+    if headers:
+        # the exception is the first line after the last traceback's header that is not indented
+        raised = next((line for line in raw[headers[-1] + 1:] if line and not line[0].isspace()), None)
+        if raised:
+            return _shown_line(raised)
+    complaint = next((line for line in lines if ERROR_LIKE.search(line)), None)
+    if complaint:
+        return _shown_line(complaint)
+    if len(lines) == 1:
+        return _shown_line(lines[0])
+    return f"{_shown_line(lines[0])} ... {_shown_line(lines[-1])}"
+
+
+def failed_run_error(returncode: int, stderr: str, recorded: bool, kept: Path | None = None) -> str:
+    """Why a run failed, in one line: the workload's exit status (the recorder exits with it) and what it
+    said went wrong (workload_complaint), with where its whole stderr was kept (KEPT); where no trace was
+    written, the recorder itself failed: its last line. The recorder's LOST summary is never the reason."""
     lines = [line.strip() for line in stderr.splitlines() if line.strip()]
-    workload = [line for line in lines if not line.startswith(RECORDER_PREFIX)]
     recorder = [line.removeprefix(RECORDER_PREFIX) for line in lines
                 if line.startswith(RECORDER_PREFIX) and not line.startswith(RECORDER_LOST)]
+    where = f" (its whole stderr: {kept})" if kept else ""
     if not recorded and recorder:
-        return f"the recorder failed (exit status {returncode}): {recorder[-1]}"
+        return f"the recorder failed (exit status {returncode}): {_shown_line(recorder[-1])}{where}"
     status = (f"the command was killed by signal {-returncode}" if returncode < 0
               else f"the command exited with status {returncode}")
-    return status + (f": {workload[-1]}" if workload else "")
+    complaint = workload_complaint(stderr)
+    return status + (f": {complaint}" if complaint else "") + where
+
+
+def keep_stderr(stderr: bytes, path: Path) -> Path | None:
+    """Writes a failed run's whole stderr, byte for byte, to PATH; None when there was none or it could not
+    be written (the run's error says what it could without it)."""
+    if not stderr:
+        return None
+    try:
+        make_directory(path.parent)
+        with atomic_output(path) as partial:
+            partial.write_bytes(stderr)
+    except (OSError, OutputError):
+        return None
+    return path
 
 
 def _command_problem(command: list[str]) -> str | None:
@@ -272,9 +355,10 @@ def apply_host_levers(m: Mitigations, host: LeverHost, changes: HostChanges) -> 
 def run_once(command: list[str], scenario: Scenario, metric: Metric, trace_path: Path, disk_dir: Path | None,
              on_event=lambda text: None, journal: Journal | None = None,
              not_restored: list[str] | None = None, host: LeverHost | None = None,
-             focus_threads: str | None = None) -> dict:
+             focus_threads: str | None = None, stderr_path: Path | None = None) -> dict:
     """One recorded run. Host settings it could not put back are appended to NOT_RESTORED
-    (never dropped: the caller must say so and stop)."""
+    (never dropped: the caller must say so and stop). A failed run's whole stderr is kept in STDERR_PATH,
+    named in its error and as the row's "stderr"."""
     recorder = find_recorder()
     if recorder is None:
         raise ExperimentError("cannot find the recorder binary (make setup)")
@@ -307,16 +391,20 @@ def run_once(command: list[str], scenario: Scenario, metric: Metric, trace_path:
         watch.start()
         started = time.monotonic()
         # on a leash: the recorder and the workload die with the experiment, however it dies
-        proc = leash.popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                           env={**os.environ, **scenario.env})
-        out, err = proc.communicate()
+        # bytes: a workload's output need not be UTF-8, and its stderr is kept as it wrote it
+        proc = leash.popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, **scenario.env})
+        out_bytes, err_bytes = proc.communicate()
         wall = time.monotonic() - started
         watch.stop()
+        out, err = out_bytes.decode("utf-8", "replace"), err_bytes.decode("utf-8", "backslashreplace")
         value = metric.read(out, wall)
         row = {"exit_code": proc.returncode, "metric": value, "wall_s": wall}
         if proc.returncode != 0 or value is None:
-            row["error"] = (failed_run_error(proc.returncode, err, trace_path.exists()) if proc.returncode
-                            else metric.missing(out))
+            kept = keep_stderr(err_bytes, stderr_path) if stderr_path is not None else None
+            if kept is not None:
+                row["stderr"] = str(kept)
+            row["error"] = (failed_run_error(proc.returncode, err, trace_path.exists(), kept) if proc.returncode
+                            else metric.missing(out) + (f" (its whole stderr: {kept})" if kept else ""))
         try:
             entered = json.loads(report.read_text())
         except (OSError, ValueError):
@@ -413,7 +501,8 @@ def _run_locked(command, scenarios, repeat, metric, outdir, seed, disk_dir, prog
     runs: list[dict] = []
     order = plan(scenarios, repeat, seed)
     results = {"schema": "launchgap-experiment/1", "status": "running", "command": command, "repeat": repeat,
-               "seed": seed, "metric": metric.name, "higher_is_better": metric.higher_is_better,
+               "seed": seed, "metric": metric.name, "metric_name": metric.shown_name,
+               "higher_is_better": metric.higher_is_better,
                "scenarios": [{"name": s.name, "description": s.describe(), **s.labels,
                               **({"command": s.command} if s.command else {})} for s in scenarios],
                "environment": environment(), "owner": custodian.owner(), "runs": runs}
@@ -441,7 +530,8 @@ def _run_locked(command, scenarios, repeat, metric, outdir, seed, disk_dir, prog
                 progress(index, len(order), f"{scenario.name} (round {round_no or 'warm-up'})")
             try:
                 row = run_once(command, scenario, metric, trace, disk_dir, on_event=lambda t: None,
-                               journal=registered, not_restored=not_restored, host=host, focus_threads=focus_threads)
+                               journal=registered, not_restored=not_restored, host=host, focus_threads=focus_threads,
+                               stderr_path=outdir / "stderr" / f"{index:03d}-{safe_name}-r{round_no}.txt")
             except (LoadError, MitigationError) as err:
                 results["status"] = "failed"
                 results["error"] = str(err)
@@ -455,6 +545,8 @@ def _run_locked(command, scenarios, repeat, metric, outdir, seed, disk_dir, prog
                 raise ExperimentError(results["error"])
             row.update({"index": index, "round": round_no, "scenario": scenario.name, "warmup": round_no == 0,
                         "trace": str(trace.relative_to(outdir))})
+            if row.get("stderr"):
+                row["stderr"] = str(Path(row["stderr"]).relative_to(outdir))
             runs.append(row)
             save()
             if round_no == 0 and row.get("error"):

@@ -62,12 +62,17 @@ def summarize(values: list[float] | np.ndarray) -> Summary:
 
 @dataclass(frozen=True)
 class Comparison:
-    slowdown_percent: float           # of medians: (base - scenario) / base for a throughput
+    """A scenario against the baseline. Every signed number is signed as a slowdown: positive when the
+    scenario is slower (a throughput lower, a time longer), negative when it is faster, whatever the
+    measure's direction (docs/report-schema.md)."""
+
+    slowdown_percent: float           # of medians, in % of the baseline's median
+    mean_slowdown_percent: float      # of means, in % of the baseline's mean
     slowdown_ci_low: float | None     # Welch 95% interval of the difference of means, as % of the baseline mean
     slowdown_ci_high: float | None
-    welch_t: float | None
+    welch_t: float | None             # Welch's t statistic
     welch_p: float | None
-    mannwhitney_u: float | None
+    mannwhitney_u: float | None       # U of the baseline's sample (a count of pairs: not signed)
     mannwhitney_p: float | None
     significant: bool                 # Welch p < 0.05 (see the module note on Mann-Whitney)
 
@@ -76,20 +81,22 @@ class Comparison:
 
 
 def compare(baseline: list[float], scenario: list[float], higher_is_better: bool = True) -> Comparison:
-    """How much worse the scenario is than the baseline, in % (positive: slower)."""
+    """How much slower the scenario is than the baseline, in % (positive: slower, negative: faster)."""
     b = np.asarray(baseline, dtype=float)
     s = np.asarray(scenario, dtype=float)
+    # base - scenario is a slowdown for a throughput; for a time, scenario - base is
     sign = 1.0 if higher_is_better else -1.0
     base_median, base_mean = float(np.median(b)), float(b.mean())
     slowdown = sign * (base_median - float(np.median(s))) / base_median * 100.0
+    mean_slowdown = sign * (base_mean - float(s.mean())) / base_mean * 100.0
     low = high = t = p = u = pu = None
     if b.size > 1 and s.size > 1 and (b.std(ddof=1) > 0 or s.std(ddof=1) > 0):
         welch = sps.ttest_ind(b, s, equal_var=False)
-        t, p = float(welch.statistic), float(welch.pvalue)
+        t, p = sign * float(welch.statistic), float(welch.pvalue)
         ci = welch.confidence_interval(CONFIDENCE)   # of mean(b) - mean(s)
         lo, hi = sign * ci.low / base_mean * 100.0, sign * ci.high / base_mean * 100.0
         low, high = min(lo, hi), max(lo, hi)
     if b.size and s.size:
         mw = sps.mannwhitneyu(b, s, alternative="two-sided")
         u, pu = float(mw.statistic), float(mw.pvalue)
-    return Comparison(slowdown, low, high, t, p, u, pu, bool(p is not None and p < 1 - CONFIDENCE))
+    return Comparison(slowdown, mean_slowdown, low, high, t, p, u, pu, bool(p is not None and p < 1 - CONFIDENCE))

@@ -8,8 +8,69 @@ from statistics import median
 
 from launchgap.experiments.stats import compare, summarize
 from launchgap.output import atomic_output
+from launchgap.views.words import speed
+
+try:
+    from re import _parser as _regex_parser   # Python 3.11+: the re module's own parser
+except ImportError:  # Python 3.10
+    import sre_parse as _regex_parser  # type: ignore[no-redef]
 
 TRACE_METRICS = ("sched_per_1k", "softirq_per_1k", "hardirq_per_1k", "preempted_ms", "runqueue_ms", "irq_ms")
+# the measure when no pattern is given (runner.Metric)
+WALL_METRIC = "wall time (s)"
+# trimmed from the text around a metric's number to name it ("tok/s: " -> "tok/s")
+NAME_TRIM = " \t:="
+
+
+def _holds_group(item) -> bool:
+    """Whether a parsed regex item is, or holds, a capturing group."""
+    op, av = item
+    if op is _regex_parser.SUBPATTERN and av[0] is not None:
+        return True
+    stack = [av]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, _regex_parser.SubPattern):
+            if any(_holds_group(inner) for inner in value):
+                return True
+        elif isinstance(value, (tuple, list)):
+            stack.extend(value)
+    return False
+
+
+def metric_name(pattern: str) -> str:
+    """A metric's name from its regex: the literal text just before the group that captures the number
+    (after it when none comes before), trimmed of spaces, ':' and '=': "tok/s: ([0-9.]+)" -> "tok/s",
+    "elapsed_s=([0-9.]+)" -> "elapsed_s", "([0-9.]+) tok/s" -> "tok/s". The pattern itself when no literal
+    text is next to the number (give --metric-name then)."""
+    try:
+        items = list(_regex_parser.parse(pattern))
+    except Exception:   # noqa: BLE001 - not a regex the parser knows: the pattern is its own name
+        return pattern
+    runs: list[list[str]] = [[]]
+    group = None
+    for op, av in items:
+        if op is _regex_parser.LITERAL:
+            runs[-1].append(chr(av))
+        elif group is None and _holds_group((op, av)):
+            group = len(runs)
+            runs.append([])
+        else:
+            runs.append([])
+    names = ["".join(run).strip(NAME_TRIM) for run in runs]
+    before = [n for n in names[:group] if n] if group is not None else []
+    after = [n for n in names[group:] if n] if group is not None else [n for n in names if n]
+    return before[-1] if before else after[0] if after else pattern
+
+
+def metric_label(results: dict) -> str:
+    """The name an experiment's metric is shown by: the one it recorded (--metric-name, or derived from the
+    pattern), else derived from the pattern (results from before names were recorded)."""
+    name = results.get("metric_name")
+    if isinstance(name, str) and name.strip():
+        return name
+    pattern = str(results.get("metric"))
+    return pattern if pattern == WALL_METRIC else metric_name(pattern)
 
 
 class SummaryError(ValueError):
@@ -40,7 +101,9 @@ def failures(results: dict, summary: dict) -> list[str]:
     total = sum(entry.get("failed", 0) for entry in summary.values())
     measured_runs = sum(1 for r in results["runs"] if not r.get("warmup"))
     if total:
-        lines.append(f"{total} of {measured_runs} measured runs failed; their errors are in results.json")
+        kept = any(r.get("stderr") for r in results["runs"] if not r.get("warmup"))
+        lines.append(f"{total} of {measured_runs} measured runs failed; their errors are in results.json"
+                     + (", each one's whole stderr in stderr/" if kept else ""))
     for name, entry in summary.items():
         if entry.get("failed") and not entry.get("runs"):
             first = next((r.get("error") for r in failed(results, name) if r.get("error")), "no value")
@@ -61,7 +124,7 @@ def _summarize(results: dict) -> dict:
         values = [float(r["metric"]) for r in runs]
         entry = {"runs": len(runs), "failed": broken, "metric": summarize(values).as_dict()}
         if name != "baseline" and baseline:
-            entry["vs_baseline"] = compare(baseline, values, results["higher_is_better"]).as_dict()
+            entry["vs_baseline"] = compare(baseline, values, bool(results["higher_is_better"])).as_dict()
         for key in TRACE_METRICS:
             got = [r[key] for r in runs if r.get(key) is not None]
             entry[key] = median(got) if got else None
@@ -98,7 +161,7 @@ def explained_percent(baseline: dict, entry: dict) -> float | None:
     return 100.0 * (taken - base_taken) / extra_wall
 
 
-def plot(results: dict, summary: dict, outdir: Path) -> list[Path]:
+def pyplot_agg():
     import matplotlib
 
     matplotlib.use("Agg")
@@ -106,45 +169,61 @@ def plot(results: dict, summary: dict, outdir: Path) -> list[Path]:
     matplotlib.rcParams["text.parse_math"] = False
     import matplotlib.pyplot as plt
 
+    return plt
+
+
+def slowdown_figure(results: dict, summary: dict):
+    """Each scenario against the baseline: the median's slowdown (up: slower, down: faster), Welch's 95%
+    interval of the means' as the error bar, each bar said in words."""
+    plt = pyplot_agg()
     names = [n for n in summary if summary[n].get("runs")]
-    written = []
-    fig, ax = plt.subplots(figsize=(7, 3.5))
-    slow = [summary[n].get("vs_baseline", {}).get("slowdown_percent", 0.0) for n in names]
-    lows = [summary[n].get("vs_baseline", {}).get("slowdown_ci_low") for n in names]
-    highs = [summary[n].get("vs_baseline", {}).get("slowdown_ci_high") for n in names]
+    fig, ax = plt.subplots(figsize=(7, 4), layout="constrained")
+    vs = [summary[n].get("vs_baseline") or {} for n in names]
+    slow = [v.get("slowdown_percent", 0.0) for v in vs]
+    lows = [v.get("slowdown_ci_low") for v in vs]
+    highs = [v.get("slowdown_ci_high") for v in vs]
     errors = [[max(0.0, s - lo) if lo is not None else 0 for s, lo in zip(slow, lows)],
               [max(0.0, hi - s) if hi is not None else 0 for s, hi in zip(slow, highs)]]
-    ax.bar(names, slow, yerr=errors, capsize=4, color="#4c72b0")
+    bars = ax.bar(names, slow, yerr=errors, capsize=4, color="#4c72b0")
+    ax.bar_label(bars, labels=[speed(v["slowdown_percent"]) if v else "baseline" if n == "baseline" else "-"
+                               for n, v in zip(names, vs)], padding=3, fontsize=8)
     ax.axhline(0, color="black", linewidth=0.8)
-    ax.set_ylabel("slowdown vs baseline (%)")
-    ax.set_title(f"{results['metric']}: median slowdown, 95% interval")
-    fig.tight_layout()
-    path = outdir / "slowdown.png"
-    try:
-        with atomic_output(path) as partial:
-            fig.savefig(partial, dpi=120)
-    finally:
-        plt.close(fig)
-    written.append(path)
+    ax.margins(y=0.15)
+    ax.set_ylabel("% slower than the baseline\n(below 0: faster)")
+    ax.set_title(f"{metric_label(results)}: median vs baseline, with the 95% interval of the mean")
+    return fig
 
-    fig, ax = plt.subplots(figsize=(7, 3.5))
+
+def taken_figure(summary: dict):
+    """The median time taken from the launching threads, by cause, per scenario."""
+    plt = pyplot_agg()
+    names = [n for n in summary if summary[n].get("runs")]
+    fig, ax = plt.subplots(figsize=(7, 4), layout="constrained")
     bottom = [0.0] * len(names)
     for key, label, color in (("preempted_ms", "preempted", "#c44e52"), ("runqueue_ms", "run-queue wait", "#dd8452"),
                               ("irq_ms", "interrupts", "#8172b3")):
         values = [summary[n].get(key) or 0.0 for n in names]
         ax.bar(names, values, bottom=bottom, label=label, color=color)
         bottom = [b + v for b, v in zip(bottom, values)]
-    ax.set_ylabel("time taken from the launching threads (ms, median)")
+    ax.set_title("time taken from the launching threads, by cause")
+    ax.set_ylabel("ms (median of the runs)")
     ax.legend()
-    fig.tight_layout()
-    path = outdir / "taken.png"
+    return fig
+
+
+def save_figure(fig, path: Path, dpi: int = 120) -> Path:
+    plt = pyplot_agg()
     try:
         with atomic_output(path) as partial:
-            fig.savefig(partial, dpi=120)
+            fig.savefig(partial, dpi=dpi)
     finally:
         plt.close(fig)
-    written.append(path)
-    return written
+    return path
+
+
+def plot(results: dict, summary: dict, outdir: Path) -> list[Path]:
+    return [save_figure(slowdown_figure(results, summary), outdir / "slowdown.png"),
+            save_figure(taken_figure(summary), outdir / "taken.png")]
 
 
 def is_grid(results: dict) -> bool:
@@ -176,7 +255,7 @@ def _summarize_grid(results: dict) -> dict:
         base = info.get("baseline")
         base_values = [float(r["metric"]) for r in measured(results, base)] if base and base != name else []
         if base_values:
-            entry["vs_baseline"] = difference(base_values, values, higher) | {"baseline": base}
+            entry["vs_baseline"] = compare(base_values, values, higher).as_dict() | {"baseline": base}
         for key in TRACE_METRICS:
             got = [r[key] for r in runs if r.get(key) is not None]
             entry[key] = median(got) if got else None
@@ -184,15 +263,3 @@ def _summarize_grid(results: dict) -> dict:
         entry["top_culprit"] = culprits.most_common(1)[0][0] if culprits else None
     return out
 
-
-def difference(baseline: list[float], values: list[float], higher_is_better: bool) -> dict:
-    """The difference of means from the baseline's, in % of the baseline mean (positive: larger), with
-    Welch's 95% interval of it and Welch's and Mann-Whitney's tests (stats.compare)."""
-    compared = compare(baseline, values, higher_is_better)
-    base_mean = sum(baseline) / len(baseline)
-    mean_difference = (sum(values) / len(values) - base_mean) / base_mean * 100.0
-    low, high = compared.slowdown_ci_low, compared.slowdown_ci_high
-    if higher_is_better and low is not None:
-        low, high = -high, -low   # compare() signs a throughput's interval as a slowdown
-    return {"difference_percent": mean_difference, "difference_ci_low": low, "difference_ci_high": high,
-            **compared.as_dict()}

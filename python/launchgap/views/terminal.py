@@ -45,15 +45,15 @@ def _failed_launches(failed: FailedLaunches) -> str:
 def _gpu_activity(gpu: GpuActivity) -> str:
     """Whether the trace says what the GPU ran, and how much of it."""
     if not gpu.recorded:
-        return f"absent: {escape(gpu.why_absent or '')}"
+        return f"absent: {literal(gpu.why_absent or '')}"
     if not gpu.collectors_started:
-        failed = "; ".join(f"pid {f.pid}: {escape(f.reason)}" for f in gpu.collectors_failed[:3])
+        failed = "; ".join(f"pid {f.pid}: {literal(f.reason)}" for f in gpu.collectors_failed[:3])
         return f"[bold red]not recorded[/]: {failed or 'no collector started in the workload'}"
-    clock = f"clock {escape(gpu.clock_method or '?')}, within {_s(gpu.clock_error_ns)}"
+    clock = f"clock {literal(gpu.clock_method or '?')}, within {_s(gpu.clock_error_ns)}"
     what = f"{gpu.executions:,} kernels and graphs, {gpu.copies:,} copies, {gpu.memsets:,} memsets, {gpu.syncs:,} syncs"
-    joined = (f"every launch joined to its GPU work" if not gpu.launches_without_execution else
+    joined = ("every launch joined to its GPU work" if not gpu.launches_without_execution else
               f"[bold red]{gpu.launches_without_execution:,} launches without their GPU work[/] (lost rows say why)")
-    failed = "".join(f"; [bold red]pid {f.pid} not recorded[/]: {escape(f.reason)}" for f in gpu.collectors_failed[:3])
+    failed = "".join(f"; [bold red]pid {f.pid} not recorded[/]: {literal(f.reason)}" for f in gpu.collectors_failed[:3])
     return f"recorded through CUPTI {gpu.cupti_version} ({clock}): {what}; {joined}{failed}"
 
 
@@ -70,10 +70,10 @@ def _range(low: int, high: int) -> str:
 def _gpu_time(g: GpuTime, console: Console) -> None:
     """The GPU-time section: what the GPU lost, and to whom (docs/gpu-time.md)."""
     if g.mode == "none":
-        console.print(f"[bold]GPU time[/]: not estimated: {escape(g.why or '')}", highlight=False)
+        console.print(f"[bold]GPU time[/]: not estimated: {literal(g.why or '')}", highlight=False)
         return
     how = ("exact, from GPU activity" if g.mode == "exact"
-           else f"estimated from the host, as bounds: {escape(g.why or '')}")
+           else f"estimated from the host, as bounds: {literal(g.why or '')}")
     table = Table(title=f"GPU time ({how})", show_header=False, title_justify="left")
     table.add_column(style="bold")
     table.add_column()
@@ -100,14 +100,14 @@ def _gpu_time(g: GpuTime, console: Console) -> None:
         table.add_row("without the interference", f"{after} {unit}/s instead of {p.measured_per_s:,.2f} "
                       f"({gain} more)")
     if g.note:
-        table.add_row("note", escape(g.note))
+        table.add_row("note", literal(g.note))
     console.print(table)
     if g.culprits:
         cu = Table(title="Who cost the GPU time", title_justify="left")
         for col in ("culprit", "pid", "while the launching thread was", "GPU idle caused"):
             cu.add_column(col, justify="right" if col == "GPU idle caused" else "left")
         for c in g.culprits:
-            name = escape(c.comm or "-") + (" (the recorder itself)" if c.is_recorder else "")
+            name = literal(c.comm or "-") + (" (the recorder itself)" if c.is_recorder else "")
             cu.add_row(name, "-" if c.pid is None or c.cause == "irq" else str(c.pid),
                        {"preempted": "preempted", "runqueue": "woken, waiting to run",
                         "irq": "interrupted"}.get(c.cause, c.cause), _range(c.low_ns, c.high_ns))
