@@ -141,11 +141,12 @@ def test_experiment_show_takes_hostile_scenarios_and_culprits(tmp_path):
             run("baseline", 10.5, culprits[0])]
     for i, name in enumerate(scenario_names):
         runs += [run(name, 11.0 + i, culprits[1 + i]), run(name, 11.5 + i, culprits[1 + i])]
-    results = {"schema": "launchgap-experiment/1", "status": "complete", "metric": "tok/s: ([a-z]+) [/]",
-               "higher_is_better": True, "scenarios": scenarios, "runs": runs}
+    # the metric's name as the user gave it (--metric-name), markup and all
+    results = {"schema": "launchgap-experiment/1", "status": "complete", "metric": "tok/s: ([0-9.]+)",
+               "metric_name": "tok/s [/] [bold]x", "higher_is_better": True, "scenarios": scenarios, "runs": runs}
     (tmp_path / "results.json").write_text(json.dumps(results))
     out = succeeded(launchgap("experiment", "show", str(tmp_path)))
-    assert "tok/s: ([a-z]+) [/] (higher is better), status: complete" in out
+    assert "tok/s [/] [bold]x (higher is better), status: complete" in out
     rows = [[c.strip() for c in line.strip("│").split("│")] for line in out.splitlines() if line.startswith("│")]
     assert [(r[0], r[-1]) for r in rows] == [("baseline", NAMES[culprits[0]])] + [
         (NAMES[name], NAMES[culprits[1 + i]]) for i, name in enumerate(scenario_names)]

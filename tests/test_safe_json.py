@@ -150,26 +150,30 @@ STALE = """
 import sys
 from pathlib import Path
 from launchgap.experiments.custodian import stale_results
-print("\\n".join(stale_results(Path(sys.argv[1]))))
+from tests.experiments.lever_hosts import PrivateRunHost
+print("\\n".join(stale_results(PrivateRunHost(Path(sys.argv[1])))))
 """
 
 
-def test_damaged_sibling_results_are_skipped_with_one_line_each(tmp_path):
-    """An experiment reads every */results.json beside its output (to report experiments that died): one
-    another user made deep, a FIFO or /dev/zero stopped (or hung) every experiment there."""
-    for name in ("deep", "fifo", "zero"):
-        (tmp_path / name).mkdir()
-    (tmp_path / "deep" / "results.json").write_text(DEEP)
-    os.mkfifo(tmp_path / "fifo" / "results.json")
-    (tmp_path / "zero" / "results.json").symlink_to("/dev/zero")
-    results_of(tmp_path, "whole")                  # a finished experiment: nothing to say
-    proc = subprocess.run([sys.executable, "-c", STALE, str(tmp_path)], capture_output=True, text=True, timeout=120)
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root: the journal registry is root's (0700)")
+def test_damaged_files_in_the_journal_registry_are_skipped_with_one_line_each(tmp_path):
+    """An experiment reads every journal registered under /run/launchgap (to report experiments that died):
+    one nested too deep, a FIFO or a link to /dev/zero must neither stop nor hang the experiment."""
+    from launchgap.experiments import journal as journals
+    from tests.experiments.lever_hosts import PrivateRunHost
+
+    host_root = tmp_path / "host"
+    registry = journals.registry(PrivateRunHost(host_root))
+    (registry / "deep.json").write_text(DEEP)
+    os.mkfifo(registry / "fifo.json", 0o600)
+    (registry / "zero.json").symlink_to("/dev/zero")
+    proc = subprocess.run([sys.executable, "-c", STALE, str(host_root)], capture_output=True, text=True, timeout=120,
+                          cwd=Path(__file__).resolve().parent.parent)
     assert proc.returncode == 0, proc.stderr
-    skipped = "skipped (not an experiment's results launchgap can read)"
-    assert proc.stdout.splitlines() == [f"{tmp_path / 'deep' / 'results.json'}: {NESTING}: {skipped}",
-                                        f"{tmp_path / 'fifo' / 'results.json'}: a FIFO, not a regular file: {skipped}",
-                                        f"{tmp_path / 'zero' / 'results.json'}: a character device, not a regular "
-                                        f"file: {skipped}"]
+    assert proc.stdout.splitlines() == [
+        f"{registry / 'deep.json'}: not a journal launchgap wrote (nested too deeply); left alone",
+        f"{registry / 'fifo.json'}: is not a regular file; refusing to use it (remove it); left alone",
+        f"{registry / 'zero.json'}: is a symbolic link; refusing to follow it (remove it); left alone"]
 
 
 def test_deep_cudasim_truth_is_one_line(tmp_path):

@@ -49,6 +49,29 @@ def test_bad_mitigations_are_refused(bad, message):
         bad.validate(ONLINE)
 
 
+def _let_one_irq_run_on(cpu: int, changes: HostChanges) -> None:
+    """A run killed before it restored (SIGKILL leaves no chance) can leave every IRQ steered off CPU already,
+    and then there is nothing to steer: open the first IRQ that allows it to every online CPU, recorded in
+    CHANGES so that it is put back with the rest."""
+    from launchgap.doctor.parse import parse_cpulist
+
+    irqs = [irq / "smp_affinity_list" for irq in sorted(Path("/proc/irq").glob("[0-9]*"))]
+    for path in irqs:
+        try:
+            current = path.read_text().strip()
+            if cpu in parse_cpulist(current):
+                path.write_text(current)   # one that may move (a managed IRQ refuses even its own value)
+                return
+        except OSError:
+            continue
+    for path in irqs:
+        try:
+            changes.write(path, ",".join(map(str, sorted(ONLINE))))
+            return
+        except OSError:
+            continue
+
+
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to change IRQ affinity and cgroups")
 def test_irq_affinity_and_cpuset_are_restored():
     if len(ONLINE) < 2:
@@ -56,6 +79,7 @@ def test_irq_affinity_and_cpuset_are_restored():
     before = irq_affinities()
     changes = HostChanges()
     try:
+        _let_one_irq_run_on(LAST, changes)
         moved = steer_irqs_away([LAST], ONLINE, changes)
         group = make_cpuset([LAST], changes)
         assert moved > 0

@@ -4,6 +4,7 @@ recording of cudasim with the CUPTI collector, checked against cudasim's truth.j
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -51,8 +52,10 @@ def test_the_report_says_what_gpu_activity_the_trace_holds(recording):
                                                                  syncs.height - copies)
     assert (gpu["launches_joined"], gpu["launches_without_execution"]) == (truth["totals"]["launches"], 0)
     assert gpu["collectors_started"] == 1 and gpu["collectors_failed"] == []
-    text = subprocess.run([str(LAUNCHGAP), "report", str(out)], capture_output=True, text=True, check=True).stdout
-    line = next(line for line in text.splitlines() if "GPU activity" in line)
+    # a console wide enough that no cell wraps; the overview's row, not the GPU time section's title
+    text = subprocess.run([str(LAUNCHGAP), "report", str(out)], capture_output=True, text=True, check=True,
+                          env={**os.environ, "COLUMNS": "1000"}).stdout
+    line = next(line for line in text.splitlines() if line.strip("│ ").startswith("GPU activity"))
     assert (f"recorded through CUPTI 28 (clock timestamp_callback, within {gpu['clock_error_ns']} ns): "
             f"{truth['totals']['launches']:,} kernels and graphs, {copies:,} copies, 0 memsets, "
             f"{syncs.height - copies:,} syncs; every launch joined to its GPU work") in line
