@@ -20,6 +20,7 @@ import pyarrow as pa
 import pytest
 
 from launchgap import gpu_validation as gv
+from launchgap import procfs
 from tests.conftest import CUDASIM_STATIC, LIBCUDA, REPO
 from tests.recorder.conftest import needs_bpf
 
@@ -519,7 +520,7 @@ def descendants(pid: int) -> list[int]:
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
-                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+                ppid = int(procfs.read_stat(entry / "stat")[1][1])
             except (OSError, IndexError, ValueError):
                 continue
             children.setdefault(ppid, []).append(int(entry.name))

@@ -12,7 +12,7 @@ import pytest
 
 from launchgap.trace import Event, read_trace
 from launchgap.trace.tracecmd import lines_to_events
-from tests.conftest import CUDASIM, REPO
+from tests.conftest import CUDASIM, ODD_NAME_SHOWN, REPO
 from tests.recorder.conftest import needs_bpf
 from tests.views.dat_maker import make_dat, report_counts
 
@@ -102,3 +102,20 @@ def test_line_parser_states_nesting_and_loss():
     assert stats["lost_events"] == 42 and set(lost["cpu"].to_list()) == {1}
     assert lost.filter(pl.col("lost_event") == Event.SWITCH)["lost_count"].to_list() == [42]
     assert stats["cpu_count"] == 2
+
+
+@needs_bpf   # root, for tracefs
+def test_a_task_name_that_is_not_utf8_is_imported_escaped(odd_named_sleep, tmp_path):
+    """trace-cmd prints the kernel's bytes; they were decoded with U+FFFD for each bad byte, the name lost."""
+    dat = make_dat(tmp_path / "odd.dat", [str(odd_named_sleep), "0.05"])
+    out = tmp_path / "odd.lg"
+    proc = subprocess.run([*LAUNCHGAP, "import", str(dat), "-o", str(out)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    trace = read_trace(out)
+    switched_out = set(trace.of(Event.SWITCH, "comm")["comm"].to_list())
+    switched_in = set(trace.of(Event.SWITCH, "next_comm")["next_comm"].to_list())
+    assert ODD_NAME_SHOWN in switched_out and ODD_NAME_SHOWN in switched_in
+    # trace-cmd prints such a name, and any with stale bytes after its NUL, as ARRAY[ff, 6f, ...]
+    assert not any("\ufffd" in name or name.startswith("ARRAY[") for name in switched_out | switched_in)
+    execs = trace.of(Event.EXEC, "comm", "filename").filter(pl.col("comm") == ODD_NAME_SHOWN)
+    assert execs["filename"].to_list() == [f"{odd_named_sleep.parent}/{ODD_NAME_SHOWN}"]

@@ -24,6 +24,7 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
+from launchgap import procfs
 from launchgap.experiments.levers import LeverHost
 from launchgap.experiments.run_dir import (
     RUN_DIR,
@@ -50,7 +51,7 @@ def _boot_id() -> str:
 def start_ticks(pid: int) -> int | None:
     """A process's start time (clock ticks after boot): tells it from a later one reusing its pid."""
     try:
-        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
+        return int(procfs.read_stat(f"/proc/{pid}/stat")[1][19])
     except (OSError, IndexError, ValueError):
         return None
 

@@ -31,6 +31,8 @@ import sys
 import time
 from pathlib import Path
 
+from launchgap import procfs
+
 GRACE_S = 3.0
 # what the experiment process holds: (read end, write end) of the lifeline pipe
 _lifeline: tuple[int, int] | None = None
@@ -60,12 +62,12 @@ def group_members(pgid: int) -> list[int]:
         if not entry.name.isdigit():
             continue
         try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
+            _, fields = procfs.read_stat(entry / "stat")
+            # after the name: state ppid pgrp ...
+            if int(fields[2]) == pgid and fields[0] != "Z":
+                out.append(int(entry.name))
+        except (OSError, ValueError, IndexError):
             continue
-        # after the name: state ppid pgrp ...
-        if int(fields[2]) == pgid and fields[0] != "Z":
-            out.append(int(entry.name))
     return out
 
 

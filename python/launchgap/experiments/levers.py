@@ -26,6 +26,7 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
+from launchgap import procfs
 from launchgap.doctor.checks import scheduler
 from launchgap.doctor.facts import LOCKDOWN, PREEMPT, TIMER_MIGRATION, WORKQUEUE_CPUMASK, HostFacts
 from launchgap.doctor.host import DirectoryHost, Host
@@ -503,7 +504,7 @@ def _isolate_v1(mode: str, wanted: frozenset[int], tag: str, host: LeverHost, ch
 def cpuset_of_process(pid: int | str = "self") -> str | None:
     """The process's cpuset (v1) or cgroup (v2) path, as the kernel shows it."""
     try:
-        return Path(f"/proc/{pid}/cpuset").read_text().strip()
+        return procfs.read_text(f"/proc/{pid}/cpuset").strip()
     except OSError:
         return None
 
@@ -517,11 +518,9 @@ def read_thread_policies(pid: int) -> dict[int, dict]:
         return out
     for tid in tids:
         try:
-            text = Path(f"/proc/{pid}/task/{tid}/stat").read_text()
-        except OSError:
+            comm, fields = procfs.read_stat(f"/proc/{pid}/task/{tid}/stat")
+        except (OSError, ValueError):
             continue
-        comm = text[text.index("(") + 1: text.rindex(")")]
-        fields = text.rsplit(")", 1)[1].split()
         # after the name: state(0) ... nice(16) ... processor(36) rt_priority(37) policy(38)
         try:
             out[int(tid)] = {"comm": comm, "nice": int(fields[16]), "cpu": int(fields[36]),
