@@ -255,7 +255,8 @@ def _view_output(output: str | None, traces: tuple[str, ...], kind: str) -> Path
     return out
 
 
-def _view_traces(traces: tuple[str, ...]) -> list:
+def _view_traces(traces: tuple[str, ...], refusal=None) -> list:
+    """The traces loaded; a failure, in one line, where one cannot be drawn (REFUSAL(trace): why not, or None)."""
     if not traces:
         fail("name at least one trace")
     from launchgap.analysis.core_map import records_every_switch
@@ -267,6 +268,8 @@ def _view_traces(traces: tuple[str, ...]) -> list:
                  "record a launchgap trace (or import a trace-cmd .dat)")
         if not trace.count(Event.SWITCH):
             fail(f"{trace.path}: no context switches in the trace, nothing to draw")
+        if refusal is not None and (why := refusal(trace)):
+            fail(why)
         if not records_every_switch(trace):
             note(f"note: {trace.path} was recorded in target mode: a CPU's switches are there only from the first "
                  "time a target ran on it; record with --system for the whole machine")
@@ -381,7 +384,7 @@ def running_waiting_cmd(traces, output, min_s, max_s, forked, after_sleep, from_
     (running_waiting's picture); stretches where a task waits on a busy CPU
     while another CPU is idle (work-conservation failures) are shaded and summed."""
     from launchgap.analysis.core_map import ViewError, choose_window, forked_tids, shared_span_s, trace_cpus
-    from launchgap.analysis.running_waiting import running_waiting
+    from launchgap.analysis.running_waiting import running_waiting, why_not_countable
     from launchgap.views.running_waiting import RunningWaitingGraph, draw_static
 
     out = _view_output(output, traces, "running-waiting")
@@ -390,7 +393,7 @@ def running_waiting_cmd(traces, output, min_s, max_s, forked, after_sleep, from_
     graphs = []
     try:
         with console.status("counting running and waiting tasks"):
-            for trace in _view_traces(traces):
+            for trace in _view_traces(traces, why_not_countable):
                 window = choose_window(trace, after_sleep, from_workload, min_s, max_s)
                 _window_inside(trace, window)
                 rw = running_waiting(trace, window, len(trace_cpus(trace)), forked_tids(trace) if forked else None)
