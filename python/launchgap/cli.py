@@ -28,6 +28,7 @@ from launchgap.cli_common import (
     load,
     note,
     safe_output,
+    warn_damage,
 )
 from launchgap.doctor.command import doctor
 from launchgap.exports.study_csv import write_study_csv
@@ -261,7 +262,8 @@ def _view_traces(traces: tuple[str, ...], refusal=None) -> list:
         fail("name at least one trace")
     from launchgap.analysis.core_map import records_every_switch
 
-    loaded = [_load(t) for t in traces]
+    # warnings about a trace's damage once it is known to be drawn at all: a refusal stays one line
+    loaded = [_load(t, warn=False) for t in traces]
     for trace in loaded:
         if trace.meta.get("mode") == "study-csv":
             fail(f"{trace.path}: the study's CSV does not say who ran next on a CPU, which these views draw; "
@@ -270,6 +272,8 @@ def _view_traces(traces: tuple[str, ...], refusal=None) -> list:
             fail(f"{trace.path}: no context switches in the trace, nothing to draw")
         if refusal is not None and (why := refusal(trace)):
             fail(why)
+    for trace in loaded:
+        warn_damage(trace)
         if not records_every_switch(trace):
             note(f"note: {trace.path} was recorded in target mode: a CPU's switches are there only from the first "
                  "time a target ran on it; record with --system for the whole machine")
