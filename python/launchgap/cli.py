@@ -351,6 +351,14 @@ def timeline(traces, output, min_s, max_s, target, color_by, forked, socket_orde
                 note(f"warning: --target {target}: no task in {data.name}'s window has a command starting with "
                      f"{target!r}; every task is drawn black")
     for data in datas:
+        if data.unknown is not None and not data.unknown.is_empty():
+            per_cpu = data.unknown.group_by("cpu").agg((pl.col("end_ns") - pl.col("start_ns")).sum()).sort("cpu")
+            cpus = per_cpu["cpu"].to_list()
+            note(f"note: {data.name}: the switches of CPU{'s' if len(cpus) > 1 else ''} {', '.join(map(str, cpus))} "
+                 f"do not chain (a "
+                 f"switch was never recorded), so who ran there is unknown for "
+                 f"{int(per_cpu['end_ns'].sum()) / 1e6:.3f} ms of the window, drawn hatched (grey in .html); "
+                 f"`launchgap report` says how much of the workload's waiting lies there")
         if data.marks_in_window > data.marks.height:
             note(f"note: {data.name}: the window holds {data.marks_in_window:,} marks, more than "
                  f"{MARKS_KEPT_WHOLE:,}; the earliest per kind, CPU and slice of the window are drawn "
@@ -370,8 +378,12 @@ def timeline(traces, output, min_s, max_s, target, color_by, forked, socket_orde
         if out.suffix.lower() == ".html":
             from launchgap.views.html import cores_panel, write_html
 
-            write_html(partial, [cores_panel(d) for d in datas], span, "launchgap timeline",
-                       legend=dict(list(datas[0].legend.items())[:24]))
+            from launchgap.views.timeline import UNKNOWN_COLOUR, UNKNOWN_LABEL
+
+            legend = dict(list(datas[0].legend.items())[:24])
+            if any(d.unknown is not None and not d.unknown.is_empty() for d in datas):
+                legend[UNKNOWN_LABEL] = UNKNOWN_COLOUR
+            write_html(partial, [cores_panel(d) for d in datas], span, "launchgap timeline", legend=legend)
         else:
             draw_static(datas, partial)
     err_console.print(f"launchgap: wrote {out}", highlight=False)

@@ -236,9 +236,15 @@ def import_dat(dat: Path, out: Path, targets: list[str] | None = None) -> dict:
     if not dat.is_file():
         raise DatImportError(f"{dat}: no such file")
     try:
-        frames, stats = lines_to_events(report_lines(dat))
+        return import_lines(report_lines(dat), out, str(dat), targets)
     except DatImportError as err:
         raise DatImportError(str(err) if str(err).startswith(f"{dat}:") else f"{dat}: {err}") from None
+
+
+def import_lines(lines: list[str], out: Path, source: str, targets: list[str] | None = None) -> dict:
+    """Writes a launchgap trace (format 2) from the lines of `trace-cmd report -R -t` into OUT, an empty
+    directory (SOURCE: what they came from, for the trace's meta); returns what was imported."""
+    frames, stats = lines_to_events(lines)
     pids = []
     if targets:
         named = pl.concat([frame.select("tid", "comm") for frame in frames.values() if "comm" in frame.columns])
@@ -251,7 +257,7 @@ def import_dat(dat: Path, out: Path, targets: list[str] | None = None) -> dict:
     meta = {
         "format": FORMAT_NAME, "version": FORMAT_VERSION,
         "recorder": {"name": "launchgap import (trace-cmd .dat)", "version": __version__},
-        "source": str(dat), "start_ns": stats["start_ns"], "mode": "pids" if pids else "system",
+        "source": source, "start_ns": stats["start_ns"], "mode": "pids" if pids else "system",
         "pids": pids, "command": None, "command_pid": None, "pid_is_thread_id": True, "every_switch": True,
         "clock": {"timestamps": "the .dat's trace clock (trace-cmd default: local)"},
         "topology": {"count": stats["cpu_count"]},
