@@ -802,5 +802,5 @@ END_KEYS: dict[str, str] = {
     'lost_events': "the sum of every lost row's lost_count",
     'proc_counters': '/proc/softirqs and /proc/interrupts right after attaching and right before detaching (below)',
     'rows': 'rows written, by kind',
-    'cpu_ns': "CPU time of the recorder's own threads while tracing: drain (the ring-buffer reader) and writer (decoding and writing the trace)",
+    'cpu_ns': "CPU time of the recorder's own threads while tracing, from start_ns on: drain (the ring-buffer reader) and writer (decoding and writing the trace)",
 }
