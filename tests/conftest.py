@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import signal
 import subprocess
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -66,3 +70,35 @@ def run_cudasim(tmp_path: Path):
         return CudasimRun(proc.stdout, proc.stderr, json.loads(truth_path.read_text()))
 
     return run
+
+
+# a task name that is not UTF-8 (anyone may name a process so: prctl, or the executable's file name) and
+# what the trace and launchgap show for it (docs/trace-format.md, "Names")
+ODD_NAME = b"\xffodd"
+ODD_NAME_SHOWN = "\\xffodd"
+
+
+@pytest.fixture
+def odd_named_sleep(tmp_path: Path) -> Path:
+    """A copy of sleep whose file name, and so the name of the process it runs as, is ODD_NAME."""
+    folder = tmp_path / "odd"
+    folder.mkdir()
+    binary = folder / os.fsdecode(ODD_NAME)
+    shutil.copy2(shutil.which("sleep"), binary)
+    return binary
+
+
+@pytest.fixture
+def odd_named_process(odd_named_sleep: Path):
+    """A process named ODD_NAME running on the host for the test's duration (its pid; its own process
+    group); ended, by its pid, whatever the test does."""
+    proc = subprocess.Popen([str(odd_named_sleep), "600"], start_new_session=True)
+    try:
+        deadline = time.monotonic() + 30
+        while Path(f"/proc/{proc.pid}/comm").read_bytes() != ODD_NAME + b"\n":
+            assert time.monotonic() < deadline, "the odd-named process never took its name"
+            time.sleep(0.01)
+        yield proc.pid
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()

@@ -29,6 +29,7 @@ from launchgap.cli_common import (
     load,
     note,
     safe_output,
+    warn_damage,
 )
 from launchgap.doctor.command import doctor
 from launchgap.exports.study_csv import write_study_csv
@@ -259,18 +260,24 @@ def _view_output(output: str | None, traces: tuple[str, ...], kind: str) -> Path
     return out
 
 
-def _view_traces(traces: tuple[str, ...]) -> list:
+def _view_traces(traces: tuple[str, ...], refusal=None) -> list:
+    """The traces loaded; a failure, in one line, where one cannot be drawn (REFUSAL(trace): why not, or None)."""
     if not traces:
         fail("name at least one trace")
     from launchgap.analysis.core_map import records_every_switch
 
-    loaded = [_load(t) for t in traces]
+    # warnings about a trace's damage once it is known to be drawn at all: a refusal stays one line
+    loaded = [_load(t, warn=False) for t in traces]
     for trace in loaded:
         if trace.meta.get("mode") == "study-csv":
             fail(f"{trace.path}: the study's CSV does not say who ran next on a CPU, which these views draw; "
                  "record a launchgap trace (or import a trace-cmd .dat)")
         if not trace.count(Event.SWITCH):
             fail(f"{trace.path}: no context switches in the trace, nothing to draw")
+        if refusal is not None and (why := refusal(trace)):
+            fail(why)
+    for trace in loaded:
+        warn_damage(trace)
         if not records_every_switch(trace):
             note(f"note: {trace.path} was recorded in target mode: a CPU's switches are there only from the first "
                  "time a target ran on it; record with --system for the whole machine")
@@ -352,6 +359,14 @@ def timeline(traces, output, min_s, max_s, target, color_by, forked, socket_orde
                 note(f"warning: --target {target}: no task in {data.name}'s window has a command starting with "
                      f"{target!r}; every task is drawn black")
     for data in datas:
+        if data.unknown is not None and not data.unknown.is_empty():
+            per_cpu = data.unknown.group_by("cpu").agg((pl.col("end_ns") - pl.col("start_ns")).sum()).sort("cpu")
+            cpus = per_cpu["cpu"].to_list()
+            note(f"note: {data.name}: the switches of CPU{'s' if len(cpus) > 1 else ''} {', '.join(map(str, cpus))} "
+                 f"do not chain (a "
+                 f"switch was never recorded), so who ran there is unknown for "
+                 f"{int(per_cpu['end_ns'].sum()) / 1e6:.3f} ms of the window, drawn hatched (grey in .html); "
+                 f"`launchgap report` says how much of the workload's waiting lies there")
         if data.marks_in_window > data.marks.height:
             note(f"note: {data.name}: the window holds {data.marks_in_window:,} marks, more than "
                  f"{MARKS_KEPT_WHOLE:,}; the earliest per kind, CPU and slice of the window are drawn "
@@ -371,8 +386,12 @@ def timeline(traces, output, min_s, max_s, target, color_by, forked, socket_orde
         if out.suffix.lower() == ".html":
             from launchgap.views.html import cores_panel, write_html
 
-            write_html(partial, [cores_panel(d) for d in datas], span, "launchgap timeline",
-                       legend=dict(list(datas[0].legend.items())[:24]))
+            from launchgap.views.timeline import UNKNOWN_COLOUR, UNKNOWN_LABEL
+
+            legend = dict(list(datas[0].legend.items())[:24])
+            if any(d.unknown is not None and not d.unknown.is_empty() for d in datas):
+                legend[UNKNOWN_LABEL] = UNKNOWN_COLOUR
+            write_html(partial, [cores_panel(d) for d in datas], span, "launchgap timeline", legend=legend)
         else:
             draw_static(datas, partial)
     note(f"wrote {out}")
@@ -389,7 +408,7 @@ def running_waiting_cmd(traces, output, min_s, max_s, forked, after_sleep, from_
     (running_waiting's picture); stretches where a task waits on a busy CPU
     while another CPU is idle (work-conservation failures) are shaded and summed."""
     from launchgap.analysis.core_map import ViewError, choose_window, forked_tids, shared_span_s, trace_cpus
-    from launchgap.analysis.running_waiting import running_waiting
+    from launchgap.analysis.running_waiting import running_waiting, why_not_countable
     from launchgap.views.running_waiting import RunningWaitingGraph, draw_static
 
     out = _view_output(output, traces, "running-waiting")
@@ -398,7 +417,7 @@ def running_waiting_cmd(traces, output, min_s, max_s, forked, after_sleep, from_
     graphs = []
     try:
         with console.status("counting running and waiting tasks"):
-            for trace in _view_traces(traces):
+            for trace in _view_traces(traces, why_not_countable):
                 window = choose_window(trace, after_sleep, from_workload, min_s, max_s)
                 _window_inside(trace, window)
                 rw = running_waiting(trace, window, len(trace_cpus(trace)), forked_tids(trace) if forked else None)

@@ -429,7 +429,7 @@ def _launch_rate(thread: dict) -> float | None:
 
 def _command_output(*command: str) -> str | None:
     try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=60)
+        done = subprocess.run(command, capture_output=True, text=True, errors="backslashreplace", timeout=60)
     except (OSError, subprocess.TimeoutExpired):
         return None
     return done.stdout.strip() if done.returncode == 0 else None

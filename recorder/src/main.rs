@@ -456,6 +456,9 @@ fn run(args: Args) -> Result<i32> {
     };
 
     let start_ns = metadata::monotonic_ns();
+    // the main thread's CPU clock runs from the process's start, and execve does not reset it: it holds
+    // whatever ran before exec (`launchgap record`'s Python start-up) and the set-up; the drain's is from here
+    let drain_cpu_at_start = thread_cpu_ns();
     let meta = json!({
         "format": schema::FORMAT_NAME,
         "version": format.version(),
@@ -665,7 +668,7 @@ fn run(args: Args) -> Result<i32> {
     let summary = json!({"end_ns": end_ns, "stop_reason": stop_reason, "command_exit_code": child_exit,
                          "lost_events": lost_total + unrecorded_total,
                          "proc_counters": {"start": counters_at_start, "end": counters_at_end},
-                         "cpu_ns": {"drain": thread_cpu_ns()}});
+                         "cpu_ns": {"drain": thread_cpu_ns() - drain_cpu_at_start}});
     // a writer that stopped early has dropped its inbox: its error comes from join
     let _ = to_writer.send(ToWriter::End { now_ns: end_ns, summary });
     let written = writer_handle.join().map_err(|_| anyhow!("the trace writer panicked"))?;

@@ -2,6 +2,9 @@
 //! skeleton) decoded into trace rows (one type per event kind, generated from
 //! schema/trace.toml). Pure: bytes in, rows out.
 
+use std::borrow::Cow;
+use std::fmt::Write as _;
+
 use crate::cuda_api;
 use crate::schema::{
     record, CommRow, ExecRow, ExitRow, ForkRow, HardirqRow, IrqVectorRow, Kind, LaunchRow, MigrateRow, Row, RuntimeOnlyRow,
@@ -28,11 +31,38 @@ unsafe impl plain::Plain for comm_event {}
 unsafe impl plain::Plain for irq_event {}
 unsafe impl plain::Plain for runtime_only_event {}
 
-fn c_str(bytes: &[i8]) -> &str {
+/// A kernel string (a task name, a file name) up to its NUL, as the trace keeps
+/// it: UTF-8 as it is, every byte that is not part of valid UTF-8 as `\xHH`, and
+/// a backslash as `\\`, so that the bytes can be read back exactly
+/// (docs/trace-format.md, "Names"). Borrowed in the usual case (valid, no backslash).
+fn c_str(bytes: &[i8]) -> Cow<'_, str> {
     // SAFETY: i8 and u8 have the same layout.
     let bytes: &[u8] = unsafe { std::slice::from_raw_parts(bytes.as_ptr().cast(), bytes.len()) };
     let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
-    std::str::from_utf8(&bytes[..end]).unwrap_or("?")
+    escape_name(&bytes[..end])
+}
+
+/// The trace's escaping of a name's bytes (see c_str).
+pub fn escape_name(bytes: &[u8]) -> Cow<'_, str> {
+    match std::str::from_utf8(bytes) {
+        Ok(text) if !text.contains('\\') => Cow::Borrowed(text),
+        _ => {
+            let mut out = String::with_capacity(bytes.len() + 8);
+            for chunk in bytes.utf8_chunks() {
+                for c in chunk.valid().chars() {
+                    if c == '\\' {
+                        out.push_str("\\\\");
+                    } else {
+                        out.push(c);
+                    }
+                }
+                for byte in chunk.invalid() {
+                    let _ = write!(out, "\\x{byte:02x}");
+                }
+            }
+            Cow::Owned(out)
+        }
+    }
 }
 
 fn copy_of<T: plain::Plain + Default + Copy>(data: &[u8]) -> Option<T> {
@@ -108,12 +138,13 @@ pub fn decode(data: &[u8], emit: &mut impl FnMut(&Row)) -> bool {
         record::SWITCH => {
             let Some(e) = copy_of::<switch_event>(data) else { return false };
             let h = &e.hdr;
+            let (comm, next_comm) = (c_str(&e.prev_comm), c_str(&e.next_comm));
             emit(&Row::Switch(SwitchRow {
                 ts_ns: h.ts_ns,
                 cpu: h.cpu,
                 pid: h.pid,
                 tid: h.tid,
-                comm: c_str(&e.prev_comm),
+                comm: &comm,
                 prev_state: e.prev_state,
                 preempt: Some(e.preempt != 0),
                 voluntary: Some(e.voluntary != 0),
@@ -122,14 +153,15 @@ pub fn decode(data: &[u8], emit: &mut impl FnMut(&Row)) -> bool {
                 prio: Some(e.prev_prio),
                 next_pid: e.next_pid,
                 next_tid: e.next_tid,
-                next_comm: c_str(&e.next_comm),
+                next_comm: &next_comm,
                 next_prio: Some(e.next_prio),
             }));
         }
         record::WAKEUP => {
             let Some(e) = copy_of::<wakeup_event>(data) else { return false };
             let h = &e.hdr;
-            let (comm, prio, target_cpu, waker_tid) = (c_str(&e.comm), e.prio, e.target_cpu, e.waker_tid);
+            let name = c_str(&e.comm);
+            let (comm, prio, target_cpu, waker_tid) = (&*name, e.prio, e.target_cpu, e.waker_tid);
             let (ts_ns, cpu, pid, tid) = (h.ts_ns, h.cpu, h.pid, h.tid);
             let row = match Kind::of_wakeup_variant(e.variant) {
                 Some(Kind::Waking) => Row::Waking(WakingRow { ts_ns, cpu, pid, tid, comm, prio, target_cpu, waker_tid }),
@@ -156,12 +188,13 @@ pub fn decode(data: &[u8], emit: &mut impl FnMut(&Row)) -> bool {
         record::FORK => {
             let Some(e) = copy_of::<fork_event>(data) else { return false };
             let h = &e.hdr;
+            let comm = c_str(&e.comm);
             emit(&Row::Fork(ForkRow {
                 ts_ns: h.ts_ns,
                 cpu: h.cpu,
                 pid: h.pid,
                 tid: h.tid,
-                comm: c_str(&e.comm),
+                comm: &comm,
                 child_pid: e.child_pid,
                 child_tid: e.child_tid,
             }));
@@ -169,37 +202,40 @@ pub fn decode(data: &[u8], emit: &mut impl FnMut(&Row)) -> bool {
         record::EXEC => {
             let Some(e) = copy_of::<exec_event>(data) else { return false };
             let h = &e.hdr;
+            let (comm, filename) = (c_str(&e.comm), c_str(&e.filename));
             emit(&Row::Exec(ExecRow {
                 ts_ns: h.ts_ns,
                 cpu: h.cpu,
                 pid: h.pid,
                 tid: h.tid,
-                comm: c_str(&e.comm),
-                filename: c_str(&e.filename),
+                comm: &comm,
+                filename: &filename,
             }));
         }
         record::EXIT => {
             let Some(e) = copy_of::<exit_event>(data) else { return false };
             let h = &e.hdr;
+            let comm = c_str(&e.comm);
             emit(&Row::Exit(ExitRow {
                 ts_ns: h.ts_ns,
                 cpu: h.cpu,
                 pid: h.pid,
                 tid: h.tid,
-                comm: c_str(&e.comm),
+                comm: &comm,
                 exit_code: Some(e.exit_code),
             }));
         }
         record::COMM => {
             let Some(e) = copy_of::<comm_event>(data) else { return false };
             let h = &e.hdr;
+            let (comm, old_comm) = (c_str(&e.new_comm), c_str(&e.old_comm));
             emit(&Row::Comm(CommRow {
                 ts_ns: h.ts_ns,
                 cpu: h.cpu,
                 pid: h.pid,
                 tid: h.tid,
-                comm: c_str(&e.new_comm),
-                old_comm: c_str(&e.old_comm),
+                comm: &comm,
+                old_comm: &old_comm,
             }));
         }
         record::HARDIRQ | record::SOFTIRQ | record::IRQ_VECTOR => {
@@ -209,7 +245,7 @@ pub fn decode(data: &[u8], emit: &mut impl FnMut(&Row)) -> bool {
             let named = |names: &'static [&'static str]| names.get(e.irq as usize).copied().unwrap_or("?");
             let row = match kind {
                 record::HARDIRQ => {
-                    Row::Hardirq(HardirqRow { ts_ns, cpu, pid, tid, irq, irq_name: c_str(&e.name), duration_ns })
+                    Row::Hardirq(HardirqRow { ts_ns, cpu, pid, tid, irq, irq_name: &c_str(&e.name), duration_ns })
                 }
                 record::SOFTIRQ => {
                     Row::Softirq(SoftirqRow { ts_ns, cpu, pid, tid, irq, irq_name: named(&SOFTIRQ_NAMES), duration_ns })
@@ -365,6 +401,29 @@ mod tests {
             assert_eq!((s.comm, s.next_comm), ("cudasim", "stress-ng-cpu"));
             assert_eq!((s.voluntary, s.preempt, s.next_tid), (Some(false), Some(true), 8));
         }));
+    }
+
+    fn comm_bytes(name: &[u8]) -> [i8; 16] {
+        let mut out = [0i8; 16];
+        for (i, &b) in name.iter().take(15).enumerate() {
+            out[i] = b as i8;
+        }
+        out
+    }
+
+    #[test]
+    fn names_that_are_not_utf8_keep_their_bytes_escaped() {
+        let mut e = switch_event::default();
+        e.hdr = event_header { ts_ns: 9, r#type: record::SWITCH, cpu: 0, pid: 5, tid: 6 };
+        // a lone 0xff; a backslash (escaped too, so "\xff" typed as text stays distinguishable);
+        // a UTF-8 sequence cut by the kernel's 15-byte limit ("é" is c3 a9)
+        e.prev_comm = comm_bytes(b"\xffodd");
+        e.next_comm = comm_bytes(b"a\\xff\xc3\xa9\xc3");
+        assert!(decode(&bytes_of(&e), &mut |row| {
+            let Row::Switch(s) = row else { panic!("{row:?}") };
+            assert_eq!((s.comm, s.next_comm), ("\\xffodd", "a\\\\xff\u{e9}\\xc3"));
+        }));
+        assert!(matches!(escape_name(b"cudasim"), Cow::Borrowed("cudasim")));
     }
 
     #[test]

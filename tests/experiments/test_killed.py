@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from launchgap import procfs
 from tests.conftest import CUDASIM, REPO
 from tests.experiments.test_interrupted import cgroups
 from tests.experiments.test_mitigations import irq_affinities
@@ -23,10 +24,10 @@ needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="experiments load BPF 
 
 def _stat(pid: int) -> list[str] | None:
     try:
-        text = Path(f"/proc/{pid}/stat").read_bytes().decode(errors="replace")  # any name
-    except OSError:
+        name, fields = procfs.read_stat(f"/proc/{pid}/stat")
+    except (OSError, ValueError):
         return None
-    return [text[text.index("(") + 1: text.rindex(")")], *text.rsplit(")", 1)[1].split()]
+    return [name, *fields]
 
 
 def descendants(root: int) -> dict[tuple[int, str], str]:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from launchgap import procfs
 from launchgap.experiments import levers
 from tests.conftest import REPO
 from tests.experiments.lever_hosts import FakeDebugfsHost, make_fake_preempt
@@ -67,7 +68,7 @@ def where_each_is(processes: dict[tuple[int, str], str]) -> list[str]:
     out = []
     for pid, _ in processes:
         try:
-            stat = Path(f"/proc/{pid}/stat").read_bytes().decode(errors="replace").rsplit(")", 1)[1].split()
+            stat = procfs.read_stat(f"/proc/{pid}/stat")[1]
             cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
             wchan = Path(f"/proc/{pid}/wchan").read_text()
         except OSError:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from launchgap import procfs
 from launchgap.experiments import loadgen
 from launchgap.experiments.loadgen import CpuLoad, DiskLoad, LoadError, NetworkLoad
 from tests.conftest import REPO
@@ -17,7 +18,7 @@ from tests.conftest import REPO
 
 def alive(pids: list[int]) -> list[int]:
     return [p for p in pids if Path(f"/proc/{p}").exists()
-            and Path(f"/proc/{p}/stat").read_bytes().rsplit(b")", 1)[1].split()[0] != b"Z"]
+            and procfs.read_stat(f"/proc/{p}/stat")[1][0] != "Z"]
 
 
 def group_members(pgids: list[int]) -> list[int]:
@@ -25,9 +26,9 @@ def group_members(pgids: list[int]) -> list[int]:
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
-                if int((entry / "stat").read_bytes().rsplit(b")", 1)[1].split()[2]) in pgids:  # a name may be any bytes
+                if int(procfs.read_stat(entry / "stat")[1][2]) in pgids:
                     out.append(int(entry.name))
-            except (OSError, IndexError):
+            except (OSError, ValueError, IndexError):
                 pass
     return out
 

@@ -15,10 +15,11 @@ import sys
 import time
 from pathlib import Path
 
+import polars as pl
 import pytest
 
-from launchgap.trace import read_trace
-from tests.conftest import LIBCUDA
+from launchgap.trace import Event, read_trace
+from tests.conftest import LIBCUDA, ODD_NAME, ODD_NAME_SHOWN
 from tests.recorder.conftest import RECORDER, STORM, needs_bpf, running_on_a_replaced_driver, stop
 
 pytestmark = needs_bpf
@@ -267,3 +268,25 @@ def test_without_root_a_deleted_driver_is_named_with_why_it_cannot_be_probed(wor
         f"pid {workload.pid} maps {world_readable_dir}/libcuda.so.1, deleted on disk since it was loaded (replaced while "
         f"the process runs): it can only be read and probed through /proc/{workload.pid}/map_files/{span}, which needs "
         "root (CAP_SYS_ADMIN): Operation not permitted")
+
+
+# ---- a task name that is not UTF-8 (issue 25, item 1) ----------------------
+
+def test_a_task_name_that_is_not_utf8_keeps_its_bytes_escaped(tmp_path, odd_named_sleep):
+    """It was stored as "?": the culprit's name lost. The bytes are kept, escaped as docs/trace-format.md
+    says (\\xHH for each byte that is not UTF-8, \\\\ for a backslash), in every column that holds a name."""
+    out = tmp_path / "odd.lg"
+    folder = str(odd_named_sleep.parent)   # the test's own folder: plain ASCII
+    # through sh, which makes the name's bytes itself: the recorder takes only UTF-8 arguments
+    shell = f'exec "{folder}/$(printf "\\{ODD_NAME[0]:o}{ODD_NAME[1:].decode()}")" 0.3'
+    proc = record("-q", "-o", str(out), "--", "sh", "-c", shell)
+    assert proc.returncode == 0, proc.stderr
+    trace = read_trace(out)
+    pid = trace.meta["command_pid"]
+    switches = trace.of(Event.SWITCH, "pid", "comm", "next_pid", "next_comm")
+    # the command's own switches, once it runs as the odd-named file (before the exec it is the recorder's child)
+    assert ODD_NAME_SHOWN in switches.filter(pl.col("pid") == pid)["comm"].to_list()
+    assert ODD_NAME_SHOWN in switches.filter(pl.col("next_pid") == pid)["next_comm"].to_list()
+    assert "?" not in switches.filter(pl.col("pid") == pid)["comm"].to_list()
+    execs = trace.of(Event.EXEC, "pid", "comm", "filename").filter(pl.col("pid") == pid)
+    assert execs.rows()[-1] == (pid, ODD_NAME_SHOWN, f"{folder}/{ODD_NAME_SHOWN}")

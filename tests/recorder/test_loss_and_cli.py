@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -143,3 +144,24 @@ def test_a_stop_signal_leaves_a_complete_file(tmp_path, sig, expected_code):
     assert not trace.truncated
     assert trace.end["stop_reason"] == f"signal {int(sig)}"
     assert "stopped (signal" in stderr
+
+
+def test_the_drain_cpu_is_the_recorders_own_not_its_launchers(tmp_path):
+    """end.json's cpu_ns.drain was the main thread's CPU clock, which execve does not reset: under
+    `launchgap record` it carried Python's start-up and imports (issue 25, item 12). A launcher that burns a
+    second of CPU and then execs the recorder: the drain's figure is no more than the recording's wall time
+    (one thread), far below the second the launcher spent (its own clock says how much)."""
+    out = tmp_path / "run.lg"
+    launcher = ("import os, sys, time\n"
+                "while time.thread_time() < 1.0: pass\n"
+                "print(time.thread_time_ns(), flush=True)\n"
+                f"os.execv({str(RECORDER)!r}, [{str(RECORDER)!r}, '-q', '-o', {str(out)!r}, '--', 'sleep', '0.1'])\n")
+    proc = subprocess.run([sys.executable, "-c", launcher], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    launcher_ns = int(proc.stdout.split()[0])
+    trace = read_trace(out)
+    drain_ns = trace.end["cpu_ns"]["drain"]
+    wall_ns = trace.end["end_ns"] - trace.meta["start_ns"]
+    assert launcher_ns >= 1_000_000_000 > wall_ns
+    # a thread's CPU time over the recording cannot pass its wall time (the summary is taken just after it)
+    assert 0 < drain_ns <= wall_ns + 50_000_000

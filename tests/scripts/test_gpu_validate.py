@@ -20,6 +20,7 @@ import pyarrow as pa
 import pytest
 
 from launchgap import gpu_validation as gv
+from launchgap import procfs
 from tests.conftest import CUDASIM_STATIC, LIBCUDA, REPO
 from tests.recorder.conftest import needs_bpf
 
@@ -530,7 +531,7 @@ def descendants(pid: int) -> list[int]:
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
-                ppid = int((entry / "stat").read_bytes().rsplit(b")", 1)[1].split()[1])  # a name may be any bytes
+                ppid = int(procfs.read_stat(entry / "stat")[1][1])
             except (OSError, IndexError, ValueError):
                 continue
             children.setdefault(ppid, []).append(int(entry.name))

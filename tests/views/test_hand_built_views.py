@@ -370,6 +370,33 @@ def test_target_mode_trace_gets_a_note(tmp_path):
             f"first time a target ran on it; record with --system for the whole machine") in text
 
 
+def test_running_waiting_refuses_a_target_mode_trace_in_one_line(tmp_path):
+    """Its counts need every task's switches: on a target-mode recording it printed "peak 76 runnable" on
+    2 CPUs (issue 25, item 2). The same events recorded --system are counted."""
+    import subprocess
+
+    from tests.conftest import REPO
+
+    for mode in ("command", "pids"):
+        (tmp_path / mode).mkdir()
+        trace = two_cpu_trace(tmp_path / mode, mode=mode)
+        out = tmp_path / mode / "rw.png"
+        proc = subprocess.run([str(REPO / ".venv" / "bin" / "launchgap"), "running-waiting", str(trace.path),
+                               "-o", str(out)], capture_output=True, text=True, env={**os.environ, "COLUMNS": "30"})
+        assert proc.returncode == 2 and proc.stdout == ""
+        assert " ".join(proc.stderr.split()) == (
+            f"launchgap: {trace.path}: recorded in target mode, which holds other tasks' switches only where they "
+            f"met a target; running-waiting counts every task's (who runs, who waits), so it needs a recording made "
+            f"with --system, or a trace-cmd import")
+        assert not out.exists()
+    system = two_cpu_trace(tmp_path, mode="system")
+    proc = subprocess.run([str(REPO / ".venv" / "bin" / "launchgap"), "running-waiting", str(system.path),
+                           "-o", str(tmp_path / "rw.png")], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    # the hand-built failure: C waits on busy CPU0 from 40000 to 50000 ns while CPU1 idles
+    assert "peak 3 runnable; work-conservation failures: 1 stretches, 0.010 ms" in " ".join(proc.stdout.split())
+
+
 def test_a_window_with_too_many_marks_keeps_the_first_of_each_column(tmp_path, monkeypatch):
     """Past MARKS_KEPT_WHOLE the marks are thinned to the earliest per kind, CPU and column of the window
     (an hour of launches would not fit in memory), as many columns as keep the total under

@@ -153,3 +153,18 @@ def test_perfetto_export_decodes_with_counts_and_order(system_trace, tmp_path):
     threads = {t.tid: t.name for p in decoded.packet if p.HasField("process_tree") for t in p.process_tree.threads}
     cudasim_tids = set(trace.of(Event.LAUNCH, "tid")["tid"].unique().to_list())
     assert all(threads[tid] == "cudasim" for tid in cudasim_tids)
+
+
+@needs_bpf
+def test_running_waiting_refuses_a_real_target_mode_recording(tmp_path):
+    """What the issue saw (issue 25, item 2): "peak 76 runnable" on 2 CPUs, from a recording without --system."""
+    out = tmp_path / "target.lg"
+    proc = subprocess.run([str(RECORDER), "-q", "-o", str(out), "--", str(CUDASIM), "decode", "--quiet",
+                           "--threads", "2", "--tokens", "40"], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert read_trace(out).meta["mode"] == "command"
+    rw = subprocess.run([*LAUNCHGAP, "running-waiting", str(out), "-o", str(tmp_path / "rw.png")],
+                        capture_output=True, text=True, timeout=300)
+    assert rw.returncode == 2 and rw.stdout == "" and not (tmp_path / "rw.png").exists()
+    lines = rw.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"launchgap: {out}: recorded in target mode"), rw.stderr

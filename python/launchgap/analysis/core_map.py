@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from launchgap.analysis.targets import target_pids
-from launchgap.analysis.timeline import RUN_COLUMNS, cpu_runs, trace_bounds
+from launchgap.analysis.timeline import BREAK_SCHEMA, RUN_COLUMNS, cpu_runs, switch_chain_breaks, trace_bounds
 from launchgap.trace import Event, Trace
 from launchgap.trace.model import collect_streamed
 from launchgap.trace.schema import HOST_KINDS, TASK_DEAD
@@ -38,7 +38,7 @@ class Window:
     hi_ns: int
 
 
-def run_slices(trace: Trace, window: Window | None = None) -> pl.DataFrame:
+def run_slices(trace: Trace, window: Window | None = None, switches: pl.DataFrame | None = None) -> pl.DataFrame:
     """cpu, start_ns, end_ns, tid, pid, comm, switched_in of every non-idle
     run on every CPU (switched_in is false for the run a CPU was in when the
     trace began). With WINDOW: the runs that overlap it, cut to it (the rows
@@ -49,9 +49,13 @@ def run_slices(trace: Trace, window: Window | None = None) -> pl.DataFrame:
     who ran on each CPU from its start. A target-mode trace records a CPU's
     switches only from the first time a target ran there: the task switched
     out then was not necessarily running since the start, so that run is
-    kept only when the task is a target (whose own events say it was)."""
+    kept only when the task is a target (whose own events say it was). SWITCHES: window_switches(trace,
+    window), where the caller has them already."""
     bounds = trace_bounds(trace)
-    switches = None if window is None else window_switches(trace, window)
+    if window is None:
+        switches = None
+    elif switches is None:
+        switches = window_switches(trace, window)
     runs = cpu_runs(trace, bounds, switches).filter(pl.col("run_tid") != IDLE_TID).select(
         "cpu", pl.col("r_start").alias("start_ns"), pl.col("r_end").alias("end_ns"),
         pl.col("run_tid").alias("tid"), pl.col("run_pid").alias("pid"), pl.col("run_comm").alias("comm"),
@@ -77,6 +81,15 @@ def window_switches(trace: Trace, window: Window) -> pl.DataFrame:
         if not known.is_empty():
             inside = inside | (ts == pl.col("cpu").replace_strict(known["cpu"], known[edge], default=None))
     return collect_streamed(switches.filter(inside))
+
+
+def unknown_stretches(trace: Trace, window: Window, switches: pl.DataFrame | None = None) -> pl.DataFrame:
+    """cpu, start_ns, end_ns, in_tid, in_comm, out_tid where a CPU's switches do not chain in WINDOW
+    (timeline.switch_chain_breaks), cut to it: who ran there is not known. None in a target-mode trace,
+    whose switches never chain. SWITCHES: window_switches(trace, window), where the caller has them."""
+    if not records_every_switch(trace):
+        return pl.DataFrame(schema=BREAK_SCHEMA)
+    return clip(switch_chain_breaks(trace, window_switches(trace, window) if switches is None else switches), window)
 
 
 def records_every_switch(trace: Trace) -> bool:

@@ -31,6 +31,17 @@ class Record:
 
 
 @dataclass(frozen=True)
+class InconsistentCpu(Record):
+    """A CPU whose switches do not chain (timeline.switch_chain_breaks)."""
+    cpu: int
+    switches: int
+    unmatched: int        # switches whose task switched out is not the one the CPU last switched in
+    after_idle: int       # of those, the ones right after a switch-in of the idle task
+    unknown_ns: int       # the time between each such switch and the one before it: who ran is unknown
+    taken_ns: int         # the target threads' preempted and run-queue time on this CPU within it
+
+
+@dataclass(frozen=True)
 class TraceInfo(Record):
     path: str
     mode: str | None
@@ -43,6 +54,7 @@ class TraceInfo(Record):
     damage: list[str]
     csv_source: str | None
     caveats: list[str]
+    inconsistent_cpus: list[InconsistentCpu] = field(default_factory=list)
 
     @property
     def complete(self) -> bool:

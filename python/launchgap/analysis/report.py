@@ -16,12 +16,14 @@ from launchgap.analysis import gpu_time as gpu
 from launchgap.analysis.gpu_activity import gpu_activity
 from launchgap.analysis.irqs import irq_intervals
 from launchgap.analysis.records import (
-    Bursts, Culprit, FailedLaunch, FailedLaunches, GapClass, Gaps, GapTail, GpuTime, IrqSummary, Overview, Report,
-    StudyMetrics, TailShare, Taken, TakenTotal, ThreadCulprit, ThreadIrq, ThreadTaken, TraceInfo, Verdict,
+    Bursts, Culprit, FailedLaunch, FailedLaunches, GapClass, Gaps, GapTail, GpuTime, InconsistentCpu, IrqSummary,
+    Overview, Report, StudyMetrics, TailShare, Taken, TakenTotal, ThreadCulprit, ThreadIrq, ThreadTaken, TraceInfo,
+    Verdict,
 )
 from launchgap.analysis.side_by_side import side_by_side
 from launchgap.analysis.targets import RECORDER_COMMS, target_pids, target_threads
-from launchgap.analysis.timeline import Bounds, cpu_runs, thread_segments, trace_bounds
+from launchgap.analysis.core_map import records_every_switch
+from launchgap.analysis.timeline import Bounds, cpu_runs, switch_chain_breaks, thread_segments, trace_bounds
 from launchgap.doctor.in_trace import host_checks
 from launchgap.trace import Event, Trace
 from launchgap.trace.model import collect_streamed
@@ -125,7 +127,13 @@ def _incomplete(trace: TraceInfo) -> str:
     return "; ".join(parts)
 
 
-def _verdict(threads: list[ThreadTaken], launching: set[int], recoverable: int) -> Verdict:
+def _level(share: float) -> str:
+    return "negligible" if share < NEGLIGIBLE_PERCENT else "light" if share < HEAVY_PERCENT else "heavy"
+
+
+def _verdict(threads: list[ThreadTaken], launching: set[int], recoverable: int,
+             taken_where_unknown: dict[int, int] | None = None) -> Verdict:
+    """TAKEN_WHERE_UNKNOWN: tid -> the part of its waits that lies where a CPU's switches do not chain."""
     pool = [t for t in threads if t.tid in launching] or threads
     life = sum(t.lifetime_ns for t in pool)
     taken_ns = sum(t.preempted_ns + t.runqueue_ns + t.irq_ns for t in pool)
@@ -137,14 +145,13 @@ def _verdict(threads: list[ThreadTaken], launching: set[int], recoverable: int) 
     numbers = (f"The {whose} lost {taken_ns / 1e9:.3f} s of {life / 1e9:.3f} s ({share:.2f}%) to the scheduler and "
                f"interrupts: preemption {by['preemption'] / 1e9:.3f} s, run-queue wait "
                f"{by['run-queue wait'] / 1e9:.3f} s, interrupts {by['interrupts'] / 1e9:.3f} s.")
-    if share < NEGLIGIBLE_PERCENT:
-        level, advice = "negligible", "No scheduler or IRQ tuning is needed; monitor only."
-    elif share < HEAVY_PERCENT:
-        level = "light"
+    level = _level(share)
+    if level == "negligible":
+        advice = "No scheduler or IRQ tuning is needed; monitor only."
+    elif level == "light":
         advice = ("Pin the launching threads (taskset or a cpuset) and raise their priority (nice -n -10, or "
                   "SCHED_FIFO with a bounded priority) so neighbours stop preempting them.")
     else:
-        level = "heavy"
         advice = ("Isolate cores for the workload (isolcpus/nohz_full, or a cgroup v2 cpuset that neighbours "
                   "cannot use), pin the launching threads to them, and steer IRQs away from those cores "
                   "(/proc/irq/*/smp_affinity_list).")
@@ -155,6 +162,12 @@ def _verdict(threads: list[ThreadTaken], launching: set[int], recoverable: int) 
     if recoverable:
         text += (f" Of that, {recoverable / 1e9:.3f} s fell between consecutive kernel launches, delaying the "
                  f"next launch directly: what a mitigation would recover first.")
+    unknown = sum((taken_where_unknown or {}).get(t.tid, 0) for t in pool)
+    if unknown:
+        rest = 100.0 * (taken_ns - unknown) / life if life else 0.0
+        text += (f" But {unknown / 1e9:.3f} s of the time taken lies where a CPU's switches do not chain (the "
+                 f"caveat above): who ran there is unknown, so it may not have been taken at all; without it the "
+                 f"share is {rest:.2f}% ({_level(rest)}).")
     return Verdict(level=level, taken_percent=share, taken_ns=taken_ns, main_cause=main_cause,
                    recoverable_ns=recoverable, text=text)
 
@@ -266,6 +279,46 @@ def _mark_incomplete(verdict: Verdict, why: str) -> Verdict:
                                   f"bound, and the verdict rests on what was read. " + verdict.text))
 
 
+def inconsistent_cpus(trace: Trace, breaks: pl.DataFrame, segments: pl.DataFrame
+                      ) -> tuple[list[InconsistentCpu], dict[int, int]]:
+    """The CPUs whose switches do not chain (BREAKS: timeline.switch_chain_breaks), and per target thread
+    the part of its waits (SEGMENTS) that lies where they do not."""
+    if breaks.is_empty():
+        return [], {}
+    where_unknown = (taken.taken_where_unknown(segments, breaks) if not segments.is_empty()
+                     else pl.DataFrame(schema={"tid": pl.UInt32, "cpu": pl.UInt32, "ns": pl.Int64}))
+    per_cpu = (breaks.group_by("cpu").agg(pl.len().alias("unmatched"), (pl.col("in_tid") == 0).sum().alias("after_idle"),
+                                          (pl.col("end_ns") - pl.col("start_ns")).sum().alias("unknown_ns"))
+               .join(trace.of(Event.SWITCH, "cpu").group_by("cpu").len("switches"), on="cpu", how="left")
+               .join(where_unknown.group_by("cpu").agg(pl.col("ns").sum().alias("taken_ns")), on="cpu", how="left")
+               .fill_null(0).sort("cpu"))
+    cpus = [InconsistentCpu(cpu=r["cpu"], switches=r["switches"], unmatched=r["unmatched"], after_idle=r["after_idle"],
+                            unknown_ns=r["unknown_ns"], taken_ns=r["taken_ns"]) for r in per_cpu.iter_rows(named=True)]
+    by_tid = dict(where_unknown.group_by("tid").agg(pl.col("ns").sum()).iter_rows())
+    return cpus, by_tid
+
+
+def inconsistency_caveat(cpus: list[InconsistentCpu], seconds: float) -> str:
+    """One line for every CPU whose switches do not chain (SECONDS: the trace's length)."""
+    def ms(ns: int) -> str:
+        return f"{ns / 1e6:.3f} ms"
+
+    which = ", ".join(str(c.cpu) for c in cpus)
+    unmatched, switches = sum(c.unmatched for c in cpus), sum(c.switches for c in cpus)
+    after_idle, unknown = sum(c.after_idle for c in cpus), sum(c.unknown_ns for c in cpus)
+    taken_ns = sum(c.taken_ns for c in cpus)
+    its = "their" if len(cpus) > 1 else "its"
+    share = f" ({100 * unknown / 1e9 / (seconds * len(cpus)):.1f}% of {its} time)" if seconds else ""
+    idle = f", {after_idle:,} of them right after a switch-in of the idle task" if after_idle else ""
+    text = (f"the switches of CPU{'s' if len(cpus) > 1 else ''} {which} do not chain: in {unmatched:,} of {its} "
+            f"{switches:,} the task switched out is not the one last switched in there{idle}. A switch was never "
+            f"recorded, so who ran is unknown for {ms(unknown)}{share}")
+    if taken_ns:
+        text += (f"; {ms(taken_ns)} of the workload's preempted and run-queue time lies in that and may not have "
+                 f"been taken at all")
+    return text + " (the timeline hatches it)"
+
+
 def silent_tasks(trace: Trace) -> list[dict]:
     """Tasks switched in but never out, other than those still running at the end: the kernel
     did not trace their switch-outs (seen with this project's sandbox agent), so a workload
@@ -328,10 +381,14 @@ def build_report(trace: Trace, in_memory: bool = False) -> Report:
     syncs = trace.of(Event.SYNC, "ts_ns", "pid", "tid", "api", "duration_ns").filter(pl.col("pid").is_in(list(pids)))
     switches = trace.of(Event.SWITCH, "ts_ns", "tid", "voluntary").filter(pl.col("tid").is_in(tids))
     # the run slices (numpy, one CPU) while the segments are built (numpy, the other)
-    (runs, silent), segments = side_by_side(lambda: (cpu_runs(trace, bounds), silent_tasks(trace)),
-                                            lambda: thread_segments(trace, tids, bounds))
+    # a trace that records every switch chains them on each CPU; where it does not, say so
+    every_switch = records_every_switch(trace)
+    (runs, silent, breaks), segments = side_by_side(
+        lambda: (cpu_runs(trace, bounds), silent_tasks(trace), switch_chain_breaks(trace) if every_switch else None),
+        lambda: thread_segments(trace, tids, bounds))
     irqs = irq_intervals(trace)
     target_irqs = irqs.filter(pl.col("tid").is_in(tids))
+    unchained, taken_unknown = inconsistent_cpus(trace, breaks, segments) if breaks is not None else ([], {})
     lost = _lost(trace)
 
     def states_and_migrations() -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -428,7 +485,9 @@ def build_report(trace: Trace, in_memory: bool = False) -> Report:
         caveats=trace.meta.get("caveats", []) + [
             f"{t['comm']} ({t['pid']}/{t['tid']}) was switched in {t['switch_ins']} time(s) but its "
             f"switch-outs were never traced by this kernel: a thread it preempted looks preempted "
-            f"until its next recorded switch-out" for t in silent])
+            f"until its next recorded switch-out" for t in silent]
+        + ([inconsistency_caveat(unchained, bounds.seconds)] if unchained else []),
+        inconsistent_cpus=unchained)
     warnings = _guard(lost)
     incomplete = _incomplete(trace_info)
     gpu_info = gpu_activity(trace, pids)
@@ -442,7 +501,7 @@ def build_report(trace: Trace, in_memory: bool = False) -> Report:
     elif not pids:
         verdict = _no_target(trace)
     else:
-        verdict = _verdict(thread_rows, launching, recoverable)
+        verdict = _verdict(thread_rows, launching, recoverable, taken_unknown)
         if gpu_section.mode != "none" and gpu_section.active_ns:
             verdict = _gpu_verdict(verdict, gpu_section)
     if incomplete:

@@ -24,6 +24,12 @@ failures: the data behind `launchgap running-waiting` (docs/views.md).
   task meanwhile) while at least one CPU is idle. A task woken onto an idle
   CPU that takes a while to switch it in is wake-up latency, not a failure.
   Busy and idle count every task, selected or not.
+
+Every count needs every task's switches: a target-mode trace holds another
+task's only where it met a target (one preempted by a target waits, as far
+as the trace shows, until it next meets one), so on a 2-CPU machine it gave
+"peak 76 runnable" and failures over 35-95% of the time. Such a trace is
+refused (why_not_countable).
 """
 
 from __future__ import annotations
@@ -33,7 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from launchgap.analysis.core_map import Window, clip, run_slices
+from launchgap.analysis.core_map import Window, clip, records_every_switch, run_slices
 from launchgap.analysis.intervals import overlaps
 from launchgap.trace import Event, Trace
 from launchgap.trace.model import collect_streamed
@@ -171,10 +177,20 @@ def _first_run_ns(trace: Trace) -> int | None:
     return int(early["start_ns"].min()) if not early.is_empty() else None
 
 
+def why_not_countable(trace: Trace) -> str | None:
+    """Why TRACE cannot give running and waiting counts (one line), or None."""
+    if records_every_switch(trace):
+        return None
+    return (f"{trace.path}: recorded in target mode, which holds other tasks' switches only where they met a "
+            f"target; running-waiting counts every task's (who runs, who waits), so it needs a recording made "
+            f"with --system, or a trace-cmd import")
+
+
 def running_waiting(trace: Trace, window: Window, n_cpus: int, tids: set[int] | None = None,
                     whole: bool = False) -> RunningWaiting:
     """The counts in WINDOW, read from the events that bear on it (memory follows the window, not the
-    trace); WHOLE reads every switch and wakeup of the trace, the reference the tests compare with."""
+    trace); WHOLE reads every switch and wakeup of the trace, the reference the tests compare with.
+    The counts are those of a trace that records every switch (why_not_countable says when it does not)."""
     if whole:
         all_runs = run_slices(trace)
         since = int(all_runs["start_ns"].min()) if not all_runs.is_empty() else window.lo_ns

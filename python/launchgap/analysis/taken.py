@@ -75,6 +75,19 @@ def _sorted_by(frame: pl.DataFrame, key: str, start: str) -> pl.DataFrame:
     return frame.sort(key, start)
 
 
+def taken_where_unknown(segments: pl.DataFrame, breaks: pl.DataFrame) -> pl.DataFrame:
+    """tid, cpu, ns: the part of each thread's waits (preempted, run queue) on a CPU that lies where that
+    CPU's switches do not chain (timeline.switch_chain_breaks): who ran there is unknown, so the wait may
+    not have been one."""
+    waiting = segments.filter(_is_waiting(pl.col("state"))).select(
+        "tid", "cpu", pl.col("s_start").alias("q_start"), pl.col("s_end").alias("q_end")).drop_nulls("cpu")
+    unknown = _sorted_by(breaks.select("cpu", pl.col("start_ns").alias("r_start"), pl.col("end_ns").alias("r_end")),
+                         "cpu", "r_start")
+    query_rows, _, overlap = _overlap_indices(waiting, unknown, "cpu")
+    pairs = waiting.select("tid", "cpu")[query_rows].with_columns(pl.Series("ns", overlap.astype(np.int64)))
+    return pairs.group_by("tid", "cpu").agg(pl.col("ns").sum()).sort("tid", "cpu")
+
+
 def culprits(segments: pl.DataFrame, runs: pl.DataFrame) -> pl.DataFrame:
     """Who ran on a waiting thread's CPU while it waited: tid, cause, run_pid, run_comm, ns."""
     waiting = segments.filter(_is_waiting(pl.col("state"))).select(

@@ -109,6 +109,34 @@ def cpu_runs(trace: Trace, bounds: Bounds, switches: pl.DataFrame | None = None)
         task("comm", "next_comm").alias("run_comm"))
 
 
+BREAK_SCHEMA = {"cpu": pl.UInt32, "start_ns": pl.Int64, "end_ns": pl.Int64, "in_tid": pl.UInt32,
+                "in_comm": pl.Utf8, "out_tid": pl.UInt32}
+
+
+def switch_chain_breaks(trace: Trace, switches: pl.DataFrame | None = None) -> pl.DataFrame:
+    """Where a CPU's switches do not chain: cpu, start_ns, end_ns, in_tid, in_comm, out_tid for each switch
+    (at end_ns) whose task switched out (out_tid) is not the one the CPU's previous switch (at start_ns)
+    switched in (in_tid). A switch-out of in_tid or a switch-in of out_tid there was never recorded, so who
+    ran on the CPU from start_ns to end_ns is not known: cpu_runs gives it all to in_tid. This is how a task
+    switched in twice with no switch-out between, and a run seen with no switch-in, show; a .dat whose
+    kernel wrote none of the idle task's switch-outs breaks at every wake-up of an idle CPU (in_tid 0).
+    Only a trace that records every switch chains (a target-mode trace holds a CPU's switches only where
+    they involve a target). SWITCHES (RUN_COLUMNS, in the trace's order): the switches to read, if not
+    every one (those of a window and each CPU's last before and first after it give the window's breaks)."""
+    sw = trace.of(Event.SWITCH, *RUN_COLUMNS) if switches is None else switches
+    if sw.height < 2:
+        return pl.DataFrame(schema=BREAK_SCHEMA)
+    ts, cpu = sw["ts_ns"].cast(pl.Int64).to_numpy(), sw["cpu"].to_numpy()
+    order = grouped_time_order(cpu, ts)
+    ts, cpu = ts[order], cpu[order]
+    out_tid, in_tid = sw["tid"].to_numpy()[order], sw["next_tid"].to_numpy()[order]
+    # a switch (row i + 1) against the CPU's previous one (row i)
+    broken = np.flatnonzero((cpu[1:] == cpu[:-1]) & (out_tid[1:] != in_tid[:-1]))
+    return pl.DataFrame({"cpu": cpu[broken + 1], "start_ns": ts[broken], "end_ns": ts[broken + 1],
+                         "in_tid": in_tid[broken], "in_comm": sw["next_comm"].gather(order[broken]),
+                         "out_tid": out_tid[broken + 1]}, schema=BREAK_SCHEMA)
+
+
 # thread states, numbered while the segments are built (a string a row costs sorts and fills dearly)
 STATES = ("running", "preempted", "runqueue", "blocked", "offcpu", "unknown", "dead")
 RUNNING, PREEMPTED, RUNQUEUE, BLOCKED, OFFCPU, UNKNOWN, DEAD = range(len(STATES))

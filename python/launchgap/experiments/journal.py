@@ -24,8 +24,8 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
+from launchgap import procfs
 from launchgap.experiments.levers import LeverHost
-from launchgap.procfs import read_stat
 from launchgap.experiments.run_dir import (
     RUN_DIR,
     RunDirDenied,
@@ -50,10 +50,9 @@ def _boot_id() -> str:
 
 def start_ticks(pid: int) -> int | None:
     """A process's start time (clock ticks after boot): tells it from a later one reusing its pid."""
-    stat = read_stat(f"/proc/{pid}/stat")
     try:
-        return int(stat.fields[19]) if stat is not None else None
-    except (IndexError, ValueError):
+        return int(procfs.read_stat(f"/proc/{pid}/stat")[1][19])
+    except (OSError, IndexError, ValueError):
         return None
 
 

@@ -31,7 +31,7 @@ import sys
 import time
 from pathlib import Path
 
-from launchgap.procfs import read_stat
+from launchgap import procfs
 
 GRACE_S = 3.0
 # what the experiment process holds: (read end, write end) of the lifeline pipe
@@ -61,10 +61,13 @@ def group_members(pgid: int) -> list[int]:
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
-        stat = read_stat(entry / "stat")
-        # after the name: state ppid pgrp ...
-        if stat is not None and len(stat.fields) > 2 and stat.fields[2] == str(pgid) and stat.fields[0] != "Z":
-            out.append(int(entry.name))
+        try:
+            _, fields = procfs.read_stat(entry / "stat")
+            # after the name: state ppid pgrp ...
+            if int(fields[2]) == pgid and fields[0] != "Z":
+                out.append(int(entry.name))
+        except (OSError, ValueError, IndexError):
+            continue
     return out
 
 

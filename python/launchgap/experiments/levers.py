@@ -26,6 +26,7 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
+from launchgap import procfs
 from launchgap.doctor.checks import scheduler
 from launchgap.doctor.facts import LOCKDOWN, PREEMPT, TIMER_MIGRATION, WORKQUEUE_CPUMASK, HostFacts
 from launchgap.doctor.host import DirectoryHost, Host
@@ -37,7 +38,6 @@ from launchgap.doctor.parse import (
     parse_cpulist,
     parse_cpumask,
 )
-from launchgap.procfs import read_stat
 
 # the tests' stand-in for "/" (a tree of fake /proc, /sys files): where levers read and write
 ENV_ROOT = "LAUNCHGAP_LEVER_ROOT"
@@ -504,7 +504,7 @@ def _isolate_v1(mode: str, wanted: frozenset[int], tag: str, host: LeverHost, ch
 def cpuset_of_process(pid: int | str = "self") -> str | None:
     """The process's cpuset (v1) or cgroup (v2) path, as the kernel shows it."""
     try:
-        return Path(f"/proc/{pid}/cpuset").read_text().strip()
+        return procfs.read_text(f"/proc/{pid}/cpuset").strip()
     except OSError:
         return None
 
@@ -517,13 +517,13 @@ def read_thread_policies(pid: int) -> dict[int, dict]:
     except OSError:
         return out
     for tid in tids:
-        stat = read_stat(f"/proc/{pid}/task/{tid}/stat")
-        if stat is None:
+        try:
+            comm, fields = procfs.read_stat(f"/proc/{pid}/task/{tid}/stat")
+        except (OSError, ValueError):
             continue
-        fields = stat.fields
         # after the name: state(0) ... nice(16) ... processor(36) rt_priority(37) policy(38)
         try:
-            out[int(tid)] = {"comm": stat.name, "nice": int(fields[16]), "cpu": int(fields[36]),
+            out[int(tid)] = {"comm": comm, "nice": int(fields[16]), "cpu": int(fields[36]),
                              "rt_priority": int(fields[37]), "policy": POLICY_BY_NUMBER.get(int(fields[38]),
                                                                                            fields[38])}
         except (IndexError, ValueError):

@@ -9,6 +9,7 @@ Commands are argument lists, never shell strings.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import socket
@@ -17,9 +18,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from launchgap import procfs
 from launchgap.experiments import leash
 from launchgap.experiments.levers import SCRATCH_PREFIX
-from launchgap.procfs import read_stat
 
 # How long a generator may take to show it is loading, and how it must.
 VERIFY_TIMEOUT_S = 5.0
@@ -144,10 +145,13 @@ def _group_processes(pgids: list[int]) -> list[tuple[Path, list[str]]]:
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
-        stat = read_stat(entry / "stat")
-        # after the name: state ppid pgrp session ... utime(12) stime(13) (0-based in this list)
-        if stat is not None and len(stat.fields) > 12 and int(stat.fields[2]) in pgids:
-            found.append((entry, stat.fields))
+        try:
+            _, fields = procfs.read_stat(entry / "stat")
+            # after the name: state ppid pgrp session ... utime(12) stime(13) (0-based in this list)
+            if int(fields[2]) in pgids:
+                found.append((entry, fields))
+        except (OSError, ValueError, IndexError):
+            continue
     return found
 
 
@@ -213,7 +217,8 @@ class CpuLoad(LoadGenerator):
 
 
 def _loopback_bytes() -> int:
-    for line in Path("/proc/net/dev").read_text().splitlines():
+    # an interface may be named with any bytes but "/", ":" and white space
+    for line in procfs.read_text("/proc/net/dev").splitlines():
         name, _, rest = line.partition(":")
         if name.strip() == "lo":
             return int(rest.split()[0])
@@ -257,18 +262,23 @@ def backing_device(directory: Path) -> tuple[str, int, int]:
     """(filesystem type, major, minor) of the filesystem holding `directory`."""
     st = os.stat(directory)
     major, minor = os.major(st.st_dev), os.minor(st.st_dev)
-    best = ("?", 0)
-    for line in Path("/proc/self/mountinfo").read_text().splitlines():
-        left, _, right = line.partition(" - ")
+    best = ("?", -1)
+    # as bytes: a mount point may hold any, and mountinfo writes space, tab, newline and backslash as \ooo
+    where = os.fsencode(directory.resolve())
+    for line in Path("/proc/self/mountinfo").read_bytes().splitlines():
+        left, _, right = line.partition(b" - ")
         parts = left.split()
-        if parts[2] == f"{major}:{minor}" and directory.resolve().as_posix().startswith(parts[4]):
-            if len(parts[4]) > best[1]:
-                best = (right.split()[0], len(parts[4]))
+        if len(parts) < 5 or not right or parts[2] != f"{major}:{minor}".encode():
+            continue
+        mount_point = re.sub(rb"\\([0-7]{3})", lambda m: bytes([int(m[1], 8)]), parts[4])
+        inside = where == mount_point or where.startswith(mount_point.rstrip(b"/") + b"/")
+        if inside and len(mount_point) > best[1]:
+            best = (right.split()[0].decode("utf-8", "backslashreplace"), len(mount_point))
     return best[0], major, minor
 
 
 def _writes_completed(major: int, minor: int) -> int:
-    for line in Path("/proc/diskstats").read_text().splitlines():
+    for line in procfs.read_text("/proc/diskstats").splitlines():
         f = line.split()
         if int(f[0]) == major and int(f[1]) == minor:
             return int(f[7])

@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from launchgap import __version__
+from launchgap import __version__, procfs
 from launchgap.analysis.report import build_report
 from launchgap.cli_common import Terminated, raise_terminated
 from launchgap.experiments import custodian, leash, levers
@@ -129,7 +129,7 @@ class NotStartedError(ExperimentError):
 
 def _version(command: list[str]) -> str:
     try:
-        out = subprocess.run(command, capture_output=True, text=True, timeout=10)
+        out = subprocess.run(command, capture_output=True, text=True, errors="backslashreplace", timeout=10)
         return (out.stdout or out.stderr).strip().splitlines()[0]
     except (OSError, subprocess.SubprocessError, IndexError):
         return "not installed"
@@ -138,7 +138,7 @@ def _version(command: list[str]) -> str:
 def environment() -> dict:
     def read(path: str) -> str | None:
         try:
-            return Path(path).read_text().strip()
+            return procfs.read_text(path).strip()
         except OSError:
             return None
 

@@ -14,6 +14,9 @@ What a .dat cannot say, and what the import does about it:
 - prev_state: the tracepoint reports a bit per state letter (S=1, D=2, T=4,
   t=8, X=16, Z=32, P=64, I=128, R+=256); it is mapped back to the kernel's
   task-state values used by launchgap traces (dead = 0x80).
+- names: trace-cmd prints a name (a task's, a file's) that is not all printable, or
+  holds stale bytes after its NUL, as `ARRAY[ff, 6f, 64, 64, 00, ...]`: the bytes up to
+  the NUL are kept, escaped as the recorder escapes names (docs/trace-format.md, "Names").
 - lost events: trace-cmd's `[LOST n EVENTS]` lines are per CPU and lose
   every kind of event at once, so each becomes one `lost` row per
   scheduling and IRQ event type.
@@ -28,6 +31,7 @@ from pathlib import Path
 import polars as pl
 
 from launchgap import __version__
+from launchgap.procfs import escape_name
 from launchgap.trace.format2 import write_format2
 from launchgap.trace.schema import FORMAT_NAME, FORMAT_VERSION, IRQ_VECTOR_NAMES, SOFTIRQ_NAMES, TASK_DEAD, Event
 
@@ -58,6 +62,9 @@ FIELDS = {
     "irq_handler_entry": r"irq=(?P<irq>\d+) name=(?P<irq_name>.*)",
     "softirq_entry": r"vec=(?P<irq>\d+)",
 }
+# what trace-cmd -R prints for a char array it does not print as a string: its bytes in hex
+ARRAY_VALUE = r"^ARRAY\[[0-9a-f]{2}(?:, [0-9a-f]{2})*\]$"
+NAME_COLUMNS = ("comm", "next_comm", "filename", "irq_name")
 WAKEUPS = {"sched_wakeup": Event.WAKEUP, "sched_waking": Event.WAKING, "sched_wakeup_new": Event.WAKEUP_NEW}
 
 
@@ -69,12 +76,12 @@ def report_lines(dat: Path) -> list[str]:
     tool = shutil.which("trace-cmd")
     if tool is None:
         raise DatImportError("trace-cmd is not installed (apt install trace-cmd)")
-    proc = subprocess.run([tool, "report", "-R", "-t", "-i", str(dat)], capture_output=True, text=True,
-                          errors="replace")
+    proc = subprocess.run([tool, "report", "-R", "-t", "-i", str(dat)], capture_output=True)
     if proc.returncode != 0:
-        detail = (proc.stderr.strip().splitlines() or ["no message"])[-1]
+        detail = (proc.stderr.decode("utf-8", "backslashreplace").strip().splitlines() or ["no message"])[-1]
         raise DatImportError(f"{dat}: trace-cmd cannot read it ({detail})")
-    return proc.stdout.splitlines()
+    # trace-cmd prints task and file names as the kernel holds them, any bytes: escaped as the recorder does
+    return escape_name(proc.stdout).split("\n")  # only newline ends a line: a name may hold \x1c or \x85
 
 
 def _fields(frame: pl.DataFrame, names: list[str], pattern: str) -> pl.DataFrame:
@@ -94,6 +101,23 @@ def _paired(frame: pl.DataFrame, entry: str, exit_: str) -> pl.DataFrame:
     nxt = pl.col("name").shift(-1).over("cpu")
     return rows.with_columns((pl.col("ts_ns").shift(-1).over("cpu") - pl.col("ts_ns")).alias("duration_ns"),
                              (nxt == exit_).alias("closed")).filter((pl.col("name") == entry) & pl.col("closed"))
+
+
+def _array_name(value: str) -> str:
+    """A name trace-cmd printed as ARRAY[..]: its bytes up to the NUL, escaped."""
+    raw = bytes(int(byte, 16) for byte in value[len("ARRAY["):-1].split(", "))
+    return escape_name(raw.split(b"\0", 1)[0])
+
+
+def _names_from_arrays(frame: pl.DataFrame) -> pl.DataFrame:
+    """FRAME with every name column's ARRAY[..] values made names (decoded once per distinct value)."""
+    columns = [c for c in NAME_COLUMNS if c in frame.columns]
+    arrays = pl.concat([frame.get_column(c).filter(frame.get_column(c).str.contains(ARRAY_VALUE)).unique()
+                        for c in columns]).unique().to_list() if columns else []
+    if not arrays:
+        return frame
+    names = {value: _array_name(value) for value in arrays}
+    return frame.with_columns(pl.col(c).replace(names) for c in columns)
 
 
 def lines_to_events(lines: list[str]) -> tuple[dict[Event, pl.DataFrame], dict]:
@@ -180,7 +204,7 @@ def lines_to_events(lines: list[str]) -> tuple[dict[Event, pl.DataFrame], dict]:
     if not out:
         raise DatImportError("the trace holds none of the events launchgap uses (sched_switch, sched_wakeup, "
                            "sched_migrate_task, fork/exec/exit, irq and softirq events)")
-    frames = {kind: pl.concat(parts, how="diagonal_relaxed").sort("ts_ns", maintain_order=True)
+    frames = {kind: _names_from_arrays(pl.concat(parts, how="diagonal_relaxed").sort("ts_ns", maintain_order=True))
               for kind, parts in out.items()}
     end_ns = int(parsed["ts_ns"].max())
     if not lost.is_empty():
@@ -212,9 +236,15 @@ def import_dat(dat: Path, out: Path, targets: list[str] | None = None) -> dict:
     if not dat.is_file():
         raise DatImportError(f"{dat}: no such file")
     try:
-        frames, stats = lines_to_events(report_lines(dat))
+        return import_lines(report_lines(dat), out, str(dat), targets)
     except DatImportError as err:
         raise DatImportError(str(err) if str(err).startswith(f"{dat}:") else f"{dat}: {err}") from None
+
+
+def import_lines(lines: list[str], out: Path, source: str, targets: list[str] | None = None) -> dict:
+    """Writes a launchgap trace (format 2) from the lines of `trace-cmd report -R -t` into OUT, an empty
+    directory (SOURCE: what they came from, for the trace's meta); returns what was imported."""
+    frames, stats = lines_to_events(lines)
     pids = []
     if targets:
         named = pl.concat([frame.select("tid", "comm") for frame in frames.values() if "comm" in frame.columns])
@@ -227,7 +257,7 @@ def import_dat(dat: Path, out: Path, targets: list[str] | None = None) -> dict:
     meta = {
         "format": FORMAT_NAME, "version": FORMAT_VERSION,
         "recorder": {"name": "launchgap import (trace-cmd .dat)", "version": __version__},
-        "source": str(dat), "start_ns": stats["start_ns"], "mode": "pids" if pids else "system",
+        "source": source, "start_ns": stats["start_ns"], "mode": "pids" if pids else "system",
         "pids": pids, "command": None, "command_pid": None, "pid_is_thread_id": True, "every_switch": True,
         "clock": {"timestamps": "the .dat's trace clock (trace-cmd default: local)"},
         "topology": {"count": stats["cpu_count"]},

@@ -21,7 +21,7 @@ import numpy as np
 import polars as pl
 
 from launchgap.analysis.running_waiting import RunningWaiting
-from launchgap.views.timeline import MARK_KINDS, TimelineData
+from launchgap.views.timeline import MARK_KINDS, UNKNOWN_COLOUR, UNKNOWN_LABEL, TimelineData
 
 TYPED_ARRAYS = {np.dtype(np.float64): "Float64Array", np.dtype(np.uint32): "Uint32Array",
                 np.dtype(np.uint16): "Uint16Array", np.dtype(np.uint8): "Uint8Array"}
@@ -35,7 +35,15 @@ class Panel:
 
 def cores_panel(data: TimelineData) -> Panel:
     row_of = {cpu: i for i, cpu in enumerate(data.cpus)}
-    slices = data.slices.with_columns(pl.col("cpu").replace_strict(row_of).cast(pl.UInt16).alias("row"))
+    slices = data.slices
+    if data.unknown is not None and not data.unknown.is_empty():
+        # where a CPU's switches do not chain: a grey slice of its own, in place of the run cpu_runs gave the
+        # task last switched in (the same stretch exactly), so that a row's slices stay disjoint for the viewer
+        slices = pl.concat([slices.join(data.unknown.select("cpu", "start_ns", "end_ns"), on=["cpu", "start_ns", "end_ns"],
+                                        how="anti"), data.unknown.select(
+            "cpu", "start_ns", "end_ns", pl.lit(None, pl.UInt32).alias("tid"), pl.lit(None, pl.UInt32).alias("pid"),
+            pl.lit(UNKNOWN_LABEL).alias("comm"), pl.lit(UNKNOWN_COLOUR).alias("color"))], how="diagonal_relaxed")
+    slices = slices.with_columns(pl.col("cpu").replace_strict(row_of).cast(pl.UInt16).alias("row"))
     tasks = slices.select("tid", "pid", "comm", "color").unique(maintain_order=True).with_row_index("task")
     slices = slices.join(tasks, on=["tid", "pid", "comm", "color"], how="left", nulls_equal=True).sort("row", "start_ns")
     counts = np.bincount(slices["row"].to_numpy(), minlength=len(data.cpus)) if slices.height else np.zeros(

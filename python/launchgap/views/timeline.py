@@ -16,11 +16,13 @@ matplotlib.rcParams["text.parse_math"] = False
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import polars as pl  # noqa: E402
-from matplotlib.collections import LineCollection  # noqa: E402
+from matplotlib.collections import LineCollection, PatchCollection  # noqa: E402
+from matplotlib.patches import Patch, Rectangle  # noqa: E402
 from matplotlib.colors import to_hex  # noqa: E402
 
 from launchgap.analysis.core_map import (  # noqa: E402
     Window, choose_window, command_stats, cpu_order, forked_tids, marks, run_slices, shared_span_s, trace_cpus,
+    unknown_stretches, window_switches,
 )
 from launchgap.analysis.gpu_activity import busy_intervals  # noqa: E402
 from launchgap.trace import Event, Trace  # noqa: E402
@@ -31,6 +33,9 @@ OTHER_COLOUR = "#000000"  # --target: tasks that do not match are black, as in d
 GPU_BUSY_COLOUR = "#37474f"  # the GPU band: busy; idle is left blank
 MARK_STYLE = {"irq": ("#d62728", "|"), "migrate": ("#7f7f7f", "x"), "launch": ("#2ca02c", "."), "sync": ("#9467bd", "s")}
 MARK_KINDS = tuple(MARK_STYLE)
+# where a CPU's switches do not chain (a switch was never recorded): who ran there is unknown
+UNKNOWN_COLOUR, UNKNOWN_HATCH = "#7f7f7f", "////"
+UNKNOWN_LABEL = "unknown: a switch was not recorded"
 
 
 @dataclass(frozen=True)
@@ -58,6 +63,7 @@ class TimelineData:
     stats: pl.DataFrame           # per command: first_s, last_s, run_s, switches_in, tasks
     legend: dict[str, str]        # label -> colour, for the colours that name something
     marks_in_window: int = 0      # before thinning: more than marks.height when the window held too many
+    unknown: pl.DataFrame | None = None   # cpu, start_ns, end_ns, ...: where a CPU's switches do not chain
     # the GPU band: lane (label, top to bottom), start_ns, end_ns, when the GPU ran anything
     gpu: pl.DataFrame | None = None
 
@@ -103,7 +109,9 @@ def colour_slices(slices: pl.DataFrame, options: TimelineOptions) -> tuple[pl.Da
 
 def build_timeline(trace: Trace, options: TimelineOptions) -> TimelineData:
     window = choose_window(trace, options.after_sleep, options.from_workload, options.min_s, options.max_s)
-    slices = run_slices(trace, window)
+    switches = window_switches(trace, window)
+    slices = run_slices(trace, window, switches)
+    unknown = unknown_stretches(trace, window, switches)
     tids = forked_tids(trace) if options.forked else None
     if tids is not None:
         slices = slices.filter(pl.col("tid").is_in(sorted(tids)))
@@ -111,7 +119,8 @@ def build_timeline(trace: Trace, options: TimelineOptions) -> TimelineData:
     cpus = cpu_order(trace, trace_cpus(trace), options.socket_order)
     drawn_marks = marks(trace, window, tids, options.show_marks)
     return TimelineData(str(trace.path), window, cpus, slices, drawn_marks.frame, command_stats(slices, window), legend,
-                        drawn_marks.in_window, gpu_band(trace, window) if _wants_gpu(trace, options) else None)
+                        drawn_marks.in_window, unknown=unknown,
+                        gpu=gpu_band(trace, window) if _wants_gpu(trace, options) else None)
 
 
 def _wants_gpu(trace: Trace, options: TimelineOptions) -> bool:
@@ -142,6 +151,16 @@ def static_segments(data: TimelineData, span: tuple[float, float], width_px: int
     lo = data.window.origin_ns + int(span[0] * 1e9)
     hi = data.window.origin_ns + int(span[1] * 1e9)
     return decimate(data.slices, lo, hi, width_px)
+
+
+def unknown_segments(data: TimelineData, span: tuple[float, float], width_px: int) -> pl.DataFrame:
+    """The hatched stretches draw_static draws for one graph (cpu, start_ns, end_ns, narrow): those closer
+    than a pixel merged."""
+    if data.unknown is None or data.unknown.is_empty():
+        return pl.DataFrame(schema={"cpu": pl.UInt32, "start_ns": pl.Int64, "end_ns": pl.Int64, "narrow": pl.Boolean})
+    lo = data.window.origin_ns + int(span[0] * 1e9)
+    hi = data.window.origin_ns + int(span[1] * 1e9)
+    return decimate(data.unknown.with_columns(pl.lit(UNKNOWN_COLOUR).alias("color")), lo, hi, width_px).drop("color")
 
 
 def _mark_points(frame: pl.DataFrame, origin: int, lo: int, hi: int, width_px: int) -> pl.DataFrame:
@@ -193,6 +212,16 @@ def draw_static(datas: list[TimelineData], path: Path) -> list[pl.DataFrame]:
                                                  colors=GPU_BUSY_COLOUR, linewidths=line_width, capstyle="butt"))
         lo_abs = data.window.origin_ns + int(span[0] * 1e9)
         hi_abs = data.window.origin_ns + int(span[1] * 1e9)
+        hatched = unknown_segments(data, span, width_px)
+        if not hatched.is_empty():
+            # hatched over whatever the slices say ran there, each at least a pixel wide
+            px = (span[1] - span[0]) / width_px
+            rows = hatched["cpu"].replace_strict(row_of, default=None).cast(pl.Float64).to_numpy()
+            x0 = ((hatched["start_ns"] - data.window.origin_ns) / 1e9).to_numpy()
+            x1 = np.maximum(((hatched["end_ns"] - data.window.origin_ns) / 1e9).to_numpy(), x0 + px)
+            ax.add_collection(PatchCollection(
+                [Rectangle((a, y - 0.4), b - a, 0.8) for a, b, y in zip(x0, x1, rows)],
+                facecolor="none", edgecolor=UNKNOWN_COLOUR, hatch=UNKNOWN_HATCH, linewidth=0, zorder=2))
         points = _mark_points(data.marks, data.window.origin_ns, lo_abs, hi_abs, width_px)
         for kind, (colour, marker) in MARK_STYLE.items():
             sel = points.filter(pl.col("kind") == kind)
@@ -211,6 +240,8 @@ def draw_static(datas: list[TimelineData], path: Path) -> list[pl.DataFrame]:
                    for label, c in list(data.legend.items())[:14]]
         handles += [plt.Line2D([], [], color=MARK_STYLE[k][0], marker=MARK_STYLE[k][1], lw=0, label=k)
                     for k in MARK_STYLE if not data.marks.filter(pl.col("kind") == k).is_empty()]
+        if not hatched.is_empty():
+            handles.append(Patch(facecolor="none", edgecolor=UNKNOWN_COLOUR, hatch=UNKNOWN_HATCH, label=UNKNOWN_LABEL))
         if handles:
             ax.legend(handles=handles, fontsize=6, loc="upper left", bbox_to_anchor=(1.005, 1.0), frameon=False)
     axes[-1, 0].set_xlabel("seconds")

@@ -108,8 +108,10 @@ class CoresPanel {
     const d = this.d, i = lowerBound(d.end, t, this.rowStart[r], this.rowStart[r + 1]);
     if (i >= this.rowStart[r + 1] || d.start[i] > t) return `CPU ${this.spec.cpus[r]}: idle at ${t.toFixed(6)} s`;
     const task = this.spec.tasks[d.task[i]];
-    return `CPU ${this.spec.cpus[r]}: ${task.comm} (pid ${task.pid}, tid ${task.tid}) ran ` +
-      `${d.start[i].toFixed(6)}-${d.end[i].toFixed(6)} s (${((d.end[i] - d.start[i]) * 1e6).toFixed(1)} us)`;
+    const when = `${d.start[i].toFixed(6)}-${d.end[i].toFixed(6)} s (${((d.end[i] - d.start[i]) * 1e6).toFixed(1)} us)`;
+    // a stretch with no task: who ran there is unknown (a switch was not recorded)
+    if (task.tid === null) return `CPU ${this.spec.cpus[r]}: ${task.comm}, ${when}`;
+    return `CPU ${this.spec.cpus[r]}: ${task.comm} (pid ${task.pid}, tid ${task.tid}) ran ${when}`;
   }
 }
 
