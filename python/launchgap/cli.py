@@ -308,8 +308,9 @@ def view_window_options(command):
                    "current directory, NAME the first trace's name without its suffix")
 @view_window_options
 @click.option("--target", help="Colour only tasks whose command starts with this; the others are black.")
-@click.option("--color-by", type=click.Choice(["pid", "command"]), default="pid", show_default=True,
-              help="pid: a colour per task (the kernel's pid, our tid; colours repeat); command: a colour per command.")
+@click.option("--color-by", type=click.Choice(["command", "pid"]), default="command", show_default=True,
+              help="command: a colour per command, busiest first, each named in the legend with its statistics; "
+                   "pid: a colour per task (the kernel's pid, our tid), from 20 colours that repeat, no legend.")
 @click.option("--socket-order", is_flag=True, help="Order CPUs by package and core (from the trace's topology).")
 @click.option("--marks", default="irq,launch,sync,migrate", show_default=True,
               help="Overlay marks to draw (comma separated; empty for none).")
