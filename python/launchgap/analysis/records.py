@@ -82,10 +82,14 @@ class Overview(Record):
     launching_threads: int
     launches: int
     launches_by_api: dict[str, int]
+    # the runtime entry points that made those launches (recorded with --api-names; None without): a launch
+    # that called the driver directly is in no entry
+    launches_by_runtime_api: dict[str, int] | None
     launch_rate_hz: float
     syncs: int
     sync_ns: int
     syncs_by_api: dict[str, int]
+    syncs_by_runtime_api: dict[str, int] | None
     failed_launches: FailedLaunches
     switches: int
     preempted_switches: int

@@ -301,6 +301,21 @@ def failed_launches(trace: Trace, pids: set[int]) -> FailedLaunches:
                           by=[FailedLaunch(runtime_api=a, return_code=c, count=n) for a, c, n in by.rows()])
 
 
+def runtime_names_recorded(trace: Trace, *calls: pl.DataFrame) -> bool:
+    """The trace names the runtime entry point of each call: recorded with --api-names, or (a study CSV,
+    whose rows are the runtime's) some of CALLS carry a name."""
+    return bool(trace.meta.get("options", {}).get("api_names")) or any(
+        frame["runtime_api"].null_count() < frame.height for frame in calls)
+
+
+def _by_runtime_api(counts: pl.DataFrame, recorded: bool) -> dict[str, int] | None:
+    """runtime entry point -> calls, from COUNTS (runtime_api, n), the calls with no runtime name left out."""
+    if not recorded:
+        return None
+    named = counts.filter(pl.col("runtime_api").is_not_null()).group_by("runtime_api").agg(pl.col("n").sum())
+    return {k: int(v) for k, v in named.sort("runtime_api").iter_rows()}
+
+
 def _launch_chunks(trace: Trace, pids: set[int]):
     """A fresh iterator over the targets' launches (tid, ts_ns) in time order, a few segments at a time."""
     wanted = list(pids)
@@ -322,10 +337,12 @@ def build_report(trace: Trace, in_memory: bool = False) -> Report:
     threads = target_threads(trace, pids)
     tids = threads["tid"].to_list()
     launch_scan = trace.scan(Event.LAUNCH).filter(pl.col("pid").is_in(list(pids)))
-    launches = launch_scan.select("ts_ns", "pid", "tid", "api").collect() if in_memory else None
-    by_tid_api = (collect_streamed(launch_scan.group_by("tid", "api").agg(pl.len().alias("launches")))
-                  if not in_memory else launches.group_by("tid", "api").agg(pl.len().alias("launches")))
-    syncs = trace.of(Event.SYNC, "ts_ns", "pid", "tid", "api", "duration_ns").filter(pl.col("pid").is_in(list(pids)))
+    launches = launch_scan.select("ts_ns", "pid", "tid", "api", "runtime_api").collect() if in_memory else None
+    by_tid_api = (collect_streamed(launch_scan.group_by("tid", "api", "runtime_api").agg(pl.len().alias("launches")))
+                  if not in_memory else launches.group_by("tid", "api", "runtime_api").agg(pl.len().alias("launches")))
+    syncs = trace.of(Event.SYNC, "ts_ns", "pid", "tid", "api", "runtime_api", "duration_ns").filter(
+        pl.col("pid").is_in(list(pids)))
+    runtime_names = runtime_names_recorded(trace, by_tid_api, syncs)
     switches = trace.of(Event.SWITCH, "ts_ns", "tid", "voluntary").filter(pl.col("tid").is_in(tids))
     # the run slices (numpy, one CPU) while the segments are built (numpy, the other)
     (runs, silent), segments = side_by_side(lambda: (cpu_runs(trace, bounds), silent_tasks(trace)),
@@ -460,9 +477,12 @@ def build_report(trace: Trace, in_memory: bool = False) -> Report:
             launches=n_launches,
             launches_by_api={k: v for k, v in by_tid_api.group_by("api").agg(pl.col("launches").sum())
                              .sort("api").iter_rows()},
+            launches_by_runtime_api=_by_runtime_api(by_tid_api.select("runtime_api", n="launches"), runtime_names),
             launch_rate_hz=n_launches / bounds.seconds if bounds.seconds else 0.0,
             syncs=syncs.height, sync_ns=int(syncs["duration_ns"].sum() or 0),
             syncs_by_api={k: v for k, v in syncs.group_by("api").len().sort("api").iter_rows()},
+            syncs_by_runtime_api=_by_runtime_api(syncs.group_by("runtime_api").agg(pl.len().alias("n")),
+                                                 runtime_names),
             failed_launches=failed_launches(trace, pids),
             switches=target_switches,
             preempted_switches=int((~switches["voluntary"]).sum()) if target_switches else 0,

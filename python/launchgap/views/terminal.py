@@ -113,6 +113,18 @@ def _gpu_time(g: GpuTime, console: Console) -> None:
         console.print(cu)
 
 
+def _by_api(driver: dict[str, int], runtime: dict[str, int] | None, total: int) -> str:
+    """Calls by the driver's entry point, and with --api-names by the runtime's that made them."""
+    said = ", ".join(f"{escape(k)} {v:,}" for k, v in driver.items()) or "none"
+    if runtime is None:
+        return said
+    through = [f"{escape(k)} {v:,}" for k, v in runtime.items()]
+    direct = total - sum(runtime.values())
+    if direct:
+        through.append(f"the driver called directly {direct:,}")
+    return f"driver: {said}; runtime: {', '.join(through) or 'none'}"
+
+
 def _header(trace: TraceInfo) -> str:
     """What was read: mode, command, host, kernel, CPUs, each only where the file says."""
     path = f"[bold]{escape(trace.path)}[/]"
@@ -148,9 +160,10 @@ def render(report: Report, console: Console) -> None:
     ov.add_column()
     ov.add_row("wall time", _s(o.wall_ns))
     ov.add_row("processes / threads", f"{len(o.processes)} / {o.threads} ({o.launching_threads} launching)")
-    apis = ", ".join(f"{k} {v:,}" for k, v in o.launches_by_api.items()) or "none"
+    apis = _by_api(o.launches_by_api, o.launches_by_runtime_api, o.launches)
     ov.add_row("kernel launches", f"{o.launches:,} ({apis}), {_n(o.launch_rate_hz, 0)}/s" + _warn(report, "launches"))
-    ov.add_row("syncs", f"{o.syncs:,} blocking {_s(o.sync_ns)}" + _warn(report, "syncs"))
+    syncs = f" ({_by_api(o.syncs_by_api, o.syncs_by_runtime_api, o.syncs)})" if o.syncs_by_runtime_api else ""
+    ov.add_row("syncs", f"{o.syncs:,} blocking {_s(o.sync_ns)}{syncs}" + _warn(report, "syncs"))
     ov.add_row("GPU activity", _gpu_activity(report.gpu_activity))
     ov.add_row("failed launch attempts", _failed_launches(o.failed_launches) + _warn(report, "failed_launches"))
     ov.add_row("context switches", f"{o.switches:,}: {o.preempted_switches:,} preempted (still runnable), "
