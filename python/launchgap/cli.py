@@ -15,7 +15,7 @@ from rich.table import Table
 import launchgap.quiet_blas  # noqa: F401  (first: before anything imports numpy)
 from launchgap import __version__
 from launchgap.analysis.diff import diff_reports
-from launchgap.analysis.report import build_report
+from launchgap.analysis.report import MINOR_CAVEAT_PERCENT, build_report
 from launchgap.cli_common import (
     EXIT_INTERRUPTED,
     Terminated,
@@ -108,7 +108,10 @@ EXIT_LOST_EVENTS = 3
 @click.option("--strict", is_flag=True,
               help=f"Exit {EXIT_LOST_EVENTS} if lost events affect any metric, or the trace is incomplete (cut short, "
                    "or damaged rows left out).")
-def report(trace: str, as_json: bool, csv_path: str | None, strict: bool) -> None:
+@click.option("-v", "--verbose", is_flag=True,
+              help=f"Also show the minor caveats: those bearing on at most {MINOR_CAVEAT_PERCENT:g}% of the time taken "
+                   "from the workload (always in --json, under trace.minor_caveats).")
+def report(trace: str, as_json: bool, csv_path: str | None, strict: bool, verbose: bool) -> None:
     """What the scheduler and interrupts took from the workload in TRACE, from whom, and what to do."""
     if csv_path:
         check_output(csv_path, [trace])
@@ -120,7 +123,7 @@ def report(trace: str, as_json: bool, csv_path: str | None, strict: bool) -> Non
     if as_json:
         click.echo(json.dumps(result.to_json(), indent=2))
     else:
-        render(result, console)
+        render(result, console, verbose)
     # the warnings hold lost events and an incomplete trace (cut short, or damaged rows left out)
     if strict and result.warnings:
         sys.exit(EXIT_LOST_EVENTS)

@@ -35,6 +35,7 @@ class TraceInfo(Record):
     path: str
     mode: str | None
     command: list[str] | None
+    pids: list[int]               # the processes named with -p (mode "pids"); empty otherwise
     host: str | None
     kernel: str | None
     cpus: int | None
@@ -42,7 +43,10 @@ class TraceInfo(Record):
     clean_end: bool
     damage: list[str]
     csv_source: str | None
-    caveats: list[str]
+    caveats: list[str]            # what the numbers below cannot show, or show wrong by more than a small share
+    # caveats that bear on less than report.MINOR_CAVEAT_PERCENT of the time taken from the workload: in the
+    # JSON and `report --verbose`, not in the default terminal report
+    minor_caveats: list[str]
 
     @property
     def complete(self) -> bool:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import textwrap
+
 from rich.console import Console
 from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
+from rich.text import Text
 
 from launchgap.analysis.records import FailedLaunches, GpuActivity, GpuTime, Report, TraceInfo
 
@@ -125,6 +128,10 @@ def _by_api(driver: dict[str, int], runtime: dict[str, int] | None, total: int) 
     return f"driver: {said}; runtime: {', '.join(through) or 'none'}"
 
 
+# the header names this many of the processes a recording attached to (-p), then says how many more
+PIDS_NAMED = 8
+
+
 def _header(trace: TraceInfo) -> str:
     """What was read: mode, command, host, kernel, CPUs, each only where the file says."""
     path = f"[bold]{escape(trace.path)}[/]"
@@ -132,7 +139,12 @@ def _header(trace: TraceInfo) -> str:
         writer = {"cuda_sched_trace": "written by the study's tool (cuda_sched_trace)",
                   "launchgap export": "written by launchgap export --csv"}.get(trace.csv_source or "", "")
         return f"{path}: the study's CSV layout, {writer}; no host, kernel or CPU information in the file"
-    where = " ".join(escape(str(part)) for part in (trace.mode, " ".join(trace.command or [])) if part)
+    if trace.mode == "pids" and trace.pids:
+        shown = ", ".join(str(p) for p in trace.pids[:PIDS_NAMED])
+        more = f" and {len(trace.pids) - PIDS_NAMED} more" if len(trace.pids) > PIDS_NAMED else ""
+        where = f"{'pid' if len(trace.pids) == 1 else 'pids'} {shown}{more}"
+    else:
+        where = " ".join(escape(str(part)) for part in (trace.mode, " ".join(trace.command or [])) if part)
     host = []
     if trace.kernel:
         host.append(escape(str(trace.kernel)))
@@ -145,14 +157,33 @@ def _header(trace: TraceInfo) -> str:
     return head
 
 
-def render(report: Report, console: Console) -> None:
+# a paragraph's width where there is no terminal to fit (a pipe, a log): lines a reader and a diff can take
+PLAIN_WIDTH = 100
+
+
+def _verdict(level: str, text: str, style: str, console: Console) -> None:
+    """The verdict: a box on a terminal (fitted to its width); elsewhere a heading and a plain paragraph
+    wrapped at PLAIN_WIDTH, where a box would be one line hundreds of characters long."""
+    if console.is_terminal:
+        # not expanded: a short verdict keeps a short box
+        console.print(Panel(Text(text), title=f"Verdict: {escape(level)}", border_style=style, expand=False))
+        return
+    console.print(f"Verdict: {level}", markup=False, highlight=False)
+    for line in textwrap.wrap(text, PLAIN_WIDTH, break_long_words=False, break_on_hyphens=False):
+        console.print(line, markup=False, highlight=False)
+
+
+def render(report: Report, console: Console, verbose: bool = False) -> None:
+    """The report for a reader. VERBOSE adds the minor caveats (report.MINOR_CAVEAT_PERCENT)."""
     o, m, t = report.overview, report.study_metrics, report.taken
     trace = report.trace
     console.print(_header(trace), highlight=False)
     for damage in trace.damage:
         console.print(f"[bold red]damaged[/]: {escape(damage)}", highlight=False)
     for caveat in trace.caveats:
-        console.print(f"[bold yellow]caveat[/]: {caveat}")
+        console.print(f"[bold yellow]caveat[/]: {escape(caveat)}", highlight=False)
+    for caveat in trace.minor_caveats if verbose else ():
+        console.print(f"[yellow]minor caveat[/]: {escape(caveat)}", highlight=False)
     _gpu_time(report.gpu_time, console)
 
     ov = Table(title="Overview", show_header=False, title_justify="left")
@@ -236,9 +267,7 @@ def render(report: Report, console: Console) -> None:
 
     style = {"negligible": "green", "light": "yellow", "heavy": "red", "uncertain": "yellow"}.get(
         report.verdict.level, "blue")
-    # not expanded: on a terminal it still fits the width; in a pipe or log it is one full line
-    console.print(Panel(report.verdict.text, title=f"Verdict: {report.verdict.level}", border_style=style,
-                        expand=False))
+    _verdict(report.verdict.level, report.verdict.text, style, console)
     if report.host_checks:
         from launchgap.doctor.render import render_host_checks
 
