@@ -623,7 +623,13 @@ def _show(outdir: Path) -> None:
         note(f"note: {outdir}: summary.json and the plots were not written ({getattr(err, 'strerror', None) or err})")
     table = Table(title=f"{results['metric']} ({'higher' if results['higher_is_better'] else 'lower'} is better), "
                         f"status: {results['status']}", title_justify="left")
-    for col in ("scenario", "runs", "failed", "median", "mean +- sd", "min..max", "95% CI", "slowdown",
+    from launchgap.experiments.summary import measured
+    from launchgap.views.numbers import fixed, places, rounds, span, with_sd
+
+    # one rounding for the whole table, set by the runs' scatter
+    decimals = places([e["metric"]["sd"] for e in summary.values() if e.get("runs")],
+                      [e["metric"]["median"] for e in summary.values() if e.get("runs")])
+    for col in ("scenario", "runs", "failed", "median", "mean (sd)", "min..max", "95% CI", "slowdown",
                 "slowdown 95% CI", "p (Welch / MWU)", "preempted", "run-queue", "IRQ", "explained", "Sched/1K",
                 "top culprit"):
         table.add_column(col, justify="left" if col in ("scenario", "top culprit") else "right")
@@ -633,11 +639,13 @@ def _show(outdir: Path) -> None:
             table.add_row(name, "0", failed, *[""] * 13)
             continue
         m, v = e["metric"], e.get("vs_baseline")
-        sd = f"{m['sd']:.2f}" if m["sd"] is not None else "-"
-        ci = f"{m['ci_low']:.2f}..{m['ci_high']:.2f}" if m["ci_low"] is not None else "-"
-        flags = " (outliers: runs " + ",".join(map(str, m["outliers"])) + ")" if m["outliers"] else ""
-        table.add_row(name, str(e["runs"]), failed, f"{m['median']:.2f}{flags}", f"{m['mean']:.2f} +- {sd}",
-                      f"{m['min']:.2f}..{m['max']:.2f}", ci,
+        # the outliers are indices into the scenario's measured runs: said as the rounds they ran in
+        runs = measured(results, name)
+        outlying = sorted(runs[i].get("round", i + 1) for i in m["outliers"] if i < len(runs))
+        flags = f" ({len(outlying)} outlier{'s' if len(outlying) > 1 else ''}: {rounds(outlying)})" if outlying else ""
+        table.add_row(name, str(e["runs"]), failed, f"{fixed(m['median'], decimals)}{flags}",
+                      with_sd(m["mean"], m["sd"], decimals), span(m["min"], m["max"], decimals),
+                      span(m["ci_low"], m["ci_high"], decimals),
                       f"{v['slowdown_percent']:+.1f}%" if v else "-",
                       f"{v['slowdown_ci_low']:+.1f}..{v['slowdown_ci_high']:+.1f}%" if v and v["slowdown_ci_low"] is not None else "-",
                       f"{v['welch_p']:.3f} / {v['mannwhitney_p']:.2f}" if v and v["welch_p"] is not None else "-",
