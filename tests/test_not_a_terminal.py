@@ -32,8 +32,16 @@ def test_the_report_in_a_pipe_is_whole(tmp_path):
     trace = b.write(tmp_path / "t.lg")
     proc = launchgap("report", str(trace.path))
     assert "…" not in proc.stdout
-    verdict = json.loads(launchgap("report", str(trace.path), "--json").stdout)["verdict"]["text"]
-    assert any(verdict in line for line in proc.stdout.splitlines())         # one line, not wrapped
+    verdict = json.loads(launchgap("report", str(trace.path), "--json").stdout)["verdict"]
+    # the verdict, hundreds of characters, is a heading and a plain paragraph of lines of at most 100
+    # characters (not a box drawn as one line), every word kept
+    lines = proc.stdout.splitlines()
+    start = lines.index(f"Verdict: {verdict['level']}") + 1
+    paragraph = []
+    while len(" ".join(paragraph)) < len(verdict["text"]):
+        paragraph.append(lines[start + len(paragraph)])
+    assert " ".join(paragraph) == verdict["text"]
+    assert len(verdict["text"]) > 300 and len(paragraph) >= 4 and all(len(line) <= 100 for line in paragraph)
     assert any("a-thread-with-a-long-name 100/101" in line for line in proc.stdout.splitlines())
     assert any("another-rather-long-command-name (200)" in line for line in proc.stdout.splitlines())
 

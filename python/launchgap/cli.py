@@ -16,7 +16,7 @@ from rich.text import Text
 import launchgap.quiet_blas  # noqa: F401  (first: before anything imports numpy)
 from launchgap import __version__
 from launchgap.analysis.diff import diff_reports
-from launchgap.analysis.report import build_report
+from launchgap.analysis.report import MINOR_CAVEAT_PERCENT, build_report
 from launchgap.cli_common import (
     EXIT_INTERRUPTED,
     Terminated,
@@ -112,7 +112,10 @@ EXIT_LOST_EVENTS = 3
 @click.option("--strict", is_flag=True,
               help=f"Exit {EXIT_LOST_EVENTS} if lost events affect any metric, or the trace is incomplete (cut short, "
                    "or damaged rows left out).")
-def report(trace: str, as_json: bool, csv_path: str | None, strict: bool) -> None:
+@click.option("-v", "--verbose", is_flag=True,
+              help=f"Also show the minor caveats: those bearing on at most {MINOR_CAVEAT_PERCENT:g}% of the time taken "
+                   "from the workload (always in --json, under trace.minor_caveats).")
+def report(trace: str, as_json: bool, csv_path: str | None, strict: bool, verbose: bool) -> None:
     """What the scheduler and interrupts took from the workload in TRACE, from whom, and what to do."""
     if csv_path:
         check_output(csv_path, [trace])
@@ -124,7 +127,7 @@ def report(trace: str, as_json: bool, csv_path: str | None, strict: bool) -> Non
     if as_json:
         click.echo(json.dumps(result.to_json(), indent=2))
     else:
-        render(result, console)
+        render(result, console, verbose)
     # the warnings hold lost events and an incomplete trace (cut short, or damaged rows left out)
     if strict and result.warnings:
         sys.exit(EXIT_LOST_EVENTS)
@@ -318,8 +321,9 @@ def view_window_options(command):
                    "current directory, NAME the first trace's name without its suffix")
 @view_window_options
 @click.option("--target", help="Colour only tasks whose command starts with this; the others are black.")
-@click.option("--color-by", type=click.Choice(["pid", "command"]), default="pid", show_default=True,
-              help="pid: a colour per task (the kernel's pid, our tid; colours repeat); command: a colour per command.")
+@click.option("--color-by", type=click.Choice(["command", "pid"]), default="command", show_default=True,
+              help="command: a colour per command, busiest first, each named in the legend with its statistics; "
+                   "pid: a colour per task (the kernel's pid, our tid), from 20 colours that repeat, no legend.")
 @click.option("--socket-order", is_flag=True, help="Order CPUs by package and core (from the trace's topology).")
 @click.option("--marks", default="irq,launch,sync,migrate", show_default=True,
               help="Overlay marks to draw (comma separated; empty for none).")
@@ -652,7 +656,13 @@ def _show(outdir: Path) -> None:
     direction = "higher" if results["higher_is_better"] else "lower"
     table = Table(title=Text(shown(f"{metric_label(results)} ({direction} is better), status: {results['status']}; "
                              f"vs baseline: medians, 95% CI: Welch's, of the means")), title_justify="left")
-    for col in ("scenario", "runs", "failed", "median", "mean +- sd", "min..max", "95% CI", "vs baseline",
+    from launchgap.experiments.summary import measured
+    from launchgap.views.numbers import fixed, places, rounds, span, with_sd
+
+    # one rounding for the whole table, set by the runs' scatter
+    decimals = places([e["metric"]["sd"] for e in summary.values() if e.get("runs")],
+                      [e["metric"]["median"] for e in summary.values() if e.get("runs")])
+    for col in ("scenario", "runs", "failed", "median", "mean (sd)", "min..max", "95% CI", "vs baseline",
                 "vs baseline 95% CI", "p (Welch / MWU)", "preempted", "run-queue", "IRQ", "explained", "Sched/1K",
                 "top culprit"):
         table.add_column(col, justify="left" if col in ("scenario", "top culprit") else "right")
@@ -662,11 +672,13 @@ def _show(outdir: Path) -> None:
             table.add_row(literal(name), "0", failed, *[""] * 13)
             continue
         m, v = e["metric"], e.get("vs_baseline")
-        sd = f"{m['sd']:.2f}" if m["sd"] is not None else "-"
-        ci = f"{m['ci_low']:.2f}..{m['ci_high']:.2f}" if m["ci_low"] is not None else "-"
-        flags = " (outliers: runs " + ",".join(map(str, m["outliers"])) + ")" if m["outliers"] else ""
-        table.add_row(literal(name), str(e["runs"]), failed, f"{m['median']:.2f}{flags}", f"{m['mean']:.2f} +- {sd}",
-                      f"{m['min']:.2f}..{m['max']:.2f}", ci,
+        # the outliers are indices into the scenario's measured runs: said as the rounds they ran in
+        runs = measured(results, name)
+        outlying = sorted(runs[i].get("round", i + 1) for i in m["outliers"] if i < len(runs))
+        flags = f" ({len(outlying)} outlier{'s' if len(outlying) > 1 else ''}: {rounds(outlying)})" if outlying else ""
+        table.add_row(literal(name), str(e["runs"]), failed, f"{fixed(m['median'], decimals)}{flags}",
+                      with_sd(m["mean"], m["sd"], decimals), span(m["min"], m["max"], decimals),
+                      span(m["ci_low"], m["ci_high"], decimals),
                       words.speed(v["slowdown_percent"]) if v else "-",
                       words.speed_interval(v["slowdown_ci_low"], v["slowdown_ci_high"]) if v else "-",
                       f"{v['welch_p']:.3f} / {v['mannwhitney_p']:.2f}" if v and v["welch_p"] is not None else "-",

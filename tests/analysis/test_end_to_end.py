@@ -95,6 +95,38 @@ def test_quiet_run_counts_every_launch_and_little_is_taken(tmp_path):
     assert waiting - named < 0.05 * t["lifetime_ns"], (t, named, idle)
 
 
+def test_the_report_shows_the_runtime_names_recorded_with_api_names(tmp_path):
+    """Recorded with --api-names, launches and syncs are counted by the runtime's entry point as well as
+    the driver's, in the JSON and on screen, exactly as cudasim's runtime made them (its truth.json)."""
+    out, truth_path = tmp_path / "run.lg", tmp_path / "truth.json"
+    proc = subprocess.run([str(RECORDER), "-q", "--api-names", "-o", str(out), "--",
+                           *cudasim_command("--tokens", "6", "--launch", "mixed", "--sync", "mixed",
+                                            "--truth", str(truth_path))],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    truth = load_truth(truth_path)
+    by_runtime = lambda frame: dict(frame.group_by("runtime_api").len().sort("runtime_api").rows())  # noqa: E731
+    expected_launches, expected_syncs = by_runtime(truth.launches), by_runtime(truth.syncs)
+    assert len(expected_launches) >= 3 and None not in expected_launches   # mixed: several runtime entry points
+    overview = report_json(read_trace(out))["overview"]
+    assert overview["launches_by_runtime_api"] == expected_launches
+    assert overview["syncs_by_runtime_api"] == expected_syncs
+    assert overview["launches_by_api"] == truth.raw["totals"]["launches_by_api"]
+    shown = subprocess.run([sys.executable, "-m", "launchgap.cli", "report", str(out)], capture_output=True,
+                           text=True, timeout=300)
+    assert shown.returncode == 0, shown.stderr
+    text = " ".join(shown.stdout.split())
+    assert "runtime: " + ", ".join(f"{api} {n:,}" for api, n in expected_launches.items()) in text
+
+    # without --api-names the trace has no runtime names, and the report says none
+    plain = tmp_path / "plain.lg"
+    proc = subprocess.run([str(RECORDER), "-q", "-o", str(plain), "--", *cudasim_command("--tokens", "2")],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    overview = report_json(read_trace(plain))["overview"]
+    assert overview["launches_by_runtime_api"] is None and overview["syncs_by_runtime_api"] is None
+
+
 def test_a_cpu_hog_on_the_core_is_named_as_the_culprit(tmp_path):
     from launchgap.experiments.loadgen import CpuLoad
 

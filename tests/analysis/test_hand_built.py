@@ -269,5 +269,51 @@ def test_tasks_whose_switch_outs_are_never_traced_are_named(tmp_path):
     b.switch(50_000, 0, HOG, T)             # T runs to the end: not a silent task
     report = report_json(b.write(tmp_path / "t.lg"))
     caveats = report["trace"]["caveats"]
-    assert len(caveats) == 1 and caveats[0].startswith("agent (74/74) was switched in 1 time(s)")
+    # it bears on 30 us of the 40 us taken from the workload: far more than the 1% that hides a caveat
+    assert caveats == [
+        "agent (74/74) was switched in once but its switch-outs were never traced by this kernel: a thread it "
+        "preempted looks preempted until its next recorded switch-out. The workload waited 30.000 us while it "
+        "ran, 75.00% of the 40.000 us taken from the workload: at most that much is counted as preemption wrongly"]
+    assert report["trace"]["minor_caveats"] == []
     assert thread(report, 101)["preempted_ns"] == 30_000 + 10_000   # the unseen run counts as preempted
+
+
+def report_text(path, *args: str) -> str:
+    """The terminal report in a pipe, its whitespace runs made single spaces (no assertion on wrapping)."""
+    proc = subprocess.run([sys.executable, "-m", "launchgap.cli", "report", str(path), *args], capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    return " ".join(proc.stdout.split())
+
+
+def test_a_caveat_bearing_on_little_is_kept_out_of_the_default_report(tmp_path):
+    """A silent task that bears on at most 1% of the time taken is a minor caveat: in the JSON and
+    --verbose, not in the default terminal report."""
+    silent = (74, 74, "agent")
+    b = TraceBuilder(end_ns=1_100_000)
+    b.switch(2_000, 0, IDLE, T)
+    b.switch(10_000, 0, T, silent)          # the agent runs 1 us; its switch back to T is never traced
+    b.switch(11_000, 0, T, HOG)             # T preempted by the hog for 1 ms
+    b.switch(1_011_000, 0, HOG, T)
+    trace = b.write(tmp_path / "t.lg")
+    report = report_json(trace)
+    assert thread(report, 101)["preempted_ns"] == 1_001_000
+    minor = ("agent (74/74) was switched in once but its switch-outs were never traced by this kernel: a thread it "
+             "preempted looks preempted until its next recorded switch-out. The workload waited 1.000 us while it "
+             "ran, 0.10% of the 1.001 ms taken from the workload: at most that much is counted as preemption "
+             "wrongly")
+    assert report["trace"]["caveats"] == [] and report["trace"]["minor_caveats"] == [minor]
+    assert "agent (74/74)" not in report_text(trace.path)
+    assert f"minor caveat: {minor}" in report_text(trace.path, "--verbose")
+
+
+def test_the_first_line_names_the_processes_attached_to(tmp_path):
+    b = TraceBuilder(meta_extra={"mode": "pids", "pids": [100, 4242], "command": None, "command_pid": None})
+    b.switch(2_000, 0, IDLE, T)
+    b.launch(3_000, 0, T)
+    trace = b.write(tmp_path / "t.lg")
+    assert report_json(trace)["trace"]["pids"] == [100, 4242]
+    proc = subprocess.run([sys.executable, "-m", "launchgap.cli", "report", str(trace.path)], capture_output=True,
+                          text=True, timeout=300)
+    first = proc.stdout.splitlines()[0]
+    assert first.startswith(f"{trace.path}: pids 100, 4242"), first

@@ -170,6 +170,34 @@ def test_color_by_command_gives_one_colour_per_command(tmp_path):
     assert list(data.legend) == ["app", "kworker/0:1"]   # busiest first
 
 
+def test_the_timeline_colours_by_command_by_default_with_a_legend(tmp_path, monkeypatch):
+    """What `launchgap timeline` draws when not told how to colour: one colour per command, each named in
+    the legend (three `app` tasks, one colour); --color-by pid still gives each task its own, unnamed."""
+    from click.testing import CliRunner
+
+    from launchgap.cli import main
+    from launchgap.views import timeline as timeline_view
+
+    trace = two_cpu_trace(tmp_path)
+    drawn = {}
+
+    def draw(datas, path, tag=None):
+        drawn[tag] = datas
+        path.write_bytes(b"drawn")
+
+    for tag, extra in (("default", []), ("pid", ["--color-by", "pid"])):
+        monkeypatch.setattr(timeline_view, "draw_static", lambda datas, path, tag=tag: draw(datas, path, tag))
+        result = CliRunner().invoke(main, ["timeline", str(trace.path), "-o", str(tmp_path / f"{tag}.png"), *extra])
+        assert result.exit_code == 0, result.output
+    (default,), (by_pid,) = drawn["default"], drawn["pid"]
+    colours = lambda d: dict(d.slices.group_by("tid").agg(pl.col("color").first()).iter_rows())  # noqa: E731
+    by_task = colours(default)
+    assert by_task[10] == by_task[11] == by_task[12] != by_task[50]
+    assert list(default.legend) == ["app", "kworker/0:1"]
+    assert dict(default.legend) == {"app": by_task[10], "kworker/0:1": by_task[50]}
+    assert len({colours(by_pid)[t] for t in (10, 11, 12, 50)}) == 4 and by_pid.legend == {}
+
+
 def test_socket_order_uses_the_trace_topology(tmp_path):
     topo = {"count": 2, "cpus": [{"cpu": 0, "package": 1, "core": 0}, {"cpu": 1, "package": 0, "core": 0}]}
     data = build_timeline(two_cpu_trace(tmp_path, topology=topo), TimelineOptions(socket_order=True))
@@ -298,12 +326,17 @@ def test_decimation_keeps_every_visible_slice():
 
 
 def test_static_figure_draws_the_decimated_segments(tmp_path):
-    data = build_timeline(two_cpu_trace(tmp_path), TimelineOptions())
+    # a colour per task: every slice is wider than a pixel and its neighbours differ, so each is drawn
+    data = build_timeline(two_cpu_trace(tmp_path), TimelineOptions(color_by="pid"))
     out = tmp_path / "cores.png"
     (segments,) = draw_static([data], out)
     assert segments.select("cpu", "start_ns", "end_ns").rows() == data.slices.select(
         "cpu", "start_ns", "end_ns").rows()
     assert out.stat().st_size > 5000 and out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # a colour per command (the default): A, C and A again, all `app`, back to back on CPU0 are one line
+    (by_command,) = draw_static([build_timeline(two_cpu_trace(tmp_path), TimelineOptions())], out)
+    assert by_command.select("cpu", "start_ns", "end_ns").rows() == [
+        (0, 1000, 5000), (0, 5000, 6000), (0, 6000, 20000), (0, 35000, 60000), (1, 2000, 30000)]
 
 
 # what an output in /proc is told (output.real_target)
@@ -313,7 +346,15 @@ IN_PROC = "is in the kernel's proc file system, not a place for files; give a fi
 @pytest.mark.parametrize("args, message", [
     (["timeline", "{trace}", "-o", "{tmp}/x.jpg"], "choose .png, .pdf, .svg or .html"),
     (["timeline", "{trace}", "--after-sleep", "-o", "{tmp}/x.png"], "no task named `sleep`"),
-    (["timeline", "{trace}", "--min", "1", "--max", "0.5", "-o", "{tmp}/x.png"], "the window is empty"),
+    (["timeline", "{trace}", "--min", "1", "--max", "0.5", "-o", "{tmp}/x.png"],
+     "launchgap: the window is empty: --min 1 s is not before --max 0.5 s; give a --min smaller than --max"),
+    # no --max: the window ends with the trace, 119000 ns after its start (the axis' origin)
+    (["timeline", "{trace}", "--min", "100", "-o", "{tmp}/x.png"],
+     "launchgap: the window is empty: --min 100 s is at or after the end of the trace, 0.000119 s from the "
+     "axis' origin; give a --min before it"),
+    (["running-waiting", "{trace}", "--min", "100", "-o", "{tmp}/x.png"],
+     "launchgap: the window is empty: --min 100 s is at or after the end of the trace, 0.000119 s from the "
+     "axis' origin; give a --min before it"),
     (["timeline", "{trace}", "--marks", "irq,bogus", "-o", "{tmp}/x.png"], "unknown ['bogus']"),
     (["running-waiting", "{tmp}/missing.lg"], "missing.lg: no such file"),
     (["import", "{tmp}/missing.dat"], "no such file"),
@@ -334,7 +375,7 @@ def test_view_commands_fail_in_one_line(tmp_path, args, message):
     argv = [a.format(trace=trace.path, tmp=tmp_path) for a in args]
     proc = subprocess.run([str(REPO / ".venv" / "bin" / "launchgap"), *argv], capture_output=True, text=True)
     assert proc.returncode == 2
-    assert message in proc.stderr and "Traceback" not in proc.stderr
+    assert message in " ".join(proc.stderr.split()) and "Traceback" not in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
 
 
@@ -348,7 +389,7 @@ def test_several_traces_share_the_slowest_runs_scale(tmp_path):
     b.switch(2000, 0, IDLE, A)
     b.switch(9000, 0, A, IDLE, voluntary=True)
     short = b.write(tmp_path / "b" / "short.lg")
-    datas = [build_timeline(t, TimelineOptions()) for t in (short, long)]
+    datas = [build_timeline(t, TimelineOptions(color_by="pid")) for t in (short, long)]   # no slice merged
     assert shared_span_s([d.window for d in datas]) == (0.0, 119_000 / 1e9)
     drawn = draw_static(datas, tmp_path / "both.png")
     assert [d.height for d in drawn] == [1, 7]

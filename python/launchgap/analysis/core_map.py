@@ -155,8 +155,12 @@ def choose_window(trace: Trace, after_sleep: bool = False, from_workload: bool =
     lo = origin + int((min_s or 0.0) * 1e9)
     hi = origin + int(max_s * 1e9) if max_s is not None else bounds.end_ns
     if hi <= lo:
-        raise ViewError(f"the window is empty: --min {min_s} is not before --max {max_s} / the end of the trace "
-                        f"({(bounds.end_ns - origin) / 1e9:.3f} s)")
+        if max_s is not None:
+            raise ViewError(f"the window is empty: --min {min_s:g} s is not before --max {max_s:g} s; give a "
+                            f"--min smaller than --max")
+        start = f"--min {min_s:g} s" if min_s is not None else "the axis' origin"
+        raise ViewError(f"the window is empty: {start} is at or after the end of the trace, "
+                        f"{(bounds.end_ns - origin) / 1e9:.6f} s from the axis' origin; give a --min before it")
     return Window(origin, lo, hi)
 
 

@@ -46,6 +46,7 @@ class TraceInfo(Record):
     path: str
     mode: str | None
     command: list[str] | None
+    pids: list[int]               # the processes named with -p (mode "pids"); empty otherwise
     host: str | None
     kernel: str | None
     cpus: int | None
@@ -53,7 +54,10 @@ class TraceInfo(Record):
     clean_end: bool
     damage: list[str]
     csv_source: str | None
-    caveats: list[str]
+    caveats: list[str]            # what the numbers below cannot show, or show wrong by more than a small share
+    # caveats that bear on less than report.MINOR_CAVEAT_PERCENT of the time taken from the workload: in the
+    # JSON and `report --verbose`, not in the default terminal report
+    minor_caveats: list[str]
     inconsistent_cpus: list[InconsistentCpu] = field(default_factory=list)
 
     @property
@@ -94,10 +98,14 @@ class Overview(Record):
     launching_threads: int
     launches: int
     launches_by_api: dict[str, int]
+    # the runtime entry points that made those launches (recorded with --api-names; None without): a launch
+    # that called the driver directly is in no entry
+    launches_by_runtime_api: dict[str, int] | None
     launch_rate_hz: float
     syncs: int
     sync_ns: int
     syncs_by_api: dict[str, int]
+    syncs_by_runtime_api: dict[str, int] | None
     failed_launches: FailedLaunches
     switches: int
     preempted_switches: int

@@ -52,6 +52,11 @@ RUNTIME_LAUNCH_APIS = ("cudaLaunchKernel", "cudaLaunchKernel_ptsz", "cudaLaunchK
                        "cudaLaunchCooperativeKernel", "cudaLaunchCooperativeKernel_ptsz", "cudaGraphLaunch",
                        "cudaGraphLaunch_ptsz")
 
+# A caveat about part of the trace (a task whose switch-outs were never traced) is shown in the terminal
+# report only when what it may have got wrong is more than this share of the time taken from the workload
+# (preemption, run-queue waits and interrupts, all its threads); below, it is in the JSON and --verbose.
+MINOR_CAVEAT_PERCENT = 1.0
+
 # The study's decision logic, on the share of the launching threads' time taken.
 NEGLIGIBLE_PERCENT = 1.0
 HEAVY_PERCENT = 5.0
@@ -342,6 +347,34 @@ def silent_tasks(trace: Trace) -> list[dict]:
             for p, t, n, c in ins.sort(["switch_ins", "next_tid"], descending=[True, False]).rows()]
 
 
+def _times(n: int) -> str:
+    return {1: "once", 2: "twice"}.get(n, f"{n:,} times")
+
+
+def _duration(ns: int) -> str:
+    return f"{ns / 1e9:.3f} s" if ns >= 1e9 else f"{ns / 1e6:.3f} ms" if ns >= 1e6 else f"{ns / 1e3:.3f} us"
+
+
+def silent_caveats(silent: list[dict], culprits: pl.DataFrame, taken_ns: int) -> tuple[list[str], list[str]]:
+    """(caveats, minor caveats) for the silent tasks: what each may have got wrong is the time the
+    workload waited while it ran (its unseen switch back made a run look like a wait), and a caveat is
+    minor when that is not more than MINOR_CAVEAT_PERCENT of TAKEN_NS."""
+    shown, minor = [], []
+    for task in silent:
+        bears = 0
+        if not culprits.is_empty():
+            bears = int(culprits.filter((pl.col("run_pid") == task["pid"])
+                                        & pl.col("run_comm").eq_missing(task["comm"]))["ns"].sum())
+        share = 100.0 * bears / taken_ns if taken_ns else 0.0
+        text = (f"{task['comm'] or 'an unnamed task'} ({task['pid']}/{task['tid']}) was switched in {_times(task['switch_ins'])} but "
+                f"its switch-outs were never traced by this kernel: a thread it preempted looks preempted until "
+                f"its next recorded switch-out. The workload waited {_duration(bears)} while it ran, "
+                f"{share:.2f}% of the {_duration(taken_ns)} taken from the workload: at most that much is "
+                f"counted as preemption wrongly")
+        (shown if share > MINOR_CAVEAT_PERCENT else minor).append(text)
+    return shown, minor
+
+
 def failed_launches(trace: Trace, pids: set[int]) -> FailedLaunches:
     """Runtime launches of targets that returned an error without reaching the
     driver (recorded with --api-names): how many, by entry point and return code."""
@@ -352,6 +385,21 @@ def failed_launches(trace: Trace, pids: set[int]) -> FailedLaunches:
     by = failed.group_by("runtime_api", "return_code").len().sort("len", "runtime_api", descending=[True, False])
     return FailedLaunches(recorded=recorded, count=failed.height, runtime_only_calls=calls.height,
                           by=[FailedLaunch(runtime_api=a, return_code=c, count=n) for a, c, n in by.rows()])
+
+
+def runtime_names_recorded(trace: Trace, *calls: pl.DataFrame) -> bool:
+    """The trace names the runtime entry point of each call: recorded with --api-names, or (a study CSV,
+    whose rows are the runtime's) some of CALLS carry a name."""
+    return bool(trace.meta.get("options", {}).get("api_names")) or any(
+        frame["runtime_api"].null_count() < frame.height for frame in calls)
+
+
+def _by_runtime_api(counts: pl.DataFrame, recorded: bool) -> dict[str, int] | None:
+    """runtime entry point -> calls, from COUNTS (runtime_api, n), the calls with no runtime name left out."""
+    if not recorded:
+        return None
+    named = counts.filter(pl.col("runtime_api").is_not_null()).group_by("runtime_api").agg(pl.col("n").sum())
+    return {k: int(v) for k, v in named.sort("runtime_api").iter_rows()}
 
 
 def _launch_chunks(trace: Trace, pids: set[int]):
@@ -375,10 +423,12 @@ def build_report(trace: Trace, in_memory: bool = False) -> Report:
     threads = target_threads(trace, pids)
     tids = threads["tid"].to_list()
     launch_scan = trace.scan(Event.LAUNCH).filter(pl.col("pid").is_in(list(pids)))
-    launches = launch_scan.select("ts_ns", "pid", "tid", "api").collect() if in_memory else None
-    by_tid_api = (collect_streamed(launch_scan.group_by("tid", "api").agg(pl.len().alias("launches")))
-                  if not in_memory else launches.group_by("tid", "api").agg(pl.len().alias("launches")))
-    syncs = trace.of(Event.SYNC, "ts_ns", "pid", "tid", "api", "duration_ns").filter(pl.col("pid").is_in(list(pids)))
+    launches = launch_scan.select("ts_ns", "pid", "tid", "api", "runtime_api").collect() if in_memory else None
+    by_tid_api = (collect_streamed(launch_scan.group_by("tid", "api", "runtime_api").agg(pl.len().alias("launches")))
+                  if not in_memory else launches.group_by("tid", "api", "runtime_api").agg(pl.len().alias("launches")))
+    syncs = trace.of(Event.SYNC, "ts_ns", "pid", "tid", "api", "runtime_api", "duration_ns").filter(
+        pl.col("pid").is_in(list(pids)))
+    runtime_names = runtime_names_recorded(trace, by_tid_api, syncs)
     switches = trace.of(Event.SWITCH, "ts_ns", "tid", "voluntary").filter(pl.col("tid").is_in(tids))
     # the run slices (numpy, one CPU) while the segments are built (numpy, the other)
     # a trace that records every switch chains them on each CPU; where it does not, say so
@@ -477,17 +527,17 @@ def build_report(trace: Trace, in_memory: bool = False) -> Report:
                                                    pl.col("tid").is_in(tids).sum().alias("on_workload"))
                  .sort(["ns", "kind", "name"], descending=[True, False, False]))
     host = trace.meta.get("host") or {}
+    taken_ns = sum(t.preempted_ns + t.runqueue_ns + t.irq_ns for t in thread_rows)
+    silent_shown, silent_minor = silent_caveats(silent, culprits, taken_ns)
     trace_info = TraceInfo(
         path=str(trace.path), mode=trace.meta.get("mode"), command=trace.meta.get("command"),
+        pids=list(trace.meta.get("pids") or []),
         host=host.get("hostname"), kernel=host.get("kernel_release"),
         cpus=(trace.meta.get("topology") or {}).get("count"), truncated=trace.truncated,
         clean_end=trace.end is not None, damage=list(trace.damage), csv_source=trace.meta.get("csv_source"),
-        caveats=trace.meta.get("caveats", []) + [
-            f"{t['comm']} ({t['pid']}/{t['tid']}) was switched in {t['switch_ins']} time(s) but its "
-            f"switch-outs were never traced by this kernel: a thread it preempted looks preempted "
-            f"until its next recorded switch-out" for t in silent]
+        caveats=trace.meta.get("caveats", []) + silent_shown
         + ([inconsistency_caveat(unchained, bounds.seconds)] if unchained else []),
-        inconsistent_cpus=unchained)
+        minor_caveats=silent_minor, inconsistent_cpus=unchained)
     warnings = _guard(lost)
     incomplete = _incomplete(trace_info)
     gpu_info = gpu_activity(trace, pids)
@@ -519,9 +569,12 @@ def build_report(trace: Trace, in_memory: bool = False) -> Report:
             launches=n_launches,
             launches_by_api={k: v for k, v in by_tid_api.group_by("api").agg(pl.col("launches").sum())
                              .sort("api").iter_rows()},
+            launches_by_runtime_api=_by_runtime_api(by_tid_api.select("runtime_api", n="launches"), runtime_names),
             launch_rate_hz=n_launches / bounds.seconds if bounds.seconds else 0.0,
             syncs=syncs.height, sync_ns=int(syncs["duration_ns"].sum() or 0),
             syncs_by_api={k: v for k, v in syncs.group_by("api").len().sort("api").iter_rows()},
+            syncs_by_runtime_api=_by_runtime_api(syncs.group_by("runtime_api").agg(pl.len().alias("n")),
+                                                 runtime_names),
             failed_launches=failed_launches(trace, pids),
             switches=target_switches,
             preempted_switches=int((~switches["voluntary"]).sum()) if target_switches else 0,

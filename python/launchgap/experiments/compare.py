@@ -19,6 +19,7 @@ from launchgap.experiments.stats import compare, summarize
 from launchgap.experiments.summary import measured, metric_label
 from launchgap.views.console import literal, shown
 from launchgap.views.words import speed
+from launchgap.views.numbers import fixed, places, span
 
 COMPARE_SCHEMA = "launchgap-compare/1"
 
@@ -238,10 +239,10 @@ def _side_by_side(labels, loaded, names, higher) -> list[dict]:
     return rows
 
 
-def _num(value: float | None) -> str:
-    if value is None:
-        return "-"
-    return f"{value:.4f}" if abs(value) < 10 else f"{value:.2f}"
+def _mean_cell(metric: dict, runs: int, decimals: int) -> str:
+    """'227.3 (sd 10.0, 5 runs)'."""
+    sd = f"sd {fixed(metric['sd'], decimals)}, " if metric["sd"] is not None else ""
+    return f"{fixed(metric['mean'], decimals)} ({sd}{runs} run{'' if runs == 1 else 's'})"
 
 
 def render(comparison: dict, console: Console) -> None:
@@ -267,6 +268,11 @@ def render(comparison: dict, console: Console) -> None:
                           highlight=False, markup=False)
     elif not comparison["settings_missing"]:
         console.print("every recorded host setting is the same (--pool merges their runs)", highlight=False)
+    # one rounding for the whole table, set by the runs' scatter (views/numbers.py)
+    metrics = ([row["metric"] for row in comparison["scenarios"] if row.get("metric")] if comparison["pooled"] else
+               [entry["metric"] for row in comparison["scenarios"] for entry in row["per_experiment"].values()
+                if entry.get("metric")])
+    decimals = places([m["sd"] for m in metrics], [m["mean"] for m in metrics])
     if comparison["pooled"]:
         table = Table(title=Text(shown(f"{name} ({direction} is better), pooled; vs baseline: means")),
                       title_justify="left")
@@ -277,14 +283,14 @@ def render(comparison: dict, console: Console) -> None:
             if not m:
                 table.add_row(literal(row["name"]), "0", literal(row["from"]), *[""] * 6)
                 continue
-            table.add_row(literal(row["name"]), str(row["runs"]), literal(row["from"]), _num(m["mean"]), _num(m["sd"]),
-                          _num(m["p95"]), f"{_num(m['ci_low'])}..{_num(m['ci_high'])}" if m["ci_low"] is not None
-                          else "-", speed(v["mean_slowdown_percent"]) if v else "-",
+            table.add_row(literal(row["name"]), str(row["runs"]), literal(row["from"]), fixed(m["mean"], decimals),
+                          fixed(m["sd"], decimals), fixed(m["p95"], decimals),
+                          span(m["ci_low"], m["ci_high"], decimals), speed(v["mean_slowdown_percent"]) if v else "-",
                           f"{v['welch_p']:.3f}" if v and v["welch_p"] is not None else "-")
         console.print(table)
         return
     labels = [e["label"] for e in comparison["experiments"]]
-    table = Table(title=Text(shown(f"{name} ({direction} is better): mean +- sd (runs); vs {labels[0]}: "
+    table = Table(title=Text(shown(f"{name} ({direction} is better): mean (sd, runs); vs {labels[0]}: "
                                    f"the means compared, Welch p")), title_justify="left")
     table.add_column("scenario")
     for i, label in enumerate(labels):
@@ -296,7 +302,7 @@ def render(comparison: dict, console: Console) -> None:
         for i, label in enumerate(labels):
             entry = row["per_experiment"][label]
             m = entry.get("metric")
-            cells.append(f"{_num(m['mean'])} +- {_num(m['sd'])} ({entry['runs']})" if m else "-")
+            cells.append(_mean_cell(m, entry["runs"], decimals) if m else "-")
             if i:
                 v = entry.get("vs_first")
                 cells.append(f"{speed(v['mean_slowdown_percent'])}, p {v['welch_p']:.3f}"

@@ -3,9 +3,12 @@ record (names, paths, the trace's own words) goes through literal(): it comes fr
 
 from __future__ import annotations
 
+import textwrap
+
 from rich.console import Console
 from rich.panel import Panel
 from rich.table import Table
+from rich.text import Text
 
 from launchgap.analysis.records import FailedLaunches, GpuActivity, GpuTime, Report, TraceInfo
 from launchgap.views.console import literal
@@ -114,6 +117,22 @@ def _gpu_time(g: GpuTime, console: Console) -> None:
         console.print(cu)
 
 
+def _by_api(driver: dict[str, int], runtime: dict[str, int] | None, total: int) -> str:
+    """Calls by the driver's entry point, and with --api-names by the runtime's that made them."""
+    said = ", ".join(f"{literal(k)} {v:,}" for k, v in driver.items()) or "none"
+    if runtime is None:
+        return said
+    through = [f"{literal(k)} {v:,}" for k, v in runtime.items()]
+    direct = total - sum(runtime.values())
+    if direct:
+        through.append(f"the driver called directly {direct:,}")
+    return f"driver: {said}; runtime: {', '.join(through) or 'none'}"
+
+
+# the header names this many of the processes a recording attached to (-p), then says how many more
+PIDS_NAMED = 8
+
+
 def _header(trace: TraceInfo) -> str:
     """What was read: mode, command, host, kernel, CPUs, each only where the file says."""
     path = f"[bold]{literal(trace.path)}[/]"
@@ -121,7 +140,12 @@ def _header(trace: TraceInfo) -> str:
         writer = {"cuda_sched_trace": "written by the study's tool (cuda_sched_trace)",
                   "launchgap export": "written by launchgap export --csv"}.get(trace.csv_source or "", "")
         return f"{path}: the study's CSV layout, {writer}; no host, kernel or CPU information in the file"
-    where = " ".join(literal(part) for part in (trace.mode, " ".join(map(str, trace.command or []))) if part)
+    if trace.mode == "pids" and trace.pids:
+        shown = ", ".join(str(p) for p in trace.pids[:PIDS_NAMED])
+        more = f" and {len(trace.pids) - PIDS_NAMED} more" if len(trace.pids) > PIDS_NAMED else ""
+        where = f"{'pid' if len(trace.pids) == 1 else 'pids'} {shown}{more}"
+    else:
+        where = " ".join(literal(str(part)) for part in (trace.mode, " ".join(map(str, trace.command or []))) if part)
     host = []
     if trace.kernel:
         host.append(literal(trace.kernel))
@@ -134,14 +158,33 @@ def _header(trace: TraceInfo) -> str:
     return head
 
 
-def render(report: Report, console: Console) -> None:
+# a paragraph's width where there is no terminal to fit (a pipe, a log): lines a reader and a diff can take
+PLAIN_WIDTH = 100
+
+
+def _verdict(level: str, text: str, style: str, console: Console) -> None:
+    """The verdict: a box on a terminal (fitted to its width); elsewhere a heading and a plain paragraph
+    wrapped at PLAIN_WIDTH, where a box would be one line hundreds of characters long."""
+    if console.is_terminal:
+        # not expanded: a short verdict keeps a short box
+        console.print(Panel(Text(text), title=f"Verdict: {literal(level)}", border_style=style, expand=False))
+        return
+    console.print(f"Verdict: {level}", markup=False, highlight=False)
+    for line in textwrap.wrap(text, PLAIN_WIDTH, break_long_words=False, break_on_hyphens=False):
+        console.print(line, markup=False, highlight=False)
+
+
+def render(report: Report, console: Console, verbose: bool = False) -> None:
+    """The report for a reader. VERBOSE adds the minor caveats (report.MINOR_CAVEAT_PERCENT)."""
     o, m, t = report.overview, report.study_metrics, report.taken
     trace = report.trace
     console.print(_header(trace), highlight=False)
     for damage in trace.damage:
         console.print(f"[bold red]damaged[/]: {literal(damage)}", highlight=False)
     for caveat in trace.caveats:
-        console.print(f"[bold yellow]caveat[/]: {literal(caveat)}")
+        console.print(f"[bold yellow]caveat[/]: {literal(caveat)}", highlight=False)
+    for caveat in trace.minor_caveats if verbose else ():
+        console.print(f"[yellow]minor caveat[/]: {literal(caveat)}", highlight=False)
     _gpu_time(report.gpu_time, console)
 
     ov = Table(title="Overview", show_header=False, title_justify="left")
@@ -149,9 +192,10 @@ def render(report: Report, console: Console) -> None:
     ov.add_column()
     ov.add_row("wall time", _s(o.wall_ns))
     ov.add_row("processes / threads", f"{len(o.processes)} / {o.threads} ({o.launching_threads} launching)")
-    apis = ", ".join(f"{literal(k)} {v:,}" for k, v in o.launches_by_api.items()) or "none"
+    apis = _by_api(o.launches_by_api, o.launches_by_runtime_api, o.launches)
     ov.add_row("kernel launches", f"{o.launches:,} ({apis}), {_n(o.launch_rate_hz, 0)}/s" + _warn(report, "launches"))
-    ov.add_row("syncs", f"{o.syncs:,} blocking {_s(o.sync_ns)}" + _warn(report, "syncs"))
+    syncs = f" ({_by_api(o.syncs_by_api, o.syncs_by_runtime_api, o.syncs)})" if o.syncs_by_runtime_api else ""
+    ov.add_row("syncs", f"{o.syncs:,} blocking {_s(o.sync_ns)}{syncs}" + _warn(report, "syncs"))
     ov.add_row("GPU activity", _gpu_activity(report.gpu_activity))
     ov.add_row("failed launch attempts", _failed_launches(o.failed_launches) + _warn(report, "failed_launches"))
     ov.add_row("context switches", f"{o.switches:,}: {o.preempted_switches:,} preempted (still runnable), "
@@ -224,9 +268,7 @@ def render(report: Report, console: Console) -> None:
 
     style = {"negligible": "green", "light": "yellow", "heavy": "red", "uncertain": "yellow"}.get(
         report.verdict.level, "blue")
-    # not expanded: on a terminal it still fits the width; in a pipe or log it is one full line
-    console.print(Panel(literal(report.verdict.text), title=f"Verdict: {literal(report.verdict.level)}",
-                        border_style=style, expand=False))
+    _verdict(report.verdict.level, report.verdict.text, style, console)
     if report.host_checks:
         from launchgap.doctor.render import render_host_checks
 

@@ -43,7 +43,9 @@ class TimelineOptions:
     min_s: float | None = None
     max_s: float | None = None
     target: str | None = None
-    color_by: str = "pid"          # pid (the kernel's task id) or command
+    # command: one colour per command, named in the legend with its statistics (readable at any task
+    # count); pid: a colour per task from 20 that repeat, no legend (dat2graph's default)
+    color_by: str = "command"
     forked: bool = False
     socket_order: bool = False
     after_sleep: bool = False
