@@ -55,6 +55,10 @@ static const char *const lg_collector_state_names[] = {"started", "stopped", "fa
 static const char *const lg_gpu_idle_cause_names[] = {"preempted", "runqueue", "irq", "host_work", "launch_call", "blocked", "gpu_side", "before_first", "after_last", "unknown"};
 #define LG_GPU_IDLE_CAUSE_COUNT 10
 
+/* the driver syncs after whose return the calling thread's GPU work has all finished (its GPU is drained until its next launch): a context sync, a stream sync (taken to be of the stream the thread launches on), a synchronous copy (which waits for the work before it); an event sync waits only for the work before its event, so it is not one. The report's bounds without GPU activity and the monitor's count from them (docs/monitor.md) */
+static const char *const lg_drain_api_names[] = {"cuCtxSynchronize", "cuStreamSynchronize", "cuStreamSynchronize_ptsz", "cuMemcpyHtoD_v2", "cuMemcpyDtoH_v2", "cuMemcpyHtoD_v2_ptds", "cuMemcpyDtoH_v2_ptds"};
+#define LG_DRAIN_API_COUNT 7
+
 /* which wakeup tracepoint a wakeup record came from */
 static const char *const lg_wakeup_variant_names[] = {"WAKING", "WAKEUP", "NEW"};
 #define LG_WAKEUP_VARIANT_COUNT 3

@@ -32,6 +32,14 @@ pub struct CudaApi {
     pub shape: ProbeShape,
 }
 
+impl CudaApi {
+    /// After this driver sync returns, the calling thread's GPU work has all
+    /// finished (schema/trace.toml's drain_api).
+    pub fn drains(&self) -> bool {
+        self.layer == Layer::Driver && crate::schema_names::DRAIN_API_NAMES.contains(&self.name)
+    }
+}
+
 const fn driver(name: &'static str, shape: ProbeShape) -> CudaApi {
     CudaApi { name, layer: Layer::Driver, shape }
 }
@@ -98,6 +106,15 @@ mod tests {
         }
         assert_eq!(name_of(0), None);
         assert_eq!(name_of(APIS.len() as u16 + 1), None);
+    }
+
+    #[test]
+    fn every_drain_api_is_a_probed_driver_sync() {
+        for name in crate::schema_names::DRAIN_API_NAMES {
+            let api = APIS.iter().find(|a| a.name == name).unwrap_or_else(|| panic!("{name} is not probed"));
+            assert!(api.drains() && matches!(api.shape, ProbeShape::Sync | ProbeShape::Memcpy), "{name}");
+        }
+        assert!(!APIS.iter().any(|a| a.name == "cuEventSynchronize" && a.drains()));
     }
 
     #[test]

@@ -13,3 +13,8 @@ pub mod elf_symbols;
 pub mod metadata;
 pub mod probe_placement;
 pub mod probe_plan;
+
+/// The trace's name tables (schema/trace.toml's `names`), generated at build time.
+pub mod schema_names {
+    include!(concat!(env!("OUT_DIR"), "/trace_names.rs"));
+}

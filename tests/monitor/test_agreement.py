@@ -100,6 +100,18 @@ def test_the_monitor_and_a_recording_of_the_same_run_agree(tmp_path):
                          ("irq", (IRQ_RELATIVE, PER_INTERRUPT_NS, interrupts))):
         assert within(measured[cause], recorded[cause], *bound), (cause, measured[cause], recorded[cause])
 
+    # the GPU-time upper bound: the launching threads' delays between each one's first GPU work and its
+    # last launch, which the report bounds the same way without GPU activity (two launching threads: it
+    # cannot refine them by steps), within the tolerances of the delays it sums
+    gpu_time = report["gpu_time"]
+    assert gpu_time["mode"] == "bounds"
+    upper = scrape.total("launchgap_gpu_idle_caused_upper_seconds_total", pid=pid) * 1e9
+    print(f"GPU idle caused, upper bound: monitor {upper:.0f} vs recording {gpu_time['interference_high_ns']} ns")
+    assert within(upper, gpu_time["interference_high_ns"], SCHED_RELATIVE, PER_WAIT_NS, waits)
+    # ... and with a second launching thread the monitor counts no lower bound (docs/monitor.md)
+    assert scrape.total("launchgap_launching_threads", pid=pid) == 2
+    assert scrape.total("launchgap_gpu_idle_caused_lower_seconds_total", pid=pid) == 0
+
     # every launch gap, classified by what took most of it, as the report classifies them
     gap_classes = {row["class"]: row["count"] for row in report["gaps"]["classes"]}
     differences = 0

@@ -21,7 +21,7 @@ from launchgap.analysis.gpu_activity import executions, join_launches, merge_int
 from launchgap.analysis.intervals import overlaps
 from launchgap.analysis.records import GpuCulprit, GpuIdleCause, GpuPrediction, GpuProcess, GpuTime
 from launchgap.trace import Event, Trace
-from launchgap.trace.schema import GPU_IDLE_CAUSE_NAMES
+from launchgap.trace.schema import DRAIN_API_NAMES, GPU_IDLE_CAUSE_NAMES
 
 (PREEMPTED, RUNQUEUE, IRQ, HOST_WORK, LAUNCH_CALL, BLOCKED, GPU_SIDE, BEFORE_FIRST, AFTER_LAST,
  UNKNOWN) = GPU_IDLE_CAUSE_NAMES
@@ -279,11 +279,9 @@ def busy_ns(work: pl.DataFrame) -> pl.DataFrame:
 
 # --- without GPU activity: bounds from what the host saw (docs/gpu-time.md) -------------------------
 
-# the syncs after which everything the calling thread launched has finished: a context sync, a sync
-# of the stream it launches on, a synchronous copy (which waits for the work before it). An event sync
-# waits only for the work before its event, wherever that was recorded: not a drain.
-DRAIN_APIS = ("cuCtxSynchronize", "cuStreamSynchronize", "cuStreamSynchronize_ptsz", "cuMemcpyHtoD_v2",
-              "cuMemcpyDtoH_v2", "cuMemcpyHtoD_v2_ptds", "cuMemcpyDtoH_v2_ptds")
+# the syncs after which everything the calling thread launched has finished (schema/trace.toml's
+# names.drain_api, which the monitor's kernel side counts by too)
+DRAIN_APIS = DRAIN_API_NAMES
 # fewer steps than this say too little about what a step takes undisturbed
 MIN_STEPS = 4
 

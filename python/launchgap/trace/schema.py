@@ -58,6 +58,8 @@ SYNC_TYPE_NAMES: tuple[str, ...] = ('UNKNOWN', 'EVENT_SYNCHRONIZE', 'STREAM_WAIT
 COLLECTOR_STATE_NAMES: tuple[str, ...] = ('started', 'stopped', 'failed')
 # why a GPU sat idle, the report's GPU time (docs/gpu-time.md): while the launch that ended the idle was not yet made, what its thread was doing (preempted, runqueue and irq are interference; host_work is the app's own code; launch_call the driver's CPU cost; blocked a wait of its own); gpu_side: the launch was made and the GPU had not started it; before_first and after_last: outside the process's GPU work; unknown: the thread's state is not in the trace
 GPU_IDLE_CAUSE_NAMES: tuple[str, ...] = ('preempted', 'runqueue', 'irq', 'host_work', 'launch_call', 'blocked', 'gpu_side', 'before_first', 'after_last', 'unknown')
+# the driver syncs after whose return the calling thread's GPU work has all finished (its GPU is drained until its next launch): a context sync, a stream sync (taken to be of the stream the thread launches on), a synchronous copy (which waits for the work before it); an event sync waits only for the work before its event, so it is not one. The report's bounds without GPU activity and the monitor's count from them (docs/monitor.md)
+DRAIN_API_NAMES: tuple[str, ...] = ('cuCtxSynchronize', 'cuStreamSynchronize', 'cuStreamSynchronize_ptsz', 'cuMemcpyHtoD_v2', 'cuMemcpyDtoH_v2', 'cuMemcpyHtoD_v2_ptds', 'cuMemcpyDtoH_v2_ptds')
 # which wakeup tracepoint a wakeup record came from
 WAKEUP_VARIANT_NAMES: tuple[str, ...] = ('WAKING', 'WAKEUP', 'NEW')
 

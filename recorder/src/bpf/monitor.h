@@ -56,6 +56,20 @@ enum gap_cause {
 	GAP_CAUSE_COUNT,
 };
 
+/*
+ * Interference: the gap causes before CAUSE_BLOCKED, in the order of the
+ * first names of schema/trace.toml's gpu_idle_cause (preempted, runqueue,
+ * irq), which label the GPU-time bounds (exposition.rs checks the two agree).
+ */
+#define INTERFERENCE_CAUSES CAUSE_BLOCKED
+
+/* A thread's interference is held until its next launch, split by whether its GPU work was drained. */
+enum drain_state {
+	NOT_DRAINED = 0, /* it may have GPU work queued: a delay may be hidden behind it */
+	DRAINED,         /* returned from a drain sync, not launched since: its GPU has nothing of it */
+	DRAIN_STATES,
+};
+
 enum irq_kind {
 	IRQ_HARD = 0,
 	IRQ_SOFT,
@@ -88,6 +102,17 @@ struct thread_counters {
 	__u64 involuntary_switches;
 	__u64 gap_sum_ns[GAP_CLASS_COUNT];
 	__u64 gaps[GAP_CLASS_COUNT][GAP_BUCKETS];
+	/* syncs that returned, of them those during which the thread was switched out voluntarily */
+	__u64 blocked_syncs[DRIVER_API_SLOTS];
+	/*
+	 * The GPU-time bounds' terms (docs/monitor.md, "GPU time"): interference
+	 * between the thread's first GPU work (a launch or a sync) and its latest
+	 * launch, by cause, by whether its GPU work was drained meanwhile. Each
+	 * delay cost the GPU at most its length (the upper bound); a drained one
+	 * of a process's only launching thread, exactly its length (the lower).
+	 */
+	__u64 delay_ns[DRAIN_STATES][INTERFERENCE_CAUSES];
+	__u64 launching_threads; /* 1 once the thread has launched: summed, a process's launching threads */
 };
 
 /* Where a thread stands, for the accounting; never summed. */
@@ -103,12 +128,17 @@ struct thread_state {
 	__u64 gap_cause_ns[GAP_CAUSE_COUNT];
 	__u64 sync_start_ns;          /* 0: not inside a sync */
 	__u64 cgroup_id;              /* its cgroup v2 (kernfs id = the directory's inode number) */
+	/* interference since its latest launch (since its first GPU work, before one): counted at its next */
+	__u64 pending_delay_ns[DRAIN_STATES][INTERFERENCE_CAUSES];
 	__u32 cpu;
 	__s32 waiter_cpu;             /* the CPU whose waiter slots hold it, or -1 */
 	__u16 sync_slot;
 	__u8 run_state;               /* enum run_state */
 	__u8 gap_has_sync;
-	__u32 pad;
+	__u8 gpu_work_started;        /* it has launched or entered a sync */
+	__u8 drain_state;             /* enum drain_state */
+	__u8 sync_blocked;            /* switched out voluntarily inside the open sync */
+	__u8 pad;
 };
 
 struct thread_stats {

@@ -21,6 +21,13 @@ struct culprit_key culprit_key_layout = {};
 struct cgroup_key cgroup_key_layout = {};
 struct cpu_waiters cpu_waiters_layout = {};
 
+/*
+ * Set by the loader: bit s for the driver entry point in slot s (cookie - 1)
+ * after whose return the thread's GPU work has all finished
+ * (schema/trace.toml's drain_api).
+ */
+const volatile __u32 drain_api_slots = 0;
+
 /* floor(log2(v)) for v > 0, without a loop. */
 static __always_inline __u32 log2_floor(__u64 v)
 {
@@ -104,6 +111,23 @@ static __always_inline void close_gap(struct thread_stats *t, __u64 now)
 	s->gap_has_sync = 0;
 }
 
+/*
+ * A launch shows the thread still had launches to make: the interference
+ * held since its previous launch (or its first GPU work) is counted, by
+ * the drain state it came in, and its GPU has work of it again.
+ */
+static __always_inline void count_held_interference(struct thread_stats *t)
+{
+	struct thread_state *s = &t->state;
+
+	for (int drain = 0; drain < DRAIN_STATES; drain++)
+		for (int cause = 0; cause < INTERFERENCE_CAUSES; cause++)
+			t->counters.delay_ns[drain][cause] += s->pending_delay_ns[drain][cause];
+	__builtin_memset(s->pending_delay_ns, 0, sizeof(s->pending_delay_ns));
+	s->drain_state = NOT_DRAINED;
+	s->gpu_work_started = 1;
+}
+
 static __always_inline __u32 api_slot(struct pt_regs *ctx)
 {
 	return (__u32)bpf_get_attach_cookie(ctx) - 1; /* cookie 0 would wrap: out of range */
@@ -137,7 +161,10 @@ int BPF_UPROBE(monitor_launch)
 		return 0;
 	if (slot < DRIVER_API_SLOTS)
 		t->counters.calls[slot] += 1;
+	if (!t->state.last_launch_ns)
+		t->counters.launching_threads = 1; /* its first launch */
 	close_gap(t, bpf_ktime_get_ns());
+	count_held_interference(t);
 	return 0;
 }
 
@@ -151,13 +178,17 @@ int BPF_UPROBE(monitor_sync_enter)
 		return 0;
 	t->state.sync_start_ns = bpf_ktime_get_ns();
 	t->state.sync_slot = (__u16)api_slot(ctx);
+	t->state.sync_blocked = 0;
 	/* gaps.py places a sync in the gap that holds its entry */
 	t->state.gap_has_sync = 1;
+	/* the upper bound counts from a thread's first GPU work: a launch, or a copy or sync before it */
+	t->state.gpu_work_started = 1;
 	return 0;
 }
 
+/* CUresult: CUDA_SUCCESS is 0. A failed sync waited for nothing. */
 SEC("uretprobe")
-int BPF_URETPROBE(monitor_sync_exit)
+int BPF_URETPROBE(monitor_sync_exit, int result)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	struct thread_stats *t = lookup_thread(tid);
@@ -169,6 +200,10 @@ int BPF_URETPROBE(monitor_sync_exit)
 	if (slot < DRIVER_API_SLOTS) {
 		t->counters.calls[slot] += 1;
 		t->counters.sync_ns[slot] += bpf_ktime_get_ns() - t->state.sync_start_ns;
+		if (t->state.sync_blocked)
+			t->counters.blocked_syncs[slot] += 1;
+		if (result == 0 && (drain_api_slots >> slot) & 1)
+			t->state.drain_state = DRAINED;
 	}
 	t->state.sync_start_ns = 0;
 	return 0;

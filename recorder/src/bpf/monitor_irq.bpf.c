@@ -78,7 +78,7 @@ static __always_inline __u64 close_irq(struct open_irq *slot, __s32 irq, __u32 k
 	if (t && kind < IRQ_KIND_COUNT) {
 		t->counters.irq_ns[kind] += own;
 		t->counters.irq_count[kind] += 1;
-		add_gap_cause(t, CAUSE_IRQ, own);
+		add_interference(t, CAUSE_IRQ, own);
 	}
 	return duration;
 }

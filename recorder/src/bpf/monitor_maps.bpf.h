@@ -239,6 +239,23 @@ static __always_inline void add_gap_cause(struct thread_stats *t, __u32 cause, _
 }
 
 /*
+ * Interference (preempted, run-queue or interrupt time) the thread just
+ * had: in its open gap, and, once it has begun GPU work, held by drain
+ * state until its next launch shows it still had launches to make (a
+ * delay after a thread's last launch cost its GPU nothing). No launch or
+ * sync runs while the thread waits or is interrupted, so a delay lies
+ * wholly on one side of each and the state it is held under held all along.
+ */
+static __always_inline void add_interference(struct thread_stats *t, __u32 cause, __u64 ns)
+{
+	__u32 drain = t->state.drain_state;
+
+	add_gap_cause(t, cause, ns);
+	if (t->state.gpu_work_started && cause < INTERFERENCE_CAUSES && drain < DRAIN_STATES)
+		t->state.pending_delay_ns[drain][cause] += ns;
+}
+
+/*
  * An exited thread's counters go to its process's entry in `retired` and
  * its own entry is freed: memory stays bounded by the live threads. `task`
  * is the exiting thread, when known: its leader names the process.

@@ -84,10 +84,13 @@ static __always_inline void switched_out(struct task_struct *prev, bool preempt,
 
 	if (!t)
 		return;
-	if (voluntary)
+	if (voluntary) {
 		t->counters.voluntary_switches += 1;
-	else
+		if (t->state.sync_start_ns)
+			t->state.sync_blocked = 1;
+	} else {
 		t->counters.involuntary_switches += 1;
+	}
 	if (prev_state & TASK_DEAD) {
 		/* its last switch: the id may be reused by an unrelated task */
 		set_target_thread(t->state.tid, 0);
@@ -114,10 +117,10 @@ static __always_inline void switched_in(struct task_struct *next, __u32 cpu, __u
 	waited = now > t->state.since_ns ? now - t->state.since_ns : 0;
 	if (t->state.run_state == RUN_PREEMPTED) {
 		t->counters.preempted_ns += waited;
-		add_gap_cause(t, CAUSE_PREEMPTED, waited);
+		add_interference(t, CAUSE_PREEMPTED, waited);
 	} else if (t->state.run_state == RUN_RUNQUEUE) {
 		t->counters.runqueue_ns += waited;
-		add_gap_cause(t, CAUSE_RUNQUEUE, waited);
+		add_interference(t, CAUSE_RUNQUEUE, waited);
 	}
 	unregister_waiter(t);
 	t->state.run_state = RUN_RUNNING;

@@ -12,14 +12,14 @@ use libbpf_rs::skel::{OpenSkel, Skel, SkelBuilder};
 use libbpf_rs::{Link, MapCore, MapFlags, OpenObject, ProgramAttachType, ProgramMut, UprobeMultiOpts, UprobeOpts};
 use serde_json::Value;
 
-use launchgap_record::cuda_api::ProbeShape;
+use launchgap_record::cuda_api::{ProbeShape, APIS};
 use launchgap_record::cuda_attach::{attach_library, kernel_has_uprobe_multi, Direction};
 use launchgap_record::elf_symbols::find_functions;
 use launchgap_record::probe_placement::{place, ProbeCost};
 use launchgap_record::probe_plan::LibraryPlan;
 
 use crate::cli::{Config, Targets};
-use crate::skel::types::{cgroup_key, culprit_key, process_key, process_remains, thread_stats};
+use crate::skel::types::{cgroup_key, culprit_key, process_key, process_remains, thread_counters, thread_stats};
 use crate::skel::{MonitorSkel, MonitorSkelBuilder};
 
 // SAFETY: plain C structs of integers and byte arrays; any bit pattern is valid.
@@ -43,6 +43,12 @@ const CUDA_PROGRAMS: [&str; 4] = ["monitor_launch", "monitor_sync_enter", "monit
 /// The function whose call makes a process a CUDA process (adopted by default).
 pub const CUDA_INIT: &str = "cuInit";
 
+/// A bit for each of the first `slots` entry points (the kernel's per-API
+/// slots, cookie - 1) after whose return the thread's GPU work is done.
+pub fn drain_api_slots(slots: usize) -> u32 {
+    APIS.iter().take(slots.min(32)).enumerate().filter(|(_, api)| api.drains()).fold(0, |mask, (slot, _)| mask | 1 << slot)
+}
+
 pub struct Loaded<'obj> {
     pub skel: MonitorSkel<'obj>,
     pub uprobe_multi: bool,
@@ -62,6 +68,7 @@ pub fn load<'obj>(storage: &'obj mut MaybeUninit<OpenObject>, config: &Config) -
             Targets::Pids(_) => TARGET_PIDS,
             Targets::Cgroups(_) => TARGET_CGROUPS,
         };
+        rodata.drain_api_slots = drain_api_slots(thread_counters::default().calls.len());
     }
     let cpus = libbpf_rs::num_possible_cpus()? as u32;
     open.maps.target_threads.set_max_entries(pid_max())?;
@@ -285,4 +292,20 @@ pub fn detach_all(links: Vec<Link>) {
             scope.spawn(move || drop(link));
         }
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use launchgap_record::schema_names::DRAIN_API_NAMES;
+
+    #[test]
+    fn every_drain_api_has_its_bit_in_the_kernels_slots() {
+        let slots = thread_counters::default().calls.len();
+        let mask = drain_api_slots(slots);
+        assert_eq!(mask.count_ones() as usize, DRAIN_API_NAMES.len());
+        for (slot, api) in APIS.iter().take(slots).enumerate() {
+            assert_eq!(mask >> slot & 1 == 1, DRAIN_API_NAMES.contains(&api.name), "{}", api.name);
+        }
+    }
 }

@@ -10,9 +10,10 @@ use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::{Registry, Unit};
 
 use launchgap_record::cuda_api::{ProbeShape, APIS};
+use launchgap_record::schema_names::GPU_IDLE_CAUSE_NAMES;
 
 use crate::skel::types::thread_counters;
-use crate::stats::{cause_name, Culprit, ProcessKey, ProcessRecord, TargetSeries};
+use crate::stats::{cause_name, ByCause, Culprit, ProcessKey, ProcessRecord, TargetSeries, INTERFERENCE_CAUSES};
 
 pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
 
@@ -20,6 +21,11 @@ pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; cha
 const GAP_CLASSES: [&str; 6] = ["clean", "preempted", "runqueue", "irq", "sync", "blocked"];
 /// GAP_FIRST_BOUND_LOG2 in bpf/monitor.h: the first bucket's bound is 2^9 ns.
 const GAP_FIRST_BOUND_LOG2: i32 = 9;
+/// The interference causes the GPU-time bounds are split by: the first of
+/// schema/trace.toml's gpu_idle_cause, the order of enum gap_cause in bpf/monitor.h.
+fn interference_causes() -> &'static [&'static str] {
+    &GPU_IDLE_CAUSE_NAMES[..INTERFERENCE_CAUSES]
+}
 /// enum irq_kind in bpf/monitor.h
 const IRQ_KINDS: [&str; 3] = ["hardirq", "softirq", "vector"];
 /// enum lost_update in bpf/monitor.h
@@ -160,6 +166,10 @@ impl Snapshot {
         self.targets.iter().map(|(labels, series)| (labels.clone(), value(series))).collect()
     }
 
+    fn by_cause(&self, value: impl Fn(&TargetSeries) -> ByCause) -> Vec<(Labels, f64)> {
+        self.by_kind(interference_causes(), "cause", |s, i| seconds(value(s)[i]))
+    }
+
     fn by_kind<V>(&self, kinds: &[&str], key: &str, value: impl Fn(&TargetSeries, usize) -> V) -> Vec<(Labels, V)> {
         let mut out = Vec::new();
         for (labels, series) in &self.targets {
@@ -180,6 +190,12 @@ impl Collector for Snapshot {
                        self.per_api(is_sync, |c| &c.calls, |v| v as f64))?;
         counter_family(e, counter("launchgap_sync", "Time inside those syncs and copies, entry to return.", Some(Unit::Seconds)),
                        self.per_api(is_sync, |c| &c.sync_ns, seconds))?;
+        counter_family(e, counter("launchgap_blocked_syncs", "Of those syncs and copies, the ones during which the thread was switched out voluntarily (it blocked, waiting for the GPU), by driver entry point.", None),
+                       self.per_api(is_sync, |c| &c.blocked_syncs, |v| v as f64))?;
+        counter_family(e, counter("launchgap_gpu_idle_caused_lower", "A lower bound, not a measurement (the monitor never sees the GPU), of the GPU idle time the CPU interference of the process's launching thread caused, by cause: its preempted, run-queue and interrupt time after it returned from a sync that waits for all its GPU work and before its next launch, when its GPU had nothing to run. Counted while the process has one launching thread; stays where it was once a second one launches.", Some(Unit::Seconds)),
+                       self.by_cause(|s| s.gpu_idle_lower_ns))?;
+        counter_family(e, counter("launchgap_gpu_idle_caused_upper", "An upper bound, not a measurement (the monitor never sees the GPU), of the GPU idle time the CPU interference of the process's launching threads caused, by cause: every preempted, run-queue and interrupt delay between a thread's first GPU work and its latest launch, each costing at most its own length. It includes delays the GPU never noticed (hidden behind queued work).", Some(Unit::Seconds)),
+                       self.by_cause(TargetSeries::gpu_idle_upper_ns))?;
         counter_family(e, counter("launchgap_preempted", "Time switched out while still runnable (involuntary).", Some(Unit::Seconds)),
                        self.each(|s| seconds(s.counters.preempted_ns)))?;
         counter_family(e, counter("launchgap_runqueue_wait", "Time woken but not yet running.", Some(Unit::Seconds)),
@@ -216,6 +232,8 @@ impl Collector for Snapshot {
             }
         }
         gauge_family(e, gauge("launchgap_threads", "Live threads being counted."), self.each(|s| s.live_threads as i64))?;
+        gauge_family(e, gauge("launchgap_launching_threads", "Threads that have launched a kernel, exited ones included: the GPU-time lower bound is counted while the process has one."),
+                     self.each(|s| s.counters.launching_threads as i64))?;
         counter_family(e, counter("launchgap_culprit", "Time each command (top K per process and cause, the rest as `other`; swapper: the CPU was idle) ran on a target's CPU while the target waited there.", Some(Unit::Seconds)),
                        self.culprits.iter().cloned())?;
         counter_family(e, counter("launchgap_monitor_lost_updates", "Updates the kernel side could not make, by reason (a map was full): what they would have counted is missing.", None),
@@ -273,6 +291,13 @@ mod tests {
         assert_eq!(bounds[1], 1024e-9);
         assert_eq!(bounds[26], 2f64.powi(35) / 1e9);
         assert!(bounds[27].is_infinite());
+    }
+
+    #[test]
+    fn the_bounds_causes_are_the_kernels_interference_causes_in_its_order() {
+        // enum gap_cause's first INTERFERENCE_CAUSES, which are gap classes 1.. (enum gap_class)
+        assert_eq!(thread_counters::default().delay_ns[0].len(), INTERFERENCE_CAUSES);
+        assert_eq!(interference_causes(), &GAP_CLASSES[1..=INTERFERENCE_CAUSES]);
     }
 
     #[test]

@@ -265,27 +265,31 @@ impl<'obj> Monitor<'obj> {
             .into_iter()
             .map(|(k, r)| (ProcessKey { pid: k.pid, start_ns: k.start_ns }, r.counters))
             .collect();
-        let label = |key: &ProcessKey, tid: Option<&(u32, String)>| {
-            exposition::target_labels(key, self.records.get(key), tid)
-        };
-        let mut targets = Vec::new();
-        if self.config.per_thread {
+        let processes = stats::by_process(&self.records, &threads, &retired);
+        let launching: HashMap<ProcessKey, u64> =
+            processes.iter().map(|s| (s.process, s.counters.launching_threads)).collect();
+        let mut series = if self.config.per_thread {
             // each process's series split by live thread, plus one (tid "") for its exited threads
-            let exited = stats::by_process(&self.records, &[], &retired);
-            let none = (0u32, String::new());
-            for series in exited {
-                let mut labels = label(&series.process, Some(&none));
-                labels.iter_mut().filter(|(k, _)| k == "tid").for_each(|(_, v)| v.clear());
-                targets.push((labels, series));
-            }
-            for series in stats::by_thread(&threads) {
-                targets.push((label(&series.process, series.tid.as_ref()), series));
-            }
+            let mut split = stats::by_process(&self.records, &[], &retired);
+            split.extend(stats::by_thread(&threads));
+            split
         } else {
-            for series in stats::by_process(&self.records, &threads, &retired) {
-                targets.push((label(&series.process, None), series));
-            }
-        }
+            processes
+        };
+        stats::gpu_idle_lower_bounds(&mut series, &launching, &mut self.records);
+        let none = (0u32, String::new());
+        let targets = series
+            .into_iter()
+            .map(|series| {
+                let exited = self.config.per_thread && series.tid.is_none();
+                let mut labels = exposition::target_labels(&series.process, self.records.get(&series.process),
+                                                           if exited { Some(&none) } else { series.tid.as_ref() });
+                if exited {
+                    labels.iter_mut().filter(|(k, _)| k == "tid").for_each(|(_, v)| v.clear());
+                }
+                (labels, series)
+            })
+            .collect();
         let culprits = stats::top_culprits(&self.records, &bpf::read_culprits(&self.skel), self.config.top_culprits)
             .iter()
             .map(|c| (exposition::culprit_labels(c, &self.records), c.ns as f64 / 1e9))

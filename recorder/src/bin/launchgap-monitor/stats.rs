@@ -26,6 +26,12 @@ pub fn cause_name(cause: u8) -> &'static str {
     CAUSE_NAMES.iter().find(|(c, _)| *c == cause).map_or("unknown", |(_, n)| n)
 }
 
+/// enum drain_state in bpf/monitor.h: the index of `delay_ns` held while the thread's GPU work was drained.
+pub const DRAINED: usize = 1;
+/// INTERFERENCE_CAUSES in bpf/monitor.h: preempted, runqueue, irq.
+pub const INTERFERENCE_CAUSES: usize = 3;
+pub type ByCause = [u64; INTERFERENCE_CAUSES];
+
 const COUNTER_WORDS: usize = std::mem::size_of::<thread_counters>() / 8;
 const _: () = assert!(std::mem::size_of::<thread_counters>().is_multiple_of(8), "thread_counters is all u64");
 
@@ -75,6 +81,10 @@ pub struct ProcessRecord {
     pub culprits_taken: BTreeMap<(u8, String), u64>,
     /// When it was first found gone (it stays exported until --retain-exited after).
     pub gone_since: Option<Instant>,
+    /// Each of its series' GPU-time lower bound (by tid; None: the process,
+    /// or its exited threads with --per-thread) when last seen with at most
+    /// one launching thread: what it stays at once a second thread launches.
+    pub lower_while_one_launcher: HashMap<Option<u32>, ByCause>,
 }
 
 /// One exported set of counters: a process, or a thread with --per-thread.
@@ -84,11 +94,30 @@ pub struct TargetSeries {
     pub tid: Option<(u32, String)>,
     pub counters: thread_counters,
     pub live_threads: u64,
+    /// The GPU idle its interference caused, at least (set by `gpu_idle_lower_bounds`).
+    pub gpu_idle_lower_ns: ByCause,
+}
+
+impl TargetSeries {
+    fn new(process: ProcessKey, tid: Option<(u32, String)>, counters: thread_counters, live_threads: u64) -> Self {
+        TargetSeries { process, tid, counters, live_threads, gpu_idle_lower_ns: ByCause::default() }
+    }
+
+    /// The GPU idle its interference caused, at most: every delay between its
+    /// threads' first GPU work and their latest launch, each at most its length.
+    pub fn gpu_idle_upper_ns(&self) -> ByCause {
+        let mut upper = ByCause::default();
+        for by_cause in &self.counters.delay_ns {
+            for (sum, ns) in upper.iter_mut().zip(by_cause) {
+                *sum += ns;
+            }
+        }
+        upper
+    }
 }
 
 fn series_of(out: &mut BTreeMap<ProcessKey, TargetSeries>, process: ProcessKey) -> &mut TargetSeries {
-    out.entry(process)
-        .or_insert_with(|| TargetSeries { process, tid: None, counters: thread_counters::default(), live_threads: 0 })
+    out.entry(process).or_insert_with(|| TargetSeries::new(process, None, thread_counters::default(), 0))
 }
 
 /// Sums per process: live threads + retired in the kernel + taken here.
@@ -116,15 +145,31 @@ pub fn by_process(
 pub fn by_thread(threads: &[(u32, thread_stats)]) -> Vec<TargetSeries> {
     let mut out: Vec<TargetSeries> = threads
         .iter()
-        .map(|(tid, t)| TargetSeries {
-            process: process_of(t),
-            tid: Some((*tid, comm_string(&t.state.comm))),
-            counters: t.counters,
-            live_threads: 1,
-        })
+        .map(|(tid, t)| TargetSeries::new(process_of(t), Some((*tid, comm_string(&t.state.comm))), t.counters, 1))
         .collect();
     out.sort_by_key(|s| (s.process, s.tid.as_ref().map(|(tid, _)| *tid)));
     out
+}
+
+/// Each series' GPU-time lower bound: the interference of its threads while
+/// their GPU work was drained, which cost the GPU one for one only where the
+/// drained thread is its process's one launching thread (with several,
+/// another's queued work may have kept the GPU busy). So it is counted
+/// while the process has had at most one launching thread (`launching`,
+/// by process, from the processes' summed counters), and stays where it
+/// was then once a second thread launches: a counter never falls.
+pub fn gpu_idle_lower_bounds(series: &mut [TargetSeries], launching: &HashMap<ProcessKey, u64>,
+                             records: &mut HashMap<ProcessKey, ProcessRecord>) {
+    for s in series {
+        let Some(record) = records.get_mut(&s.process) else { continue };
+        let key = s.tid.as_ref().map(|(tid, _)| *tid);
+        if launching.get(&s.process).copied().unwrap_or(0) <= 1 {
+            s.gpu_idle_lower_ns = s.counters.delay_ns[DRAINED];
+            record.lower_while_one_launcher.insert(key, s.gpu_idle_lower_ns);
+        } else {
+            s.gpu_idle_lower_ns = record.lower_while_one_launcher.get(&key).copied().unwrap_or_default();
+        }
+    }
 }
 
 /// Culprits of one process and cause: the top K by time, the rest summed as `other`.
@@ -218,6 +263,38 @@ mod tests {
         assert_eq!(series[0].counters.gaps[1][3], 3);
         assert_eq!(series[0].live_threads, 2);
         assert_eq!(series[1].counters.calls[0], 4);
+    }
+
+    fn launcher(pid: u32, tid: u32, drained_ns: u64, other_ns: u64) -> (u32, thread_stats) {
+        let (tid, mut t) = thread(pid, tid, 5, 1);
+        t.counters.launching_threads = 1;
+        t.counters.delay_ns[DRAINED][0] = drained_ns;
+        t.counters.delay_ns[1 - DRAINED][2] = other_ns;
+        (tid, t)
+    }
+
+    fn lower_bounds(records: &mut HashMap<ProcessKey, ProcessRecord>, threads: &[(u32, thread_stats)]) -> Vec<ByCause> {
+        let mut series = by_process(records, threads, &[]);
+        let launching = series.iter().map(|s| (s.process, s.counters.launching_threads)).collect();
+        gpu_idle_lower_bounds(&mut series, &launching, records);
+        series.iter().map(|s| s.gpu_idle_lower_ns).collect()
+    }
+
+    #[test]
+    fn the_lower_bound_is_the_one_launchers_drained_delay_and_stays_once_a_second_thread_launches() {
+        let key = ProcessKey { pid: 10, start_ns: 5 };
+        let mut records = HashMap::from([(key, ProcessRecord::default())]);
+        let one = [launcher(10, 10, 700, 50)];
+        assert_eq!(lower_bounds(&mut records, &one), vec![[700, 0, 0]]);
+        assert_eq!(by_process(&records, &one, &[])[0].gpu_idle_upper_ns(), [700, 0, 50]);
+        // a second launching thread: the drained delays may hide behind its work
+        let two = [launcher(10, 10, 900, 50), launcher(10, 11, 300, 0)];
+        assert_eq!(lower_bounds(&mut records, &two), vec![[700, 0, 0]]);
+        assert_eq!(by_process(&records, &two, &[])[0].gpu_idle_upper_ns(), [1200, 0, 50]);
+        // a thread that never launched does not count as a launcher
+        let with_idle = [launcher(10, 10, 900, 50), thread(10, 12, 5, 0)];
+        let mut fresh = HashMap::from([(key, ProcessRecord::default())]);
+        assert_eq!(lower_bounds(&mut fresh, &with_idle), vec![[900, 0, 0]]);
     }
 
     #[test]
