@@ -1,7 +1,7 @@
 """`launchgap timeline`: which task ran on which CPU over time (dat2graph's
 picture), with IRQ, launch, sync and migration marks. This module builds the
 figure's data; `draw_static` draws it with matplotlib (PNG/PDF/SVG) and
-views/timeline_html.py writes the interactive page."""
+views/html.py writes the interactive page."""
 
 from __future__ import annotations
 
