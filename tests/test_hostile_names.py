@@ -61,10 +61,10 @@ def succeeded(proc: subprocess.CompletedProcess) -> str:
     return proc.stdout
 
 
-def hostile_trace(path: Path) -> Path:
+def hostile_trace(path: Path, mode: str = "command") -> Path:
     """One launching thread per name, each preempted by a task of the same name, and an interrupt named so;
-    the command line holds names too."""
-    b = TraceBuilder(end_ns=2_000_000, meta_extra={"command": ["[/]", f"{ESC}[2J"]})
+    the command line holds names too. MODE "system" says every task's switches were recorded."""
+    b = TraceBuilder(end_ns=2_000_000, meta_extra={"command": ["[/]", f"{ESC}[2J"], "mode": mode})
     t = 2_000
     for i, name in enumerate(NAMES):
         cpu = i % 2
@@ -113,8 +113,13 @@ def test_timeline_statistics_and_drawings_take_every_name(trace, tmp_path):
 
 def test_running_waiting_and_diff_show_a_hostile_trace_path(trace, tmp_path):
     shown = f"{trace.parent.parent}/{HOSTILE_PATH_SHOWN}"
-    out = succeeded(launchgap("running-waiting", str(trace), "-o", str(tmp_path / "rw.png")))
-    assert out.startswith(f"{shown}: 2 CPUs, peak ")
+    # a target-mode recording is refused, the path shown visibly in the one line
+    refused = launchgap("running-waiting", str(trace), "-o", str(tmp_path / "rw.png"))
+    assert refused.returncode == 2 and ESC not in refused.stderr
+    assert refused.stderr.startswith(f"launchgap: {shown}: recorded in target mode")
+    system = hostile_trace(tmp_path / "system" / HOSTILE_DIR / HOSTILE_FILE, mode="system")
+    out = succeeded(launchgap("running-waiting", str(system), "-o", str(tmp_path / "rw.png")))
+    assert out.startswith(f"{system.parent.parent}/{HOSTILE_PATH_SHOWN}: 2 CPUs, peak ")
     out = succeeded(launchgap("diff", str(trace), str(trace)))
     assert f"A = {shown}   B = {shown}" in out
 
