@@ -10,7 +10,9 @@ cd "$(dirname "$0")/.."
 
 APT_PACKAGES=(
   clang llvm            # compiles the BPF C (CO-RE) programs
-  libelf-dev zlib1g-dev pkg-config  # libbpf (vendored by libbpf-sys) links against these
+  libelf-dev zlib1g-dev pkg-config  # libbpf in the recorder's build script links against these
+  autoconf automake autopoint flex bison gawk  # libbpf-sys builds libelf (elfutils) from source,
+                        # to link it into the recorder and monitor (they need only glibc)
   bpftool               # inspects loaded programs in tests
   bpftrace              # the one-uprobe "floor" in bench/recorder_overhead
   linux-perf            # perf sched: the cross-check for switch counts

@@ -11,26 +11,30 @@ BINARY = "launchgap-record"
 ENV_OVERRIDE = "LAUNCHGAP_RECORDER"
 MONITOR_BINARY = "launchgap-monitor"
 MONITOR_ENV_OVERRIDE = "LAUNCHGAP_MONITOR"
+# where the wheel `make dist` builds carries both binaries (scripts/dist.sh);
+# absent in a checkout, so a developer's edits run from _BUILD_DIR
+_BUNDLED_DIR = Path(__file__).resolve().parent / "bin"
 _BUILD_DIR = Path(__file__).resolve().parents[2] / "recorder" / "target" / "release"
 
 
 def _find(binary: str, env_override: str) -> Path | None:
-    """$ENV_OVERRIDE, then this checkout's build, then PATH."""
+    """$ENV_OVERRIDE, then the installed wheel's own, then this checkout's build, then PATH."""
     override = os.environ.get(env_override)
     if override:
         return Path(override)
-    built = _BUILD_DIR / binary
-    if built.exists():
-        return built
+    for directory in (_BUNDLED_DIR, _BUILD_DIR):
+        candidate = directory / binary
+        if candidate.exists():
+            return candidate
     found = shutil.which(binary)
     return Path(found) if found else None
 
 
 def find_recorder() -> Path | None:
-    """$LAUNCHGAP_RECORDER, then this checkout's build, then PATH."""
+    """$LAUNCHGAP_RECORDER, then the installed wheel's, then this checkout's build, then PATH."""
     return _find(BINARY, ENV_OVERRIDE)
 
 
 def find_monitor() -> Path | None:
-    """$LAUNCHGAP_MONITOR, then this checkout's build, then PATH."""
+    """$LAUNCHGAP_MONITOR, then the installed wheel's, then this checkout's build, then PATH."""
     return _find(MONITOR_BINARY, MONITOR_ENV_OVERRIDE)
