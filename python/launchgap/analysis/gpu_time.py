@@ -498,16 +498,19 @@ def _steps(syncs: pl.DataFrame, launching: pl.DataFrame) -> int:
 
 
 def _prediction(steps: int, active_ns: int, low_ns: int, high_ns: int) -> GpuPrediction | None:
-    """Throughput with the interference's GPU idle taken out of the active span."""
+    """Throughput with the interference's GPU idle taken out of the active span. Where a bound covers the whole
+    span (the host cannot rule out that the GPU waited on interference all along), that side has no bound: None,
+    never the absurd rate of a span shrunk to nothing."""
     if active_ns <= 0:
         return None
     basis, units = ("steps", steps) if steps else ("gpu_span", 1)
     measured = units / (active_ns / 1e9)
-    after = lambda lost: units / (max(1, active_ns - lost) / 1e9)  # noqa: E731
+    after = lambda lost: units / ((active_ns - lost) / 1e9) if lost < active_ns else None  # noqa: E731
+    gain = lambda rate: 100.0 * (rate / measured - 1) if rate is not None else None  # noqa: E731
+    low, high = after(low_ns), after(high_ns)
     return GpuPrediction(basis=basis, steps=steps or None, measured_per_s=measured,
-                         predicted_low_per_s=after(low_ns), predicted_high_per_s=after(high_ns),
-                         gain_low_percent=100.0 * (after(low_ns) / measured - 1),
-                         gain_high_percent=100.0 * (after(high_ns) / measured - 1))
+                         predicted_low_per_s=low, predicted_high_per_s=high,
+                         gain_low_percent=gain(low), gain_high_percent=gain(high))
 
 
 def _culprits(frame: pl.DataFrame, recorder_pid: int | None, recorder_comms: tuple[str, ...]) -> list[GpuCulprit]:
@@ -679,12 +682,13 @@ def aligned_lower_bound(launch_ts: np.ndarray, drains: pl.DataFrame, wakeups: np
     return int(np.clip(end - counterfactual, 0, None).sum()), int(counts.size)
 
 
-def gain_without(g: GpuTime, culprit_pids: set[int]) -> tuple[float, float] | None:
+def gain_without(g: GpuTime, culprit_pids: set[int]) -> tuple[float | None, float | None] | None:
     """The throughput gain (percent, low and high) predicted from one trace if the culprits CULPRIT_PIDS
-    (a load's processes, say) were gone: their GPU idle taken out of the active span."""
+    (a load's processes, say) were gone: their GPU idle taken out of the active span. A side whose GPU idle
+    covers the whole span has no bound (None)."""
     if not g.active_ns or g.mode == "none":
         return None
     low = sum(c.recoverable_low_ns for c in g.culprits if c.pid in culprit_pids and c.cause != "irq")
     high = sum(c.recoverable_high_ns for c in g.culprits if c.pid in culprit_pids and c.cause != "irq")
-    gain = lambda lost: 100.0 * (g.active_ns / max(1, g.active_ns - lost) - 1)  # noqa: E731
+    gain = lambda lost: 100.0 * (g.active_ns / (g.active_ns - lost) - 1) if lost < g.active_ns else None  # noqa: E731
     return gain(low), gain(high)

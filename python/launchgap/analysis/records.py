@@ -329,10 +329,11 @@ class GpuPrediction(Record):
     basis: str                   # "steps": sync-delimited steps of the launching threads; "gpu_span": the GPU's span
     steps: int | None
     measured_per_s: float        # steps per second (or spans per second)
-    predicted_low_per_s: float
-    predicted_high_per_s: float
-    gain_low_percent: float
-    gain_high_percent: float
+    # None: that bound of the interference's GPU idle covers the whole active span, so the trace sets no bound
+    predicted_low_per_s: float | None
+    predicted_high_per_s: float | None
+    gain_low_percent: float | None
+    gain_high_percent: float | None
 
 
 @dataclass(frozen=True)

@@ -199,6 +199,17 @@ def _level_of(percent: float) -> str:
     return "negligible" if percent < NEGLIGIBLE_PERCENT else "light" if percent < HEAVY_PERCENT else "heavy"
 
 
+def _gain_words(p) -> str:
+    """What removing the interference would buy, as far as the bounds say (a side may have none)."""
+    if p is None or p.gain_low_percent is None:
+        return ""
+    if p.gain_high_percent is None:
+        return (f"; removing that interference would raise throughput by at least {p.gain_low_percent:.1f}% (the "
+                f"host sets no upper bound)")
+    return (f"; removing that interference would raise throughput by {p.gain_low_percent:.1f}% to "
+            f"{p.gain_high_percent:.1f}%")
+
+
 def _gpu_verdict(cpu: Verdict, g: GpuTime) -> Verdict:
     """The verdict in GPU time: how long the GPU sat idle because interference made a launch late
     (docs/gpu-time.md), with the CPU time the launching threads lost beside it."""
@@ -221,15 +232,16 @@ def _gpu_verdict(cpu: Verdict, g: GpuTime) -> Verdict:
                            gpu_idle_low_percent=low, gpu_idle_high_percent=high)
         head = (f"The GPU sat idle {_seconds(g.interference_high_ns)} of {_seconds(active)} ({high:.2f}%) waiting "
                 f"for launches that {_named(g.culprits)} delayed; removing that interference would raise "
-                f"throughput by up to {gain:.1f}%.")
+                f"throughput by up to {gain:.1f}%." if gain is not None else
+                f"The GPU sat idle {_seconds(g.interference_high_ns)} of {_seconds(active)} ({high:.2f}%) waiting "
+                f"for launches that {_named(g.culprits)} delayed.")
         own = (f" The app's own host work and waits kept it idle another {_seconds(g.own_ns)}: that is the "
                f"workload's, not interference." if g.own_ns else "")
         tail = " " + cpu_note + hidden + own
     else:
         head = (f"The GPU sat idle between {_seconds(g.interference_low_ns)} and {_seconds(g.interference_high_ns)} "
                 f"of {_seconds(active)} ({low:.2f}%-{high:.2f}%) waiting for launches that {_named(g.culprits)} "
-                f"delayed (estimated from the host: {g.why}); removing that interference would raise throughput by "
-                f"{g.prediction.gain_low_percent:.1f}% to {gain:.1f}%." if g.prediction else "")
+                f"delayed (estimated from the host: {g.why})" + _gain_words(g.prediction) + ".")
         tail = " " + cpu_note + "."
     level = "negligible" if high < NEGLIGIBLE_PERCENT else "light" if high < HEAVY_PERCENT else "heavy"
     if g.mode != "exact" and _level_of(low) != level:

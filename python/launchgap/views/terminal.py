@@ -11,6 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from launchgap.analysis.records import FailedLaunches, GpuActivity, GpuTime, Report, TraceInfo
+from launchgap.views import words
 from launchgap.views.console import literal
 
 
@@ -96,12 +97,9 @@ def _gpu_time(g: GpuTime, console: Console) -> None:
     if g.prediction:
         p = g.prediction
         unit = "steps" if p.basis == "steps" else "runs"
-        after = (f"{p.predicted_high_per_s:,.2f}" if p.predicted_low_per_s == p.predicted_high_per_s
-                 else f"{p.predicted_low_per_s:,.2f} to {p.predicted_high_per_s:,.2f}")
-        gain = (f"{p.gain_high_percent:.1f}%" if p.gain_low_percent == p.gain_high_percent
-                else f"{p.gain_low_percent:.1f}% to {p.gain_high_percent:.1f}%")
-        table.add_row("without the interference", f"{after} {unit}/s instead of {p.measured_per_s:,.2f} "
-                      f"({gain} more)")
+        table.add_row("without the interference", words.prediction(p.predicted_low_per_s, p.predicted_high_per_s,
+                                                                    p.gain_low_percent, p.gain_high_percent,
+                                                                    p.measured_per_s, unit))
     if g.note:
         table.add_row("note", literal(g.note))
     console.print(table)
