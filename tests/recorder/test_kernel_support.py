@@ -41,7 +41,8 @@ def bullseye_btf() -> Path:
         proc = subprocess.run([str(REPO / "scripts" / "fetch_kernel_btf.sh")], capture_output=True, text=True,
                               timeout=900)
         if proc.returncode == MIRROR_UNREACHABLE:
-            pytest.skip(f"Debian's mirror cannot be reached to fetch Linux 5.10's BTF: {proc.stderr.strip()}")
+            said = re.sub(r"\x1b\[[0-9;]*m", "", proc.stderr).strip()  # the script's bold, not for a skip reason
+            pytest.skip(f"Debian's mirror cannot be reached to fetch Linux 5.10's BTF: {said}")
         assert proc.returncode == 0 and BULLSEYE_BTF.exists(), proc.stderr
     return BULLSEYE_BTF
 # include/linux/sched.h
