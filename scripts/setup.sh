@@ -4,7 +4,8 @@
 #   the Python virtual environment with launchgap installed editable,
 #   NVIDIA's real CUDA libraries and CUPTI headers (scripts/fetch_real_cuda.sh:
 #   the tests compare with the libraries, and the recorder's CUPTI collector is
-#   built against the headers), then cudasim (C) and the recorder (Rust).
+#   built against the headers), an older kernel's BTF (scripts/fetch_kernel_btf.sh:
+#   the tests play a kernel launchgap refuses), then cudasim (C) and the recorder (Rust).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -16,7 +17,9 @@ APT_PACKAGES=(
   bpftool               # inspects loaded programs in tests
   bpftrace              # the one-uprobe "floor" in bench/recorder_overhead
   linux-perf            # perf sched: the cross-check for switch counts
-  binutils              # objdump / readelf for the prologue and symbol checks
+  binutils              # objdump / readelf for the prologue and symbol checks; objcopy takes an older kernel's BTF out
+  xz-utils              # decompresses that kernel's vmlinuz (scripts/fetch_kernel_btf.sh)
+  debian-archive-keyring  # verifies the Debian package that BTF comes from
   stress-ng iperf3 fio  # noisy neighbours for experiments and end-to-end tests
   strace                # tests prove `launchgap doctor` writes nothing
   trace-cmd             # .dat files for the import tests
@@ -82,6 +85,7 @@ install_apt_packages
 check_rust
 setup_python
 scripts/fetch_real_cuda.sh
+scripts/fetch_kernel_btf.sh || true  # a failure warned; the tests that need the BTF fetch it again, and say why they cannot
 build_cudasim
 build_recorder
 log "ready"

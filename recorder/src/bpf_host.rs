@@ -1,9 +1,8 @@
 //! What both BPF loaders (the recorder's and the monitor's) ask of the host
-//! before and while loading: kernel BTF, the thread-id range, and errors a
-//! user can act on.
+//! while loading: the thread-id range, and errors a user can act on. Whether
+//! the kernel can run them at all is kernel_features', decided before.
 
-use anyhow::{anyhow, Result};
-use std::path::Path;
+use anyhow::anyhow;
 
 /// Thread ids run below /proc/sys/kernel/pid_max: the size of the per-thread flag array.
 pub fn pid_max() -> u32 {
@@ -12,15 +11,6 @@ pub fn pid_max() -> u32 {
         .ok()
         .and_then(|s| s.trim().parse().ok())
         .unwrap_or(LINUX_PID_MAX_LIMIT)
-}
-
-/// CO-RE needs the kernel's BTF; the path is overridable so that tests can play a kernel without it.
-pub fn require_kernel_btf() -> Result<()> {
-    let btf_path = std::env::var("LAUNCHGAP_VMLINUX_BTF").unwrap_or_else(|_| "/sys/kernel/btf/vmlinux".into());
-    if !Path::new(&btf_path).exists() {
-        return Err(anyhow!("this kernel exposes no BTF ({btf_path}): it needs CONFIG_DEBUG_INFO_BTF=y"));
-    }
-    Ok(())
 }
 
 /// Why loading failed, in words a user can act on.

@@ -7,7 +7,6 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use libbpf_rs::btf::Btf;
 use libbpf_rs::{Link, ProgramMut, UprobeMultiOpts, UprobeOpts};
 use serde_json::{json, Value};
 
@@ -19,12 +18,6 @@ use crate::probe_plan::LibraryPlan;
 pub enum Direction {
     Entry,
     Return,
-}
-
-/// uprobe_multi (Linux 6.6): one link, and one RCU wait at detach, for many
-/// probes. Classic uprobe links each wait out a grace period on detach.
-pub fn kernel_has_uprobe_multi(btf: &Btf) -> bool {
-    btf.type_by_name::<libbpf_rs::btf::types::Struct>("bpf_uprobe_multi_link").is_some()
 }
 
 /// Probes going to one program in one file: (function, file offset, cookie).
@@ -59,13 +52,15 @@ fn attach_group(
         .collect()
 }
 
-/// Attaches every probe of `plan` in `file`. `program` names the program
-/// (and its name) for an entry point's shape and direction; a probe whose
-/// shape has no program is left out. Each probe goes where probe_placement
-/// put it, past any entry instruction the kernel would single-step; return
-/// probes sit on the same instruction. Every probe is described in `probes`
-/// (attached or not, and why); what costs more than it must, or failed, is
-/// a line in `warnings`.
+/// Attaches every probe of `plan` in `file`: in uprobe_multi links with
+/// `multi` (kernel_features decides: one link, and one RCU wait at detach, for
+/// many probes, where classic uprobe links each wait out a grace period on
+/// detach). `program` names the program (and its name) for an entry point's
+/// shape and direction; a probe whose shape has no program is left out. Each
+/// probe goes where probe_placement put it, past any entry instruction the
+/// kernel would single-step; return probes sit on the same instruction. Every
+/// probe is described in `probes` (attached or not, and why); what costs more
+/// than it must, or failed, is a line in `warnings`.
 pub fn attach_library<'a, 'obj: 'a>(
     plan: &LibraryPlan,
     file: &Path,

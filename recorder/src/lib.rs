@@ -1,15 +1,16 @@
 //! What launchgap's two programs share: finding the CUDA libraries a
 //! workload uses, reading their symbols, placing each uprobe on an
-//! instruction the kernel emulates, and attaching those probes; and the
-//! host facts both report. `launchgap-record` (src/main.rs) writes traces;
-//! `launchgap-monitor` (src/bin/launchgap-monitor/) serves in-kernel
-//! aggregates to Prometheus.
+//! instruction the kernel emulates, and attaching those probes; the host
+//! facts both report; and which kernels they run on (kernel_features).
+//! `launchgap-record` (src/main.rs) writes traces; `launchgap-monitor`
+//! (src/bin/launchgap-monitor/) serves in-kernel aggregates to Prometheus.
 
 pub mod bpf_host;
 pub mod cuda_api;
 pub mod cuda_attach;
 pub mod discover;
 pub mod elf_symbols;
+pub mod kernel_features;
 pub mod metadata;
 pub mod probe_placement;
 pub mod probe_plan;

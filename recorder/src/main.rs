@@ -36,6 +36,7 @@ use anyhow::{anyhow, bail, Result};
 use libbpf_rs::RingBufferBuilder;
 use serde_json::json;
 
+use launchgap_record::kernel_features::{self, Program};
 use launchgap_record::{cuda_api, discover, metadata, probe_plan};
 
 use crate::cli::Args;
@@ -387,6 +388,7 @@ fn run(args: Args) -> Result<i32> {
     check_pids(&args.pid)?;
     let run_as = spawn::invoking_user()?;
     privileges::check()?;
+    let kernel = kernel_features::check(Program::Recorder)?;
     let command = (!args.command.is_empty()).then_some(args.command.as_slice());
     let libraries = discover_libraries(&args)?;
     // before any thread exists: the CUPTI check forks
@@ -424,7 +426,7 @@ fn run(args: Args) -> Result<i32> {
     let mut probes = Vec::new();
     let mut storage = MaybeUninit::uninit();
     let load_opts = tracer::LoadOptions { system_mode: args.system, api_names: args.api_names, ring_buffer_bytes };
-    let (mut skel, uprobe_multi) = match tracer::load(&mut storage, &load_opts, &mut probes) {
+    let (mut skel, uprobe_multi) = match tracer::load(&mut storage, &load_opts, &kernel, &mut probes) {
         Ok(loaded) => (loaded.skel, loaded.uprobe_multi),
         Err(e) => {
             if let Some(c) = child.take() {
@@ -466,6 +468,7 @@ fn run(args: Args) -> Result<i32> {
         "start_ns": start_ns,
         "clock": metadata::clocks(),
         "host": metadata::host(),
+        "kernel_support": kernel.metadata(),
         "host_files": metadata::host_files::snapshot(),
         "topology": metadata::cpu_topology(),
         "mode": if args.system { "system" } else if command.is_some() { "command" } else { "pids" },

@@ -1,7 +1,7 @@
 //! Loading the BPF programs and attaching them, with a report of every
 //! probe: where it went, what its first instruction costs, whether it took.
 
-use launchgap_record::bpf_host::{explain_load_error, pid_max, require_kernel_btf};
+use launchgap_record::bpf_host::{explain_load_error, pid_max};
 use std::mem::MaybeUninit;
 use std::path::Path;
 
@@ -13,8 +13,9 @@ use libbpf_rs::{Link, MapCore, MapFlags, OpenObject, ProgramAttachType};
 use serde_json::{json, Value};
 
 use launchgap_record::cuda_api::{Layer, ProbeShape};
-use launchgap_record::cuda_attach::{attach_library, kernel_has_uprobe_multi, Direction};
+use launchgap_record::cuda_attach::{attach_library, Direction};
 use launchgap_record::discover::CudaLibraries;
+use launchgap_record::kernel_features::KernelSupport;
 use launchgap_record::probe_plan::plan_library;
 
 use crate::skel::{LaunchgapSkel, LaunchgapSkelBuilder};
@@ -38,10 +39,20 @@ fn kernel_has_tracepoint(btf: &Btf, name: &str) -> bool {
     btf.type_by_name::<Typedef>(&format!("btf_trace_{name}")).is_some()
 }
 
-pub fn load<'obj>(storage: &'obj mut MaybeUninit<OpenObject>, opts: &LoadOptions, probes: &mut Vec<Value>) -> Result<Loaded<'obj>> {
-    require_kernel_btf()?;
-    let btf = Btf::from_vmlinux().map_err(|e| anyhow!("reading kernel BTF: {e}"))?;
-    let mut open = LaunchgapSkelBuilder::default().open(storage).map_err(|e| explain_load_error(&e))?;
+/// Opens and loads the programs for this kernel (`kernel`, checked before): CO-RE relocates
+/// against the BTF the check read, and tracepoints the kernel lacks are left out.
+pub fn load<'obj>(
+    storage: &'obj mut MaybeUninit<OpenObject>,
+    opts: &LoadOptions,
+    kernel: &KernelSupport,
+    probes: &mut Vec<Value>,
+) -> Result<Loaded<'obj>> {
+    let btf = Btf::from_path(&kernel.btf).map_err(|e| anyhow!("reading kernel BTF: {e}"))?;
+    let mut builder = LaunchgapSkelBuilder::default();
+    if let Some(path) = &kernel.core_btf {
+        builder.object_builder_mut().btf_custom_path(path)?;
+    }
+    let mut open = builder.open(storage).map_err(|e| explain_load_error(&e))?;
     if let Some(rodata) = open.maps.rodata_data.as_deref_mut() {
         rodata.system_mode = opts.system_mode;
         rodata.api_names = opts.api_names;
@@ -50,7 +61,7 @@ pub fn load<'obj>(storage: &'obj mut MaybeUninit<OpenObject>, opts: &LoadOptions
     }
     open.maps.events.set_max_entries(opts.ring_buffer_bytes)?;
     open.maps.target_threads.set_max_entries(pid_max())?;
-    let uprobe_multi = kernel_has_uprobe_multi(&btf);
+    let uprobe_multi = kernel.uprobe_multi();
     for mut prog in open.open_object_mut().progs_mut() {
         let name = prog.name().to_string_lossy().into_owned();
         if uprobe_multi && CUDA_PROGRAMS.contains(&name.as_str()) {

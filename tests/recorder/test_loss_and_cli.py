@@ -94,14 +94,6 @@ def test_without_privileges_is_one_line_and_the_command_never_runs(world_writabl
     assert our_programs_loaded() == before
 
 
-def test_kernel_without_btf_is_one_line(tmp_path):
-    env = {**os.environ, "LAUNCHGAP_VMLINUX_BTF": str(tmp_path / "no-btf")}
-    proc = subprocess.run([str(RECORDER), "-o", str(tmp_path / "x.lg"), "--", "true"],
-                          capture_output=True, text=True, env=env)
-    assert one_error_line(proc) == (f"launchgap-record: this kernel exposes no BTF ({tmp_path / 'no-btf'}): "
-                                    "it needs CONFIG_DEBUG_INFO_BTF=y")
-
-
 def test_missing_command_is_one_line(tmp_path):
     proc = subprocess.run([str(RECORDER), "-q", "-o", str(tmp_path / "x.lg"), "--", "/nonexistent/cmd"],
                           capture_output=True, text=True)

@@ -129,8 +129,7 @@ static __always_inline void switched_in(struct task_struct *next, __u32 cpu, __u
 }
 
 SEC("tp_btf/sched_switch")
-int BPF_PROG(monitor_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
-	     unsigned int prev_state)
+int BPF_PROG(monitor_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
 	__u32 cpu = bpf_get_smp_processor_id();
 	struct cpu_waiters *w = waiters_on(cpu);
@@ -141,7 +140,7 @@ int BPF_PROG(monitor_sched_switch, bool preempt, struct task_struct *prev, struc
 		w->run_start_ns = now;
 	}
 	if (target_task(prev))
-		switched_out(prev, preempt, prev_state, cpu, now);
+		switched_out(prev, preempt, sched_switch_prev_state(ctx, prev), cpu, now);
 	if (target_task(next))
 		switched_in(next, cpu, now);
 	return 0;

@@ -22,9 +22,9 @@ struct exit_event exit_event_layout = {};
 struct comm_event comm_event_layout = {};
 
 SEC("tp_btf/sched_switch")
-int BPF_PROG(handle_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
-	     unsigned int prev_state)
+int BPF_PROG(handle_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
+	unsigned int prev_state = sched_switch_prev_state(ctx, prev);
 	__u32 prev_pid = prev->tgid, prev_tid = prev->pid;
 	bool prev_target = task_is_target(prev);
 	bool next_target = task_is_target(next);

@@ -2,7 +2,7 @@
 /*
  * What a context switch means for the task switched out, shared by the
  * recorder's and the monitor's scheduling programs so both classify a
- * switch the same way (each kernel quirk a named helper).
+ * switch the same way (each kernel quirk a named helper, in core_fixes.bpf.h).
  */
 #ifndef LAUNCHGAP_SCHED_HELPERS_BPF_H
 #define LAUNCHGAP_SCHED_HELPERS_BPF_H
@@ -10,6 +10,8 @@
 /* TASK_DEAD (the prev_state bit of a task's last switch-out) and the record
  * names come from schema/trace.toml through the generated header */
 #include "trace_schema.h"
+
+#include "core_fixes.bpf.h"
 
 /* The kernel's switch counters as of a task's previous switch-out. */
 struct switch_counts {
@@ -24,13 +26,6 @@ struct {
 	__type(key, int);
 	__type(value, struct switch_counts);
 } last_switch_counts SEC(".maps") __weak;
-
-static __always_inline __u32 task_cpu_of(struct task_struct *p)
-{
-	if (bpf_core_field_exists(p->thread_info.cpu))
-		return BPF_CORE_READ(p, thread_info.cpu);
-	return 0;
-}
 
 /*
  * Voluntary means the switch was counted in nvcsw (the task blocked), as

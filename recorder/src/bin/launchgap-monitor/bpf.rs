@@ -1,7 +1,7 @@
 //! Loading the monitor's BPF programs (maps sized from the command line),
 //! attaching them, and reading and pruning their maps.
 
-use launchgap_record::bpf_host::{explain_load_error, pid_max, require_kernel_btf};
+use launchgap_record::bpf_host::{explain_load_error, pid_max};
 use std::mem::MaybeUninit;
 use std::path::Path;
 
@@ -13,8 +13,9 @@ use libbpf_rs::{Link, MapCore, MapFlags, OpenObject, ProgramAttachType, ProgramM
 use serde_json::Value;
 
 use launchgap_record::cuda_api::{ProbeShape, APIS};
-use launchgap_record::cuda_attach::{attach_library, kernel_has_uprobe_multi, Direction};
+use launchgap_record::cuda_attach::{attach_library, Direction};
 use launchgap_record::elf_symbols::find_functions;
+use launchgap_record::kernel_features::KernelSupport;
 use launchgap_record::probe_placement::{place, ProbeCost};
 use launchgap_record::probe_plan::LibraryPlan;
 
@@ -58,10 +59,16 @@ pub struct Loaded<'obj> {
 
 
 
-pub fn load<'obj>(storage: &'obj mut MaybeUninit<OpenObject>, config: &Config) -> Result<Loaded<'obj>> {
-    require_kernel_btf()?;
-    let btf = Btf::from_vmlinux().map_err(|e| anyhow!("reading kernel BTF: {e}"))?;
-    let mut open = MonitorSkelBuilder::default().open(storage).map_err(|e| explain_load_error(&e))?;
+/// Opens and loads the programs for this kernel (`kernel`, checked before): CO-RE relocates
+/// against the BTF the check read, and tracepoints the kernel lacks are left out.
+pub fn load<'obj>(storage: &'obj mut MaybeUninit<OpenObject>, config: &Config, kernel: &KernelSupport)
+    -> Result<Loaded<'obj>> {
+    let btf = Btf::from_path(&kernel.btf).map_err(|e| anyhow!("reading kernel BTF: {e}"))?;
+    let mut builder = MonitorSkelBuilder::default();
+    if let Some(path) = &kernel.core_btf {
+        builder.object_builder_mut().btf_custom_path(path)?;
+    }
+    let mut open = builder.open(storage).map_err(|e| explain_load_error(&e))?;
     if let Some(rodata) = open.maps.rodata_data.as_deref_mut() {
         rodata.target_mode = match config.targets {
             Targets::CudaCallers => TARGET_CUDA_CALLERS,
@@ -77,7 +84,7 @@ pub fn load<'obj>(storage: &'obj mut MaybeUninit<OpenObject>, config: &Config) -
     open.maps.retired.set_max_entries(config.max_processes)?;
     open.maps.culprits.set_max_entries(config.max_culprits)?;
     open.maps.cpu_waiters.set_max_entries(cpus.max(1))?;
-    let uprobe_multi = kernel_has_uprobe_multi(&btf);
+    let uprobe_multi = kernel.uprobe_multi();
     let mut missing_tracepoints = Vec::new();
     for mut prog in open.open_object_mut().progs_mut() {
         let name = prog.name().to_string_lossy().into_owned();

@@ -32,6 +32,7 @@ use serde_json::Value;
 
 use launchgap_record::cuda_api::Layer;
 use launchgap_record::discover;
+use launchgap_record::kernel_features::{self, Program};
 use launchgap_record::probe_plan::plan_library;
 
 use crate::cli::{Args, Config, Targets};
@@ -341,6 +342,8 @@ fn cuda_lib_problems(extra: &[PathBuf], libraries: &discover::CudaLibraries) -> 
 }
 
 fn run(config: Config) -> Result<i32> {
+    // before anything touches the system: one line if this kernel cannot run the monitor
+    let kernel = kernel_features::check(Program::Monitor)?;
     become_background_batch_work();
     // the address first: a port in use is found before anything is loaded
     let mut server = http::Server::bind(config.listen).map_err(|e| anyhow!("cannot listen on {}: {e}", config.listen))?;
@@ -351,7 +354,7 @@ fn run(config: Config) -> Result<i32> {
         _ => Vec::new(),
     };
     let mut storage = MaybeUninit::uninit();
-    let loaded = bpf::load(&mut storage, &config)?;
+    let loaded = bpf::load(&mut storage, &config, &kernel)?;
     if !loaded.missing_tracepoints.is_empty() {
         say(config.quiet, format!("warning: this kernel lacks the tracepoints {}: what they count stays 0",
                                   loaded.missing_tracepoints.join(", ")));
