@@ -605,7 +605,8 @@ fn run(args: Args) -> Result<i32> {
         // without a wakeup, so drain explicitly every time the timer fires
         let polled = ring.poll(poll).and_then(|()| ring.consume());
         if let Err(e) = polled {
-            if STOP_SIGNAL.load(Ordering::SeqCst) == 0 {
+            // a signal that is not a stop (a tracer's, a handler's) interrupts the poll: poll again
+            if STOP_SIGNAL.load(Ordering::SeqCst) == 0 && e.kind() != libbpf_rs::ErrorKind::Interrupted {
                 return Err(anyhow!("reading the ring buffer: {e}"));
             }
         }

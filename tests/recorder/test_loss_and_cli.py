@@ -138,6 +138,31 @@ def test_a_stop_signal_leaves_a_complete_file(tmp_path, sig, expected_code):
     assert "stopped (signal" in stderr
 
 
+def test_a_stopped_and_continued_recorder_goes_on_recording(tmp_path):
+    """Ctrl-Z then fg (SIGSTOP, SIGCONT): Linux ends a blocked epoll_wait with EINTR after a stop even where no
+    handler ran (signal(7)); the recorder took that for a broken ring buffer and quit ("reading the ring buffer:
+    Interrupted system call"), leaving its command and a trace without end.json."""
+    out = tmp_path / "x.lg"
+    proc = subprocess.Popen([str(RECORDER), "-o", str(out), "--poll-ms", "100", "--", "sleep", "2"],
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        time.sleep(0.8)
+        for _ in range(3):
+            proc.send_signal(signal.SIGSTOP)
+            time.sleep(0.1)
+            proc.send_signal(signal.SIGCONT)
+            time.sleep(0.1)
+        _, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, stderr
+    assert "ring buffer" not in stderr
+    trace = read_trace(out)
+    assert not trace.truncated and trace.end["stop_reason"] == "the command exited"
+
+
 def test_the_drain_cpu_is_the_recorders_own_not_its_launchers(tmp_path):
     """end.json's cpu_ns.drain was the main thread's CPU clock, which execve does not reset: under
     `launchgap record` it carried Python's start-up and imports (issue 25, item 12). A launcher that burns a
