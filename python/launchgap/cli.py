@@ -159,6 +159,9 @@ def diff(a: str, b: str, as_json: bool) -> None:
         pace = "as fast as" if words.speed(slowdown) == "no change" else f"{words.speed(slowdown)} than"
         console.print(f"launch rate: B is {pace} A; verdicts A {literal(result['verdicts']['a'])}, "
                       f"B {literal(result['verdicts']['b'])}", highlight=False)
+    from launchgap.views.gpu_diff import render_gpu_diff
+
+    render_gpu_diff(result["gpu_time"], console)
 
 
 @main.command("export", epilog=PERMISSIONS_HELP)
