@@ -84,21 +84,24 @@ def _change(a: float | None, b: float | None) -> float | None:
 
 def _gpu_culprits(a: Report, b: Report) -> list[dict]:
     """The culprit tables of both sides in GPU time, matched by cause and name (process ids differ from run
-    to run), largest first by B, then A."""
+    to run), largest first by B, then A. A side whose culprits (the report's top ten) do not name one has
+    null there, counted as 0 in the change."""
     rows: dict[tuple, dict] = {}
     for side, report in (("a", a), ("b", b)):
         for c in report.gpu_time.culprits:
             row = rows.setdefault((c.cause, c.comm), {"cause": c.cause, "culprit": c.comm,
-                                                      "a_low_ns": 0, "a_high_ns": 0, "b_low_ns": 0, "b_high_ns": 0,
+                                                      "a_low_ns": None, "a_high_ns": None, "b_low_ns": None,
+                                                      "b_high_ns": None,
                                                       "a_pids": [], "b_pids": []})
-            row[f"{side}_low_ns"] += c.low_ns
-            row[f"{side}_high_ns"] += c.high_ns
+            row[f"{side}_low_ns"] = (row[f"{side}_low_ns"] or 0) + c.low_ns
+            row[f"{side}_high_ns"] = (row[f"{side}_high_ns"] or 0) + c.high_ns
             if c.pid is not None and c.cause != "irq":
                 row[f"{side}_pids"].append(c.pid)
-    out = sorted(rows.values(), key=lambda r: (-r["b_high_ns"], -r["a_high_ns"], r["cause"], r["culprit"] or ""))
+    out = sorted(rows.values(), key=lambda r: (-(r["b_high_ns"] or 0), -(r["a_high_ns"] or 0), r["cause"],
+                                               r["culprit"] or ""))
     for row in out:
-        row["change_low_ns"] = row["b_low_ns"] - row["a_high_ns"]
-        row["change_high_ns"] = row["b_high_ns"] - row["a_low_ns"]
+        row["change_low_ns"] = (row["b_low_ns"] or 0) - (row["a_high_ns"] or 0)
+        row["change_high_ns"] = (row["b_high_ns"] or 0) - (row["a_low_ns"] or 0)
     return out
 
 

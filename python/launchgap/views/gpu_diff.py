@@ -15,7 +15,9 @@ def _signed(ns: int) -> str:
     return ("+" if ns > 0 else "-" if ns < 0 else "") + _s(abs(ns))
 
 
-def _range(low: int, high: int, signed: bool = False) -> str:
+def _range(low: int | None, high: int | None, signed: bool = False) -> str:
+    if low is None or high is None:
+        return "-"   # not among that side's culprits (the report's top ten)
     said = _signed if signed else _s
     return said(low) if low == high else f"{said(low)} to {said(high)}"
 
