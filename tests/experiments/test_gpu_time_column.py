@@ -50,14 +50,11 @@ def table_rows(stdout: str, title: str) -> dict[str, dict[str, str]]:
     header = next(cells(line) for line in lines[start:] if "┃" in line)
     rows = {}
     for line in lines[start + 1:]:
-        if line and not line[0] in "┏┃┡│└━┗" and not line.startswith((" ", "─")):
-            if rows:
-                break
-        if "│" in line:
+        if line.startswith("└"):   # the table's bottom edge
+            break
+        if line.startswith("│"):
             row = cells(line)
             rows[row[0]] = dict(zip(header, row))
-        elif rows and line.startswith("└"):
-            break
     return rows
 
 
@@ -115,7 +112,8 @@ def test_each_runs_gpu_idle_is_the_truth_and_show_gives_its_statistics_and_the_g
 
 
 def gpu(mode: str, low_ms: float, high_ms: float, gain: tuple[float, float] | None = None) -> dict:
-    return {"mode": mode, "why": None, "idle_caused_low_ns": int(low_ms * 1e6), "idle_caused_high_ns": int(high_ms * 1e6),
+    return {"mode": mode, "why": None, "idle_caused_low_ns": int(low_ms * 1e6),
+            "idle_caused_high_ns": int(high_ms * 1e6),
             "active_ns": 2_000_000_000, "load_pids": [11, 12] if gain else [],
             "predicted_gain_low_percent": gain[0] if gain else None,
             "predicted_gain_high_percent": gain[1] if gain else None}
