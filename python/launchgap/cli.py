@@ -159,6 +159,9 @@ def diff(a: str, b: str, as_json: bool) -> None:
         pace = "as fast as" if words.speed(slowdown) == "no change" else f"{words.speed(slowdown)} than"
         console.print(f"launch rate: B is {pace} A; verdicts A {literal(result['verdicts']['a'])}, "
                       f"B {literal(result['verdicts']['b'])}", highlight=False)
+    from launchgap.views.gpu_diff import render_gpu_diff
+
+    render_gpu_diff(result["gpu_time"], console)
 
 
 @main.command("export", epilog=PERMISSIONS_HELP)
@@ -459,7 +462,7 @@ EXIT_EXPERIMENT_FAILED = 1
 
 
 def _run_experiment(scenarios, command, repeat, metric, output, seed, disk_dir, *, allow_rt_unthrottled=False,
-                    extra=None, focus_threads=None, need_command=True, metric_name=None) -> None:
+                    extra=None, focus_threads=None, need_command=True, metric_name=None, gpu_activity=False) -> None:
     """METRIC: a --metric value ('wall' or a regex), or a runner Metric; METRIC_NAME: --metric-name."""
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -506,7 +509,7 @@ def _run_experiment(scenarios, command, repeat, metric, output, seed, disk_dir, 
         try:
             run_experiment(list(command), scenarios, repeat, chosen_metric, outdir, seed,
                            Path(disk_dir) if disk_dir else None, progress=progress, not_restored=not_restored,
-                           host=host, extra=extra, focus_threads=focus_threads)
+                           host=host, extra=extra, focus_threads=focus_threads, gpu_activity=gpu_activity)
             bar.update(task, completed=len(scenarios) * repeat + 1, description="done")
         except (KeyboardInterrupt, Terminated) as stopped:
             bar.stop()
@@ -567,8 +570,11 @@ def _host_not_restored(problems: list[str], outdir: Path) -> None:
 @click.option("--seed", type=int, help="Seed for the run order (printed when chosen at random).")
 @click.option("--disk-dir", type=click.Path(file_okay=False),
               help="Where fio writes (a real block device; default /var/tmp).")
+@click.option("--gpu-activity", is_flag=True,
+              help="Record each run with --gpu-activity (CUPTI), so that the GPU idle each scenario's interference "
+                   "caused is exact, not bounds (docs/gpu-time.md).")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
-def noisy_neighbor(repeat, metric, metric_name, scenarios, output, seed, disk_dir, command) -> None:
+def noisy_neighbor(repeat, metric, metric_name, scenarios, output, seed, disk_dir, gpu_activity, command) -> None:
     """The study's scenarios: baseline, cpu (stress-ng), network (iperf3 on loopback),
     disk (fio direct I/O), heavy (all three), pinned (cpu load, workload pinned and niced)."""
     from launchgap.experiments.mitigations import MitigationError
@@ -580,7 +586,8 @@ def noisy_neighbor(repeat, metric, metric_name, scenarios, output, seed, disk_di
         fail(str(err))
     if chosen[0].name != "baseline":
         chosen = builtin(["baseline"]) + [s for s in chosen if s.name != "baseline"]
-    _run_experiment(chosen, command, repeat, metric, output, seed, disk_dir, metric_name=metric_name)
+    _run_experiment(chosen, command, repeat, metric, output, seed, disk_dir, metric_name=metric_name,
+                    gpu_activity=gpu_activity)
 
 
 @experiment.command("run", context_settings={"ignore_unknown_options": True}, epilog=PERMISSIONS_HELP)
@@ -596,9 +603,12 @@ def noisy_neighbor(repeat, metric, metric_name, scenarios, output, seed, disk_di
 @click.option("--disk-dir", type=click.Path(file_okay=False))
 @click.option("--allow-rt-unthrottled", is_flag=True,
               help="Run SCHED_FIFO/SCHED_RR scenarios even with RT throttling off (sched_rt_runtime_us = -1).")
+@click.option("--gpu-activity", is_flag=True,
+              help="Record each run with --gpu-activity (CUPTI), so that the GPU idle each scenario's interference "
+                   "caused is exact, not bounds (docs/gpu-time.md).")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 def experiment_run(scenario_file, repeat, metric, metric_name, output, seed, disk_dir, allow_rt_unthrottled,
-                   command) -> None:
+                   gpu_activity, command) -> None:
     """Scenarios from a TOML file ([scenarios.NAME] with loads, mitigations, env). Mitigations: cpus, nice,
     policy (other, batch, idle, fifo:P, rr:P), cpuset, irq_away, and the host-wide levers isolate
     ("isolated" or "root"), workqueue_away, timer_migration (0 or 1), preempt (none, voluntary, full,
@@ -612,7 +622,7 @@ def experiment_run(scenario_file, repeat, metric, metric_name, output, seed, dis
     except MitigationError as err:
         fail(str(err))
     _run_experiment(chosen, command, repeat, metric, output, seed, disk_dir,
-                    allow_rt_unthrottled=allow_rt_unthrottled, metric_name=metric_name)
+                    allow_rt_unthrottled=allow_rt_unthrottled, metric_name=metric_name, gpu_activity=gpu_activity)
 
 
 def _read_results(outdir: Path) -> dict:
@@ -657,19 +667,20 @@ def _show(outdir: Path) -> None:
     table = Table(title=Text(shown(f"{metric_label(results)} ({direction} is better), status: {results['status']}; "
                              f"vs baseline: medians, 95% CI: Welch's, of the means")), title_justify="left")
     from launchgap.experiments.summary import measured
+    from launchgap.views.experiment_gpu import gpu_idle_cells, render_gains
     from launchgap.views.numbers import fixed, places, rounds, span, with_sd
 
     # one rounding for the whole table, set by the runs' scatter
     decimals = places([e["metric"]["sd"] for e in summary.values() if e.get("runs")],
                       [e["metric"]["median"] for e in summary.values() if e.get("runs")])
     for col in ("scenario", "runs", "failed", "median", "mean (sd)", "min..max", "95% CI", "vs baseline",
-                "vs baseline 95% CI", "p (Welch / MWU)", "preempted", "run-queue", "IRQ", "explained", "Sched/1K",
-                "top culprit"):
+                "vs baseline 95% CI", "p (Welch / MWU)", "GPU idle caused", "GPU idle 95% CI", "preempted",
+                "run-queue", "IRQ", "explained", "Sched/1K", "top culprit"):
         table.add_column(col, justify="left" if col in ("scenario", "top culprit") else "right")
     for name, e in summary.items():
         failed = str(e.get("failed", 0))
         if not e.get("runs"):
-            table.add_row(literal(name), "0", failed, *[""] * 13)
+            table.add_row(literal(name), "0", failed, *[""] * 15)
             continue
         m, v = e["metric"], e.get("vs_baseline")
         # the outliers are indices into the scenario's measured runs: said as the rounds they ran in
@@ -682,11 +693,12 @@ def _show(outdir: Path) -> None:
                       words.speed(v["slowdown_percent"]) if v else "-",
                       words.speed_interval(v["slowdown_ci_low"], v["slowdown_ci_high"]) if v else "-",
                       f"{v['welch_p']:.3f} / {v['mannwhitney_p']:.2f}" if v and v["welch_p"] is not None else "-",
-                      _ms(e["preempted_ms"]), _ms(e["runqueue_ms"]), _ms(e["irq_ms"]),
+                      *gpu_idle_cells(e), _ms(e["preempted_ms"]), _ms(e["runqueue_ms"]), _ms(e["irq_ms"]),
                       f"{e['explained_percent']:.0f}%" if e.get("explained_percent") is not None else "-",
                       f"{e['sched_per_1k']:.1f}" if e["sched_per_1k"] is not None else "-",
                       literal(e["top_culprit"] or "-"))
     console.print(table)
+    render_gains(summary, console)
     if written:
         console.print(literal(f"per-run data: {outdir / 'results.json'}; statistics: {outdir / 'summary.json'}; "
                               f"plots: " + ", ".join(str(p) for p in written[1:])))

@@ -49,4 +49,76 @@ def diff_reports(a: Report, b: Report) -> dict:
             "launch_rate_slowdown_percent": slowdown, "metrics": rows,
             "verdicts": {"a": a.verdict.level, "b": b.verdict.level},
             "traces": {"a": _trace_state(a), "b": _trace_state(b)},
-            "warnings": {"a": dict(a.warnings), "b": dict(b.warnings)}}
+            "warnings": {"a": dict(a.warnings), "b": dict(b.warnings)},
+            "gpu_time": diff_gpu_time(a, b)}
+
+
+# --- GPU time (docs/gpu-time.md): both sides' numbers and their difference -------------------------
+
+INTERFERENCE_CAUSES = ("preempted", "runqueue", "irq")
+
+
+def _gpu_side(report: Report) -> dict:
+    """One trace's GPU time, as the diff gives it: shares of the GPU's span, idle by interference (each
+    cause where exact, the total as bounds otherwise) and by the app's own host work."""
+    g = report.gpu_time
+    exact = g.mode == "exact"
+    by_cause = {c.cause: c.ns for c in g.causes}
+    share = (lambda ns: 100.0 * ns / g.active_ns if g.active_ns else None)  # noqa: E731
+    return {
+        "mode": g.mode, "why": g.why, "active_ns": g.active_ns, "span_ns": g.span_ns,
+        "busy_percent": g.busy_percent,
+        "idle_percent": None if g.busy_percent is None else 100.0 - g.busy_percent,
+        "interference_exact": exact,
+        "interference_low_ns": g.interference_low_ns, "interference_high_ns": g.interference_high_ns,
+        "interference_low_percent": share(g.interference_low_ns),
+        "interference_high_percent": share(g.interference_high_ns),
+        "interference_by_cause_ns": {c: int(by_cause.get(c, 0)) for c in INTERFERENCE_CAUSES} if exact else None,
+        "own_ns": g.own_ns,
+    }
+
+
+def _change(a: float | None, b: float | None) -> float | None:
+    return None if a is None or b is None else b - a
+
+
+def _gpu_culprits(a: Report, b: Report) -> list[dict]:
+    """The culprit tables of both sides in GPU time, matched by cause and name (process ids differ from run
+    to run), largest first by B, then A. A side whose culprits (the report's top ten) do not name one has
+    null there, counted as 0 in the change."""
+    rows: dict[tuple, dict] = {}
+    for side, report in (("a", a), ("b", b)):
+        for c in report.gpu_time.culprits:
+            row = rows.setdefault((c.cause, c.comm), {"cause": c.cause, "culprit": c.comm,
+                                                      "a_low_ns": None, "a_high_ns": None, "b_low_ns": None,
+                                                      "b_high_ns": None,
+                                                      "a_pids": [], "b_pids": []})
+            row[f"{side}_low_ns"] = (row[f"{side}_low_ns"] or 0) + c.low_ns
+            row[f"{side}_high_ns"] = (row[f"{side}_high_ns"] or 0) + c.high_ns
+            if c.pid is not None and c.cause != "irq":
+                row[f"{side}_pids"].append(c.pid)
+    out = sorted(rows.values(), key=lambda r: (-(r["b_high_ns"] or 0), -(r["a_high_ns"] or 0), r["cause"],
+                                               r["culprit"] or ""))
+    for row in out:
+        row["change_low_ns"] = (row["b_low_ns"] or 0) - (row["a_high_ns"] or 0)
+        row["change_high_ns"] = (row["b_high_ns"] or 0) - (row["a_low_ns"] or 0)
+    return out
+
+
+def diff_gpu_time(a: Report, b: Report) -> dict:
+    """`gpu_time` of the diff's JSON (docs/report-schema.md): each side's GPU time, the changes (B - A, in
+    percentage points for shares and nanoseconds for times; a range where either side is bounds), and the
+    culprits of both in GPU time."""
+    sa, sb = _gpu_side(a), _gpu_side(b)
+    changes = {
+        "busy_points": _change(sa["busy_percent"], sb["busy_percent"]),
+        "idle_points": _change(sa["idle_percent"], sb["idle_percent"]),
+        # the smallest and largest change the bounds allow (equal when both sides are exact)
+        "interference_low_ns": sb["interference_low_ns"] - sa["interference_high_ns"],
+        "interference_high_ns": sb["interference_high_ns"] - sa["interference_low_ns"],
+        "interference_by_cause_ns": (
+            {c: sb["interference_by_cause_ns"][c] - sa["interference_by_cause_ns"][c] for c in INTERFERENCE_CAUSES}
+            if sa["interference_by_cause_ns"] is not None and sb["interference_by_cause_ns"] is not None else None),
+        "own_ns": None if sa["own_ns"] is None or sb["own_ns"] is None else sb["own_ns"] - sa["own_ns"],
+    }
+    return {"a": sa, "b": sb, "change": changes, "culprits": _gpu_culprits(a, b)}

@@ -88,6 +88,11 @@ class LoadGenerator:
                 self.stop()
                 raise LoadError(f"{self.name}: {command[0]} exited at once ({err.splitlines()[-1] if err else proc.returncode})")
 
+    def pids(self) -> list[int]:
+        """Every live process of the load: its process groups' members (the leash, the generator and the
+        workers it forked)."""
+        return sorted(pid for proc in self.procs for pid in leash.group_members(proc.pid))
+
     def verify(self) -> str:
         """Waits until the load shows; returns what it measured, or raises."""
         deadline = time.monotonic() + VERIFY_TIMEOUT_S

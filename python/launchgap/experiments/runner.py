@@ -168,10 +168,27 @@ def plan(scenarios: list[Scenario], repeat: int, seed: int) -> list[tuple[int, S
     return order
 
 
-def _trace_metrics(trace, focus_threads: str | None = None) -> dict:
+def _trace_metrics(trace, focus_threads: str | None = None, load_pids: list[int] | None = None) -> dict:
     """The run's time taken by cause: from the launching threads, else those named FOCUS_THREADS* (the
-    lever workload's workers), else every thread of the workload."""
+    lever workload's workers), else every thread of the workload; and its GPU time (gpu_time_metrics)."""
     report = build_report(trace)
+    return {**_taken_metrics(report, focus_threads), "gpu_time": gpu_time_metrics(report, load_pids or [])}
+
+
+def gpu_time_metrics(report, load_pids: list[int]) -> dict:
+    """What the run's GPU lost to interference (docs/gpu-time.md; exact with GPU activity, else bounds), and
+    the throughput gain its trace predicts were the scenario's load (LOAD_PIDS: its processes) gone."""
+    from launchgap.analysis.gpu_time import gain_without
+
+    g = report.gpu_time
+    gain = gain_without(g, set(load_pids)) if load_pids else None
+    return {"mode": g.mode, "why": g.why, "idle_caused_low_ns": g.interference_low_ns,
+            "idle_caused_high_ns": g.interference_high_ns, "active_ns": g.active_ns, "load_pids": sorted(load_pids),
+            "predicted_gain_low_percent": gain[0] if gain else None,
+            "predicted_gain_high_percent": gain[1] if gain else None}
+
+
+def _taken_metrics(report, focus_threads: str | None) -> dict:
     threads = report.taken.threads
     launching = ([t for t in threads if t.launches]
                  or [t for t in threads if focus_threads and (t.comm or "").startswith(focus_threads)] or threads)
@@ -355,10 +372,11 @@ def apply_host_levers(m: Mitigations, host: LeverHost, changes: HostChanges) -> 
 def run_once(command: list[str], scenario: Scenario, metric: Metric, trace_path: Path, disk_dir: Path | None,
              on_event=lambda text: None, journal: Journal | None = None,
              not_restored: list[str] | None = None, host: LeverHost | None = None,
-             focus_threads: str | None = None, stderr_path: Path | None = None) -> dict:
-    """One recorded run. Host settings it could not put back are appended to NOT_RESTORED
-    (never dropped: the caller must say so and stop). A failed run's whole stderr is kept in STDERR_PATH,
-    named in its error and as the row's "stderr"."""
+             focus_threads: str | None = None, stderr_path: Path | None = None, gpu_activity: bool = False) -> dict:
+    """One recorded run (with GPU_ACTIVITY: recorded with --gpu-activity, so that its GPU time is exact).
+    Host settings it could not put back are appended to NOT_RESTORED (never dropped: the caller must say so
+    and stop). A failed run's whole stderr is kept in STDERR_PATH, named in its error and as the row's
+    "stderr"."""
     recorder = find_recorder()
     if recorder is None:
         raise ExperimentError("cannot find the recorder binary (make setup)")
@@ -386,7 +404,8 @@ def run_once(command: list[str], scenario: Scenario, metric: Metric, trace_path:
             wrapper += ["--nice", str(m.nice)]
         if m.sched_policy is not None:
             wrapper += ["--policy", str(m.sched_policy)]
-        argv = [str(recorder), "-q", "-o", str(trace_path), "--", *wrapper, "--", *(scenario.command or command)]
+        argv = [str(recorder), "-q", *(["--gpu-activity"] if gpu_activity else []), "-o", str(trace_path), "--",
+                *wrapper, "--", *(scenario.command or command)]
         watch = ThreadWatch(report)
         watch.start()
         started = time.monotonic()
@@ -395,6 +414,8 @@ def run_once(command: list[str], scenario: Scenario, metric: Metric, trace_path:
         proc = leash.popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, **scenario.env})
         out_bytes, err_bytes = proc.communicate()
         wall = time.monotonic() - started
+        # the loads' processes, while they still run: whose GPU idle a run without them would not have
+        load_pids = sorted({pid for load in loads for pid in load.pids()})
         watch.stop()
         out, err = out_bytes.decode("utf-8", "replace"), err_bytes.decode("utf-8", "backslashreplace")
         value = metric.read(out, wall)
@@ -419,7 +440,7 @@ def run_once(command: list[str], scenario: Scenario, metric: Metric, trace_path:
         if trace_path.exists():
             hand_over_trace(trace_path)
             trace = read_trace(trace_path)
-            row.update(_trace_metrics(trace, focus_threads))
+            row.update(_trace_metrics(trace, focus_threads, load_pids))
             if entered is not None:
                 row["verified"]["trace"] = checked = trace_check(trace, int(entered["pid"]),
                                                                  int(entered["monotonic_ns"]), m)
@@ -457,7 +478,7 @@ def doctor_findings(host: LeverHost, cpus: set[int] | None) -> dict:
 def run_experiment(command: list[str], scenarios: list[Scenario], repeat: int, metric: Metric, outdir: Path,
                    seed: int, disk_dir: Path | None, progress=None, say=print,
                    not_restored: list[str] | None = None, host: LeverHost | None = None,
-                   extra: dict | None = None, focus_threads: str | None = None) -> dict:
+                   extra: dict | None = None, focus_threads: str | None = None, gpu_activity: bool = False) -> dict:
     """Runs everything; returns the results (also in OUTDIR/results.json, rewritten after every run).
     Raises ExperimentError when it cannot go on: the warm-up run failed (so would every run), or a host
     setting could not be put back (listed in NOT_RESTORED and in the results)."""
@@ -473,7 +494,7 @@ def run_experiment(command: list[str], scenarios: list[Scenario], repeat: int, m
     try:
         registered = _register(host, outdir)
         return _run_locked(command, scenarios, repeat, metric, outdir, seed, disk_dir, progress, not_restored,
-                           host, extra, focus_threads, lock, registered)
+                           host, extra, focus_threads, lock, registered, gpu_activity)
     finally:
         if registered is not None:
             registered.unregister()   # also when the results directory could not be made
@@ -494,7 +515,7 @@ def _register(host: LeverHost, outdir: Path) -> Journal | None:
 
 
 def _run_locked(command, scenarios, repeat, metric, outdir, seed, disk_dir, progress, not_restored, host, extra,
-                focus_threads, lock, registered: Journal | None) -> dict:
+                focus_threads, lock, registered: Journal | None, gpu_activity: bool = False) -> dict:
     make_directory(outdir)
     make_directory(outdir / "traces")
     not_restored = [] if not_restored is None else not_restored
@@ -502,7 +523,7 @@ def _run_locked(command, scenarios, repeat, metric, outdir, seed, disk_dir, prog
     order = plan(scenarios, repeat, seed)
     results = {"schema": "launchgap-experiment/1", "status": "running", "command": command, "repeat": repeat,
                "seed": seed, "metric": metric.name, "metric_name": metric.shown_name,
-               "higher_is_better": metric.higher_is_better,
+               "higher_is_better": metric.higher_is_better, "gpu_activity": gpu_activity,
                "scenarios": [{"name": s.name, "description": s.describe(), **s.labels,
                               **({"command": s.command} if s.command else {})} for s in scenarios],
                "environment": environment(), "owner": custodian.owner(), "runs": runs}
@@ -531,7 +552,8 @@ def _run_locked(command, scenarios, repeat, metric, outdir, seed, disk_dir, prog
             try:
                 row = run_once(command, scenario, metric, trace, disk_dir, on_event=lambda t: None,
                                journal=registered, not_restored=not_restored, host=host, focus_threads=focus_threads,
-                               stderr_path=outdir / "stderr" / f"{index:03d}-{safe_name}-r{round_no}.txt")
+                               stderr_path=outdir / "stderr" / f"{index:03d}-{safe_name}-r{round_no}.txt",
+                               gpu_activity=gpu_activity)
             except (LoadError, MitigationError) as err:
                 results["status"] = "failed"
                 results["error"] = str(err)

@@ -132,12 +132,64 @@ def _summarize(results: dict) -> dict:
         entry["top_culprit"] = culprits.most_common(1)[0][0] if culprits else None
         walls = [r["wall_s"] for r in runs if r.get("wall_s") is not None]
         entry["wall_s"] = median(walls) if walls else None
+        entry["gpu_idle_caused"] = gpu_idle_summary(runs)
+        entry["gain"] = gain_summary(runs, entry.get("vs_baseline"), bool(results["higher_is_better"]))
         out[name] = entry
     if "baseline" in out and out["baseline"].get("runs"):
         for name, entry in out.items():
             if name != "baseline" and entry.get("runs"):
                 entry["explained_percent"] = explained_percent(out["baseline"], entry)
     return out
+
+
+def _gpu_runs(runs: list[dict]) -> list[dict]:
+    """The runs' GPU time (runner.gpu_time_metrics) where their trace gave one (exact or bounds)."""
+    return [r["gpu_time"] for r in runs if isinstance(r.get("gpu_time"), dict)
+            and r["gpu_time"].get("mode") in ("exact", "bounds")]
+
+
+def gpu_idle_summary(runs: list[dict]) -> dict | None:
+    """The GPU idle the scenario's interference caused (preemption, run-queue waits, interrupts), in ms,
+    over its runs: the statistics of the lower and of the upper bound (the same numbers when every run is
+    exact). mode: exact, bounds, or mixed (some runs each). None when no run's trace gave GPU time."""
+    gpu = _gpu_runs(runs)
+    if not gpu:
+        return None
+    modes = {g["mode"] for g in gpu}
+    return {"mode": modes.pop() if len(modes) == 1 else "mixed", "runs": len(gpu),
+            "low_ms": summarize([g["idle_caused_low_ns"] / 1e6 for g in gpu]).as_dict(),
+            "high_ms": summarize([g["idle_caused_high_ns"] / 1e6 for g in gpu]).as_dict()}
+
+
+def measured_gain(slowdown_percent: float | None, higher_is_better: bool) -> float | None:
+    """The throughput gain (%) going from the scenario to the baseline, from its slowdown (stats.compare):
+    for a throughput baseline / scenario - 1 = s / (100 - s); for a time, scenario / baseline - 1 = s."""
+    if slowdown_percent is None:
+        return None
+    if not higher_is_better:
+        return slowdown_percent
+    return None if slowdown_percent >= 100 else 100.0 * slowdown_percent / (100.0 - slowdown_percent)
+
+
+def gain_summary(runs: list[dict], vs_baseline: dict | None, higher_is_better: bool) -> dict | None:
+    """Predicted against measured gain without the scenario's load: predicted from each run's trace (the GPU
+    idle the load's processes caused, taken out: analysis.gpu_time.gain_without), medians of the lower and
+    upper predictions and their range over the runs; measured from the slowdown against the baseline (of the
+    medians, and Welch's 95% interval of the means'). None for a scenario with no load (nothing to remove)
+    or without a trace's prediction."""
+    gpu = [g for g in _gpu_runs(runs) if g.get("load_pids") and g.get("predicted_gain_high_percent") is not None]
+    if not gpu:
+        return None
+    lows = [g["predicted_gain_low_percent"] for g in gpu]
+    highs = [g["predicted_gain_high_percent"] for g in gpu]
+    v = vs_baseline or {}
+    modes = {g["mode"] for g in gpu}
+    return {"mode": modes.pop() if len(modes) == 1 else "mixed", "runs": len(gpu),
+            "predicted_low_percent": median(lows), "predicted_high_percent": median(highs),
+            "predicted_min_percent": min(lows), "predicted_max_percent": max(highs),
+            "measured_percent": measured_gain(v.get("slowdown_percent"), higher_is_better),
+            "measured_ci_low_percent": measured_gain(v.get("slowdown_ci_low"), higher_is_better),
+            "measured_ci_high_percent": measured_gain(v.get("slowdown_ci_high"), higher_is_better)}
 
 
 def taken_s(entry: dict) -> float | None:
