@@ -177,16 +177,18 @@ def gain_summary(runs: list[dict], vs_baseline: dict | None, higher_is_better: b
     upper predictions and their range over the runs; measured from the slowdown against the baseline (of the
     medians, and Welch's 95% interval of the means'). None for a scenario with no load (nothing to remove)
     or without a trace's prediction."""
-    gpu = [g for g in _gpu_runs(runs) if g.get("load_pids") and g.get("predicted_gain_high_percent") is not None]
+    gpu = [g for g in _gpu_runs(runs) if g.get("load_pids") and g.get("predicted_gain_low_percent") is not None]
     if not gpu:
         return None
     lows = [g["predicted_gain_low_percent"] for g in gpu]
+    # a run whose upper bound of GPU idle covers its whole span sets no upper bound (None): then neither do they
     highs = [g["predicted_gain_high_percent"] for g in gpu]
+    unbounded = any(h is None for h in highs)
     v = vs_baseline or {}
     modes = {g["mode"] for g in gpu}
     return {"mode": modes.pop() if len(modes) == 1 else "mixed", "runs": len(gpu),
-            "predicted_low_percent": median(lows), "predicted_high_percent": median(highs),
-            "predicted_min_percent": min(lows), "predicted_max_percent": max(highs),
+            "predicted_low_percent": median(lows), "predicted_high_percent": None if unbounded else median(highs),
+            "predicted_min_percent": min(lows), "predicted_max_percent": None if unbounded else max(highs),
             "measured_percent": measured_gain(v.get("slowdown_percent"), higher_is_better),
             "measured_ci_low_percent": measured_gain(v.get("slowdown_ci_low"), higher_is_better),
             "measured_ci_high_percent": measured_gain(v.get("slowdown_ci_high"), higher_is_better)}

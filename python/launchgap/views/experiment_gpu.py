@@ -32,8 +32,10 @@ def _percent(value: float | None) -> str:
 
 
 def _between(low: float | None, high: float | None) -> str:
-    if low is None or high is None:
+    if low is None:
         return "-"
+    if high is None:
+        return f"at least {_percent(low)}"   # the upper bound of the GPU idle covered a run's whole span
     return _percent(low) if low == high else f"{_percent(low)} to {_percent(high)}"
 
 
@@ -59,7 +61,8 @@ def render_gains(summary: dict, console: Console) -> None:
     for name, g in rows:
         table.add_row(literal(name), str(g["runs"]), literal(g["mode"]),
                       _between(g["predicted_low_percent"], g["predicted_high_percent"]),
-                      f"{_percent(g['predicted_min_percent'])}..{_percent(g['predicted_max_percent'])}",
+                      f"{_percent(g['predicted_min_percent'])}.."
+                      f"{_percent(g['predicted_max_percent']) if g['predicted_max_percent'] is not None else 'no bound'}",
                       _percent(g["measured_percent"]),
                       _measured_interval(g["measured_ci_low_percent"], g["measured_ci_high_percent"]))
     console.print(table)
