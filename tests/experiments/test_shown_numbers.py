@@ -61,7 +61,7 @@ def test_experiment_compare_rounds_mean_and_sd_alike():
         "scenarios": [{"name": "baseline", "per_experiment": {
             "a": {"runs": 5, "metric": {"mean": 227.26, "sd": 9.9872}},
             "b": {"runs": 1, "metric": {"mean": 231.04, "sd": None},
-                  "vs_first": {"difference_percent": 1.66, "welch_p": None}}}}]}
+                  "vs_first": {"mean_slowdown_percent": -1.66, "welch_p": None}}}}]}
     out = StringIO()
     render(comparison, Console(file=out, width=1000))
     assert cells(out.getvalue(), "baseline")[:3] == ["baseline", "227.3 (sd 10.0, 5 runs)", "231.0 (1 run)"]
