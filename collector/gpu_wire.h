@@ -55,6 +55,10 @@ static const char *const lg_collector_state_names[] = {"started", "stopped", "fa
 static const char *const lg_gpu_idle_cause_names[] = {"preempted", "runqueue", "irq", "host_work", "launch_call", "blocked", "gpu_side", "before_first", "after_last", "unknown"};
 #define LG_GPU_IDLE_CAUSE_COUNT 10
 
+/* the cgroup hierarchy a cgroup id belongs to (ids are unique within one hierarchy only): v2, the unified hierarchy; v1_cpu, the cgroup v1 hierarchy of the cpu controller, on hosts that mount one */
+static const char *const lg_cgroup_hierarchy_names[] = {"v2", "v1_cpu"};
+#define LG_CGROUP_HIERARCHY_COUNT 2
+
 /* which wakeup tracepoint a wakeup record came from */
 static const char *const lg_wakeup_variant_names[] = {"WAKING", "WAKEUP", "NEW"};
 #define LG_WAKEUP_VARIANT_COUNT 3

@@ -1,11 +1,13 @@
 //! What launchgap's two programs share: finding the CUDA libraries a
 //! workload uses, reading their symbols, placing each uprobe on an
-//! instruction the kernel emulates, and attaching those probes; and the
-//! host facts both report. `launchgap-record` (src/main.rs) writes traces;
+//! instruction the kernel emulates, and attaching those probes; cgroups
+//! (their ids, paths, and the containers and pods their paths name); and
+//! the host facts both report. `launchgap-record` (src/main.rs) writes traces;
 //! `launchgap-monitor` (src/bin/launchgap-monitor/) serves in-kernel
 //! aggregates to Prometheus.
 
 pub mod bpf_host;
+pub mod cgroups;
 pub mod cuda_api;
 pub mod cuda_attach;
 pub mod discover;
