@@ -41,7 +41,7 @@ struct {
  * A task_cgroup record when the task's cgroups differ from those last
  * recorded for it (a new task storage reads as none: no cgroup has id 0).
  * Once per task and per move, not a column of every switch: the check is a
- * task-storage lookup and a few loads (bench/switch_cost.py). The ids are
+ * task-storage lookup and a few loads. The ids are
  * compared, not the css_set pointer, which a freed and reallocated css_set
  * could repeat; they are kept only once the record is in the buffer, so a
  * record the full buffer dropped is made again at the task's next switch.
