@@ -59,6 +59,10 @@ static const char *const lg_gpu_idle_cause_names[] = {"preempted", "runqueue", "
 static const char *const lg_drain_api_names[] = {"cuCtxSynchronize", "cuStreamSynchronize", "cuStreamSynchronize_ptsz", "cuMemcpyHtoD_v2", "cuMemcpyDtoH_v2", "cuMemcpyHtoD_v2_ptds", "cuMemcpyDtoH_v2_ptds"};
 #define LG_DRAIN_API_COUNT 7
 
+/* the cgroup hierarchy a cgroup id belongs to (ids are unique within one hierarchy only): v2, the unified hierarchy; v1_cpu, the cgroup v1 hierarchy of the cpu controller, on hosts that mount one */
+static const char *const lg_cgroup_hierarchy_names[] = {"v2", "v1_cpu"};
+#define LG_CGROUP_HIERARCHY_COUNT 2
+
 /* which wakeup tracepoint a wakeup record came from */
 static const char *const lg_wakeup_variant_names[] = {"WAKING", "WAKEUP", "NEW"};
 #define LG_WAKEUP_VARIANT_COUNT 3

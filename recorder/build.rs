@@ -17,8 +17,9 @@ mod schema_codegen;
 const BPF_DIR: &str = "src/bpf";
 const RECORDER_CONCERNS: [&str; 3] = ["cuda", "sched", "irq"];
 const MONITOR_CONCERNS: [&str; 3] = ["monitor_cuda", "monitor_sched", "monitor_irq"];
-const HEADERS: [&str; 8] = [
-    "events.h", "maps.bpf.h", "targets.bpf.h", "sched_helpers.bpf.h", "core_fixes.bpf.h", "launch_stage.bpf.h",
+const HEADERS: [&str; 9] = [
+    "events.h", "maps.bpf.h", "targets.bpf.h", "sched_helpers.bpf.h", "core_fixes.bpf.h", "cgroup_helpers.bpf.h",
+    "launch_stage.bpf.h",
     "monitor.h", "monitor_maps.bpf.h",
 ];
 

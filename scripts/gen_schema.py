@@ -193,10 +193,12 @@ def python_module(schema: dict) -> str:
     lines += ["}", "", "# the kinds of GPU activity (--gpu-activity): what CUPTI saw, not what a host CPU did",
               "GPU_ACTIVITY_KINDS: frozenset[Event] = frozenset((",]
     lines += [f"    Event.{enum_member(name)}," for name in schema["collector"]["frames"] if name != "lost"]
-    lines += ["))", "# the kinds of host events: every kind but GPU activity and lost rows (each has pid, tid and cpu)",
+    lines += ["))", "# the kinds of host events: every kind but GPU activity, lost rows and those that describe the",
+              "# tasks (their cgroups); each has pid, tid and cpu",
               "HOST_KINDS: tuple[Event, ...] = ("]
     lines += [f"    Event.{enum_member(k['name'])}," for k in schema["kind"]
-              if k["name"] not in schema["collector"]["frames"] and k["name"] != "lost"]
+              if k["name"] not in schema["collector"]["frames"] and k["name"] != "lost"
+              and not k.get("describes_tasks")]
     lines += [")", "", "KIND_DOC: dict[Event, str] = {"]
     lines += [f"    Event.{enum_member(k['name'])}: {k['doc']!r}," for k in schema["kind"]]
     lines += ["}", "", "KIND_COLUMNS: dict[Event, tuple[Column, ...]] = {"]

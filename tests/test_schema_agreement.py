@@ -201,8 +201,10 @@ def test_events_h_takes_its_names_from_the_generated_header(gen, built):
 def kind_literal() -> re.Pattern:
     """A kind's name (or format 1's closing row's) as a string literal, every kind the schema has."""
     schema = generator().load((REPO / "schema" / "trace.toml").read_text())
-    # but `comm`, which is also the column most kinds have (the task's name)
-    names = [k["name"] for k in schema["kind"] if k["name"] != "comm"] + [schema["end"]["format1_event"]]
+    # but `comm`, which is also the column most kinds have (the task's name), and `cgroup`, which is also
+    # what culprits are grouped by (report --culprits-by cgroup) and the report's key for a cgroup's path
+    names = [k["name"] for k in schema["kind"] if k["name"] not in ("comm", "cgroup")]
+    names.append(schema["end"]["format1_event"])
     return re.compile(r"""["'](""" + "|".join(sorted(names, key=len, reverse=True)) + r""")["']""")
 
 

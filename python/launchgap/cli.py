@@ -40,7 +40,7 @@ from launchgap.recorder import ENV_OVERRIDE, MONITOR_ENV_OVERRIDE, find_monitor,
 from launchgap.trace import Event
 from launchgap.views.console import literal, shown
 from launchgap.views import words
-from launchgap.views.terminal import render
+from launchgap.views.terminal import CULPRIT_GROUPINGS, render, render_cgroup_diff
 from launchgap.workloads.cudasim_truth import TruthError, load_truth
 
 
@@ -105,6 +105,13 @@ def _load(path: str, warn: bool = True):
 EXIT_LOST_EVENTS = 3
 
 
+def _require_cgroups(path: str, result) -> None:
+    """--culprits-by cgroup on a trace that does not say which cgroup each task was in: one line, and out."""
+    if result.taken.culprits_by_cgroup is None:
+        fail(f"{path}: the trace does not record each task's cgroup (recorded by an older launchgap, imported, or "
+             "a study CSV), so its culprits cannot be grouped by cgroup; record it again with this launchgap")
+
+
 @main.command("report", epilog=PERMISSIONS_HELP)
 @click.argument("trace", type=click.Path())
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (docs/report-schema.md).")
@@ -112,22 +119,28 @@ EXIT_LOST_EVENTS = 3
 @click.option("--strict", is_flag=True,
               help=f"Exit {EXIT_LOST_EVENTS} if lost events affect any metric, or the trace is incomplete (cut short, "
                    "or damaged rows left out).")
+@click.option("--culprits-by", "culprits_by", type=click.Choice(CULPRIT_GROUPINGS), default="task", show_default=True,
+              help="Group the culprit tables (who ran while the workload waited; who cost the GPU time) by task, or "
+                   "by cgroup: each container, pod or service the tasks ran in, named by its pod and container where "
+                   "its cgroup path names them (as the monitor labels them). --json always has both.")
 @click.option("-v", "--verbose", is_flag=True,
               help=f"Also show the minor caveats: those bearing on at most {MINOR_CAVEAT_PERCENT:g}% of the time taken "
                    "from the workload (always in --json, under trace.minor_caveats).")
-def report(trace: str, as_json: bool, csv_path: str | None, strict: bool, verbose: bool) -> None:
+def report(trace: str, as_json: bool, csv_path: str | None, strict: bool, culprits_by: str, verbose: bool) -> None:
     """What the scheduler and interrupts took from the workload in TRACE, from whom, and what to do."""
     if csv_path:
         check_output(csv_path, [trace])
     loaded = _load(trace, warn=False)
     result = build_report(loaded)
+    if culprits_by == "cgroup":
+        _require_cgroups(trace, result)
     if csv_path:
         with safe_output(csv_path, [trace]) as partial:
             write_study_csv(loaded, partial)
     if as_json:
         click.echo(json.dumps(result.to_json(), indent=2))
     else:
-        render(result, console, verbose)
+        render(result, console, culprits_by, verbose)
     # the warnings hold lost events and an incomplete trace (cut short, or damaged rows left out)
     if strict and result.warnings:
         sys.exit(EXIT_LOST_EVENTS)
@@ -137,9 +150,16 @@ def report(trace: str, as_json: bool, csv_path: str | None, strict: bool, verbos
 @click.argument("a", type=click.Path())
 @click.argument("b", type=click.Path())
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
-def diff(a: str, b: str, as_json: bool) -> None:
+@click.option("--culprits-by", "culprits_by", type=click.Choice(["cgroup"]),
+              help="Also compare the culprits of both traces by cgroup: the time each container, pod or service "
+                   "took from the workload in A and in B (and, where both have GPU time, the GPU idle it caused).")
+def diff(a: str, b: str, as_json: bool, culprits_by: str | None) -> None:
     """Compare two traces (e.g. baseline and noisy): every metric side by side with the change."""
-    result = diff_reports(build_report(_load(a)), build_report(_load(b)))
+    report_a, report_b = build_report(_load(a)), build_report(_load(b))
+    if culprits_by == "cgroup":
+        _require_cgroups(a, report_a)
+        _require_cgroups(b, report_b)
+    result = diff_reports(report_a, report_b, culprits_by)
     if as_json:
         click.echo(json.dumps(result, indent=2))
         return
@@ -162,6 +182,8 @@ def diff(a: str, b: str, as_json: bool) -> None:
     from launchgap.views.gpu_diff import render_gpu_diff
 
     render_gpu_diff(result["gpu_time"], console)
+    if "culprits_by_cgroup" in result:
+        render_cgroup_diff(result["culprits_by_cgroup"], console)
 
 
 @main.command("export", epilog=PERMISSIONS_HELP)

@@ -1,11 +1,13 @@
 //! What launchgap's two programs share: finding the CUDA libraries a
 //! workload uses, reading their symbols, placing each uprobe on an
-//! instruction the kernel emulates, and attaching those probes; the host
-//! facts both report; and which kernels they run on (kernel_features).
+//! instruction the kernel emulates, and attaching those probes; cgroups
+//! (their ids, paths, and the containers and pods their paths name); the
+//! host facts both report; and which kernels they run on (kernel_features).
 //! `launchgap-record` (src/main.rs) writes traces; `launchgap-monitor`
 //! (src/bin/launchgap-monitor/) serves in-kernel aggregates to Prometheus.
 
 pub mod bpf_host;
+pub mod cgroups;
 pub mod cuda_api;
 pub mod cuda_attach;
 pub mod discover;

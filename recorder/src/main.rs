@@ -3,6 +3,7 @@
 //! in their modules, and the trace is written by a thread of its own so the
 //! ring-buffer drain never waits on the disk.
 
+mod cgroup_rows;
 mod cli;
 mod gpu_activity;
 mod irq_audit;
@@ -83,6 +84,8 @@ enum ToWriter {
     Lost { now_ns: u64, since_ns: u64, drops: Vec<(u32, usize, u64)> },
     /// Events lost before reaching the ring buffer, found at the stop, over [since, now].
     Unrecorded { now_ns: u64, since_ns: u64, losses: Vec<Unrecorded> },
+    /// The cgroups there when tracing started (hierarchy, id, path), as of `now_ns`.
+    Cgroups { now_ns: u64, cgroups: Vec<(&'static str, u64, String)> },
     /// The closing summary, which the writer completes with its rows and CPU time.
     End { now_ns: u64, summary: serde_json::Value },
 }
@@ -189,6 +192,11 @@ fn write_all(sink: &mut dyn TraceSink, gpu: Option<GpuAccounting>, start_ns: u64
                         counted.sink.flush()?;
                         last_flush = Instant::now();
                     }
+                }
+            }
+            Ok(ToWriter::Cgroups { now_ns, cgroups }) => {
+                for (hierarchy, id, path) in cgroups {
+                    records::cgroup_row(now_ns, hierarchy, id, &path, &mut |row| counted.push(row));
                 }
             }
             Ok(ToWriter::ChannelDamage { now_ns, damage }) => {
@@ -425,7 +433,13 @@ fn run(args: Args) -> Result<i32> {
 
     let mut probes = Vec::new();
     let mut storage = MaybeUninit::uninit();
-    let load_opts = tracer::LoadOptions { system_mode: args.system, api_names: args.api_names, ring_buffer_bytes };
+    let hierarchies = cgroup_rows::Hierarchies::of_host();
+    let load_opts = tracer::LoadOptions {
+        system_mode: args.system,
+        api_names: args.api_names,
+        ring_buffer_bytes,
+        v1_cpu_hierarchy_id: hierarchies.v1_cpu_hierarchy_id(),
+    };
     let (mut skel, uprobe_multi) = match tracer::load(&mut storage, &load_opts, &kernel, &mut probes) {
         Ok(loaded) => (loaded.skel, loaded.uprobe_multi),
         Err(e) => {
@@ -458,6 +472,8 @@ fn run(args: Args) -> Result<i32> {
     };
 
     let start_ns = metadata::monotonic_ns();
+    // after cgroup_mkdir is attached: a cgroup made meanwhile is in both, never in neither
+    let cgroups_at_start = hierarchies.existing();
     // the main thread's CPU clock runs from the process's start, and execve does not reset it: it holds
     // whatever ran before exec (`launchgap record`'s Python start-up) and the set-up; the drain's is from here
     let drain_cpu_at_start = thread_cpu_ns();
@@ -481,6 +497,7 @@ fn run(args: Args) -> Result<i32> {
         "cuda_libraries": libraries.found_via.iter().map(|(p, via)| json!({"path": p, "found_via": via})).collect::<Vec<_>>(),
         "gpu_activity": gpu_activity::metadata(gpu_plan.as_ref(), why_no_gpu_activity(&args)),
         "probes": probes,
+        "cgroups": hierarchies.metadata(),
     });
     // From here on the recorder's threads must not preempt what they measure.
     become_background_batch_work();
@@ -505,6 +522,7 @@ fn run(args: Args) -> Result<i32> {
     let (to_writer, inbox) = mpsc::channel();
     let job = WriterJob { sink: writer, gpu: gpu_plan.as_ref().map(|_| GpuAccounting::default()), start_ns };
     let writer_handle = std::thread::Builder::new().name("trace-writer".into()).spawn(move || writer_thread(job, inbox))?;
+    let _ = to_writer.send(ToWriter::Cgroups { now_ns: start_ns, cgroups: cgroups_at_start });
 
     for w in &libraries.warnings {
         say(args.quiet, format!("warning: {w}"));

@@ -28,6 +28,7 @@ pub fn event_of_program(name: &str, section: &str) -> &'static str {
             "sched_process_exec" => record::EXEC,
             "sched_process_exit" => record::EXIT,
             "task_rename" => record::COMM,
+            "cgroup_mkdir" => record::CGROUP_MADE,
             "irq_handler_entry" | "irq_handler_exit" => record::HARDIRQ,
             "softirq_entry" | "softirq_exit" => record::SOFTIRQ,
             t if ["local_timer", "reschedule", "call_function", "call_function_single", "irq_work"]

@@ -6,14 +6,16 @@ use std::borrow::Cow;
 use std::fmt::Write as _;
 
 use crate::cuda_api;
+use launchgap_record::cgroups;
+
 use crate::schema::{
-    record, CommRow, ExecRow, ExitRow, ForkRow, HardirqRow, IrqVectorRow, Kind, LaunchRow, MigrateRow, Row, RuntimeOnlyRow,
-    SoftirqRow, SwitchRow, SyncRow, WakeupNewRow, WakeupRow, WakingRow, IRQ_VECTOR_NAMES, RECORD_LAUNCH_BATCH,
-    SOFTIRQ_NAMES,
+    record, CgroupRow, CommRow, ExecRow, ExitRow, ForkRow, HardirqRow, IrqVectorRow, Kind, LaunchRow, MigrateRow, Row,
+    RuntimeOnlyRow, SoftirqRow, SwitchRow, SyncRow, TaskCgroupRow, WakeupNewRow, WakeupRow, WakingRow,
+    CGROUP_HIERARCHY_NAMES, IRQ_VECTOR_NAMES, RECORD_LAUNCH_BATCH, SOFTIRQ_NAMES,
 };
 use crate::skel::types::{
-    comm_event, event_header, exec_event, exit_event, fork_event, irq_event, launch_batch, launch_event,
-    migrate_event, runtime_only_event, switch_event, sync_event, wakeup_event,
+    cgroup_event, comm_event, event_header, exec_event, exit_event, fork_event, irq_event, launch_batch, launch_event,
+    migrate_event, runtime_only_event, switch_event, sync_event, task_cgroup_event, wakeup_event,
 };
 
 // SAFETY: plain C structs of integers and byte arrays; any bit pattern is valid.
@@ -30,6 +32,8 @@ unsafe impl plain::Plain for exit_event {}
 unsafe impl plain::Plain for comm_event {}
 unsafe impl plain::Plain for irq_event {}
 unsafe impl plain::Plain for runtime_only_event {}
+unsafe impl plain::Plain for task_cgroup_event {}
+unsafe impl plain::Plain for cgroup_event {}
 
 /// A kernel string (a task name, a file name) up to its NUL, as the trace keeps
 /// it: UTF-8 as it is, every byte that is not part of valid UTF-8 as `\xHH`, and
@@ -63,6 +67,27 @@ pub fn escape_name(bytes: &[u8]) -> Cow<'_, str> {
             Cow::Owned(out)
         }
     }
+}
+
+/// A C string's bytes as text, each byte that is not UTF-8 replaced (a cgroup's name is any bytes).
+fn lossy_c_str(bytes: &[i8]) -> std::borrow::Cow<'_, str> {
+    // SAFETY: i8 and u8 have the same layout.
+    let bytes: &[u8] = unsafe { std::slice::from_raw_parts(bytes.as_ptr().cast(), bytes.len()) };
+    let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
+    String::from_utf8_lossy(&bytes[..end])
+}
+
+/// A cgroup's row: its path, and the container and pod the path names (cgroups::names_in, as the monitor's labels).
+pub fn cgroup_row(ts_ns: u64, hierarchy: &'static str, cgroup_id: u64, path: &str, emit: &mut impl FnMut(&Row)) {
+    let names = cgroups::names_in(path);
+    emit(&Row::Cgroup(CgroupRow {
+        ts_ns,
+        hierarchy,
+        cgroup_id,
+        cgroup_path: path,
+        container_id: names.container_id.as_deref(),
+        pod: names.pod.as_deref(),
+    }));
 }
 
 fn copy_of<T: plain::Plain + Default + Copy>(data: &[u8]) -> Option<T> {
@@ -237,6 +262,23 @@ pub fn decode(data: &[u8], emit: &mut impl FnMut(&Row)) -> bool {
                 comm: &comm,
                 old_comm: &old_comm,
             }));
+        }
+        record::TASK_CGROUP => {
+            let Some(e) = copy_of::<task_cgroup_event>(data) else { return false };
+            let h = &e.hdr;
+            emit(&Row::TaskCgroup(TaskCgroupRow {
+                ts_ns: h.ts_ns,
+                cpu: h.cpu,
+                pid: h.pid,
+                tid: h.tid,
+                cgroup_id: e.cgroup_id,
+                v1_cpu_cgroup_id: (e.v1_cpu_cgroup_id != 0).then_some(e.v1_cpu_cgroup_id),
+            }));
+        }
+        record::CGROUP_MADE => {
+            let Some(e) = copy_of::<cgroup_event>(data) else { return false };
+            let Some(&hierarchy) = CGROUP_HIERARCHY_NAMES.get(e.hierarchy as usize) else { return false };
+            cgroup_row(e.hdr.ts_ns, hierarchy, e.cgroup_id, &lossy_c_str(&e.path), emit);
         }
         record::HARDIRQ | record::SOFTIRQ | record::IRQ_VECTOR => {
             let Some(e) = copy_of::<irq_event>(data) else { return false };
@@ -456,6 +498,57 @@ mod tests {
                 Row::Softirq(SoftirqRow { ts_ns: 1, cpu: 0, pid: 0, tid: 0, irq: 3, irq_name: "NET_RX", duration_ns: 1500 })
             )]
         );
+    }
+
+    #[test]
+    fn task_cgroup_records_keep_both_ids_and_a_missing_v1_id_is_null() {
+        let mut e = task_cgroup_event::default();
+        e.hdr = event_header { ts_ns: 4, r#type: record::TASK_CGROUP, cpu: 1, pid: 20, tid: 21 };
+        e.cgroup_id = 5071;
+        let row = |e: &task_cgroup_event| {
+            let mut out = None;
+            assert!(decode(&bytes_of(e), &mut |row| {
+                let Row::TaskCgroup(t) = row else { panic!("{row:?}") };
+                out = Some((t.ts_ns, t.cpu, t.pid, t.tid, t.cgroup_id, t.v1_cpu_cgroup_id));
+            }));
+            out.unwrap()
+        };
+        assert_eq!(row(&e), (4, 1, 20, 21, 5071, None));
+        e.v1_cpu_cgroup_id = 88;
+        assert_eq!(row(&e), (4, 1, 20, 21, 5071, Some(88)));
+    }
+
+    #[test]
+    fn cgroup_records_name_the_container_and_pod_of_their_path() {
+        let id = "3f2a8d0c1b4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8";
+        let pod = "6b0f3f5e-6f9a-4b8e-9d0e-3c1a2b4c5d6e";
+        let path = format!("/kubepods/burstable/pod{pod}/{id}");
+        let mut e = cgroup_event::default();
+        e.hdr = event_header { ts_ns: 8, r#type: record::CGROUP_MADE, cpu: 0, pid: 30, tid: 30 };
+        e.cgroup_id = 9001;
+        e.hierarchy = 1;
+        for (i, b) in path.bytes().enumerate() {
+            e.path[i] = b as i8;
+        }
+        let mut seen = Vec::new();
+        assert!(decode(&bytes_of(&e), &mut |row| {
+            let Row::Cgroup(c) = row else { panic!("{row:?}") };
+            seen.push((c.ts_ns, c.hierarchy.to_string(), c.cgroup_id, c.cgroup_path.to_string(),
+                       c.container_id.map(str::to_string), c.pod.map(str::to_string)));
+        }));
+        assert_eq!(seen, [(8, "v1_cpu".to_string(), 9001, path.clone(), Some(id.to_string()), Some(pod.to_string()))]);
+        // bytes that are not UTF-8 are replaced, the rest kept
+        e.path = [0; crate::schema::CGROUP_PATH_LEN as usize];
+        for (i, b) in b"/a\xffb".iter().enumerate() {
+            e.path[i] = *b as i8;
+        }
+        e.hierarchy = 0;
+        assert!(decode(&bytes_of(&e), &mut |row| {
+            let Row::Cgroup(c) = row else { panic!("{row:?}") };
+            assert_eq!((c.hierarchy, c.cgroup_path, c.container_id, c.pod), ("v2", "/a\u{fffd}b", None, None));
+        }));
+        e.hierarchy = 2; // no such hierarchy
+        assert!(!decode(&bytes_of(&e), &mut |_| panic!("no row expected")));
     }
 
     #[test]

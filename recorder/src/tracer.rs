@@ -24,6 +24,8 @@ pub struct LoadOptions {
     pub system_mode: bool,
     pub api_names: bool,
     pub ring_buffer_bytes: u32,
+    /// the cgroup v1 hierarchy whose cpu controller cgroups are recorded (0: none)
+    pub v1_cpu_hierarchy_id: u32,
 }
 
 pub struct Loaded<'obj> {
@@ -56,6 +58,7 @@ pub fn load<'obj>(
     if let Some(rodata) = open.maps.rodata_data.as_deref_mut() {
         rodata.system_mode = opts.system_mode;
         rodata.api_names = opts.api_names;
+        rodata.v1_cpu_hierarchy_id = opts.v1_cpu_hierarchy_id;
         rodata.wakeup_bytes = u64::from(opts.ring_buffer_bytes / 4);
         rodata.urgent_bytes = u64::from(opts.ring_buffer_bytes / 4 * 3);
     }

@@ -66,6 +66,14 @@ class TraceBuilder:
         self.rows.append({"ts_ns": ts, "event": Event.LOST, "cpu": cpu, "lost_event": kind, "lost_count": count,
                           "since_ns": ts - 100})
 
+    def task_cgroup(self, ts, cpu, task, cgroup_id, v1_cpu_cgroup_id=None):
+        self.rows.append({"ts_ns": ts, "event": Event.TASK_CGROUP, "cpu": cpu, "pid": task[0], "tid": task[1],
+                          "cgroup_id": cgroup_id, "v1_cpu_cgroup_id": v1_cpu_cgroup_id})
+
+    def cgroup(self, ts, hierarchy, cgroup_id, path, container_id=None, pod=None):
+        self.rows.append({"ts_ns": ts, "event": Event.CGROUP, "hierarchy": hierarchy, "cgroup_id": cgroup_id,
+                          "cgroup_path": path, "container_id": container_id, "pod": pod})
+
     def write(self, path: Path, clean_end: bool = True, batch_rows: int | None = None, version: int = FORMAT_VERSION):
         """Writes the trace (format VERSION; segments or batches of BATCH_ROWS rows) and reads it back."""
         rows = sorted(self.rows, key=lambda r: r["ts_ns"])

@@ -37,7 +37,9 @@ def test_forced_loss_is_recorded_in_the_file_and_reported(tmp_path):
     assert trace.end["lost_events"] == total
     assert f"LOST {total} events" in proc.stderr
     kinds = set(lost["lost_event"].to_list())
-    assert {"switch", "wakeup"} <= kinds <= {"switch", "wakeup", "softirq", "hardirq", "irq_vector", "exit"}
+    # task_cgroup: made at switches, lost with them (and made again at the task's next switch)
+    assert {"switch", "wakeup"} <= kinds <= {"switch", "wakeup", "softirq", "hardirq", "irq_vector", "exit",
+                                             "task_cgroup"}
     assert lost.filter(pl.col("since_ns") >= pl.col("ts_ns")).is_empty()
     assert set(lost["cpu"].to_list()) == {cpu}
 

@@ -17,9 +17,10 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
+from launchgap.analysis import cgroups
 from launchgap.analysis.gpu_activity import executions, join_launches, merge_intervals
 from launchgap.analysis.intervals import overlaps
-from launchgap.analysis.records import GpuCulprit, GpuIdleCause, GpuPrediction, GpuProcess, GpuTime
+from launchgap.analysis.records import GpuCgroupCulprit, GpuCulprit, GpuIdleCause, GpuPrediction, GpuProcess, GpuTime
 from launchgap.trace import Event, Trace
 from launchgap.trace.schema import DRAIN_API_NAMES, GPU_IDLE_CAUSE_NAMES
 
@@ -32,7 +33,7 @@ OWN = (HOST_WORK, LAUNCH_CALL, BLOCKED)
 BY_DESIGN = (BEFORE_FIRST, AFTER_LAST)
 
 IDLE_COLUMNS = {"pid": pl.UInt32, "device_id": pl.UInt32, "cause": pl.String, "culprit_pid": pl.UInt32,
-                "culprit": pl.String, "tid": pl.UInt32, "ns": pl.Int64}
+                "culprit": pl.String, "culprit_cgroup": pl.Int32, "tid": pl.UInt32, "ns": pl.Int64}
 
 
 def gpu_work(trace: Trace) -> pl.DataFrame:
@@ -135,7 +136,8 @@ def _host_parts(gaps: pl.DataFrame) -> pl.DataFrame:
 def attribute(gaps: pl.DataFrame, segments: pl.DataFrame, runs: pl.DataFrame, irqs: pl.DataFrame,
               waiting_tasks: pl.DataFrame | None = None) -> pl.DataFrame:
     """Each gap's nanoseconds by cause (and culprit): pid, device_id, cause, culprit_pid, culprit,
-    tid, ns, and recoverable_ns (what taking the culprit away would give back: with_share). Sums to
+    culprit_cgroup (the culprit's cgroup where RUNS carry run_cgroup: analysis/cgroups.py), tid, ns, and
+    recoverable_ns (what taking the culprit away would give back: with_share). Sums to
     the gaps' total exactly.
 
     segments: thread_segments (tid, cpu, state, s_start, s_end); runs: cpu_runs (cpu, r_start,
@@ -175,9 +177,15 @@ def attribute(gaps: pl.DataFrame, segments: pl.DataFrame, runs: pl.DataFrame, ir
                                 + [(pl.col("recoverable") if "recoverable" in o.columns else pl.col("ns"))
                                    .cast(pl.Float64).alias("recoverable")]) for o in out])
     return (every.filter(pl.col("ns") > 0)
-            .group_by("pid", "device_id", "cause", "culprit_pid", "culprit", "tid")
+            .group_by("pid", "device_id", "cause", "culprit_pid", "culprit", "culprit_cgroup", "tid")
             .agg(pl.col("ns").sum(), pl.col("recoverable").sum().round().cast(pl.Int64).alias("recoverable_ns"))
             .sort(["ns", "pid", "cause", "culprit"], descending=[True, False, False, False], nulls_last=True))
+
+
+def _run_columns(runs: pl.DataFrame) -> pl.DataFrame:
+    """RUNS' columns a culprit is named from, run_cgroup null where the runs carry no cgroups."""
+    cgroup = pl.col("run_cgroup") if "run_cgroup" in runs.columns else pl.lit(None, pl.Int32).alias("run_cgroup")
+    return runs.select("cpu", "r_start", "r_end", "run_pid", "run_tid", "run_comm", cgroup)
 
 
 def _waiting(pieces: pl.DataFrame, runs: pl.DataFrame, waiting_tasks: pl.DataFrame | None) -> list[pl.DataFrame]:
@@ -185,10 +193,10 @@ def _waiting(pieces: pl.DataFrame, runs: pl.DataFrame, waiting_tasks: pl.DataFra
     waiting = pieces.filter(pl.col("state").is_in([PREEMPTED, RUNQUEUE])).with_row_index("w")
     queries = waiting.select("w", "cpu", "pid", "device_id", "tid", "state", pl.col("p_start").alias("q_start"),
                              pl.col("p_end").alias("q_end")).drop_nulls("cpu")
-    ran = overlaps(queries, runs.select("cpu", "r_start", "r_end", "run_pid", "run_tid", "run_comm").drop_nulls("cpu"),
-                   "cpu").filter(pl.col("run_tid") != pl.col("tid"))
+    ran = overlaps(queries, _run_columns(runs).drop_nulls("cpu"), "cpu").filter(pl.col("run_tid") != pl.col("tid"))
     named = ran.select("pid", "device_id", "tid", "cpu", pl.col("state").alias("cause"),
                        pl.col("run_pid").alias("culprit_pid"), pl.col("run_tid").alias("culprit_tid"),
+                       pl.col("run_cgroup").alias("culprit_cgroup"),
                        pl.when(pl.col("run_pid") == 0).then(pl.lit("swapper")).otherwise(pl.col("run_comm"))
                        .alias("culprit"), pl.col("overlap_ns").alias("ns"),
                        pl.max_horizontal("q_start", "r_start").alias("p_start"),
@@ -322,19 +330,18 @@ def _complement(spans: pl.DataFrame, within: pl.DataFrame, key: str) -> pl.DataF
 def delay_pieces(segments: pl.DataFrame, runs: pl.DataFrame, irqs: pl.DataFrame, threads: pl.DataFrame,
                  waiting_tasks: pl.DataFrame | None = None) -> pl.DataFrame:
     """The launching threads' interference as disjoint intervals, each with its culprit: pid, tid,
-    d_start, d_end, cause, culprit_pid, culprit. Preempted and run-queue time by who ran on the
-    thread's CPU meanwhile (the rest with no culprit); interrupts by the name of the one that
-    overlaps most. THREADS: pid, tid of the launching threads."""
+    d_start, d_end, cause, culprit_pid, culprit, culprit_cgroup (where RUNS carry run_cgroup). Preempted and
+    run-queue time by who ran on the thread's CPU meanwhile (the rest with no culprit); interrupts by
+    the name of the one that overlaps most. THREADS: pid, tid of the launching threads."""
     tids = threads["tid"].to_list()
     raw = delays(segments, irqs, tids).with_row_index("d")
     waiting = raw.filter(pl.col("cause") != IRQ)
     ran = overlaps(waiting.select("d", "cpu", "tid", pl.col("d_start").alias("q_start"), pl.col("d_end").alias("q_end"))
-                   .drop_nulls("cpu"),
-                   runs.select("cpu", "r_start", "r_end", "run_pid", "run_tid", "run_comm").drop_nulls("cpu"), "cpu")
+                   .drop_nulls("cpu"), _run_columns(runs).drop_nulls("cpu"), "cpu")
     ran = ran.filter(pl.col("run_tid") != pl.col("tid")).select(
         "d", "cpu", pl.max_horizontal("q_start", "r_start").alias("start"),
         pl.min_horizontal("q_end", "r_end").alias("end"), pl.col("run_pid").alias("culprit_pid"),
-        pl.col("run_tid").alias("culprit_tid"),
+        pl.col("run_tid").alias("culprit_tid"), pl.col("run_cgroup").alias("culprit_cgroup"),
         pl.when(pl.col("run_pid") == 0).then(pl.lit("swapper")).otherwise(pl.col("run_comm")).alias("culprit"))
     named = ran.join(waiting.select("d", "tid", "cause", pl.col("d_start").alias("w_start"),
                                     pl.col("d_end").alias("w_end")), on="d")
@@ -344,9 +351,10 @@ def delay_pieces(segments: pl.DataFrame, runs: pl.DataFrame, irqs: pl.DataFrame,
     named = with_share(named.rename({"start": "p_start", "end": "p_end"}),
                        waiting_tasks if waiting_tasks is not None else pl.DataFrame()).rename(
         {"p_start": "start", "p_end": "end"})
-    parts = [named.select("tid", "start", "end", "cause", "culprit_pid", "culprit", "share"),
+    parts = [named.select("tid", "start", "end", "cause", "culprit_pid", "culprit", "culprit_cgroup", "share"),
              nobody.select("tid", "start", "end", "cause", pl.lit(None, pl.UInt32).alias("culprit_pid"),
-                           pl.lit(None, pl.String).alias("culprit"), pl.lit(1.0).alias("share"))]
+                           pl.lit(None, pl.String).alias("culprit"), pl.lit(None, pl.Int32).alias("culprit_cgroup"),
+                           pl.lit(1.0).alias("share"))]
     interrupts = raw.filter(pl.col("cause") == IRQ)
     if not interrupts.is_empty():
         names = irqs.select("tid", pl.col("i_start").alias("r_start"), pl.col("i_end").alias("r_end"),
@@ -356,12 +364,13 @@ def delay_pieces(segments: pl.DataFrame, runs: pl.DataFrame, irqs: pl.DataFrame,
                 .sort("overlap_ns", descending=True).unique("d", keep="first").select("d", "name"))
         parts.append(interrupts.join(best, on="d", how="left").select(
             "tid", pl.col("d_start").alias("start"), pl.col("d_end").alias("end"), "cause",
-            pl.lit(0, pl.UInt32).alias("culprit_pid"), pl.col("name").alias("culprit"), pl.lit(1.0).alias("share")))
-    pieces = pl.concat([p.with_columns(pl.col("tid").cast(pl.UInt32), pl.col("culprit_pid").cast(pl.UInt32))
-                        for p in parts])
+            pl.lit(0, pl.UInt32).alias("culprit_pid"), pl.col("name").alias("culprit"),
+            pl.lit(None, pl.Int32).alias("culprit_cgroup"), pl.lit(1.0).alias("share")))
+    pieces = pl.concat([p.with_columns(pl.col("tid").cast(pl.UInt32), pl.col("culprit_pid").cast(pl.UInt32),
+                                       pl.col("culprit_cgroup").cast(pl.Int32)) for p in parts])
     return (pieces.join(threads.select(pl.col("pid").cast(pl.UInt32), pl.col("tid").cast(pl.UInt32)), on="tid")
             .select("pid", "tid", pl.col("start").alias("d_start"), pl.col("end").alias("d_end"), "cause",
-                    "culprit_pid", "culprit", "share").sort("tid", "d_start"))
+                    "culprit_pid", "culprit", "culprit_cgroup", "share").sort("tid", "d_start"))
 
 
 def _clip(frame: pl.DataFrame, lo: str, hi: str, start: str = "d_start", end: str = "d_end") -> pl.DataFrame:
@@ -404,10 +413,11 @@ def host_bounds(launches: pl.DataFrame, syncs: pl.DataFrame, delay_pieces: pl.Da
     caused, from the host's launches, syncs and thread states (docs/gpu-time.md).
 
     launches: ts_ns, pid, tid; syncs: ts_ns, duration_ns, pid, tid, api; delay_pieces: tid, pid,
-    d_start, d_end, cause, culprit_pid, culprit (one launching thread's interference, by culprit).
+    d_start, d_end, cause, culprit_pid, culprit, culprit_cgroup (one launching thread's interference, by culprit).
     launch_times: every launch time of each launching thread (for steps that repeat launch for launch);
     wakeups: ts_ns, tid of the launching threads' wakeups.
-    Returns {low_ns, high_ns, culprits: frame(cause, culprit_pid, culprit, low_ns, high_ns),
+    Returns {low_ns, high_ns, culprits: frame(cause, culprit_pid, culprit, culprit_cgroup, low_ns, high_ns,
+    rec_low, rec_high),
     steps, refined, note}."""
     launches = launches.with_columns(pl.col("ts_ns").cast(pl.Int64))
     # from the thread's first GPU work (a launch, or a copy before it) to its last (a launch, or a copy after it)
@@ -427,11 +437,12 @@ def host_bounds(launches: pl.DataFrame, syncs: pl.DataFrame, delay_pieces: pl.Da
     windows = _drained_windows(launches, drains)
     # in a window the GPU is idle until the first launch: the delay of the thread that made it is idle it caused
     low_pieces = _window_delays(windows, inside)
-    culprits = (inside.group_by("cause", "culprit_pid", "culprit").agg(
+    keys = ["cause", "culprit_pid", "culprit", "culprit_cgroup"]
+    culprits = (inside.group_by(keys).agg(
                     pl.col("ns").sum().alias("high_ns"), (pl.col("ns") * pl.col("share")).sum().alias("rec_high"))
-                .join(low_pieces.group_by("cause", "culprit_pid", "culprit").agg(
+                .join(low_pieces.group_by(keys).agg(
                     pl.col("ns").sum().alias("low_ns"), (pl.col("ns") * pl.col("share")).sum().alias("rec_low")),
-                      on=["cause", "culprit_pid", "culprit"], how="left", nulls_equal=True)
+                      on=keys, how="left", nulls_equal=True)
                 .with_columns(pl.col("low_ns").fill_null(0), pl.col("rec_low").fill_null(0.0).round().cast(pl.Int64),
                               pl.col("rec_high").round().cast(pl.Int64)))
     low, high = int(low_pieces["ns"].sum() or 0), int(inside["ns"].sum() or 0)
@@ -480,13 +491,14 @@ def _window_delays(windows: pl.DataFrame, inside: pl.DataFrame) -> pl.DataFrame:
     """The delays of each window's ending thread inside the window: cause, culprit_pid, culprit, ns, w_start."""
     if windows.is_empty() or inside.is_empty():
         return pl.DataFrame(schema={"pid": pl.UInt32, "cause": pl.String, "culprit_pid": pl.UInt32,
-                                    "culprit": pl.String, "ns": pl.Int64, "share": pl.Float64, "w_start": pl.Int64})
+                                    "culprit": pl.String, "culprit_cgroup": pl.Int32, "ns": pl.Int64,
+                                    "share": pl.Float64, "w_start": pl.Int64})
     pairs = overlaps(windows.select(pl.col("tid"), "pid", pl.col("w_start").alias("q_start"),
                                     pl.col("w_end").alias("q_end")),
-                     inside.select("tid", "cause", "culprit_pid", "culprit", "share", pl.col("d_start").alias("r_start"),
-                                   pl.col("d_end").alias("r_end")), "tid")
-    return pairs.select("pid", "cause", "culprit_pid", "culprit", pl.col("overlap_ns").alias("ns"), "share",
-                        pl.col("q_start").alias("w_start"))
+                     inside.select("tid", "cause", "culprit_pid", "culprit", "culprit_cgroup", "share",
+                                   pl.col("d_start").alias("r_start"), pl.col("d_end").alias("r_end")), "tid")
+    return pairs.select("pid", "cause", "culprit_pid", "culprit", "culprit_cgroup", pl.col("overlap_ns").alias("ns"),
+                        "share", pl.col("q_start").alias("w_start"))
 
 
 # --- the report's section ------------------------------------------------------------------------
@@ -513,6 +525,16 @@ def _prediction(steps: int, active_ns: int, low_ns: int, high_ns: int) -> GpuPre
                          gain_low_percent=gain(low), gain_high_percent=gain(high))
 
 
+def _by_task(frame: pl.DataFrame) -> pl.DataFrame:
+    """FRAME (cause, culprit_pid, culprit, culprit_cgroup, low, high, rec_low, rec_high) summed by culprit task
+    (a task that changed cgroups has a row for each), largest first."""
+    return (frame.group_by("cause", "culprit_pid", "culprit")
+            .agg(pl.col("low").sum(), pl.col("high").sum(), pl.col("rec_low").sum(), pl.col("rec_high").sum())
+            .sort(["high", "low", "cause", "culprit_pid", "culprit"], descending=[True, True, False, False, False],
+                  nulls_last=True)
+            .select("cause", "culprit_pid", "culprit", "low", "high", "rec_low", "rec_high"))
+
+
 def _culprits(frame: pl.DataFrame, recorder_pid: int | None, recorder_comms: tuple[str, ...]) -> list[GpuCulprit]:
     out = []
     for cause, pid, comm, low, high, rec_low, rec_high in frame.head(10).iter_rows():
@@ -522,9 +544,22 @@ def _culprits(frame: pl.DataFrame, recorder_pid: int | None, recorder_comms: tup
     return out
 
 
+def _cgroup_culprits(frame: pl.DataFrame, table: pl.DataFrame | None) -> list[GpuCgroupCulprit] | None:
+    """FRAME (cause, culprit_pid, culprit, culprit_cgroup, low, high, rec_low, rec_high) summed by cgroup; None
+    without a cgroup table (the trace does not record cgroups)."""
+    if table is None:
+        return None
+    return [GpuCgroupCulprit(cause=r["cause"], cgroup=r["cgroup"], container_id=r["container_id"], pod=r["pod"],
+                             name=r["name"], low_ns=r["low"], high_ns=r["high"], recoverable_low_ns=r["rec_low"],
+                             recoverable_high_ns=r["rec_high"], processes=r["processes"])
+            for r in cgroups.by_cgroup(frame, table, "culprit_cgroup", "culprit_pid",
+                                       ["high", "low", "rec_high", "rec_low"], irq_name="culprit")]
+
+
 def exact_section(trace: Trace, pids: set[int], segments: pl.DataFrame, runs: pl.DataFrame, irqs: pl.DataFrame,
                   span: tuple[int, int], syncs: pl.DataFrame, launching: pl.DataFrame, cpu_interference_ns: int,
-                  recorder_pid: int | None, recorder_comms: tuple[str, ...]) -> GpuTime:
+                  recorder_pid: int | None, recorder_comms: tuple[str, ...],
+                  cgroup_table: pl.DataFrame | None = None) -> GpuTime:
     work, gaps, idle = gpu_idle(trace, segments, runs, irqs, span)
     wanted = list(pids)
     work, idle = work.filter(pl.col("pid").is_in(wanted)), idle.filter(pl.col("pid").is_in(wanted))
@@ -538,12 +573,11 @@ def exact_section(trace: Trace, pids: set[int], segments: pl.DataFrame, runs: pl
               for c in GPU_IDLE_CAUSE_NAMES if by_cause.get(c)]
     interference = sum(int(by_cause.get(c, 0)) for c in INTERFERENCE)
     own = sum(int(by_cause.get(c, 0)) for c in OWN)
-    culprits = (idle.filter(pl.col("cause").is_in(INTERFERENCE))
-                .group_by("cause", "culprit_pid", "culprit").agg(pl.col("ns").sum(), pl.col("recoverable_ns").sum())
-                .sort(["ns", "cause", "culprit_pid", "culprit"], descending=[True, False, False, False],
-                      nulls_last=True)
-                .select("cause", "culprit_pid", "culprit", pl.col("ns").alias("low"), pl.col("ns").alias("high"),
-                        pl.col("recoverable_ns").alias("rec_low"), pl.col("recoverable_ns").alias("rec_high")))
+    interfering = (idle.filter(pl.col("cause").is_in(INTERFERENCE))
+                   .select("cause", "culprit_pid", "culprit", "culprit_cgroup", pl.col("ns").alias("low"),
+                           pl.col("ns").alias("high"), pl.col("recoverable_ns").alias("rec_low"),
+                           pl.col("recoverable_ns").alias("rec_high")))
+    culprits = _by_task(interfering)
     processes = []
     for pid, device, busy_p, first, last in per.sort("pid", "device_id").iter_rows():
         mine = idle.filter((pl.col("pid") == pid) & (pl.col("device_id") == device)
@@ -564,21 +598,24 @@ def exact_section(trace: Trace, pids: set[int], segments: pl.DataFrame, runs: pl
         hidden_low_ns=hidden, hidden_high_ns=hidden,
         hidden_percent=100.0 * hidden / cpu_interference_ns if cpu_interference_ns else None,
         processes=processes, active_ns=active,
-        prediction=_prediction(_steps(syncs, launching), active, interference, interference), note=None)
+        prediction=_prediction(_steps(syncs, launching), active, interference, interference), note=None,
+        culprits_by_cgroup=_cgroup_culprits(interfering, cgroup_table))
 
 
 def bounds_section(trace: Trace, launches: pl.DataFrame, syncs: pl.DataFrame, segments: pl.DataFrame,
                    runs: pl.DataFrame, irqs: pl.DataFrame, launching: pl.DataFrame, cpu_interference_ns: int, why: str,
-                   recorder_pid: int | None, recorder_comms: tuple[str, ...]) -> GpuTime:
+                   recorder_pid: int | None, recorder_comms: tuple[str, ...],
+                   cgroup_table: pl.DataFrame | None = None) -> GpuTime:
     pieces = delay_pieces(segments, runs, irqs, launching, competitors(trace))
     tids = launching["tid"].to_list()
     wakeups = trace.of(Event.WAKEUP, "ts_ns", "tid").filter(pl.col("tid").is_in(tids))
     found = host_bounds(launches, syncs, pieces, launch_times(trace, tids), wakeups)
     low, high = found["low_ns"], found["high_ns"]
     active = int(launches["ts_ns"].max() - launches["ts_ns"].min()) if launches.height else 0
-    culprits = found["culprits"].sort(["high_ns", "low_ns", "cause"], descending=[True, True, False]).select(
-        "cause", "culprit_pid", "culprit", pl.col("low_ns").alias("low"), pl.col("high_ns").alias("high"),
-        "rec_low", "rec_high")
+    interfering = found["culprits"].select("cause", "culprit_pid", "culprit", "culprit_cgroup",
+                                           pl.col("low_ns").alias("low"), pl.col("high_ns").alias("high"),
+                                           "rec_low", "rec_high")
+    culprits = _by_task(interfering)
     note = found["note"]
     return GpuTime(
         mode="bounds", why=why, span_ns=active, busy_ns=None, idle_ns=None, busy_percent=None, causes=[],
@@ -586,7 +623,8 @@ def bounds_section(trace: Trace, launches: pl.DataFrame, syncs: pl.DataFrame, se
         culprits=_culprits(culprits, recorder_pid, recorder_comms), cpu_interference_ns=cpu_interference_ns,
         hidden_low_ns=max(0, cpu_interference_ns - high), hidden_high_ns=max(0, cpu_interference_ns - low),
         hidden_percent=None, processes=[], active_ns=active,
-        prediction=_prediction(_steps(syncs, launching), active, low, high), note=note)
+        prediction=_prediction(_steps(syncs, launching), active, low, high), note=note,
+        culprits_by_cgroup=_cgroup_culprits(interfering, cgroup_table))
 
 
 def no_section(why: str) -> GpuTime:

@@ -189,10 +189,27 @@ class Culprit(Record):
 
 
 @dataclass(frozen=True)
+class CgroupCulprit(Record):
+    """The culprit time of every task of one cgroup (a container, a pod's container, a service), by cause;
+    or of the CPU's idle task, or of tasks whose cgroup the trace does not say (analysis/cgroups.py)."""
+    cause: str
+    cgroup: str | None          # its path from its hierarchy's root ("/" the root); None: idle or not known
+    container_id: str | None    # the container id its path names (the monitor's container_id label)
+    pod: str | None             # the Kubernetes pod UID its path names
+    name: str                   # what a reader calls it: pod and container, else the path
+    ns: int
+    processes: int              # how many of its processes ran while the workload waited
+    is_idle: bool
+
+
+@dataclass(frozen=True)
 class Taken(Record):
     total: TakenTotal
     threads: list[ThreadTaken]
     culprits: list[Culprit]
+    # every cgroup whose tasks ran while the workload waited, largest first; None when the trace does not
+    # record each task's cgroup (made before launchgap recorded them, or imported)
+    culprits_by_cgroup: list[CgroupCulprit] | None = None
 
 
 @dataclass(frozen=True)
@@ -310,6 +327,22 @@ class GpuCulprit(Record):
 
 
 @dataclass(frozen=True)
+class GpuCgroupCulprit(Record):
+    """GpuCulprit's time summed over the tasks of one cgroup; an interrupt is its own row (no cgroup)."""
+    cause: str
+    cgroup: str | None
+    container_id: str | None
+    pod: str | None
+    # pod and container, else the path; the interrupt's name; "CPU idle"; "cgroup not recorded"; "no task known"
+    name: str
+    low_ns: int
+    high_ns: int
+    recoverable_low_ns: int
+    recoverable_high_ns: int
+    processes: int
+
+
+@dataclass(frozen=True)
 class GpuProcess(Record):
     """One process's GPU (per device), from its first GPU work to its last."""
     pid: int
@@ -358,6 +391,8 @@ class GpuTime(Record):
     active_ns: int               # from the first GPU work (bounds: launch) to the last, the span a verdict is on
     prediction: GpuPrediction | None
     note: str | None             # what the estimate rests on, or could not use
+    # culprits summed by cgroup, every one, largest first; None when the trace does not record cgroups
+    culprits_by_cgroup: list[GpuCgroupCulprit] | None = None
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ from dataclasses import replace
 
 import polars as pl
 
+from launchgap.analysis import cgroups
 from launchgap.analysis import gaps as gap_analysis
 from launchgap.analysis import taken
 from launchgap.analysis.gap_stream import gap_stats
@@ -16,9 +17,9 @@ from launchgap.analysis import gpu_time as gpu
 from launchgap.analysis.gpu_activity import gpu_activity
 from launchgap.analysis.irqs import irq_intervals
 from launchgap.analysis.records import (
-    Bursts, Culprit, FailedLaunch, FailedLaunches, GapClass, Gaps, GapTail, GpuTime, InconsistentCpu, IrqSummary,
-    Overview, Report, StudyMetrics, TailShare, Taken, TakenTotal, ThreadCulprit, ThreadIrq, ThreadTaken, TraceInfo,
-    Verdict,
+    Bursts, CgroupCulprit, Culprit, FailedLaunch, FailedLaunches, GapClass, Gaps, GapTail, GpuTime, InconsistentCpu,
+    IrqSummary, Overview, Report, StudyMetrics, TailShare, Taken, TakenTotal, ThreadCulprit, ThreadIrq, ThreadTaken,
+    TraceInfo, Verdict,
 )
 from launchgap.analysis.side_by_side import side_by_side
 from launchgap.analysis.targets import RECORDER_COMMS, target_pids, target_threads
@@ -271,7 +272,7 @@ def _gpu_verdict(cpu: Verdict, g: GpuTime) -> Verdict:
 
 def _gpu_time(trace: Trace, pids: set[int], gpu_info, segments: pl.DataFrame, runs: pl.DataFrame,
               irqs: pl.DataFrame, bounds: Bounds, syncs: pl.DataFrame, launch_counts: pl.DataFrame,
-              threads: pl.DataFrame, thread_rows: list[ThreadTaken]) -> GpuTime:
+              threads: pl.DataFrame, thread_rows: list[ThreadTaken], cgroup_table: pl.DataFrame | None) -> GpuTime:
     """The GPU-time section: exact with GPU activity, bounds from the host without it."""
     launching = threads.join(launch_counts.select("tid"), on="tid").select("pid", "tid")
     cpu_interference = sum(t.preempted_ns + t.runqueue_ns + t.irq_ns for t in thread_rows
@@ -281,13 +282,13 @@ def _gpu_time(trace: Trace, pids: set[int], gpu_info, segments: pl.DataFrame, ru
         return gpu.no_section("no thread of the workload launched a kernel")
     if gpu_info.recorded and gpu_info.executions:
         return gpu.exact_section(trace, pids, segments, runs, irqs, (bounds.start_ns, bounds.end_ns), syncs,
-                                 launching, cpu_interference, *recorder)
+                                 launching, cpu_interference, *recorder, cgroup_table=cgroup_table)
     if segments.is_empty():
         return gpu.no_section("the trace has no thread states for the launching threads")
     landmarks = gpu.launch_landmarks(trace, pids, syncs)
     why = gpu_info.why_absent or "its GPU activity did not arrive"
     return gpu.bounds_section(trace, landmarks, syncs, segments, runs, irqs, launching, cpu_interference, why,
-                              *recorder)
+                              *recorder, cgroup_table=cgroup_table)
 
 
 def _mark_incomplete(verdict: Verdict, why: str) -> Verdict:
@@ -414,6 +415,24 @@ def _by_runtime_api(counts: pl.DataFrame, recorded: bool) -> dict[str, int] | No
     return {k: int(v) for k, v in named.sort("runtime_api").iter_rows()}
 
 
+def _runs(trace: Trace, bounds: Bounds) -> tuple[pl.DataFrame, pl.DataFrame | None]:
+    """Who ran on each CPU when (cpu_runs), each slice with its task's cgroup where the trace records them
+    (run_cgroup: a code of the table returned beside, else no such column and no table)."""
+    runs = cpu_runs(trace, bounds)
+    if not cgroups.recorded(trace):
+        return runs, None
+    members, table = cgroups.memberships(trace)
+    return cgroups.with_run_cgroup(runs, members), table
+
+
+def _cgroup_culprits(culprits: pl.DataFrame, table: pl.DataFrame | None) -> list[CgroupCulprit] | None:
+    if table is None:
+        return None
+    if culprits.is_empty():
+        return []
+    return [CgroupCulprit(**row) for row in cgroups.by_cgroup(culprits, table, "run_cgroup", "run_pid", ["ns"])]
+
+
 def _launch_chunks(trace: Trace, pids: set[int]):
     """A fresh iterator over the targets' launches (tid, ts_ns) in time order, a few segments at a time."""
     wanted = list(pids)
@@ -445,8 +464,8 @@ def build_report(trace: Trace, in_memory: bool = False) -> Report:
     # the run slices (numpy, one CPU) while the segments are built (numpy, the other)
     # a trace that records every switch chains them on each CPU; where it does not, say so
     every_switch = records_every_switch(trace)
-    (runs, silent, breaks), segments = side_by_side(
-        lambda: (cpu_runs(trace, bounds), silent_tasks(trace), switch_chain_breaks(trace) if every_switch else None),
+    ((runs, cgroup_table), silent, breaks), segments = side_by_side(
+        lambda: (_runs(trace, bounds), silent_tasks(trace), switch_chain_breaks(trace) if every_switch else None),
         lambda: thread_segments(trace, tids, bounds))
     irqs = irq_intervals(trace)
     target_irqs = irqs.filter(pl.col("tid").is_in(tids))
@@ -462,6 +481,10 @@ def build_report(trace: Trace, in_memory: bool = False) -> Report:
 
     culprits, (states, migrations) = side_by_side(
         lambda: taken.culprits(segments, runs) if not segments.is_empty() else pl.DataFrame(), states_and_migrations)
+    # by task: a task that changed cgroups has a row for each in `culprits`, summed here
+    by_task = culprits if "run_cgroup" not in culprits.columns else (
+        culprits.group_by("tid", "cause", "run_pid", "run_comm").agg(pl.col("ns").sum())
+        .sort(["ns", "tid", "cause", "run_pid", "run_comm"], descending=[True, False, False, False, False]))
     irq_by_thread = taken.irq_time(irqs, tids)
     switch_counts = switches.group_by("tid").agg(
         pl.col("voluntary").sum().alias("blocked_switches"), (~pl.col("voluntary")).sum().alias("preempted_switches"))
@@ -484,7 +507,7 @@ def build_report(trace: Trace, in_memory: bool = False) -> Report:
     thread_rows = []
     for row in per_thread.iter_rows(named=True):
         tid = row["tid"]
-        mine = culprits.filter(pl.col("tid") == tid) if not culprits.is_empty() else culprits
+        mine = by_task.filter(pl.col("tid") == tid) if not by_task.is_empty() else by_task
         thread_rows.append(ThreadTaken(
             pid=row["pid"], tid=tid, comm=row["comm"], lifetime_ns=row["lifetime_ns"],
             launches=row["launches"], syncs=row["syncs"], sync_ns=row["sync_ns"],
@@ -557,7 +580,7 @@ def build_report(trace: Trace, in_memory: bool = False) -> Report:
     gpu_section = (gpu.no_section("the study's CSV layout has neither GPU activity nor thread states") if study_csv
                    else gpu.no_section("no target was named") if not pids
                    else _gpu_time(trace, pids, gpu_info, segments, runs, irqs, bounds, syncs, launch_counts, threads,
-                                  thread_rows))
+                                  thread_rows, cgroup_table))
     if study_csv:
         verdict = _no_verdict(trace)
     elif not pids:
@@ -617,6 +640,7 @@ def build_report(trace: Trace, in_memory: bool = False) -> Report:
             ),
             threads=thread_rows,
             culprits=all_culprits,
+            culprits_by_cgroup=_cgroup_culprits(culprits, cgroup_table),
         ),
         gaps=Gaps(classes=[GapClass(klass=c.pop("class"), **c) for c in gap_classes],
                   tail=[GapTail(by_class={k: TailShare(**v) for k, v in t.pop("by_class").items()}, **t)

@@ -89,7 +89,9 @@ def taken_where_unknown(segments: pl.DataFrame, breaks: pl.DataFrame) -> pl.Data
 
 
 def culprits(segments: pl.DataFrame, runs: pl.DataFrame) -> pl.DataFrame:
-    """Who ran on a waiting thread's CPU while it waited: tid, cause, run_pid, run_comm, ns."""
+    """Who ran on a waiting thread's CPU while it waited: tid, cause, run_pid, run_comm, ns, and where RUNS
+    carry it (analysis/cgroups.py) run_cgroup: a task that changed cgroups has a row for each."""
+    by_cgroup = ["run_cgroup"] if "run_cgroup" in runs.columns else []
     waiting = segments.filter(_is_waiting(pl.col("state"))).select(
         "tid", "cpu", pl.col("state").alias("cause"), pl.col("s_start").alias("q_start"), pl.col("s_end").alias("q_end")
     ).drop_nulls("cpu")  # a wait on no known CPU (an imported trace's) overlaps nothing
@@ -98,7 +100,7 @@ def culprits(segments: pl.DataFrame, runs: pl.DataFrame) -> pl.DataFrame:
     query_rows, run_rows, overlap = _overlap_indices(waiting, runs, "cpu")
     if overlap.size == 0:
         return pl.DataFrame(schema={"tid": pl.UInt32, "cause": pl.Utf8, "run_pid": pl.UInt32, "run_comm": pl.Utf8,
-                                    "ns": pl.Int64})
+                                    "ns": pl.Int64, **{c: pl.Int32 for c in by_cgroup}})
     # grouped on numbers (a code for each name), the names put back on the groups only: a string a pair
     # costs a gather and a hash each
     name_code = runs["run_comm"].cast(pl.Categorical).to_physical().cast(pl.Int64).fill_null(NO_NAME)
@@ -107,19 +109,21 @@ def culprits(segments: pl.DataFrame, runs: pl.DataFrame) -> pl.DataFrame:
     # the cause as a flag, not a string a pair (WAITING has two)
     queued = (pl.col("cause") == WAITING[1]).alias("queued")
     pairs = pl.concat([waiting.select("tid", queued)[query_rows],
-                       runs.select("run_pid", "run_tid", name_code.alias("name")).with_row_index("run_row")[run_rows],
+                       runs.select("run_pid", "run_tid", name_code.alias("name"), *by_cgroup)
+                       .with_row_index("run_row")[run_rows],
                        pl.DataFrame({"overlap_ns": overlap.astype(np.int64)})], how="horizontal")
     groups = (pairs.filter(pl.col("run_tid") != pl.col("tid"))
-              .group_by("tid", "queued", "run_pid", "name")
+              .group_by("tid", "queued", "run_pid", "name", *by_cgroup)
               .agg(pl.col("overlap_ns").sum().alias("ns"), pl.col("run_row").first()))
     names = runs["run_comm"].gather(groups["run_row"])
     return (groups.with_columns(pl.when(pl.col("queued")).then(pl.lit(WAITING[1])).otherwise(pl.lit(WAITING[0]))
                                 .alias("cause"),
                                 pl.when(pl.col("run_pid") == 0).then(pl.lit("swapper")).otherwise(names)
                                 .alias("run_comm"))
-            .select("tid", "cause", "run_pid", "run_comm", "ns")
+            .select("tid", "cause", "run_pid", "run_comm", "ns", *by_cgroup)
             # equal times in a fixed order, whatever order the rows came in
-            .sort(["ns", "tid", "cause", "run_pid", "run_comm"], descending=[True, False, False, False, False]))
+            .sort(["ns", "tid", "cause", "run_pid", "run_comm", *by_cgroup],
+                  descending=[True, False, False, False, False, *[False for _ in by_cgroup]]))
 
 
 def irq_time(irqs: pl.DataFrame, tids: list[int]) -> pl.DataFrame:

@@ -22,6 +22,7 @@ PARTIAL_SUFFIX = '.partial'
 SEGMENT_SECONDS = 1
 SEGMENT_ROWS = 262144
 
+CGROUP_PATH_LEN = 1024  # bytes kept of the path of a cgroup made while recording, NUL included: what the kernel's cgroup tracepoints give (TRACE_CGROUP_PATH_LEN), which cut a longer path there
 EXEC_FILENAME_LEN = 128  # bytes kept of an exec's filename
 IRQ_NAME_LEN = 32  # bytes kept of a hard IRQ handler's name
 LAUNCH_BATCH_SIZE = 16  # launches a thread stages before they go to the ring buffer as one record
@@ -44,6 +45,8 @@ RECORDS: dict[str, int] = {
     'softirq': 11,
     'irq_vector': 12,
     'runtime_only': 13,
+    'task_cgroup': 14,
+    'cgroup_made': 15,
 }
 
 # softirq vectors (include/linux/interrupt.h)
@@ -60,6 +63,8 @@ COLLECTOR_STATE_NAMES: tuple[str, ...] = ('started', 'stopped', 'failed')
 GPU_IDLE_CAUSE_NAMES: tuple[str, ...] = ('preempted', 'runqueue', 'irq', 'host_work', 'launch_call', 'blocked', 'gpu_side', 'before_first', 'after_last', 'unknown')
 # the driver syncs after whose return the calling thread's GPU work has all finished (its GPU is drained until its next launch): a context sync, a stream sync (taken to be of the stream the thread launches on), a synchronous copy (which waits for the work before it); an event sync waits only for the work before its event, so it is not one. The report's bounds without GPU activity and the monitor's count from them (docs/monitor.md)
 DRAIN_API_NAMES: tuple[str, ...] = ('cuCtxSynchronize', 'cuStreamSynchronize', 'cuStreamSynchronize_ptsz', 'cuMemcpyHtoD_v2', 'cuMemcpyDtoH_v2', 'cuMemcpyHtoD_v2_ptds', 'cuMemcpyDtoH_v2_ptds')
+# the cgroup hierarchy a cgroup id belongs to (ids are unique within one hierarchy only): v2, the unified hierarchy; v1_cpu, the cgroup v1 hierarchy of the cpu controller, on hosts that mount one
+CGROUP_HIERARCHY_NAMES: tuple[str, ...] = ('v2', 'v1_cpu')
 # which wakeup tracepoint a wakeup record came from
 WAKEUP_VARIANT_NAMES: tuple[str, ...] = ('WAKING', 'WAKEUP', 'NEW')
 
@@ -83,6 +88,8 @@ class Event(str, Enum):
     SOFTIRQ = 'softirq'
     IRQ_VECTOR = 'irq_vector'
     LOST = 'lost'
+    TASK_CGROUP = 'task_cgroup'
+    CGROUP = 'cgroup'
     GPU_KERNEL = 'gpu_kernel'
     GPU_GRAPH = 'gpu_graph'
     GPU_MEMCPY = 'gpu_memcpy'
@@ -126,6 +133,8 @@ KIND_RECORD: dict[Event, str | None] = {
     Event.SOFTIRQ: 'softirq',
     Event.IRQ_VECTOR: 'irq_vector',
     Event.LOST: None,
+    Event.TASK_CGROUP: 'task_cgroup',
+    Event.CGROUP: 'cgroup_made',
     Event.GPU_KERNEL: None,
     Event.GPU_GRAPH: None,
     Event.GPU_MEMCPY: None,
@@ -157,7 +166,8 @@ GPU_ACTIVITY_KINDS: frozenset[Event] = frozenset((
     Event.GPU_API,
     Event.GPU_COLLECTOR,
 ))
-# the kinds of host events: every kind but GPU activity and lost rows (each has pid, tid and cpu)
+# the kinds of host events: every kind but GPU activity, lost rows and those that describe the
+# tasks (their cgroups); each has pid, tid and cpu
 HOST_KINDS: tuple[Event, ...] = (
     Event.LAUNCH,
     Event.SYNC,
@@ -193,6 +203,8 @@ KIND_DOC: dict[Event, str] = {
     Event.SOFTIRQ: 'a softirq; ts_ns is its entry; pid and tid are the task interrupted',
     Event.IRQ_VECTOR: 'an x86 system vector, which never passes through irq_handler_entry; ts_ns is its entry',
     Event.LOST: 'events the trace cannot hold, made by the recorder in user space; detail says why',
+    Event.TASK_CGROUP: "a task's cgroups: recorded at the first recorded switch the task takes part in (either side), and again at the first after they change; the task is in them from then until its next task_cgroup row (and, before its first, since the trace began). The cgroup rows give their paths",
+    Event.CGROUP: 'a cgroup of a hierarchy the task_cgroup rows refer to, with its path and the container and pod named in it: every one there when tracing started (ts_ns: then), and each one made while recording (ts_ns: when; from the cgroup_mkdir tracepoint, so a cgroup made and removed while recording is named too)',
     Event.GPU_KERNEL: "a kernel on the GPU (CUPTI's concurrent-kernel record): ts_ns is its start, end_ns its end",
     Event.GPU_GRAPH: "a CUDA graph's execution on the GPU, as one interval (CUPTI's graph-trace record: its nodes are not recorded one by one)",
     Event.GPU_MEMCPY: "a copy made by the GPU's copy engines",
@@ -497,6 +509,34 @@ KIND_COLUMNS: dict[Event, tuple[Column, ...]] = {
         Column('detail', 'utf8', True, False, None, 'dictionary',
                'why, as JSON (null: the ring buffer had no room)'),
     ),
+    Event.TASK_CGROUP: (
+        Column('ts_ns', 'uint64', False, False, 'time', 'delta',
+               'CLOCK_MONOTONIC ns (bpf_ktime_get_ns)'),
+        Column('cpu', 'uint32', False, False, 'cpu', 'dictionary',
+               'the CPU the event happened on'),
+        Column('pid', 'uint32', False, False, 'task', 'dictionary',
+               'process id (tgid)'),
+        Column('tid', 'uint32', False, False, 'task', 'dictionary',
+               'thread id'),
+        Column('cgroup_id', 'uint64', False, False, None, 'dictionary',
+               'its cgroup v2 (hierarchy v2)'),
+        Column('v1_cpu_cgroup_id', 'uint64', True, False, None, 'dictionary',
+               'its cgroup in the cgroup v1 hierarchy of the cpu controller (hierarchy v1_cpu), where the host mounts the cpu controller on cgroup v1; null elsewhere'),
+    ),
+    Event.CGROUP: (
+        Column('ts_ns', 'uint64', False, False, 'time', 'delta',
+               'CLOCK_MONOTONIC ns (bpf_ktime_get_ns)'),
+        Column('cgroup_id', 'uint64', False, False, None, 'dictionary',
+               "its id in its hierarchy (the task_cgroup rows' cgroup_id for v2, v1_cpu_cgroup_id for v1_cpu)"),
+        Column('hierarchy', 'utf8', False, False, None, 'dictionary',
+               'which hierarchy cgroup_id is in (names.cgroup_hierarchy)'),
+        Column('cgroup_path', 'utf8', False, False, None, 'dictionary',
+               'the cgroup\'s path from its hierarchy\'s root ("/" is the root), as /proc/PID/cgroup shows it; bytes that are not UTF-8 are replaced (U+FFFD)'),
+        Column('container_id', 'utf8', True, False, None, 'dictionary',
+               "the container id in the cgroup path (the last run of 64 hex digits: docker/<id>, docker-<id>.scope, cri-containerd-<id>.scope, crio-<id>), as the monitor's container_id label; null when there is none"),
+        Column('pod', 'utf8', True, False, None, 'dictionary',
+               "the Kubernetes pod UID in the cgroup path (pod<uid> under kubepods, either cgroup driver's spelling, given with dashes); null when there is none"),
+    ),
     Event.GPU_KERNEL: (
         Column('ts_ns', 'uint64', False, False, 'time', 'delta',
                'CLOCK_MONOTONIC ns (bpf_ktime_get_ns)'),
@@ -688,6 +728,12 @@ COLUMN_TYPES: dict[str, str] = {
     'copy_kind': 'utf8',
     'sync_type': 'utf8',
     'state': 'utf8',
+    'cgroup_id': 'uint64',
+    'v1_cpu_cgroup_id': 'uint64',
+    'hierarchy': 'utf8',
+    'cgroup_path': 'utf8',
+    'container_id': 'utf8',
+    'pod': 'utf8',
 }
 
 # format 1: one wide table, these columns in this order
@@ -747,6 +793,12 @@ FORMAT1_COLUMNS: tuple[str, ...] = (
     'copy_kind',
     'sync_type',
     'state',
+    'cgroup_id',
+    'v1_cpu_cgroup_id',
+    'hierarchy',
+    'cgroup_path',
+    'container_id',
+    'pod',
 )
 # the columns format 1 began with (a file without one is damaged)
 FORMAT1_ORIGINAL: frozenset[str] = frozenset((

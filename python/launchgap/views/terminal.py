@@ -10,9 +10,15 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from launchgap.analysis.records import FailedLaunches, GpuActivity, GpuTime, Report, TraceInfo
+from launchgap.analysis.records import (
+    CgroupCulprit, FailedLaunches, GpuActivity, GpuCgroupCulprit, GpuTime, Report, TraceInfo,
+)
 from launchgap.views import words
 from launchgap.views.console import literal
+
+# how the culprit tables group (report --culprits-by): by task, or by the cgroup (container, pod) of each task
+CULPRIT_GROUPINGS = ("task", "cgroup")
+WHILE_WAITING = {"preempted": "preempted", "runqueue": "woken, waiting to run", "irq": "interrupted"}
 
 
 def _s(ns: float | int | None) -> str:
@@ -71,7 +77,42 @@ def _range(low: int, high: int) -> str:
     return _s(low) if low == high else f"{_s(low)} to {_s(high)}"
 
 
-def _gpu_time(g: GpuTime, console: Console) -> None:
+def _cgroup_cells(c: CgroupCulprit | GpuCgroupCulprit) -> tuple[str, str, str, str]:
+    """name, path, container (short) and pod of a by-cgroup row, each escaped (a cgroup is named by whoever made it)."""
+    path = literal(c.cgroup) if c.cgroup is not None and c.name != c.cgroup else ""
+    return (literal(c.name), path, literal(c.container_id[:12]) if c.container_id else "-", literal(c.pod or "-"))
+
+
+def _gpu_cgroup_culprits(rows: list[GpuCgroupCulprit], console: Console) -> None:
+    cu = Table(title="Which cgroups cost the GPU time", title_justify="left")
+    for col in ("cgroup", "path", "container", "pod", "processes", "while the launching thread was", "GPU idle caused"):
+        cu.add_column(col, justify="right" if col in ("processes", "GPU idle caused") else "left")
+    for c in rows[:10]:
+        name, path, container, pod = _cgroup_cells(c)
+        cu.add_row(name, path, container, pod, "-" if c.cause == "irq" else str(c.processes),
+                   WHILE_WAITING.get(c.cause, c.cause), _range(c.low_ns, c.high_ns))
+    if len(rows) > 10:
+        cu.caption = f"... {len(rows) - 10} more (report --json has every one)"
+        cu.caption_justify = "left"
+    console.print(cu)
+
+
+def _cgroup_culprits(rows: list[CgroupCulprit], console: Console) -> None:
+    cu = Table(title="Which cgroups ran while the workload waited", title_justify="left")
+    for col in ("cgroup", "path", "container", "pod", "processes", "while it was", "time"):
+        cu.add_column(col, justify="right" if col in ("processes", "time") else "left")
+    for c in rows[:10]:
+        name, path, container, pod = _cgroup_cells(c)
+        if c.is_idle:
+            name = "CPU idle: wake-up latency (in a VM, the host had not run the vCPU yet)"
+        cu.add_row(name, path, container, pod, str(c.processes), WHILE_WAITING.get(c.cause, c.cause), _s(c.ns))
+    if len(rows) > 10:
+        cu.caption = f"... {len(rows) - 10} more (report --json has every one)"
+        cu.caption_justify = "left"
+    console.print(cu)
+
+
+def _gpu_time(g: GpuTime, console: Console, culprits_by: str = "task") -> None:
     """The GPU-time section: what the GPU lost, and to whom (docs/gpu-time.md)."""
     if g.mode == "none":
         console.print(f"[bold]GPU time[/]: not estimated: {literal(g.why or '')}", highlight=False)
@@ -103,7 +144,9 @@ def _gpu_time(g: GpuTime, console: Console) -> None:
     if g.note:
         table.add_row("note", literal(g.note))
     console.print(table)
-    if g.culprits:
+    if culprits_by == "cgroup" and g.culprits_by_cgroup:
+        _gpu_cgroup_culprits(g.culprits_by_cgroup, console)
+    elif culprits_by != "cgroup" and g.culprits:
         cu = Table(title="Who cost the GPU time", title_justify="left")
         for col in ("culprit", "pid", "while the launching thread was", "GPU idle caused"):
             cu.add_column(col, justify="right" if col == "GPU idle caused" else "left")
@@ -172,8 +215,10 @@ def _verdict(level: str, text: str, style: str, console: Console) -> None:
         console.print(line, markup=False, highlight=False)
 
 
-def render(report: Report, console: Console, verbose: bool = False) -> None:
-    """The report for a reader. VERBOSE adds the minor caveats (report.MINOR_CAVEAT_PERCENT)."""
+def render(report: Report, console: Console, culprits_by: str = "task", verbose: bool = False) -> None:
+    """The report on CONSOLE, its culprit tables by task or, with CULPRITS_BY "cgroup", by cgroup (the caller
+    checks the trace records cgroups: Taken.culprits_by_cgroup is not None). VERBOSE adds the minor caveats
+    (report.MINOR_CAVEAT_PERCENT)."""
     o, m, t = report.overview, report.study_metrics, report.taken
     trace = report.trace
     console.print(_header(trace), highlight=False)
@@ -183,7 +228,7 @@ def render(report: Report, console: Console, verbose: bool = False) -> None:
         console.print(f"[bold yellow]caveat[/]: {literal(caveat)}", highlight=False)
     for caveat in trace.minor_caveats if verbose else ():
         console.print(f"[yellow]minor caveat[/]: {literal(caveat)}", highlight=False)
-    _gpu_time(report.gpu_time, console)
+    _gpu_time(report.gpu_time, console, culprits_by)
 
     ov = Table(title="Overview", show_header=False, title_justify="left")
     ov.add_column(style="bold")
@@ -230,7 +275,9 @@ def render(report: Report, console: Console, verbose: bool = False) -> None:
     tk.add_row("[bold]all threads[/]", f"{o.launches:,}", _s(total.preempted_ns), _s(total.runqueue_ns),
                _s(total.irq_ns), "", f"{total.migrations}", _s(total.blocked_ns), "")
     console.print(tk)
-    if t.culprits:
+    if culprits_by == "cgroup" and t.culprits_by_cgroup:
+        _cgroup_culprits(t.culprits_by_cgroup, console)
+    elif culprits_by != "cgroup" and t.culprits:
         cu = Table(title="Who ran while the workload waited", title_justify="left")
         for col in ("task", "pid", "while it was", "time"):
             cu.add_column(col, justify="right" if col == "time" else "left")
@@ -273,3 +320,24 @@ def render(report: Report, console: Console, verbose: bool = False) -> None:
         render_host_checks(report.host_checks, console)
     for metric, text in report.warnings.items():
         console.print(f"[bold red]warning[/]: {literal(metric)}: {literal(text)}")
+
+
+def render_cgroup_diff(compared: dict, console: Console) -> None:
+    """`diff --culprits-by cgroup`: each cgroup's culprit time in A and in B (analysis/diff.py)."""
+    for side, title, what in (("cpu", "Which cgroups ran while the workload waited, A and B", "time"),
+                              ("gpu", "Which cgroups cost the GPU time, A and B (upper bounds where estimated)",
+                               "GPU idle caused")):
+        rows = compared.get(side)
+        if not rows:
+            continue
+        table = Table(title=title, title_justify="left")
+        for col in ("cgroup", "while it was", f"{what} A", f"{what} B", "change"):
+            table.add_column(col, justify="left" if col in ("cgroup", "while it was") else "right")
+        for r in rows[:20]:
+            change = "-" if r["change_percent"] is None else f"{r['change_percent']:+.1f}%"
+            table.add_row(literal(r["name"]), WHILE_WAITING.get(r["cause"], r["cause"]), _s(r["a_ns"]), _s(r["b_ns"]),
+                          change)
+        if len(rows) > 20:
+            table.caption = f"... {len(rows) - 20} more (diff --json has every one)"
+            table.caption_justify = "left"
+        console.print(table)

@@ -134,6 +134,25 @@ struct comm_event {
 };
 
 /*
+ * A task's cgroups: at the first recorded switch it takes part in, and at
+ * the first after they change. hdr.pid/tid is the task.
+ */
+struct task_cgroup_event {
+	struct event_header hdr;
+	__u64 cgroup_id;        /* its cgroup v2 */
+	__u64 v1_cpu_cgroup_id; /* its cgroup in the v1 cpu controller's hierarchy; 0: not recorded */
+};
+
+/* A cgroup made while recording. hdr.pid/tid is the task that made it. */
+struct cgroup_event {
+	struct event_header hdr;
+	__u64 cgroup_id;
+	__u32 hierarchy; /* enum cgroup_hierarchy */
+	__u32 pad;
+	char path[CGROUP_PATH_LEN]; /* from the hierarchy's root */
+};
+
+/*
  * Hard IRQ, softirq or system vector, emitted at exit. hdr.ts_ns is the
  * entry time; hdr.pid/tid is the task it interrupted (0 for idle).
  */

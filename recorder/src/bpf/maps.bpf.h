@@ -15,6 +15,8 @@ __weak const volatile bool system_mode = false;  /* trace every task, not only t
 __weak const volatile __u64 wakeup_bytes = 1;    /* wake the reader past this much data */
 __weak const volatile __u64 urgent_bytes = 1;    /* past this, every record wakes it */
 __weak const volatile bool api_names = false;    /* runtime entry points are probed too */
+/* the hierarchy id of the cgroup v1 hierarchy the cpu controller is attached to; 0: none (cgroup v2) */
+__weak const volatile __u32 v1_cpu_hierarchy_id = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);

@@ -9,6 +9,7 @@
 #ifndef LAUNCHGAP_MONITOR_MAPS_BPF_H
 #define LAUNCHGAP_MONITOR_MAPS_BPF_H
 
+#include "cgroup_helpers.bpf.h"
 #include "monitor.h"
 #include "targets.bpf.h"
 
@@ -120,12 +121,6 @@ static __always_inline bool target_or_adopted(__u32 pid, __u32 tid)
 		return false;
 	set_target_thread(tid, TARGET_FLAG);
 	return true;
-}
-
-/* include/linux/cgroup-defs.h: a task's cgroup v2 is css_set->dfl_cgrp; its id is its kernfs node's. */
-static __always_inline __u64 task_cgroup_v2_id(struct task_struct *task)
-{
-	return BPF_CORE_READ(task, cgroups, dfl_cgrp, kn, id);
 }
 
 /*

@@ -9,6 +9,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
+#include "cgroup_helpers.bpf.h"
 #include "launch_stage.bpf.h"
 #include "maps.bpf.h"
 #include "sched_helpers.bpf.h"
@@ -20,6 +21,56 @@ struct fork_event fork_event_layout = {};
 struct exec_event exec_event_layout = {};
 struct exit_event exit_event_layout = {};
 struct comm_event comm_event_layout = {};
+struct task_cgroup_event task_cgroup_event_layout = {};
+struct cgroup_event cgroup_event_layout = {};
+
+/* The cgroups each task was last recorded in (its last task_cgroup record). */
+struct recorded_cgroups {
+	__u64 cgroup_id;
+	__u64 v1_cpu_cgroup_id;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct recorded_cgroups);
+} recorded_cgroups SEC(".maps");
+
+/*
+ * A task_cgroup record when the task's cgroups differ from those last
+ * recorded for it (a new task storage reads as none: no cgroup has id 0).
+ * Once per task and per move, not a column of every switch: the check is a
+ * task-storage lookup and a few loads. The ids are
+ * compared, not the css_set pointer, which a freed and reallocated css_set
+ * could repeat; they are kept only once the record is in the buffer, so a
+ * record the full buffer dropped is made again at the task's next switch.
+ * The idle tasks (pid 0) are no culprit of any cgroup: left out.
+ */
+static __always_inline void record_cgroups(struct task_struct *task, __u64 ts)
+{
+	__u32 tid = task->pid;
+	struct recorded_cgroups *last;
+	struct task_cgroup_event *e;
+	__u64 v2, v1_cpu = 0;
+
+	if (!tid)
+		return;
+	v2 = task_cgroup_v2_id(task);
+	if (v1_cpu_hierarchy_id)
+		v1_cpu = task_cgroup_cpu_id(task);
+	last = bpf_task_storage_get(&recorded_cgroups, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!last || (last->cgroup_id == v2 && last->v1_cpu_cgroup_id == v1_cpu))
+		return;
+	e = reserve_event(sizeof(*e), EVENT_TASK_CGROUP, ts, task->tgid, tid);
+	if (!e)
+		return;
+	e->cgroup_id = v2;
+	e->v1_cpu_cgroup_id = v1_cpu;
+	submit_event(e, sizeof(*e));
+	last->cgroup_id = v2;
+	last->v1_cpu_cgroup_id = v1_cpu;
+}
 
 SEC("tp_btf/sched_switch")
 int BPF_PROG(handle_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
@@ -31,13 +82,15 @@ int BPF_PROG(handle_sched_switch, bool preempt, struct task_struct *prev, struct
 	__u64 nvcsw = prev->nvcsw, nivcsw = prev->nivcsw;
 	bool voluntary = switch_was_voluntary(prev, preempt, prev_state, nvcsw, nivcsw);
 	struct switch_event *e;
+	__u64 ts;
 
 	if (prev_target || next_target)
 		mark_target_cpu();
 	if (!system_mode && !prev_target && !next_target && !on_target_cpu())
 		return 0;
 
-	e = reserve_event(sizeof(*e), EVENT_SWITCH, bpf_ktime_get_ns(), prev_pid, prev_tid);
+	ts = bpf_ktime_get_ns();
+	e = reserve_event(sizeof(*e), EVENT_SWITCH, ts, prev_pid, prev_tid);
 	if (e) {
 		e->prev_state = prev_state;
 		e->prev_nvcsw = nvcsw;
@@ -53,6 +106,8 @@ int BPF_PROG(handle_sched_switch, bool preempt, struct task_struct *prev, struct
 		bpf_probe_read_kernel_str(e->next_comm, sizeof(e->next_comm), next->comm);
 		submit_event(e, sizeof(*e));
 	}
+	record_cgroups(prev, ts);
+	record_cgroups(next, ts);
 	if (prev_target && (prev_state & TASK_DEAD))
 		set_target_thread(prev_tid, 0); /* the id may be reused by an unrelated task */
 	return 0;
@@ -186,6 +241,39 @@ int BPF_PROG(handle_task_rename, struct task_struct *task, const char *comm)
 		return 0;
 	bpf_probe_read_kernel_str(e->old_comm, sizeof(e->old_comm), task->comm);
 	bpf_probe_read_kernel_str(e->new_comm, sizeof(e->new_comm), comm);
+	submit_event(e, sizeof(*e));
+	return 0;
+}
+
+/*
+ * A cgroup made while recording, with its path (the kernel computes it for
+ * the tracepoint, cut at TRACE_CGROUP_PATH_LEN): one that is made and
+ * removed before the recording ends is named too. Only the hierarchies the
+ * task_cgroup records refer to: v2 (hierarchy id 0, as /proc/PID/cgroup's
+ * "0::") and the v1 cpu controller's.
+ */
+SEC("tp_btf/cgroup_mkdir")
+int BPF_PROG(handle_cgroup_mkdir, struct cgroup *cgrp, const char *path)
+{
+	__u32 hierarchy_id = BPF_CORE_READ(cgrp, root, hierarchy_id);
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	struct cgroup_event *e;
+	__u32 hierarchy;
+
+	if (hierarchy_id == 0)
+		hierarchy = HIERARCHY_v2;
+	else if (v1_cpu_hierarchy_id && hierarchy_id == v1_cpu_hierarchy_id)
+		hierarchy = HIERARCHY_v1_cpu;
+	else
+		return 0;
+	e = reserve_event(sizeof(*e), EVENT_CGROUP_MADE, bpf_ktime_get_ns(), pid_tgid >> 32, (__u32)pid_tgid);
+	if (!e)
+		return 0;
+	e->cgroup_id = BPF_CORE_READ(cgrp, kn, id);
+	e->hierarchy = hierarchy;
+	e->pad = 0;
+	if (bpf_probe_read_kernel_str(e->path, sizeof(e->path), path) < 0)
+		e->path[0] = 0;
 	submit_event(e, sizeof(*e));
 	return 0;
 }

@@ -7,7 +7,6 @@
 //! then detaches everything.
 
 mod bpf;
-mod cgroups;
 mod cli;
 mod exposition;
 mod http;
@@ -30,6 +29,7 @@ use clap::Parser;
 use libbpf_rs::Link;
 use serde_json::Value;
 
+use launchgap_record::cgroups;
 use launchgap_record::cuda_api::Layer;
 use launchgap_record::discover;
 use launchgap_record::kernel_features::{self, Program};

@@ -8,7 +8,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};
 
-use crate::cgroups::CgroupLabels;
+use launchgap_record::cgroups::CgroupLabels;
 use crate::skel::types::{culprit_key, process_remains, thread_counters, thread_stats};
 
 /// A process, told apart from a later one with the same pid by its start time.

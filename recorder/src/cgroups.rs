@@ -1,9 +1,14 @@
-//! Cgroups: resolving a --cgroup path to what the kernel programs compare
-//! (hierarchy id, cgroup id), listing the processes in a cgroup tree, and
-//! the cgroup and container labels of a process. Works with cgroup v2, v1
-//! and the hybrid layout (v1 controllers beside a v2 tree).
+//! Cgroups, for the monitor and the recorder alike: resolving a --cgroup path
+//! to what the kernel programs compare (hierarchy id, cgroup id), listing the
+//! processes in a cgroup tree, walking a hierarchy for its ids and paths, and
+//! the names read from a cgroup path (the container id and the Kubernetes pod
+//! in it: the monitor's labels and the trace's `cgroup` rows are made by the
+//! same functions here). Works with cgroup v2, v1 and the hybrid layout (v1
+//! controllers beside a v2 tree).
 
 use std::os::unix::fs::MetadataExt;
+#[cfg(test)]
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
@@ -144,13 +149,87 @@ pub fn labels_of(pid: u32) -> CgroupLabels {
 }
 
 /// Where the cgroup v2 hierarchy is mounted (/sys/fs/cgroup, or .../unified on hybrid hosts).
-fn unified_mount() -> Option<PathBuf> {
+pub fn unified_mount() -> Option<PathBuf> {
     let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    unified_mount_in(&mountinfo)
+}
+
+fn unified_mount_in(mountinfo: &str) -> Option<PathBuf> {
     mountinfo.lines().find_map(|line| {
         let fields: Vec<&str> = line.split_whitespace().collect();
         let dash = fields.iter().position(|f| *f == "-")?;
         (fields.get(dash + 1) == Some(&"cgroup2")).then(|| PathBuf::from(fields[4]))
     })
+}
+
+/// The cgroup v1 hierarchy of the cpu controller, where the host mounts one:
+/// its mount point and its hierarchy id (as /proc/PID/cgroup numbers it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct V1CpuHierarchy {
+    pub mount: PathBuf,
+    pub hierarchy_id: u32,
+}
+
+pub fn v1_cpu_hierarchy() -> Option<V1CpuHierarchy> {
+    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    let proc_cgroups = std::fs::read_to_string("/proc/cgroups").ok()?;
+    v1_cpu_hierarchy_in(&mountinfo, &proc_cgroups)
+}
+
+/// From /proc/self/mountinfo and /proc/cgroups: a `cgroup` (v1) mount whose
+/// super options name the cpu controller ("rw,cpu" or "rw,cpu,cpuacct"; not
+/// cpuset or cpuacct alone), and the controller's hierarchy in /proc/cgroups
+/// (0 there: the controller is on cgroup v2, or not mounted).
+fn v1_cpu_hierarchy_in(mountinfo: &str, proc_cgroups: &str) -> Option<V1CpuHierarchy> {
+    let hierarchy_id: u32 = proc_cgroups.lines().find_map(|line| {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        (fields.first() == Some(&"cpu") && fields.get(3) == Some(&"1")).then(|| fields.get(1)?.parse().ok())?
+    })?;
+    if hierarchy_id == 0 {
+        return None;
+    }
+    let mount = mountinfo.lines().find_map(|line| {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        let dash = fields.iter().position(|f| *f == "-")?;
+        let (fs_type, options) = (fields.get(dash + 1)?, fields.get(dash + 3)?);
+        (*fs_type == "cgroup" && options.split(',').any(|o| o == "cpu")).then(|| PathBuf::from(fields[4]))
+    })?;
+    Some(V1CpuHierarchy { mount, hierarchy_id })
+}
+
+/// Bounds on a walk of a cgroup filesystem, which holds what the kernel
+/// lets anyone with the right to mkdir there make: a node with more
+/// cgroups than this is named in part (the rest are counted, not named).
+pub const MAX_CGROUPS_WALKED: usize = 1 << 20;
+
+/// Every cgroup of the hierarchy mounted at MOUNT: (id, path from the root).
+/// The id is the kernfs node id, which the directory's inode number is; a
+/// name that is not UTF-8 is shown with U+FFFD in its place. Links are not
+/// followed (a cgroup filesystem has none; a bind mount of one might).
+pub fn walk(mount: &Path) -> Vec<(u64, String)> {
+    let mut out = Vec::new();
+    let mut pending = vec![mount.to_path_buf()];
+    while let Some(dir) = pending.pop() {
+        if out.len() >= MAX_CGROUPS_WALKED {
+            break;
+        }
+        if let Ok(meta) = std::fs::symlink_metadata(&dir) {
+            out.push((meta.ino(), relative_path(mount, &dir)));
+        }
+        if let Ok(entries) = std::fs::read_dir(&dir) {
+            pending.extend(entries.flatten().filter(|e| e.file_type().is_ok_and(|t| t.is_dir())).map(|e| e.path()));
+        }
+    }
+    out
+}
+
+/// DIR's path below MOUNT as /proc/PID/cgroup shows it ("/" for the root).
+fn relative_path(mount: &Path, dir: &Path) -> String {
+    match dir.strip_prefix(mount) {
+        Ok(rest) if rest.as_os_str().is_empty() => "/".to_string(),
+        Ok(rest) => format!("/{}", String::from_utf8_lossy(rest.as_os_str().as_encoded_bytes())),
+        Err(_) => String::new(),
+    }
 }
 
 /// cgroup v2 ids (as the kernel side records them) to paths, by walking the
@@ -171,17 +250,7 @@ impl CgroupPaths {
 
     fn walk(&mut self) {
         let Some(mount) = self.mount.clone() else { return };
-        self.by_id.clear();
-        let mut pending = vec![mount.clone()];
-        while let Some(dir) = pending.pop() {
-            if let Ok(meta) = std::fs::metadata(&dir) {
-                let relative = dir.strip_prefix(&mount).map(|p| format!("/{}", p.display())).unwrap_or_default();
-                self.by_id.insert(meta.ino(), if relative == "/" { "/".to_string() } else { relative });
-            }
-            if let Ok(entries) = std::fs::read_dir(&dir) {
-                pending.extend(entries.flatten().filter(|e| e.file_type().is_ok_and(|t| t.is_dir())).map(|e| e.path()));
-            }
-        }
+        self.by_id = walk(&mount).into_iter().collect();
         self.stale = false;
     }
 
@@ -216,6 +285,17 @@ impl CgroupPaths {
     }
 }
 
+/// What a cgroup path names: the container and the Kubernetes pod in it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PathNames {
+    pub container_id: Option<String>,
+    pub pod: Option<String>,
+}
+
+pub fn names_in(path: &str) -> PathNames {
+    PathNames { container_id: container_id_in(path), pod: pod_uid_in(path) }
+}
+
 const CONTAINER_ID_LEN: usize = 64;
 
 /// The last 64-hex-digit run in a cgroup path, as container runtimes name
@@ -238,6 +318,48 @@ pub fn container_id_in(path: &str) -> Option<String> {
     found
 }
 
+/// The Kubernetes pod UID in a cgroup path, as the kubelet names pod
+/// cgroups: `pod<uid>` (cgroupfs driver: /kubepods/burstable/pod<uid>/...)
+/// or `kubepods-<qos>-pod<uid>.slice` (systemd driver, the UID's dashes
+/// written as underscores). The UID is a UUID, or 32 hex digits for static
+/// pods (a hash of their manifest). Given with dashes, lower case; the last
+/// one in the path, where several are.
+pub fn pod_uid_in(path: &str) -> Option<String> {
+    let bytes = path.as_bytes();
+    let mut found = None;
+    for (at, _) in path.match_indices("pod") {
+        let starts_component = at == 0 || matches!(bytes[at - 1], b'/' | b'-');
+        let rest = &path[at + 3..];
+        let Some(uid) = uid_prefix(rest) else { continue };
+        let ends_component = rest[uid.len()..].chars().next().is_none_or(|c| c == '/' || c == '.');
+        if starts_component && ends_component {
+            found = Some(uid.replace('_', "-").to_ascii_lowercase());
+        }
+    }
+    found
+}
+
+/// The UID that TEXT starts with: 8-4-4-4-12 hex digits separated by one
+/// kind of separator ('-' or '_'), or 32 hex digits.
+fn uid_prefix(text: &str) -> Option<&str> {
+    let hex_run = |from: usize| text.as_bytes()[from.min(text.len())..].iter().take_while(|b| b.is_ascii_hexdigit()).count();
+    if hex_run(0) == 32 {
+        return Some(&text[..32]);
+    }
+    let separator = *text.as_bytes().get(8)?;
+    if separator != b'-' && separator != b'_' {
+        return None;
+    }
+    let mut at = 0;
+    for (i, len) in [8, 4, 4, 4, 12].into_iter().enumerate() {
+        if hex_run(at) < len || (i < 4 && text.as_bytes().get(at + len) != Some(&separator)) {
+            return None;
+        }
+        at += len + usize::from(i < 4);
+    }
+    Some(&text[..at])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -253,6 +375,58 @@ mod tests {
         }
         assert_eq!(container_id_in("/user.slice/user-1000.slice/session-2.scope"), None);
         assert_eq!(container_id_in(&format!("/x/{ID}0")), None); // 65 digits: not an id
+    }
+
+    const POD: &str = "6b0f3f5e-6f9a-4b8e-9d0e-3c1a2b4c5d6e";
+
+    #[test]
+    fn pods_are_found_in_both_kubelet_cgroup_drivers() {
+        let systemd_uid = POD.replace('-', "_");
+        for path in [format!("/kubepods/burstable/pod{POD}/{ID}"), format!("/kubepods/pod{POD}"),
+                     format!("/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod{systemd_uid}.slice/cri-containerd-{ID}.scope"),
+                     format!("/kubepods.slice/kubepods-pod{systemd_uid}.slice")] {
+            assert_eq!(pod_uid_in(&path).as_deref(), Some(POD), "{path}");
+        }
+        // a static pod's UID is a hash of its manifest
+        let hashed = "0123456789abcdef0123456789abcdef";
+        assert_eq!(pod_uid_in(&format!("/kubepods/burstable/pod{hashed}/{ID}")).as_deref(), Some(hashed));
+        assert_eq!(names_in(&format!("/kubepods/besteffort/pod{POD}/{ID}")),
+                   PathNames { container_id: Some(ID.to_string()), pod: Some(POD.to_string()) });
+        for not_a_pod in ["/system.slice/ipod.service", "/podcast/x", &format!("/x/mypod{POD}"), &format!("/x/pod{POD}0"),
+                          &format!("/x/pod{}", POD.replacen('-', "_", 1)), "/x/pod", &format!("/x/pod{}", &POD[..35])] {
+            assert_eq!(pod_uid_in(not_a_pod), None, "{not_a_pod}");
+        }
+    }
+
+    #[test]
+    fn the_cpu_controller_hierarchy_is_found_only_on_v1() {
+        let mountinfo = "31 30 0:27 / /sys/fs/cgroup/cpu,cpuacct rw - cgroup cgroup rw,cpu,cpuacct\n\
+                         33 30 0:29 / /sys/fs/cgroup/cpuset rw - cgroup cgroup rw,cpuset\n\
+                         32 30 0:28 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw\n";
+        let proc_cgroups = "#subsys_name\thierarchy\tnum_cgroups\tenabled\ncpuset\t3\t2\t1\ncpu\t4\t9\t1\ncpuacct\t4\t9\t1\n";
+        assert_eq!(v1_cpu_hierarchy_in(mountinfo, proc_cgroups),
+                   Some(V1CpuHierarchy { mount: PathBuf::from("/sys/fs/cgroup/cpu,cpuacct"), hierarchy_id: 4 }));
+        assert_eq!(unified_mount_in(mountinfo), Some(PathBuf::from("/sys/fs/cgroup/unified")));
+        // cgroup v2 only: the controller's hierarchy is 0
+        let v2 = "#subsys_name\thierarchy\tnum_cgroups\tenabled\ncpu\t0\t80\t1\n";
+        assert_eq!(v1_cpu_hierarchy_in("40 1 0:30 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n", v2), None);
+        // disabled (cgroup_disable=cpu)
+        assert_eq!(v1_cpu_hierarchy_in(mountinfo, "cpu\t4\t1\t0\n"), None);
+    }
+
+    #[test]
+    fn walks_name_each_cgroup_by_its_path_and_inode() {
+        let root = std::env::temp_dir().join(format!("launchgap-walk-{}", std::process::id()));
+        let odd = std::ffi::OsStr::from_bytes(b"b\xff[red]x");
+        std::fs::create_dir_all(root.join("a").join(odd)).unwrap();
+        std::os::unix::fs::symlink("/", root.join("a").join("link")).unwrap();
+        let mut found = walk(&root);
+        found.sort_by(|x, y| x.1.cmp(&y.1));
+        let ino = |p: &Path| std::fs::metadata(p).unwrap().ino();
+        let expected = vec![(ino(&root), "/".to_string()), (ino(&root.join("a")), "/a".to_string()),
+                            (ino(&root.join("a").join(odd)), "/a/b\u{fffd}[red]x".to_string())];
+        std::fs::remove_dir_all(&root).unwrap();
+        assert_eq!(found, expected);
     }
 
     #[test]

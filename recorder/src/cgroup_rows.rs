@@ -1,0 +1,81 @@
+//! The trace's cgroup rows made in user space: every cgroup of the
+//! hierarchies the task_cgroup records refer to, as they are when tracing
+//! starts (those made later come from the cgroup_mkdir program, with their
+//! paths). Which hierarchies those are is decided here, once, for the BPF
+//! side (v1_cpu_hierarchy_id) and for meta.json alike.
+
+use std::path::PathBuf;
+
+use launchgap_record::cgroups::{self, V1CpuHierarchy};
+use serde_json::{json, Value};
+
+use crate::schema::CGROUP_HIERARCHY_NAMES;
+
+/// names.cgroup_hierarchy, by its enum's order (bpf: enum cgroup_hierarchy).
+const V2: &str = CGROUP_HIERARCHY_NAMES[0];
+const V1_CPU: &str = CGROUP_HIERARCHY_NAMES[1];
+
+/// Where this host mounts the hierarchies a task's cgroups are recorded in.
+#[derive(Debug, Clone, Default)]
+pub struct Hierarchies {
+    /// the unified (v2) hierarchy: /sys/fs/cgroup, or /sys/fs/cgroup/unified on hybrid hosts
+    pub v2: Option<PathBuf>,
+    /// the cgroup v1 hierarchy of the cpu controller, on hosts that mount one
+    pub v1_cpu: Option<V1CpuHierarchy>,
+}
+
+impl Hierarchies {
+    pub fn of_host() -> Self {
+        Hierarchies { v2: cgroups::unified_mount(), v1_cpu: cgroups::v1_cpu_hierarchy() }
+    }
+
+    /// The hierarchy id the BPF side records v1 cpu cgroups of (0: none).
+    pub fn v1_cpu_hierarchy_id(&self) -> u32 {
+        self.v1_cpu.as_ref().map_or(0, |h| h.hierarchy_id)
+    }
+
+    /// meta.json's `cgroups`.
+    pub fn metadata(&self) -> Value {
+        json!({
+            "v2_mount": self.v2,
+            "v1_cpu_mount": self.v1_cpu.as_ref().map(|h| &h.mount),
+            "v1_cpu_hierarchy_id": self.v1_cpu.as_ref().map(|h| h.hierarchy_id),
+        })
+    }
+
+    /// Every cgroup there now: (hierarchy name, id, path).
+    pub fn existing(&self) -> Vec<(&'static str, u64, String)> {
+        let mut out = Vec::new();
+        if let Some(mount) = &self.v2 {
+            out.extend(cgroups::walk(mount).into_iter().map(|(id, path)| (V2, id, path)));
+        }
+        if let Some(v1) = &self.v1_cpu {
+            out.extend(cgroups::walk(&v1.mount).into_iter().map(|(id, path)| (V1_CPU, id, path)));
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_hierarchy_names_are_the_bpf_enum_order() {
+        assert_eq!((V2, V1_CPU), ("v2", "v1_cpu"));
+    }
+
+    /// This host's hierarchies, walked: each path resolves to the directory whose inode is its id.
+    #[test]
+    fn existing_cgroups_are_those_in_the_cgroup_filesystem() {
+        let host = Hierarchies::of_host();
+        for (hierarchy, id, path) in host.existing() {
+            let mount = if hierarchy == V2 { host.v2.clone().unwrap() } else { host.v1_cpu.clone().unwrap().mount };
+            let dir = mount.join(path.trim_start_matches('/'));
+            match std::fs::metadata(&dir) {
+                Ok(meta) => assert_eq!(std::os::unix::fs::MetadataExt::ino(&meta), id, "{}", dir.display()),
+                Err(_) => {} // removed since (another test's cgroup)
+            }
+        }
+    }
+}
