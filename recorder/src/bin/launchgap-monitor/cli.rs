@@ -70,6 +70,20 @@ pub struct Args {
     #[arg(long, value_name = "SECS", default_value_t = 300.0)]
     pub retain_exited: f64,
 
+    /// Also push the metrics as OTLP (HTTP/protobuf) to this OpenTelemetry
+    /// collector endpoint, e.g. http://127.0.0.1:4318/v1/metrics (port 4318
+    /// and path /v1/metrics if left out; plain http only).
+    #[arg(long, value_name = "URL")]
+    pub otlp_endpoint: Option<String>,
+
+    /// Seconds between OTLP pushes (the OpenTelemetry SDKs' default).
+    #[arg(long, value_name = "SECS", default_value_t = crate::otlp::DEFAULT_INTERVAL_S)]
+    pub otlp_interval: f64,
+
+    /// Seconds one OTLP push may take, connecting to answer (it never holds up /metrics).
+    #[arg(long, value_name = "SECS", default_value_t = crate::otlp::DEFAULT_TIMEOUT_S)]
+    pub otlp_timeout: f64,
+
     /// Print nothing but errors.
     #[arg(short, long)]
     pub quiet: bool,
@@ -95,6 +109,7 @@ pub struct Config {
     pub rescan: Duration,
     pub retain_exited: Duration,
     pub quiet: bool,
+    pub otlp: Option<crate::otlp::OtlpConfig>,
 }
 
 /// "127.0.0.1:9464", "[::1]:9464", "localhost:9464" -> one address.
@@ -134,6 +149,16 @@ impl Args {
                 bail!("--{name} must be at least 1");
             }
         }
+        let otlp_interval = seconds("otlp-interval", self.otlp_interval, 0.1)?;
+        let otlp_timeout = seconds("otlp-timeout", self.otlp_timeout, 0.1)?;
+        let otlp = match &self.otlp_endpoint {
+            Some(url) => Some(crate::otlp::OtlpConfig {
+                endpoint: crate::otlp::parse_endpoint(url)?,
+                interval: otlp_interval,
+                timeout: otlp_timeout,
+            }),
+            None => None,
+        };
         let targets = if !self.pid.is_empty() {
             Targets::Pids(self.pid)
         } else if !self.cgroup.is_empty() {
@@ -153,6 +178,7 @@ impl Args {
             rescan: seconds("rescan", self.rescan, 0.1)?,
             retain_exited: seconds("retain-exited", self.retain_exited, 0.0)?,
             quiet: self.quiet,
+            otlp,
         })
     }
 }
@@ -189,5 +215,12 @@ mod tests {
         assert!(args.validate().is_err());
         let args = Args::try_parse_from(["m", "--rescan", "0"]).unwrap();
         assert!(args.validate().unwrap_err().to_string().contains("--rescan"));
+        let args = Args::try_parse_from(["m", "--otlp-endpoint", "http://c", "--otlp-interval", "0"]).unwrap();
+        assert!(args.validate().unwrap_err().to_string().contains("--otlp-interval"));
+        let args = Args::try_parse_from(["m", "--otlp-endpoint", "https://c"]).unwrap();
+        assert!(args.validate().unwrap_err().to_string().contains("--otlp-endpoint"));
+        let args = Args::try_parse_from(["m", "--otlp-endpoint", "http://c:1/x", "--otlp-interval", "2"]).unwrap();
+        let otlp = args.validate().unwrap().otlp.unwrap();
+        assert_eq!((otlp.endpoint.url.as_str(), otlp.interval), ("http://c:1/x", Duration::from_secs(2)));
     }
 }
