@@ -267,6 +267,7 @@ def test_bad_otlp_flags_are_one_line_and_exit_2():
         (["--otlp-endpoint", "collector:4318"], "--otlp-endpoint 'collector:4318': not an http:// URL"),
         (["--otlp-endpoint", "http://collector:99999"], "bad port '99999'"),
         (["--otlp-endpoint", "http://c", "--otlp-interval", "0"], "--otlp-interval 0: must be at least 0.1 s"),
+        (["--otlp-timeout", "5"], "--otlp-timeout needs --otlp-endpoint"),
     ]:
         proc = subprocess.run([str(MONITOR), *args], capture_output=True, text=True, timeout=60)
         assert proc.returncode == 2, (args, proc.stderr)

@@ -76,13 +76,14 @@ pub struct Args {
     #[arg(long, value_name = "URL")]
     pub otlp_endpoint: Option<String>,
 
-    /// Seconds between OTLP pushes (the OpenTelemetry SDKs' default).
-    #[arg(long, value_name = "SECS", default_value_t = crate::otlp::DEFAULT_INTERVAL_S)]
-    pub otlp_interval: f64,
+    /// Seconds between OTLP pushes [default: 60, the OpenTelemetry SDKs'].
+    #[arg(long, value_name = "SECS")]
+    pub otlp_interval: Option<f64>,
 
-    /// Seconds one OTLP push may take, connecting to answer (it never holds up /metrics).
-    #[arg(long, value_name = "SECS", default_value_t = crate::otlp::DEFAULT_TIMEOUT_S)]
-    pub otlp_timeout: f64,
+    /// Seconds one OTLP push may take, connecting to answer; it never holds
+    /// up /metrics [default: 10].
+    #[arg(long, value_name = "SECS")]
+    pub otlp_timeout: Option<f64>,
 
     /// Print nothing but errors.
     #[arg(short, long)]
@@ -149,14 +150,14 @@ impl Args {
                 bail!("--{name} must be at least 1");
             }
         }
-        let otlp_interval = seconds("otlp-interval", self.otlp_interval, 0.1)?;
-        let otlp_timeout = seconds("otlp-timeout", self.otlp_timeout, 0.1)?;
         let otlp = match &self.otlp_endpoint {
             Some(url) => Some(crate::otlp::OtlpConfig {
                 endpoint: crate::otlp::parse_endpoint(url)?,
-                interval: otlp_interval,
-                timeout: otlp_timeout,
+                interval: seconds("otlp-interval", self.otlp_interval.unwrap_or(crate::otlp::DEFAULT_INTERVAL_S), 0.1)?,
+                timeout: seconds("otlp-timeout", self.otlp_timeout.unwrap_or(crate::otlp::DEFAULT_TIMEOUT_S), 0.1)?,
             }),
+            None if self.otlp_interval.is_some() => bail!("--otlp-interval needs --otlp-endpoint"),
+            None if self.otlp_timeout.is_some() => bail!("--otlp-timeout needs --otlp-endpoint"),
             None => None,
         };
         let targets = if !self.pid.is_empty() {
@@ -219,6 +220,9 @@ mod tests {
         assert!(args.validate().unwrap_err().to_string().contains("--otlp-interval"));
         let args = Args::try_parse_from(["m", "--otlp-endpoint", "https://c"]).unwrap();
         assert!(args.validate().unwrap_err().to_string().contains("--otlp-endpoint"));
+        let args = Args::try_parse_from(["m", "--otlp-interval", "2"]).unwrap();
+        assert_eq!(args.validate().unwrap_err().to_string(), "--otlp-interval needs --otlp-endpoint");
+        assert!(Args::try_parse_from(["m"]).unwrap().validate().unwrap().otlp.is_none());
         let args = Args::try_parse_from(["m", "--otlp-endpoint", "http://c:1/x", "--otlp-interval", "2"]).unwrap();
         let otlp = args.validate().unwrap().otlp.unwrap();
         assert_eq!((otlp.endpoint.url.as_str(), otlp.interval), ("http://c:1/x", Duration::from_secs(2)));
