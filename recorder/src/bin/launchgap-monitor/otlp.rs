@@ -42,6 +42,8 @@ pub const DEFAULT_TIMEOUT_S: f64 = 10.0;
 /// A collector's answer is a status line, a few headers and a small
 /// ExportMetricsServiceResponse: read no more than this of it.
 const MAX_ANSWER_BYTES: usize = 64 * 1024;
+/// Of what a collector says when it refuses, this much is repeated on stderr.
+const MAX_SAID_CHARS: usize = 200;
 
 /// Where to push: a validated `http://HOST[:PORT][/PATH]`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -468,6 +470,29 @@ fn post(endpoint: &Endpoint, body: &[u8], timeout: Duration) -> (Outcome, String
     judge(&answer)
 }
 
+/// google.rpc.Status, which OTLP/HTTP answers a refusal with (when not plain text).
+#[derive(Clone, PartialEq, prost::Message)]
+struct RpcStatus {
+    #[prost(int32, tag = "1")]
+    code: i32,
+    #[prost(string, tag = "2")]
+    message: String,
+}
+
+/// What a refusal's body says, for the one line about it: its google.rpc.Status
+/// message, or its text; nothing if it is neither.
+fn refusal(body: &[u8]) -> String {
+    let text = match RpcStatus::decode(body) {
+        Ok(status) if !status.message.is_empty() => status.message,
+        _ => String::from_utf8_lossy(body).into_owned(),
+    };
+    let text: String = text.split_whitespace().collect::<Vec<_>>().join(" ").chars().take(MAX_SAID_CHARS).collect();
+    if text.is_empty() || text.chars().any(|c| c.is_control() || c == char::REPLACEMENT_CHARACTER) {
+        return String::new();
+    }
+    format!(": {text}")
+}
+
 /// The collector's answer, read: status, and a partial success in the body.
 fn judge(answer: &[u8]) -> (Outcome, String) {
     let mut headers = [httparse::EMPTY_HEADER; 64];
@@ -480,14 +505,15 @@ fn judge(answer: &[u8]) -> (Outcome, String) {
     let reason = response.reason.unwrap_or("").to_string();
     let body = &answer[body_at..];
     if !(200..300).contains(&status) {
-        let said = String::from_utf8_lossy(&body[..body.len().min(200)]).split_whitespace().collect::<Vec<_>>().join(" ");
-        let said = if said.chars().all(|c| !c.is_control()) && !said.is_empty() { format!(": {said}") } else { String::new() };
-        return (Outcome::Rejected, format!("the collector answered {status} {reason}{said}"));
+        return (Outcome::Rejected, format!("the collector answered {status} {}{}", reason.escape_debug(), refusal(body)));
     }
     let partial = ExportMetricsServiceResponse::decode(body).ok().and_then(|r| r.partial_success);
     match partial {
-        Some(p) if p.rejected_data_points > 0 || !p.error_message.is_empty() => (Outcome::Partial,
-            format!("the collector rejected {} data points: {}", p.rejected_data_points, p.error_message.escape_debug())),
+        Some(p) if p.rejected_data_points > 0 || !p.error_message.is_empty() => {
+            let said: String = p.error_message.chars().take(MAX_SAID_CHARS).collect();
+            (Outcome::Partial, format!("the collector rejected {} data points: {}", p.rejected_data_points,
+                                       said.escape_debug()))
+        }
         _ => (Outcome::Ok, String::new()),
     }
 }
@@ -680,6 +706,11 @@ t_monitor_info{version=\"0.1.0\"} 1
         assert_eq!(outcome, Outcome::Rejected);
         assert_eq!(message, "the collector answered 400 Bad Request: bad data");
         assert_eq!(judge(b"SSH-2.0-OpenSSH\r\n").0, Outcome::Malformed);
+        let mut answer = b"HTTP/1.1 400 Bad Request\r\nContent-Type: application/x-protobuf\r\n\r\n".to_vec();
+        answer.extend(RpcStatus { code: 3, message: "unknown metric type".to_string() }.encode_to_vec());
+        assert_eq!(judge(&answer).1, "the collector answered 400 Bad Request: unknown metric type");
+        let (_, message) = judge(b"HTTP/1.1 503 Busy\r\n\r\n\x1b[31mred\x00");
+        assert_eq!(message, "the collector answered 503 Busy");
         let body = ExportMetricsServiceResponse {
             partial_success: Some(opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsPartialSuccess {
                 rejected_data_points: 2,
