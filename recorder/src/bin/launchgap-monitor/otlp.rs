@@ -160,6 +160,37 @@ fn as_f64(n: Number) -> f64 {
     }
 }
 
+/// OpenMetrics escapes (`\\`, `\"`, `\n`) undone.
+fn unescape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('n') => out.push('\n'),
+            Some(other) => out.push(other),
+            None => out.push('\\'),
+        }
+    }
+    out
+}
+
+/// Where a quoted label value (after its opening quote) ends.
+fn closing_quote(text: &str) -> Option<usize> {
+    let mut escaped = false;
+    for (i, c) in text.char_indices() {
+        match c {
+            '"' if !escaped => return Some(i),
+            '\\' => escaped = !escaped,
+            _ => escaped = false,
+        }
+    }
+    None
+}
+
 /// `{a="x",b="y\"z"} 1.5` -> labels and the value's text.
 fn labels_and_value(text: &str) -> Option<(Labels, &str)> {
     let mut labels = Vec::new();
@@ -170,19 +201,8 @@ fn labels_and_value(text: &str) -> Option<(Labels, &str)> {
             return Some((labels, after.trim()));
         }
         let (key, after) = rest.split_once("=\"")?;
-        let mut value = String::new();
-        let mut chars = after.char_indices();
-        let end = loop {
-            match chars.next()? {
-                (i, '"') => break i,
-                (_, '\\') => match chars.next()?.1 {
-                    'n' => value.push('\n'),
-                    other => value.push(other),
-                },
-                (_, c) => value.push(c),
-            }
-        };
-        labels.push((key.to_string(), value));
+        let end = closing_quote(after)?;
+        labels.push((key.to_string(), unescape(&after[..end])));
         rest = &after[end + 1..];
     }
 }
@@ -211,7 +231,7 @@ fn read_page(page: &str) -> Result<Vec<Family>> {
                     _ => Kind::Unknown,
                 },
                 "UNIT" => family.unit = text.to_string(),
-                "HELP" => family.help = text.replace("\\n", "\n").replace("\\\\", "\\"),
+                "HELP" => family.help = unescape(text),
                 _ => {}
             }
             continue;
@@ -230,13 +250,11 @@ fn read_page(page: &str) -> Result<Vec<Family>> {
         }
         let suffix = &sample[family.name.len()..];
         let le = labels.iter().position(|(k, _)| k == "le").map(|i| labels.remove(i).1);
-        let point = match family.histograms.iter_mut().find(|(l, _)| *l == labels) {
-            Some((_, point)) => point,
-            None => {
-                family.histograms.push((labels, HistogramPoint::default()));
-                &mut family.histograms.last_mut().expect("pushed above").1
-            }
-        };
+        // the encoder writes each series' samples together: a new label set is a new series
+        if family.histograms.last().is_none_or(|(l, _)| *l != labels) {
+            family.histograms.push((labels, HistogramPoint::default()));
+        }
+        let point = &mut family.histograms.last_mut().expect("pushed above").1;
         match (suffix, le) {
             ("_bucket", Some(le)) => {
                 let Ok(le) = le.parse::<f64>() else { bail!("unreadable bucket bound: {line}") };
@@ -624,7 +642,7 @@ mod tests {
     }
 
     const PAGE: &str = "\
-# HELP t_sync_seconds Time inside syncs.
+# HELP t_sync_seconds Time inside syncs\\\\now.
 # TYPE t_sync_seconds counter
 # UNIT t_sync_seconds seconds
 t_sync_seconds_total{pid=\"7\",command=\"a \\\"b\\\"\\\\c\",api=\"cuCtxSynchronize\"} 0.25
@@ -670,7 +688,7 @@ t_monitor_info{version=\"0.1.0\"} 1
         assert!(sum.is_monotonic);
         assert_eq!(sum.aggregation_temporality, AggregationTemporality::Cumulative as i32);
         assert_eq!(metrics[0].unit, "s");
-        assert_eq!(metrics[0].description, "Time inside syncs.");
+        assert_eq!(metrics[0].description, "Time inside syncs\\now.");
         let point = &sum.data_points[0];
         assert_eq!(label_pairs(&point.attributes),
                    pairs(&[("pid", "7"), ("command", "a \"b\"\\c"), ("api", "cuCtxSynchronize")]));
