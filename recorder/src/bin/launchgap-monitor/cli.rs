@@ -70,6 +70,21 @@ pub struct Args {
     #[arg(long, value_name = "SECS", default_value_t = 300.0)]
     pub retain_exited: f64,
 
+    /// Also push the metrics as OTLP (HTTP/protobuf) to this OpenTelemetry
+    /// collector endpoint, e.g. http://127.0.0.1:4318/v1/metrics (port 4318
+    /// and path /v1/metrics if left out; plain http only).
+    #[arg(long, value_name = "URL")]
+    pub otlp_endpoint: Option<String>,
+
+    /// Seconds between OTLP pushes [default: 60, the OpenTelemetry SDKs'].
+    #[arg(long, value_name = "SECS")]
+    pub otlp_interval: Option<f64>,
+
+    /// Seconds one OTLP push may take, connecting to answer; it never holds
+    /// up /metrics [default: 10].
+    #[arg(long, value_name = "SECS")]
+    pub otlp_timeout: Option<f64>,
+
     /// Print nothing but errors.
     #[arg(short, long)]
     pub quiet: bool,
@@ -95,6 +110,7 @@ pub struct Config {
     pub rescan: Duration,
     pub retain_exited: Duration,
     pub quiet: bool,
+    pub otlp: Option<crate::otlp::OtlpConfig>,
 }
 
 /// "127.0.0.1:9464", "[::1]:9464", "localhost:9464" -> one address.
@@ -134,6 +150,16 @@ impl Args {
                 bail!("--{name} must be at least 1");
             }
         }
+        let otlp = match &self.otlp_endpoint {
+            Some(url) => Some(crate::otlp::OtlpConfig {
+                endpoint: crate::otlp::parse_endpoint(url)?,
+                interval: seconds("otlp-interval", self.otlp_interval.unwrap_or(crate::otlp::DEFAULT_INTERVAL_S), 0.1)?,
+                timeout: seconds("otlp-timeout", self.otlp_timeout.unwrap_or(crate::otlp::DEFAULT_TIMEOUT_S), 0.1)?,
+            }),
+            None if self.otlp_interval.is_some() => bail!("--otlp-interval needs --otlp-endpoint"),
+            None if self.otlp_timeout.is_some() => bail!("--otlp-timeout needs --otlp-endpoint"),
+            None => None,
+        };
         let targets = if !self.pid.is_empty() {
             Targets::Pids(self.pid)
         } else if !self.cgroup.is_empty() {
@@ -153,6 +179,7 @@ impl Args {
             rescan: seconds("rescan", self.rescan, 0.1)?,
             retain_exited: seconds("retain-exited", self.retain_exited, 0.0)?,
             quiet: self.quiet,
+            otlp,
         })
     }
 }
@@ -189,5 +216,15 @@ mod tests {
         assert!(args.validate().is_err());
         let args = Args::try_parse_from(["m", "--rescan", "0"]).unwrap();
         assert!(args.validate().unwrap_err().to_string().contains("--rescan"));
+        let args = Args::try_parse_from(["m", "--otlp-endpoint", "http://c", "--otlp-interval", "0"]).unwrap();
+        assert!(args.validate().unwrap_err().to_string().contains("--otlp-interval"));
+        let args = Args::try_parse_from(["m", "--otlp-endpoint", "https://c"]).unwrap();
+        assert!(args.validate().unwrap_err().to_string().contains("--otlp-endpoint"));
+        let args = Args::try_parse_from(["m", "--otlp-interval", "2"]).unwrap();
+        assert_eq!(args.validate().unwrap_err().to_string(), "--otlp-interval needs --otlp-endpoint");
+        assert!(Args::try_parse_from(["m"]).unwrap().validate().unwrap().otlp.is_none());
+        let args = Args::try_parse_from(["m", "--otlp-endpoint", "http://c:1/x", "--otlp-interval", "2"]).unwrap();
+        let otlp = args.validate().unwrap().otlp.unwrap();
+        assert_eq!((otlp.endpoint.url.as_str(), otlp.interval), ("http://c:1/x", Duration::from_secs(2)));
     }
 }

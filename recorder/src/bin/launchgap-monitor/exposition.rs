@@ -64,6 +64,8 @@ pub struct Snapshot {
     pub per_thread: bool,
     pub last_scrape_seconds: f64,
     pub http: crate::http::Health,
+    /// Pushes by result, with --otlp-endpoint.
+    pub otlp: Option<crate::otlp::Health>,
 }
 
 /// The labels of a process's series (and a thread's, with --per-thread).
@@ -257,6 +259,11 @@ impl Collector for Snapshot {
         counter_family(e, counter("launchgap_monitor_http_dropped_connections", "HTTP connections the monitor closed before their exchange was done, by reason.", None),
                        crate::http::DROP_REASONS.iter().zip(&self.http.dropped)
                            .map(|(reason, n)| (vec![("reason".to_string(), reason.to_string())], *n)))?;
+        if let Some(otlp) = &self.otlp {
+            counter_family(e, counter("launchgap_monitor_otlp_pushes", "OTLP pushes (--otlp-endpoint), by result: ok, or how one failed.", None),
+                           crate::otlp::RESULTS.iter().zip(&otlp.pushes)
+                               .map(|(result, n)| (vec![("result".to_string(), result.to_string())], *n)))?;
+        }
         {
             let mut metric = e.encode_descriptor("launchgap_monitor", "The monitor's version and settings.", None, MetricType::Info)?;
             let info = vec![

@@ -260,6 +260,10 @@ impl Server {
         self.listener.local_addr()
     }
 
+    pub fn health(&self) -> &Health {
+        &self.health
+    }
+
     fn drop_connection(&mut self, index: usize, why: Dropped) {
         self.connections[index].closed = true;
         self.health.dropped[why as usize] += 1;

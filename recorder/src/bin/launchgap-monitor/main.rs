@@ -10,6 +10,7 @@ mod bpf;
 mod cli;
 mod exposition;
 mod http;
+mod otlp;
 mod procfs;
 mod stats;
 
@@ -86,6 +87,7 @@ struct Monitor<'obj> {
     cgroups: Vec<cgroups::CgroupTarget>,
     cgroup_paths: cgroups::CgroupPaths,
     last_scrape_seconds: f64,
+    otlp: Option<otlp::Pusher>,
 }
 
 fn say(quiet: bool, message: impl AsRef<str>) {
@@ -314,6 +316,7 @@ impl<'obj> Monitor<'obj> {
             per_thread: self.config.per_thread,
             last_scrape_seconds: self.last_scrape_seconds,
             http: http::Health::default(),
+            otlp: self.otlp.as_ref().map(otlp::Pusher::health),
         }
     }
 
@@ -324,6 +327,17 @@ impl<'obj> Monitor<'obj> {
         let page = exposition::render(snapshot);
         self.last_scrape_seconds = started.elapsed().as_secs_f64();
         page
+    }
+
+    /// Hands the page to the OTLP pushing thread when its interval has passed (never waits for the push).
+    fn push_otlp(&mut self, server: &http::Health) {
+        if self.otlp.as_ref().is_some_and(otlp::Pusher::due) {
+            let taken = std::time::SystemTime::now();
+            let page = self.page(server);
+            if let Some(pusher) = &mut self.otlp {
+                pusher.push(page, taken);
+            }
+        }
     }
 }
 
@@ -371,6 +385,7 @@ fn run(config: Config) -> Result<i32> {
         cgroups: cgroup_targets,
         cgroup_paths: cgroups::CgroupPaths::new(),
         last_scrape_seconds: 0.0,
+        otlp: None,
         config,
     };
     let quiet = monitor.config.quiet;
@@ -412,6 +427,13 @@ fn run(config: Config) -> Result<i32> {
     say(quiet, format!("serving http://{listening}/metrics: watching {watching}; {attached} CUDA probes on {} \
                         libraries, {tracepoints} tracepoints", monitor.libraries.len()));
 
+    if let Some(otlp) = monitor.config.otlp.clone() {
+        let endpoint = otlp.endpoint.url.clone();
+        let every = otlp.interval;
+        monitor.otlp = Some(otlp::Pusher::start(otlp, std::time::SystemTime::now(), quiet)
+            .map_err(|e| anyhow!("cannot start pushing to {endpoint}: {e}"))?);
+        say(quiet, format!("pushing OTLP to {endpoint} every {} s", every.as_secs_f64()));
+    }
     install_signal_handlers();
     let mut next_sweep = Instant::now() + SWEEP_EVERY;
     let mut next_rescan = Instant::now() + monitor.config.rescan;
@@ -422,6 +444,7 @@ fn run(config: Config) -> Result<i32> {
         }
         server.turn(WAIT_FOR_REQUEST, |health| monitor.page(health))
             .map_err(|e| anyhow!("serving {}: {e}", monitor.config.listen))?;
+        monitor.push_otlp(server.health());
         let now = Instant::now();
         if now >= next_sweep {
             monitor.sweep();
