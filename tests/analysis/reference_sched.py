@@ -106,22 +106,26 @@ def state_time(segments: pl.DataFrame) -> pl.DataFrame:
 
 
 def culprits(segments: pl.DataFrame, runs: pl.DataFrame) -> pl.DataFrame:
-    """Who ran on a waiting thread's CPU while it waited: tid, cause, run_pid, run_comm, ns."""
+    """Who ran on a waiting thread's CPU while it waited: tid, cause, run_pid, run_comm, ns, and run_cgroup where
+    RUNS carry it (a task that changed cgroups has a row for each)."""
+    by_cgroup = ["run_cgroup"] if "run_cgroup" in runs.columns else []
     waiting = segments.filter(pl.col("state").is_in(WAITING)).select(
         "tid", "cpu", pl.col("state").cast(pl.Utf8).alias("cause"), pl.col("s_start").alias("q_start"),
         pl.col("s_end").alias("q_end"))
     pairs = overlaps(waiting, runs, key="cpu")
     if pairs.is_empty():
         return pl.DataFrame(schema={"tid": pl.UInt32, "cause": pl.Utf8, "run_pid": pl.UInt32, "run_comm": pl.Utf8,
-                                    "ns": pl.Int64})
+                                    "ns": pl.Int64, **{c: pl.Int32 for c in by_cgroup}})
     # the idle task has one name per CPU (swapper/N); as a culprit it is one thing
     idle_as_one = pl.when(pl.col("run_pid") == 0).then(pl.lit("swapper")).otherwise(pl.col("run_comm"))
     return (pairs.filter(pl.col("run_tid") != pl.col("tid"))
             .with_columns(idle_as_one.alias("run_comm"))
-            .group_by("tid", "cause", "run_pid", "run_comm")
+            .group_by("tid", "cause", "run_pid", "run_comm", *by_cgroup)
             .agg(pl.col("overlap_ns").sum().alias("ns"))
+            .select("tid", "cause", "run_pid", "run_comm", "ns", *by_cgroup)
             # equal times in a fixed order, whatever order the rows came in
-            .sort(["ns", "tid", "cause", "run_pid", "run_comm"], descending=[True, False, False, False, False]))
+            .sort(["ns", "tid", "cause", "run_pid", "run_comm", *by_cgroup],
+                  descending=[True, False, False, False, False, *[False for _ in by_cgroup]]))
 
 
 def migration_time(trace_migrations: pl.DataFrame, segments: pl.DataFrame) -> pl.DataFrame:

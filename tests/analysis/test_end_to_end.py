@@ -141,7 +141,9 @@ def test_a_cpu_hog_on_the_core_is_named_as_the_culprit(tmp_path):
     assert any(c["comm"].startswith("stress-ng") for c in t["culprits"]), t["culprits"]
     top = report["taken"]["culprits"][0]
     assert top["comm"].startswith("stress-ng")
-    assert report["verdict"]["level"] in ("light", "heavy")
+    # recorded without GPU activity the verdict rests on bounds of the GPU idle: "uncertain" where they straddle
+    # a threshold (docs/gpu-time.md); never "negligible" with the hog on the launching thread's CPU
+    assert report["verdict"]["level"] in ("light", "heavy", "uncertain")
     classes = {c["class"] for c in report["gaps"]["classes"]}
     assert {"preempted", "runqueue"} & classes
 
