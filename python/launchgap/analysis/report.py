@@ -152,15 +152,7 @@ def _verdict(threads: list[ThreadTaken], launching: set[int], recoverable: int,
                f"interrupts: preemption {by['preemption'] / 1e9:.3f} s, run-queue wait "
                f"{by['run-queue wait'] / 1e9:.3f} s, interrupts {by['interrupts'] / 1e9:.3f} s.")
     level = _level(share)
-    if level == "negligible":
-        advice = "No scheduler or IRQ tuning is needed; monitor only."
-    elif level == "light":
-        advice = ("Pin the launching threads (taskset or a cpuset) and raise their priority (nice -n -10, or "
-                  "SCHED_FIFO with a bounded priority) so neighbours stop preempting them.")
-    else:
-        advice = ("Isolate cores for the workload (isolcpus/nohz_full, or a cgroup v2 cpuset that neighbours "
-                  "cannot use), pin the launching threads to them, and steer IRQs away from those cores "
-                  "(/proc/irq/*/smp_affinity_list).")
+    advice = TUNING_ADVICE[level]
     if main_cause == "interrupts" and level != "negligible":
         advice += " Interrupts dominate: steering IRQ affinity away from the launching threads' cores comes first."
     text = (f"{numbers} That is {level} interference (below {NEGLIGIBLE_PERCENT:g}% negligible, from "
@@ -196,8 +188,15 @@ def _named(culprits, limit: int = 2) -> str:
     return " and ".join(names) or "other tasks"
 
 
-def _level_of(percent: float) -> str:
-    return "negligible" if percent < NEGLIGIBLE_PERCENT else "light" if percent < HEAVY_PERCENT else "heavy"
+# what each verdict level asks of the user, the CPU-time and the GPU-time verdicts alike
+TUNING_ADVICE = {
+    "negligible": "No scheduler or IRQ tuning is needed; monitor only.",
+    "light": ("Pin the launching threads (taskset or a cpuset) and raise their priority (nice -n -10, or "
+              "SCHED_FIFO with a bounded priority) so neighbours stop preempting them."),
+    "heavy": ("Isolate cores for the workload (isolcpus/nohz_full, or a cgroup v2 cpuset that neighbours "
+              "cannot use), pin the launching threads to them, and steer IRQs away from those cores "
+              "(/proc/irq/*/smp_affinity_list)."),
+}
 
 
 def _gain_words(p) -> str:
@@ -244,22 +243,15 @@ def _gpu_verdict(cpu: Verdict, g: GpuTime) -> Verdict:
                 f"of {_seconds(active)} ({low:.2f}%-{high:.2f}%) waiting for launches that {_named(g.culprits)} "
                 f"delayed (estimated from the host: {g.why})" + _gain_words(g.prediction) + ".")
         tail = " " + cpu_note + "."
-    level = "negligible" if high < NEGLIGIBLE_PERCENT else "light" if high < HEAVY_PERCENT else "heavy"
-    if g.mode != "exact" and _level_of(low) != level:
+    level = _level(high)
+    if g.mode != "exact" and _level(low) != level:
         # bounds that straddle a threshold: said so, rather than the worse or the better
         level = "uncertain"
-    if level == "negligible":
-        advice = "No scheduler or IRQ tuning is needed; monitor only."
-    elif level == "uncertain":
-        advice = (f"The estimate spans {_level_of(low)} to {_level_of(high)}: record with --gpu-activity for the "
+    if level == "uncertain":
+        advice = (f"The estimate spans {_level(low)} to {_level(high)}: record with --gpu-activity for the "
                   f"exact answer.")
-    elif level == "light":
-        advice = ("Pin the launching threads (taskset or a cpuset) and raise their priority (nice -n -10, or "
-                  "SCHED_FIFO with a bounded priority) so neighbours stop preempting them.")
     else:
-        advice = ("Isolate cores for the workload (isolcpus/nohz_full, or a cgroup v2 cpuset that neighbours "
-                  "cannot use), pin the launching threads to them, and steer IRQs away from those cores "
-                  "(/proc/irq/*/smp_affinity_list).")
+        advice = TUNING_ADVICE[level]
     irq_ns = sum(c.high_ns for c in g.culprits if c.cause == "irq")
     if level != "negligible" and irq_ns * 2 > g.interference_high_ns:
         advice += " Interrupts dominate: steering IRQ affinity away from the launching threads' cores comes first."

@@ -153,8 +153,7 @@ def _gpu_time(g: GpuTime, console: Console, culprits_by: str = "task") -> None:
         for c in g.culprits:
             name = literal(c.comm or "-") + (" (the recorder itself)" if c.is_recorder else "")
             cu.add_row(name, "-" if c.pid is None or c.cause == "irq" else str(c.pid),
-                       {"preempted": "preempted", "runqueue": "woken, waiting to run",
-                        "irq": "interrupted"}.get(c.cause, c.cause), _range(c.low_ns, c.high_ns))
+                       WHILE_WAITING.get(c.cause, c.cause), _range(c.low_ns, c.high_ns))
         console.print(cu)
 
 
