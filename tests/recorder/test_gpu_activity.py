@@ -214,6 +214,13 @@ def test_a_collector_that_fails_in_the_workload_loses_its_kernels_as_lost_rows(r
                                              "cuptiActivityEnable(concurrent_kernel) failed: CUPTI_ERROR_NOT_INITIALIZED"}
     assert f"warning: GPU activity was not recorded in pid {pid}: cuptiActivityEnable" in run.proc.stderr
     assert run.trace.end["lost_events"] == int(run.trace.of(Event.LOST)["lost_count"].sum())
+    # the report says it, by the process and CUPTI's own reason
+    from launchgap.analysis.report import build_report
+
+    gpu = build_report(run.trace).gpu_activity
+    assert (gpu.recorded, gpu.collectors_started) == (True, 0)
+    assert [(f.pid, f.reason) for f in gpu.collectors_failed] == [
+        (pid, "cuptiActivityEnable(concurrent_kernel) failed: CUPTI_ERROR_NOT_INITIALIZED")]
 
 
 def test_a_killed_workload_loses_only_its_unflushed_gpu_activity(record, tmp_path):

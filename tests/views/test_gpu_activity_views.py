@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -56,9 +57,35 @@ def test_the_report_says_what_gpu_activity_the_trace_holds(recording):
     text = subprocess.run([str(LAUNCHGAP), "report", str(out)], capture_output=True, text=True, check=True,
                           env={**os.environ, "COLUMNS": "1000"}).stdout
     line = next(line for line in text.splitlines() if line.strip("│ ").startswith("GPU activity"))
-    assert (f"recorded through CUPTI 28 (clock timestamp_callback, within {gpu['clock_error_ns']} ns): "
-            f"{truth['totals']['launches']:,} kernels and graphs, {copies:,} copies, 0 memsets, "
+    assert "recorded through CUPTI 28 (clock timestamp_callback, within " in line
+    assert (f"): {truth['totals']['launches']:,} kernels and graphs, {copies:,} copies, 0 memsets, "
             f"{syncs.height - copies:,} syncs; every launch joined to its GPU work") in line
+    # the error bound in the unit its size calls for (ns, us from 1000 ns: a loaded machine's is larger)
+    amount, unit = re.search(r"within ([0-9.]+) (ns|us|ms)\)", line).groups()
+    shown_ns = float(amount) * {"ns": 1, "us": 1e3, "ms": 1e6}[unit]
+    assert abs(shown_ns - gpu["clock_error_ns"]) <= 0.001 * gpu["clock_error_ns"] + 0.5
+
+
+def test_the_report_says_gpu_activity_is_absent_and_why(tmp_path):
+    """A recording attached with -p has no GPU activity: the report says so and why, in text and JSON."""
+    workload = subprocess.Popen([str(CUDASIM), "decode", "--quiet", "--tokens", "400"], stdout=subprocess.DEVNULL,
+                                start_new_session=True)
+    try:
+        out = tmp_path / "p.lg"
+        proc = subprocess.run([str(RECORDER), "-q", "-o", str(out), "-p", str(workload.pid), "--duration", "0.5"],
+                              capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+    finally:
+        os.killpg(workload.pid, 9)
+        workload.wait()
+    why = "attached with -p: CUPTI can only be injected into processes the recorder starts"
+    report = json.loads(subprocess.run([str(LAUNCHGAP), "report", str(out), "--json"], capture_output=True,
+                                       text=True, check=True).stdout)
+    assert (report["gpu_activity"]["recorded"], report["gpu_activity"]["why_absent"]) == (False, why)
+    text = subprocess.run([str(LAUNCHGAP), "report", str(out)], capture_output=True, text=True, check=True,
+                          env={**os.environ, "COLUMNS": "1000"}).stdout
+    line = next(line for line in text.splitlines() if line.strip("│ ").startswith("GPU activity"))
+    assert f"absent: {why}" in line
 
 
 def test_perfetto_has_a_track_per_gpu_stream_and_a_flow_from_each_launch_to_its_kernel(recording, tmp_path):
