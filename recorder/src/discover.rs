@@ -7,6 +7,7 @@
 //! executables (nvcc links cudart statically by default).
 
 use std::collections::{BTreeSet, VecDeque};
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -15,6 +16,7 @@ use object::{Object, ObjectKind};
 
 use crate::cuda_api::{DRIVER_MARKER, RUNTIME_MARKER};
 use crate::elf_symbols::{defines_function, open_elf};
+use crate::names::escape_name;
 
 #[derive(Debug, Default)]
 pub struct CudaLibraries {
@@ -255,32 +257,38 @@ fn files_matching(dir: &Path, matches: fn(&str) -> bool) -> Vec<PathBuf> {
 pub struct Mapping {
     /// "7f00-7f10": the name of its entry in /proc/PID/map_files.
     pub range: String,
-    /// The path as the process saw it when mapping (in its mount namespace).
+    /// The path as the process saw it when mapping (in its mount namespace),
+    /// shown as the trace shows names (bytes that are not UTF-8 as `\xHH`).
     pub path: String,
+    /// The same path, its own bytes: what is opened.
+    pub file: PathBuf,
     /// The kernel marks a mapping whose file was unlinked since: a library
     /// replaced on disk (a driver upgrade) while the process runs.
     pub deleted: bool,
 }
 
-const DELETED_SUFFIX: &str = " (deleted)";
+const DELETED_SUFFIX: &[u8] = b" (deleted)";
 
-/// The file-backed mappings of a maps text, one per file, in order.
-pub fn parse_maps(maps: &str) -> Vec<Mapping> {
+/// The file-backed mappings of a maps text, one per file, in order. Read as
+/// bytes: a path may hold bytes that are not UTF-8.
+pub fn parse_maps(maps: &[u8]) -> Vec<Mapping> {
     let mut out: Vec<Mapping> = Vec::new();
-    for line in maps.lines() {
+    for line in maps.split(|&b| b == b'\n') {
         // five single-space-separated fields, then padding and the path, which may hold spaces
-        let mut fields = line.splitn(6, ' ');
+        let mut fields = line.splitn(6, |&b| b == b' ');
         let Some(range) = fields.next() else { continue };
-        let Some(path) = fields.nth(4).map(str::trim_start) else { continue };
-        if !path.starts_with('/') {
+        let Some(path) = fields.nth(4).map(|p| p.trim_ascii_start()) else { continue };
+        if !path.starts_with(b"/") {
             continue;
         }
         let (path, deleted) = match path.strip_suffix(DELETED_SUFFIX) {
             Some(path) => (path, true),
             None => (path, false),
         };
-        if !out.iter().any(|m| m.path == path && m.deleted == deleted) {
-            out.push(Mapping { range: range.to_string(), path: path.to_string(), deleted });
+        let file = PathBuf::from(std::ffi::OsStr::from_bytes(path));
+        if !out.iter().any(|m| m.file == file && m.deleted == deleted) {
+            let range = String::from_utf8_lossy(range).into_owned();
+            out.push(Mapping { range, path: escape_name(path).into_owned(), file, deleted });
         }
     }
     out
@@ -295,15 +303,17 @@ pub fn reach(pid: i32, mapping: &Mapping) -> PathBuf {
     if mapping.deleted {
         PathBuf::from(format!("/proc/{pid}/map_files/{}", mapping.range))
     } else {
-        PathBuf::from(format!("/proc/{pid}/root{}", mapping.path))
+        let mut reached = std::ffi::OsString::from(format!("/proc/{pid}/root"));
+        reached.push(&mapping.file);
+        PathBuf::from(reached)
     }
 }
 
 /// A process's maps, or why they cannot be read, in words.
 pub fn read_maps(pid: i32) -> Result<Vec<Mapping>, String> {
     let path = format!("/proc/{pid}/maps");
-    match std::fs::read_to_string(&path) {
-        Ok(text) => Ok(parse_maps(&text)),
+    match std::fs::read(&path) {
+        Ok(bytes) => Ok(parse_maps(&bytes)),
         Err(e) => {
             let reason = match e.raw_os_error() {
                 Some(errno) => nix::errno::Errno::from_raw(errno).desc().to_string(),
@@ -535,7 +545,8 @@ mod tests {
                     7f50-7f60 r-xp 00000000 fd:01 126 /usr/lib/libcuda.so.550.54.14 (deleted)\n\
                     7f60-7f70 r--p 00001000 fd:01 126 /usr/lib/libcuda.so.550.54.14 (deleted)\n\
                     7f70-7f80 rw-p 00000000 00:00 0\n";
-        let mapping = |range: &str, path: &str, deleted| Mapping { range: range.into(), path: path.into(), deleted };
+        let maps = maps.as_bytes();
+        let mapping = |range: &str, path: &str, deleted| Mapping { range: range.into(), path: path.into(), file: path.into(), deleted };
         assert_eq!(parse_maps(maps), vec![
             mapping("7f00-7f10", "/usr/lib/x86_64-linux-gnu/libcuda.so.535.261.03", false),
             mapping("7f20-7f30", "/usr/lib/libcudart.so.12", false),
@@ -544,6 +555,18 @@ mod tests {
         ]);
         assert_eq!(reach(42, &parse_maps(maps)[0]), PathBuf::from("/proc/42/root/usr/lib/x86_64-linux-gnu/libcuda.so.535.261.03"));
         assert_eq!(reach(42, &parse_maps(maps)[3]), PathBuf::from("/proc/42/map_files/7f50-7f60"));
+    }
+
+    /// A library under a directory whose name is not UTF-8 (the issue's `/tmp/x/\xffodd`): its
+    /// mapping is read, shown escaped, and reached by its own bytes.
+    #[test]
+    fn a_mapped_path_that_is_not_utf8_is_reached_by_its_bytes() {
+        let maps = b"7f00-7f10 r-xp 00000000 fd:01 123 /tmp/\xffodd/libcuda.so.1\n7f10-7f20 r-xp 00000000 fd:01 124 /usr/lib/libc.so.6\n";
+        let mappings = parse_maps(maps);
+        assert_eq!(mappings.len(), 2);
+        assert_eq!(mappings[0].path, "/tmp/\\xffodd/libcuda.so.1");
+        assert_eq!(mappings[0].file.as_os_str().as_bytes(), b"/tmp/\xffodd/libcuda.so.1");
+        assert_eq!(reach(42, &mappings[0]).as_os_str().as_bytes(), b"/proc/42/root/tmp/\xffodd/libcuda.so.1");
     }
 
     #[test]

@@ -14,6 +14,7 @@ pub mod discover;
 pub mod elf_symbols;
 pub mod kernel_features;
 pub mod metadata;
+pub mod names;
 pub mod probe_placement;
 pub mod probe_plan;
 

@@ -38,7 +38,7 @@ use libbpf_rs::RingBufferBuilder;
 use serde_json::json;
 
 use launchgap_record::kernel_features::{self, Program};
-use launchgap_record::{cuda_api, discover, metadata, probe_plan};
+use launchgap_record::{cuda_api, discover, metadata, names, probe_plan};
 
 use crate::cli::Args;
 use crate::gpu_activity::accounting::GpuAccounting;
@@ -291,9 +291,8 @@ fn detach_all(links: Vec<libbpf_rs::Link>) {
 /// Alive means running or sleeping: an exited process waiting to be reaped
 /// (a zombie) is gone as far as tracing goes.
 fn process_alive(pid: i32) -> bool {
-    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { return false };
-    // the state follows the parenthesised command name, which may hold spaces
-    let state = stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().next());
+    let Some(stat) = names::read_stat(format!("/proc/{pid}/stat")) else { return false };
+    let state = names::stat_fields_after_name(&stat).and_then(|mut fields| fields.next());
     !matches!(state, None | Some("Z") | Some("X"))
 }
 

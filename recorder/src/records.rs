@@ -3,10 +3,10 @@
 //! schema/trace.toml). Pure: bytes in, rows out.
 
 use std::borrow::Cow;
-use std::fmt::Write as _;
 
 use crate::cuda_api;
 use launchgap_record::cgroups;
+use launchgap_record::names::escape_name;
 
 use crate::schema::{
     record, CgroupRow, CommRow, ExecRow, ExitRow, ForkRow, HardirqRow, IrqVectorRow, Kind, LaunchRow, MigrateRow, Row,
@@ -44,29 +44,6 @@ fn c_str(bytes: &[i8]) -> Cow<'_, str> {
     let bytes: &[u8] = unsafe { std::slice::from_raw_parts(bytes.as_ptr().cast(), bytes.len()) };
     let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
     escape_name(&bytes[..end])
-}
-
-/// The trace's escaping of a name's bytes (see c_str).
-pub fn escape_name(bytes: &[u8]) -> Cow<'_, str> {
-    match std::str::from_utf8(bytes) {
-        Ok(text) if !text.contains('\\') => Cow::Borrowed(text),
-        _ => {
-            let mut out = String::with_capacity(bytes.len() + 8);
-            for chunk in bytes.utf8_chunks() {
-                for c in chunk.valid().chars() {
-                    if c == '\\' {
-                        out.push_str("\\\\");
-                    } else {
-                        out.push(c);
-                    }
-                }
-                for byte in chunk.invalid() {
-                    let _ = write!(out, "\\x{byte:02x}");
-                }
-            }
-            Cow::Owned(out)
-        }
-    }
 }
 
 /// A C string's bytes as text, each byte that is not UTF-8 replaced (a cgroup's name is any bytes).

@@ -5,6 +5,8 @@ kernel; a full map is counted, never silent; a user's mistake is one line."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -12,7 +14,7 @@ import time
 
 import pytest
 
-from tests.conftest import CUDASIM, LIBCUDA, REPO
+from tests.conftest import CUDASIM, LIBCUDA, ODD_NAME, ODD_NAME_SHOWN, REPO
 from tests.monitor.conftest import (
     MONITOR, Monitor, cgroup2_root, join_cgroup, loaded_maps, monitor_programs, needs_bpf, running_monitor,
     scratch_cgroup,
@@ -157,3 +159,26 @@ def test_the_launchgap_command_runs_the_monitor():
     assert proc.returncode == 0
     assert "--listen <ADDR:PORT>" in proc.stdout and "--per-thread" in proc.stdout
     assert "--listen 'x'" in one_line_error(["--listen", "x"], binary=launchgap)
+
+
+def test_a_process_named_in_bytes_is_watched_and_named_as_the_trace_names_it(tmp_path):
+    """The monitor read /proc/PID/comm and stat as UTF-8: a CUDA process whose name is not (any user can
+    name a process so) lost its name to U+FFFD and was taken for exited at every sweep, its threads
+    folded away while it ran. Named as a trace names it, its launches are cudasim's own."""
+    folder = tmp_path / "odd"
+    folder.mkdir()
+    odd = folder / os.fsdecode(ODD_NAME)
+    shutil.copy2(CUDASIM, odd)
+    truth_path = tmp_path / "truth.json"
+    env = {**os.environ, "LD_LIBRARY_PATH": str(LIBCUDA.parent)}
+    with running_monitor("--cuda-lib", str(LIBCUDA)) as monitor:
+        proc = subprocess.run([str(odd), "decode", "--quiet", "--tokens", "200", "--host-us", "5000",
+                               "--truth", str(truth_path)], env=env, capture_output=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr
+        monitor.settle()
+        scrape = monitor.scrape()
+    process = json.loads(truth_path.read_text())["processes"][0]
+    pid = str(process["pid"])
+    series = scrape.select("launchgap_kernel_launches_total", pid=pid)
+    assert {s.labels["command"] for s in series} == {ODD_NAME_SHOWN}
+    assert scrape.total("launchgap_kernel_launches_total", pid=pid) == process["launches"]

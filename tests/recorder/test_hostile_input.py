@@ -290,3 +290,15 @@ def test_a_task_name_that_is_not_utf8_keeps_its_bytes_escaped(tmp_path, odd_name
     assert "?" not in switches.filter(pl.col("pid") == pid)["comm"].to_list()
     execs = trace.of(Event.EXEC, "pid", "comm", "filename").filter(pl.col("pid") == pid)
     assert execs.rows()[-1] == (pid, ODD_NAME_SHOWN, f"{folder}/{ODD_NAME_SHOWN}")
+
+
+def test_a_process_named_in_bytes_is_followed_with_p_until_the_duration(tmp_path, odd_named_process):
+    """`record -p` read the target's maps and its /proc stat as UTF-8: for a process whose executable's
+    path and name are not, the maps could not be read (the recording was refused), and the stat read
+    failed as if the process had exited, which would have ended the recording at once."""
+    out = tmp_path / "odd.lg"
+    proc = record("-q", "-p", str(odd_named_process), "-d", "1.5", "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
+    trace = read_trace(out)
+    assert trace.end["stop_reason"] == "the duration elapsed"
+    assert trace.meta["pids"] == [odd_named_process]

@@ -5,7 +5,7 @@
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-use launchgap_record::discover;
+use launchgap_record::{discover, names};
 
 /// Every process id now in /proc.
 pub fn all_pids() -> Vec<i32> {
@@ -38,15 +38,15 @@ fn clock_ticks_per_second() -> u64 {
 
 /// Field 22 of a /proc stat line (starttime, in clock ticks since boot).
 fn start_ticks(stat: &str) -> Option<u64> {
-    // fields after the parenthesised name, which may hold spaces: state is field 3
-    let rest = stat.rsplit_once(')')?.1;
-    rest.split_whitespace().nth(19)?.parse().ok()
+    // the fields after the name begin with the state, field 3
+    names::stat_fields_after_name(stat)?.nth(19)?.parse().ok()
 }
 
 /// A task's start time in ns since boot (the kernel's start_boottime) in
 /// /proc's clock ticks: the two agree exactly for the same task.
 pub fn same_start(stat_path: &str, start_ns: u64) -> bool {
-    let Ok(stat) = std::fs::read_to_string(stat_path) else { return false };
+    // read as bytes: a process named with bytes that are not UTF-8 is alive too
+    let Some(stat) = names::read_stat(stat_path) else { return false };
     let ns_per_tick = 1_000_000_000 / clock_ticks_per_second();
     start_ticks(&stat) == Some(start_ns / ns_per_tick)
 }
@@ -61,8 +61,9 @@ pub fn thread_alive(pid: u32, tid: u32, start_ns: u64) -> bool {
     same_start(&format!("/proc/{pid}/task/{tid}/stat"), start_ns)
 }
 
+/// A process's name, escaped as the trace escapes it.
 pub fn command_of(pid: u32) -> Option<String> {
-    std::fs::read_to_string(format!("/proc/{pid}/comm")).ok().map(|s| s.trim_end_matches('\n').to_string())
+    names::read_comm(format!("/proc/{pid}/comm"))
 }
 
 #[cfg(test)]
@@ -82,5 +83,28 @@ mod tests {
         let start_ns = ticks * (1_000_000_000 / clock_ticks_per_second());
         assert!(process_alive(std::process::id(), start_ns));
         assert!(!process_alive(std::process::id(), start_ns + 10_000_000_000));
+    }
+
+    /// A thread named with bytes that are not UTF-8 is alive and named as the trace names it: read as
+    /// text, its stat failed and the sweep took it for exited.
+    #[test]
+    fn a_thread_named_in_bytes_is_alive_and_named() {
+        let (tell, told) = std::sync::mpsc::channel();
+        let (done, wait) = std::sync::mpsc::channel::<()>();
+        let thread = std::thread::spawn(move || {
+            // SAFETY: names the calling thread; the name is NUL-terminated.
+            unsafe { libc::prctl(libc::PR_SET_NAME, b"\xffodd\0".as_ptr()) };
+            // SAFETY: gettid has no arguments.
+            tell.send(unsafe { libc::syscall(libc::SYS_gettid) } as u32).unwrap();
+            wait.recv().unwrap();
+        });
+        let tid = told.recv().unwrap();
+        let pid = std::process::id();
+        let stat = names::read_stat(format!("/proc/{pid}/task/{tid}/stat")).unwrap();
+        let start_ns = start_ticks(&stat).unwrap() * (1_000_000_000 / clock_ticks_per_second());
+        assert!(thread_alive(pid, tid, start_ns));
+        assert_eq!(names::read_comm(format!("/proc/{pid}/task/{tid}/comm")).as_deref(), Some("\\xffodd"));
+        done.send(()).unwrap();
+        thread.join().unwrap();
     }
 }

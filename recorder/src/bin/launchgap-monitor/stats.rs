@@ -51,9 +51,11 @@ pub fn add(into: &mut thread_counters, from: &thread_counters) {
     }
 }
 
+/// A kernel task name up to its NUL, escaped as the trace escapes it (a name
+/// that is not UTF-8 keeps its bytes, so a recording and the monitor agree).
 pub fn comm_string(comm: &[i8]) -> String {
     let bytes: Vec<u8> = comm.iter().map(|&c| c as u8).take_while(|&c| c != 0).collect();
-    String::from_utf8_lossy(&bytes).into_owned()
+    launchgap_record::names::escape_name(&bytes).into_owned()
 }
 
 pub fn process_of(t: &thread_stats) -> ProcessKey {
