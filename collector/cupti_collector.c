@@ -358,7 +358,8 @@ static void stage_drops(CUcontext context, uint32_t stream_id)
     char detail[64];
     if (cupti.get_dropped(context, stream_id, &dropped) != CUPTI_SUCCESS || !dropped)
         return;
-    snprintf(detail, sizeof(detail), "{\"cause\": \"cupti_dropped\"}");
+    /* the process, so the recorder counts these records' launches lost once, not again as undelivered */
+    snprintf(detail, sizeof(detail), "{\"cause\": \"cupti_dropped\", \"pid\": %d}", (int)getpid());
     state.dropped += dropped;
     struct lg_lost_row row = {.ts_ns = now, .lost_event = "gpu_activity", .lost_count = dropped,
                               .since_ns = state.drops_since_ns, .has_detail = 1, .detail = detail};

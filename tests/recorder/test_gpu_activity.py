@@ -223,6 +223,24 @@ def test_a_collector_that_fails_in_the_workload_loses_its_kernels_as_lost_rows(r
         (pid, "cuptiActivityEnable(concurrent_kernel) failed: CUPTI_ERROR_NOT_INITIALIZED")]
 
 
+def test_records_cupti_dropped_are_one_lost_row_of_exactly_their_count(record):
+    """CUPTI counts the records it had no buffer for (cuptiActivityGetNumDroppedRecords); the stand-in drops
+    every 7th kernel record so: the collector's lost row holds exactly that many, each a launch whose GPU
+    work never came, and the recorder counts none of them twice."""
+    command = ["bash", "-c", 'CUDASIM_CUPTI_DROP_KERNELS=7 exec "$@"', "bash",
+               *cudasim_command("--tokens", "2", "--threads", "2", "--launch", "kernel")]
+    run = record(command, "--gpu-activity", truth=False)
+    launches = run.trace.count(Event.LAUNCH)
+    assert launches == 2 * 2 * (2 + 28 * 17)
+    dropped = launches // 7
+    lost = gpu_lost(run.trace)
+    assert lost.select("lost_event", "lost_count").rows() == [("gpu_activity", dropped)]
+    assert json.loads(lost["detail"][0]) == {"cause": "cupti_dropped", "pid": run.trace.meta["command_pid"]}
+    joined = join_launches(run.trace)
+    assert joined.filter(pl.col("gpu_start_ns").is_null()).height == dropped
+    assert run.trace.end["lost_events"] == int(run.trace.of(Event.LOST)["lost_count"].sum())
+
+
 def test_a_killed_workload_loses_only_its_unflushed_gpu_activity(record, tmp_path):
     """The workload (and its collector) killed by SIGKILL mid-run: the GPU work CUPTI never handed
     back is one lost row of exactly the launches without it; everything else is in the trace."""

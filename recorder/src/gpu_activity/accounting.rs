@@ -9,8 +9,11 @@
 //! - `not_flushed`: its collector never said `stopped`: the process was killed, or
 //!   ended by _exit, before CUPTI's last buffers were handed back;
 //! - `not_delivered`: the collector stopped cleanly yet fewer GPU executions than launches
-//!   arrived (a launch the driver refused makes none; CUPTI dropping records is counted
-//!   apart, as `cupti_dropped`, by the collector itself).
+//!   arrived (a launch the driver refused makes none).
+//! Records CUPTI dropped are the collector's own `lost` row (`cupti_dropped`, with its
+//! pid): the launches they account for are not counted again. CUPTI does not say which
+//! kinds it dropped, so its count is taken as kernels first: a process's missing GPU
+//! work is what its dropped records cannot explain.
 //! Pure: rows in, counts and rows out.
 
 use std::collections::{BTreeMap, HashSet};
@@ -26,6 +29,8 @@ struct Process {
     executions: u64,
     /// graphs traced node by node: their nodes share the launch's correlation id
     graph_launches: HashSet<u32>,
+    /// records CUPTI dropped in the process, already a lost row of the collector's
+    dropped: u64,
     started: bool,
     stopped: bool,
     failed: Option<String>,
@@ -59,6 +64,13 @@ fn reason_of(detail: &str) -> String {
         .unwrap_or_else(|| "no reason given".to_string())
 }
 
+/// The process whose collector wrote a `cupti_dropped` lost row, from its detail JSON.
+fn dropped_by(detail: &str) -> Option<u32> {
+    let v: Value = serde_json::from_str(detail).ok()?;
+    (v.get("cause")?.as_str()? == "cupti_dropped").then_some(())?;
+    v.get("pid")?.as_u64().and_then(|pid| u32::try_from(pid).ok())
+}
+
 impl GpuAccounting {
     pub fn observe(&mut self, row: &Row) {
         match row {
@@ -72,6 +84,11 @@ impl GpuAccounting {
                 }
             }
             Row::GpuGraph(r) => self.by_pid.entry(r.pid).or_default().executions += 1,
+            Row::Lost(r) if r.lost_event == "gpu_activity" => {
+                if let Some(pid) = r.detail.and_then(dropped_by) {
+                    self.by_pid.entry(pid).or_default().dropped += r.lost_count;
+                }
+            }
             Row::GpuCollector(r) => {
                 let process = self.by_pid.entry(r.pid).or_default();
                 match r.state {
@@ -89,7 +106,7 @@ impl GpuAccounting {
     pub fn losses(&self) -> Vec<Loss> {
         let mut out = Vec::new();
         for (&pid, p) in &self.by_pid {
-            let missing = p.launches.saturating_sub(p.gpu_executions());
+            let missing = p.launches.saturating_sub(p.gpu_executions() + p.dropped);
             if missing == 0 {
                 continue;
             }
@@ -129,7 +146,7 @@ impl GpuAccounting {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::schema::{GpuCollectorRow, GpuGraphRow, GpuKernelRow, LaunchRow};
+    use crate::schema::{GpuCollectorRow, GpuGraphRow, GpuKernelRow, LaunchRow, LostRow};
 
     fn launch(pid: u32) -> Row<'static> {
         Row::Launch(LaunchRow { pid, ..Default::default() })
@@ -171,6 +188,17 @@ mod tests {
         acc.observe(&launch(13));
         acc.observe(&state(14, "started", "{}"));
         acc.observe(&state(14, "stopped", "{}"));
+        // 15: stopped cleanly, 2 of 6 kernels dropped by CUPTI (its collector's row), 1 more never came
+        for _ in 0..6 {
+            acc.observe(&launch(15));
+        }
+        acc.observe(&state(15, "started", "{}"));
+        for id in 0..3 {
+            acc.observe(&kernel(15, id, None));
+        }
+        acc.observe(&Row::Lost(LostRow { lost_event: "gpu_activity", lost_count: 2,
+                                         detail: Some(r#"{"cause": "cupti_dropped", "pid": 15}"#), ..Default::default() }));
+        acc.observe(&state(15, "stopped", "{}"));
         let losses = acc.losses();
         assert_eq!(
             losses,
@@ -178,13 +206,14 @@ mod tests {
                 Loss { pid: 11, count: 3, detail: r#"{"cause":"not_flushed","pid":11}"#.into() },
                 Loss { pid: 12, count: 1, detail: r#"{"cause":"collector_failed","pid":12,"reason":"no CUPTI"}"#.into() },
                 Loss { pid: 13, count: 1, detail: r#"{"cause":"no_collector","pid":13}"#.into() },
+                Loss { pid: 15, count: 1, detail: r#"{"cause":"not_delivered","pid":15}"#.into() },
             ]
         );
         assert_eq!(acc.failures(), vec![(12, "no CUPTI".to_string())]);
         assert_eq!(
             acc.summary(),
-            json!({"collectors_started": 3, "collectors_stopped": 2, "collectors_failed": 1,
-                   "launching_processes_without_collector": 1, "launches": 11, "gpu_executions": 6})
+            json!({"collectors_started": 4, "collectors_stopped": 3, "collectors_failed": 1,
+                   "launching_processes_without_collector": 1, "launches": 17, "gpu_executions": 9})
         );
     }
 }

@@ -21,6 +21,9 @@
  *   (cuptiActivityEnableDriverApi/RuntimeApi) or for every call by kind.
  * CUDASIM_CUPTI_FAIL=1 in the environment makes enabling activity fail as NVIDIA's CUPTI
  * does beside a driver it cannot work with (CUPTI_ERROR_NOT_INITIALIZED).
+ * CUDASIM_CUPTI_DROP_KERNELS=N drops every Nth kernel record (the Nth, 2Nth, ... of the
+ * process), counted as CUPTI counts a record it had no buffer for: the dropped-record
+ * path of a real CUPTI under a flood, made to happen at a known rate.
  * Built with -DCUDASIM_CUPTI_OLD it is an older CUPTI: no timestamp callback and no
  * per-call API enabling (those symbols are absent), as before CUDA 12.
  */
@@ -101,6 +104,9 @@ static struct {
     int queued;
     int delivering;
     size_t dropped;
+    /* CUDASIM_CUPTI_DROP_KERNELS: drop every Nth kernel record (0: none), and the count so far */
+    uint64_t drop_every;
+    uint64_t kernels_seen;
     uint32_t flush_period_ms;
     int worker_started;
     int hooks_registered;
@@ -309,7 +315,12 @@ static void on_call_end(const struct cusim_call *call, uint64_t t_exit_ns, int r
 static void kernel_record(const struct cusim_work *work, uint64_t start_ns, uint64_t end_ns, const char *name,
                           uint32_t graph_id, uint64_t graph_node)
 {
-    CUpti_ActivityKernel9 *rec = claim(sizeof(*rec));
+    CUpti_ActivityKernel9 *rec;
+    if (cupti.drop_every && ++cupti.kernels_seen % cupti.drop_every == 0) {
+        cupti.dropped++;
+        return;
+    }
+    rec = claim(sizeof(*rec));
     if (!rec)
         return;
     rec->kind = kind_on(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) ? CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL
@@ -422,6 +433,7 @@ static void after_fork_in_child(void)
     cupti.size = cupti.used = 0;
     cupti.queued = cupti.delivering = 0;
     cupti.dropped = 0;
+    cupti.kernels_seen = 0;
     cupti.worker_started = 0;
 }
 
@@ -435,6 +447,8 @@ static CUptiResult register_hooks(void)
         return CUPTI_SUCCESS;
     if (getenv("CUDASIM_CUPTI_FAIL"))
         return CUPTI_ERROR_NOT_INITIALIZED;
+    if (getenv("CUDASIM_CUPTI_DROP_KERNELS"))
+        cupti.drop_every = strtoull(getenv("CUDASIM_CUPTI_DROP_KERNELS"), NULL, 10);
     driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
     *(void **)(&set_hooks) = driver ? dlsym(driver, "cusim_set_activity_hooks") : NULL;
     if (!set_hooks)
