@@ -229,17 +229,22 @@ def stated_error_ns(trace) -> int:
     return max(json.loads(d)["clock"]["error_ns"] for d in started["detail"])
 
 
-def truth_interference(run: Run, gaps: pl.DataFrame) -> int:
-    """The GPU idle every CPU delay caused, from the truth's gaps and the trace's switch, wakeup and interrupt
-    rows alone: the host part of each gap while its thread waited for the CPU (runnable, not running), or
-    ran interrupted."""
+def truth_caused(run: Run, culprit_pid: int | None = None) -> tuple[int, int]:
+    """(GPU idle interference caused, the tolerance), from the truth's gaps and the trace's switch, wakeup
+    and interrupt rows alone: the host parts of the gaps the launching thread spent runnable, not running
+    (behind CULPRIT_PID alone, when given), or running under an interrupt."""
+    gaps = pl.concat([truth_idle(t) for t in run.truths])
     total = 0
     for (tid,), mine in gaps.filter(pl.col("host_end") > pl.col("g_start")).group_by("tid"):
         running, runnable = thread_states(run.trace, {tid})
         host = sorted(mine.select("g_start", "host_end").iter_rows())
-        total += sum(e - s for s, e in intersect(host, sorted(runnable)))
+        waiting = intersect(host, sorted(runnable))
+        if culprit_pid is not None:
+            total += overlap(waiting, runs_of(run.trace, culprit_pid))
+            continue
+        total += sum(end - start for start, end in waiting)
         total += overlap(intersect(host, sorted(running)), irqs_on(run.trace))
-    return total
+    return total, 2 * stated_error_ns(run.trace) * gaps.height
 
 
 def check_bounds(run: Run, truth_ns: int, tolerance: int) -> object:
@@ -274,7 +279,7 @@ def check_exact(run: Run, culprit_pid: int | None) -> dict:
         running, runnable = thread_states(run.trace, {tid})
         host = sorted(mine.select("g_start", "host_end").iter_rows())
         exposed += intersect(host, sorted(runnable) if culprit_pid else sorted(running))
-    truth_caused = overlap(exposed, runs_of(run.trace, culprit_pid) if culprit_pid else irqs_on(run.trace))
+    culprits_part = overlap(exposed, runs_of(run.trace, culprit_pid) if culprit_pid else irqs_on(run.trace))
     # every culprit's GPU idle, not only the report's top ten
     idle = idle_by_culprit(run.trace)
     if culprit_pid:
@@ -282,10 +287,10 @@ def check_exact(run: Run, culprit_pid: int | None) -> dict:
     else:
         named = int(idle.filter(pl.col("cause") == "irq")["ns"].sum())
     # all the interference, whoever caused it: exact, and bounded without the GPU activity
-    interference = truth_interference(run, gaps)
+    interference, _ = truth_caused(run)
     assert abs(g.interference_high_ns - interference) <= tolerance, (g.interference_high_ns, interference)
     bounds = check_bounds(run, interference, tolerance)
-    return {"report": report, "truth_caused": truth_caused, "named": named, "tolerance": tolerance,
+    return {"report": report, "truth_caused": culprits_part, "named": named, "tolerance": tolerance,
             "between": between, "gpu": g, "idle": idle, "bounds": bounds}
 
 

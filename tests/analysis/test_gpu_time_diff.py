@@ -14,11 +14,8 @@ import signal
 import subprocess
 import sys
 
-import polars as pl
 
-from tests.analysis.test_gpu_time import (
-    CPU, LAUNCH_BOUND, intersect, irqs_on, overlap, record, runs_of, stated_error_ns, thread_states, truth_idle,
-)
+from tests.analysis.test_gpu_time import CPU, LAUNCH_BOUND, record, truth_caused
 from tests.conftest import REPO
 from tests.recorder.conftest import needs_bpf
 
@@ -41,23 +38,6 @@ def named_hog():
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
-
-
-def truth_caused(run, culprit_pid: int | None = None) -> tuple[int, int]:
-    """(GPU idle interference caused, the tolerance): the host parts of the truth's gaps the launching thread
-    spent runnable, not running (behind CULPRIT_PID alone, when given), or running under an interrupt."""
-    gaps = pl.concat([truth_idle(t) for t in run.truths])
-    total = 0
-    for (tid,), mine in gaps.filter(pl.col("host_end") > pl.col("g_start")).group_by("tid"):
-        running, runnable = thread_states(run.trace, {tid})
-        host = sorted(mine.select("g_start", "host_end").iter_rows())
-        waiting = intersect(host, sorted(runnable))
-        if culprit_pid is not None:
-            total += overlap(waiting, runs_of(run.trace, culprit_pid))
-            continue
-        total += sum(end - start for start, end in waiting)
-        total += overlap(intersect(host, sorted(running)), irqs_on(run.trace))
-    return total, 2 * stated_error_ns(run.trace) * gaps.height
 
 
 def test_diff_gives_both_traces_gpu_time_and_the_change_against_the_truth(tmp_path):

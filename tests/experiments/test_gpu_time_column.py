@@ -20,8 +20,7 @@ from statistics import median
 
 import pytest
 
-from tests.analysis.test_gpu_time import Run
-from tests.analysis.test_gpu_time_diff import truth_caused
+from tests.analysis.test_gpu_time import Run, truth_caused
 from tests.conftest import CUDASIM, REPO
 from tests.experiments.test_wording import BASE, SLOWER, cells, column, experiment
 
@@ -71,6 +70,7 @@ def test_each_runs_gpu_idle_is_the_truth_and_show_gives_its_statistics_and_the_g
     assert proc.returncode == 0, proc.stderr + proc.stdout
     results = json.loads((out / "results.json").read_text())
     assert results["gpu_activity"] is True
+    from launchgap.analysis.report import build_report
     from launchgap.trace import read_trace
 
     for run in results["runs"]:
@@ -78,9 +78,13 @@ def test_each_runs_gpu_idle_is_the_truth_and_show_gives_its_statistics_and_the_g
         assert g["mode"] == "exact", g
         pid = run["verified"]["enter"]["pid"]
         truth = json.loads((truths / f"truth-{pid}.json").read_text())
-        caused, tolerance = truth_caused(Run(read_trace(out / run["trace"]), [truth], ""))
+        trace = read_trace(out / run["trace"])
+        caused, tolerance = truth_caused(Run(trace, [truth], ""))
         assert g["idle_caused_low_ns"] == g["idle_caused_high_ns"]
-        assert abs(g["idle_caused_high_ns"] - caused) <= tolerance, (run["scenario"], g, caused, tolerance)
+        # what a failure needs to be understood: the trace's losses and the report's causes beside the numbers
+        assert abs(g["idle_caused_high_ns"] - caused) <= tolerance, (
+            run["scenario"], g, caused, tolerance, trace.lost.rows(),
+            [(c.cause, c.ns) for c in build_report(trace).gpu_time.causes])
         if run["scenario"] == "hog":
             # the load's processes: the leash, stress-ng and its worker; the prediction made without them
             assert len(g["load_pids"]) >= 3
