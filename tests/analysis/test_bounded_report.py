@@ -1,5 +1,6 @@
 """The report in bounded memory (launches streamed a few segments at a time:
-analysis/gap_stream.py) gives exactly the in-memory path's JSON; the typed
+analysis/gap_stream.py) gives exactly the JSON of the in-memory reference
+(tests/analysis/reference_gaps.py); the typed
 report and docs/report-schema.md name the same fields; a trace that names no
 workload gets no verdict; an incomplete trace says so in its warnings and its
 verdict."""
@@ -23,6 +24,7 @@ from launchgap.analysis.report import build_report, report_json
 from launchgap.cli import main
 from launchgap.trace import Event, model, read_trace
 from tests.analysis.builder import IDLE, TraceBuilder
+from tests.analysis.reference_gaps import in_memory_report
 
 REPO = Path(__file__).resolve().parents[2]
 A, B = (100, 101, "launcher-a"), (100, 102, "launcher-b")
@@ -67,7 +69,7 @@ def test_streamed_report_is_the_in_memory_report(tmp_path, monkeypatch, seed):
     monkeypatch.setattr(model, "ORDERED_CHUNK_ROWS", 100)
     trace = busy_trace(seed).write(tmp_path / "t.lg", batch_rows=37)
     assert len(trace.tables.files(Event.LAUNCH)) > 10
-    streamed, in_memory = report_json(trace), report_json(trace, in_memory=True)
+    streamed, in_memory = report_json(trace), in_memory_report(trace).to_json()
     assert streamed["overview"]["launches"] == trace.count(Event.LAUNCH) > 500
     assert {c["class"] for c in streamed["gaps"]["classes"]} >= {"clean", "preempted", "irq", "sync"}
     assert json.dumps(streamed, sort_keys=True) == json.dumps(in_memory, sort_keys=True)
@@ -80,7 +82,7 @@ def test_kinds_held_from_the_opening_check_stay_within_their_budget(tmp_path, mo
     from launchgap.trace import format2
 
     written = busy_trace(0).write(tmp_path / "t.lg", batch_rows=37)
-    reference = report_json(written, in_memory=True)
+    reference = in_memory_report(written).to_json()
     monkeypatch.setattr(format2, "HELD_BYTES", budget)
     trace = read_trace(tmp_path / "t.lg")
     held = trace.tables._held
@@ -101,7 +103,7 @@ def test_streamed_report_of_a_synthetic_trace_is_the_in_memory_report(tmp_path, 
     rows = synthetic_trace.write(tmp_path / "s.lg", 200_000)
     trace = read_trace(tmp_path / "s.lg")
     assert sum(trace.count(k) for k in Event) == rows
-    streamed, in_memory = report_json(trace), report_json(trace, in_memory=True)
+    streamed, in_memory = report_json(trace), in_memory_report(trace).to_json()
     assert streamed["gaps"]["count"] == streamed["overview"]["launches"] - 1
     assert json.dumps(streamed, sort_keys=True) == json.dumps(in_memory, sort_keys=True)
 
