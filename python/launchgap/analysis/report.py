@@ -17,14 +17,16 @@ from launchgap.analysis import gpu_time as gpu
 from launchgap.analysis.gpu_activity import gpu_activity
 from launchgap.analysis.irqs import irq_intervals
 from launchgap.analysis.records import (
-    CgroupCulprit, Culprit, FailedLaunch, FailedLaunches, Gaps, GpuActivity, GpuTime, InconsistentCpu, IrqSummary,
-    Overview, Report, StudyMetrics, Taken, TakenTotal, ThreadCulprit, ThreadIrq, ThreadTaken, TraceInfo, Verdict,
+    CgroupCulprit, Culprit, FailedLaunch, FailedLaunches, Gaps, GpuActivity, GpuTime, HostChecks, HostTarget,
+    InconsistentCpu, IrqSummary, Overview, Report, StudyMetrics, Taken, TakenTotal, ThreadCulprit, ThreadIrq,
+    ThreadTaken, TraceInfo, Verdict,
 )
 from launchgap.analysis.side_by_side import side_by_side
 from launchgap.analysis.targets import RECORDER_COMMS, target_pids, target_threads
 from launchgap.analysis.core_map import records_every_switch
 from launchgap.analysis.timeline import Bounds, cpu_runs, switch_chain_breaks, thread_segments, trace_bounds
-from launchgap.doctor.in_trace import host_checks
+from launchgap.doctor import SnapshotHost, Status, Target, run_doctor
+from launchgap.doctor.in_trace import workload_cpus
 from launchgap.trace import Event, Trace
 from launchgap.trace.model import collect_streamed
 
@@ -536,7 +538,7 @@ def report_from(w: Workload, gaps: Gaps, recoverable_ns: int) -> Report:
         taken=taken_section(w, threads),
         gaps=gaps,
         verdict=verdict_section(w, threads, recoverable_ns, gpu_time, incomplete),
-        host_checks=host_checks(w.trace, w.launching, set(w.tids)),
+        host_checks=host_checks_section(w),
         warnings=warnings_section(w.lost, incomplete),
     )
 
@@ -706,6 +708,30 @@ def verdict_section(w: Workload, threads: list[ThreadTaken], recoverable_ns: int
         if gpu_time.mode != "none" and gpu_time.active_ns:
             verdict = _gpu_verdict(verdict, gpu_time)
     return _mark_incomplete(verdict, incomplete) if incomplete else verdict
+
+
+# where the doctor's checks in the report come from
+HOST_CHECKS_SOURCE = "host files captured when recording started"
+
+
+def host_checks_section(w: Workload) -> HostChecks | None:
+    """`launchgap doctor` on the host files the recorder kept (metadata `host_files`), its target the CPUs the
+    launching threads ran on from their first launch (the workload threads' when none launched): every check
+    that warns or fails, and every one about the target's CPUs. None when the trace carries no host files
+    (imported traces, older recorders)."""
+    snapshot = w.trace.meta.get("host_files")
+    if not snapshot:
+        return None
+    launching = w.launching
+    tids, whose = (launching, "the launching threads' CPUs") if launching else (set(w.tids),
+                                                                                 "the workload threads' CPUs")
+    cpus = workload_cpus(w.trace, tids, launching=bool(launching))
+    target = Target(cpus, whose) if cpus else None
+    result = run_doctor(SnapshotHost(snapshot, "the recorded host"), target)
+    bearing = [c for c in result.checks
+               if c.status in (Status.WARN, Status.FAIL) or (c.about_target and target is not None)]
+    return HostChecks(source=HOST_CHECKS_SOURCE, target=HostTarget(cpus=sorted(cpus), description=whose),
+                      counts=result.counts(), checks=bearing)
 
 
 def warnings_section(lost: dict[str, int], incomplete: str) -> dict[str, str]:
