@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from launchgap.analysis.timeline import Bounds
+from launchgap.trace.checks import Bounds
 
 WAITING = ("preempted", "runqueue")
 # culprit name codes for the idle task and a task with no name (categorical codes are never negative)
