@@ -22,11 +22,12 @@ from launchgap.analysis.records import (
     ThreadTaken, TraceInfo, Verdict,
 )
 from launchgap.analysis.side_by_side import side_by_side
-from launchgap.analysis.targets import RECORDER_COMMS, target_pids, target_threads
+from launchgap.analysis.targets import target_pids, target_threads
 from launchgap.analysis.core_map import records_every_switch
 from launchgap.analysis.timeline import cpu_runs, switch_chain_breaks, thread_segments, trace_bounds
 from launchgap.doctor import SnapshotHost, Status, Target, run_doctor
 from launchgap.doctor.in_trace import workload_cpus
+from launchgap.recorder import RECORDER_COMMS
 from launchgap.trace import Event, Trace
 from launchgap.trace.checks import Bounds
 from launchgap.trace.model import collect_streamed
