@@ -522,9 +522,9 @@ def workload_of(trace: Trace) -> Workload:
 
 
 def report_from(w: Workload, gaps: Gaps, recoverable_ns: int) -> Report:
-    """The report of W, its launch gaps GAPS (the section) and RECOVERABLE_NS (the interference inside
-    them) taken apart: build_report streams them; the in-memory reference (tests/analysis/reference_gaps.py)
-    holds them all."""
+    """The report of W, given its launch-gap section GAPS and RECOVERABLE_NS, the interference inside those
+    gaps. They come in apart because there are two ways to find them: streamed (build_report), and with
+    every launch in memory (the reference, tests/analysis/reference_gaps.py)."""
     threads = thread_rows(w)
     trace_info = trace_section(w, threads)
     incomplete = _incomplete(trace_info)
