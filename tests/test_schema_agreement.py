@@ -23,10 +23,13 @@ import json
 import re
 import shutil
 import subprocess
+import tomllib
 from pathlib import Path
 
 import pytest
 
+from launchgap.recorder import RECORDER_COMMS
+from launchgap.trace.schema import TASK_COMM_LEN
 from tests.conftest import REPO
 from tests.recorder.conftest import RECORDER
 
@@ -232,3 +235,30 @@ def test_python_code_names_event_kinds_through_the_enum():
                 if word not in NOT_KINDS.get(relative, set()):
                     found.append(f"{relative}:{number}: {line.strip()}")
     assert found == []
+
+
+# --- the recorder's threads, as the report knows them --------------------------------------------------
+
+def recorder_thread_names(cargo_toml: str, sources: dict[str, str]) -> set[str]:
+    """The names the recorder's threads have in a trace, from its source: its binary's (the [[bin]] built
+    from src/main.rs), which its unnamed threads inherit, and every name it gives a thread
+    (thread::Builder::name), each cut as the kernel cuts a task's name."""
+    binary = next(b["name"] for b in tomllib.loads(cargo_toml)["bin"] if b["path"] == "src/main.rs")
+    names = {binary}
+    for text in sources.values():
+        names |= set(re.findall(r'Builder::new\(\)\s*\.name\(\s*"([^"]+)"', text))
+    return {name[:TASK_COMM_LEN - 1] for name in names}
+
+
+def test_the_recorder_threads_the_report_knows_are_the_recorders_own():
+    """RECORDER_COMMS (launchgap/recorder.py) names the recorder's threads, so that the report can mark them
+    as the recorder's where they ran instead of the workload. The sources under src/bin/ are other
+    binaries' (the monitor records no trace)."""
+    src = REPO / "recorder" / "src"
+    sources = {str(path.relative_to(src)): path.read_text() for path in sorted(src.rglob("*.rs"))
+               if path.relative_to(src).parts[0] != "bin"}
+    cargo = (REPO / "recorder" / "Cargo.toml").read_text()
+    assert recorder_thread_names(cargo, sources) == set(RECORDER_COMMS)
+    # and a thread named in the source alone is found
+    named = {**sources, "drain.rs": 'std::thread::Builder::new().name("ring-drain".into()).spawn(drain)'}
+    assert recorder_thread_names(cargo, named) - set(RECORDER_COMMS) == {"ring-drain"}

@@ -10,8 +10,9 @@ from __future__ import annotations
 import polars as pl
 
 from launchgap.analysis.intervals import overlaps
-from launchgap.analysis.timeline import STATE, Bounds
+from launchgap.analysis.timeline import STATE
 from launchgap.trace import Event, Trace
+from launchgap.trace.checks import Bounds
 from launchgap.trace.schema import TASK_DEAD
 
 WAITING = ("preempted", "runqueue")

@@ -97,8 +97,9 @@ def test_diff_matches_cgroups_of_both_sides(tmp_path):
     quieter = shared_cpu()
     quieter.rows = [r for r in quieter.rows if not (r["event"] == "switch" and 20_000 <= r["ts_ns"] <= 23_000)]
     b = build_report(quieter.write(tmp_path / "b.lg"))
-    compared = diff_reports(a, b, "cgroup")["culprits_by_cgroup"]
-    cpu = {(r["name"], r["cause"]): (r["a_ns"], r["b_ns"], r["change_percent"]) for r in compared["cpu"]}
+    compared = diff_reports(a, b, "cgroup").culprits_by_cgroup
+    cpu = {(r.name, r.cause): (r.a_ns, r.b_ns, r.change_percent) for r in compared.cpu}
     assert cpu[("/pod-a", "preempted")] == (5000, 5000, 0.0)
     assert cpu[(f"container {CONTAINER[:12]}", "preempted")] == (3000, 0, -100.0)
-    assert "culprits_by_cgroup" not in diff_reports(a, b)
+    assert diff_reports(a, b).culprits_by_cgroup is None
+    assert "culprits_by_cgroup" not in diff_reports(a, b).to_json()

@@ -41,7 +41,7 @@ BOUNDS = GpuTime(mode="bounds", why="attached with -p", span_ns=1000 * MS, busy_
 def test_an_exact_side_against_a_bounds_side(tmp_path):
     report = build_report(busy_trace(0).write(tmp_path / "t.lg"))
     a, b = dataclasses.replace(report, gpu_time=EXACT), dataclasses.replace(report, gpu_time=BOUNDS)
-    gpu = diff_gpu_time(a, b)
+    gpu = diff_gpu_time(a, b).to_json()
     assert gpu["a"]["interference_by_cause_ns"] == {"preempted": 30 * MS, "runqueue": 10 * MS, "irq": 2 * MS}
     assert gpu["a"]["idle_percent"] == 20.0 and gpu["b"]["idle_percent"] is None
     assert (gpu["a"]["interference_high_percent"], gpu["b"]["interference_low_percent"],

@@ -1,8 +1,136 @@
-"""Two reports side by side: every headline metric, and the change."""
+"""Two reports side by side: every headline metric, and the change, as
+typed records (serialised at the edge: `diff --json`, docs/report-schema.md)."""
 
 from __future__ import annotations
 
-from launchgap.analysis.records import Report
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+from launchgap.analysis.records import Record, Report
+
+DIFF_SCHEMA = "launchgap-diff/1"
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class BothSides(Record, Generic[T]):
+    """One thing of each report: A's and B's."""
+    a: T
+    b: T
+
+
+@dataclass(frozen=True)
+class MetricChange(Record):
+    metric: str                   # what a reader calls it ("launch rate (/s)")
+    a: float | None
+    b: float | None
+    change_percent: float | None  # (b - a) / a x 100; None when A's is 0 or either is unknown
+
+
+@dataclass(frozen=True)
+class TraceState(Record):
+    """Whether the numbers of one side rest on a whole trace."""
+    path: str
+    truncated: bool
+    clean_end: bool
+    damage: list[str]
+
+
+@dataclass(frozen=True)
+class GpuTimeSide(Record):
+    """One trace's GPU time, as the diff gives it: shares of the GPU's span, idle by interference (each
+    cause where exact, the total as bounds otherwise) and by the app's own host work."""
+    mode: str
+    why: str | None
+    active_ns: int
+    span_ns: int
+    busy_percent: float | None
+    idle_percent: float | None
+    interference_exact: bool
+    interference_low_ns: int
+    interference_high_ns: int
+    interference_low_percent: float | None
+    interference_high_percent: float | None
+    interference_by_cause_ns: dict[str, int] | None   # by INTERFERENCE_CAUSES, where exact
+    own_ns: int | None
+
+
+@dataclass(frozen=True)
+class GpuTimeChange(Record):
+    """B - A: in percentage points for shares, nanoseconds for times; a range where either side is bounds."""
+    busy_points: float | None
+    idle_points: float | None
+    # the smallest and largest change the bounds allow (equal when both sides are exact)
+    interference_low_ns: int
+    interference_high_ns: int
+    interference_by_cause_ns: dict[str, int] | None
+    own_ns: int | None
+
+
+@dataclass(frozen=True)
+class GpuCulpritChange(Record):
+    """A culprit in GPU time in both traces, matched by cause and name (process ids differ from run to run);
+    a side whose culprits (the report's top ten) do not name it has None there, counted as 0 in the change."""
+    cause: str
+    culprit: str | None
+    a_low_ns: int | None
+    a_high_ns: int | None
+    b_low_ns: int | None
+    b_high_ns: int | None
+    a_pids: list[int]
+    b_pids: list[int]
+    change_low_ns: int
+    change_high_ns: int
+
+
+@dataclass(frozen=True)
+class GpuTimeDiff(Record):
+    a: GpuTimeSide
+    b: GpuTimeSide
+    change: GpuTimeChange
+    culprits: list[GpuCulpritChange]
+
+
+@dataclass(frozen=True)
+class CgroupChange(Record):
+    """One cgroup's culprit time in A and in B (0 where a side has no such row)."""
+    cgroup: str | None
+    name: str
+    container_id: str | None
+    pod: str | None
+    cause: str
+    a_ns: int
+    b_ns: int
+    change_percent: float | None
+
+
+@dataclass(frozen=True)
+class CgroupCulpritsDiff(Record):
+    cpu: list[CgroupChange]          # what the workload's threads lost to each cgroup's tasks
+    gpu: list[CgroupChange] | None   # the GPU idle they caused, where both reports have a GPU-time section
+
+
+@dataclass(frozen=True)
+class ReportDiff(Record):
+    schema: str
+    a: str                           # the traces' paths
+    b: str
+    # positive when B is slower than A: (rate A - rate B) / rate A x 100
+    launch_rate_slowdown_percent: float | None
+    metrics: list[MetricChange]
+    verdicts: BothSides[str]
+    traces: BothSides[TraceState]
+    warnings: BothSides[dict[str, str]]
+    gpu_time: GpuTimeDiff
+    # with `--culprits-by cgroup` only: absent from the JSON otherwise
+    culprits_by_cgroup: CgroupCulpritsDiff | None = None
+
+    def to_json(self) -> dict:
+        out = super().to_json()
+        if self.culprits_by_cgroup is None:
+            del out["culprits_by_cgroup"]
+        return out
 
 
 def _metrics(report: Report) -> dict[str, float | None]:
@@ -29,32 +157,31 @@ def _metrics(report: Report) -> dict[str, float | None]:
     }
 
 
-def _trace_state(report: Report) -> dict:
-    """Whether the numbers of one side rest on a whole trace."""
+def _trace_state(report: Report) -> TraceState:
     t = report.trace
-    return {"path": t.path, "truncated": t.truncated, "clean_end": t.clean_end, "damage": list(t.damage)}
+    return TraceState(path=t.path, truncated=t.truncated, clean_end=t.clean_end, damage=list(t.damage))
 
 
-def diff_reports(a: Report, b: Report, culprits_by: str | None = None) -> dict:
-    """The comparison as JSON (docs/report-schema.md, `launchgap-diff/1`); with CULPRITS_BY "cgroup", the
-    culprit time of each cgroup side by side too (`culprits_by_cgroup`)."""
+def _percent_change(x: float | None, y: float | None) -> float | None:
+    return None if x in (None, 0) or y is None else 100.0 * (y - x) / x
+
+
+def diff_reports(a: Report, b: Report, culprits_by: str | None = None) -> ReportDiff:
+    """The comparison (docs/report-schema.md, `launchgap-diff/1`); with CULPRITS_BY "cgroup", the culprit
+    time of each cgroup side by side too (`culprits_by_cgroup`)."""
     ma, mb = _metrics(a), _metrics(b)
-    rows = []
-    for name in ma:
-        x, y = ma[name], mb[name]
-        change = None if x in (None, 0) or y is None else 100.0 * (y - x) / x
-        rows.append({"metric": name, "a": x, "b": y, "change_percent": change})
     rate_a, rate_b = a.overview.launch_rate_hz, b.overview.launch_rate_hz
-    slowdown = 100.0 * (rate_a - rate_b) / rate_a if rate_a else None
-    out = {"schema": "launchgap-diff/1", "a": a.trace.path, "b": b.trace.path,
-           "launch_rate_slowdown_percent": slowdown, "metrics": rows,
-           "verdicts": {"a": a.verdict.level, "b": b.verdict.level},
-           "traces": {"a": _trace_state(a), "b": _trace_state(b)},
-           "warnings": {"a": dict(a.warnings), "b": dict(b.warnings)},
-           "gpu_time": diff_gpu_time(a, b)}
-    if culprits_by == "cgroup":
-        out["culprits_by_cgroup"] = culprits_by_cgroup(a, b)
-    return out
+    return ReportDiff(
+        schema=DIFF_SCHEMA, a=a.trace.path, b=b.trace.path,
+        launch_rate_slowdown_percent=100.0 * (rate_a - rate_b) / rate_a if rate_a else None,
+        metrics=[MetricChange(metric=name, a=ma[name], b=mb[name], change_percent=_percent_change(ma[name], mb[name]))
+                 for name in ma],
+        verdicts=BothSides(a=a.verdict.level, b=b.verdict.level),
+        traces=BothSides(a=_trace_state(a), b=_trace_state(b)),
+        warnings=BothSides(a=dict(a.warnings), b=dict(b.warnings)),
+        gpu_time=diff_gpu_time(a, b),
+        culprits_by_cgroup=culprits_by_cgroup(a, b) if culprits_by == "cgroup" else None,
+    )
 
 
 # --- GPU time (docs/gpu-time.md): both sides' numbers and their difference -------------------------
@@ -62,77 +189,77 @@ def diff_reports(a: Report, b: Report, culprits_by: str | None = None) -> dict:
 INTERFERENCE_CAUSES = ("preempted", "runqueue", "irq")
 
 
-def _gpu_side(report: Report) -> dict:
-    """One trace's GPU time, as the diff gives it: shares of the GPU's span, idle by interference (each
-    cause where exact, the total as bounds otherwise) and by the app's own host work."""
+def _gpu_side(report: Report) -> GpuTimeSide:
     g = report.gpu_time
     exact = g.mode == "exact"
     by_cause = {c.cause: c.ns for c in g.causes}
-    share = (lambda ns: 100.0 * ns / g.active_ns if g.active_ns else None)  # noqa: E731
-    return {
-        "mode": g.mode, "why": g.why, "active_ns": g.active_ns, "span_ns": g.span_ns,
-        "busy_percent": g.busy_percent,
-        "idle_percent": None if g.busy_percent is None else 100.0 - g.busy_percent,
-        "interference_exact": exact,
-        "interference_low_ns": g.interference_low_ns, "interference_high_ns": g.interference_high_ns,
-        "interference_low_percent": share(g.interference_low_ns),
-        "interference_high_percent": share(g.interference_high_ns),
-        "interference_by_cause_ns": {c: int(by_cause.get(c, 0)) for c in INTERFERENCE_CAUSES} if exact else None,
-        "own_ns": g.own_ns,
-    }
+
+    def share(ns: int) -> float | None:
+        return 100.0 * ns / g.active_ns if g.active_ns else None
+
+    return GpuTimeSide(
+        mode=g.mode, why=g.why, active_ns=g.active_ns, span_ns=g.span_ns,
+        busy_percent=g.busy_percent,
+        idle_percent=None if g.busy_percent is None else 100.0 - g.busy_percent,
+        interference_exact=exact,
+        interference_low_ns=g.interference_low_ns, interference_high_ns=g.interference_high_ns,
+        interference_low_percent=share(g.interference_low_ns),
+        interference_high_percent=share(g.interference_high_ns),
+        interference_by_cause_ns={c: int(by_cause.get(c, 0)) for c in INTERFERENCE_CAUSES} if exact else None,
+        own_ns=g.own_ns,
+    )
 
 
 def _change(a: float | None, b: float | None) -> float | None:
     return None if a is None or b is None else b - a
 
 
-def _gpu_culprits(a: Report, b: Report) -> list[dict]:
-    """The culprit tables of both sides in GPU time, matched by cause and name (process ids differ from run
-    to run), largest first by B, then A. A side whose culprits (the report's top ten) do not name one has
-    null there, counted as 0 in the change."""
-    rows: dict[tuple, dict] = {}
-    for side, report in (("a", a), ("b", b)):
-        for c in report.gpu_time.culprits:
-            row = rows.setdefault((c.cause, c.comm), {"cause": c.cause, "culprit": c.comm,
-                                                      "a_low_ns": None, "a_high_ns": None, "b_low_ns": None,
-                                                      "b_high_ns": None,
-                                                      "a_pids": [], "b_pids": []})
-            row[f"{side}_low_ns"] = (row[f"{side}_low_ns"] or 0) + c.low_ns
-            row[f"{side}_high_ns"] = (row[f"{side}_high_ns"] or 0) + c.high_ns
-            if c.pid is not None and c.cause != "irq":
-                row[f"{side}_pids"].append(c.pid)
-    out = sorted(rows.values(), key=lambda r: (-(r["b_high_ns"] or 0), -(r["a_high_ns"] or 0), r["cause"],
-                                               r["culprit"] or ""))
-    for row in out:
-        row["change_low_ns"] = (row["b_low_ns"] or 0) - (row["a_high_ns"] or 0)
-        row["change_high_ns"] = (row["b_high_ns"] or 0) - (row["a_low_ns"] or 0)
+def _culprits_by_name(report: Report) -> dict[tuple, tuple[int, int, list[int]]]:
+    """(cause, name) -> low ns, high ns and the process ids of REPORT's culprits in GPU time of that name."""
+    out: dict[tuple, tuple[int, int, list[int]]] = {}
+    for c in report.gpu_time.culprits:
+        low, high, pids = out.get((c.cause, c.comm), (0, 0, []))
+        mine = [c.pid] if c.pid is not None and c.cause != "irq" else []
+        out[(c.cause, c.comm)] = (low + c.low_ns, high + c.high_ns, pids + mine)
     return out
 
 
-def diff_gpu_time(a: Report, b: Report) -> dict:
-    """`gpu_time` of the diff's JSON (docs/report-schema.md): each side's GPU time, the changes (B - A, in
+def _gpu_culprits(a: Report, b: Report) -> list[GpuCulpritChange]:
+    """The culprit tables of both sides in GPU time, matched by cause and name, largest first by B, then A."""
+    in_a, in_b = _culprits_by_name(a), _culprits_by_name(b)
+    rows = []
+    for key in {**in_a, **in_b}:   # A's names first, then B's: equal rows keep that order
+        a_low, a_high, a_pids = in_a.get(key, (None, None, []))
+        b_low, b_high, b_pids = in_b.get(key, (None, None, []))
+        rows.append(GpuCulpritChange(
+            cause=key[0], culprit=key[1], a_low_ns=a_low, a_high_ns=a_high, b_low_ns=b_low, b_high_ns=b_high,
+            a_pids=a_pids, b_pids=b_pids,
+            change_low_ns=(b_low or 0) - (a_high or 0), change_high_ns=(b_high or 0) - (a_low or 0)))
+    return sorted(rows, key=lambda r: (-(r.b_high_ns or 0), -(r.a_high_ns or 0), r.cause, r.culprit or ""))
+
+
+def diff_gpu_time(a: Report, b: Report) -> GpuTimeDiff:
+    """`gpu_time` of the diff (docs/report-schema.md): each side's GPU time, the changes (B - A, in
     percentage points for shares and nanoseconds for times; a range where either side is bounds), and the
     culprits of both in GPU time."""
     sa, sb = _gpu_side(a), _gpu_side(b)
-    changes = {
-        "busy_points": _change(sa["busy_percent"], sb["busy_percent"]),
-        "idle_points": _change(sa["idle_percent"], sb["idle_percent"]),
-        # the smallest and largest change the bounds allow (equal when both sides are exact)
-        "interference_low_ns": sb["interference_low_ns"] - sa["interference_high_ns"],
-        "interference_high_ns": sb["interference_high_ns"] - sa["interference_low_ns"],
-        "interference_by_cause_ns": (
-            {c: sb["interference_by_cause_ns"][c] - sa["interference_by_cause_ns"][c] for c in INTERFERENCE_CAUSES}
-            if sa["interference_by_cause_ns"] is not None and sb["interference_by_cause_ns"] is not None else None),
-        "own_ns": None if sa["own_ns"] is None or sb["own_ns"] is None else sb["own_ns"] - sa["own_ns"],
-    }
-    return {"a": sa, "b": sb, "change": changes, "culprits": _gpu_culprits(a, b)}
+    by_cause = None
+    if sa.interference_by_cause_ns is not None and sb.interference_by_cause_ns is not None:
+        by_cause = {c: sb.interference_by_cause_ns[c] - sa.interference_by_cause_ns[c] for c in INTERFERENCE_CAUSES}
+    change = GpuTimeChange(
+        busy_points=_change(sa.busy_percent, sb.busy_percent),
+        idle_points=_change(sa.idle_percent, sb.idle_percent),
+        interference_low_ns=sb.interference_low_ns - sa.interference_high_ns,
+        interference_high_ns=sb.interference_high_ns - sa.interference_low_ns,
+        interference_by_cause_ns=by_cause,
+        own_ns=None if sa.own_ns is None or sb.own_ns is None else sb.own_ns - sa.own_ns,
+    )
+    return GpuTimeDiff(a=sa, b=sb, change=change, culprits=_gpu_culprits(a, b))
 
 
-def _percent_change(x: float | None, y: float | None) -> float | None:
-    return None if x in (None, 0) or y is None else 100.0 * (y - x) / x
+# --- culprits by cgroup ------------------------------------------------------------------------------
 
-
-def _by_group(rows_a: list, rows_b: list, value) -> list[dict]:
+def _by_group(rows_a: list, rows_b: list, value) -> list[CgroupChange]:
     """Rows of two reports' by-cgroup culprit lists matched by (cgroup, name, cause), each side's VALUE (0 where
     a side has no such row), the largest (either side) first."""
     key = lambda r: (r.cgroup or "", r.name, r.cause)  # noqa: E731
@@ -142,19 +269,19 @@ def _by_group(rows_a: list, rows_b: list, value) -> list[dict]:
         x = value(a[k]) if k in a else 0
         y = value(b[k]) if k in b else 0
         row = a.get(k) or b[k]
-        out.append({"cgroup": row.cgroup, "name": row.name, "container_id": row.container_id, "pod": row.pod,
-                    "cause": row.cause, "a_ns": x, "b_ns": y, "change_percent": _percent_change(x, y)})
-    return sorted(out, key=lambda r: (-max(r["a_ns"], r["b_ns"]), r["cause"], r["name"], r["cgroup"] or ""))
+        out.append(CgroupChange(cgroup=row.cgroup, name=row.name, container_id=row.container_id, pod=row.pod,
+                                cause=row.cause, a_ns=x, b_ns=y, change_percent=_percent_change(x, y)))
+    return sorted(out, key=lambda r: (-max(r.a_ns, r.b_ns), r.cause, r.name, r.cgroup or ""))
 
 
-def culprits_by_cgroup(a: Report, b: Report) -> dict:
+def culprits_by_cgroup(a: Report, b: Report) -> CgroupCulpritsDiff:
     """The culprit time of each cgroup in A and in B (docs/report-schema.md, `culprits_by_cgroup` of
     `launchgap-diff/1`): `cpu`, what the workload's threads lost to its tasks (taken.culprits_by_cgroup);
     `gpu`, the GPU idle they caused (gpu_time.culprits_by_cgroup, its upper bound: exact with GPU activity),
     where both reports have a GPU-time section. The caller checks both traces record cgroups."""
-    out = {"cpu": _by_group(a.taken.culprits_by_cgroup or [], b.taken.culprits_by_cgroup or [], lambda r: r.ns),
-           "gpu": None}
+    gpu = None
     if a.gpu_time.culprits_by_cgroup is not None and b.gpu_time.culprits_by_cgroup is not None \
             and "none" not in (a.gpu_time.mode, b.gpu_time.mode):
-        out["gpu"] = _by_group(a.gpu_time.culprits_by_cgroup, b.gpu_time.culprits_by_cgroup, lambda r: r.high_ns)
-    return out
+        gpu = _by_group(a.gpu_time.culprits_by_cgroup, b.gpu_time.culprits_by_cgroup, lambda r: r.high_ns)
+    return CgroupCulpritsDiff(
+        cpu=_by_group(a.taken.culprits_by_cgroup or [], b.taken.culprits_by_cgroup or [], lambda r: r.ns), gpu=gpu)

@@ -1,7 +1,7 @@
 """Launch gaps of a trace of any length, in the memory of the launches in
-flight: the same numbers as analysis/gaps.py (which holds every gap, and is
-the reference this is tested against), from launches read in time order a
-few segments at a time (Trace.in_time_order).
+flight: every gap classified (analysis/gaps.py), from launches read in time
+order a few segments at a time (Trace.in_time_order); the same numbers as
+the in-memory reference, which holds every gap (tests/analysis/reference_gaps.py).
 
 Each thread's launches are taken chunk by chunk, each chunk preceded by the
 thread's last launch of the chunk before, so every gap is whole inside one
@@ -22,7 +22,10 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from launchgap.analysis.gaps import BURST_BREAK_FACTOR, CLASSES, CLEAN, SYNC_OR_BLOCK, _classify
+from launchgap.analysis.gaps import (
+    BREAK_RULE, BURST_BREAK_FACTOR, CLASSES, CLEAN, SYNC_OR_BLOCK, classify, interference_ns, nearest_quantile,
+)
+from launchgap.analysis.records import Bursts, GapClass, GapTail, TailShare
 
 # a chunk's (class, length) counts are merged into the running counts once this many have piled up
 MERGE_EVERY = 1 << 20
@@ -52,7 +55,7 @@ class Histogram:
         return (self.at_rank(n // 2 - 1) + self.at_rank(n // 2)) / 2
 
     def nearest(self, q: float) -> float:
-        """gaps._quantile: the value at rank q*(n-1), rounded half to even."""
+        """gaps.nearest_quantile: the value at rank q*(n-1), rounded half to even."""
         return self.at_rank(int(np.around(q * (self.n - 1))))
 
     def total(self) -> int:
@@ -105,7 +108,7 @@ class _Counts:
 
 @dataclass(frozen=True)
 class GapStats:
-    """Every launch gap, as counts: what report.py needs of analysis/gaps.Gaps."""
+    """Every launch gap, as counts: what the report's gaps section and verdict need."""
     by_class: dict[int, Histogram]
     interference: int
     burst_sizes: np.ndarray      # gaps in each burst, threads one after another
@@ -123,7 +126,8 @@ class GapStats:
                   .group_by("v").agg(pl.col("n").sum()).sort("v"))
         return Histogram(merged["v"].to_numpy(), merged["n"].to_numpy())
 
-    def class_table(self) -> list[dict]:
+    def class_table(self) -> list[GapClass]:
+        """Per class: count, share, p50/p90/p99 of the gap, penalty vs the median clean gap."""
         if self.count == 0:
             return []
         clean = self.by_class.get(CLEAN)
@@ -134,15 +138,16 @@ class GapStats:
             if values is None or values.n == 0:
                 continue
             p50 = values.median()
-            rows.append({
-                "class": name, "count": values.n, "share": values.n / self.count,
-                "p50_ns": p50, "p90_ns": values.nearest(0.9), "p99_ns": values.nearest(0.99),
-                "total_ns": values.total(),
-                "penalty_ns": (p50 - clean_median) if clean_median is not None else None,
-            })
+            rows.append(GapClass(
+                klass=name, count=values.n, share=values.n / self.count,
+                p50_ns=p50, p90_ns=values.nearest(0.9), p99_ns=values.nearest(0.99),
+                total_ns=values.total(),
+                penalty_ns=(p50 - clean_median) if clean_median is not None else None,
+            ))
         return rows
 
-    def tail_attribution(self) -> list[dict]:
+    def tail_attribution(self) -> list[GapTail]:
+        """Of the gaps at or above p95 and p99: what share each class explains (by count and time)."""
         out = []
         if self.count == 0:
             return out
@@ -157,31 +162,28 @@ class GapStats:
                 mine = tails.get(index)
                 count = mine.n if mine is not None else 0
                 time = float(mine.total()) if mine is not None else 0.0
-                shares[name] = {"count": count, "share": count / n, "time_share": time / total_time}
-            out.append({"percentile": int(q * 100), "threshold_ns": threshold, "gaps": n, "by_class": shares})
+                shares[name] = TailShare(count=count, share=count / n, time_share=time / total_time)
+            out.append(GapTail(percentile=int(q * 100), threshold_ns=threshold, gaps=n, by_class=shares))
         return out
 
-    def bursts(self) -> dict:
+    def bursts(self) -> Bursts:
+        """Launch bursts: separated by a gap holding a sync or block, or one far above a clean gap."""
         if self.count == 0:
-            return {"bursts": 0}
+            return Bursts(bursts=0)
         launches_per_burst = self.burst_sizes + 1
         idle = self.idle
-        return {
-            "bursts": int(launches_per_burst.size),
-            "launches_per_burst_p50": float(np.median(launches_per_burst)),
-            "launches_per_burst_p90": _nearest(launches_per_burst, 0.9),
-            "idle_between_bursts_p50_ns": idle.median() if idle.n else None,
-            "idle_between_bursts_p90_ns": idle.nearest(0.9) if idle.n else None,
-            "break_rule": f"a gap holding a sync or block, or longer than {BURST_BREAK_FACTOR}x the median clean gap",
-        }
+        return Bursts(
+            bursts=int(launches_per_burst.size),
+            launches_per_burst_p50=float(np.median(launches_per_burst)),
+            launches_per_burst_p90=nearest_quantile(launches_per_burst, 0.9),
+            idle_between_bursts_p50_ns=idle.median() if idle.n else None,
+            idle_between_bursts_p90_ns=idle.nearest(0.9) if idle.n else None,
+            break_rule=BREAK_RULE,
+        )
 
     def interference_ns(self) -> int:
+        """Preemption, run-queue and IRQ time inside launch gaps: what delayed launches directly."""
         return self.interference
-
-
-def _nearest(values: np.ndarray, q: float) -> float:
-    rank = int(np.around(q * (values.size - 1)))
-    return float(np.sort(values)[rank])
 
 
 class _Items:
@@ -261,11 +263,10 @@ def gap_stats(launch_chunks: Callable[[], Iterator[pl.DataFrame]], segments: pl.
             placed.append(pl.DataFrame({"gap_id": at, "state": np.full(at.size, "sync_call"),
                                         "ns": np.zeros(at.size, np.int64)}))
         klass = np.full(gap_ns.size, CLEAN, np.int8)
-        affected = _classify(placed)
+        affected = classify(placed)
         if affected.height:
             klass[affected["gap_id"].to_numpy()] = affected["class_index"].to_numpy()
-            interference += int(affected.select(pl.sum_horizontal("preempted_ns", "runqueue_ns", "irq_ns").sum())
-                                .item())
+        interference += interference_ns(affected)
         counts.add(klass, gap_ns)
         breaking = np.flatnonzero(np.isin(klass, SYNC_OR_BLOCK))
         if breaking.size:

@@ -1,17 +1,17 @@
-"""Launch-gap analysis, done right: every gap between consecutive launches
-of a thread is classified by what took the most time inside it, using the
-thread's own states (so a sync is never mistaken for preemption).
+"""Launch-gap classes, and the rule that gives a gap its class: every gap
+between consecutive launches of a thread is classified by what took the most
+time inside it, using the thread's own states (so a sync is never mistaken
+for preemption).
 
 A thread cannot launch while it is off the CPU, so every off-CPU stretch,
-interrupt and sync falls inside exactly one gap: each is placed by a binary
-search over the thread's launch times. Only gaps with something inside are
-materialised; the rest are clean by construction. Cost: one sort of the
-launches per thread, then linear.
+interrupt and sync falls inside exactly one gap. gap_stream.py places each
+into its gap (a binary search over the thread's launch times) and gives the
+gaps that hold something their class here (`classify`); the rest are clean
+by construction. The in-memory reference it is tested against
+(tests/analysis/reference_gaps.py) uses the same rule.
 """
 
 from __future__ import annotations
-
-from dataclasses import dataclass
 
 import numpy as np
 import polars as pl
@@ -24,162 +24,49 @@ CLEAN = 0
 SYNC_OR_BLOCK = (CLASSES.index("sync"), CLASSES.index("blocked"))
 # A gap this many times the median clean gap ends a burst even without a sync.
 BURST_BREAK_FACTOR = 20
+# the report's Bursts.break_rule
+BREAK_RULE = f"a gap holding a sync or block, or longer than {BURST_BREAK_FACTOR}x the median clean gap"
 
 
-@dataclass(frozen=True)
-class Gaps:
-    gap_ns: np.ndarray          # every gap, threads one after another
-    thread_offsets: np.ndarray  # where each thread's gaps start in gap_ns (and the end)
-    klass: np.ndarray           # index into CLASSES for each gap
-    affected: pl.DataFrame      # gap_id and ns by cause, for the gaps that are not clean
-
-    @property
-    def count(self) -> int:
-        return int(self.gap_ns.size)
-
-
-def _place(ts: np.ndarray, at: np.ndarray) -> np.ndarray:
-    """Index of the gap of `ts` that holds each time in `at`; -1 outside every gap."""
-    index = np.searchsorted(ts, at, side="right") - 1
-    index[(index < 0) | (index >= ts.size - 1)] = -1
-    return index
-
-
-def launch_gaps(launches: pl.DataFrame, segments: pl.DataFrame, irqs: pl.DataFrame, syncs: pl.DataFrame) -> Gaps:
-    """launches: tid, ts_ns; segments: tid, state, s_start, s_end; irqs: tid, i_start, exclusive_ns; syncs: tid, ts_ns."""
-    gap_parts, offsets, placed = [], [0], []
-    # the state as a string: the gaps' other rows (irq, sync_call) are no segment states
-    off_cpu = segments.filter(pl.col("state").is_in(["preempted", "runqueue", "blocked", "offcpu"])).with_columns(
-        pl.col("state").cast(pl.Utf8))
-    for tid, group in launches.select("tid", "ts_ns").partition_by("tid", as_dict=True).items():
-        tid = tid[0]
-        ts = np.sort(group["ts_ns"].to_numpy().astype(np.int64))
-        base = offsets[-1]
-        gap_parts.append(np.diff(ts))
-        offsets.append(base + max(0, ts.size - 1))
-        mine = off_cpu.filter(pl.col("tid") == tid)
-        if mine.height:
-            start, end = mine["s_start"].to_numpy(), mine["s_end"].to_numpy()
-            at = _place(ts, start)
-            ok = at >= 0
-            overlap = np.minimum(end[ok], ts[at[ok] + 1]) - np.maximum(start[ok], ts[at[ok]])
-            placed.append(pl.DataFrame({"gap_id": base + at[ok], "state": mine["state"].filter(pl.Series(ok)),
-                                        "ns": np.clip(overlap, 0, None)}))
-        mine = irqs.filter(pl.col("tid") == tid)
-        if mine.height:
-            at = _place(ts, mine["i_start"].to_numpy())
-            ok = at >= 0
-            placed.append(pl.DataFrame({"gap_id": base + at[ok], "state": np.full(ok.sum(), "irq"),
-                                        "ns": mine["exclusive_ns"].to_numpy()[ok]}))
-        mine = syncs.filter(pl.col("tid") == tid)
-        if mine.height:
-            at = _place(ts, mine["ts_ns"].to_numpy().astype(np.int64))
-            ok = at >= 0
-            placed.append(pl.DataFrame({"gap_id": base + at[ok], "state": np.full(ok.sum(), "sync_call"),
-                                        "ns": np.zeros(ok.sum(), np.int64)}))
-    gap_ns = np.concatenate(gap_parts) if gap_parts else np.zeros(0, np.int64)
-    klass = np.full(gap_ns.size, CLEAN, np.int8)
-    affected = _classify(placed)
-    if affected.height:
-        klass[affected["gap_id"].to_numpy()] = affected["class_index"].to_numpy()
-    return Gaps(gap_ns, np.array(offsets), klass, affected)
-
-
-def _classify(placed: list[pl.DataFrame]) -> pl.DataFrame:
+def classify(placed: list[pl.DataFrame]) -> pl.DataFrame:
+    """The gaps that hold something, each with its class: PLACED are frames of gap_id, state (an off-CPU
+    segment's state, "irq", or "sync_call" for a sync made in the gap) and ns. Returns gap_id, the time of
+    each cause in it (preempted_ns, runqueue_ns, irq_ns, sync_ns, blocked_ns, offcpu_ns), syncs, and
+    class_index (into CLASSES): the cause with the most time, clean when none took any."""
     if not placed:
         return pl.DataFrame(schema={"gap_id": pl.Int64, "class_index": pl.Int8})
     rows = pl.concat([p.with_columns(pl.col("gap_id").cast(pl.Int64), pl.col("ns").cast(pl.Int64)) for p in placed])
+
+    def time_in(state: str) -> pl.Expr:
+        return pl.col("ns").filter(pl.col("state") == state).sum()
+
     wide = rows.group_by("gap_id").agg(
-        *[pl.col("ns").filter(pl.col("state") == s).sum().alias(f"{s}_ns") for s in ("preempted", "runqueue",
-                                                                                       "blocked", "irq", "offcpu")],
+        time_in("preempted").alias("preempted_ns"), time_in("runqueue").alias("runqueue_ns"),
+        time_in("blocked").alias("blocked_ns"), time_in("irq").alias("irq_ns"), time_in("offcpu").alias("offcpu_ns"),
         (pl.col("state") == "sync_call").sum().alias("syncs"))
     # the voluntary block of a gap that holds a sync is the sync's
     wide = wide.with_columns(
         pl.when(pl.col("syncs") > 0).then(pl.col("blocked_ns")).otherwise(0).alias("sync_ns"),
         pl.when(pl.col("syncs") > 0).then(0).otherwise(pl.col("blocked_ns")).alias("blocked_ns"))
-    largest = pl.max_horizontal(*[pl.col(f"{c}_ns") for c in CAUSES])
+    # each cause's column, in CAUSES' order: the first of equal largest times wins
+    cause_ns = ("preempted_ns", "runqueue_ns", "irq_ns", "sync_ns", "blocked_ns", "offcpu_ns")
+    largest = pl.max_horizontal(*cause_ns)
     index = pl.when(largest <= 0).then(CLEAN)
-    for i, cause in enumerate(CAUSES, start=1):
-        index = index.when(pl.col(f"{cause}_ns") == largest).then(i)
+    for i, column in enumerate(cause_ns, start=1):
+        index = index.when(pl.col(column) == largest).then(i)
     return wide.with_columns(index.otherwise(CLEAN).cast(pl.Int8).alias("class_index"))
 
 
-def _quantile(values: np.ndarray, q: float) -> float:
+def interference_ns(classified: pl.DataFrame) -> int:
+    """Preemption, run-queue and IRQ time inside the gaps CLASSIFIED (classify's): what delayed launches
+    directly."""
+    if classified.is_empty():
+        return 0
+    return int(classified.select(pl.sum_horizontal("preempted_ns", "runqueue_ns", "irq_ns").sum()).item())
+
+
+def nearest_quantile(values: np.ndarray, q: float) -> float:
     """The "nearest" quantile (numpy's rule: rank q*(n-1), halves to even). By sorting: selection
     (np.partition) degrades badly on the heavily repeated values launch gaps have."""
     rank = int(np.around(q * (values.size - 1)))
     return float(np.sort(values)[rank])
-
-
-def class_table(gaps: Gaps) -> list[dict]:
-    """Per class: count, share, p50/p90/p99 of the gap, penalty vs the median clean gap."""
-    if gaps.count == 0:
-        return []
-    clean = gaps.gap_ns[gaps.klass == CLEAN]
-    clean_median = float(np.median(clean)) if clean.size else None
-    rows = []
-    for index, name in enumerate(CLASSES):
-        values = clean if index == CLEAN else gaps.gap_ns[gaps.klass == index]
-        if values.size == 0:
-            continue
-        p50 = float(np.median(values))
-        rows.append({
-            "class": name, "count": int(values.size), "share": values.size / gaps.count,
-            "p50_ns": p50, "p90_ns": _quantile(values, 0.9), "p99_ns": _quantile(values, 0.99),
-            "total_ns": int(values.sum()),
-            "penalty_ns": (p50 - clean_median) if clean_median is not None else None,
-        })
-    return rows
-
-
-def tail_attribution(gaps: Gaps) -> list[dict]:
-    """Of the gaps at or above p95 and p99: what share each class explains (by count and time)."""
-    out = []
-    if gaps.count == 0:
-        return out
-    for q in (0.95, 0.99):
-        threshold = _quantile(gaps.gap_ns, q)
-        tail = gaps.gap_ns >= threshold
-        total_time = float(gaps.gap_ns[tail].sum()) or 1.0
-        n = int(tail.sum())
-        shares = {}
-        for index, name in enumerate(CLASSES):
-            mine = tail & (gaps.klass == index)
-            count = int(mine.sum())
-            shares[name] = {"count": count, "share": count / n, "time_share": float(gaps.gap_ns[mine].sum()) / total_time}
-        out.append({"percentile": int(q * 100), "threshold_ns": threshold, "gaps": n, "by_class": shares})
-    return out
-
-
-def bursts(gaps: Gaps) -> dict:
-    """Launch bursts: separated by a gap holding a sync or block, or one far above a clean gap."""
-    if gaps.count == 0:
-        return {"bursts": 0}
-    clean = gaps.gap_ns[gaps.klass == CLEAN]
-    limit = float(np.median(clean)) * BURST_BREAK_FACTOR if clean.size else float("inf")
-    sync_or_block = np.isin(gaps.klass, SYNC_OR_BLOCK)
-    breaks = sync_or_block | (gaps.gap_ns > limit)
-    sizes = []
-    for start, end in zip(gaps.thread_offsets[:-1], gaps.thread_offsets[1:]):
-        # a breaking gap separates two bursts and belongs to neither
-        where = np.flatnonzero(breaks[start:end])
-        edges = np.concatenate(([-1], where, [end - start]))
-        sizes.append(np.diff(edges) - 1)
-    gaps_per_burst = np.concatenate(sizes) if sizes else np.zeros(0, np.int64)
-    launches_per_burst = gaps_per_burst + 1  # a burst of n gaps holds n + 1 launches
-    idle = gaps.gap_ns[breaks]
-    return {
-        "bursts": int(launches_per_burst.size),
-        "launches_per_burst_p50": float(np.median(launches_per_burst)),
-        "launches_per_burst_p90": _quantile(launches_per_burst, 0.9),
-        "idle_between_bursts_p50_ns": float(np.median(idle)) if idle.size else None,
-        "idle_between_bursts_p90_ns": _quantile(idle, 0.9) if idle.size else None,
-        "break_rule": f"a gap holding a sync or block, or longer than {BURST_BREAK_FACTOR}x the median clean gap",
-    }
-
-
-def interference_ns(gaps: Gaps) -> int:
-    """Preemption, run-queue and IRQ time inside launch gaps: what delayed launches directly."""
-    if gaps.affected.is_empty():
-        return 0
-    return int(gaps.affected.select(pl.sum_horizontal("preempted_ns", "runqueue_ns", "irq_ns").sum()).item())

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields, is_dataclass
 from typing import Any
 
+from launchgap.doctor.model import Check
+
 
 def _json(value: Any) -> Any:
     if is_dataclass(value):
@@ -396,6 +398,29 @@ class GpuTime(Record):
 
 
 @dataclass(frozen=True)
+class HostTarget(Record):
+    """The CPUs the doctor's checks of a trace's host were about."""
+    cpus: list[int]
+    description: str
+
+
+@dataclass(frozen=True)
+class HostChecks(Record):
+    """`launchgap doctor` run on the host files the trace carries: the checks that bear on the run
+    (report.host_checks_section)."""
+    source: str
+    target: HostTarget
+    counts: dict[str, int]        # every check, not only these, by status (ok, warn, fail, unknown)
+    # the doctor's own typed checks (doctor/model.py), in the JSON as `launchgap doctor --json` writes them
+    # (docs/doctor.md)
+    checks: list[Check]
+
+    def to_json(self) -> dict:
+        return {"source": self.source, "target": self.target.to_json(), "counts": dict(self.counts),
+                "checks": [c.to_dict() for c in self.checks]}
+
+
+@dataclass(frozen=True)
 class Report(Record):
     schema: str
     trace: TraceInfo
@@ -406,6 +431,6 @@ class Report(Record):
     taken: Taken
     gaps: Gaps
     verdict: Verdict
-    # `launchgap doctor`'s own JSON (docs/doctor.md) for the host files in the trace; None without them
-    host_checks: dict | None
+    # `launchgap doctor` on the host files in the trace; None without them
+    host_checks: HostChecks | None
     warnings: dict[str, str]

@@ -5,28 +5,31 @@ computed anywhere else."""
 
 from __future__ import annotations
 
-from dataclasses import replace
+import functools
+from dataclasses import dataclass, replace
 
 import polars as pl
 
 from launchgap.analysis import cgroups
-from launchgap.analysis import gaps as gap_analysis
 from launchgap.analysis import taken
-from launchgap.analysis.gap_stream import gap_stats
+from launchgap.analysis.gap_stream import GapStats, gap_stats
 from launchgap.analysis import gpu_time as gpu
 from launchgap.analysis.gpu_activity import gpu_activity
 from launchgap.analysis.irqs import irq_intervals
 from launchgap.analysis.records import (
-    Bursts, CgroupCulprit, Culprit, FailedLaunch, FailedLaunches, GapClass, Gaps, GapTail, GpuTime, InconsistentCpu,
-    IrqSummary, Overview, Report, StudyMetrics, TailShare, Taken, TakenTotal, ThreadCulprit, ThreadIrq, ThreadTaken,
-    TraceInfo, Verdict,
+    CgroupCulprit, Culprit, FailedLaunch, FailedLaunches, Gaps, GpuActivity, GpuTime, HostChecks, HostTarget,
+    InconsistentCpu, IrqSummary, Overview, Report, StudyMetrics, Taken, TakenTotal, ThreadCulprit, ThreadIrq,
+    ThreadTaken, TraceInfo, Verdict,
 )
 from launchgap.analysis.side_by_side import side_by_side
-from launchgap.analysis.targets import RECORDER_COMMS, target_pids, target_threads
+from launchgap.analysis.targets import target_pids, target_threads
 from launchgap.analysis.core_map import records_every_switch
-from launchgap.analysis.timeline import Bounds, cpu_runs, switch_chain_breaks, thread_segments, trace_bounds
-from launchgap.doctor.in_trace import host_checks
+from launchgap.analysis.timeline import cpu_runs, switch_chain_breaks, thread_segments, trace_bounds
+from launchgap.doctor import SnapshotHost, Status, Target, run_doctor
+from launchgap.doctor.in_trace import workload_cpus
+from launchgap.recorder import RECORDER_COMMS
 from launchgap.trace import Event, Trace
+from launchgap.trace.checks import Bounds
 from launchgap.trace.model import collect_streamed
 
 REPORT_SCHEMA = "launchgap-report/1"
@@ -262,25 +265,27 @@ def _gpu_verdict(cpu: Verdict, g: GpuTime) -> Verdict:
                    gpu_idle_low_percent=low, gpu_idle_high_percent=high)
 
 
-def _gpu_time(trace: Trace, pids: set[int], gpu_info, segments: pl.DataFrame, runs: pl.DataFrame,
-              irqs: pl.DataFrame, bounds: Bounds, syncs: pl.DataFrame, launch_counts: pl.DataFrame,
-              threads: pl.DataFrame, thread_rows: list[ThreadTaken], cgroup_table: pl.DataFrame | None) -> GpuTime:
-    """The GPU-time section: exact with GPU activity, bounds from the host without it."""
-    launching = threads.join(launch_counts.select("tid"), on="tid").select("pid", "tid")
-    cpu_interference = sum(t.preempted_ns + t.runqueue_ns + t.irq_ns for t in thread_rows
+def gpu_time_section(w: Workload, gpu_info: GpuActivity, threads: list[ThreadTaken]) -> GpuTime:
+    """The GPU-time section: exact with GPU activity, bounds from the host without it, or none and why."""
+    if w.trace.meta.get("mode") == "study-csv":
+        return gpu.no_section("the study's CSV layout has neither GPU activity nor thread states")
+    if not w.pids:
+        return gpu.no_section("no target was named")
+    launching = w.threads.join(w.launch_counts.select("tid"), on="tid").select("pid", "tid")
+    cpu_interference = sum(t.preempted_ns + t.runqueue_ns + t.irq_ns for t in threads
                            if t.tid in set(launching["tid"].to_list()))
-    recorder = (trace.meta.get("recorder_pid"), RECORDER_COMMS)
+    recorder = (w.trace.meta.get("recorder_pid"), RECORDER_COMMS)
     if launching.is_empty():
         return gpu.no_section("no thread of the workload launched a kernel")
     if gpu_info.recorded and gpu_info.executions:
-        return gpu.exact_section(trace, pids, segments, runs, irqs, (bounds.start_ns, bounds.end_ns), syncs,
-                                 launching, cpu_interference, *recorder, cgroup_table=cgroup_table)
-    if segments.is_empty():
+        return gpu.exact_section(w.trace, w.pids, w.segments, w.runs, w.irqs, (w.bounds.start_ns, w.bounds.end_ns),
+                                 w.syncs, launching, cpu_interference, *recorder, cgroup_table=w.cgroup_table)
+    if w.segments.is_empty():
         return gpu.no_section("the trace has no thread states for the launching threads")
-    landmarks = gpu.launch_landmarks(trace, pids, syncs)
+    landmarks = gpu.launch_landmarks(w.trace, w.pids, w.syncs)
     why = gpu_info.why_absent or "its GPU activity did not arrive"
-    return gpu.bounds_section(trace, landmarks, syncs, segments, runs, irqs, launching, cpu_interference, why,
-                              *recorder, cgroup_table=cgroup_table)
+    return gpu.bounds_section(w.trace, landmarks, w.syncs, w.segments, w.runs, w.irqs, launching, cpu_interference,
+                              why, *recorder, cgroup_table=w.cgroup_table)
 
 
 def _mark_incomplete(verdict: Verdict, why: str) -> Verdict:
@@ -432,26 +437,67 @@ def _launch_chunks(trace: Trace, pids: set[int]):
                     for chunk in trace.in_time_order(Event.LAUNCH, "ts_ns", "pid", "tid"))
 
 
-def report_json(trace: Trace, in_memory: bool = False) -> dict:
+# --- the report: what it is computed from, then one builder per section ------------------------------------
+
+def report_json(trace: Trace) -> dict:
     """The report as JSON (docs/report-schema.md)."""
-    return build_report(trace, in_memory).to_json()
+    return build_report(trace).to_json()
 
 
-def build_report(trace: Trace, in_memory: bool = False) -> Report:
-    """The report of TRACE. Launches, most of a launch-bound trace, are streamed (counted lazily, their
-    gaps taken a few segments at a time: gap_stream.py) unless IN_MEMORY, which holds them all and
-    classifies every gap at once (gaps.py): the reference the streamed path is tested against."""
-    bounds: Bounds = trace_bounds(trace)
+def build_report(trace: Trace) -> Report:
+    """The report of TRACE. Launches, most of a launch-bound trace, are streamed: counted lazily, their
+    gaps taken a few segments at a time (gap_stream.py)."""
+    w = workload_of(trace)
+    launch_gaps = gap_stats(_launch_chunks(trace, w.pids), w.segments, w.target_irqs, w.syncs)
+    return report_from(w, gaps_section(launch_gaps), launch_gaps.interference_ns())
+
+
+@dataclass(frozen=True)
+class Workload:
+    """What every section of the report is computed from, made once (workload_of): the trace, its span,
+    the workload's threads, what they did and what was done to them, as frames."""
+    trace: Trace
+    bounds: Bounds
+    pids: set[int]
+    threads: pl.DataFrame           # targets.target_threads: pid, tid, comm, first_ns, last_ns
+    tids: list[int]
+    launches: pl.DataFrame          # the targets' launches counted: tid, api, runtime_api, launches
+    syncs: pl.DataFrame             # the targets' syncs: ts_ns, pid, tid, api, runtime_api, duration_ns
+    switches: pl.DataFrame          # the target threads' switch-outs: ts_ns, tid, voluntary
+    segments: pl.DataFrame          # timeline.thread_segments: each target thread's states over time
+    runs: pl.DataFrame              # _runs: who ran on each CPU when
+    cgroup_table: pl.DataFrame | None   # the cgroups runs' run_cgroup codes name; None when not recorded
+    silent: list[dict]              # silent_tasks
+    irqs: pl.DataFrame              # irqs.irq_intervals: every interrupt
+    target_irqs: pl.DataFrame       # those that interrupted a target thread
+    unchained: list[InconsistentCpu]    # inconsistent_cpus
+    taken_where_unknown: dict[int, int]  # tid -> its waits where a CPU's switches do not chain
+    culprits: pl.DataFrame          # taken.culprits: who ran while a target thread waited
+    states: pl.DataFrame            # taken.state_time: ns in each state, per thread
+    migrations: pl.DataFrame        # taken.migration_time
+    lost: dict[str, int]            # lost events by kind
+
+    @functools.cached_property
+    def launch_counts(self) -> pl.DataFrame:
+        """tid, launches: each launching thread's launches."""
+        return self.launches.group_by("tid").agg(pl.col("launches").sum().cast(pl.UInt32))
+
+    @functools.cached_property
+    def launching(self) -> set[int]:
+        """The threads that launched a kernel."""
+        return set(self.launch_counts["tid"].to_list())
+
+
+def workload_of(trace: Trace) -> Workload:
+    """What the report needs of TRACE, read once."""
+    bounds = trace_bounds(trace)
     pids = target_pids(trace)
     threads = target_threads(trace, pids)
     tids = threads["tid"].to_list()
-    launch_scan = trace.scan(Event.LAUNCH).filter(pl.col("pid").is_in(list(pids)))
-    launches = launch_scan.select("ts_ns", "pid", "tid", "api", "runtime_api").collect() if in_memory else None
-    by_tid_api = (collect_streamed(launch_scan.group_by("tid", "api", "runtime_api").agg(pl.len().alias("launches")))
-                  if not in_memory else launches.group_by("tid", "api", "runtime_api").agg(pl.len().alias("launches")))
+    launches = collect_streamed(trace.scan(Event.LAUNCH).filter(pl.col("pid").is_in(list(pids)))
+                                .group_by("tid", "api", "runtime_api").agg(pl.len().alias("launches")))
     syncs = trace.of(Event.SYNC, "ts_ns", "pid", "tid", "api", "runtime_api", "duration_ns").filter(
         pl.col("pid").is_in(list(pids)))
-    runtime_names = runtime_names_recorded(trace, by_tid_api, syncs)
     switches = trace.of(Event.SWITCH, "ts_ns", "tid", "voluntary").filter(pl.col("tid").is_in(tids))
     # the run slices (numpy, one CPU) while the segments are built (numpy, the other)
     # a trace that records every switch chains them on each CPU; where it does not, say so
@@ -460,47 +506,147 @@ def build_report(trace: Trace, in_memory: bool = False) -> Report:
         lambda: (_runs(trace, bounds), silent_tasks(trace), switch_chain_breaks(trace) if every_switch else None),
         lambda: thread_segments(trace, tids, bounds))
     irqs = irq_intervals(trace)
-    target_irqs = irqs.filter(pl.col("tid").is_in(tids))
     unchained, taken_unknown = inconsistent_cpus(trace, breaks, segments) if breaks is not None else ([], {})
-    lost = _lost(trace)
 
     def states_and_migrations() -> tuple[pl.DataFrame, pl.DataFrame]:
-        states = taken.state_time(segments) if not segments.is_empty() else pl.DataFrame(
-            schema={"tid": pl.UInt32, **{f"{s}_ns": pl.Int64 for s in ("running", "preempted", "runqueue", "blocked",
-                                                                        "offcpu", "unknown")}, "lifetime_ns": pl.Int64})
         migrated = trace.of(Event.MIGRATE, "ts_ns", "tid").filter(pl.col("tid").is_in(tids))
-        return states, taken.migration_time(migrated, segments)
+        return taken.state_time(segments), taken.migration_time(migrated, segments)
 
     culprits, (states, migrations) = side_by_side(
         lambda: taken.culprits(segments, runs) if not segments.is_empty() else pl.DataFrame(), states_and_migrations)
-    # by task: a task that changed cgroups has a row for each in `culprits`, summed here
-    by_task = culprits if "run_cgroup" not in culprits.columns else (
-        culprits.group_by("tid", "cause", "run_pid", "run_comm").agg(pl.col("ns").sum())
-        .sort(["ns", "tid", "cause", "run_pid", "run_comm"], descending=[True, False, False, False, False]))
-    irq_by_thread = taken.irq_time(irqs, tids)
-    switch_counts = switches.group_by("tid").agg(
-        pl.col("voluntary").sum().alias("blocked_switches"), (~pl.col("voluntary")).sum().alias("preempted_switches"))
-    launch_counts = by_tid_api.group_by("tid").agg(pl.col("launches").sum().cast(pl.UInt32))
-    sync_time = syncs.group_by("tid").agg(pl.len().alias("syncs"), pl.col("duration_ns").sum().alias("sync_ns"))
-    irq_ns = irq_by_thread.group_by("tid").agg(pl.col("ns").sum().alias("irq_ns"), pl.col("count").sum().alias("irqs"))
+    return Workload(trace=trace, bounds=bounds, pids=pids, threads=threads, tids=tids, launches=launches,
+                    syncs=syncs, switches=switches, segments=segments, runs=runs, cgroup_table=cgroup_table,
+                    silent=silent, irqs=irqs, target_irqs=irqs.filter(pl.col("tid").is_in(tids)),
+                    unchained=unchained, taken_where_unknown=taken_unknown, culprits=culprits, states=states,
+                    migrations=migrations, lost=_lost(trace))
 
+
+def report_from(w: Workload, gaps: Gaps, recoverable_ns: int) -> Report:
+    """The report of W, given its launch-gap section GAPS and RECOVERABLE_NS, the interference inside those
+    gaps. They come in apart because there are two ways to find them: streamed (build_report), and with
+    every launch in memory (the reference, tests/analysis/reference_gaps.py)."""
+    threads = thread_rows(w)
+    trace_info = trace_section(w, threads)
+    incomplete = _incomplete(trace_info)
+    gpu_info = gpu_activity(w.trace, w.pids)
+    gpu_time = gpu_time_section(w, gpu_info, threads)
+    return Report(
+        schema=REPORT_SCHEMA,
+        trace=trace_info,
+        gpu_activity=gpu_info,
+        gpu_time=gpu_time,
+        overview=overview_section(w),
+        study_metrics=study_metrics_section(w, threads),
+        taken=taken_section(w, threads),
+        gaps=gaps,
+        verdict=verdict_section(w, threads, recoverable_ns, gpu_time, incomplete),
+        host_checks=host_checks_section(w),
+        warnings=warnings_section(w.lost, incomplete),
+    )
+
+
+def trace_section(w: Workload, threads: list[ThreadTaken]) -> TraceInfo:
+    """What was recorded, how, and what the numbers cannot show (caveats)."""
+    meta, host = w.trace.meta, w.trace.meta.get("host") or {}
+    taken_ns = sum(t.preempted_ns + t.runqueue_ns + t.irq_ns for t in threads)
+    silent_shown, silent_minor = silent_caveats(w.silent, w.culprits, taken_ns)
+    return TraceInfo(
+        path=str(w.trace.path), mode=meta.get("mode"), command=meta.get("command"),
+        pids=list(meta.get("pids") or []),
+        host=host.get("hostname"), kernel=host.get("kernel_release"),
+        cpus=(meta.get("topology") or {}).get("count"), truncated=w.trace.truncated,
+        clean_end=w.trace.end is not None, damage=list(w.trace.damage), csv_source=meta.get("csv_source"),
+        caveats=meta.get("caveats", []) + silent_shown
+        + ([inconsistency_caveat(w.unchained, w.bounds.seconds)] if w.unchained else []),
+        minor_caveats=silent_minor, inconsistent_cpus=w.unchained)
+
+
+def overview_section(w: Workload) -> Overview:
+    """Counts and rates of what the workload did: launches, syncs, switches, interrupts, lost events."""
+    n_launches = int(w.launches["launches"].sum())
+    runtime_names = runtime_names_recorded(w.trace, w.launches, w.syncs)
+    irq_table = (w.irqs.group_by("kind", "name")
+                 .agg(pl.len().alias("count"), pl.col("exclusive_ns").sum().alias("ns"),
+                      pl.col("tid").is_in(w.tids).sum().alias("on_workload"))
+                 .sort(["ns", "kind", "name"], descending=[True, False, False]))
+    switches = w.switches.height
+    return Overview(
+        wall_ns=w.bounds.end_ns - w.bounds.start_ns,
+        processes=sorted(w.pids), threads=len(w.tids), launching_threads=len(w.launching),
+        launches=n_launches,
+        launches_by_api={k: v for k, v in w.launches.group_by("api").agg(pl.col("launches").sum())
+                         .sort("api").iter_rows()},
+        launches_by_runtime_api=_by_runtime_api(w.launches.select("runtime_api", n="launches"), runtime_names),
+        launch_rate_hz=n_launches / w.bounds.seconds if w.bounds.seconds else 0.0,
+        syncs=w.syncs.height, sync_ns=int(w.syncs["duration_ns"].sum() or 0),
+        syncs_by_api={k: v for k, v in w.syncs.group_by("api").len().sort("api").iter_rows()},
+        syncs_by_runtime_api=_by_runtime_api(w.syncs.group_by("runtime_api").agg(pl.len().alias("n")),
+                                             runtime_names),
+        failed_launches=failed_launches(w.trace, w.pids),
+        switches=switches,
+        preempted_switches=int((~w.switches["voluntary"]).sum()) if switches else 0,
+        blocked_switches=int(w.switches["voluntary"].sum()) if switches else 0,
+        irqs=[IrqSummary(kind=k, name=n, count=c, ns=s_, on_workload=o) for k, n, c, s_, o in irq_table.rows()],
+        lost_events=w.lost,
+    )
+
+
+def study_metrics_section(w: Workload, threads: list[ThreadTaken]) -> StudyMetrics:
+    """The original study's metrics, per 1,000 launches and as rates."""
+    n_launches = int(w.launches["launches"].sum())
+    switches = w.switches.height
+    study_counts = w.trace.meta.get("study_counts")
+    if study_counts:
+        study_rows, study_launches = study_counts["sched_switch_rows"], study_counts["launches"]
+    else:
+        switch_ins = w.trace.of(Event.SWITCH, "next_tid").filter(pl.col("next_tid").is_in(w.tids)).height
+        study_rows, study_launches = switches + switch_ins, n_launches
+    soft = w.target_irqs.filter(pl.col("kind") == Event.SOFTIRQ)
+    hard = w.target_irqs.filter(pl.col("kind") != Event.SOFTIRQ)
+    off_cpu = sum(t.blocked_ns + t.preempted_ns + t.runqueue_ns + t.offcpu_ns for t in threads)
+    lifetime = sum(t.lifetime_ns for t in threads)
+    return StudyMetrics(
+        sched_per_1k_launches=_per_thousand(switches, n_launches),
+        # the study's own arithmetic (docs/metrics.md): a row per switch-out and per switch-in
+        sched_rows_per_1k_launches_study=_per_thousand(study_rows, study_launches),
+        softirq_per_1k_launches=_per_thousand(soft.height, n_launches),
+        hardirq_per_1k_launches=_per_thousand(hard.height, n_launches),
+        irq_ns=int(w.target_irqs["exclusive_ns"].sum() or 0),
+        off_cpu_ns=off_cpu,
+        off_cpu_percent=taken.percent(off_cpu, lifetime) if lifetime else 0.0,
+        switch_rate_hz=switches / w.bounds.seconds if w.bounds.seconds else 0.0,
+    )
+
+
+def thread_rows(w: Workload) -> list[ThreadTaken]:
+    """Each target thread: its time by state, what it did, and who and what took time from it (taken.threads)."""
+    # by task: a task that changed cgroups has a row for each in `culprits`, summed here
+    by_task = w.culprits if "run_cgroup" not in w.culprits.columns else (
+        w.culprits.group_by("tid", "cause", "run_pid", "run_comm").agg(pl.col("ns").sum())
+        .sort(["ns", "tid", "cause", "run_pid", "run_comm"], descending=[True, False, False, False, False]))
+    irq_by_thread = taken.irq_time(w.irqs, w.tids)
+    switch_counts = w.switches.group_by("tid").agg(
+        pl.col("voluntary").sum().alias("blocked_switches"), (~pl.col("voluntary")).sum().alias("preempted_switches"))
+    sync_time = w.syncs.group_by("tid").agg(pl.len().alias("syncs"), pl.col("duration_ns").sum().alias("sync_ns"))
+    irq_ns = irq_by_thread.group_by("tid").agg(pl.col("ns").sum().alias("irq_ns"), pl.col("count").sum().alias("irqs"))
     # a thread with no switch, wakeup or migration (the study's CSV sees only the main thread's switches; a
     # thread that never left its CPU) lived at least from its first event to its last: that is its lifetime,
     # in no known state, rather than none at all
-    unseen = threads.filter(~pl.col("tid").is_in(states["tid"].to_list())).select(
+    states = w.states
+    unseen = w.threads.filter(~pl.col("tid").is_in(states["tid"].to_list())).select(
         "tid", (pl.col("last_ns").cast(pl.Int64) - pl.col("first_ns").cast(pl.Int64)).alias("unknown_ns"))
     if not unseen.is_empty():
         states = pl.concat([states, unseen.with_columns(pl.col("unknown_ns").alias("lifetime_ns"))],
                            how="diagonal_relaxed").fill_null(0)
-    per_thread = (threads.join(states, on="tid", how="left").join(switch_counts, on="tid", how="left")
-                  .join(launch_counts, on="tid", how="left").join(sync_time, on="tid", how="left")
-                  .join(irq_ns, on="tid", how="left").join(migrations, on="tid", how="left")
+    per_thread = (w.threads.join(states, on="tid", how="left").join(switch_counts, on="tid", how="left")
+                  .join(w.launch_counts, on="tid", how="left").join(sync_time, on="tid", how="left")
+                  .join(irq_ns, on="tid", how="left").join(w.migrations, on="tid", how="left")
                   .fill_null(0).sort("launches", "tid", descending=[True, False]))
-    thread_rows = []
+    rows = []
     for row in per_thread.iter_rows(named=True):
         tid = row["tid"]
         mine = by_task.filter(pl.col("tid") == tid) if not by_task.is_empty() else by_task
-        thread_rows.append(ThreadTaken(
+        rows.append(ThreadTaken(
             pid=row["pid"], tid=tid, comm=row["comm"], lifetime_ns=row["lifetime_ns"],
             launches=row["launches"], syncs=row["syncs"], sync_ns=row["sync_ns"],
             running_ns=row["running_ns"], blocked_ns=row["blocked_ns"], offcpu_ns=row["offcpu_ns"],
@@ -515,130 +661,86 @@ def build_report(trace: Trace, in_memory: bool = False) -> Report:
             irqs=[ThreadIrq(kind=k, name=n, count=c, ns=s_)
                   for _, k, n, c, s_ in irq_by_thread.filter(pl.col("tid") == tid).rows()],
         ))
+    return rows
 
-    all_culprits = []
-    if not culprits.is_empty():
-        for cause, pid, comm, ns in (culprits.group_by("cause", "run_pid", "run_comm").agg(pl.col("ns").sum())
+
+def taken_section(w: Workload, threads: list[ThreadTaken]) -> Taken:
+    """Time taken from the workload: the totals, each thread (THREADS: thread_rows), the top culprits."""
+    culprits = []
+    if not w.culprits.is_empty():
+        for cause, pid, comm, ns in (w.culprits.group_by("cause", "run_pid", "run_comm").agg(pl.col("ns").sum())
                                      .sort(["ns", "cause", "run_pid", "run_comm"],
                                            descending=[True, False, False, False]).head(10).rows()):
-            all_culprits.append(Culprit(cause=cause, pid=pid, comm=comm, ns=ns,
-                                        is_recorder=comm in RECORDER_COMMS or pid == trace.meta.get("recorder_pid"),
-                                        is_idle=pid == 0))
+            culprits.append(Culprit(cause=cause, pid=pid, comm=comm, ns=ns,
+                                    is_recorder=comm in RECORDER_COMMS or pid == w.trace.meta.get("recorder_pid"),
+                                    is_idle=pid == 0))
+    return Taken(
+        total=TakenTotal(
+            lifetime_ns=sum(t.lifetime_ns for t in threads),
+            preempted_ns=sum(t.preempted_ns for t in threads),
+            runqueue_ns=sum(t.runqueue_ns for t in threads),
+            irq_ns=sum(t.irq_ns for t in threads),
+            blocked_ns=sum(t.blocked_ns for t in threads),
+            sync_ns=sum(t.sync_ns for t in threads),
+            migrations=sum(t.migrations for t in threads),
+        ),
+        threads=threads,
+        culprits=culprits,
+        culprits_by_cgroup=_cgroup_culprits(w.culprits, w.cgroup_table),
+    )
 
-    if in_memory:
-        gaps = gap_analysis.launch_gaps(launches, segments, target_irqs, syncs)
-        gap_classes, gap_tail = gap_analysis.class_table(gaps), gap_analysis.tail_attribution(gaps)
-        gap_bursts, recoverable = gap_analysis.bursts(gaps), gap_analysis.interference_ns(gaps)
-        gap_count = gaps.count
+
+def gaps_section(launch_gaps: GapStats) -> Gaps:
+    """Launch gaps by class, the tail's attribution and the bursts (gap_stream.py)."""
+    return Gaps(classes=launch_gaps.class_table(), tail=launch_gaps.tail_attribution(), bursts=launch_gaps.bursts(),
+                count=launch_gaps.count)
+
+
+def verdict_section(w: Workload, threads: list[ThreadTaken], recoverable_ns: int, gpu_time: GpuTime,
+                    incomplete: str) -> Verdict:
+    """The verdict: in GPU time where the GPU-time section has one, else in the launching threads' CPU time;
+    none for a study CSV or a trace that names no workload. INCOMPLETE: why the trace is not the whole
+    recording ('' when it is)."""
+    if w.trace.meta.get("mode") == "study-csv":
+        verdict = _no_verdict(w.trace)
+    elif not w.pids:
+        verdict = _no_target(w.trace)
     else:
-        gaps = gap_stats(_launch_chunks(trace, pids), segments, target_irqs, syncs)
-        gap_classes, gap_tail, gap_bursts, recoverable = (gaps.class_table(), gaps.tail_attribution(),
-                                                          gaps.bursts(), gaps.interference_ns())
-        gap_count = gaps.count
-    n_launches = int(by_tid_api["launches"].sum())
-    target_switches = switches.height
-    soft = target_irqs.filter(pl.col("kind") == Event.SOFTIRQ)
-    hard = target_irqs.filter(pl.col("kind") != Event.SOFTIRQ)
-    off_cpu = sum(t.blocked_ns + t.preempted_ns + t.runqueue_ns + t.offcpu_ns for t in thread_rows)
-    lifetime_total = sum(t.lifetime_ns for t in thread_rows)
-    launching = set(launch_counts["tid"].to_list())
+        verdict = _verdict(threads, w.launching, recoverable_ns, w.taken_where_unknown)
+        if gpu_time.mode != "none" and gpu_time.active_ns:
+            verdict = _gpu_verdict(verdict, gpu_time)
+    return _mark_incomplete(verdict, incomplete) if incomplete else verdict
 
-    study_counts = trace.meta.get("study_counts")
-    if study_counts:
-        study_rows, study_launches = study_counts["sched_switch_rows"], study_counts["launches"]
-    else:
-        switch_ins = trace.of(Event.SWITCH, "next_tid").filter(pl.col("next_tid").is_in(tids)).height
-        study_rows, study_launches = target_switches + switch_ins, n_launches
 
-    irq_table = (irqs.group_by("kind", "name").agg(pl.len().alias("count"), pl.col("exclusive_ns").sum().alias("ns"),
-                                                   pl.col("tid").is_in(tids).sum().alias("on_workload"))
-                 .sort(["ns", "kind", "name"], descending=[True, False, False]))
-    host = trace.meta.get("host") or {}
-    taken_ns = sum(t.preempted_ns + t.runqueue_ns + t.irq_ns for t in thread_rows)
-    silent_shown, silent_minor = silent_caveats(silent, culprits, taken_ns)
-    trace_info = TraceInfo(
-        path=str(trace.path), mode=trace.meta.get("mode"), command=trace.meta.get("command"),
-        pids=list(trace.meta.get("pids") or []),
-        host=host.get("hostname"), kernel=host.get("kernel_release"),
-        cpus=(trace.meta.get("topology") or {}).get("count"), truncated=trace.truncated,
-        clean_end=trace.end is not None, damage=list(trace.damage), csv_source=trace.meta.get("csv_source"),
-        caveats=trace.meta.get("caveats", []) + silent_shown
-        + ([inconsistency_caveat(unchained, bounds.seconds)] if unchained else []),
-        minor_caveats=silent_minor, inconsistent_cpus=unchained)
+# where the doctor's checks in the report come from
+HOST_CHECKS_SOURCE = "host files captured when recording started"
+
+
+def host_checks_section(w: Workload) -> HostChecks | None:
+    """`launchgap doctor` on the host files the recorder kept (metadata `host_files`), its target the CPUs the
+    launching threads ran on from their first launch (the workload threads' when none launched): every check
+    that warns or fails, and every one about the target's CPUs. None when the trace carries no host files
+    (imported traces, older recorders)."""
+    snapshot = w.trace.meta.get("host_files")
+    if not snapshot:
+        return None
+    launching = w.launching
+    tids, whose = (launching, "the launching threads' CPUs") if launching else (set(w.tids),
+                                                                                 "the workload threads' CPUs")
+    cpus = workload_cpus(w.trace, tids, launching=bool(launching))
+    target = Target(cpus, whose) if cpus else None
+    result = run_doctor(SnapshotHost(snapshot, "the recorded host"), target)
+    bearing = [c for c in result.checks
+               if c.status in (Status.WARN, Status.FAIL) or (c.about_target and target is not None)]
+    return HostChecks(source=HOST_CHECKS_SOURCE, target=HostTarget(cpus=sorted(cpus), description=whose),
+                      counts=result.counts(), checks=bearing)
+
+
+def warnings_section(lost: dict[str, int], incomplete: str) -> dict[str, str]:
+    """metric -> why it is a lower bound: events it rests on were lost; "trace" when the trace is not the
+    whole recording (INCOMPLETE says why)."""
     warnings = _guard(lost)
-    incomplete = _incomplete(trace_info)
-    gpu_info = gpu_activity(trace, pids)
-    study_csv = trace.meta.get("mode") == "study-csv"
-    gpu_section = (gpu.no_section("the study's CSV layout has neither GPU activity nor thread states") if study_csv
-                   else gpu.no_section("no target was named") if not pids
-                   else _gpu_time(trace, pids, gpu_info, segments, runs, irqs, bounds, syncs, launch_counts, threads,
-                                  thread_rows, cgroup_table))
-    if study_csv:
-        verdict = _no_verdict(trace)
-    elif not pids:
-        verdict = _no_target(trace)
-    else:
-        verdict = _verdict(thread_rows, launching, recoverable, taken_unknown)
-        if gpu_section.mode != "none" and gpu_section.active_ns:
-            verdict = _gpu_verdict(verdict, gpu_section)
     if incomplete:
         # every metric rests on part of the recording: said beside them, and --strict fails on it
         warnings["trace"] = f"incomplete: {incomplete}"
-        verdict = _mark_incomplete(verdict, incomplete)
-    return Report(
-        schema=REPORT_SCHEMA,
-        trace=trace_info,
-        gpu_activity=gpu_info,
-        gpu_time=gpu_section,
-        overview=Overview(
-            wall_ns=bounds.end_ns - bounds.start_ns,
-            processes=sorted(pids), threads=len(tids), launching_threads=len(launching),
-            launches=n_launches,
-            launches_by_api={k: v for k, v in by_tid_api.group_by("api").agg(pl.col("launches").sum())
-                             .sort("api").iter_rows()},
-            launches_by_runtime_api=_by_runtime_api(by_tid_api.select("runtime_api", n="launches"), runtime_names),
-            launch_rate_hz=n_launches / bounds.seconds if bounds.seconds else 0.0,
-            syncs=syncs.height, sync_ns=int(syncs["duration_ns"].sum() or 0),
-            syncs_by_api={k: v for k, v in syncs.group_by("api").len().sort("api").iter_rows()},
-            syncs_by_runtime_api=_by_runtime_api(syncs.group_by("runtime_api").agg(pl.len().alias("n")),
-                                                 runtime_names),
-            failed_launches=failed_launches(trace, pids),
-            switches=target_switches,
-            preempted_switches=int((~switches["voluntary"]).sum()) if target_switches else 0,
-            blocked_switches=int(switches["voluntary"].sum()) if target_switches else 0,
-            irqs=[IrqSummary(kind=k, name=n, count=c, ns=s_, on_workload=w) for k, n, c, s_, w in irq_table.rows()],
-            lost_events=lost,
-        ),
-        study_metrics=StudyMetrics(
-            sched_per_1k_launches=_per_thousand(target_switches, n_launches),
-            # the study's own arithmetic (docs/metrics.md): a row per switch-out and per switch-in
-            sched_rows_per_1k_launches_study=_per_thousand(study_rows, study_launches),
-            softirq_per_1k_launches=_per_thousand(soft.height, n_launches),
-            hardirq_per_1k_launches=_per_thousand(hard.height, n_launches),
-            irq_ns=int(target_irqs["exclusive_ns"].sum() or 0),
-            off_cpu_ns=off_cpu,
-            off_cpu_percent=taken.percent(off_cpu, lifetime_total) if lifetime_total else 0.0,
-            switch_rate_hz=target_switches / bounds.seconds if bounds.seconds else 0.0,
-        ),
-        taken=Taken(
-            total=TakenTotal(
-                lifetime_ns=lifetime_total,
-                preempted_ns=sum(t.preempted_ns for t in thread_rows),
-                runqueue_ns=sum(t.runqueue_ns for t in thread_rows),
-                irq_ns=sum(t.irq_ns for t in thread_rows),
-                blocked_ns=sum(t.blocked_ns for t in thread_rows),
-                sync_ns=sum(t.sync_ns for t in thread_rows),
-                migrations=sum(t.migrations for t in thread_rows),
-            ),
-            threads=thread_rows,
-            culprits=all_culprits,
-            culprits_by_cgroup=_cgroup_culprits(culprits, cgroup_table),
-        ),
-        gaps=Gaps(classes=[GapClass(klass=c.pop("class"), **c) for c in gap_classes],
-                  tail=[GapTail(by_class={k: TailShare(**v) for k, v in t.pop("by_class").items()}, **t)
-                        for t in gap_tail],
-                  bursts=Bursts(**gap_bursts), count=gap_count),
-        verdict=verdict,
-        host_checks=host_checks(trace, launching, set(tids)),
-        warnings=warnings,
-    )
+    return warnings

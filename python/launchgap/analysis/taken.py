@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from launchgap.analysis.timeline import Bounds
+from launchgap.trace.checks import Bounds
 
 WAITING = ("preempted", "runqueue")
 # culprit name codes for the idle task and a task with no name (categorical codes are never negative)
@@ -18,17 +18,26 @@ def _is_waiting(state: pl.Expr) -> pl.Expr:
     return (state == WAITING[0]) | (state == WAITING[1])
 
 
+# each state's column in state_time, and its type
+STATE_TIME_SCHEMA = {"tid": pl.UInt32, "running_ns": pl.Int64, "preempted_ns": pl.Int64, "runqueue_ns": pl.Int64,
+                     "blocked_ns": pl.Int64, "offcpu_ns": pl.Int64, "unknown_ns": pl.Int64, "lifetime_ns": pl.Int64}
+
+
 def state_time(segments: pl.DataFrame) -> pl.DataFrame:
-    """Per thread: ns in each state (columns running_ns, preempted_ns, ...) and lifetime_ns."""
+    """Per thread: ns in each state (running_ns, preempted_ns, runqueue_ns, blocked_ns, offcpu_ns, unknown_ns)
+    and lifetime_ns."""
+    if segments.is_empty():
+        return pl.DataFrame(schema=STATE_TIME_SCHEMA)
     base = segments.with_columns((pl.col("s_end") - pl.col("s_start")).alias("ns"))
     # summed first: the pivot then has a row a thread and state, not a segment
     wide = (base.group_by("tid", "state").agg(pl.col("ns").sum())
             .pivot(on="state", index="tid", values="ns", aggregate_function="sum"))
-    states = ("running", "preempted", "runqueue", "blocked", "offcpu", "unknown")
-    for state in states:
+    column_of = {"running": "running_ns", "preempted": "preempted_ns", "runqueue": "runqueue_ns",
+                 "blocked": "blocked_ns", "offcpu": "offcpu_ns", "unknown": "unknown_ns"}
+    for state in column_of:
         if state not in wide.columns:
             wide = wide.with_columns(pl.lit(0, pl.Int64).alias(state))
-    wide = wide.select("tid", *states).rename({s: f"{s}_ns" for s in states})
+    wide = wide.select("tid", *column_of).rename(column_of)
     lifetime = base.group_by("tid").agg((pl.col("s_end").max() - pl.col("s_start").min()).alias("lifetime_ns"))
     return wide.fill_null(0).join(lifetime, on="tid")
 

@@ -9,8 +9,6 @@ from launchgap.trace import Event, Trace
 from launchgap.trace.schema import HOST_KINDS
 from launchgap.trace.model import collect_streamed
 
-# Threads of the recorder itself: never the workload, but they may be culprits.
-RECORDER_COMMS = ("launchgap-recor", "trace-writer")
 # kinds whose `comm` is the thread's own name (a fork's is the child's)
 NAMED_BY = (Event.SWITCH, Event.EXEC, Event.COMM, Event.WAKEUP, Event.WAKEUP_NEW, Event.LAUNCH, Event.SYNC)
 

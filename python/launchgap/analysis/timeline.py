@@ -15,32 +15,24 @@ migrate events. Rules (docs/metrics.md, "Thread states"):
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
 
 import numpy as np
 import polars as pl
 
 from launchgap.trace import Event, Trace
+from launchgap.trace.checks import Bounds, topology_cpus
 from launchgap.trace.schema import TASK_DEAD
 
 
-@dataclass(frozen=True)
-class Bounds:
-    start_ns: int
-    end_ns: int
-
-    @property
-    def seconds(self) -> float:
-        return max(0, self.end_ns - self.start_ns) / 1e9
-
-
 def trace_bounds(trace: Trace) -> Bounds:
+    """The span the analysis measures over: from the recorder's start (else the first row) to its closing
+    row's end (else the last row); both ends known."""
     end_row = trace.end
     known_end = end_row.get("end_ns") if end_row else None
     first, last = (None, None) if trace.meta.get("start_ns") and known_end else trace.span_ns()
     start = int(trace.meta.get("start_ns") or first or 0)
     end = int(known_end) if known_end else int(last or start)
-    return Bounds(start, max(start, end))
+    return Bounds(start, max(start, end), topology_cpus(trace.meta))
 
 
 def grouped_time_order(group: np.ndarray, ts: np.ndarray, known: np.ndarray | None = None) -> np.ndarray:

@@ -1,18 +1,13 @@
 """The doctor over a trace: its checks run on the host files the recorder
 captured at the start (metadata `host_files`), with the CPUs the workload's
-launching threads ran on as the target. The report keeps the verdicts that
-bear on the run."""
+launching threads ran on (workload_cpus) as the target. The report keeps the
+verdicts that bear on the run (analysis/report.py, host_checks_section)."""
 
 from __future__ import annotations
 
 import polars as pl
 
-from launchgap.doctor.host import SnapshotHost
-from launchgap.doctor.model import Status, Target
-from launchgap.doctor.run import run_doctor
 from launchgap.trace import Event, Trace
-
-SOURCE = "host files captured when recording started"
 
 
 def workload_cpus(trace: Trace, tids: set[int], launching: bool) -> frozenset[int]:
@@ -27,18 +22,3 @@ def workload_cpus(trace: Trace, tids: set[int], launching: bool) -> frozenset[in
         ran = ran.join(first, left_on="next_tid", right_on="tid").filter(pl.col("ts_ns") >= pl.col("first_ns"))
     cpus = pl.concat([launches["cpu"], ran["cpu"]]).drop_nulls().unique().to_list()
     return frozenset(int(c) for c in cpus)
-
-
-def host_checks(trace: Trace, launching: set[int], threads: set[int]) -> dict | None:
-    """None when the trace carries no host files (imported traces, older recorders)."""
-    snapshot = trace.meta.get("host_files")
-    if not snapshot:
-        return None
-    tids, whose = (launching, "the launching threads' CPUs") if launching else (threads, "the workload threads' CPUs")
-    cpus = workload_cpus(trace, tids, launching=bool(launching))
-    target = Target(cpus, whose) if cpus else None
-    result = run_doctor(SnapshotHost(snapshot, "the recorded host"), target)
-    bearing = [c for c in result.checks
-               if c.status in (Status.WARN, Status.FAIL) or (c.about_target and target is not None)]
-    return {"source": SOURCE, "target": target.to_dict() if target else {"cpus": [], "description": whose},
-            "counts": result.counts(), "checks": [c.to_dict() for c in bearing]}

@@ -26,25 +26,16 @@ import polars as pl
 from launchgap.analysis.targets import target_pids, target_threads
 from launchgap.trace import Event, Trace
 from launchgap.trace.columns import columns_of
+from launchgap.trace.study_csv import COLUMN_TYPES, COLUMNS
 
-COLUMNS = ["timestamp_ns", "event_type", "pid", "tid", "comm", "cpu", "grid_x", "grid_y", "grid_z", "block_x",
-           "block_y", "block_z", "shared_mem", "stream", "last_offcpu_ns", "last_oncpu_ns", "irq_num", "irq_name",
-           "duration_ns"]
 IRQ_EXIT = {Event.HARDIRQ: "hardirqExit", Event.IRQ_VECTOR: "hardirqExit", Event.SOFTIRQ: "softirqExit"}
-
-
-CASTS = {"timestamp_ns": pl.Int64, "event_type": pl.Utf8, "pid": pl.UInt32, "tid": pl.UInt32, "comm": pl.Utf8,
-         "cpu": pl.UInt32, "grid_x": pl.UInt32, "grid_y": pl.UInt32, "grid_z": pl.UInt32, "block_x": pl.UInt32,
-         "block_y": pl.UInt32, "block_z": pl.UInt32, "shared_mem": pl.UInt32, "stream": pl.UInt64,
-         "last_offcpu_ns": pl.Int64, "last_oncpu_ns": pl.Int64, "irq_num": pl.Int32, "irq_name": pl.Utf8,
-         "duration_ns": pl.UInt64}
 EMPTY = {c: pl.lit(None) for c in COLUMNS}
 
 
 def _shape(frame: pl.DataFrame, **exprs) -> pl.DataFrame:
     cols = {**EMPTY, **exprs}
     return frame.select(*[cols[c].alias(c) if not isinstance(cols[c], str) else pl.col(cols[c]).alias(c)
-                          for c in COLUMNS]).cast(CASTS)
+                          for c in COLUMNS]).cast(COLUMN_TYPES)
 
 
 def study_row_chunks(trace: Trace) -> Iterator[pl.DataFrame]:
@@ -127,5 +118,5 @@ def write_study_csv(trace: Trace, out: Path | str) -> int:
             chunk.write_csv(f, include_header=rows == 0, quote_style="necessary")
             rows += chunk.height
         if rows == 0:
-            pl.DataFrame(schema={c: CASTS[c] for c in COLUMNS}).write_csv(f, quote_style="necessary")
+            pl.DataFrame(schema=COLUMN_TYPES).write_csv(f, quote_style="necessary")
     return rows

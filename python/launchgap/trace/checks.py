@@ -131,7 +131,9 @@ def topology_cpus(meta: dict) -> int | None:
 
 @dataclass(frozen=True)
 class Bounds:
-    """What the trace itself allows a row to hold."""
+    """A trace's span (ns, the recorder's clock) and how many CPU numbers it has. The readers check each row
+    against what the trace itself says (Bounds.of, where the metadata or the closing row may not say); the
+    analysis measures over the span the rows fill (analysis/timeline.trace_bounds: both ends known)."""
     start_ns: int | None
     end_ns: int | None
     n_cpus: int | None
@@ -140,6 +142,13 @@ class Bounds:
     def of(cls, meta: dict, end_ns: int | None) -> Bounds:
         start = meta.get("start_ns")
         return cls(start if isinstance(start, int) else None, end_ns, topology_cpus(meta))
+
+    @property
+    def seconds(self) -> float:
+        """The span's length; 0 where an end is not known."""
+        if self.start_ns is None or self.end_ns is None:
+            return 0.0
+        return max(0, self.end_ns - self.start_ns) / 1e9
 
 
 def impossible_rows(columns: set[str], bounds: Bounds) -> pl.Expr:

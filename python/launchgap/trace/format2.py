@@ -63,10 +63,6 @@ def segment_name(number: int) -> str:
     return f"{number:0{SEGMENT_DIGITS}d}{SEGMENT_SUFFIX}"
 
 
-def is_trace_directory(path: Path) -> bool:
-    return path.is_dir() and (path / META_FILE).is_file()
-
-
 # a segment's name as the recorder writes it: its number, zero-padded to SEGMENT_DIGITS (more digits past
 # 999,999 segments), and the suffix
 SEGMENT_NAME = re.compile(rf"(\d{{{SEGMENT_DIGITS},}}){re.escape(SEGMENT_SUFFIX)}")

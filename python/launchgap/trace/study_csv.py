@@ -40,9 +40,14 @@ import polars as pl
 from launchgap.trace.model import FrameTables, Trace, TraceError
 from launchgap.trace.schema import Event
 
-COLUMNS = ["timestamp_ns", "event_type", "pid", "tid", "comm", "cpu", "grid_x", "grid_y", "grid_z", "block_x",
-           "block_y", "block_z", "shared_mem", "stream", "last_offcpu_ns", "last_oncpu_ns", "irq_num", "irq_name",
-           "duration_ns"]
+# The layout's 19 columns, in order, each with the type launchgap's export writes it as
+# (exports/study_csv.py; read back here as text, numbers parsed strictly)
+COLUMN_TYPES = {"timestamp_ns": pl.Int64, "event_type": pl.Utf8, "pid": pl.UInt32, "tid": pl.UInt32, "comm": pl.Utf8,
+                "cpu": pl.UInt32, "grid_x": pl.UInt32, "grid_y": pl.UInt32, "grid_z": pl.UInt32, "block_x": pl.UInt32,
+                "block_y": pl.UInt32, "block_z": pl.UInt32, "shared_mem": pl.UInt32, "stream": pl.UInt64,
+                "last_offcpu_ns": pl.Int64, "last_oncpu_ns": pl.Int64, "irq_num": pl.Int32, "irq_name": pl.Utf8,
+                "duration_ns": pl.UInt64}
+COLUMNS = list(COLUMN_TYPES)
 HEADER = ",".join(COLUMNS)
 # the tool before it traced IRQs wrote only these
 BASE_COLUMNS = COLUMNS[:16]

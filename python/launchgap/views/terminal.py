@@ -316,7 +316,7 @@ def render(report: Report, console: Console, culprits_by: str = "task", verbose:
     if report.host_checks:
         from launchgap.doctor.render import render_host_checks
 
-        render_host_checks(report.host_checks, console)
+        render_host_checks(report.host_checks.to_json(), console)
     for metric, text in report.warnings.items():
         console.print(f"[bold red]warning[/]: {literal(metric)}: {literal(text)}")
 
