@@ -169,6 +169,39 @@ def test_no_cupti_found_is_one_line_before_the_command_starts(tmp_path):
     assert not truth.exists() and not out.exists()
 
 
+# Where CUPTI is found when it is not beside the CUDA libraries (discover::discover_cupti): each layout
+# as it is on a node, made in the test with the stand-in as the library: (where the cudasim copy's lib
+# and bin folders go, where CUPTI goes, the environment the workload runs in, how the trace says it was found)
+CUPTI_PLACES = {
+    "pip": ("site/nvidia/cuda_runtime", "site/nvidia/cuda_cupti/lib", {}, "pip nvidia-cuda-cupti package"),
+    "toolkit": ("job", "toolkit/extras/CUPTI/lib64", {"CUDA_HOME": "toolkit"}, "CUDA toolkit"),
+    "ld-library-path": ("job", "ld", {"LD_LIBRARY_PATH": "ld"}, "LD_LIBRARY_PATH"),
+}
+
+
+@pytest.mark.parametrize("place", list(CUPTI_PLACES))
+def test_cupti_is_found_where_a_node_keeps_it(tmp_path, place):
+    """cudasim copied with its driver and runtime (no CUPTI beside them), CUPTI where PLACE keeps it: the
+    recording finds it there, says so in its metadata, and records every kernel."""
+    job, cupti_dir, env, found_via = CUPTI_PLACES[place]
+    lib, bin_, cupti = tmp_path / job / "lib", tmp_path / job / "bin", tmp_path / cupti_dir
+    for folder in (lib, bin_, cupti):
+        folder.mkdir(parents=True)
+    for path in (LIBCUDA, LIBCUDART):
+        shutil.copy2(path, lib / path.name)
+    shutil.copy2(CUDASIM, bin_ / "cudasim")
+    shutil.copy2(CUDASIM_BUILD / "lib" / "libcupti.so.12", cupti / "libcupti.so.12")
+    truth = tmp_path / "truth.json"
+    proc, out = run_recorder(tmp_path, "-q", "--gpu-activity",
+                             command=[str(bin_ / "cudasim"), "decode", "--quiet", "--tokens", "2", "--truth", str(truth)],
+                             env={**os.environ, **{k: str(tmp_path / v) for k, v in env.items()}})
+    assert proc.returncode == 0, proc.stderr
+    trace = read_trace(out)
+    assert trace.meta["gpu_activity"]["cupti"]["found_via"] == found_via
+    assert trace.meta["gpu_activity"]["cupti"]["path"] == str(cupti / "libcupti.so.12")
+    assert executions(trace).height == json.loads(truth.read_text())["totals"]["launches"]
+
+
 @pytest.mark.parametrize("what", ["missing", "not-cupti"])
 def test_a_cupti_that_is_not_one_is_refused_before_the_command_starts(tmp_path, what):
     cupti = tmp_path / "nothing.so" if what == "missing" else LIBCUDA
