@@ -38,7 +38,7 @@ from launchgap.inputs import InputError, JsonError, read_json
 from launchgap.output import PERMISSIONS_HELP, OutputError, write_text
 from launchgap.recorder import ENV_OVERRIDE, MONITOR_ENV_OVERRIDE, find_monitor, find_recorder
 from launchgap.trace import Event
-from launchgap.views.console import literal, shown
+from launchgap.console import literal, shown
 from launchgap.views import words
 from launchgap.views.terminal import CULPRIT_GROUPINGS, render, render_cgroup_diff
 from launchgap.workloads.cudasim_truth import TruthError, load_truth

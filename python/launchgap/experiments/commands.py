@@ -12,7 +12,7 @@ from rich.table import Table
 
 from launchgap.doctor.parse import is_number
 from launchgap.output import PERMISSIONS_HELP, OutputError, write_text
-from launchgap.views.console import literal, shown
+from launchgap.console import literal, shown
 
 DEFAULT_IO_DIR = Path("/var/tmp")
 

@@ -17,7 +17,7 @@ from rich.text import Text
 
 from launchgap.experiments.stats import compare, summarize
 from launchgap.experiments.summary import measured, metric_label
-from launchgap.views.console import literal, shown
+from launchgap.console import literal, shown
 from launchgap.views.words import speed
 from launchgap.views.numbers import fixed, places, span
 

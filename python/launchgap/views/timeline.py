@@ -26,7 +26,7 @@ from launchgap.analysis.core_map import (  # noqa: E402
 )
 from launchgap.analysis.gpu_activity import busy_intervals  # noqa: E402
 from launchgap.trace import Event, Trace  # noqa: E402
-from launchgap.views.console import shown  # noqa: E402
+from launchgap.console import shown  # noqa: E402
 from launchgap.views.pixels import decimate  # noqa: E402
 
 OTHER_COLOUR = "#000000"  # --target: tasks that do not match are black, as in dat2graph
