@@ -40,7 +40,9 @@ from launchgap.recorder import ENV_OVERRIDE, MONITOR_ENV_OVERRIDE, find_monitor,
 from launchgap.trace import Event
 from launchgap.console import literal, shown
 from launchgap.views import words
-from launchgap.views.terminal import CULPRIT_GROUPINGS, render, render_cgroup_diff
+from launchgap.views.cudasim_truth import render_truth
+from launchgap.views.diff import render_diff
+from launchgap.views.terminal import CULPRIT_GROUPINGS, render
 from launchgap.workloads.cudasim_truth import TruthError, load_truth
 
 
@@ -163,27 +165,7 @@ def diff(a: str, b: str, as_json: bool, culprits_by: str | None) -> None:
     if as_json:
         click.echo(json.dumps(result, indent=2))
         return
-    table = Table(title=Text(shown(f"A = {a}   B = {b}")), title_justify="left")
-    for col in ("metric", "A", "B", "B vs A"):
-        table.add_column(col, justify="left" if col == "metric" else "right")
-    for row in result["metrics"]:
-        fmt = lambda v: "-" if v is None else f"{v:,.3f}".rstrip("0").rstrip(".")  # noqa: E731
-        table.add_row(literal(row["metric"]), fmt(row["a"]), fmt(row["b"]), words.change(row["change_percent"]))
-    console.print(table)
-    for side, state in result["traces"].items():
-        if state["truncated"] or not state["clean_end"] or state["damage"]:
-            console.print(f"note: {side.upper()} ({shown(state['path'])}) is not a whole trace (cut short or damaged): its "
-                          f"counts are lower bounds", highlight=False, markup=False)
-    slowdown = result["launch_rate_slowdown_percent"]
-    if slowdown is not None:
-        pace = "as fast as" if words.speed(slowdown) == "no change" else f"{words.speed(slowdown)} than"
-        console.print(f"launch rate: B is {pace} A; verdicts A {literal(result['verdicts']['a'])}, "
-                      f"B {literal(result['verdicts']['b'])}", highlight=False)
-    from launchgap.views.gpu_diff import render_gpu_diff
-
-    render_gpu_diff(result["gpu_time"], console)
-    if "culprits_by_cgroup" in result:
-        render_cgroup_diff(result["culprits_by_cgroup"], console)
+    render_diff(result, a, b, console)
 
 
 @main.command("export", epilog=PERMISSIONS_HELP)
@@ -363,7 +345,7 @@ def timeline(traces, output, min_s, max_s, target, color_by, forked, socket_orde
     import polars as pl
 
     from launchgap.analysis.core_map import MARKS_KEPT_WHOLE, ViewError, choose_window, shared_span_s
-    from launchgap.views.timeline import MARK_KINDS, TimelineOptions, build_timeline, draw_static
+    from launchgap.views.timeline import MARK_KINDS, TimelineOptions, build_timeline, command_table, draw_static
 
     out = _view_output(output, traces, "timeline")
     kinds = tuple(k.strip() for k in marks.split(",") if k.strip())
@@ -400,15 +382,7 @@ def timeline(traces, output, min_s, max_s, target, color_by, forked, socket_orde
             note(f"note: {data.name}: the window holds {data.marks_in_window:,} marks, more than "
                  f"{MARKS_KEPT_WHOLE:,}; the earliest per kind, CPU and slice of the window are drawn "
                  f"({data.marks.height:,}): narrow it with --min/--max to see each")
-        table = Table(title=f"{literal(data.name)}: per command", title_justify="left")
-        for col in ("command", "first seen (s)", "last seen (s)", "run time (s)", "switches in", "pids"):
-            table.add_column(col, justify="left" if col == "command" else "right")
-        for r in data.stats.head(20).iter_rows(named=True):
-            table.add_row(literal(r["comm"]), f"{r['first_s']:.4f}", f"{r['last_s']:.4f}", f"{r['run_s']:.4f}",
-                          str(r["switches_in"]), str(r["tasks"]))
-        if data.stats.height > 20:
-            table.caption = f"and {data.stats.height - 20} more commands"
-        console.print(table)
+        console.print(command_table(data))
     span = shared_span_s([d.window for d in datas])
     drawing = console.status(f"drawing {sum(d.slices.height for d in datas):,} slices")
     with drawing, safe_output(out, traces) as partial:
@@ -752,32 +726,7 @@ def cudasim_truth(path: str) -> None:
         truth = load_truth(path)
     except TruthError as err:
         fail(str(err))
-    raw = truth.raw
-    cfg = raw["config"]
-    console.print(
-        "[bold]cudasim ground truth[/bold]: " + literal(
-            f"{cfg['binary']} decode, api={cfg['api']}, launch={cfg['launch']}, sync={cfg['sync']}, "
-            f"{cfg['procs']} process(es) x {cfg['threads']} thread(s), seed {cfg['seed']}")
-    )
-    console.print(
-        f"{raw['tokens']} tokens in {raw['wall_s']:.3f} s = {raw['tokens_per_s']:.1f} tok/s; "
-        f"{raw['totals']['launches']} launches ({raw['totals']['kernels']} kernels), "
-        f"{raw['totals']['syncs']} syncs blocking {raw['totals']['sync_wait_ns'] / 1e6:.1f} ms"
-    )
-    table = Table(title="calls by API, as the stand-in driver logged them")
-    for column in ("driver API", "runtime API", "calls"):
-        table.add_column(column, justify="right" if column == "calls" else "left")
-    for frame in (truth.launches, truth.syncs):
-        counts = frame.group_by(["api", "runtime_api"]).len().sort("len", descending=True)
-        for api, runtime_api, n in counts.iter_rows():
-            table.add_row(literal(api), literal(runtime_api or "-"), str(n))
-    console.print(table)
-    threads = Table(title="per launching thread")
-    for column in ("pid", "tid", "tokens", "launches", "syncs"):
-        threads.add_column(column, justify="right")
-    for row in truth.threads.iter_rows():
-        threads.add_row(*(literal(v) for v in row))
-    console.print(threads)
+    render_truth(truth, console)
 
 
 @main.command("probes")
