@@ -218,7 +218,7 @@ NOT_KINDS = {
     "analysis/core_map.py": {"launch", "sync", "migrate"},
     "views/timeline.py": {"launch", "sync", "migrate"},
     "workloads/cudasim_truth.py": {"launch", "sync"},
-    "cli.py": {"launch", "sync"},
+    "views/cudasim_truth.py": {"launch", "sync"},
     "gpu_validation.py": {"lost"},  # its JSON result's key for the GPU rows lost, read from Event.LOST
 }
 

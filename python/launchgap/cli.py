@@ -4,25 +4,18 @@ from __future__ import annotations
 
 import json
 import os
-import random
 import sys
-import time
 from pathlib import Path
 
 import click
-from rich.table import Table
-from rich.text import Text
 
 import launchgap.quiet_blas  # noqa: F401  (first: before anything imports numpy)
 from launchgap import __version__
 from launchgap.analysis.diff import diff_reports
 from launchgap.analysis.report import MINOR_CAVEAT_PERCENT, build_report
 from launchgap.cli_common import (
-    EXIT_INTERRUPTED,
-    Terminated,
     check_output,
     console,
-    err_console,
     exit_cleanly_on_sigterm,
     fail,
     finite_seconds,
@@ -31,16 +24,17 @@ from launchgap.cli_common import (
     safe_output,
     warn_damage,
 )
+from launchgap.console import literal
 from launchgap.doctor.command import doctor
+from launchgap.experiments.commands import experiment
 from launchgap.exports.study_csv import write_study_csv
 from launchgap.held_memory import hold_freed_memory
-from launchgap.inputs import InputError, JsonError, read_json
-from launchgap.output import PERMISSIONS_HELP, OutputError, write_text
+from launchgap.output import PERMISSIONS_HELP
 from launchgap.recorder import ENV_OVERRIDE, MONITOR_ENV_OVERRIDE, find_monitor, find_recorder
 from launchgap.trace import Event
-from launchgap.views.console import literal, shown
-from launchgap.views import words
-from launchgap.views.terminal import CULPRIT_GROUPINGS, render, render_cgroup_diff
+from launchgap.views.cudasim_truth import render_truth
+from launchgap.views.diff import render_diff
+from launchgap.views.terminal import CULPRIT_GROUPINGS, render
 from launchgap.workloads.cudasim_truth import TruthError, load_truth
 
 
@@ -163,27 +157,7 @@ def diff(a: str, b: str, as_json: bool, culprits_by: str | None) -> None:
     if as_json:
         click.echo(json.dumps(result, indent=2))
         return
-    table = Table(title=Text(shown(f"A = {a}   B = {b}")), title_justify="left")
-    for col in ("metric", "A", "B", "B vs A"):
-        table.add_column(col, justify="left" if col == "metric" else "right")
-    for row in result["metrics"]:
-        fmt = lambda v: "-" if v is None else f"{v:,.3f}".rstrip("0").rstrip(".")  # noqa: E731
-        table.add_row(literal(row["metric"]), fmt(row["a"]), fmt(row["b"]), words.change(row["change_percent"]))
-    console.print(table)
-    for side, state in result["traces"].items():
-        if state["truncated"] or not state["clean_end"] or state["damage"]:
-            console.print(f"note: {side.upper()} ({shown(state['path'])}) is not a whole trace (cut short or damaged): its "
-                          f"counts are lower bounds", highlight=False, markup=False)
-    slowdown = result["launch_rate_slowdown_percent"]
-    if slowdown is not None:
-        pace = "as fast as" if words.speed(slowdown) == "no change" else f"{words.speed(slowdown)} than"
-        console.print(f"launch rate: B is {pace} A; verdicts A {literal(result['verdicts']['a'])}, "
-                      f"B {literal(result['verdicts']['b'])}", highlight=False)
-    from launchgap.views.gpu_diff import render_gpu_diff
-
-    render_gpu_diff(result["gpu_time"], console)
-    if "culprits_by_cgroup" in result:
-        render_cgroup_diff(result["culprits_by_cgroup"], console)
+    render_diff(result, a, b, console)
 
 
 @main.command("export", epilog=PERMISSIONS_HELP)
@@ -363,7 +337,7 @@ def timeline(traces, output, min_s, max_s, target, color_by, forked, socket_orde
     import polars as pl
 
     from launchgap.analysis.core_map import MARKS_KEPT_WHOLE, ViewError, choose_window, shared_span_s
-    from launchgap.views.timeline import MARK_KINDS, TimelineOptions, build_timeline, draw_static
+    from launchgap.views.timeline import MARK_KINDS, TimelineOptions, build_timeline, command_table, draw_static
 
     out = _view_output(output, traces, "timeline")
     kinds = tuple(k.strip() for k in marks.split(",") if k.strip())
@@ -400,15 +374,7 @@ def timeline(traces, output, min_s, max_s, target, color_by, forked, socket_orde
             note(f"note: {data.name}: the window holds {data.marks_in_window:,} marks, more than "
                  f"{MARKS_KEPT_WHOLE:,}; the earliest per kind, CPU and slice of the window are drawn "
                  f"({data.marks.height:,}): narrow it with --min/--max to see each")
-        table = Table(title=f"{literal(data.name)}: per command", title_justify="left")
-        for col in ("command", "first seen (s)", "last seen (s)", "run time (s)", "switches in", "pids"):
-            table.add_column(col, justify="left" if col == "command" else "right")
-        for r in data.stats.head(20).iter_rows(named=True):
-            table.add_row(literal(r["comm"]), f"{r['first_s']:.4f}", f"{r['last_s']:.4f}", f"{r['run_s']:.4f}",
-                          str(r["switches_in"]), str(r["tasks"]))
-        if data.stats.height > 20:
-            table.caption = f"and {data.stats.height - 20} more commands"
-        console.print(table)
+        console.print(command_table(data))
     span = shared_span_s([d.window for d in datas])
     drawing = console.status(f"drawing {sum(d.slices.height for d in datas):,} slices")
     with drawing, safe_output(out, traces) as partial:
@@ -473,277 +439,6 @@ def running_waiting_cmd(traces, output, min_s, max_s, forked, after_sleep, from_
     note(f"wrote {out}")
 
 
-@main.group("experiment")
-def experiment() -> None:
-    """Run a workload under noisy-neighbour and mitigation scenarios, repeated, with statistics."""
-
-
-# exit status of an experiment that ran but did not measure what it should: failed runs, a host
-# setting left changed
-EXIT_EXPERIMENT_FAILED = 1
-
-
-def _run_experiment(scenarios, command, repeat, metric, output, seed, disk_dir, *, allow_rt_unthrottled=False,
-                    extra=None, focus_threads=None, need_command=True, metric_name=None, gpu_activity=False) -> None:
-    """METRIC: a --metric value ('wall' or a regex), or a runner Metric; METRIC_NAME: --metric-name."""
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-
-    from launchgap.experiments.custodian import stale_results
-    from launchgap.experiments.levers import LeverHost
-    from launchgap.experiments.runner import ExperimentError, Metric, NotStartedError, preflight, run_experiment
-
-    if need_command and not command:
-        fail("a command to run is required after --")
-    if repeat < 2:
-        fail("--repeat must be at least 2 (statistics need a spread)")
-    if repeat > MAX_REPEAT:
-        fail(f"--repeat {repeat}: at most {MAX_REPEAT} runs per scenario")
-    outdir = Path(output or f"results/experiment-{time.strftime('%Y%m%d-%H%M%S')}")
-    problem = _results_dir_problem(outdir)
-    if problem:
-        fail(f"-o {outdir}: {problem}")
-    chosen_metric = metric if isinstance(metric, Metric) else Metric(None if metric == "wall" else metric,
-                                                                     label=metric_name)
-    host = LeverHost()
-    try:
-        # every error that can be known now comes before the warm-up run, not after it
-        preflight(list(command), scenarios, chosen_metric, Path(disk_dir) if disk_dir else None, host=host,
-                  allow_rt_unthrottled=allow_rt_unthrottled)
-    except ExperimentError as err:
-        fail(str(err))
-    if outdir.exists() and (outdir / "results.json").exists():
-        fail(f"{outdir}: already holds an experiment's results; choose another -o")
-    for line in stale_results(host):
-        note(f"warning: {line}")
-    seed = seed if seed is not None else random.randrange(1 << 31)
-    console.print(f"experiment: {len(scenarios)} scenarios x {repeat} repeats + warm-up, order shuffled with seed "
-                  f"{seed}; results in {literal(outdir)}")
-    for s in scenarios:
-        console.print(f"  {literal(s.name)}: {literal(s.describe())}")
-    not_restored: list[str] = []
-    with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
-                  TimeElapsedColumn(), console=console) as bar:
-        task = bar.add_task("starting", total=len(scenarios) * repeat + 1)
-
-        def progress(index, total, what):
-            bar.update(task, completed=index, description=literal(what))
-
-        try:
-            run_experiment(list(command), scenarios, repeat, chosen_metric, outdir, seed,
-                           Path(disk_dir) if disk_dir else None, progress=progress, not_restored=not_restored,
-                           host=host, extra=extra, focus_threads=focus_threads, gpu_activity=gpu_activity)
-            bar.update(task, completed=len(scenarios) * repeat + 1, description="done")
-        except (KeyboardInterrupt, Terminated) as stopped:
-            bar.stop()
-            if not_restored:
-                _host_not_restored(not_restored, outdir)
-            note(f"interrupted: everything stopped and restored; partial results (marked incomplete) in {outdir}")
-            sys.exit(stopped.code if isinstance(stopped, Terminated) else EXIT_INTERRUPTED)
-        except NotStartedError as err:
-            bar.stop()
-            fail(str(err), EXIT_EXPERIMENT_FAILED)
-        except ExperimentError as err:
-            bar.stop()
-            if not_restored:
-                _host_not_restored(not_restored, outdir)
-            fail(f"{err} (partial results in {outdir})", EXIT_EXPERIMENT_FAILED)
-    _show(outdir)
-
-
-def _results_dir_problem(outdir: Path) -> str | None:
-    """Why OUTDIR cannot hold an experiment's results (checked before anything runs), or None."""
-    resolved = Path(os.path.realpath(outdir))
-    for tree in ("proc", "sys", "dev"):
-        if resolved == Path("/", tree) or Path("/", tree) in resolved.parents:
-            if tree == "dev" and Path("/dev/shm") in [resolved, *resolved.parents]:
-                break
-            return f"is in the kernel's {tree} file system, not a place for results"
-    existing = resolved
-    while not existing.exists() and existing.parent != existing:
-        existing = existing.parent
-    if not existing.is_dir():
-        return f"{existing} is not a directory"
-    if not os.access(existing, os.W_OK | os.X_OK):
-        return f"{existing} is not writable"
-    return None
-
-
-# runs per scenario: far more than statistics need, and each run is a recorded trace on disk
-MAX_REPEAT = 1000
-
-
-def _host_not_restored(problems: list[str], outdir: Path) -> None:
-    err_console.print(shown("launchgap: WARNING: HOST SETTINGS LEFT CHANGED: could not put back "
-                            + "; ".join(map(str, problems)) + f" (listed in {outdir / 'results.json'}; restore "
-                            f"them by hand)"), markup=False,
-                      highlight=False, style="bold red")
-
-
-@experiment.command("noisy-neighbor", context_settings={"ignore_unknown_options": True}, epilog=PERMISSIONS_HELP)
-@click.option("--repeat", default=5, show_default=True, help="Measured runs per scenario, after one warm-up.")
-@click.option("--metric", default=r"tok/s: ([0-9.]+)", show_default=True,
-              help="Regex whose first group is the workload's throughput, or 'wall' for wall time.")
-@click.option("--metric-name", metavar="NAME",
-              help="What tables and plots call the metric (default: the text beside the number in --metric, "
-                   "e.g. tok/s).")
-@click.option("--scenarios", default="baseline,cpu,network,disk,heavy,pinned", show_default=True,
-              help="Built-in scenarios, comma separated.")
-@click.option("-o", "--output", type=click.Path(file_okay=False), help="Results directory (default results/experiment-TIME).")
-@click.option("--seed", type=int, help="Seed for the run order (printed when chosen at random).")
-@click.option("--disk-dir", type=click.Path(file_okay=False),
-              help="Where fio writes (a real block device; default /var/tmp).")
-@click.option("--gpu-activity", is_flag=True,
-              help="Record each run with --gpu-activity (CUPTI), so that the GPU idle each scenario's interference "
-                   "caused is exact, not bounds (docs/gpu-time.md).")
-@click.argument("command", nargs=-1, type=click.UNPROCESSED)
-def noisy_neighbor(repeat, metric, metric_name, scenarios, output, seed, disk_dir, gpu_activity, command) -> None:
-    """The study's scenarios: baseline, cpu (stress-ng), network (iperf3 on loopback),
-    disk (fio direct I/O), heavy (all three), pinned (cpu load, workload pinned and niced)."""
-    from launchgap.experiments.mitigations import MitigationError
-    from launchgap.experiments.scenarios import builtin
-
-    try:
-        chosen = builtin([s.strip() for s in scenarios.split(",") if s.strip()])
-    except MitigationError as err:
-        fail(str(err))
-    if chosen[0].name != "baseline":
-        chosen = builtin(["baseline"]) + [s for s in chosen if s.name != "baseline"]
-    _run_experiment(chosen, command, repeat, metric, output, seed, disk_dir, metric_name=metric_name,
-                    gpu_activity=gpu_activity)
-
-
-@experiment.command("run", context_settings={"ignore_unknown_options": True}, epilog=PERMISSIONS_HELP)
-@click.argument("scenario_file", type=click.Path(dir_okay=False, exists=True))
-@click.option("--repeat", default=5, show_default=True, help="Measured runs per scenario, after one warm-up.")
-@click.option("--metric", default=r"tok/s: ([0-9.]+)", show_default=True,
-              help="Regex whose first group is the workload's throughput, or 'wall' for wall time.")
-@click.option("--metric-name", metavar="NAME",
-              help="What tables and plots call the metric (default: the text beside the number in --metric, "
-                   "e.g. tok/s).")
-@click.option("-o", "--output", type=click.Path(file_okay=False))
-@click.option("--seed", type=int)
-@click.option("--disk-dir", type=click.Path(file_okay=False))
-@click.option("--allow-rt-unthrottled", is_flag=True,
-              help="Run SCHED_FIFO/SCHED_RR scenarios even with RT throttling off (sched_rt_runtime_us = -1).")
-@click.option("--gpu-activity", is_flag=True,
-              help="Record each run with --gpu-activity (CUPTI), so that the GPU idle each scenario's interference "
-                   "caused is exact, not bounds (docs/gpu-time.md).")
-@click.argument("command", nargs=-1, type=click.UNPROCESSED)
-def experiment_run(scenario_file, repeat, metric, metric_name, output, seed, disk_dir, allow_rt_unthrottled,
-                   gpu_activity, command) -> None:
-    """Scenarios from a TOML file ([scenarios.NAME] with loads, mitigations, env). Mitigations: cpus, nice,
-    policy (other, batch, idle, fifo:P, rr:P), cpuset, irq_away, and the host-wide levers isolate
-    ("isolated" or "root"), workqueue_away, timer_migration (0 or 1), preempt (none, voluntary, full,
-    lazy): docs/lever-experiments.md. examples/ has a commented file of each kind, with the command that
-    runs it."""
-    from launchgap.experiments.mitigations import MitigationError
-    from launchgap.experiments.scenarios import from_toml
-
-    try:
-        chosen = from_toml(scenario_file)
-    except MitigationError as err:
-        fail(str(err))
-    _run_experiment(chosen, command, repeat, metric, output, seed, disk_dir,
-                    allow_rt_unthrottled=allow_rt_unthrottled, metric_name=metric_name, gpu_activity=gpu_activity)
-
-
-def _read_results(outdir: Path) -> dict:
-    path = outdir / "results.json"
-    try:
-        results = read_json(path)
-    except OSError as err:
-        fail(f"{outdir}: no readable results.json ({err.strerror or err})")
-    except JsonError as err:
-        fail(f"{path}: not an experiment's results (not JSON: {err.problem})")
-    except InputError as err:
-        fail(f"{path}: not an experiment's results ({err.problem})")
-    if not isinstance(results, dict) or results.get("schema") != "launchgap-experiment/1":
-        fail(f"{path}: not an experiment's results (no schema launchgap-experiment/1)")
-    missing = [k for k in ("status", "metric", "higher_is_better", "scenarios", "runs") if k not in results]
-    if missing or not isinstance(results["runs"], list) or not isinstance(results["scenarios"], list):
-        fail(f"{path}: damaged experiment results (missing or malformed: {', '.join(missing) or 'runs/scenarios'})")
-    return results
-
-
-def _show(outdir: Path) -> None:
-    from launchgap.experiments.summary import SummaryError, failures, metric_label, plot, summarize_results
-
-    results = _read_results(outdir)
-    if results.get("grid"):
-        from launchgap.experiments.commands import show_grid
-
-        show_grid(outdir, results)
-        return
-    try:
-        summary = summarize_results(results)
-    except SummaryError as err:
-        fail(f"{outdir / 'results.json'}: damaged experiment results ({err})")
-    written = []
-    try:
-        write_text(outdir / "summary.json", json.dumps(summary, indent=2))
-        written = [outdir / "summary.json", *plot(results, summary, outdir)]
-    except (OSError, OutputError) as err:
-        # a read-only place, say: the tables are still worth showing
-        note(f"note: {outdir}: summary.json and the plots were not written ({getattr(err, 'strerror', None) or err})")
-    direction = "higher" if results["higher_is_better"] else "lower"
-    table = Table(title=Text(shown(f"{metric_label(results)} ({direction} is better), status: {results['status']}; "
-                             f"vs baseline: medians, 95% CI: Welch's, of the means")), title_justify="left")
-    from launchgap.experiments.summary import measured
-    from launchgap.views.experiment_gpu import gpu_idle_cells, render_gains
-    from launchgap.views.numbers import fixed, places, rounds, span, with_sd
-
-    # one rounding for the whole table, set by the runs' scatter
-    decimals = places([e["metric"]["sd"] for e in summary.values() if e.get("runs")],
-                      [e["metric"]["median"] for e in summary.values() if e.get("runs")])
-    for col in ("scenario", "runs", "failed", "median", "mean (sd)", "min..max", "95% CI", "vs baseline",
-                "vs baseline 95% CI", "p (Welch / MWU)", "GPU idle caused", "GPU idle 95% CI", "preempted",
-                "run-queue", "IRQ", "explained", "Sched/1K", "top culprit"):
-        table.add_column(col, justify="left" if col in ("scenario", "top culprit") else "right")
-    for name, e in summary.items():
-        failed = str(e.get("failed", 0))
-        if not e.get("runs"):
-            table.add_row(literal(name), "0", failed, *[""] * 15)
-            continue
-        m, v = e["metric"], e.get("vs_baseline")
-        # the outliers are indices into the scenario's measured runs: said as the rounds they ran in
-        runs = measured(results, name)
-        outlying = sorted(runs[i].get("round", i + 1) for i in m["outliers"] if i < len(runs))
-        flags = f" ({len(outlying)} outlier{'s' if len(outlying) > 1 else ''}: {rounds(outlying)})" if outlying else ""
-        table.add_row(literal(name), str(e["runs"]), failed, f"{fixed(m['median'], decimals)}{flags}",
-                      with_sd(m["mean"], m["sd"], decimals), span(m["min"], m["max"], decimals),
-                      span(m["ci_low"], m["ci_high"], decimals),
-                      words.speed(v["slowdown_percent"]) if v else "-",
-                      words.speed_interval(v["slowdown_ci_low"], v["slowdown_ci_high"]) if v else "-",
-                      f"{v['welch_p']:.3f} / {v['mannwhitney_p']:.2f}" if v and v["welch_p"] is not None else "-",
-                      *gpu_idle_cells(e), _ms(e["preempted_ms"]), _ms(e["runqueue_ms"]), _ms(e["irq_ms"]),
-                      f"{e['explained_percent']:.0f}%" if e.get("explained_percent") is not None else "-",
-                      f"{e['sched_per_1k']:.1f}" if e["sched_per_1k"] is not None else "-",
-                      literal(e["top_culprit"] or "-"))
-    console.print(table)
-    render_gains(summary, console)
-    if written:
-        console.print(literal(f"per-run data: {outdir / 'results.json'}; statistics: {outdir / 'summary.json'}; "
-                              f"plots: " + ", ".join(str(p) for p in written[1:])))
-    problems = failures(results, summary)
-    for line in problems:
-        note(line)
-    if results.get("host_not_restored"):
-        _host_not_restored(results["host_not_restored"], outdir)
-    if problems or results.get("host_not_restored") or results["status"] in ("failed", "killed"):
-        sys.exit(EXIT_EXPERIMENT_FAILED)
-
-
-def _ms(value) -> str:
-    return "-" if value is None else f"{value:.1f} ms"
-
-
-@experiment.command("show", epilog=PERMISSIONS_HELP)
-@click.argument("directory", type=click.Path(file_okay=False, exists=True))
-def experiment_show(directory: str) -> None:
-    """Tables and plots from a finished (or interrupted) experiment."""
-    _show(Path(directory))
-
-
 @main.command("cudasim-truth")
 @click.argument("path", type=click.Path())
 def cudasim_truth(path: str) -> None:
@@ -752,32 +447,7 @@ def cudasim_truth(path: str) -> None:
         truth = load_truth(path)
     except TruthError as err:
         fail(str(err))
-    raw = truth.raw
-    cfg = raw["config"]
-    console.print(
-        "[bold]cudasim ground truth[/bold]: " + literal(
-            f"{cfg['binary']} decode, api={cfg['api']}, launch={cfg['launch']}, sync={cfg['sync']}, "
-            f"{cfg['procs']} process(es) x {cfg['threads']} thread(s), seed {cfg['seed']}")
-    )
-    console.print(
-        f"{raw['tokens']} tokens in {raw['wall_s']:.3f} s = {raw['tokens_per_s']:.1f} tok/s; "
-        f"{raw['totals']['launches']} launches ({raw['totals']['kernels']} kernels), "
-        f"{raw['totals']['syncs']} syncs blocking {raw['totals']['sync_wait_ns'] / 1e6:.1f} ms"
-    )
-    table = Table(title="calls by API, as the stand-in driver logged them")
-    for column in ("driver API", "runtime API", "calls"):
-        table.add_column(column, justify="right" if column == "calls" else "left")
-    for frame in (truth.launches, truth.syncs):
-        counts = frame.group_by(["api", "runtime_api"]).len().sort("len", descending=True)
-        for api, runtime_api, n in counts.iter_rows():
-            table.add_row(literal(api), literal(runtime_api or "-"), str(n))
-    console.print(table)
-    threads = Table(title="per launching thread")
-    for column in ("pid", "tid", "tokens", "launches", "syncs"):
-        threads.add_column(column, justify="right")
-    for row in truth.threads.iter_rows():
-        threads.add_row(*(literal(v) for v in row))
-    console.print(threads)
+    render_truth(truth, console)
 
 
 @main.command("probes")
@@ -828,16 +498,7 @@ def probes(cuda_libs: tuple[str, ...], pids: tuple[int, ...], as_json: bool, com
                  f"{recorder_binary_hint()})")
 
 main.add_command(doctor)  # launchgap/doctor/command.py
-
-
-def _experiment_commands() -> None:
-    from launchgap.experiments.commands import compare_command, levers_command
-
-    experiment.add_command(levers_command)   # launchgap/experiments/commands.py
-    experiment.add_command(compare_command)
-
-
-_experiment_commands()
+main.add_command(experiment)  # launchgap/experiments/commands.py
 
 
 def run() -> None:

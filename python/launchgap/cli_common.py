@@ -16,10 +16,10 @@ import click
 import polars as pl
 import pyarrow as pa
 
+from launchgap.console import make_console, shown
 from launchgap.inputs import not_regular
 from launchgap.output import OutputError, atomic_output, refuse_inputs
 from launchgap.trace import Trace, TraceError, open_trace
-from launchgap.views.console import make_console, shown
 
 console = make_console()
 err_console = make_console(stderr=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from launchgap.experiments.results import RESULTS_SCHEMA, results_from_json
 from launchgap.experiments.summary import summarize_results
 
 
@@ -14,7 +15,9 @@ def run(scenario, metric, wall_s, preempted, runqueue, irq, warmup=False):
 
 
 def results(runs):
-    return {"scenarios": [{"name": "baseline"}, {"name": "cpu"}], "higher_is_better": True, "runs": runs}
+    return results_from_json({"schema": RESULTS_SCHEMA, "status": "complete", "metric": "tok/s: ([0-9.]+)",
+                              "scenarios": [{"name": "baseline"}, {"name": "cpu"}], "higher_is_better": True,
+                              "runs": runs})
 
 
 def test_explained_is_extra_time_taken_over_extra_wall_time():

@@ -154,10 +154,11 @@ def test_diff_says_how_much_slower_in_words(tmp_path):
 
 
 def test_the_slowdown_plot_says_each_bar_in_words(tmp_path):
+    from launchgap.experiments.results import read_results
     from launchgap.experiments.summary import slowdown_figure, summarize_results
 
     out = experiment(tmp_path / "e", {"baseline": BASE, "cpu": SLOWER, "quiet": FASTER})
-    results = json.loads((out / "results.json").read_text())
+    results = read_results(out)
     fig = slowdown_figure(results, summarize_results(results))
     ax = fig.axes[0]
     labels = [t.get_text() for t in ax.texts]   # the bars' labels

@@ -10,7 +10,7 @@ from rich.console import Console
 from launchgap.analysis.diff import diff_gpu_time
 from launchgap.analysis.records import GpuCulprit, GpuIdleCause, GpuTime
 from launchgap.analysis.report import build_report
-from launchgap.views.console import UNBOUNDED_WIDTH
+from launchgap.console import UNBOUNDED_WIDTH
 from launchgap.views.gpu_diff import render_gpu_diff
 from tests.analysis.test_bounded_report import busy_trace
 

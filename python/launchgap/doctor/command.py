@@ -8,11 +8,11 @@ from pathlib import Path
 
 import click
 
+from launchgap.console import make_console, shown
 from launchgap.doctor.host import DirectoryHost, SnapshotHost
 from launchgap.doctor.render import render_doctor
 from launchgap.doctor.run import TargetError, run_doctor, target_from_cpus, target_from_pid
 from launchgap.inputs import not_regular
-from launchgap.views.console import make_console, shown
 
 # --strict: exit status when any check fails
 EXIT_CHECK_FAILED = 1

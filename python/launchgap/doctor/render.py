@@ -6,8 +6,8 @@ from __future__ import annotations
 from rich.console import Console
 from rich.text import Text
 
+from launchgap.console import shown
 from launchgap.doctor.parse import format_cpus
-from launchgap.views.console import shown
 
 STYLE = {"ok": "green", "warn": "yellow", "fail": "bold red", "unknown": "magenta"}
 STATUS_WIDTH = 10

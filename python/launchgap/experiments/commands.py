@@ -1,31 +1,111 @@
-"""`launchgap experiment levers` (the kernel-tuning study's grid) and `launchgap experiment compare`
-(runs from several boots or hosts side by side). cli.py adds both to its `experiment` group."""
+"""`launchgap experiment`: the command group and every command in it. noisy-neighbor and run (scenarios,
+built in or from a file), levers (the kernel-tuning study's grid), show (the tables of a finished or
+interrupted experiment), compare (runs from several boots or hosts side by side). cli.py adds the group
+with one add_command, as it does the doctor's.
+
+Modules that load numpy and scipy (the runner, the statistics) are imported inside the commands: the
+group is built for every launchgap command, most of which never run an experiment."""
 
 from __future__ import annotations
 
 import json
-import sys
+import time
 from pathlib import Path
 
 import click
-from rich.table import Table
 
+from launchgap.cli_common import fail
 from launchgap.doctor.parse import is_number
-from launchgap.output import PERMISSIONS_HELP, OutputError, write_text
-from launchgap.views.console import literal, shown
+from launchgap.output import PERMISSIONS_HELP
 
 DEFAULT_IO_DIR = Path("/var/tmp")
 
 
-def _cli():
-    # cli.py imports this module to register the commands; its helpers are reached lazily
-    from launchgap import cli
+@click.group("experiment")
+def experiment() -> None:
+    """Run a workload under noisy-neighbour and mitigation scenarios, repeated, with statistics."""
 
-    return cli
+
+@experiment.command("noisy-neighbor", context_settings={"ignore_unknown_options": True}, epilog=PERMISSIONS_HELP)
+@click.option("--repeat", default=5, show_default=True, help="Measured runs per scenario, after one warm-up.")
+@click.option("--metric", default=r"tok/s: ([0-9.]+)", show_default=True,
+              help="Regex whose first group is the workload's throughput, or 'wall' for wall time.")
+@click.option("--metric-name", metavar="NAME",
+              help="What tables and plots call the metric (default: the text beside the number in --metric, "
+                   "e.g. tok/s).")
+@click.option("--scenarios", default="baseline,cpu,network,disk,heavy,pinned", show_default=True,
+              help="Built-in scenarios, comma separated.")
+@click.option("-o", "--output", type=click.Path(file_okay=False), help="Results directory (default results/experiment-TIME).")
+@click.option("--seed", type=int, help="Seed for the run order (printed when chosen at random).")
+@click.option("--disk-dir", type=click.Path(file_okay=False),
+              help="Where fio writes (a real block device; default /var/tmp).")
+@click.option("--gpu-activity", is_flag=True,
+              help="Record each run with --gpu-activity (CUPTI), so that the GPU idle each scenario's interference "
+                   "caused is exact, not bounds (docs/gpu-time.md).")
+@click.argument("command", nargs=-1, type=click.UNPROCESSED)
+def noisy_neighbor(repeat, metric, metric_name, scenarios, output, seed, disk_dir, gpu_activity, command) -> None:
+    """The study's scenarios: baseline, cpu (stress-ng), network (iperf3 on loopback),
+    disk (fio direct I/O), heavy (all three), pinned (cpu load, workload pinned and niced)."""
+    from launchgap.experiments.mitigations import MitigationError
+    from launchgap.experiments.scenarios import builtin
+    from launchgap.experiments.start import run_and_show
+
+    try:
+        chosen = builtin([s.strip() for s in scenarios.split(",") if s.strip()])
+    except MitigationError as err:
+        fail(str(err))
+    if chosen[0].name != "baseline":
+        chosen = builtin(["baseline"]) + [s for s in chosen if s.name != "baseline"]
+    run_and_show(chosen, command, repeat, metric, output, seed, disk_dir, metric_name=metric_name,
+                 gpu_activity=gpu_activity)
+
+
+@experiment.command("run", context_settings={"ignore_unknown_options": True}, epilog=PERMISSIONS_HELP)
+@click.argument("scenario_file", type=click.Path(dir_okay=False, exists=True))
+@click.option("--repeat", default=5, show_default=True, help="Measured runs per scenario, after one warm-up.")
+@click.option("--metric", default=r"tok/s: ([0-9.]+)", show_default=True,
+              help="Regex whose first group is the workload's throughput, or 'wall' for wall time.")
+@click.option("--metric-name", metavar="NAME",
+              help="What tables and plots call the metric (default: the text beside the number in --metric, "
+                   "e.g. tok/s).")
+@click.option("-o", "--output", type=click.Path(file_okay=False))
+@click.option("--seed", type=int)
+@click.option("--disk-dir", type=click.Path(file_okay=False))
+@click.option("--allow-rt-unthrottled", is_flag=True,
+              help="Run SCHED_FIFO/SCHED_RR scenarios even with RT throttling off (sched_rt_runtime_us = -1).")
+@click.option("--gpu-activity", is_flag=True,
+              help="Record each run with --gpu-activity (CUPTI), so that the GPU idle each scenario's interference "
+                   "caused is exact, not bounds (docs/gpu-time.md).")
+@click.argument("command", nargs=-1, type=click.UNPROCESSED)
+def experiment_run(scenario_file, repeat, metric, metric_name, output, seed, disk_dir, allow_rt_unthrottled,
+                   gpu_activity, command) -> None:
+    """Scenarios from a TOML file ([scenarios.NAME] with loads, mitigations, env). Mitigations: cpus, nice,
+    policy (other, batch, idle, fifo:P, rr:P), cpuset, irq_away, and the host-wide levers isolate
+    ("isolated" or "root"), workqueue_away, timer_migration (0 or 1), preempt (none, voluntary, full,
+    lazy): docs/lever-experiments.md. examples/ has a commented file of each kind, with the command that
+    runs it."""
+    from launchgap.experiments.mitigations import MitigationError
+    from launchgap.experiments.scenarios import from_toml
+    from launchgap.experiments.start import run_and_show
+
+    try:
+        chosen = from_toml(scenario_file)
+    except MitigationError as err:
+        fail(str(err))
+    run_and_show(chosen, command, repeat, metric, output, seed, disk_dir,
+                 allow_rt_unthrottled=allow_rt_unthrottled, metric_name=metric_name, gpu_activity=gpu_activity)
+
+
+@experiment.command("show", epilog=PERMISSIONS_HELP)
+@click.argument("directory", type=click.Path(file_okay=False, exists=True))
+def experiment_show(directory: str) -> None:
+    """Tables and plots from a finished (or interrupted) experiment."""
+    from launchgap.experiments.show import show
+
+    show(Path(directory))
 
 
 def _cpus(text: str | None) -> list[int] | None:
-    from launchgap.cli_common import fail
     from launchgap.doctor.parse import ParseError, parse_cpulist
 
     if text is None:
@@ -40,7 +120,6 @@ def _cpus(text: str | None) -> list[int] | None:
 
 
 def _sizes(values: tuple[str, ...]) -> dict[str, str]:
-    from launchgap.cli_common import fail
     from launchgap.experiments.grid import CLASSES, check_size
     from launchgap.experiments.levers import MitigationError
 
@@ -69,7 +148,7 @@ def _io_dir_problem(directory: Path) -> str | None:
     return None
 
 
-@click.command("levers", context_settings={"ignore_unknown_options": True}, epilog=PERMISSIONS_HELP)
+@experiment.command("levers", context_settings={"ignore_unknown_options": True}, epilog=PERMISSIONS_HELP)
 @click.option("--classes", default="compute,memory,io,mixed", show_default=True,
               help="Workload classes of the built-in lever-workload (not with -- WORKLOAD).")
 @click.option("--policies", default="other,fifo:10,rr:10", show_default=True,
@@ -110,14 +189,12 @@ def levers_command(ctx, classes, policies, lever_list, repeat, threads, cpus, di
     SCHED_OTHER (mean, n-1 sd, p95, 95% interval, Welch's test, time taken by cause). Every setting is read
     back before the workload starts and checked in the trace. `-- WORKLOAD` runs your command in every
     cell instead."""
-    import time
-
-    from launchgap.cli_common import fail
     from launchgap.experiments import grid
     from launchgap.experiments.levers import MitigationError
+    from launchgap.experiments.results import GridInfo
     from launchgap.experiments.runner import Metric
+    from launchgap.experiments.start import run_and_show
 
-    cli = _cli()
     workload = list(workload)
     if workload and ctx.get_parameter_source("classes") is not click.core.ParameterSource.DEFAULT:
         fail("--classes chooses the built-in workloads; with -- WORKLOAD every cell runs your command")
@@ -155,121 +232,18 @@ def levers_command(ctx, classes, policies, lever_list, repeat, threads, cpus, di
         chosen_metric = Metric(None if metric == "wall" else metric, higher=higher_is_better, label=metric_name)
     else:
         chosen_metric = Metric(grid.ELAPSED_METRIC, higher=False, label=metric_name)
-    extra = {"grid": {"classes": [grid.CUSTOM_CLASS] if workload else chosen_classes,
-                      "variants": chosen_policies + variants, "baseline_variant": grid.BASELINE,
-                      "threads": threads, "cpus": pinned, "disturb": disturb,
-                      "workload": "custom" if workload else "lever-workload"}}
-    cli._run_experiment(scenarios, workload, repeat, chosen_metric,
-                        output or f"results/levers-{time.strftime('%Y%m%d-%H%M%S')}", seed, None,
-                        allow_rt_unthrottled=allow_rt_unthrottled, extra=extra,
-                        focus_threads=None if workload else grid.WORKER_THREADS, need_command=False)
-
-
-def _num(value: float | None) -> str:
-    if value is None:
-        return "-"
-    return f"{value:.4f}" if abs(value) < 10 else f"{value:.2f}"
-
-
-def _ms(value: float | None) -> str:
-    return "-" if value is None else f"{value:.1f} ms"
-
-
-def vm_caution(results: dict) -> str | None:
-    """The doctor's virtualisation verdict, when the experiment ran in a VM (the study's caution)."""
-    for check in (results.get("doctor") or {}).get("checks", []):
-        if check.get("id") == "cpu.hypervisor" and check.get("status") == "warn":
-            return f"caution: {check['summary']}"
-    return None
-
-
-def show_grid(outdir: Path, results: dict) -> None:
-    from rich.text import Text
-
-    from launchgap.cli_common import console, fail, note
-    from launchgap.experiments.summary import SummaryError, failures, metric_label, summarize_grid
-    from launchgap.views.words import speed, speed_interval
-
-    cli = _cli()
-    try:
-        summary = summarize_grid(results)
-    except SummaryError as err:
-        fail(f"{outdir / 'results.json'}: damaged experiment results ({err})")
-    written = []
-    try:
-        write_text(outdir / "summary.json", json.dumps(summary, indent=2))
-        written = [outdir / "summary.json", *plot_grid(results, summary, outdir)]
-    except (OSError, OutputError) as err:
-        note(f"note: {outdir}: summary.json and the plot were not written ({getattr(err, 'strerror', None) or err})")
-    direction = "higher" if results["higher_is_better"] else "lower"
-    table = Table(title=Text(shown(f"{metric_label(results)} ({direction} is better), each cell vs SCHED_OTHER of its "
-                             f"class (means, Welch's 95% CI); status: {results['status']}")), title_justify="left")
-    for col in ("class", "variant", "runs", "failed", "verified", "mean", "sd", "p95", "95% CI", "vs other",
-                "vs other 95% CI", "p (Welch)", "preempted", "run-queue", "IRQ", "top culprit"):
-        table.add_column(col, justify="left" if col in ("class", "variant", "top culprit") else "right")
-    for name, e in summary.items():
-        if not e.get("runs"):
-            table.add_row(literal(e["class"] or name), literal(e["variant"] or ""), "0", literal(e["failed"]), "",
-                          *[""] * 11)
-            continue
-        m, v = e["metric"], e.get("vs_baseline")
-        table.add_row(
-            literal(e["class"]), literal(e["variant"]), str(e["runs"]), literal(e["failed"]),
-            literal(f"{e['verified']}/{e['runs']}"),
-            _num(m["mean"]), _num(m["sd"]), _num(m["p95"]),
-            f"{_num(m['ci_low'])}..{_num(m['ci_high'])}" if m["ci_low"] is not None else "-",
-            speed(v["mean_slowdown_percent"]) if v else "-",
-            speed_interval(v["slowdown_ci_low"], v["slowdown_ci_high"]) if v else "-",
-            f"{v['welch_p']:.3f}" if v and v["welch_p"] is not None else "-",
-            _ms(e.get("preempted_ms")), _ms(e.get("runqueue_ms")), _ms(e.get("irq_ms")),
-            literal(e.get("top_culprit") or "-"))
-    console.print(table)
-    if written:
-        console.print(literal(f"per-run data: {outdir / 'results.json'}; statistics: {outdir / 'summary.json'}; "
-                              f"plot: " + ", ".join(str(p) for p in written[1:])))
-    caution = vm_caution(results)
-    if caution:
-        note(caution)
-    problems = failures(results, summary)
-    for line in problems:
-        note(line)
-    if results.get("host_not_restored"):
-        cli._host_not_restored(results["host_not_restored"], outdir)
-    if problems or results.get("host_not_restored") or results["status"] in ("failed", "killed"):
-        sys.exit(cli.EXIT_EXPERIMENT_FAILED)
-
-
-def grid_figure(results: dict, summary: dict):
-    """Each class's cells: the mean with its 95% interval."""
-    from launchgap.experiments.summary import metric_label, pyplot_agg
-
-    plt = pyplot_agg()
-    classes = list(dict.fromkeys(e["class"] for e in summary.values()))
-    variants = list(dict.fromkeys(e["variant"] for e in summary.values()))
-    fig, axes = plt.subplots(1, len(classes), figsize=(3.2 * len(classes) + 1, 4), squeeze=False,
-                             layout="constrained")
-    for ax, cls in zip(axes[0], classes):
-        cells = [(v, summary.get(f"{cls}/{v}")) for v in variants]
-        cells = [(v, e) for v, e in cells if e and e.get("runs")]
-        means = [e["metric"]["mean"] for _, e in cells]
-        errors = [(e["metric"]["ci_high"] - e["metric"]["mean"]) if e["metric"]["ci_high"] is not None else 0
-                  for _, e in cells]
-        ax.bar([v for v, _ in cells], means, yerr=errors, capsize=4, color="#4c72b0")
-        ax.set_title(cls)
-        ax.tick_params(axis="x", rotation=30)
-    axes[0][0].set_ylabel(f"{metric_label(results)}\n(mean, 95% interval)")
-    return fig
-
-
-def plot_grid(results: dict, summary: dict, outdir: Path) -> list[Path]:
-    from launchgap.experiments.summary import save_figure
-
-    return [save_figure(grid_figure(results, summary), outdir / "levers.png", dpi=110)]
+    layout = GridInfo(classes=[grid.CUSTOM_CLASS] if workload else chosen_classes,
+                      variants=chosen_policies + variants, baseline_variant=grid.BASELINE, threads=threads,
+                      cpus=pinned, disturb=disturb, workload="custom" if workload else "lever-workload")
+    run_and_show(scenarios, workload, repeat, chosen_metric,
+                 output or f"results/levers-{time.strftime('%Y%m%d-%H%M%S')}", seed, None,
+                 allow_rt_unthrottled=allow_rt_unthrottled, grid=layout,
+                 focus_threads=None if workload else grid.WORKER_THREADS, need_command=False)
 
 
 # ---- compare -----------------------------------------------------------------------------------------
 
-@click.command("compare", epilog=PERMISSIONS_HELP)
+@experiment.command("compare", epilog=PERMISSIONS_HELP)
 @click.argument("directories", nargs=-1, required=True, type=click.Path(file_okay=False, exists=True))
 @click.option("--pool", is_flag=True, help="Pool the runs of every directory into one sample per scenario; "
                                            "refused when their host settings differ.")
@@ -282,11 +256,11 @@ def compare_command(directories: tuple[str, ...], pool: bool, force: bool, as_js
     isolcpus, rcu_nocbs) and every other host setting the doctor recorded at each experiment's start,
     which of them differ, and each scenario's statistics per directory with Welch's test against the
     first. --pool merges the runs instead, only when no setting differs."""
-    from launchgap.cli_common import console, fail
+    from launchgap.cli_common import console
     from launchgap.experiments.compare import CompareError, compare_experiments
+    from launchgap.experiments.show import results_or_fail
 
-    cli = _cli()
-    loaded = [(Path(d), cli._read_results(Path(d))) for d in directories]
+    loaded = [(Path(d), results_or_fail(Path(d))) for d in directories]
     try:
         if force and not pool:
             fail("--force is for --pool")

@@ -15,9 +15,9 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from launchgap.console import literal, shown
+from launchgap.experiments.results import RESULTS_FILE, Environment, ExperimentResults, ScenarioInfo
 from launchgap.experiments.stats import compare, summarize
-from launchgap.experiments.summary import measured, metric_label
-from launchgap.views.console import literal, shown
 from launchgap.views.words import speed
 from launchgap.views.numbers import fixed, places, span
 
@@ -48,19 +48,19 @@ def _text(value) -> str:
     return str(value)
 
 
-def settings_of(results: dict) -> dict[str, str] | None:
+def settings_of(results: ExperimentResults) -> dict[str, str] | None:
     """The host settings that can change a lever's effect, from the doctor's findings at the start."""
-    doctor = results.get("doctor")
-    if not isinstance(doctor, dict) or not isinstance(doctor.get("checks"), list):
+    doctor = results.doctor
+    # the doctor's own layout (doctor/model.py), read as it is: a check it does not hold is unknown
+    if doctor is None or not isinstance(doctor.get("checks"), list):
         return None
     checks = {c.get("id"): c for c in doctor["checks"] if isinstance(c, dict)}
-    environment = results.get("environment") or {}
     preemption = _data(checks, "sched.preemption", "model")
     if preemption is None and _data(checks, "sched.preemption", "booted_as"):
         preemption = f"booted as {_data(checks, 'sched.preemption', 'booted_as')}"
     settings = {
         "kernel": doctor.get("kernel"),
-        "CPU model": environment.get("cpu_model"),
+        "CPU model": results.environment.cpu_model if results.environment else None,
         "online CPUs": doctor.get("online_cpus"),
         "boot isolation asked (nohz_full, isolcpus, rcu_nocbs, irqaffinity)": _data(checks, "boot.isolation", "asked"),
         "isolation in effect": _data(checks, "boot.isolation", "in_effect"),
@@ -82,14 +82,14 @@ def _labels(paths: list[Path]) -> list[str]:
     return names if len(set(names)) == len(names) else [str(p) for p in paths]
 
 
-def _values(results: dict, scenario: str) -> list[float]:
-    return [float(r["metric"]) for r in measured(results, scenario)]
+def _values(results: ExperimentResults, scenario: str) -> list[float]:
+    return [float(r.metric) for r in results.measured(scenario)]
 
 
-def _baseline_of(info: dict, names: list[str]) -> str | None:
-    if info.get("baseline"):
-        return info["baseline"] if info["baseline"] != info["name"] else None
-    return "baseline" if info["name"] != "baseline" and "baseline" in names else None
+def _baseline_of(info: ScenarioInfo, names: list[str]) -> str | None:
+    if info.baseline:
+        return info.baseline if info.baseline != info.name else None
+    return "baseline" if info.name != "baseline" and "baseline" in names else None
 
 
 # what the runner's environment() records that can change a measurement besides the doctor's settings
@@ -97,32 +97,34 @@ def _baseline_of(info: dict, names: list[str]) -> str | None:
 ENVIRONMENT_KEYS = ("machine", "cpus", "cmdline", "governor", "isolated_cpus", "nohz_full", "preemption", "versions")
 
 
-def environment_differences(labels: list[str], loaded: list[tuple[Path, dict]]) -> dict[str, dict[str, str]]:
+def environment_differences(labels: list[str],
+                            loaded: list[tuple[Path, ExperimentResults]]) -> dict[str, dict[str, str]]:
     """The recorded environment entries (ENVIRONMENT_KEYS) whose values differ, by label."""
     differ = {}
     for key in ENVIRONMENT_KEYS:
-        values = {label: _text((r.get("environment") or {}).get(key)) for label, (_, r) in zip(labels, loaded)}
+        values = {label: _text(getattr(r.environment, key) if r.environment else None)
+                  for label, (_, r) in zip(labels, loaded)}
         if len(set(values.values())) > 1:
             differ[key] = values
     return differ
 
 
-def _experiment_identity(results: dict) -> str | None:
+def _experiment_identity(results: ExperimentResults) -> str | None:
     """Who ran an experiment, when (its owner process: pid, start time, boot) and with which seed: the same in
     a copy of its results, different for any other experiment."""
-    owner = results.get("owner")
-    if not isinstance(owner, dict) or not owner.get("boot_id"):
+    owner = results.owner
+    if owner is None or not owner.boot_id:
         return None
-    return json.dumps([owner.get("pid"), owner.get("start_ticks"), owner.get("boot_id"), results.get("seed")])
+    return json.dumps([owner.pid, owner.start_ticks, owner.boot_id, results.seed])
 
 
-def _refuse_the_same_twice(labels: list[str], loaded: list[tuple[Path, dict]], pool: bool) -> None:
+def _refuse_the_same_twice(labels: list[str], loaded: list[tuple[Path, ExperimentResults]], pool: bool) -> None:
     seen_files: list[tuple[str, Path]] = []
     seen_runs: dict[str, str] = {}
     for label, (path, results) in zip(labels, loaded):
         for other, other_path in seen_files:
             try:
-                same = os.path.samefile(path / "results.json", other_path / "results.json")
+                same = os.path.samefile(path / RESULTS_FILE, other_path / RESULTS_FILE)
             except OSError:
                 same = path.resolve() == other_path.resolve()
             if same:
@@ -136,17 +138,17 @@ def _refuse_the_same_twice(labels: list[str], loaded: list[tuple[Path, dict]], p
             seen_runs[identity] = label
 
 
-def compare_experiments(loaded: list[tuple[Path, dict]], pool: bool = False, force: bool = False) -> dict:
+def compare_experiments(loaded: list[tuple[Path, ExperimentResults]], pool: bool = False, force: bool = False) -> dict:
     if len(loaded) < 2:
         raise CompareError("give two or more experiments' result directories to compare")
     labels = _labels([path for path, _ in loaded])
     _refuse_the_same_twice(labels, loaded, pool)
-    measures = {(r["metric"], bool(r["higher_is_better"])) for _, r in loaded}
+    measures = {(r.metric, r.higher_is_better) for _, r in loaded}
     if len(measures) > 1:
-        shown = "; ".join(f"{label}: {r['metric']}" for label, (_, r) in zip(labels, loaded))
+        shown = "; ".join(f"{label}: {r.metric}" for label, (_, r) in zip(labels, loaded))
         raise CompareError(f"the experiments measure different things ({shown})")
     metric, higher = measures.pop()
-    metric_name = metric_label(loaded[0][1])
+    metric_name = loaded[0][1].metric_label
     settings = {label: settings_of(r) for label, (_, r) in zip(labels, loaded)}
     missing = [label for label, s in settings.items() if s is None]
     differ: dict[str, dict[str, str]] = {}
@@ -157,13 +159,12 @@ def compare_experiments(loaded: list[tuple[Path, dict]], pool: bool = False, for
             differ[key] = values
     experiments = []
     for label, (path, r) in zip(labels, loaded):
-        environment = r.get("environment") or {}
-        experiments.append({"label": label, "path": str(path), "host": environment.get("hostname"),
-                            "boot_id": environment.get("boot_id") or (r.get("owner") or {}).get("boot_id"),
-                            "kernel": environment.get("kernel"), "status": r.get("status"),
-                            "settings": settings[label]})
-    names = list(dict.fromkeys(s["name"] for _, r in loaded for s in r["scenarios"]))
-    info = {s["name"]: s for _, r in reversed(loaded) for s in r["scenarios"]}
+        environment = r.environment or Environment()
+        experiments.append({"label": label, "path": str(path), "host": environment.hostname,
+                            "boot_id": environment.boot_id or (r.owner.boot_id if r.owner else None),
+                            "kernel": environment.kernel, "status": r.status, "settings": settings[label]})
+    names = list(dict.fromkeys(s.name for _, r in loaded for s in r.scenarios))
+    info = {s.name: s for _, r in reversed(loaded) for s in r.scenarios}
     environment_differ = environment_differences(labels, loaded)
     out = {"schema": COMPARE_SCHEMA, "metric": metric, "metric_name": metric_name, "higher_is_better": higher,
            "pooled": pool,
@@ -190,14 +191,14 @@ def _refuse_pooling(labels, loaded, differ, missing) -> None:
         shown = "; ".join(f"{key} ({', '.join(f'{label}: {value}' for label, value in values.items())})"
                           for key, values in differ.items())
         raise CompareError(f"cannot pool: the host settings differ: {shown}")
-    commands = {label: json.dumps(r.get("command")) for label, (_, r) in zip(labels, loaded)}
+    commands = {label: json.dumps(r.command) for label, (_, r) in zip(labels, loaded)}
     if len(set(commands.values())) > 1:
         raise CompareError("cannot pool: the workloads differ (" + "; ".join(f"{k}: {' '.join(json.loads(v))}"
                                                                            for k, v in commands.items()) + ")")
     described: dict[str, dict[str, str]] = {}
     for label, (_, r) in zip(labels, loaded):
-        for s in r["scenarios"]:
-            described.setdefault(s["name"], {})[label] = s.get("description", "")
+        for s in r.scenarios:
+            described.setdefault(s.name, {})[label] = s.description if s.description is not None else ""
     for name, by_label in described.items():
         if len(set(by_label.values())) > 1:
             shown = "; ".join(f"{label}: {text}" for label, text in by_label.items())

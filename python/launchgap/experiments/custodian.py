@@ -37,12 +37,13 @@ from launchgap.experiments.journal import Journal, owner, owner_alive
 from launchgap.experiments.leash import GRACE_S, lifeline_fd
 from launchgap.experiments.levers import LeverFiles, LeverHost
 from launchgap.experiments.mitigations import HostChanges
+from launchgap.experiments.results import RESULTS_FILE
 from launchgap.experiments.run_dir import RunDirError
 from launchgap.output import OutputError, write_text
 
 __all__ = ["RESULTS", "owner", "owner_alive", "stale_results", "start", "stop", "take_over"]
 
-RESULTS = "results.json"
+RESULTS = RESULTS_FILE
 # how long a cgroup may stay busy while the workload's last task exits
 RESTORE_RETRY_S = 5.0
 # a results file of ours: runs, verifications and the doctor's checks stay far below this
@@ -93,7 +94,8 @@ def _read_results(path: Path) -> dict | None:
 
 def _mark_killed(journal: Journal, done: dict) -> None:
     """The experiment's results say it was killed, and what was done about it; only results that are its
-    own (the same owner) and still say "running"."""
+    own (the same owner) and still say "running". An edit of two keys in the object as it is, not a read
+    through results.py's records: whatever else the file holds is written back untouched."""
     results = journal.results
     if results is None:
         return

@@ -16,7 +16,7 @@ import signal
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from launchgap import __version__, procfs
@@ -29,9 +29,23 @@ from launchgap.experiments.journal import Journal
 from launchgap.experiments.levers import LeverHost
 from launchgap.experiments.loadgen import LoadError
 from launchgap.experiments.mitigations import HostChanges, MitigationError, Mitigations, make_cpuset, steer_irqs_away
+from launchgap.experiments.results import (
+    RESULTS_FILE,
+    WALL_METRIC,
+    Environment,
+    ExperimentResults,
+    GpuTimeOfRun,
+    GridInfo,
+    Owner,
+    Run,
+    RunOutcome,
+    ScenarioInfo,
+    TraceMeasures,
+    Verified,
+    metric_name,
+)
 from launchgap.experiments.run_dir import RunDirError
 from launchgap.experiments.scenarios import Scenario, make_load
-from launchgap.experiments.summary import WALL_METRIC, metric_name
 from launchgap.experiments.verify import ThreadWatch, sampled_problems, trace_check
 from launchgap.output import OutputError, atomic_output, hand_over_trace, make_directory, write_text
 from launchgap.recorder import ENV_OVERRIDE, find_recorder
@@ -135,7 +149,7 @@ def _version(command: list[str]) -> str:
         return "not installed"
 
 
-def environment() -> dict:
+def environment() -> Environment:
     def read(path: str) -> str | None:
         try:
             return procfs.read_text(path).strip()
@@ -144,17 +158,17 @@ def environment() -> dict:
 
     cpu_model = next((line.split(":", 1)[1].strip() for line in (read("/proc/cpuinfo") or "").splitlines()
                       if line.startswith("model name")), None)
-    return {
-        "hostname": platform.node(), "boot_id": read("/proc/sys/kernel/random/boot_id"),
-        "kernel": platform.release(), "machine": platform.machine(), "cpu_model": cpu_model,
-        "cpus": sorted(os.sched_getaffinity(0)),
-        "governor": read("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"),
-        "isolated_cpus": read("/sys/devices/system/cpu/isolated"), "nohz_full": read("/sys/devices/system/cpu/nohz_full"),
-        "cmdline": read("/proc/cmdline"), "preemption": read("/sys/kernel/debug/sched/preempt"),
-        "versions": {"launchgap": __version__, "python": platform.python_version(),
-                     "stress-ng": _version(["stress-ng", "--version"]), "iperf3": _version(["iperf3", "--version"]),
-                     "fio": _version(["fio", "--version"])},
-    }
+    return Environment(
+        hostname=platform.node(), boot_id=read("/proc/sys/kernel/random/boot_id"),
+        kernel=platform.release(), machine=platform.machine(), cpu_model=cpu_model,
+        cpus=sorted(os.sched_getaffinity(0)),
+        governor=read("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"),
+        isolated_cpus=read("/sys/devices/system/cpu/isolated"), nohz_full=read("/sys/devices/system/cpu/nohz_full"),
+        cmdline=read("/proc/cmdline"), preemption=read("/sys/kernel/debug/sched/preempt"),
+        versions={"launchgap": __version__, "python": platform.python_version(),
+                  "stress-ng": _version(["stress-ng", "--version"]), "iperf3": _version(["iperf3", "--version"]),
+                  "fio": _version(["fio", "--version"])},
+    )
 
 
 def plan(scenarios: list[Scenario], repeat: int, seed: int) -> list[tuple[int, Scenario]]:
@@ -168,42 +182,39 @@ def plan(scenarios: list[Scenario], repeat: int, seed: int) -> list[tuple[int, S
     return order
 
 
-def _trace_metrics(trace, focus_threads: str | None = None, load_pids: list[int] | None = None) -> dict:
+def trace_measures(trace, focus_threads: str | None = None, load_pids: list[int] | None = None) -> TraceMeasures:
     """The run's time taken by cause: from the launching threads, else those named FOCUS_THREADS* (the
-    lever workload's workers), else every thread of the workload; and its GPU time (gpu_time_metrics)."""
+    lever workload's workers), else every thread of the workload; and its GPU time (gpu_time_of_run)."""
     report = build_report(trace)
-    return {**_taken_metrics(report, focus_threads), "gpu_time": gpu_time_metrics(report, load_pids or [])}
+    threads = report.taken.threads
+    launching = ([t for t in threads if t.launches]
+                 or [t for t in threads if focus_threads and (t.comm or "").startswith(focus_threads)] or threads)
+    culprits = [c for c in report.taken.culprits if not c.is_idle]
+    m = report.study_metrics
+    return TraceMeasures(
+        launches=report.overview.launches,
+        sched_per_1k=m.sched_per_1k_launches, softirq_per_1k=m.softirq_per_1k_launches,
+        hardirq_per_1k=m.hardirq_per_1k_launches,
+        preempted_ns=sum(t.preempted_ns for t in launching),
+        runqueue_ns=sum(t.runqueue_ns for t in launching),
+        irq_ns=sum(t.irq_ns for t in launching),
+        top_culprit=culprits[0].comm if culprits else None,
+        lost_events=sum(report.overview.lost_events.values()),
+        gpu_time=gpu_time_of_run(report, load_pids or []),
+    )
 
 
-def gpu_time_metrics(report, load_pids: list[int]) -> dict:
+def gpu_time_of_run(report, load_pids: list[int]) -> GpuTimeOfRun:
     """What the run's GPU lost to interference (docs/gpu-time.md; exact with GPU activity, else bounds), and
     the throughput gain its trace predicts were the scenario's load (LOAD_PIDS: its processes) gone."""
     from launchgap.analysis.gpu_time import gain_without
 
     g = report.gpu_time
     gain = gain_without(g, set(load_pids)) if load_pids else None
-    return {"mode": g.mode, "why": g.why, "idle_caused_low_ns": g.interference_low_ns,
-            "idle_caused_high_ns": g.interference_high_ns, "active_ns": g.active_ns, "load_pids": sorted(load_pids),
-            "predicted_gain_low_percent": gain[0] if gain else None,
-            "predicted_gain_high_percent": gain[1] if gain else None}
-
-
-def _taken_metrics(report, focus_threads: str | None) -> dict:
-    threads = report.taken.threads
-    launching = ([t for t in threads if t.launches]
-                 or [t for t in threads if focus_threads and (t.comm or "").startswith(focus_threads)] or threads)
-    culprits = [c for c in report.taken.culprits if not c.is_idle]
-    m = report.study_metrics
-    return {
-        "launches": report.overview.launches,
-        "sched_per_1k": m.sched_per_1k_launches, "softirq_per_1k": m.softirq_per_1k_launches,
-        "hardirq_per_1k": m.hardirq_per_1k_launches,
-        "preempted_ms": sum(t.preempted_ns for t in launching) / 1e6,
-        "runqueue_ms": sum(t.runqueue_ns for t in launching) / 1e6,
-        "irq_ms": sum(t.irq_ns for t in launching) / 1e6,
-        "top_culprit": culprits[0].comm if culprits else None,
-        "lost_events": sum(report.overview.lost_events.values()),
-    }
+    return GpuTimeOfRun(mode=g.mode, why=g.why, idle_caused_low_ns=g.interference_low_ns,
+                        idle_caused_high_ns=g.interference_high_ns, active_ns=g.active_ns, load_pids=sorted(load_pids),
+                        predicted_gain_low_percent=gain[0] if gain else None,
+                        predicted_gain_high_percent=gain[1] if gain else None)
 
 
 def _stop_session(proc: subprocess.Popen) -> None:
@@ -372,11 +383,11 @@ def apply_host_levers(m: Mitigations, host: LeverHost, changes: HostChanges) -> 
 def run_once(command: list[str], scenario: Scenario, metric: Metric, trace_path: Path, disk_dir: Path | None,
              on_event=lambda text: None, journal: Journal | None = None,
              not_restored: list[str] | None = None, host: LeverHost | None = None,
-             focus_threads: str | None = None, stderr_path: Path | None = None, gpu_activity: bool = False) -> dict:
+             focus_threads: str | None = None, stderr_path: Path | None = None,
+             gpu_activity: bool = False) -> RunOutcome:
     """One recorded run (with GPU_ACTIVITY: recorded with --gpu-activity, so that its GPU time is exact).
     Host settings it could not put back are appended to NOT_RESTORED (never dropped: the caller must say so
-    and stop). A failed run's whole stderr is kept in STDERR_PATH, named in its error and as the row's
-    "stderr"."""
+    and stop). A failed run's whole stderr is kept in STDERR_PATH, named in its error and as its stderr."""
     recorder = find_recorder()
     if recorder is None:
         raise ExperimentError("cannot find the recorder binary (make setup)")
@@ -419,13 +430,11 @@ def run_once(command: list[str], scenario: Scenario, metric: Metric, trace_path:
         watch.stop()
         out, err = out_bytes.decode("utf-8", "replace"), err_bytes.decode("utf-8", "backslashreplace")
         value = metric.read(out, wall)
-        row = {"exit_code": proc.returncode, "metric": value, "wall_s": wall}
+        kept, error = None, None
         if proc.returncode != 0 or value is None:
             kept = keep_stderr(err_bytes, stderr_path) if stderr_path is not None else None
-            if kept is not None:
-                row["stderr"] = str(kept)
-            row["error"] = (failed_run_error(proc.returncode, err, trace_path.exists(), kept) if proc.returncode
-                            else metric.missing(out) + (f" (its whole stderr: {kept})" if kept else ""))
+            error = (failed_run_error(proc.returncode, err, trace_path.exists(), kept) if proc.returncode
+                     else metric.missing(out) + (f" (its whole stderr: {kept})" if kept else ""))
         try:
             entered = json.loads(report.read_text())
         except (OSError, ValueError):
@@ -433,24 +442,25 @@ def run_once(command: list[str], scenario: Scenario, metric: Metric, trace_path:
         finally:
             report.unlink(missing_ok=True)
         problems = sampled_problems(m, watch)
-        row["verified"] = {"host": verified, "enter": entered,
-                           "threads_sampled": {str(t): {"comm": e["comm"], "seen": sorted(map(list, e["seen"])),
-                                                        "cpus": sorted(e["cpus"])}
-                                               for t, e in sorted(watch.threads.items())}}
+        sampled = {str(t): {"comm": e["comm"], "seen": sorted(map(list, e["seen"])), "cpus": sorted(e["cpus"])}
+                   for t, e in sorted(watch.threads.items())}
+        measures, checked = None, None
         if trace_path.exists():
             hand_over_trace(trace_path)
             trace = read_trace(trace_path)
-            row.update(_trace_metrics(trace, focus_threads, load_pids))
+            measures = trace_measures(trace, focus_threads, load_pids)
             if entered is not None:
-                row["verified"]["trace"] = checked = trace_check(trace, int(entered["pid"]),
-                                                                 int(entered["monotonic_ns"]), m)
+                checked = trace_check(trace, int(entered["pid"]), int(entered["monotonic_ns"]), m)
                 problems += checked.get("problems", [])
         if entered is not None and entered.get("not_in_effect"):
             problems += entered["not_in_effect"]
-        if problems and not row.get("error"):
-            row["error"] = "settings not in effect: " + "; ".join(problems[:3]) + (
+        if problems and not error:
+            error = "settings not in effect: " + "; ".join(problems[:3]) + (
                 f" (and {len(problems) - 3} more)" if len(problems) > 3 else "")
-        return row
+        return RunOutcome(exit_code=proc.returncode, metric=value, wall_s=wall,
+                          stderr=str(kept) if kept is not None else None, error=error,
+                          verified=Verified(host=verified, enter=entered, threads_sampled=sampled, trace=checked),
+                          measures=measures)
     finally:
         if watch is not None and watch.is_alive():
             watch.stop()
@@ -478,8 +488,10 @@ def doctor_findings(host: LeverHost, cpus: set[int] | None) -> dict:
 def run_experiment(command: list[str], scenarios: list[Scenario], repeat: int, metric: Metric, outdir: Path,
                    seed: int, disk_dir: Path | None, progress=None, say=print,
                    not_restored: list[str] | None = None, host: LeverHost | None = None,
-                   extra: dict | None = None, focus_threads: str | None = None, gpu_activity: bool = False) -> dict:
-    """Runs everything; returns the results (also in OUTDIR/results.json, rewritten after every run).
+                   grid: GridInfo | None = None, focus_threads: str | None = None,
+                   gpu_activity: bool = False) -> ExperimentResults:
+    """Runs everything; returns the results (also in OUTDIR/results.json, rewritten after every run); GRID:
+    a lever grid's layout, kept with them.
     Raises ExperimentError when it cannot go on: the warm-up run failed (so would every run), or a host
     setting could not be put back (listed in NOT_RESTORED and in the results)."""
     host = host or LeverHost()
@@ -494,7 +506,7 @@ def run_experiment(command: list[str], scenarios: list[Scenario], repeat: int, m
     try:
         registered = _register(host, outdir)
         return _run_locked(command, scenarios, repeat, metric, outdir, seed, disk_dir, progress, not_restored,
-                           host, extra, focus_threads, lock, registered, gpu_activity)
+                           host, grid, focus_threads, lock, registered, gpu_activity)
     finally:
         if registered is not None:
             registered.unregister()   # also when the results directory could not be made
@@ -514,26 +526,24 @@ def _register(host: LeverHost, outdir: Path) -> Journal | None:
         return None
 
 
-def _run_locked(command, scenarios, repeat, metric, outdir, seed, disk_dir, progress, not_restored, host, extra,
-                focus_threads, lock, registered: Journal | None, gpu_activity: bool = False) -> dict:
+def _run_locked(command, scenarios, repeat, metric, outdir, seed, disk_dir, progress, not_restored, host,
+                grid: GridInfo | None, focus_threads, lock, registered: Journal | None,
+                gpu_activity: bool = False) -> ExperimentResults:
     make_directory(outdir)
     make_directory(outdir / "traces")
     not_restored = [] if not_restored is None else not_restored
-    runs: list[dict] = []
     order = plan(scenarios, repeat, seed)
-    results = {"schema": "launchgap-experiment/1", "status": "running", "command": command, "repeat": repeat,
-               "seed": seed, "metric": metric.name, "metric_name": metric.shown_name,
-               "higher_is_better": metric.higher_is_better, "gpu_activity": gpu_activity,
-               "scenarios": [{"name": s.name, "description": s.describe(), **s.labels,
-                              **({"command": s.command} if s.command else {})} for s in scenarios],
-               "environment": environment(), "owner": custodian.owner(), "runs": runs}
     host = host or LeverHost()
     pinned = {tuple(sorted(s.mitigations.cpus or ())) for s in scenarios}
-    results["doctor"] = doctor_findings(host, set(pinned.pop()) if len(pinned) == 1 else None)
-    results.update(extra or {})
+    results = ExperimentResults(
+        status="running", command=command, repeat=repeat, seed=seed, metric=metric.name,
+        metric_name=metric.shown_name, higher_is_better=metric.higher_is_better, gpu_activity=gpu_activity,
+        scenarios=[ScenarioInfo.of(s) for s in scenarios], environment=environment(),
+        owner=Owner(**custodian.owner()), runs=[],
+        doctor=doctor_findings(host, set(pinned.pop()) if len(pinned) == 1 else None), grid=grid)
 
     def save() -> None:
-        write_text(outdir / "results.json", json.dumps(results, indent=2))
+        write_text(outdir / RESULTS_FILE, json.dumps(results.to_json(), indent=2))
 
     previous_term = signal.signal(signal.SIGTERM, raise_terminated)
     keeper = None
@@ -550,43 +560,44 @@ def _run_locked(command, scenarios, repeat, metric, outdir, seed, disk_dir, prog
             if progress:
                 progress(index, len(order), f"{scenario.name} (round {round_no or 'warm-up'})")
             try:
-                row = run_once(command, scenario, metric, trace, disk_dir, on_event=lambda t: None,
-                               journal=registered, not_restored=not_restored, host=host, focus_threads=focus_threads,
-                               stderr_path=outdir / "stderr" / f"{index:03d}-{safe_name}-r{round_no}.txt",
-                               gpu_activity=gpu_activity)
+                outcome = run_once(command, scenario, metric, trace, disk_dir, on_event=lambda t: None,
+                                   journal=registered, not_restored=not_restored, host=host,
+                                   focus_threads=focus_threads,
+                                   stderr_path=outdir / "stderr" / f"{index:03d}-{safe_name}-r{round_no}.txt",
+                                   gpu_activity=gpu_activity)
             except (LoadError, MitigationError) as err:
-                results["status"] = "failed"
-                results["error"] = str(err)
+                results.status = "failed"
+                results.error = str(err)
                 raise ExperimentError(str(err)) from err
             finally:
                 if not_restored:
-                    results["status"] = "failed"
-                    results["host_not_restored"] = list(not_restored)
+                    results.status = "failed"
+                    results.host_not_restored = list(not_restored)
             if not_restored:
-                results["error"] = "host settings could not be restored: " + "; ".join(not_restored)
-                raise ExperimentError(results["error"])
-            row.update({"index": index, "round": round_no, "scenario": scenario.name, "warmup": round_no == 0,
-                        "trace": str(trace.relative_to(outdir))})
-            if row.get("stderr"):
-                row["stderr"] = str(Path(row["stderr"]).relative_to(outdir))
-            runs.append(row)
+                results.error = "host settings could not be restored: " + "; ".join(not_restored)
+                raise ExperimentError(results.error)
+            if outcome.stderr:
+                # where the directory moves, its runs' files move with it
+                outcome = replace(outcome, stderr=str(Path(outcome.stderr).relative_to(outdir)))
+            run = Run.placed(outcome, index=index, round=round_no, scenario=scenario.name, warmup=round_no == 0,
+                             trace=str(trace.relative_to(outdir)))
+            results.runs.append(run)
             save()
-            if round_no == 0 and row.get("error"):
-                results["status"] = "failed"
+            if round_no == 0 and run.error:
+                results.status = "failed"
                 what = scenario.name + ("" if scenario.loads else ", no load")
-                results["error"] = (f"the warm-up run ({what}) failed: {row['error']}; every run "
-                                    f"would, so none was measured")
-                raise ExperimentError(results["error"])
-        measured_runs = [r for r in runs if not r["warmup"]]
-        results["failed_runs"] = sum(1 for r in measured_runs if r.get("error"))
-        results["status"] = "complete"
+                results.error = (f"the warm-up run ({what}) failed: {run.error}; every run "
+                                 f"would, so none was measured")
+                raise ExperimentError(results.error)
+        results.failed_runs = sum(1 for r in results.runs if not r.warmup and r.error)
+        results.status = "complete"
     except (KeyboardInterrupt, Terminated):
-        results["status"] = "incomplete"
+        results.status = "incomplete"
         raise
     finally:
         signal.signal(signal.SIGTERM, previous_term)
-        if results["status"] == "running":
-            results["status"] = "incomplete"
+        if results.status == "running":
+            results.status = "incomplete"
         save()
         if registered is not None:
             # everything is put back (or said in capitals not to be): nothing for the custodian or the next

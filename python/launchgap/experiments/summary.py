@@ -6,134 +6,79 @@ from collections import Counter
 from pathlib import Path
 from statistics import median
 
+from launchgap.experiments.results import ExperimentResults, GpuTimeOfRun, Run, TraceMeasures
 from launchgap.experiments.stats import compare, summarize
 from launchgap.output import atomic_output
 from launchgap.views.words import speed
 
-try:
-    from re import _parser as _regex_parser   # Python 3.11+: the re module's own parser
-except ImportError:  # Python 3.10
-    import sre_parse as _regex_parser  # type: ignore[no-redef]
-
-TRACE_METRICS = ("sched_per_1k", "softirq_per_1k", "hardirq_per_1k", "preempted_ms", "runqueue_ms", "irq_ms")
-# the measure when no pattern is given (runner.Metric)
-WALL_METRIC = "wall time (s)"
-# trimmed from the text around a metric's number to name it ("tok/s: " -> "tok/s")
-NAME_TRIM = " \t:="
-
-
-def _holds_group(item) -> bool:
-    """Whether a parsed regex item is, or holds, a capturing group."""
-    op, av = item
-    if op is _regex_parser.SUBPATTERN and av[0] is not None:
-        return True
-    stack = [av]
-    while stack:
-        value = stack.pop()
-        if isinstance(value, _regex_parser.SubPattern):
-            if any(_holds_group(inner) for inner in value):
-                return True
-        elif isinstance(value, (tuple, list)):
-            stack.extend(value)
-    return False
-
-
-def metric_name(pattern: str) -> str:
-    """A metric's name from its regex: the literal text just before the group that captures the number
-    (after it when none comes before), trimmed of spaces, ':' and '=': "tok/s: ([0-9.]+)" -> "tok/s",
-    "elapsed_s=([0-9.]+)" -> "elapsed_s", "([0-9.]+) tok/s" -> "tok/s". The pattern itself when no literal
-    text is next to the number (give --metric-name then)."""
-    try:
-        items = list(_regex_parser.parse(pattern))
-    except Exception:   # noqa: BLE001 - not a regex the parser knows: the pattern is its own name
-        return pattern
-    runs: list[list[str]] = [[]]
-    group = None
-    for op, av in items:
-        if op is _regex_parser.LITERAL:
-            runs[-1].append(chr(av))
-        elif group is None and _holds_group((op, av)):
-            group = len(runs)
-            runs.append([])
-        else:
-            runs.append([])
-    names = ["".join(run).strip(NAME_TRIM) for run in runs]
-    before = [n for n in names[:group] if n] if group is not None else []
-    after = [n for n in names[group:] if n] if group is not None else [n for n in names if n]
-    return before[-1] if before else after[0] if after else pattern
-
-
-def metric_label(results: dict) -> str:
-    """The name an experiment's metric is shown by: the one it recorded (--metric-name, or derived from the
-    pattern), else derived from the pattern (results from before names were recorded)."""
-    name = results.get("metric_name")
-    if isinstance(name, str) and name.strip():
-        return name
-    pattern = str(results.get("metric"))
-    return pattern if pattern == WALL_METRIC else metric_name(pattern)
-
-
 class SummaryError(ValueError):
-    """The results cannot be summarised (message says what is malformed)."""
+    """The results' numbers cannot be summarised (a baseline of zero, say): the message says why."""
 
 
-def measured(results: dict, scenario: str) -> list[dict]:
-    return [r for r in results["runs"] if r["scenario"] == scenario and not r["warmup"] and r.get("metric") is not None
-            and not r.get("error")]
-
-
-def failed(results: dict, scenario: str) -> list[dict]:
-    """Measured (not warm-up) runs of SCENARIO that gave no value: the command failed, or the metric was absent."""
-    return [r for r in results["runs"] if r["scenario"] == scenario and not r["warmup"]
-            and (r.get("error") or r.get("metric") is None)]
-
-
-def summarize_results(results: dict) -> dict:
+def summarize_results(results: ExperimentResults) -> dict:
     try:
         return _summarize(results)
-    except (KeyError, TypeError, ValueError, AttributeError) as err:
+    except (ArithmeticError, ValueError) as err:
         raise SummaryError(f"{type(err).__name__}: {err}") from None
 
 
-def failures(results: dict, summary: dict) -> list[str]:
+def failures(results: ExperimentResults, summary: dict) -> list[str]:
     """One line per problem a user must not miss: failed runs, scenarios with no run that worked."""
     lines = []
     total = sum(entry.get("failed", 0) for entry in summary.values())
-    measured_runs = sum(1 for r in results["runs"] if not r.get("warmup"))
+    measured_runs = [r for r in results.runs if not r.warmup]
     if total:
-        kept = any(r.get("stderr") for r in results["runs"] if not r.get("warmup"))
-        lines.append(f"{total} of {measured_runs} measured runs failed; their errors are in results.json"
+        kept = any(r.stderr for r in measured_runs)
+        lines.append(f"{total} of {len(measured_runs)} measured runs failed; their errors are in results.json"
                      + (", each one's whole stderr in stderr/" if kept else ""))
     for name, entry in summary.items():
         if entry.get("failed") and not entry.get("runs"):
-            first = next((r.get("error") for r in failed(results, name) if r.get("error")), "no value")
+            first = next((r.error for r in results.failed(name) if r.error), "no value")
             lines.append(f"error: scenario {name}: every run failed (e.g. {first})")
     return lines
 
 
-def _summarize(results: dict) -> dict:
-    names = [s["name"] for s in results["scenarios"]]
-    baseline = [r["metric"] for r in measured(results, "baseline")]
+def _median(values: list[float | None]) -> float | None:
+    known = [v for v in values if v is not None]
+    return median(known) if known else None
+
+
+def _ms(ns: int | None) -> float | None:
+    return None if ns is None else ns / 1e6
+
+
+def trace_medians(runs: list[Run]) -> dict:
+    """What summary.json keeps per scenario of its runs' traces: the medians of the scheduling and
+    interrupt rates and of the time taken by cause (in ms: summary.json is shown as it is), and the
+    most frequent top culprit."""
+    measures: list[TraceMeasures] = [r.measures for r in runs if r.measures is not None]
+    culprits = Counter(m.top_culprit for m in measures if m.top_culprit)
+    return {"sched_per_1k": _median([m.sched_per_1k for m in measures]),
+            "softirq_per_1k": _median([m.softirq_per_1k for m in measures]),
+            "hardirq_per_1k": _median([m.hardirq_per_1k for m in measures]),
+            "preempted_ms": _median([_ms(m.preempted_ns) for m in measures]),
+            "runqueue_ms": _median([_ms(m.runqueue_ns) for m in measures]),
+            "irq_ms": _median([_ms(m.irq_ns) for m in measures]),
+            "top_culprit": culprits.most_common(1)[0][0] if culprits else None}
+
+
+def _summarize(results: ExperimentResults) -> dict:
+    baseline = [r.metric for r in results.measured("baseline")]
     out = {}
-    for name in names:
-        runs = measured(results, name)
-        broken = len(failed(results, name))
+    for name in (s.name for s in results.scenarios):
+        runs = results.measured(name)
+        broken = len(results.failed(name))
         if not runs:
             out[name] = {"runs": 0, "failed": broken}
             continue
-        values = [float(r["metric"]) for r in runs]
+        values = [float(r.metric) for r in runs]
         entry = {"runs": len(runs), "failed": broken, "metric": summarize(values).as_dict()}
         if name != "baseline" and baseline:
-            entry["vs_baseline"] = compare(baseline, values, bool(results["higher_is_better"])).as_dict()
-        for key in TRACE_METRICS:
-            got = [r[key] for r in runs if r.get(key) is not None]
-            entry[key] = median(got) if got else None
-        culprits = Counter(r.get("top_culprit") for r in runs if r.get("top_culprit"))
-        entry["top_culprit"] = culprits.most_common(1)[0][0] if culprits else None
-        walls = [r["wall_s"] for r in runs if r.get("wall_s") is not None]
-        entry["wall_s"] = median(walls) if walls else None
+            entry["vs_baseline"] = compare(baseline, values, results.higher_is_better).as_dict()
+        entry.update(trace_medians(runs))
+        entry["wall_s"] = _median([r.wall_s for r in runs])
         entry["gpu_idle_caused"] = gpu_idle_summary(runs)
-        entry["gain"] = gain_summary(runs, entry.get("vs_baseline"), bool(results["higher_is_better"]))
+        entry["gain"] = gain_summary(runs, entry.get("vs_baseline"), results.higher_is_better)
         out[name] = entry
     if "baseline" in out and out["baseline"].get("runs"):
         for name, entry in out.items():
@@ -142,23 +87,23 @@ def _summarize(results: dict) -> dict:
     return out
 
 
-def _gpu_runs(runs: list[dict]) -> list[dict]:
-    """The runs' GPU time (runner.gpu_time_metrics) where their trace gave one (exact or bounds)."""
-    return [r["gpu_time"] for r in runs if isinstance(r.get("gpu_time"), dict)
-            and r["gpu_time"].get("mode") in ("exact", "bounds")]
+def _gpu_runs(runs: list[Run]) -> list[GpuTimeOfRun]:
+    """The runs' GPU time (runner.gpu_time_of_run) where their trace gave one (exact or bounds)."""
+    return [r.measures.gpu_time for r in runs
+            if r.measures is not None and r.measures.gpu_time is not None and r.measures.gpu_time.estimated]
 
 
-def gpu_idle_summary(runs: list[dict]) -> dict | None:
+def gpu_idle_summary(runs: list[Run]) -> dict | None:
     """The GPU idle the scenario's interference caused (preemption, run-queue waits, interrupts), in ms,
     over its runs: the statistics of the lower and of the upper bound (the same numbers when every run is
     exact). mode: exact, bounds, or mixed (some runs each). None when no run's trace gave GPU time."""
     gpu = _gpu_runs(runs)
     if not gpu:
         return None
-    modes = {g["mode"] for g in gpu}
+    modes = {g.mode for g in gpu}
     return {"mode": modes.pop() if len(modes) == 1 else "mixed", "runs": len(gpu),
-            "low_ms": summarize([g["idle_caused_low_ns"] / 1e6 for g in gpu]).as_dict(),
-            "high_ms": summarize([g["idle_caused_high_ns"] / 1e6 for g in gpu]).as_dict()}
+            "low_ms": summarize([g.idle_caused_low_ns / 1e6 for g in gpu]).as_dict(),
+            "high_ms": summarize([g.idle_caused_high_ns / 1e6 for g in gpu]).as_dict()}
 
 
 def measured_gain(slowdown_percent: float | None, higher_is_better: bool) -> float | None:
@@ -171,21 +116,21 @@ def measured_gain(slowdown_percent: float | None, higher_is_better: bool) -> flo
     return None if slowdown_percent >= 100 else 100.0 * slowdown_percent / (100.0 - slowdown_percent)
 
 
-def gain_summary(runs: list[dict], vs_baseline: dict | None, higher_is_better: bool) -> dict | None:
+def gain_summary(runs: list[Run], vs_baseline: dict | None, higher_is_better: bool) -> dict | None:
     """Predicted against measured gain without the scenario's load: predicted from each run's trace (the GPU
     idle the load's processes caused, taken out: analysis.gpu_time.gain_without), medians of the lower and
     upper predictions and their range over the runs; measured from the slowdown against the baseline (of the
     medians, and Welch's 95% interval of the means'). None for a scenario with no load (nothing to remove)
     or without a trace's prediction."""
-    gpu = [g for g in _gpu_runs(runs) if g.get("load_pids") and g.get("predicted_gain_low_percent") is not None]
+    gpu = [g for g in _gpu_runs(runs) if g.load_pids and g.predicted_gain_low_percent is not None]
     if not gpu:
         return None
-    lows = [g["predicted_gain_low_percent"] for g in gpu]
+    lows = [g.predicted_gain_low_percent for g in gpu]
     # a run whose upper bound of GPU idle covers its whole span sets no upper bound (None): then neither do they
-    highs = [g["predicted_gain_high_percent"] for g in gpu]
+    highs = [g.predicted_gain_high_percent for g in gpu]
     unbounded = any(h is None for h in highs)
     v = vs_baseline or {}
-    modes = {g["mode"] for g in gpu}
+    modes = {g.mode for g in gpu}
     return {"mode": modes.pop() if len(modes) == 1 else "mixed", "runs": len(gpu),
             "predicted_low_percent": median(lows), "predicted_high_percent": None if unbounded else median(highs),
             "predicted_min_percent": min(lows), "predicted_max_percent": None if unbounded else max(highs),
@@ -226,7 +171,7 @@ def pyplot_agg():
     return plt
 
 
-def slowdown_figure(results: dict, summary: dict):
+def slowdown_figure(results: ExperimentResults, summary: dict):
     """Each scenario against the baseline: the median's slowdown (up: slower, down: faster), Welch's 95%
     interval of the means' as the error bar, each bar said in words."""
     plt = pyplot_agg()
@@ -244,7 +189,7 @@ def slowdown_figure(results: dict, summary: dict):
     ax.axhline(0, color="black", linewidth=0.8)
     ax.margins(y=0.15)
     ax.set_ylabel("% slower than the baseline\n(below 0: faster)")
-    ax.set_title(f"{metric_label(results)}: median vs baseline, with the 95% interval of the mean")
+    ax.set_title(f"{results.metric_label}: median vs baseline, with the 95% interval of the mean")
     return fig
 
 
@@ -275,45 +220,57 @@ def save_figure(fig, path: Path, dpi: int = 120) -> Path:
     return path
 
 
-def plot(results: dict, summary: dict, outdir: Path) -> list[Path]:
+def plot(results: ExperimentResults, summary: dict, outdir: Path) -> list[Path]:
     return [save_figure(slowdown_figure(results, summary), outdir / "slowdown.png"),
             save_figure(taken_figure(summary), outdir / "taken.png")]
 
 
-def is_grid(results: dict) -> bool:
-    return bool(results.get("grid"))
-
-
-def summarize_grid(results: dict) -> dict:
+def summarize_grid(results: ExperimentResults) -> dict:
     """A lever grid's cells: each one's statistics, and its difference from its class's SCHED_OTHER cell."""
     try:
         return _summarize_grid(results)
-    except (KeyError, TypeError, ValueError, AttributeError, ZeroDivisionError) as err:
+    except (ArithmeticError, ValueError) as err:
         raise SummaryError(f"{type(err).__name__}: {err}") from None
 
 
-def _summarize_grid(results: dict) -> dict:
-    higher = bool(results["higher_is_better"])
+def _summarize_grid(results: ExperimentResults) -> dict:
     out = {}
-    for info in results["scenarios"]:
-        name = info["name"]
-        runs = measured(results, name)
-        entry = {"class": info.get("class"), "variant": info.get("variant"), "runs": len(runs),
-                 "failed": len(failed(results, name)),
-                 "verified": sum(1 for r in runs if ((r.get("verified") or {}).get("trace") or {}).get("verified"))}
-        out[name] = entry
+    for info in results.scenarios:
+        runs = results.measured(info.name)
+        entry = {"class": info.klass, "variant": info.variant, "runs": len(runs),
+                 "failed": len(results.failed(info.name)), "verified": sum(1 for r in runs if r.trace_verified)}
+        out[info.name] = entry
         if not runs:
             continue
-        values = [float(r["metric"]) for r in runs]
+        values = [float(r.metric) for r in runs]
         entry["metric"] = summarize(values).as_dict()
-        base = info.get("baseline")
-        base_values = [float(r["metric"]) for r in measured(results, base)] if base and base != name else []
+        base = info.baseline
+        base_values = [float(r.metric) for r in results.measured(base)] if base and base != info.name else []
         if base_values:
-            entry["vs_baseline"] = compare(base_values, values, higher).as_dict() | {"baseline": base}
-        for key in TRACE_METRICS:
-            got = [r[key] for r in runs if r.get(key) is not None]
-            entry[key] = median(got) if got else None
-        culprits = Counter(r.get("top_culprit") for r in runs if r.get("top_culprit"))
-        entry["top_culprit"] = culprits.most_common(1)[0][0] if culprits else None
+            entry["vs_baseline"] = compare(base_values, values, results.higher_is_better).as_dict() | {"baseline": base}
+        entry.update(trace_medians(runs))
     return out
 
+
+def grid_figure(results: ExperimentResults, summary: dict):
+    """Each class's cells: the mean with its 95% interval."""
+    plt = pyplot_agg()
+    classes = list(dict.fromkeys(e["class"] for e in summary.values()))
+    variants = list(dict.fromkeys(e["variant"] for e in summary.values()))
+    fig, axes = plt.subplots(1, len(classes), figsize=(3.2 * len(classes) + 1, 4), squeeze=False,
+                             layout="constrained")
+    for ax, cls in zip(axes[0], classes):
+        cells = [(v, summary.get(f"{cls}/{v}")) for v in variants]
+        cells = [(v, e) for v, e in cells if e and e.get("runs")]
+        means = [e["metric"]["mean"] for _, e in cells]
+        errors = [(e["metric"]["ci_high"] - e["metric"]["mean"]) if e["metric"]["ci_high"] is not None else 0
+                  for _, e in cells]
+        ax.bar([v for v, _ in cells], means, yerr=errors, capsize=4, color="#4c72b0")
+        ax.set_title(cls)
+        ax.tick_params(axis="x", rotation=30)
+    axes[0][0].set_ylabel(f"{results.metric_label}\n(mean, 95% interval)")
+    return fig
+
+
+def plot_grid(results: ExperimentResults, summary: dict, outdir: Path) -> list[Path]:
+    return [save_figure(grid_figure(results, summary), outdir / "levers.png", dpi=110)]

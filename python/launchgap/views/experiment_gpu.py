@@ -6,7 +6,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
-from launchgap.views.console import literal
+from launchgap.console import literal
 
 
 def _ms(value: float | None) -> str:

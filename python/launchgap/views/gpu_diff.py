@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
-from launchgap.views.console import literal
+from launchgap.console import literal
 from launchgap.views.terminal import CAUSE_WORDS, _s
 
 WHILE = {"preempted": "preempted", "runqueue": "woken, waiting to run", "irq": "interrupted"}

@@ -7,7 +7,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
-from launchgap.views.console import literal, shown
+from launchgap.console import literal, shown
 
 COST_STYLE = {"emulated": "green", "single-stepped": "yellow", "never-fires": "red"}
 

@@ -16,7 +16,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from launchgap.analysis.running_waiting import RunningWaiting  # noqa: E402
-from launchgap.views.console import shown  # noqa: E402
+from launchgap.console import shown  # noqa: E402
 from launchgap.views.timeline import DPI, PLOT_WIDTH_IN, plot_width_px  # noqa: E402
 
 FAILURE_COLOUR = "#ffa500"

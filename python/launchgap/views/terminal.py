@@ -10,11 +10,11 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from launchgap.console import literal
 from launchgap.analysis.records import (
     CgroupCulprit, FailedLaunches, GpuActivity, GpuCgroupCulprit, GpuTime, Report, TraceInfo,
 )
 from launchgap.views import words
-from launchgap.views.console import literal
 
 # how the culprit tables group (report --culprits-by): by task, or by the cgroup (container, pod) of each task
 CULPRIT_GROUPINGS = ("task", "cgroup")

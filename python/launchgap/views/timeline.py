@@ -19,14 +19,15 @@ import polars as pl  # noqa: E402
 from matplotlib.collections import LineCollection, PatchCollection  # noqa: E402
 from matplotlib.patches import Patch, Rectangle  # noqa: E402
 from matplotlib.colors import to_hex  # noqa: E402
+from rich.table import Table  # noqa: E402
 
 from launchgap.analysis.core_map import (  # noqa: E402
     Window, choose_window, command_stats, cpu_order, forked_tids, marks, run_slices, shared_span_s, trace_cpus,
     unknown_stretches, window_switches,
 )
 from launchgap.analysis.gpu_activity import busy_intervals  # noqa: E402
+from launchgap.console import literal, shown  # noqa: E402
 from launchgap.trace import Event, Trace  # noqa: E402
-from launchgap.views.console import shown  # noqa: E402
 from launchgap.views.pixels import decimate  # noqa: E402
 
 OTHER_COLOUR = "#000000"  # --target: tasks that do not match are black, as in dat2graph
@@ -260,3 +261,20 @@ def _legend_label(label: str, stats: pl.DataFrame) -> str:
     r = row.row(0, named=True)
     return (f"{label}: {r['first_s']:.4f}-{r['last_s']:.4f} s, ran {r['run_s']:.3f} s, "
             f"{r['switches_in']} switches, {r['tasks']} pids")
+
+
+# the commands the table beside the picture lists, busiest first; the rest are counted in its caption
+COMMANDS_LISTED = 20
+
+
+def command_table(data: TimelineData) -> Table:
+    """Each command's statistics in the trace's window, as the timeline command prints them."""
+    table = Table(title=f"{literal(data.name)}: per command", title_justify="left")
+    for col in ("command", "first seen (s)", "last seen (s)", "run time (s)", "switches in", "pids"):
+        table.add_column(col, justify="left" if col == "command" else "right")
+    for r in data.stats.head(COMMANDS_LISTED).iter_rows(named=True):
+        table.add_row(literal(r["comm"]), f"{r['first_s']:.4f}", f"{r['last_s']:.4f}", f"{r['run_s']:.4f}",
+                      str(r["switches_in"]), str(r["tasks"]))
+    if data.stats.height > COMMANDS_LISTED:
+        table.caption = f"and {data.stats.height - COMMANDS_LISTED} more commands"
+    return table

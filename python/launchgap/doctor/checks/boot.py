@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from launchgap.doctor.checks import Finding, check
+from launchgap.doctor.checks.registry import Finding, check
 from launchgap.doctor.facts import CMDLINE, CPU_DIR, CPUS_ISOLATED, CPUS_NOHZ_FULL, CPUS_ONLINE, HostFacts, evidence
 from launchgap.doctor.model import Evidence, Status, Target
 from launchgap.doctor.parse import format_cpus

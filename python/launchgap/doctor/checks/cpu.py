@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from launchgap.doctor.checks import Finding, check
+from launchgap.doctor.checks.registry import Finding, check
 from launchgap.doctor.facts import (
     CPU_DIR,
     CPUINFO,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import errno
 import os
 
-from launchgap.doctor.checks import Finding, check
+from launchgap.doctor.checks.registry import Finding, check
 from launchgap.doctor.facts import (
     DEBUGFS,
     KERNEL_VERSION,

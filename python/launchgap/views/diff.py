@@ -1,0 +1,40 @@
+"""`launchgap diff`: two traces' metrics side by side with the change, whether each is a whole trace, the
+launch rate in words, then the GPU time (gpu_diff.py) and, asked for, the culprits by cgroup. It shows what
+analysis/diff.py `diff_reports` returns."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from launchgap.console import literal, shown
+from launchgap.views import words
+from launchgap.views.gpu_diff import render_gpu_diff
+from launchgap.views.terminal import render_cgroup_diff
+
+
+def _value(value: float | None) -> str:
+    return "-" if value is None else f"{value:,.3f}".rstrip("0").rstrip(".")
+
+
+def render_diff(result: dict, a: str, b: str, console: Console) -> None:
+    """RESULT: the comparison of trace A with trace B (their paths as given)."""
+    table = Table(title=Text(shown(f"A = {a}   B = {b}")), title_justify="left")
+    for col in ("metric", "A", "B", "B vs A"):
+        table.add_column(col, justify="left" if col == "metric" else "right")
+    for row in result["metrics"]:
+        table.add_row(literal(row["metric"]), _value(row["a"]), _value(row["b"]), words.change(row["change_percent"]))
+    console.print(table)
+    for side, state in result["traces"].items():
+        if state["truncated"] or not state["clean_end"] or state["damage"]:
+            console.print(f"note: {side.upper()} ({shown(state['path'])}) is not a whole trace (cut short or damaged): its "
+                          f"counts are lower bounds", highlight=False, markup=False)
+    slowdown = result["launch_rate_slowdown_percent"]
+    if slowdown is not None:
+        pace = "as fast as" if words.speed(slowdown) == "no change" else f"{words.speed(slowdown)} than"
+        console.print(f"launch rate: B is {pace} A; verdicts A {literal(result['verdicts']['a'])}, "
+                      f"B {literal(result['verdicts']['b'])}", highlight=False)
+    render_gpu_diff(result["gpu_time"], console)
+    if "culprits_by_cgroup" in result:
+        render_cgroup_diff(result["culprits_by_cgroup"], console)
