@@ -39,7 +39,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from launchgap.trace.schema import META_FILE
+from launchgap.trace.directory import is_trace_directory
 
 FILE_MODE_ENV = "LAUNCHGAP_FILE_MODE"
 DEFAULT_FILE_MODE = 0o600
@@ -166,11 +166,6 @@ def make_directory(path: str | Path) -> Path:
     for made in reversed(missing):
         hand_over(made, directory=True)
     return path
-
-
-def is_trace_directory(path: Path) -> bool:
-    """A directory holding a trace's metadata: a format-2 trace, which a new trace may replace."""
-    return path.is_dir() and (path / META_FILE).is_file()
 
 
 # the kernel's own file systems: nothing launchgap writes belongs there

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import polars as pl
 
-from launchgap.output import is_trace_directory
+from launchgap.trace.directory import is_trace_directory
 from launchgap.trace.columns import columns_of, polars_type
 from launchgap.trace.format1 import write_format1
 from launchgap.trace.format2 import write_format2
