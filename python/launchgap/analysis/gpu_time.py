@@ -14,6 +14,8 @@ sum to the idle time.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import polars as pl
 
@@ -92,36 +94,117 @@ def idle_gaps(work: pl.DataFrame, span_start_ns: int, span_end_ns: int) -> pl.Da
     return pl.concat([between, outside], how="diagonal_relaxed").sort("pid", "device_id", "g_start")
 
 
-def competitors(trace: Trace) -> pl.DataFrame:
-    """When each task waited, runnable, on a CPU's queue after being preempted there: cpu, tid, r_start, r_end
-    (from its preempting switch-out to its next switch-in). What a culprit's CPU time would go to, were the
-    culprit gone: the launching thread gets its share, the other waiting tasks theirs."""
-    sw = trace.of(Event.SWITCH, "ts_ns", "cpu", "tid", "next_tid", "voluntary")
+# The kernel's weight of each nice level, -20 to 19 (kernel/sched/core.c, sched_prio_to_weight): a fair
+# scheduler gives runnable tasks CPU time in proportion to these.
+NICE_WEIGHTS = (88761, 71755, 56483, 46273, 36291, 29154, 23254, 18705, 14949, 11916,
+                9548, 7620, 6100, 4904, 3906, 3121, 2501, 1991, 1586, 1277,
+                1024, 820, 655, 526, 423, 335, 272, 215, 172, 137,
+                110, 87, 70, 56, 45, 36, 29, 23, 18, 15)
+NICE_0_PRIO = 120  # the kernel's prio of a nice-0 task; prio below 100 is real-time
+
+
+def weight_of(prio: pl.Expr) -> pl.Expr:
+    """A task's scheduling weight from its kernel prio: its nice level's, and a real-time task (which any
+    fair task waits behind) the heaviest's."""
+    nice = (prio - NICE_0_PRIO).clip(-20, 19) + 20
+    return (pl.when(prio < 100).then(pl.lit(NICE_WEIGHTS[0], pl.Int64))
+            .otherwise(nice.cast(pl.Int64).replace_strict(list(range(40)), list(NICE_WEIGHTS),
+                                                         return_dtype=pl.Int64))
+            .fill_null(NICE_WEIGHTS[20]))
+
+
+@dataclass(frozen=True)
+class Competition:
+    """Who else wanted a CPU, and when: where a culprit's CPU time would go, were the culprit gone.
+    waits: cpu, tid, r_start, r_end, weight: each task's runnable waits on a CPU's queue after being
+    preempted there (from its preempting switch-out to its next switch-in), at its weight then;
+    weights: tid, weight: each task's weight at its last switch-out."""
+    waits: pl.DataFrame
+    weights: pl.DataFrame
+
+
+NO_COMPETITION = Competition(
+    pl.DataFrame(schema={"cpu": pl.UInt32, "tid": pl.UInt32, "r_start": pl.Int64, "r_end": pl.Int64,
+                         "weight": pl.Int64}),
+    pl.DataFrame(schema={"tid": pl.UInt32, "weight": pl.Int64}))
+
+
+def competitors(trace: Trace) -> Competition:
+    """Every task's waits in a CPU's queue after a preemption, with its weight, and each task's weight."""
+    sw = trace.of(Event.SWITCH, "ts_ns", "cpu", "tid", "prio", "next_tid", "voluntary")
     outs = (sw.filter(pl.col("voluntary").eq(False) & (pl.col("tid") != 0))
-            .select("cpu", "tid", pl.col("ts_ns").cast(pl.Int64).alias("r_start")).sort("r_start"))
+            .select("cpu", "tid", pl.col("ts_ns").cast(pl.Int64).alias("r_start"), weight_of(pl.col("prio"))
+                    .alias("weight")).sort("r_start"))
     ins = sw.select(pl.col("next_tid").alias("tid"), pl.col("ts_ns").cast(pl.Int64).alias("r_end")).sort("r_end")
-    return (outs.join_asof(ins, left_on="r_start", right_on="r_end", by="tid", strategy="forward",
-                           check_sortedness=False)
-            .filter(pl.col("r_end").is_not_null() & (pl.col("r_end") > pl.col("r_start"))))
+    waits = (outs.join_asof(ins, left_on="r_start", right_on="r_end", by="tid", strategy="forward",
+                            check_sortedness=False)
+             .filter(pl.col("r_end").is_not_null() & (pl.col("r_end") > pl.col("r_start")))
+             .select("cpu", "tid", "r_start", "r_end", "weight"))
+    weights = (sw.filter(pl.col("tid") != 0).sort("ts_ns").group_by("tid")
+               .agg(weight_of(pl.col("prio")).last().alias("weight")))
+    return Competition(waits, weights)
 
 
-def with_share(pieces: pl.DataFrame, waiting_tasks: pl.DataFrame) -> pl.DataFrame:
+def _queued_weight(waits: pl.DataFrame, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """For each interval [starts[i], ends[i]), the weight-nanoseconds WAITS spent in it (each wait's weight
+    times its overlap with it, summed): the weight waiting, a step function of time, integrated over it."""
+    if waits.is_empty() or starts.size == 0:
+        return np.zeros(starts.size, np.float64)
+    weight = waits["weight"].to_numpy().astype(np.float64)
+    times = np.concatenate([waits["r_start"].to_numpy(), waits["r_end"].to_numpy()]).astype(np.int64)
+    steps = np.concatenate([weight, -weight])
+    order = np.argsort(times, kind="stable")
+    times, steps = times[order], steps[order]
+    waiting = np.cumsum(steps)  # the weight waiting just after each event
+    area = np.concatenate([[0.0], np.cumsum(waiting[:-1] * np.diff(times))])  # weight-ns up to each event
+
+    def integral(at: np.ndarray) -> np.ndarray:
+        last = np.searchsorted(times, at, side="right") - 1
+        k = np.maximum(last, 0)
+        return np.where(last >= 0, area[k] + waiting[k] * (at - times[k]), 0.0)
+
+    return integral(ends) - integral(starts)
+
+
+def with_share(pieces: pl.DataFrame, competition: Competition) -> pl.DataFrame:
     """PIECES (cpu, tid, culprit_tid, p_start, p_end, ...) with `share`: the part of each the launching thread
-    would have had without its culprit, 1 / (1 + the other tasks waiting on that CPU meanwhile, on average):
-    a fair scheduler splits the freed time among every task waiting for it."""
+    would have had without its culprit. A fair scheduler splits the freed time among the tasks waiting for
+    that CPU in proportion to their weights (nice levels): the launching thread's weight over its own and
+    the other waiting tasks' (their weight-time over the piece's length). Task weights only: a cgroup's or
+    an autogroup's (a session's tasks weigh as one with sched_autogroup on) are not in the trace
+    (docs/gpu-time.md)."""
     if pieces.is_empty():
         return pieces.with_columns(pl.lit(1.0).alias("share"))
+    waits = competition.waits
     indexed = pieces.with_row_index("piece")
-    if waiting_tasks.is_empty():
+    queries = (indexed.select("piece", "cpu", pl.col("tid").alias("me"), "culprit_tid",
+                              pl.col("p_start").cast(pl.Int64).alias("q_start"),
+                              pl.col("p_end").cast(pl.Int64).alias("q_end")).drop_nulls("cpu")
+               .join(competition.weights.rename({"tid": "me", "weight": "my_weight"}), on="me", how="left")
+               .with_columns(pl.col("my_weight").fill_null(NICE_WEIGHTS[20])))
+    if waits.is_empty() or queries.is_empty():
         return indexed.with_columns(pl.lit(1.0).alias("share")).drop("piece")
-    queries = indexed.select("piece", "cpu", pl.col("tid").alias("me"), "culprit_tid",
-                             pl.col("p_start").alias("q_start"), pl.col("p_end").alias("q_end")).drop_nulls("cpu")
-    crowd = (overlaps(queries, waiting_tasks.rename({"tid": "other"}), "cpu")
-             .filter((pl.col("other") != pl.col("me")) & (pl.col("other") != pl.col("culprit_tid")))
-             .group_by("piece").agg(pl.col("overlap_ns").sum().alias("others_ns")))
-    return (indexed.join(crowd, on="piece", how="left")
-            .with_columns((1.0 / (1.0 + pl.col("others_ns").fill_null(0) / (pl.col("p_end") - pl.col("p_start"))))
-                          .alias("share")).drop("piece", "others_ns"))
+    starts, ends, cpus = queries["q_start"].to_numpy(), queries["q_end"].to_numpy(), queries["cpu"].to_numpy()
+    queued = np.zeros(queries.height, np.float64)
+    for cpu in np.unique(cpus):
+        here = cpus == cpu
+        queued[here] = _queued_weight(waits.filter(pl.col("cpu") == cpu), starts[here], ends[here])
+    # the launching thread's own waits and the culprit's are in that sum: taken back out (a task's waits are
+    # disjoint, so overlaps by task is exact), on the piece's CPU only
+    own = pl.concat([
+        overlaps(queries.select("piece", pl.col("me").alias("tid"), "cpu", "q_start", "q_end"),
+                 waits.rename({"cpu": "wait_cpu"}), "tid"),
+        overlaps(queries.select("piece", pl.col("culprit_tid").alias("tid"), "cpu", "q_start", "q_end")
+                 .drop_nulls("tid"), waits.rename({"cpu": "wait_cpu"}), "tid"),
+    ], how="diagonal_relaxed").filter(pl.col("wait_cpu") == pl.col("cpu")).group_by("piece").agg(
+        (pl.col("overlap_ns") * pl.col("weight")).sum().alias("own"))
+    others = (queries.select("piece", "my_weight", (pl.col("q_end") - pl.col("q_start")).alias("length"))
+              .with_columns(pl.Series("queued", queued))
+              .join(own, on="piece", how="left")
+              .select("piece", ((pl.col("queued") - pl.col("own").fill_null(0)).clip(lower_bound=0)
+                                / pl.col("length") / pl.col("my_weight")).alias("others")))
+    return (indexed.join(others, on="piece", how="left")
+            .with_columns((1.0 / (1.0 + pl.col("others").fill_null(0.0))).alias("share")).drop("piece", "others"))
 
 
 def _host_parts(gaps: pl.DataFrame) -> pl.DataFrame:
@@ -134,7 +217,7 @@ def _host_parts(gaps: pl.DataFrame) -> pl.DataFrame:
 
 
 def attribute(gaps: pl.DataFrame, segments: pl.DataFrame, runs: pl.DataFrame, irqs: pl.DataFrame,
-              waiting_tasks: pl.DataFrame | None = None) -> pl.DataFrame:
+              competition: Competition = NO_COMPETITION) -> pl.DataFrame:
     """Each gap's nanoseconds by cause (and culprit): pid, device_id, cause, culprit_pid, culprit,
     culprit_cgroup (the culprit's cgroup where RUNS carry run_cgroup: analysis/cgroups.py), tid, ns, and
     recoverable_ns (what taking the culprit away would give back: with_share). Sums to
@@ -142,7 +225,7 @@ def attribute(gaps: pl.DataFrame, segments: pl.DataFrame, runs: pl.DataFrame, ir
 
     segments: thread_segments (tid, cpu, state, s_start, s_end); runs: cpu_runs (cpu, r_start,
     r_end, run_pid, run_tid, run_comm); irqs: irq_intervals (tid, name, i_start, i_end, ...);
-    waiting_tasks: competitors()."""
+    competition: competitors()."""
     out = []
     # outside the process's GPU work
     outside = gaps.filter(pl.col("kind") != "between")
@@ -166,7 +249,7 @@ def attribute(gaps: pl.DataFrame, segments: pl.DataFrame, runs: pl.DataFrame, ir
         "pid", "device_id", "tid", pl.lit(UNKNOWN).alias("cause"),
         (pl.col("q_end") - pl.col("q_start") - pl.col("covered").fill_null(0)).alias("ns"))
     out.append(uncovered)
-    out.extend(_waiting(pieces, runs, waiting_tasks))
+    out.extend(_waiting(pieces, runs, competition))
     out.extend(_running(pieces, irqs))
     out.append(pieces.filter(pl.col("state").is_in(["blocked", "offcpu"])).select(
         "pid", "device_id", "tid", pl.lit(BLOCKED).alias("cause"), (pl.col("p_end") - pl.col("p_start")).alias("ns")))
@@ -188,7 +271,7 @@ def _run_columns(runs: pl.DataFrame) -> pl.DataFrame:
     return runs.select("cpu", "r_start", "r_end", "run_pid", "run_tid", "run_comm", cgroup)
 
 
-def _waiting(pieces: pl.DataFrame, runs: pl.DataFrame, waiting_tasks: pl.DataFrame | None) -> list[pl.DataFrame]:
+def _waiting(pieces: pl.DataFrame, runs: pl.DataFrame, competition: Competition) -> list[pl.DataFrame]:
     """Preempted and run-queue time, by who ran on the thread's CPU meanwhile (the rest: nobody known)."""
     waiting = pieces.filter(pl.col("state").is_in([PREEMPTED, RUNQUEUE])).with_row_index("w")
     queries = waiting.select("w", "cpu", "pid", "device_id", "tid", "state", pl.col("p_start").alias("q_start"),
@@ -201,7 +284,7 @@ def _waiting(pieces: pl.DataFrame, runs: pl.DataFrame, waiting_tasks: pl.DataFra
                        .alias("culprit"), pl.col("overlap_ns").alias("ns"),
                        pl.max_horizontal("q_start", "r_start").alias("p_start"),
                        pl.min_horizontal("q_end", "r_end").alias("p_end"))
-    named = with_share(named, waiting_tasks if waiting_tasks is not None else pl.DataFrame()).with_columns(
+    named = with_share(named, competition).with_columns(
         (pl.col("ns") * pl.col("share")).alias("recoverable"))
     accounted = ran.group_by("w").agg(pl.col("overlap_ns").sum().alias("named"))
     rest = waiting.join(accounted, on="w", how="left").select(
@@ -328,7 +411,7 @@ def _complement(spans: pl.DataFrame, within: pl.DataFrame, key: str) -> pl.DataF
 
 
 def delay_pieces(segments: pl.DataFrame, runs: pl.DataFrame, irqs: pl.DataFrame, threads: pl.DataFrame,
-                 waiting_tasks: pl.DataFrame | None = None) -> pl.DataFrame:
+                 competition: Competition = NO_COMPETITION) -> pl.DataFrame:
     """The launching threads' interference as disjoint intervals, each with its culprit: pid, tid,
     d_start, d_end, cause, culprit_pid, culprit, culprit_cgroup (where RUNS carry run_cgroup). Preempted and
     run-queue time by who ran on the thread's CPU meanwhile (the rest with no culprit); interrupts by
@@ -348,8 +431,7 @@ def delay_pieces(segments: pl.DataFrame, runs: pl.DataFrame, irqs: pl.DataFrame,
     nobody = _complement(named.select("d", "start", "end", "w_start", "w_end"),
                          waiting.select("d", pl.col("d_start").alias("w_start"), pl.col("d_end").alias("w_end")), "d"
                          ).join(waiting.select("d", "tid", "cause"), on="d")
-    named = with_share(named.rename({"start": "p_start", "end": "p_end"}),
-                       waiting_tasks if waiting_tasks is not None else pl.DataFrame()).rename(
+    named = with_share(named.rename({"start": "p_start", "end": "p_end"}), competition).rename(
         {"p_start": "start", "p_end": "end"})
     parts = [named.select("tid", "start", "end", "cause", "culprit_pid", "culprit", "culprit_cgroup", "share"),
              nobody.select("tid", "start", "end", "cause", pl.lit(None, pl.UInt32).alias("culprit_pid"),
