@@ -153,9 +153,9 @@ def diff(a: str, b: str, as_json: bool, culprits_by: str | None) -> None:
     if culprits_by == "cgroup":
         _require_cgroups(a, report_a)
         _require_cgroups(b, report_b)
-    result = diff_reports(report_a, report_b, culprits_by).to_json()
+    result = diff_reports(report_a, report_b, culprits_by)
     if as_json:
-        click.echo(json.dumps(result, indent=2))
+        click.echo(json.dumps(result.to_json(), indent=2))
         return
     render_diff(result, a, b, console)
 

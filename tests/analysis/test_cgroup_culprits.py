@@ -103,3 +103,22 @@ def test_diff_matches_cgroups_of_both_sides(tmp_path):
     assert cpu[(f"container {CONTAINER[:12]}", "preempted")] == (3000, 0, -100.0)
     assert diff_reports(a, b).culprits_by_cgroup is None
     assert "culprits_by_cgroup" not in diff_reports(a, b).to_json()
+
+
+def test_diff_says_each_cgroups_change_in_words(tmp_path):
+    """As every other change diff shows (issue 25, item 4): "100.0% lower", not a signed percentage."""
+    from rich.console import Console
+
+    from launchgap.console import UNBOUNDED_WIDTH
+    from launchgap.views.terminal import render_cgroup_diff
+
+    a = build_report(shared_cpu().write(tmp_path / "a.lg"))
+    quieter = shared_cpu()
+    quieter.rows = [r for r in quieter.rows if not (r["event"] == "switch" and 20_000 <= r["ts_ns"] <= 23_000)]
+    b = build_report(quieter.write(tmp_path / "b.lg"))
+    console = Console(record=True, width=UNBOUNDED_WIDTH, soft_wrap=True, emoji=False)
+    render_cgroup_diff(diff_reports(a, b, "cgroup").culprits_by_cgroup, console)
+    rows = {line.split("│")[1].strip(): [c.strip() for c in line.split("│")[2:-1]]
+            for line in console.export_text().splitlines() if line.startswith("│")}
+    assert rows[f"container {CONTAINER[:12]}"][-1] == "100.0% lower"
+    assert rows["/pod-a"][-1] == "no change"

@@ -41,7 +41,8 @@ BOUNDS = GpuTime(mode="bounds", why="attached with -p", span_ns=1000 * MS, busy_
 def test_an_exact_side_against_a_bounds_side(tmp_path):
     report = build_report(busy_trace(0).write(tmp_path / "t.lg"))
     a, b = dataclasses.replace(report, gpu_time=EXACT), dataclasses.replace(report, gpu_time=BOUNDS)
-    gpu = diff_gpu_time(a, b).to_json()
+    diffed = diff_gpu_time(a, b)
+    gpu = diffed.to_json()
     assert gpu["a"]["interference_by_cause_ns"] == {"preempted": 30 * MS, "runqueue": 10 * MS, "irq": 2 * MS}
     assert gpu["a"]["idle_percent"] == 20.0 and gpu["b"]["idle_percent"] is None
     assert (gpu["a"]["interference_high_percent"], gpu["b"]["interference_low_percent"],
@@ -56,7 +57,7 @@ def test_an_exact_side_against_a_bounds_side(tmp_path):
     assert (hog["a_pids"], hog["b_pids"]) == ([7], [8])
     assert (irq["a_low_ns"], irq["b_pids"], irq["change_high_ns"]) == (None, [], 5 * MS)
     console = Console(record=True, width=UNBOUNDED_WIDTH, soft_wrap=True, emoji=False)
-    render_gpu_diff(gpu, console)
+    render_gpu_diff(diffed, console)
     text = console.export_text()
     assert "GPU time (A: exact, from GPU activity; B: bounds, from the host (attached with -p))" in text
     rows = {line.split("│")[1].strip(): [c.strip() for c in line.split("│")[2:-1]]

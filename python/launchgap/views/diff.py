@@ -8,6 +8,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from launchgap.analysis.diff import ReportDiff
 from launchgap.console import literal, shown
 from launchgap.views import words
 from launchgap.views.gpu_diff import render_gpu_diff
@@ -18,23 +19,23 @@ def _value(value: float | None) -> str:
     return "-" if value is None else f"{value:,.3f}".rstrip("0").rstrip(".")
 
 
-def render_diff(result: dict, a: str, b: str, console: Console) -> None:
+def render_diff(result: ReportDiff, a: str, b: str, console: Console) -> None:
     """RESULT: the comparison of trace A with trace B (their paths as given)."""
     table = Table(title=Text(shown(f"A = {a}   B = {b}")), title_justify="left")
     for col in ("metric", "A", "B", "B vs A"):
         table.add_column(col, justify="left" if col == "metric" else "right")
-    for row in result["metrics"]:
-        table.add_row(literal(row["metric"]), _value(row["a"]), _value(row["b"]), words.change(row["change_percent"]))
+    for row in result.metrics:
+        table.add_row(literal(row.metric), _value(row.a), _value(row.b), words.change(row.change_percent))
     console.print(table)
-    for side, state in result["traces"].items():
-        if state["truncated"] or not state["clean_end"] or state["damage"]:
-            console.print(f"note: {side.upper()} ({shown(state['path'])}) is not a whole trace (cut short or damaged): its "
+    for side, state in (("a", result.traces.a), ("b", result.traces.b)):
+        if state.truncated or not state.clean_end or state.damage:
+            console.print(f"note: {side.upper()} ({shown(state.path)}) is not a whole trace (cut short or damaged): its "
                           f"counts are lower bounds", highlight=False, markup=False)
-    slowdown = result["launch_rate_slowdown_percent"]
+    slowdown = result.launch_rate_slowdown_percent
     if slowdown is not None:
         pace = "as fast as" if words.speed(slowdown) == "no change" else f"{words.speed(slowdown)} than"
-        console.print(f"launch rate: B is {pace} A; verdicts A {literal(result['verdicts']['a'])}, "
-                      f"B {literal(result['verdicts']['b'])}", highlight=False)
-    render_gpu_diff(result["gpu_time"], console)
-    if "culprits_by_cgroup" in result:
-        render_cgroup_diff(result["culprits_by_cgroup"], console)
+        console.print(f"launch rate: B is {pace} A; verdicts A {literal(result.verdicts.a)}, "
+                      f"B {literal(result.verdicts.b)}", highlight=False)
+    render_gpu_diff(result.gpu_time, console)
+    if result.culprits_by_cgroup is not None:
+        render_cgroup_diff(result.culprits_by_cgroup, console)

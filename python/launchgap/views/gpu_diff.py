@@ -5,10 +5,9 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
+from launchgap.analysis.diff import GpuTimeDiff, GpuTimeSide
 from launchgap.console import literal
-from launchgap.views.terminal import CAUSE_WORDS, _s
-
-WHILE = {"preempted": "preempted", "runqueue": "woken, waiting to run", "irq": "interrupted"}
+from launchgap.views.terminal import CAUSE_WORDS, WHILE_WAITING, _s
 
 
 def _signed(ns: int) -> str:
@@ -30,55 +29,55 @@ def _points(value: float | None) -> str:
     return "-" if value is None else f"{value:+.2f} points"
 
 
-def _mode(side: dict) -> str:
-    if side["mode"] == "exact":
+def _mode(side: GpuTimeSide) -> str:
+    if side.mode == "exact":
         return "exact, from GPU activity"
-    if side["mode"] == "bounds":
-        return f"bounds, from the host ({literal(side['why'] or '')})"
-    return f"not estimated ({literal(side['why'] or '')})"
+    if side.mode == "bounds":
+        return f"bounds, from the host ({literal(side.why or '')})"
+    return f"not estimated ({literal(side.why or '')})"
 
 
-def _caused(side: dict) -> str:
-    if side["mode"] == "none":
+def _caused(side: GpuTimeSide) -> str:
+    if side.mode == "none":
         return "-"
     share = ""
-    if side["interference_high_percent"] is not None:
-        low, high = side["interference_low_percent"], side["interference_high_percent"]
+    if side.interference_high_percent is not None:
+        low, high = side.interference_low_percent, side.interference_high_percent
         share = f" ({high:.2f}%" if low == high else f" ({low:.2f} to {high:.2f}%"
-        share += f" of {_s(side['active_ns'])})"
-    return _range(side["interference_low_ns"], side["interference_high_ns"]) + share
+        share += f" of {_s(side.active_ns)})"
+    return _range(side.interference_low_ns, side.interference_high_ns) + share
 
 
-def render_gpu_diff(gpu: dict, console: Console) -> None:
+def render_gpu_diff(gpu: GpuTimeDiff, console: Console) -> None:
     """The GPU time table (both sides, B - A) and the culprits in GPU time."""
-    a, b, change = gpu["a"], gpu["b"], gpu["change"]
-    if a["mode"] == "none" and b["mode"] == "none":
-        console.print(f"GPU time: not estimated for either trace ({literal(a['why'] or '')})", highlight=False)
+    a, b, change = gpu.a, gpu.b, gpu.change
+    if a.mode == "none" and b.mode == "none":
+        console.print(f"GPU time: not estimated for either trace ({literal(a.why or '')})", highlight=False)
         return
     table = Table(title="GPU time (A: " + _mode(a) + "; B: " + _mode(b) + ")", title_justify="left")
     for col in ("", "A", "B", "B - A"):
         table.add_column(col, justify="left" if not col else "right")
-    table.add_row("GPU busy", _percent(a["busy_percent"]), _percent(b["busy_percent"]), _points(change["busy_points"]))
-    table.add_row("GPU idle", _percent(a["idle_percent"]), _percent(b["idle_percent"]), _points(change["idle_points"]))
-    either_none = "none" in (a["mode"], b["mode"])
+    table.add_row("GPU busy", _percent(a.busy_percent), _percent(b.busy_percent), _points(change.busy_points))
+    table.add_row("GPU idle", _percent(a.idle_percent), _percent(b.idle_percent), _points(change.idle_points))
+    either_none = "none" in (a.mode, b.mode)
     table.add_row("idle caused by interference (preemption, run-queue waits, interrupts)"
-                  + ("" if a["interference_exact"] and b["interference_exact"] else ", bounds where not exact"),
+                  + ("" if a.interference_exact and b.interference_exact else ", bounds where not exact"),
                   _caused(a), _caused(b),
-                  "-" if either_none else _range(change["interference_low_ns"], change["interference_high_ns"], True))
-    if change["interference_by_cause_ns"] is not None:
-        for cause, delta in change["interference_by_cause_ns"].items():
-            table.add_row(f"  of which {CAUSE_WORDS[cause]}", _s(a["interference_by_cause_ns"][cause]),
-                          _s(b["interference_by_cause_ns"][cause]), _signed(delta))
-    table.add_row("idle for the app's own host work (host work, launch calls, its own waits)", _s(a["own_ns"]),
-                  _s(b["own_ns"]), "-" if change["own_ns"] is None else _signed(change["own_ns"]))
+                  "-" if either_none else _range(change.interference_low_ns, change.interference_high_ns, True))
+    if change.interference_by_cause_ns is not None:
+        for cause, delta in change.interference_by_cause_ns.items():
+            table.add_row(f"  of which {CAUSE_WORDS[cause]}", _s(a.interference_by_cause_ns[cause]),
+                          _s(b.interference_by_cause_ns[cause]), _signed(delta))
+    table.add_row("idle for the app's own host work (host work, launch calls, its own waits)", _s(a.own_ns),
+                  _s(b.own_ns), "-" if change.own_ns is None else _signed(change.own_ns))
     console.print(table)
-    if gpu["culprits"]:
+    if gpu.culprits:
         culprits = Table(title="Who cost the GPU time, A and B (by name)", title_justify="left")
         for col in ("culprit", "while the launching thread was", "A", "B", "B - A"):
             culprits.add_column(col, justify="left" if col in ("culprit", "while the launching thread was")
                                 else "right")
-        for row in gpu["culprits"]:
-            culprits.add_row(literal(row["culprit"] or "-"), WHILE.get(row["cause"], literal(row["cause"])),
-                             _range(row["a_low_ns"], row["a_high_ns"]), _range(row["b_low_ns"], row["b_high_ns"]),
-                             _range(row["change_low_ns"], row["change_high_ns"], True))
+        for row in gpu.culprits:
+            culprits.add_row(literal(row.culprit or "-"), WHILE_WAITING.get(row.cause, literal(row.cause)),
+                             _range(row.a_low_ns, row.a_high_ns), _range(row.b_low_ns, row.b_high_ns),
+                             _range(row.change_low_ns, row.change_high_ns, True))
         console.print(culprits)

@@ -10,6 +10,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from launchgap.analysis.diff import CgroupCulpritsDiff
 from launchgap.console import literal
 from launchgap.analysis.records import (
     CgroupCulprit, FailedLaunches, GpuActivity, GpuCgroupCulprit, GpuTime, Report, TraceInfo,
@@ -321,21 +322,19 @@ def render(report: Report, console: Console, culprits_by: str = "task", verbose:
         console.print(f"[bold red]warning[/]: {literal(metric)}: {literal(text)}")
 
 
-def render_cgroup_diff(compared: dict, console: Console) -> None:
+def render_cgroup_diff(compared: CgroupCulpritsDiff, console: Console) -> None:
     """`diff --culprits-by cgroup`: each cgroup's culprit time in A and in B (analysis/diff.py)."""
-    for side, title, what in (("cpu", "Which cgroups ran while the workload waited, A and B", "time"),
-                              ("gpu", "Which cgroups cost the GPU time, A and B (upper bounds where estimated)",
-                               "GPU idle caused")):
-        rows = compared.get(side)
+    for rows, title, what in ((compared.cpu, "Which cgroups ran while the workload waited, A and B", "time"),
+                              (compared.gpu, "Which cgroups cost the GPU time, A and B (upper bounds where "
+                                             "estimated)", "GPU idle caused")):
         if not rows:
             continue
         table = Table(title=title, title_justify="left")
-        for col in ("cgroup", "while it was", f"{what} A", f"{what} B", "change"):
+        for col in ("cgroup", "while it was", f"{what} A", f"{what} B", "B vs A"):
             table.add_column(col, justify="left" if col in ("cgroup", "while it was") else "right")
         for r in rows[:20]:
-            change = "-" if r["change_percent"] is None else f"{r['change_percent']:+.1f}%"
-            table.add_row(literal(r["name"]), WHILE_WAITING.get(r["cause"], r["cause"]), _s(r["a_ns"]), _s(r["b_ns"]),
-                          change)
+            table.add_row(literal(r.name), WHILE_WAITING.get(r.cause, r.cause), _s(r.a_ns), _s(r.b_ns),
+                          words.change(r.change_percent))
         if len(rows) > 20:
             table.caption = f"... {len(rows) - 20} more (diff --json has every one)"
             table.caption_justify = "left"
