@@ -179,7 +179,10 @@ def intersect(a: list[tuple[int, int]], b: list[tuple[int, int]]) -> list[tuple[
 def thread_states(trace, tids: set[int]) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
     """When the threads TIDS ran and when they were runnable but not running, read straight from the
     trace's switch and wakeup rows: running from a switch-in to the next switch-out; runnable from a
-    switch-out that left them runnable (not voluntary) or a wakeup, to the next switch-in."""
+    switch-out that left them runnable (not voluntary) or a wakeup, to the next switch-in, or, where the
+    switch-in went unseen (a task whose own switch-outs sched_switch never shows ran before it: this
+    sandbox's agent threads, docs/metrics.md), to the next switch-out: the wait's upper bound, as
+    docs/views.md and docs/gpu-time.md count it."""
     sw = trace.of(Event.SWITCH, "ts_ns", "tid", "next_tid", "voluntary")
     rows = [(ts, 0, tid, v) for ts, tid, _, v in sw.filter(pl.col("tid").is_in(list(tids))).iter_rows()]
     rows += [(ts, 1, nxt, None) for ts, _, nxt, _ in sw.filter(pl.col("next_tid").is_in(list(tids))).iter_rows()]
@@ -191,6 +194,8 @@ def thread_states(trace, tids: set[int]) -> tuple[list[tuple[int, int]], list[tu
         if what == 0:  # switched out
             if state == "running":
                 running.append((start, ts))
+            elif state == "runnable":  # its switch-in was not seen
+                runnable.append((start, ts))
             since[tid] = ("runnable", ts) if voluntary is False else ("blocked", ts)
         elif what == 1:  # switched in
             if state == "runnable":
