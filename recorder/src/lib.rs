@@ -2,7 +2,9 @@
 //! workload uses, reading their symbols, placing each uprobe on an
 //! instruction the kernel emulates, and attaching those probes; cgroups
 //! (their ids, paths, and the containers and pods their paths name); the
-//! host facts both report; and which kernels they run on (kernel_features).
+//! host facts both report; which kernels they run on (kernel_features); and
+//! what both do as processes beside the workload they measure (host_process:
+//! stop signals, SCHED_BATCH; bpf_host: libbpf's messages, detaching).
 //! `launchgap-record` (src/main.rs) writes traces; `launchgap-monitor`
 //! (src/bin/launchgap-monitor/) serves in-kernel aggregates to Prometheus.
 
@@ -12,6 +14,7 @@ pub mod cuda_api;
 pub mod cuda_attach;
 pub mod discover;
 pub mod elf_symbols;
+pub mod host_process;
 pub mod kernel_features;
 pub mod metadata;
 pub mod probe_placement;

@@ -29,7 +29,6 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::mem::MaybeUninit;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -37,6 +36,8 @@ use anyhow::{anyhow, bail, Result};
 use libbpf_rs::RingBufferBuilder;
 use serde_json::json;
 
+use launchgap_record::bpf_host::{detach_all, route_libbpf_messages};
+use launchgap_record::host_process::{become_background_batch_work, stop_on, stop_signal};
 use launchgap_record::kernel_features::{self, Program};
 use launchgap_record::{cuda_api, discover, metadata, probe_plan};
 
@@ -51,26 +52,9 @@ use crate::trace_writer::format1::Format1Writer;
 use crate::trace_writer::format2::Format2Writer;
 use crate::trace_writer::{Format, TraceSink};
 
-static STOP_SIGNAL: AtomicI32 = AtomicI32::new(0);
-
-extern "C" fn on_stop_signal(signal: libc::c_int) {
-    STOP_SIGNAL.store(signal, Ordering::SeqCst);
-}
-
 /// SIGTERM and SIGHUP are passed on to the command; SIGINT comes from the
 /// terminal to both. Each ends the recording cleanly, the trace in place.
 const FORWARDED_SIGNALS: [libc::c_int; 2] = [libc::SIGTERM, libc::SIGHUP];
-
-fn install_signal_handlers() {
-    for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
-        // SAFETY: the handler only stores to an atomic.
-        unsafe {
-            let mut action: libc::sigaction = std::mem::zeroed();
-            action.sa_sigaction = on_stop_signal as *const () as usize;
-            libc::sigaction(signal, &action, std::ptr::null_mut());
-        }
-    }
-}
 
 /// What the drain hands the writer thread.
 enum ToWriter {
@@ -278,16 +262,6 @@ fn write_all(sink: &mut dyn TraceSink, gpu: Option<GpuAccounting>, start_ns: u64
     }
 }
 
-/// Each tracepoint detach waits out an RCU grace period; waiting for them
-/// side by side takes one grace period instead of one per probe.
-fn detach_all(links: Vec<libbpf_rs::Link>) {
-    std::thread::scope(|scope| {
-        for link in links {
-            scope.spawn(move || drop(link));
-        }
-    });
-}
-
 /// Alive means running or sleeping: an exited process waiting to be reaped
 /// (a zombie) is gone as far as tracing goes.
 fn process_alive(pid: i32) -> bool {
@@ -295,17 +269,6 @@ fn process_alive(pid: i32) -> bool {
     // the state follows the parenthesised command name, which may hold spaces
     let state = stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().next());
     !matches!(state, None | Some("Z") | Some("X"))
-}
-
-/// SCHED_BATCH: a woken recorder thread never preempts the running task (a
-/// traced workload would see that as interference), yet keeps its fair share
-/// of the CPU under load, so the ring buffer is still drained. Set after the
-/// command is forked, so the command keeps its own policy; the writer thread
-/// spawned later inherits it.
-fn become_background_batch_work() {
-    let param = libc::sched_param { sched_priority: 0 };
-    // SAFETY: changes the calling thread's policy only.
-    unsafe { libc::sched_setscheduler(0, libc::SCHED_BATCH, &param) };
 }
 
 fn check_pids(pids: &[i32]) -> Result<()> {
@@ -499,7 +462,9 @@ fn run(args: Args) -> Result<i32> {
         "probes": probes,
         "cgroups": hierarchies.metadata(),
     });
-    // From here on the recorder's threads must not preempt what they measure.
+    // From here on the recorder's threads must not preempt what they measure
+    // (set after the command is forked, so the command keeps its own policy;
+    // the writer thread spawned next inherits it).
     become_background_batch_work();
     let created = match format {
         Format::One => output.file().and_then(|file| Format1Writer::create(file, meta.to_string())).map(|w| Box::new(w) as Box<dyn TraceSink>),
@@ -545,7 +510,7 @@ fn run(args: Args) -> Result<i32> {
         _ => String::new(),
     };
     // before the line a caller waits for, so a signal sent after it ends the recording cleanly
-    install_signal_handlers();
+    stop_on(&[libc::SIGINT, libc::SIGTERM, libc::SIGHUP]);
     let gpu = gpu_plan.as_ref().map(|p| format!(", GPU activity through CUPTI ({})", p.cupti.path.display())).unwrap_or_default();
     say(args.quiet, format!("tracing {what}: {cuda_probes} CUDA probes, {tracepoints} tracepoints{gpu} -> {}{via}", args.output.display()));
 
@@ -624,7 +589,7 @@ fn run(args: Args) -> Result<i32> {
         let polled = ring.poll(poll).and_then(|()| ring.consume());
         if let Err(e) = polled {
             // a signal that is not a stop (a tracer's, a handler's) interrupts the poll: poll again
-            if STOP_SIGNAL.load(Ordering::SeqCst) == 0 && e.kind() != libbpf_rs::ErrorKind::Interrupted {
+            if stop_signal().is_none() && e.kind() != libbpf_rs::ErrorKind::Interrupted {
                 return Err(anyhow!("reading the ring buffer: {e}"));
             }
         }
@@ -633,8 +598,7 @@ fn run(args: Args) -> Result<i32> {
         }
         read_channel(&to_writer);
         sample_drops(&to_writer, &mut lost_total);
-        let signal = STOP_SIGNAL.load(Ordering::SeqCst);
-        if signal != 0 {
+        if let Some(signal) = stop_signal() {
             if let Some(c) = child.as_ref().filter(|_| FORWARDED_SIGNALS.contains(&signal)) {
                 // SAFETY: signalling our own child.
                 unsafe { libc::kill(c.pid, signal) };
@@ -751,28 +715,13 @@ fn run(args: Args) -> Result<i32> {
             say(args.quiet, format!("waiting for {} (pid {}) to finish", args.command[0], c.pid));
             spawn::wait(c.pid)
         }
-        (None, _) => match STOP_SIGNAL.load(Ordering::SeqCst) {
-            0 => 0,
-            signal => 128 + signal,
-        },
+        (None, _) => stop_signal().map_or(0, |signal| 128 + signal),
     };
     Ok(match committed {
         Ok(()) => command_code,
         Err(_) if command_code != 0 => command_code,
         Err(_) => 1,
     })
-}
-
-/// libbpf's own chatter repeats what our one error line says; keep it for debugging.
-fn route_libbpf_messages() {
-    fn print(level: libbpf_rs::PrintLevel, message: String) {
-        eprint!("libbpf ({level:?}): {message}");
-    }
-    if std::env::var_os("LAUNCHGAP_DEBUG").is_some() {
-        libbpf_rs::set_print(Some((libbpf_rs::PrintLevel::Debug, print)));
-    } else {
-        libbpf_rs::set_print(None);
-    }
 }
 
 fn main() {

@@ -292,15 +292,6 @@ pub fn map_fill(skel: &MonitorSkel) -> Vec<(&'static str, u64, u64)> {
     ]
 }
 
-/// Each tracepoint detach waits out an RCU grace period; side by side they take one.
-pub fn detach_all(links: Vec<Link>) {
-    std::thread::scope(|scope| {
-        for link in links {
-            scope.spawn(move || drop(link));
-        }
-    });
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

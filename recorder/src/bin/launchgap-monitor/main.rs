@@ -22,7 +22,6 @@ mod skel {
 use std::collections::{HashMap, HashSet};
 use std::mem::MaybeUninit;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Result};
@@ -30,9 +29,11 @@ use clap::Parser;
 use libbpf_rs::Link;
 use serde_json::Value;
 
+use launchgap_record::bpf_host::{detach_all, route_libbpf_messages};
 use launchgap_record::cgroups;
 use launchgap_record::cuda_api::Layer;
 use launchgap_record::discover;
+use launchgap_record::host_process::{become_background_batch_work, stop_on, stop_signal};
 use launchgap_record::kernel_features::{self, Program};
 use launchgap_record::probe_plan::plan_library;
 
@@ -40,31 +41,6 @@ use crate::cli::{Args, Config, Targets};
 use crate::exposition::{Snapshot, LOST_UPDATE_REASONS};
 use crate::skel::MonitorSkel;
 use crate::stats::{ProcessKey, ProcessRecord};
-
-static STOP_SIGNAL: AtomicI32 = AtomicI32::new(0);
-
-extern "C" fn on_stop_signal(signal: libc::c_int) {
-    STOP_SIGNAL.store(signal, Ordering::SeqCst);
-}
-
-fn install_signal_handlers() {
-    for signal in [libc::SIGINT, libc::SIGTERM] {
-        // SAFETY: the handler only stores to an atomic.
-        unsafe {
-            let mut action: libc::sigaction = std::mem::zeroed();
-            action.sa_sigaction = on_stop_signal as *const () as usize;
-            libc::sigaction(signal, &action, std::ptr::null_mut());
-        }
-    }
-}
-
-/// SCHED_BATCH: a woken monitor never preempts the running task (a watched
-/// workload would see that as interference), yet keeps its fair share.
-fn become_background_batch_work() {
-    let param = libc::sched_param { sched_priority: 0 };
-    // SAFETY: changes the calling thread's policy only.
-    unsafe { libc::sched_setscheduler(0, libc::SCHED_BATCH, &param) };
-}
 
 /// How often exited threads and processes are looked for.
 const SWEEP_EVERY: Duration = Duration::from_secs(1);
@@ -434,12 +410,11 @@ fn run(config: Config) -> Result<i32> {
             .map_err(|e| anyhow!("cannot start pushing to {endpoint}: {e}"))?);
         say(quiet, format!("pushing OTLP to {endpoint} every {} s", every.as_secs_f64()));
     }
-    install_signal_handlers();
+    stop_on(&[libc::SIGINT, libc::SIGTERM]);
     let mut next_sweep = Instant::now() + SWEEP_EVERY;
     let mut next_rescan = Instant::now() + monitor.config.rescan;
     let signal = loop {
-        let signal = STOP_SIGNAL.load(Ordering::SeqCst);
-        if signal != 0 {
+        if let Some(signal) = stop_signal() {
             break signal;
         }
         server.turn(WAIT_FOR_REQUEST, |health| monitor.page(health))
@@ -458,21 +433,9 @@ fn run(config: Config) -> Result<i32> {
         }
     };
     drop(server);
-    bpf::detach_all(std::mem::take(&mut monitor.links));
+    detach_all(std::mem::take(&mut monitor.links));
     say(quiet, format!("stopped (signal {signal}); everything detached"));
     Ok(0)
-}
-
-/// libbpf's own chatter repeats what our one error line says; keep it for debugging.
-fn route_libbpf_messages() {
-    fn print(level: libbpf_rs::PrintLevel, message: String) {
-        eprint!("libbpf ({level:?}): {message}");
-    }
-    if std::env::var_os("LAUNCHGAP_DEBUG").is_some() {
-        libbpf_rs::set_print(Some((libbpf_rs::PrintLevel::Debug, print)));
-    } else {
-        libbpf_rs::set_print(None);
-    }
 }
 
 /// clap's first line, without its "error: " prefix: a user's mistake is one line.
