@@ -19,7 +19,9 @@ pub enum ProbeShape {
     RuntimeName,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Which library an entry point is in; reported as "driver" or "runtime".
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Layer {
     Driver,
     Runtime,

@@ -19,6 +19,7 @@ pub mod kernel_features;
 pub mod metadata;
 pub mod probe_placement;
 pub mod probe_plan;
+pub mod probe_report;
 
 /// The trace's name tables (schema/trace.toml's `names`), generated at build time.
 pub mod schema_names {

@@ -39,7 +39,7 @@ use serde_json::json;
 use launchgap_record::bpf_host::{detach_all, route_libbpf_messages};
 use launchgap_record::host_process::{become_background_batch_work, stop_on, stop_signal};
 use launchgap_record::kernel_features::{self, Program};
-use launchgap_record::{cuda_api, discover, metadata, probe_plan};
+use launchgap_record::{cuda_api, discover, metadata, probe_plan, probe_report};
 
 use crate::cli::Args;
 use crate::gpu_activity::accounting::GpuAccounting;
@@ -498,8 +498,8 @@ fn run(args: Args) -> Result<i32> {
     if libraries.driver.is_empty() {
         say(args.quiet, "warning: no CUDA driver library (libcuda.so.*) found: tracing scheduling and IRQs only (use --cuda-lib PATH)");
     }
-    let cuda_probes = probes.iter().filter(|p| p["kind"] == "uprobe" && p["attached"] == true).count();
-    let tracepoints = probes.iter().filter(|p| p["kind"] == "tracepoint" && p["attached"] == true).count();
+    let cuda_probes = probes.iter().filter(|p| p.is_uprobe() && p.took()).count();
+    let tracepoints = probes.iter().filter(|p| !p.is_uprobe() && p.took()).count();
     let what = match (&child, args.system) {
         (_, true) => "every task".to_string(),
         (Some(c), _) => format!("{} (pid {})", args.command.join(" "), c.pid),

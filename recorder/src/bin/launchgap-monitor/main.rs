@@ -27,7 +27,6 @@ use std::time::{Duration, Instant};
 use anyhow::{anyhow, bail, Result};
 use clap::Parser;
 use libbpf_rs::Link;
-use serde_json::Value;
 
 use launchgap_record::bpf_host::{detach_all, route_libbpf_messages};
 use launchgap_record::cgroups;
@@ -36,6 +35,7 @@ use launchgap_record::discover;
 use launchgap_record::host_process::{become_background_batch_work, stop_on, stop_signal};
 use launchgap_record::kernel_features::{self, Program};
 use launchgap_record::probe_plan::plan_library;
+use launchgap_record::probe_report::Probe;
 
 use crate::cli::{Args, Config, Targets};
 use crate::exposition::{Snapshot, LOST_UPDATE_REASONS};
@@ -54,7 +54,7 @@ struct Monitor<'obj> {
     uprobe_multi: bool,
     /// Probed driver files by (device, inode), with the path first used.
     libraries: Vec<((u64, u64), PathBuf)>,
-    probes: Vec<Value>,
+    probes: Vec<Probe>,
     records: HashMap<ProcessKey, ProcessRecord>,
     /// Thread entries (tid, start) and retired processes found gone at the
     /// last sweep: taken at the next one, so a last update in flight lands first.
@@ -273,7 +273,7 @@ impl<'obj> Monitor<'obj> {
             .iter()
             .map(|c| (exposition::culprit_labels(c, &self.records), c.ns as f64 / 1e9))
             .collect();
-        let attached = self.probes.iter().filter(|p| p["attached"] == true).count() as u64;
+        let attached = self.probes.iter().filter(|p| p.took()).count() as u64;
         Snapshot {
             targets,
             culprits,
@@ -394,7 +394,7 @@ fn run(config: Config) -> Result<i32> {
         say(quiet, "warning: no CUDA driver library (libcuda.so.*) found yet: counting scheduling and interrupts only \
                     until one is mapped (or use --cuda-lib PATH)");
     }
-    let attached = monitor.probes.iter().filter(|p| p["attached"] == true).count();
+    let attached = monitor.probes.iter().filter(|p| p.took()).count();
     let watching = match &monitor.config.targets {
         Targets::CudaCallers => format!("every CUDA process ({} now)", bpf::target_processes(&monitor.skel).len()),
         Targets::Pids(pids) => format!("pid {}", pids.iter().map(|p| p.to_string()).collect::<Vec<_>>().join(", ")),
