@@ -11,12 +11,12 @@ use anyhow::Result;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::cli::Args;
 use crate::cuda_api::Layer;
 use crate::discover::CudaLibraries;
 use crate::metadata;
 use crate::probe_plan::plan_library;
 use crate::probe_report::Probe;
+use crate::record_config::RecordConfig;
 
 /// What `--list-probes` prints. Fields (here and below) in alphabetical
 /// order, the order the listing had as a serde_json map.
@@ -96,21 +96,37 @@ pub fn listing(libraries: &CudaLibraries) -> Listing<'_> {
     }
 }
 
-/// Prints the listing for the recorder's arguments; the command is never
+/// Prints the listing for the recorder's configuration; the command is never
 /// run, but it must be one a recording could run: it is looked up as the
 /// recording's would be (as the invoking user, PATH and permissions), then
 /// let go at the gate.
-pub fn run(args: &Args) -> Result<i32> {
-    crate::check_pids(&args.pid)?;
-    if !args.command.is_empty() {
+pub fn run(config: &RecordConfig) -> Result<i32> {
+    if let Some(command) = config.command() {
         let run_as = crate::spawn::invoking_user()?;
-        crate::spawn::Gated::spawn(&args.command, run_as.as_ref(), &[])?.abandon();
+        crate::spawn::Gated::spawn(command, run_as.as_ref(), &[])?.abandon();
     }
-    let libraries = crate::discover_libraries(args)?;
+    let libraries = crate::recording::discover_libraries(config)?;
     let text = serde_json::to_string_pretty(&listing(&libraries))?;
     // a reader that stops early (`| head`) is not an error
     match writeln!(std::io::stdout().lock(), "{text}") {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(0),
         written => written.map(|()| 0).map_err(Into::into),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The listing's key order is the one it had as a serde_json map: every level sorted.
+    #[test]
+    fn the_listing_keeps_serde_json_s_key_order() {
+        let mut libraries = CudaLibraries::default();
+        libraries.found_via.push(("/nonexistent/libcuda.so.1".into(), "--cuda-lib"));
+        libraries.driver.push("/nonexistent/libcuda.so.1".into());
+        let listing = listing(&libraries);
+        let text = serde_json::to_string(&listing).unwrap();
+        assert_eq!(text, serde_json::to_value(&listing).unwrap().to_string());
+        assert!(text.contains(r#""libraries":[{"found_via":"--cuda-lib","kind":"driver","path":"/nonexistent/libcuda.so.1"}]"#));
     }
 }

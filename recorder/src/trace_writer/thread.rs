@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use anyhow::{bail, Result};
+use anyhow::{anyhow, bail, Result};
 use serde_json::json;
 
 use crate::gpu_activity::accounting::GpuAccounting;
@@ -100,6 +100,36 @@ pub struct WriterJob {
     pub gpu: Option<GpuAccounting>,
     /// when tracing started: losses found at the end happened since
     pub start_ns: u64,
+}
+
+/// The writer thread, running: the drain's end of its inbox, and the thread.
+pub struct RunningWriter {
+    to_writer: mpsc::Sender<ToWriter>,
+    handle: std::thread::JoinHandle<Result<WriterReport, WriterFailure>>,
+}
+
+impl RunningWriter {
+    pub fn start(job: WriterJob) -> std::io::Result<Self> {
+        let (to_writer, inbox) = mpsc::channel();
+        let handle = std::thread::Builder::new().name("trace-writer".into()).spawn(move || writer_thread(job, inbox))?;
+        Ok(RunningWriter { to_writer, handle })
+    }
+
+    /// Hands the writer a message; false once it has stopped (it could not
+    /// write the file), its inbox dropped: its error comes from `join`.
+    pub fn send(&self, message: ToWriter) -> bool {
+        self.to_writer.send(message).is_ok()
+    }
+
+    /// Whether the writer has stopped (after `ToWriter::End`, or on an error).
+    pub fn stopped(&self) -> bool {
+        self.handle.is_finished()
+    }
+
+    /// Waits for the writer to end: its report, or why it stopped early.
+    pub fn join(self) -> Result<Result<WriterReport, WriterFailure>> {
+        self.handle.join().map_err(|_| anyhow!("the trace writer panicked"))
+    }
 }
 
 pub fn writer_thread(job: WriterJob, inbox: mpsc::Receiver<ToWriter>) -> Result<WriterReport, WriterFailure> {
