@@ -122,7 +122,7 @@ fn plan_gpu_activity(config: &RecordConfig, libraries: &CudaLibraries, run_as: O
         command: config.command(),
         ld_library_path: std::env::var("LD_LIBRARY_PATH").ok(),
         user_home: user_home(),
-        toolkit_roots: ["CUDA_HOME", "CUDA_PATH"].iter().filter_map(|v| std::env::var_os(v)).map(PathBuf::from).collect(),
+        toolkit_roots: ["CUDA_HOME", "CUDA_PATH"].iter().filter_map(std::env::var_os).map(PathBuf::from).collect(),
     };
     gpu_activity::plan(request.cupti.as_deref(), request.collector.clone(), &search, run_as).map(Some)
 }
