@@ -1,8 +1,8 @@
 //! What launchgap's two programs share: finding the CUDA libraries a
 //! workload uses, reading their symbols, placing each uprobe on an
-//! instruction the kernel emulates, and attaching those probes; cgroups
-//! (their ids, paths, and the containers and pods their paths name); the
-//! host facts both report; which kernels they run on (kernel_features); and
+//! instruction the kernel emulates, attaching those probes and reporting
+//! each (probe_report); cgroups (their ids, paths, and the containers and
+//! pods their paths name); the host facts both report; which kernels they run on (kernel_features); and
 //! what both do as processes beside the workload they measure (host_process:
 //! stop signals, SCHED_BATCH; bpf_host: libbpf's messages, detaching).
 //! `launchgap-record` (src/main.rs) writes traces; `launchgap-monitor`
