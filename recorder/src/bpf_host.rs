@@ -1,6 +1,7 @@
 //! What both BPF loaders (the recorder's and the monitor's) ask of the host
-//! while loading: the thread-id range, and errors a user can act on. Whether
-//! the kernel can run them at all is kernel_features', decided before.
+//! while loading: the thread-id range, errors a user can act on, where
+//! libbpf's own messages go; and how both detach. Whether the kernel can run
+//! them at all is kernel_features', decided before.
 
 use anyhow::anyhow;
 
@@ -21,4 +22,27 @@ pub fn explain_load_error(err: &libbpf_rs::Error) -> anyhow::Error {
     } else {
         anyhow!("loading the BPF programs failed: {text}")
     }
+}
+
+/// libbpf's own chatter repeats what our one error line says; keep it for
+/// debugging (LAUNCHGAP_DEBUG set: every message, on stderr).
+pub fn route_libbpf_messages() {
+    fn print(level: libbpf_rs::PrintLevel, message: String) {
+        eprint!("libbpf ({level:?}): {message}");
+    }
+    if std::env::var_os("LAUNCHGAP_DEBUG").is_some() {
+        libbpf_rs::set_print(Some((libbpf_rs::PrintLevel::Debug, print)));
+    } else {
+        libbpf_rs::set_print(None);
+    }
+}
+
+/// Each tracepoint detach waits out an RCU grace period; waiting for them
+/// side by side takes one grace period instead of one per probe.
+pub fn detach_all(links: Vec<libbpf_rs::Link>) {
+    std::thread::scope(|scope| {
+        for link in links {
+            scope.spawn(move || drop(link));
+        }
+    });
 }

@@ -19,7 +19,9 @@ pub enum ProbeShape {
     RuntimeName,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Which library an entry point is in; reported as "driver" or "runtime".
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Layer {
     Driver,
     Runtime,
@@ -86,6 +88,11 @@ pub fn cookie_of(index: usize) -> u64 {
     index as u64 + 1
 }
 
+/// The attach cookie for the entry point named `name`; None for one not probed.
+pub fn cookie_named(name: &str) -> Option<u64> {
+    APIS.iter().position(|api| api.name == name).map(cookie_of)
+}
+
 /// The name behind a cookie a record carries; None for 0 ("no runtime call").
 pub fn name_of(cookie: u16) -> Option<&'static str> {
     (cookie as usize).checked_sub(1).and_then(|i| APIS.get(i)).map(|api| api.name)
@@ -105,6 +112,8 @@ mod tests {
             assert_eq!(name_of(cookie_of(i) as u16), Some(api.name));
         }
         assert_eq!(name_of(0), None);
+        assert_eq!(cookie_named("cudaLaunchKernel").and_then(|c| name_of(c as u16)), Some("cudaLaunchKernel"));
+        assert_eq!(cookie_named("cuNotAnEntryPoint"), None);
         assert_eq!(name_of(APIS.len() as u16 + 1), None);
     }
 

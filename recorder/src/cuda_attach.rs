@@ -8,10 +8,9 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use libbpf_rs::{Link, ProgramMut, UprobeMultiOpts, UprobeOpts};
-use serde_json::{json, Value};
-
 use crate::cuda_api::{cookie_of, ProbeShape};
 use crate::probe_plan::LibraryPlan;
+use crate::probe_report::{LinkKind, Probe};
 
 /// Whether a program runs at a function's entry or at its return.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -67,12 +66,11 @@ pub fn attach_library<'a, 'obj: 'a>(
     program: &dyn Fn(ProbeShape, Direction) -> Option<(&'a ProgramMut<'obj>, &'static str)>,
     multi: bool,
     links: &mut Vec<Link>,
-    probes: &mut Vec<Value>,
+    probes: &mut Vec<Probe>,
     warnings: &mut Vec<String>,
 ) {
     for name in &plan.missing {
-        probes.push(json!({"kind": "uprobe", "function": name, "file": file, "attached": false,
-                           "error": "not defined in this file"}));
+        probes.push(Probe::not_defined(name, file));
     }
     let mut groups: BTreeMap<(&'static str, bool), (&'a ProgramMut<'obj>, ProbeGroup)> = BTreeMap::new();
     let taken: Vec<_> = plan.probes.iter().filter(|p| program(p.api.shape, Direction::Entry).is_some()).collect();
@@ -108,11 +106,12 @@ pub fn attach_library<'a, 'obj: 'a>(
     for probe in taken {
         let name = probe.api.name;
         let result = results.remove(name).unwrap_or_else(|| Err("not attached".to_string()));
-        let mut described = probe.describe(file);
-        described["link"] = json!(if multi { "uprobe_multi" } else { "uprobe" });
-        described["attached"] = json!(result.is_ok());
-        described["error"] = json!(result.as_ref().err());
-        probes.push(described);
+        probes.push(Probe {
+            link: Some(if multi { LinkKind::UprobeMulti } else { LinkKind::Uprobe }),
+            attached: Some(result.is_ok()),
+            error: Some(result.as_ref().err().cloned()),
+            ..probe.describe(file)
+        });
         match result {
             Err(e) => warnings.push(format!("uprobe on {name} in {} failed: {e}", file.display())),
             Ok(()) => warnings.extend(probe.warning(file)),

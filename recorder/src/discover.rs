@@ -369,87 +369,116 @@ pub fn why_not_a_cuda_library(path: &Path) -> String {
     }
 }
 
+/// A file name the driver or a runtime goes by.
+fn is_cuda_name(name: &str) -> bool {
+    is_driver_name(name) || is_runtime_name(name)
+}
+
+/// Every CUDA library the inputs lead to, each with the first way it was
+/// found, in this order: --cuda-lib, what -p targets map, the command's
+/// executables and their dependencies, drivers beside each runtime found,
+/// LD_LIBRARY_PATH, the loader cache, and pip's nvidia packages.
 pub fn discover(input: &DiscoveryInput) -> CudaLibraries {
     let mut found = CudaLibraries::default();
     let ld_library_path = input.ld_library_path.as_deref().map(split_paths).unwrap_or_default();
     let cache = loader_cache();
-    let cuda_named = |name: &str| is_driver_name(name) || is_runtime_name(name);
-
     for path in input.extra {
         found.consider(path, "--cuda-lib");
     }
     for &pid in input.pids {
-        found.consider(Path::new(&format!("/proc/{pid}/exe")), "target executable");
-        let mapped = match mapped_cuda_files(pid, |name| is_driver_name(name) || is_runtime_name(name)) {
-            Ok(mapped) => mapped,
-            Err(e) => {
-                found.errors.push(e);
-                continue;
-            }
-        };
-        for (mapping, reached) in mapped {
-            if !mapping.deleted {
-                found.consider(&reached, "target maps");
-            } else if let Some(why) = why_unreachable(pid, &mapping, &reached) {
-                found.warnings.push(why);
-            } else {
-                found.consider_at(reached, VIA_DELETED_MAPPING);
-            }
+        found.consider_target(pid);
+    }
+    for exe in &command_executables(input.command) {
+        found.consider_executable(exe, &ld_library_path, &cache);
+    }
+    found.consider_beside_runtimes();
+    for dir in &ld_library_path {
+        for path in files_matching(dir, is_cuda_name) {
+            found.consider(&path, "LD_LIBRARY_PATH");
+        }
+    }
+    for (soname, path) in &cache {
+        if is_cuda_name(soname) {
+            found.consider(path, "loader cache");
         }
     }
     let command_exe = input.command.and_then(|cmd| cmd.first()).and_then(|c| resolve_executable(c));
-    // Every argument that names an executable, not only the first: wrappers
-    // (taskset, nice, env, chrt, python -m ...) put the real program later.
+    for nvidia_dir in python_site_dirs(command_exe.as_deref(), input.user_home.as_deref()) {
+        let Ok(packages) = std::fs::read_dir(&nvidia_dir) else { continue };
+        for package in packages.flatten() {
+            for path in files_matching(&package.path().join("lib"), is_cuda_name) {
+                found.consider(&path, "pip nvidia package");
+            }
+        }
+    }
+    found
+}
+
+/// Every argument that names an executable, not only the first: wrappers
+/// (taskset, nice, env, chrt, python -m ...) put the real program later.
+fn command_executables(command: Option<&[String]>) -> Vec<PathBuf> {
     let mut executables: Vec<PathBuf> = Vec::new();
-    for arg in input.command.unwrap_or(&[]) {
+    for arg in command.unwrap_or(&[]) {
         if let Some(path) = resolve_executable(arg).filter(|p| p.is_file()) {
             if !executables.contains(&path) {
                 executables.push(path);
             }
         }
     }
-    for exe in &executables {
-        found.consider(exe, "command executable");
-        let dependencies = dependency_closure(exe, &ld_library_path, &cache);
+    executables
+}
+
+impl CudaLibraries {
+    /// The executable and the CUDA files a -p target maps; a mapping deleted
+    /// on disk is taken through /proc where it can be read, else a warning.
+    fn consider_target(&mut self, pid: i32) {
+        self.consider(Path::new(&format!("/proc/{pid}/exe")), "target executable");
+        let mapped = match mapped_cuda_files(pid, is_cuda_name) {
+            Ok(mapped) => mapped,
+            Err(e) => {
+                self.errors.push(e);
+                return;
+            }
+        };
+        for (mapping, reached) in mapped {
+            if !mapping.deleted {
+                self.consider(&reached, "target maps");
+            } else if let Some(why) = why_unreachable(pid, &mapping, &reached) {
+                self.warnings.push(why);
+            } else {
+                self.consider_at(reached, VIA_DELETED_MAPPING);
+            }
+        }
+    }
+
+    /// A command's executable, the CUDA libraries among its dependencies, and
+    /// any driver in a directory one of them is in.
+    fn consider_executable(&mut self, exe: &Path, ld_library_path: &[PathBuf], cache: &[(String, PathBuf)]) {
+        self.consider(exe, "command executable");
+        let dependencies = dependency_closure(exe, ld_library_path, cache);
         for dep in &dependencies {
-            if cuda_named(file_name(dep)) {
-                found.consider(dep, "command dependencies");
+            if is_cuda_name(file_name(dep)) {
+                self.consider(dep, "command dependencies");
             }
         }
         for dep_dir in dependencies.iter().filter_map(|d| d.parent()) {
             for path in files_matching(dep_dir, is_driver_name) {
-                found.consider(&path, "command dependencies");
+                self.consider(&path, "command dependencies");
             }
         }
     }
-    // libcudart dlopens libcuda.so.1: look beside every runtime we found.
-    let runtimes: Vec<PathBuf> = found.runtime.clone();
-    for rt in runtimes {
-        if let Some(dir) = rt.parent() {
-            for path in files_matching(dir, is_driver_name) {
-                found.consider(&path, "beside the runtime");
+
+    /// libcudart dlopens libcuda.so.1: look beside every runtime found so far.
+    fn consider_beside_runtimes(&mut self) {
+        let runtimes: Vec<PathBuf> = self.runtime.clone();
+        for rt in runtimes {
+            if let Some(dir) = rt.parent() {
+                for path in files_matching(dir, is_driver_name) {
+                    self.consider(&path, "beside the runtime");
+                }
             }
         }
     }
-    for dir in &ld_library_path {
-        for path in files_matching(dir, cuda_named) {
-            found.consider(&path, "LD_LIBRARY_PATH");
-        }
-    }
-    for (soname, path) in &cache {
-        if cuda_named(soname) {
-            found.consider(path, "loader cache");
-        }
-    }
-    for nvidia_dir in python_site_dirs(command_exe.as_deref(), input.user_home.as_deref()) {
-        let Ok(packages) = std::fs::read_dir(&nvidia_dir) else { continue };
-        for package in packages.flatten() {
-            for path in files_matching(&package.path().join("lib"), cuda_named) {
-                found.consider(&path, "pip nvidia package");
-            }
-        }
-    }
-    found
 }
 
 /// A CUPTI library: named libcupti.so* and defining the activity API's entry point.

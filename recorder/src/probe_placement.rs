@@ -30,6 +30,13 @@ pub enum ProbeCost {
     NeverFires,
 }
 
+/// Reported by name (`as_str`), as the probe's `probe_cost`.
+impl serde::Serialize for ProbeCost {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
 impl ProbeCost {
     pub fn as_str(self) -> &'static str {
         match self {

@@ -5,11 +5,10 @@
 use std::path::Path;
 
 use anyhow::Result;
-use serde_json::{json, Value};
-
 use crate::cuda_api::{CudaApi, Layer, ProbeShape, APIS};
 use crate::elf_symbols::find_functions;
 use crate::probe_placement::{place, Placement, ProbeCost};
+use crate::probe_report::Probe;
 
 #[derive(Clone, Debug)]
 pub struct PlannedProbe {
@@ -37,16 +36,19 @@ impl PlannedProbe {
     }
 
     /// The probe's fields in the trace metadata and in `--list-probes`.
-    pub fn describe(&self, file: &Path) -> Value {
+    pub fn describe(&self, file: &Path) -> Probe {
         let p = &self.placement;
-        json!({
-            "kind": "uprobe", "function": self.api.name, "file": file,
-            "layer": match self.api.layer { Layer::Driver => "driver", Layer::Runtime => "runtime" },
-            "offset": self.function_offset, "placed_offset": p.offset,
-            "first_instruction": p.first, "moved_over": p.moved_over,
-            "probed_instruction": p.probed, "probe_cost": p.cost.as_str(),
-            "return_probe": self.has_return_probe(),
-        })
+        Probe {
+            layer: Some(self.api.layer),
+            offset: Some(self.function_offset),
+            placed_offset: Some(p.offset),
+            first_instruction: Some(p.first.clone()),
+            moved_over: Some(p.moved_over.clone()),
+            probed_instruction: Some(p.probed.clone()),
+            probe_cost: Some(p.cost),
+            return_probe: Some(self.has_return_probe()),
+            ..Probe::uprobe(self.api.name, file)
+        }
     }
 
     /// One line for the user when a hit here costs more than it must, or never comes.

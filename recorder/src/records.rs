@@ -83,207 +83,223 @@ pub fn record_type(data: &[u8]) -> Option<u32> {
 /// unknown type, variant or probe cookie.
 pub fn decode(data: &[u8], emit: &mut impl FnMut(&Row)) -> bool {
     let Some(kind) = record_type(data) else { return false };
-    match kind {
+    let decoded = match kind {
         RECORD_LAUNCH_BATCH => return decode_launch_batch(data, emit),
-        record::LAUNCH => {
-            let Some(e) = copy_of::<launch_event>(data) else { return false };
-            let Some(api) = cuda_api::name_of(e.api) else { return false };
-            let h = &e.hdr;
-            emit(&Row::Launch(LaunchRow {
-                ts_ns: h.ts_ns,
-                cpu: h.cpu,
-                pid: h.pid,
-                tid: h.tid,
-                api,
-                runtime_api: cuda_api::name_of(e.runtime_api),
-                func: Some(e.func),
-                stream: e.stream,
-                grid_x: e.grid[0],
-                grid_y: e.grid[1],
-                grid_z: e.grid[2],
-                block_x: e.block[0],
-                block_y: e.block[1],
-                block_z: e.block[2],
-                shared_mem: e.shared_mem,
-            }));
-        }
-        record::SYNC => {
-            let Some(e) = copy_of::<sync_event>(data) else { return false };
-            let Some(api) = cuda_api::name_of(e.api) else { return false };
-            let h = &e.hdr;
-            emit(&Row::Sync(SyncRow {
-                ts_ns: h.ts_ns,
-                cpu: h.cpu,
-                pid: h.pid,
-                tid: h.tid,
-                api,
-                runtime_api: cuda_api::name_of(e.runtime_api),
-                duration_ns: e.duration_ns,
-                stream: Some(e.stream),
-                bytes: Some(e.bytes),
-            }));
-        }
-        record::RUNTIME_ONLY => {
-            let Some(e) = copy_of::<runtime_only_event>(data) else { return false };
-            let Some(runtime_api) = cuda_api::name_of(e.runtime_api) else { return false };
-            let h = &e.hdr;
-            emit(&Row::RuntimeOnly(RuntimeOnlyRow {
-                ts_ns: h.ts_ns,
-                cpu: h.cpu,
-                pid: h.pid,
-                tid: h.tid,
-                runtime_api,
-                return_code: e.return_code,
-                duration_ns: e.duration_ns,
-            }));
-        }
-        record::SWITCH => {
-            let Some(e) = copy_of::<switch_event>(data) else { return false };
-            let h = &e.hdr;
-            let (comm, next_comm) = (c_str(&e.prev_comm), c_str(&e.next_comm));
-            emit(&Row::Switch(SwitchRow {
-                ts_ns: h.ts_ns,
-                cpu: h.cpu,
-                pid: h.pid,
-                tid: h.tid,
-                comm: &comm,
-                prev_state: e.prev_state,
-                preempt: Some(e.preempt != 0),
-                voluntary: Some(e.voluntary != 0),
-                nvcsw: Some(e.prev_nvcsw),
-                nivcsw: Some(e.prev_nivcsw),
-                prio: Some(e.prev_prio),
-                next_pid: e.next_pid,
-                next_tid: e.next_tid,
-                next_comm: &next_comm,
-                next_prio: Some(e.next_prio),
-            }));
-        }
-        record::WAKEUP => {
-            let Some(e) = copy_of::<wakeup_event>(data) else { return false };
-            let h = &e.hdr;
-            let name = c_str(&e.comm);
-            let (comm, prio, target_cpu, waker_tid) = (&*name, e.prio, e.target_cpu, e.waker_tid);
-            let (ts_ns, cpu, pid, tid) = (h.ts_ns, h.cpu, h.pid, h.tid);
-            let row = match Kind::of_wakeup_variant(e.variant) {
-                Some(Kind::Waking) => Row::Waking(WakingRow { ts_ns, cpu, pid, tid, comm, prio, target_cpu, waker_tid }),
-                Some(Kind::Wakeup) => Row::Wakeup(WakeupRow { ts_ns, cpu, pid, tid, comm, prio, target_cpu, waker_tid }),
-                Some(Kind::WakeupNew) => {
-                    Row::WakeupNew(WakeupNewRow { ts_ns, cpu, pid, tid, comm, prio, target_cpu, waker_tid })
-                }
-                _ => return false,
-            };
-            emit(&row);
-        }
-        record::MIGRATE => {
-            let Some(e) = copy_of::<migrate_event>(data) else { return false };
-            let h = &e.hdr;
-            emit(&Row::Migrate(MigrateRow {
-                ts_ns: h.ts_ns,
-                cpu: h.cpu,
-                pid: h.pid,
-                tid: h.tid,
-                orig_cpu: e.orig_cpu,
-                dest_cpu: e.dest_cpu,
-            }));
-        }
-        record::FORK => {
-            let Some(e) = copy_of::<fork_event>(data) else { return false };
-            let h = &e.hdr;
-            let comm = c_str(&e.comm);
-            emit(&Row::Fork(ForkRow {
-                ts_ns: h.ts_ns,
-                cpu: h.cpu,
-                pid: h.pid,
-                tid: h.tid,
-                comm: &comm,
-                child_pid: e.child_pid,
-                child_tid: e.child_tid,
-            }));
-        }
-        record::EXEC => {
-            let Some(e) = copy_of::<exec_event>(data) else { return false };
-            let h = &e.hdr;
-            let (comm, filename) = (c_str(&e.comm), c_str(&e.filename));
-            emit(&Row::Exec(ExecRow {
-                ts_ns: h.ts_ns,
-                cpu: h.cpu,
-                pid: h.pid,
-                tid: h.tid,
-                comm: &comm,
-                filename: &filename,
-            }));
-        }
-        record::EXIT => {
-            let Some(e) = copy_of::<exit_event>(data) else { return false };
-            let h = &e.hdr;
-            let comm = c_str(&e.comm);
-            emit(&Row::Exit(ExitRow {
-                ts_ns: h.ts_ns,
-                cpu: h.cpu,
-                pid: h.pid,
-                tid: h.tid,
-                comm: &comm,
-                exit_code: Some(e.exit_code),
-            }));
-        }
-        record::COMM => {
-            let Some(e) = copy_of::<comm_event>(data) else { return false };
-            let h = &e.hdr;
-            let (comm, old_comm) = (c_str(&e.new_comm), c_str(&e.old_comm));
-            emit(&Row::Comm(CommRow {
-                ts_ns: h.ts_ns,
-                cpu: h.cpu,
-                pid: h.pid,
-                tid: h.tid,
-                comm: &comm,
-                old_comm: &old_comm,
-            }));
-        }
-        record::TASK_CGROUP => {
-            let Some(e) = copy_of::<task_cgroup_event>(data) else { return false };
-            let h = &e.hdr;
-            emit(&Row::TaskCgroup(TaskCgroupRow {
-                ts_ns: h.ts_ns,
-                cpu: h.cpu,
-                pid: h.pid,
-                tid: h.tid,
-                cgroup_id: e.cgroup_id,
-                v1_cpu_cgroup_id: (e.v1_cpu_cgroup_id != 0).then_some(e.v1_cpu_cgroup_id),
-            }));
-        }
-        record::CGROUP_MADE => {
-            let Some(e) = copy_of::<cgroup_event>(data) else { return false };
-            let Some(&hierarchy) = CGROUP_HIERARCHY_NAMES.get(e.hierarchy as usize) else { return false };
-            cgroup_row(e.hdr.ts_ns, hierarchy, e.cgroup_id, &lossy_c_str(&e.path), emit);
-        }
-        record::HARDIRQ | record::SOFTIRQ | record::IRQ_VECTOR => {
-            let Some(e) = copy_of::<irq_event>(data) else { return false };
-            let h = &e.hdr;
-            let (ts_ns, cpu, pid, tid, irq, duration_ns) = (h.ts_ns, h.cpu, h.pid, h.tid, e.irq, e.duration_ns);
-            let named = |names: &'static [&'static str]| names.get(e.irq as usize).copied().unwrap_or("?");
-            let row = match kind {
-                record::HARDIRQ => {
-                    Row::Hardirq(HardirqRow { ts_ns, cpu, pid, tid, irq, irq_name: &c_str(&e.name), duration_ns })
-                }
-                record::SOFTIRQ => {
-                    Row::Softirq(SoftirqRow { ts_ns, cpu, pid, tid, irq, irq_name: named(&SOFTIRQ_NAMES), duration_ns })
-                }
-                _ => Row::IrqVector(IrqVectorRow {
-                    ts_ns,
-                    cpu,
-                    pid,
-                    tid,
-                    irq,
-                    irq_name: named(&IRQ_VECTOR_NAMES),
-                    duration_ns,
-                }),
-            };
-            emit(&row);
-        }
-        _ => return false,
-    }
-    true
+        record::LAUNCH => launch(data, emit),
+        record::SYNC => sync(data, emit),
+        record::RUNTIME_ONLY => runtime_only(data, emit),
+        record::SWITCH => switch(data, emit),
+        record::WAKEUP => wakeup(data, emit),
+        record::MIGRATE => migrate(data, emit),
+        record::FORK => fork(data, emit),
+        record::EXEC => exec(data, emit),
+        record::EXIT => exit(data, emit),
+        record::COMM => comm(data, emit),
+        record::TASK_CGROUP => task_cgroup(data, emit),
+        record::CGROUP_MADE => cgroup_made(data, emit),
+        record::HARDIRQ | record::SOFTIRQ | record::IRQ_VECTOR => irq(kind, data, emit),
+        _ => None,
+    };
+    decoded.is_some()
+}
+
+// One decoder per record type: None for a record too short for its type, or
+// holding a value no row can (an unknown probe cookie, variant or hierarchy).
+
+fn launch(data: &[u8], emit: &mut impl FnMut(&Row)) -> Option<()> {
+    let e = copy_of::<launch_event>(data)?;
+    let api = cuda_api::name_of(e.api)?;
+    let h = &e.hdr;
+    emit(&Row::Launch(LaunchRow {
+        ts_ns: h.ts_ns,
+        cpu: h.cpu,
+        pid: h.pid,
+        tid: h.tid,
+        api,
+        runtime_api: cuda_api::name_of(e.runtime_api),
+        func: Some(e.func),
+        stream: e.stream,
+        grid_x: e.grid[0],
+        grid_y: e.grid[1],
+        grid_z: e.grid[2],
+        block_x: e.block[0],
+        block_y: e.block[1],
+        block_z: e.block[2],
+        shared_mem: e.shared_mem,
+    }));
+    Some(())
+}
+
+fn sync(data: &[u8], emit: &mut impl FnMut(&Row)) -> Option<()> {
+    let e = copy_of::<sync_event>(data)?;
+    let api = cuda_api::name_of(e.api)?;
+    let h = &e.hdr;
+    emit(&Row::Sync(SyncRow {
+        ts_ns: h.ts_ns,
+        cpu: h.cpu,
+        pid: h.pid,
+        tid: h.tid,
+        api,
+        runtime_api: cuda_api::name_of(e.runtime_api),
+        duration_ns: e.duration_ns,
+        stream: Some(e.stream),
+        bytes: Some(e.bytes),
+    }));
+    Some(())
+}
+
+fn runtime_only(data: &[u8], emit: &mut impl FnMut(&Row)) -> Option<()> {
+    let e = copy_of::<runtime_only_event>(data)?;
+    let runtime_api = cuda_api::name_of(e.runtime_api)?;
+    let h = &e.hdr;
+    emit(&Row::RuntimeOnly(RuntimeOnlyRow {
+        ts_ns: h.ts_ns,
+        cpu: h.cpu,
+        pid: h.pid,
+        tid: h.tid,
+        runtime_api,
+        return_code: e.return_code,
+        duration_ns: e.duration_ns,
+    }));
+    Some(())
+}
+
+fn switch(data: &[u8], emit: &mut impl FnMut(&Row)) -> Option<()> {
+    let e = copy_of::<switch_event>(data)?;
+    let h = &e.hdr;
+    let (comm, next_comm) = (c_str(&e.prev_comm), c_str(&e.next_comm));
+    emit(&Row::Switch(SwitchRow {
+        ts_ns: h.ts_ns,
+        cpu: h.cpu,
+        pid: h.pid,
+        tid: h.tid,
+        comm: &comm,
+        prev_state: e.prev_state,
+        preempt: Some(e.preempt != 0),
+        voluntary: Some(e.voluntary != 0),
+        nvcsw: Some(e.prev_nvcsw),
+        nivcsw: Some(e.prev_nivcsw),
+        prio: Some(e.prev_prio),
+        next_pid: e.next_pid,
+        next_tid: e.next_tid,
+        next_comm: &next_comm,
+        next_prio: Some(e.next_prio),
+    }));
+    Some(())
+}
+
+/// One record type, three kinds: the variant says which.
+fn wakeup(data: &[u8], emit: &mut impl FnMut(&Row)) -> Option<()> {
+    let e = copy_of::<wakeup_event>(data)?;
+    let h = &e.hdr;
+    let name = c_str(&e.comm);
+    let (comm, prio, target_cpu, waker_tid) = (&*name, e.prio, e.target_cpu, e.waker_tid);
+    let (ts_ns, cpu, pid, tid) = (h.ts_ns, h.cpu, h.pid, h.tid);
+    let row = match Kind::of_wakeup_variant(e.variant)? {
+        Kind::Waking => Row::Waking(WakingRow { ts_ns, cpu, pid, tid, comm, prio, target_cpu, waker_tid }),
+        Kind::Wakeup => Row::Wakeup(WakeupRow { ts_ns, cpu, pid, tid, comm, prio, target_cpu, waker_tid }),
+        Kind::WakeupNew => Row::WakeupNew(WakeupNewRow { ts_ns, cpu, pid, tid, comm, prio, target_cpu, waker_tid }),
+        _ => return None,
+    };
+    emit(&row);
+    Some(())
+}
+
+fn migrate(data: &[u8], emit: &mut impl FnMut(&Row)) -> Option<()> {
+    let e = copy_of::<migrate_event>(data)?;
+    let h = &e.hdr;
+    emit(&Row::Migrate(MigrateRow {
+        ts_ns: h.ts_ns,
+        cpu: h.cpu,
+        pid: h.pid,
+        tid: h.tid,
+        orig_cpu: e.orig_cpu,
+        dest_cpu: e.dest_cpu,
+    }));
+    Some(())
+}
+
+fn fork(data: &[u8], emit: &mut impl FnMut(&Row)) -> Option<()> {
+    let e = copy_of::<fork_event>(data)?;
+    let h = &e.hdr;
+    let comm = c_str(&e.comm);
+    emit(&Row::Fork(ForkRow {
+        ts_ns: h.ts_ns,
+        cpu: h.cpu,
+        pid: h.pid,
+        tid: h.tid,
+        comm: &comm,
+        child_pid: e.child_pid,
+        child_tid: e.child_tid,
+    }));
+    Some(())
+}
+
+fn exec(data: &[u8], emit: &mut impl FnMut(&Row)) -> Option<()> {
+    let e = copy_of::<exec_event>(data)?;
+    let h = &e.hdr;
+    let (comm, filename) = (c_str(&e.comm), c_str(&e.filename));
+    emit(&Row::Exec(ExecRow { ts_ns: h.ts_ns, cpu: h.cpu, pid: h.pid, tid: h.tid, comm: &comm, filename: &filename }));
+    Some(())
+}
+
+fn exit(data: &[u8], emit: &mut impl FnMut(&Row)) -> Option<()> {
+    let e = copy_of::<exit_event>(data)?;
+    let h = &e.hdr;
+    let comm = c_str(&e.comm);
+    emit(&Row::Exit(ExitRow {
+        ts_ns: h.ts_ns,
+        cpu: h.cpu,
+        pid: h.pid,
+        tid: h.tid,
+        comm: &comm,
+        exit_code: Some(e.exit_code),
+    }));
+    Some(())
+}
+
+fn comm(data: &[u8], emit: &mut impl FnMut(&Row)) -> Option<()> {
+    let e = copy_of::<comm_event>(data)?;
+    let h = &e.hdr;
+    let (comm, old_comm) = (c_str(&e.new_comm), c_str(&e.old_comm));
+    emit(&Row::Comm(CommRow { ts_ns: h.ts_ns, cpu: h.cpu, pid: h.pid, tid: h.tid, comm: &comm, old_comm: &old_comm }));
+    Some(())
+}
+
+fn task_cgroup(data: &[u8], emit: &mut impl FnMut(&Row)) -> Option<()> {
+    let e = copy_of::<task_cgroup_event>(data)?;
+    let h = &e.hdr;
+    emit(&Row::TaskCgroup(TaskCgroupRow {
+        ts_ns: h.ts_ns,
+        cpu: h.cpu,
+        pid: h.pid,
+        tid: h.tid,
+        cgroup_id: e.cgroup_id,
+        v1_cpu_cgroup_id: (e.v1_cpu_cgroup_id != 0).then_some(e.v1_cpu_cgroup_id),
+    }));
+    Some(())
+}
+
+fn cgroup_made(data: &[u8], emit: &mut impl FnMut(&Row)) -> Option<()> {
+    let e = copy_of::<cgroup_event>(data)?;
+    let hierarchy = *CGROUP_HIERARCHY_NAMES.get(e.hierarchy as usize)?;
+    cgroup_row(e.hdr.ts_ns, hierarchy, e.cgroup_id, &lossy_c_str(&e.path), emit);
+    Some(())
+}
+
+/// Hard IRQs (named by their handler), softirqs and system vectors (named from the schema's tables).
+fn irq(kind: u32, data: &[u8], emit: &mut impl FnMut(&Row)) -> Option<()> {
+    let e = copy_of::<irq_event>(data)?;
+    let h = &e.hdr;
+    let (ts_ns, cpu, pid, tid, irq, duration_ns) = (h.ts_ns, h.cpu, h.pid, h.tid, e.irq, e.duration_ns);
+    let named = |names: &'static [&'static str]| names.get(e.irq as usize).copied().unwrap_or("?");
+    let row = match kind {
+        record::HARDIRQ => Row::Hardirq(HardirqRow { ts_ns, cpu, pid, tid, irq, irq_name: &c_str(&e.name), duration_ns }),
+        record::SOFTIRQ => Row::Softirq(SoftirqRow { ts_ns, cpu, pid, tid, irq, irq_name: named(&SOFTIRQ_NAMES), duration_ns }),
+        _ => Row::IrqVector(IrqVectorRow { ts_ns, cpu, pid, tid, irq, irq_name: named(&IRQ_VECTOR_NAMES), duration_ns }),
+    };
+    emit(&row);
+    Some(())
 }
 
 /// LAUNCH_BATCH_SIZE in the schema, from the layout itself.
@@ -324,6 +340,11 @@ mod tests {
         out
     }
 
+    /// The cookie a record carries for the entry point named `name`, as the BPF side writes it.
+    fn cookie(name: &str) -> u16 {
+        cuda_api::cookie_named(name).unwrap_or_else(|| panic!("{name} is not probed")) as u16
+    }
+
     fn rows_of(data: &[u8]) -> Vec<String> {
         let mut rows = Vec::new();
         assert!(decode(data, &mut |row| rows.push(format!("{row:?}"))));
@@ -339,8 +360,8 @@ mod tests {
         e.grid = [4, 2, 1];
         e.block = [128, 1, 1];
         e.shared_mem = 4096;
-        e.api = cuda_api::cookie_of(0) as u16; // cuLaunchKernel
-        e.runtime_api = cuda_api::cookie_of(16) as u16; // cudaLaunchKernel
+        e.api = cookie("cuLaunchKernel");
+        e.runtime_api = cookie("cudaLaunchKernel");
         let expected = LaunchRow {
             ts_ns: 42,
             cpu: 1,
@@ -369,7 +390,7 @@ mod tests {
         for (i, launch) in batch.launches.iter_mut().take(3).enumerate() {
             launch.hdr = event_header { ts_ns: 10 + i as u64, r#type: record::LAUNCH, cpu: i as u32, pid: 100, tid: 101 };
             launch.func = 0x100 + i as u64;
-            launch.api = cuda_api::cookie_of(0) as u16;
+            launch.api = cookie("cuLaunchKernel");
         }
         // the record holds only the launches it counts
         let start = std::mem::offset_of!(launch_batch, launches);
@@ -390,7 +411,7 @@ mod tests {
         e.hdr = event_header { ts_ns: 5, r#type: record::RUNTIME_ONLY, cpu: 0, pid: 10, tid: 11 };
         e.duration_ns = 700;
         e.return_code = 100; // cudaErrorNoDevice
-        e.runtime_api = cuda_api::cookie_of(16) as u16;
+        e.runtime_api = cookie("cudaLaunchKernel");
         assert_eq!(
             rows_of(&bytes_of(&e)),
             [format!("{:?}", Row::RuntimeOnly(RuntimeOnlyRow {

@@ -159,14 +159,24 @@ pub struct Gated {
     gate: Option<OwnedFd>,
 }
 
-impl Gated {
-    /// Forks the command. The child takes the invoking user's identity,
-    /// finds the executable as that user would (PATH, permissions, noexec
-    /// mounts), reports back, then waits at the gate and execs. Returns a
-    /// `CommandNotRunnable` error when there is nothing it may run.
-    /// `extra_env` is added to the recorder's own environment for the command
-    /// (replacing a variable of the same name).
-    pub fn spawn(command: &[String], run_as: Option<&RunAs>, extra_env: &[(String, String)]) -> Result<Self> {
+/// What the forked child needs, prepared before the fork: after it, the child
+/// may only make async-signal-safe calls on memory that exists already.
+struct ChildExec {
+    /// argv's strings; `argv_ptrs` points into them
+    _argv: Vec<CString>,
+    argv_ptrs: Vec<*const libc::c_char>,
+    /// the environment's strings; `envp_ptrs` points into them
+    _envp: Vec<CString>,
+    envp_ptrs: Vec<*const libc::c_char>,
+    /// where execvp would look, in order
+    candidates: Vec<CString>,
+    identity: Option<(libc::uid_t, libc::gid_t, Vec<libc::gid_t>)>,
+    /// the line written when exec fails after the lookup succeeded
+    exec_failed: CString,
+}
+
+impl ChildExec {
+    fn prepare(command: &[String], run_as: Option<&RunAs>, extra_env: &[(String, String)]) -> Result<Self> {
         let argv: Vec<CString> = command
             .iter()
             .map(|a| CString::new(a.as_str()).context("command arguments must not contain NUL bytes"))
@@ -182,7 +192,61 @@ impl Gated {
             .collect::<Result<_>>()?;
         let identity = run_as.map(|r| (r.uid, r.gid, r.groups.clone()));
         let exec_failed = CString::new(format!("launchgap-record: cannot run {}: exec failed\n", command[0])).unwrap();
+        Ok(ChildExec { _argv: argv, argv_ptrs, _envp: envp, envp_ptrs, candidates, identity, exec_failed })
+    }
 
+    /// In the forked child: takes the identity, finds the executable, reports
+    /// back over `report_write`, waits at the gate (`gate_read`) and execs.
+    /// Async-signal-safe calls only.
+    unsafe fn run(&self, gate: (i32, i32), report: (i32, i32)) -> ! {
+        let ((gate_read, gate_write), (report_read, report_write)) = (gate, report);
+        libc::close(gate_write);
+        libc::close(report_read);
+        let found = if become_user(&self.identity) {
+            find_executable(&self.candidates)
+        } else {
+            Report { found: -1, errno: *libc::__errno_location(), step: STEP_IDENTITY }
+        };
+        let size = std::mem::size_of::<Report>();
+        libc::write(report_write, (&found as *const Report).cast(), size);
+        libc::close(report_write);
+        if found.found < 0 {
+            libc::_exit(EXIT_NOT_FOUND);
+        }
+        let mut byte = 0u8;
+        if libc::read(gate_read, (&mut byte as *mut u8).cast(), 1) != 1 {
+            libc::_exit(EXIT_ABANDONED);
+        }
+        // a path with a slash: no PATH search, but glibc still runs a
+        // script without a #! line with /bin/sh, as execvp does
+        libc::execvpe(self.candidates[found.found as usize].as_ptr(), self.argv_ptrs.as_ptr(), self.envp_ptrs.as_ptr());
+        libc::write(2, self.exec_failed.as_ptr().cast(), self.exec_failed.as_bytes().len());
+        libc::_exit(EXIT_NOT_FOUND);
+    }
+}
+
+/// Why the child found nothing it may run (`report`: what it wrote back, if it did), as a shell would say it.
+fn not_runnable(name: &str, report: Option<Report>) -> CommandNotRunnable {
+    let (errno, step) = report.map(|r| (r.errno, r.step)).unwrap_or((libc::EIO, STEP_LOOKUP));
+    let reason = nix::errno::Errno::from_raw(errno).desc();
+    let (message, exit_code) = match (step, errno) {
+        (STEP_IDENTITY, _) => (format!("cannot run {name} as the invoking user: {reason}"), EXIT_NOT_EXECUTABLE),
+        (_, libc::ENOENT) if !name.contains('/') => (format!("cannot run {name}: not found on PATH"), EXIT_NOT_FOUND),
+        (_, libc::ENOENT) => (format!("cannot run {name}: {reason}"), EXIT_NOT_FOUND),
+        _ => (format!("cannot run {name}: {reason}"), EXIT_NOT_EXECUTABLE),
+    };
+    CommandNotRunnable { message, exit_code }
+}
+
+impl Gated {
+    /// Forks the command. The child takes the invoking user's identity,
+    /// finds the executable as that user would (PATH, permissions, noexec
+    /// mounts), reports back, then waits at the gate and execs. Returns a
+    /// `CommandNotRunnable` error when there is nothing it may run.
+    /// `extra_env` is added to the recorder's own environment for the command
+    /// (replacing a variable of the same name).
+    pub fn spawn(command: &[String], run_as: Option<&RunAs>, extra_env: &[(String, String)]) -> Result<Self> {
+        let child = ChildExec::prepare(command, run_as, extra_env)?;
         let (gate_read, gate_write) = pipe()?;
         let (report_read, report_write) = pipe()?;
         // SAFETY: after fork the child only calls async-signal-safe functions
@@ -192,30 +256,7 @@ impl Gated {
             bail!("fork failed: {}", std::io::Error::last_os_error());
         }
         if pid == 0 {
-            unsafe {
-                libc::close(gate_write);
-                libc::close(report_read);
-                let report = if become_user(&identity) {
-                    find_executable(&candidates)
-                } else {
-                    Report { found: -1, errno: *libc::__errno_location(), step: STEP_IDENTITY }
-                };
-                let size = std::mem::size_of::<Report>();
-                libc::write(report_write, (&report as *const Report).cast(), size);
-                libc::close(report_write);
-                if report.found < 0 {
-                    libc::_exit(EXIT_NOT_FOUND);
-                }
-                let mut byte = 0u8;
-                if libc::read(gate_read, (&mut byte as *mut u8).cast(), 1) != 1 {
-                    libc::_exit(EXIT_ABANDONED);
-                }
-                // a path with a slash: no PATH search, but glibc still runs a
-                // script without a #! line with /bin/sh, as execvp does
-                libc::execvpe(candidates[report.found as usize].as_ptr(), argv_ptrs.as_ptr(), envp_ptrs.as_ptr());
-                libc::write(2, exec_failed.as_ptr().cast(), exec_failed.as_bytes().len());
-                libc::_exit(EXIT_NOT_FOUND);
-            }
+            unsafe { child.run((gate_read, gate_write), (report_read, report_write)) }
         }
         // SAFETY: closing our copies of the child's ends; owning ours.
         let (gate, report_fd) = unsafe {
@@ -233,18 +274,7 @@ impl Gated {
             Some(Report { found, .. }) if found >= 0 => Ok(Self { pid, gate: Some(gate) }),
             other => {
                 wait(pid);
-                let name = &command[0];
-                let (errno, step) = other.map(|r| (r.errno, r.step)).unwrap_or((libc::EIO, STEP_LOOKUP));
-                let reason = nix::errno::Errno::from_raw(errno).desc();
-                let (message, exit_code) = match (step, errno) {
-                    (STEP_IDENTITY, _) => (format!("cannot run {name} as the invoking user: {reason}"), EXIT_NOT_EXECUTABLE),
-                    (_, libc::ENOENT) if !name.contains('/') => {
-                        (format!("cannot run {name}: not found on PATH"), EXIT_NOT_FOUND)
-                    }
-                    (_, libc::ENOENT) => (format!("cannot run {name}: {reason}"), EXIT_NOT_FOUND),
-                    _ => (format!("cannot run {name}: {reason}"), EXIT_NOT_EXECUTABLE),
-                };
-                Err(CommandNotRunnable { message, exit_code }.into())
+                Err(not_runnable(&command[0], other).into())
             }
         }
     }

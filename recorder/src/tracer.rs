@@ -10,13 +10,13 @@ use libbpf_rs::btf::types::Typedef;
 use libbpf_rs::btf::Btf;
 use libbpf_rs::skel::{OpenSkel, SkelBuilder};
 use libbpf_rs::{Link, MapCore, MapFlags, OpenObject, ProgramAttachType};
-use serde_json::{json, Value};
 
 use launchgap_record::cuda_api::{Layer, ProbeShape};
 use launchgap_record::cuda_attach::{attach_library, Direction};
 use launchgap_record::discover::CudaLibraries;
 use launchgap_record::kernel_features::KernelSupport;
 use launchgap_record::probe_plan::plan_library;
+use launchgap_record::probe_report::Probe;
 
 use crate::skel::{LaunchgapSkel, LaunchgapSkelBuilder};
 
@@ -47,7 +47,7 @@ pub fn load<'obj>(
     storage: &'obj mut MaybeUninit<OpenObject>,
     opts: &LoadOptions,
     kernel: &KernelSupport,
-    probes: &mut Vec<Value>,
+    probes: &mut Vec<Probe>,
 ) -> Result<Loaded<'obj>> {
     let btf = Btf::from_path(&kernel.btf).map_err(|e| anyhow!("reading kernel BTF: {e}"))?;
     let mut builder = LaunchgapSkelBuilder::default();
@@ -74,8 +74,7 @@ pub fn load<'obj>(
         let Some(tracepoint) = section.strip_prefix("tp_btf/") else { continue };
         if !kernel_has_tracepoint(&btf, tracepoint) {
             prog.set_autoload(false);
-            probes.push(json!({"kind": "tracepoint", "name": tracepoint, "attached": false,
-                               "error": "not in this kernel"}));
+            probes.push(Probe::tracepoint(tracepoint, Err("not in this kernel".to_string())));
         }
     }
     let skel = open.load().map_err(|e| explain_load_error(&e))?;
@@ -83,7 +82,7 @@ pub fn load<'obj>(
 }
 
 /// Attaches every loaded tracepoint program.
-pub fn attach_tracepoints(skel: &mut LaunchgapSkel, links: &mut Vec<Link>, probes: &mut Vec<Value>) -> Result<()> {
+pub fn attach_tracepoints(skel: &mut LaunchgapSkel, links: &mut Vec<Link>, probes: &mut Vec<Probe>) -> Result<()> {
     use libbpf_rs::skel::Skel;
     for prog in skel.object_mut().progs_mut() {
         let section = prog.section().to_string_lossy().into_owned();
@@ -92,7 +91,7 @@ pub fn attach_tracepoints(skel: &mut LaunchgapSkel, links: &mut Vec<Link>, probe
             match prog.attach() {
                 Ok(link) => {
                     links.push(link);
-                    probes.push(json!({"kind": "tracepoint", "name": tracepoint, "attached": true}));
+                    probes.push(Probe::tracepoint(tracepoint, Ok(())));
                 }
                 Err(e) => return Err(anyhow!("attaching tracepoint {tracepoint}: {e}")),
             }
@@ -139,7 +138,7 @@ pub fn attach_cuda(
     api_names: bool,
     multi: bool,
     links: &mut Vec<Link>,
-    probes: &mut Vec<Value>,
+    probes: &mut Vec<Probe>,
 ) -> Vec<ProbeWarning> {
     let mut warnings = Vec::new();
     let mut targets: Vec<(&Path, Layer)> = libraries.driver.iter().map(|p| (p.as_path(), Layer::Driver)).collect();

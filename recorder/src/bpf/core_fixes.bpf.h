@@ -70,7 +70,16 @@ static __always_inline unsigned int sched_switch_prev_state(unsigned long long *
  * commit bcf9033e5449 ("sched: move CPU field back into thread_info if
  * THREAD_INFO_IN_TASK=y", v5.16) moved a task's CPU from task_struct::cpu to
  * thread_info::cpu (x86-64 has THREAD_INFO_IN_TASK since v4.9).
+ *
+ * A kernel with neither field (no layout launchgap knows of) gets
+ * TASK_CPU_UNKNOWN, a CPU number no machine has, rather than 0: a silent 0
+ * would name CPU 0 and be taken for it. Callers keep it visible: the
+ * recorder writes it as it is into a wakeup's target_cpu and a migration's
+ * orig_cpu, where no reader can mistake it for a CPU; the monitor finds no
+ * waiter slots for it (cpu_waiters has one entry per CPU), so no culprit is
+ * charged to a CPU the thread never waited on.
  */
+#define TASK_CPU_UNKNOWN ((__u32)-1)
 struct thread_info___with_cpu {
 	unsigned int cpu;
 } __attribute__((preserve_access_index));
@@ -92,7 +101,7 @@ static __always_inline __u32 task_cpu_of(struct task_struct *task)
 		return BPF_CORE_READ(t, thread_info.cpu);
 	if (bpf_core_field_exists(old->cpu))
 		return BPF_CORE_READ(old, cpu);
-	return 0;
+	return TASK_CPU_UNKNOWN;
 }
 
 #endif /* LAUNCHGAP_CORE_FIXES_BPF_H */

@@ -167,6 +167,7 @@ static __always_inline int woken(struct task_struct *p)
 	}
 	t->state.run_state = RUN_RUNQUEUE;
 	t->state.since_ns = now;
+	/* TASK_CPU_UNKNOWN (no CPU field we know) has no waiter slots: not registered anywhere */
 	register_waiter(t, task_cpu_of(p), now);
 	return 0;
 }

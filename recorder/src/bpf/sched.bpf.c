@@ -122,7 +122,7 @@ static __always_inline int emit_wakeup(struct task_struct *p, __u32 variant)
 	e = reserve_event(sizeof(*e), EVENT_WAKEUP, bpf_ktime_get_ns(), p->tgid, p->pid);
 	if (!e)
 		return 0;
-	e->target_cpu = task_cpu_of(p);
+	e->target_cpu = task_cpu_of(p); /* TASK_CPU_UNKNOWN where the kernel has no CPU field we know */
 	e->waker_tid = (__u32)bpf_get_current_pid_tgid();
 	e->variant = variant;
 	e->prio = p->prio;
@@ -159,7 +159,7 @@ int BPF_PROG(handle_sched_migrate_task, struct task_struct *p, int dest_cpu)
 	e = reserve_event(sizeof(*e), EVENT_MIGRATE, bpf_ktime_get_ns(), p->tgid, p->pid);
 	if (!e)
 		return 0;
-	e->orig_cpu = task_cpu_of(p);
+	e->orig_cpu = task_cpu_of(p); /* TASK_CPU_UNKNOWN, as target_cpu */
 	e->dest_cpu = dest_cpu;
 	submit_event(e, sizeof(*e));
 	return 0;

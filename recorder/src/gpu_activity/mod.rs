@@ -25,6 +25,7 @@ use serde_json::{json, Value};
 use launchgap_record::discover;
 
 use crate::spawn::RunAs;
+use crate::trace_writer::Format;
 
 /// The collector library, built from ../collector/cupti_collector.c by build.rs.
 pub const COLLECTOR: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/liblaunchgap-cupti.so"));
@@ -52,14 +53,14 @@ pub struct Plan {
 }
 
 /// Why GPU activity cannot be recorded the way it was asked for, if it cannot.
-pub fn refusal(command: bool, pids: bool, format: u32) -> Option<&'static str> {
+pub fn refusal(command: bool, pids: bool, format: Format) -> Option<&'static str> {
     if pids || !command {
         return Some(
             "--gpu-activity needs a command to start (`-- COMMAND`): CUDA loads the collector (CUDA_INJECTION64_PATH) \
              only into processes started with it, so a process attached with -p, or --system alone, cannot get one",
         );
     }
-    if format == 1 {
+    if format == Format::One {
         return Some("--gpu-activity writes format 2 only: the collector's channel lives in the trace directory");
     }
     None

@@ -1,10 +1,12 @@
 //! The trace on disk. Format 2 (the default, format2.rs): a directory of
 //! Parquet tables, one per event kind, in segments closed at least once a
 //! second. Format 1 (legacy, format1.rs): one wide Arrow IPC stream. Both
-//! take the rows the decoder makes (schema::Row) and the same closing summary.
+//! take the rows the decoder makes (schema::Row) and the same closing summary,
+//! from the `trace-writer` thread (thread.rs).
 
 pub mod format1;
 pub mod format2;
+pub mod thread;
 
 use anyhow::Result;
 

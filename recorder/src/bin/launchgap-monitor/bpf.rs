@@ -10,7 +10,6 @@ use libbpf_rs::btf::types::Typedef;
 use libbpf_rs::btf::Btf;
 use libbpf_rs::skel::{OpenSkel, Skel, SkelBuilder};
 use libbpf_rs::{Link, MapCore, MapFlags, OpenObject, ProgramAttachType, ProgramMut, UprobeMultiOpts, UprobeOpts};
-use serde_json::Value;
 
 use launchgap_record::cuda_api::{ProbeShape, APIS};
 use launchgap_record::cuda_attach::{attach_library, Direction};
@@ -18,6 +17,7 @@ use launchgap_record::elf_symbols::find_functions;
 use launchgap_record::kernel_features::KernelSupport;
 use launchgap_record::probe_placement::{place, ProbeCost};
 use launchgap_record::probe_plan::LibraryPlan;
+use launchgap_record::probe_report::Probe;
 
 use crate::cli::{Config, Targets};
 use crate::skel::types::{cgroup_key, culprit_key, process_key, process_remains, thread_counters, thread_stats};
@@ -141,7 +141,7 @@ pub fn attach_driver(
     file: &Path,
     multi: bool,
     links: &mut Vec<Link>,
-    probes: &mut Vec<Value>,
+    probes: &mut Vec<Probe>,
     warnings: &mut Vec<String>,
 ) {
     attach_library(plan, file, &|shape, direction| program(skel, shape, direction), multi, links, probes, warnings);
@@ -166,8 +166,11 @@ pub fn attach_driver(
             match attached {
                 Ok(link) => {
                     links.push(link);
-                    probes.push(serde_json::json!({"kind": "uprobe", "function": CUDA_INIT, "file": file,
-                                                   "placed_offset": placement.offset, "attached": true}));
+                    probes.push(Probe {
+                        placed_offset: Some(placement.offset),
+                        attached: Some(true),
+                        ..Probe::uprobe(CUDA_INIT, file)
+                    });
                 }
                 Err(e) => warnings.push(format!("uprobe on {CUDA_INIT} in {} failed: {e}", file.display())),
             }
@@ -290,15 +293,6 @@ pub fn map_fill(skel: &MonitorSkel) -> Vec<(&'static str, u64, u64)> {
         ("culprits", count(&skel.maps.culprits), u64::from(skel.maps.culprits.max_entries())),
         ("target_processes", count(&skel.maps.target_processes), u64::from(skel.maps.target_processes.max_entries())),
     ]
-}
-
-/// Each tracepoint detach waits out an RCU grace period; side by side they take one.
-pub fn detach_all(links: Vec<Link>) {
-    std::thread::scope(|scope| {
-        for link in links {
-            scope.spawn(move || drop(link));
-        }
-    });
 }
 
 #[cfg(test)]

@@ -186,6 +186,20 @@ impl Snapshot {
 impl Collector for Snapshot {
     fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
         let e = &mut encoder;
+        self.encode_cuda_calls(e)?;
+        self.encode_gpu_idle(e)?;
+        self.encode_scheduling(e)?;
+        self.encode_launch_gaps(e)?;
+        self.encode_threads(e)?;
+        self.encode_monitor_health(e)?;
+        self.encode_info(e)?;
+        Ok(())
+    }
+}
+
+impl Snapshot {
+    /// The CUDA calls each target made, by driver entry point.
+    fn encode_cuda_calls(&self, e: &mut DescriptorEncoder) -> Result<(), std::fmt::Error> {
         counter_family(e, counter("launchgap_kernel_launches", "Kernel launches (one per driver launch call), by driver entry point.", None),
                        self.per_api(is_launch, |c| &c.calls, |v| v as f64))?;
         counter_family(e, counter("launchgap_syncs", "Blocking syncs and synchronous copies that returned, by driver entry point.", None),
@@ -194,10 +208,20 @@ impl Collector for Snapshot {
                        self.per_api(is_sync, |c| &c.sync_ns, seconds))?;
         counter_family(e, counter("launchgap_blocked_syncs", "Of those syncs and copies, the ones during which the thread was switched out voluntarily (it blocked, waiting for the GPU), by driver entry point.", None),
                        self.per_api(is_sync, |c| &c.blocked_syncs, |v| v as f64))?;
+        Ok(())
+    }
+
+    /// The two bounds of the GPU idle time CPU interference caused.
+    fn encode_gpu_idle(&self, e: &mut DescriptorEncoder) -> Result<(), std::fmt::Error> {
         counter_family(e, counter("launchgap_gpu_idle_caused_lower", "A lower bound, not a measurement (the monitor never sees the GPU), of the GPU idle time the CPU interference of the process's launching thread caused, by cause: its preempted, run-queue and interrupt time after it returned from a sync that waits for all its GPU work and before its next launch, when its GPU had nothing to run. Counted while the process has one launching thread; stays where it was once a second one launches.", Some(Unit::Seconds)),
                        self.by_cause(|s| s.gpu_idle_lower_ns))?;
         counter_family(e, counter("launchgap_gpu_idle_caused_upper", "An upper bound, not a measurement (the monitor never sees the GPU), of the GPU idle time the CPU interference of the process's launching threads caused, by cause: every preempted, run-queue and interrupt delay between a thread's first GPU work and its latest launch, each costing at most its own length. It includes delays the GPU never noticed (hidden behind queued work).", Some(Unit::Seconds)),
                        self.by_cause(TargetSeries::gpu_idle_upper_ns))?;
+        Ok(())
+    }
+
+    /// What the scheduler and interrupts did to each target.
+    fn encode_scheduling(&self, e: &mut DescriptorEncoder) -> Result<(), std::fmt::Error> {
         counter_family(e, counter("launchgap_preempted", "Time switched out while still runnable (involuntary).", Some(Unit::Seconds)),
                        self.each(|s| seconds(s.counters.preempted_ns)))?;
         counter_family(e, counter("launchgap_runqueue_wait", "Time woken but not yet running.", Some(Unit::Seconds)),
@@ -214,30 +238,43 @@ impl Collector for Snapshot {
                        self.by_kind(&["voluntary", "involuntary"], "kind", |s, i| {
                            if i == 0 { s.counters.voluntary_switches } else { s.counters.involuntary_switches }
                        }))?;
-        {
-            let mut metric = e.encode_descriptor(
-                "launchgap_launch_gap",
-                "Time between consecutive launches of a thread, by class: the cause that took most of the gap (clean if none).",
-                Some(&Unit::Seconds),
-                MetricType::Histogram,
-            )?;
-            for (labels, series) in &self.targets {
-                for (class, name) in GAP_CLASSES.iter().enumerate() {
-                    let counts = &series.counters.gaps[class];
-                    let bounds = gap_bucket_bounds(counts.len());
-                    let buckets: Vec<(f64, u64)> = bounds.into_iter().zip(counts.iter().copied()).collect();
-                    let count: u64 = counts.iter().sum();
-                    let sum = seconds(series.counters.gap_sum_ns[class]);
-                    metric.encode_family(&with(labels, "class", name))?
-                        .encode_histogram::<NoLabelSet>(sum, count, &buckets, None)?;
-                }
+        Ok(())
+    }
+
+    /// The gaps between launches: one histogram per target and gap class.
+    fn encode_launch_gaps(&self, e: &mut DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let mut metric = e.encode_descriptor(
+            "launchgap_launch_gap",
+            "Time between consecutive launches of a thread, by class: the cause that took most of the gap (clean if none).",
+            Some(&Unit::Seconds),
+            MetricType::Histogram,
+        )?;
+        for (labels, series) in &self.targets {
+            for (class, name) in GAP_CLASSES.iter().enumerate() {
+                let counts = &series.counters.gaps[class];
+                let bounds = gap_bucket_bounds(counts.len());
+                let buckets: Vec<(f64, u64)> = bounds.into_iter().zip(counts.iter().copied()).collect();
+                let count: u64 = counts.iter().sum();
+                let sum = seconds(series.counters.gap_sum_ns[class]);
+                metric.encode_family(&with(labels, "class", name))?
+                    .encode_histogram::<NoLabelSet>(sum, count, &buckets, None)?;
             }
         }
+        Ok(())
+    }
+
+    /// Threads counted, and who ran while targets waited.
+    fn encode_threads(&self, e: &mut DescriptorEncoder) -> Result<(), std::fmt::Error> {
         gauge_family(e, gauge("launchgap_threads", "Live threads being counted."), self.each(|s| s.live_threads as i64))?;
         gauge_family(e, gauge("launchgap_launching_threads", "Threads that have launched a kernel, exited ones included: the GPU-time lower bound is counted while the process has one."),
                      self.each(|s| s.counters.launching_threads as i64))?;
         counter_family(e, counter("launchgap_culprit", "Time each command (top K per process and cause, the rest as `other`; swapper: the CPU was idle) ran on a target's CPU while the target waited there.", Some(Unit::Seconds)),
                        self.culprits.iter().cloned())?;
+        Ok(())
+    }
+
+    /// The monitor's own health: what it lost, how full its maps are, its probes, its serving and pushing.
+    fn encode_monitor_health(&self, e: &mut DescriptorEncoder) -> Result<(), std::fmt::Error> {
         counter_family(e, counter("launchgap_monitor_lost_updates", "Updates the kernel side could not make, by reason (a map was full): what they would have counted is missing.", None),
                        LOST_UPDATE_REASONS.iter().zip(&self.lost_updates)
                            .map(|(reason, n)| (vec![("reason".to_string(), reason.to_string())], *n)))?;
@@ -264,16 +301,19 @@ impl Collector for Snapshot {
                            crate::otlp::RESULTS.iter().zip(&otlp.pushes)
                                .map(|(result, n)| (vec![("result".to_string(), result.to_string())], *n)))?;
         }
-        {
-            let mut metric = e.encode_descriptor("launchgap_monitor", "The monitor's version and settings.", None, MetricType::Info)?;
-            let info = vec![
-                ("version".to_string(), env!("CARGO_PKG_VERSION").to_string()),
-                ("targets".to_string(), self.target_mode.clone()),
-                ("per_thread".to_string(), self.per_thread.to_string()),
-                ("libraries".to_string(), self.libraries.join(",")),
-            ];
-            metric.encode_info(&info)?;
-        }
+        Ok(())
+    }
+
+    /// The monitor's version and settings, as an info metric.
+    fn encode_info(&self, e: &mut DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let mut metric = e.encode_descriptor("launchgap_monitor", "The monitor's version and settings.", None, MetricType::Info)?;
+        let info = vec![
+            ("version".to_string(), env!("CARGO_PKG_VERSION").to_string()),
+            ("targets".to_string(), self.target_mode.clone()),
+            ("per_thread".to_string(), self.per_thread.to_string()),
+            ("libraries".to_string(), self.libraries.join(",")),
+        ];
+        metric.encode_info(&info)?;
         Ok(())
     }
 }

@@ -22,49 +22,25 @@ mod skel {
 use std::collections::{HashMap, HashSet};
 use std::mem::MaybeUninit;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Result};
 use clap::Parser;
 use libbpf_rs::Link;
-use serde_json::Value;
 
+use launchgap_record::bpf_host::{detach_all, route_libbpf_messages};
 use launchgap_record::cgroups;
 use launchgap_record::cuda_api::Layer;
 use launchgap_record::discover;
+use launchgap_record::host_process::{become_background_batch_work, stop_on, stop_signal};
 use launchgap_record::kernel_features::{self, Program};
 use launchgap_record::probe_plan::plan_library;
+use launchgap_record::probe_report::Probe;
 
 use crate::cli::{Args, Config, Targets};
 use crate::exposition::{Snapshot, LOST_UPDATE_REASONS};
 use crate::skel::MonitorSkel;
 use crate::stats::{ProcessKey, ProcessRecord};
-
-static STOP_SIGNAL: AtomicI32 = AtomicI32::new(0);
-
-extern "C" fn on_stop_signal(signal: libc::c_int) {
-    STOP_SIGNAL.store(signal, Ordering::SeqCst);
-}
-
-fn install_signal_handlers() {
-    for signal in [libc::SIGINT, libc::SIGTERM] {
-        // SAFETY: the handler only stores to an atomic.
-        unsafe {
-            let mut action: libc::sigaction = std::mem::zeroed();
-            action.sa_sigaction = on_stop_signal as *const () as usize;
-            libc::sigaction(signal, &action, std::ptr::null_mut());
-        }
-    }
-}
-
-/// SCHED_BATCH: a woken monitor never preempts the running task (a watched
-/// workload would see that as interference), yet keeps its fair share.
-fn become_background_batch_work() {
-    let param = libc::sched_param { sched_priority: 0 };
-    // SAFETY: changes the calling thread's policy only.
-    unsafe { libc::sched_setscheduler(0, libc::SCHED_BATCH, &param) };
-}
 
 /// How often exited threads and processes are looked for.
 const SWEEP_EVERY: Duration = Duration::from_secs(1);
@@ -78,7 +54,7 @@ struct Monitor<'obj> {
     uprobe_multi: bool,
     /// Probed driver files by (device, inode), with the path first used.
     libraries: Vec<((u64, u64), PathBuf)>,
-    probes: Vec<Value>,
+    probes: Vec<Probe>,
     records: HashMap<ProcessKey, ProcessRecord>,
     /// Thread entries (tid, start) and retired processes found gone at the
     /// last sweep: taken at the next one, so a last update in flight lands first.
@@ -297,7 +273,7 @@ impl<'obj> Monitor<'obj> {
             .iter()
             .map(|c| (exposition::culprit_labels(c, &self.records), c.ns as f64 / 1e9))
             .collect();
-        let attached = self.probes.iter().filter(|p| p["attached"] == true).count() as u64;
+        let attached = self.probes.iter().filter(|p| p.took()).count() as u64;
         Snapshot {
             targets,
             culprits,
@@ -368,110 +344,131 @@ fn run(config: Config) -> Result<i32> {
         _ => Vec::new(),
     };
     let mut storage = MaybeUninit::uninit();
-    let loaded = bpf::load(&mut storage, &config, &kernel)?;
-    if !loaded.missing_tracepoints.is_empty() {
-        say(config.quiet, format!("warning: this kernel lacks the tracepoints {}: what they count stays 0",
-                                  loaded.missing_tracepoints.join(", ")));
-    }
-    let mut monitor = Monitor {
-        skel: loaded.skel,
-        uprobe_multi: loaded.uprobe_multi,
-        links: Vec::new(),
-        libraries: Vec::new(),
-        probes: Vec::new(),
-        records: HashMap::new(),
-        threads_gone: HashSet::new(),
-        processes_gone: HashSet::new(),
-        cgroups: cgroup_targets,
-        cgroup_paths: cgroups::CgroupPaths::new(),
-        last_scrape_seconds: 0.0,
-        otlp: None,
-        config,
-    };
-    let quiet = monitor.config.quiet;
-    let tracepoints = bpf::attach_tracepoints(&mut monitor.skel, &mut monitor.links)?;
-    for target in &monitor.cgroups {
-        bpf::add_target_cgroup(&monitor.skel, target.hierarchy_id, target.cgroup_id)?;
-    }
-    let initial = monitor.current_targets();
-    for &pid in &initial {
-        // a process may exit between being listed and being added: not an error
-        let _ = bpf::add_target_process(&monitor.skel, pid);
-    }
-    let libraries = discover::discover(&discover::DiscoveryInput {
-        command: None,
-        pids: &initial,
-        extra: &monitor.config.cuda_libs,
-        ld_library_path: std::env::var("LD_LIBRARY_PATH").ok(),
-        user_home: std::env::var_os("HOME").map(PathBuf::from),
-    });
-    cuda_lib_problems(&monitor.config.cuda_libs, &libraries)?;
-    let mut warnings = Vec::new();
-    for path in &libraries.driver {
-        warnings.extend(monitor.probe_library(path));
-    }
-    warnings.extend(monitor.rescan());
-    for warning in &warnings {
-        say(quiet, format!("warning: {warning}"));
-    }
-    if monitor.libraries.is_empty() {
-        say(quiet, "warning: no CUDA driver library (libcuda.so.*) found yet: counting scheduling and interrupts only \
-                    until one is mapped (or use --cuda-lib PATH)");
-    }
-    let attached = monitor.probes.iter().filter(|p| p["attached"] == true).count();
-    let watching = match &monitor.config.targets {
-        Targets::CudaCallers => format!("every CUDA process ({} now)", bpf::target_processes(&monitor.skel).len()),
-        Targets::Pids(pids) => format!("pid {}", pids.iter().map(|p| p.to_string()).collect::<Vec<_>>().join(", ")),
-        Targets::Cgroups(paths) => format!("cgroup {}", paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")),
-    };
-    say(quiet, format!("serving http://{listening}/metrics: watching {watching}; {attached} CUDA probes on {} \
-                        libraries, {tracepoints} tracepoints", monitor.libraries.len()));
-
-    if let Some(otlp) = monitor.config.otlp.clone() {
-        let endpoint = otlp.endpoint.url.clone();
-        let every = otlp.interval;
-        monitor.otlp = Some(otlp::Pusher::start(otlp, std::time::SystemTime::now(), quiet)
-            .map_err(|e| anyhow!("cannot start pushing to {endpoint}: {e}"))?);
-        say(quiet, format!("pushing OTLP to {endpoint} every {} s", every.as_secs_f64()));
-    }
-    install_signal_handlers();
-    let mut next_sweep = Instant::now() + SWEEP_EVERY;
-    let mut next_rescan = Instant::now() + monitor.config.rescan;
-    let signal = loop {
-        let signal = STOP_SIGNAL.load(Ordering::SeqCst);
-        if signal != 0 {
-            break signal;
-        }
-        server.turn(WAIT_FOR_REQUEST, |health| monitor.page(health))
-            .map_err(|e| anyhow!("serving {}: {e}", monitor.config.listen))?;
-        monitor.push_otlp(server.health());
-        let now = Instant::now();
-        if now >= next_sweep {
-            monitor.sweep();
-            next_sweep = now + SWEEP_EVERY;
-        }
-        if now >= next_rescan {
-            for warning in monitor.rescan() {
-                say(quiet, format!("warning: {warning}"));
-            }
-            next_rescan = now + monitor.config.rescan;
-        }
-    };
+    let mut monitor = Monitor::load(&mut storage, config, &kernel, cgroup_targets)?;
+    let tracepoints = monitor.attach()?;
+    monitor.announce(listening, tracepoints);
+    monitor.start_otlp()?;
+    stop_on(&[libc::SIGINT, libc::SIGTERM]);
+    let signal = monitor.serve(&mut server)?;
     drop(server);
-    bpf::detach_all(std::mem::take(&mut monitor.links));
-    say(quiet, format!("stopped (signal {signal}); everything detached"));
+    detach_all(std::mem::take(&mut monitor.links));
+    say(monitor.config.quiet, format!("stopped (signal {signal}); everything detached"));
     Ok(0)
 }
 
-/// libbpf's own chatter repeats what our one error line says; keep it for debugging.
-fn route_libbpf_messages() {
-    fn print(level: libbpf_rs::PrintLevel, message: String) {
-        eprint!("libbpf ({level:?}): {message}");
+impl<'obj> Monitor<'obj> {
+    /// Loads the programs, sized by `config`; nothing is attached yet.
+    fn load(
+        storage: &'obj mut MaybeUninit<libbpf_rs::OpenObject>,
+        config: Config,
+        kernel: &kernel_features::KernelSupport,
+        cgroup_targets: Vec<cgroups::CgroupTarget>,
+    ) -> Result<Self> {
+        let loaded = bpf::load(storage, &config, kernel)?;
+        if !loaded.missing_tracepoints.is_empty() {
+            say(config.quiet, format!("warning: this kernel lacks the tracepoints {}: what they count stays 0",
+                                      loaded.missing_tracepoints.join(", ")));
+        }
+        Ok(Monitor {
+            skel: loaded.skel,
+            uprobe_multi: loaded.uprobe_multi,
+            links: Vec::new(),
+            libraries: Vec::new(),
+            probes: Vec::new(),
+            records: HashMap::new(),
+            threads_gone: HashSet::new(),
+            processes_gone: HashSet::new(),
+            cgroups: cgroup_targets,
+            cgroup_paths: cgroups::CgroupPaths::new(),
+            last_scrape_seconds: 0.0,
+            otlp: None,
+            config,
+        })
     }
-    if std::env::var_os("LAUNCHGAP_DEBUG").is_some() {
-        libbpf_rs::set_print(Some((libbpf_rs::PrintLevel::Debug, print)));
-    } else {
-        libbpf_rs::set_print(None);
+
+    /// Attaches the tracepoints, marks the targets there are now, and probes
+    /// the driver libraries they map (and --cuda-lib's). Returns how many
+    /// tracepoints took.
+    fn attach(&mut self) -> Result<usize> {
+        let tracepoints = bpf::attach_tracepoints(&mut self.skel, &mut self.links)?;
+        for target in &self.cgroups {
+            bpf::add_target_cgroup(&self.skel, target.hierarchy_id, target.cgroup_id)?;
+        }
+        let initial = self.current_targets();
+        for &pid in &initial {
+            // a process may exit between being listed and being added: not an error
+            let _ = bpf::add_target_process(&self.skel, pid);
+        }
+        let libraries = discover::discover(&discover::DiscoveryInput {
+            command: None,
+            pids: &initial,
+            extra: &self.config.cuda_libs,
+            ld_library_path: std::env::var("LD_LIBRARY_PATH").ok(),
+            user_home: std::env::var_os("HOME").map(PathBuf::from),
+        });
+        cuda_lib_problems(&self.config.cuda_libs, &libraries)?;
+        let mut warnings = Vec::new();
+        for path in &libraries.driver {
+            warnings.extend(self.probe_library(path));
+        }
+        warnings.extend(self.rescan());
+        for warning in &warnings {
+            say(self.config.quiet, format!("warning: {warning}"));
+        }
+        if self.libraries.is_empty() {
+            say(self.config.quiet, "warning: no CUDA driver library (libcuda.so.*) found yet: counting scheduling and \
+                                    interrupts only until one is mapped (or use --cuda-lib PATH)");
+        }
+        Ok(tracepoints)
+    }
+
+    /// The line a caller waits for: where /metrics is served, what is watched, with how many probes.
+    fn announce(&self, listening: std::net::SocketAddr, tracepoints: usize) {
+        let attached = self.probes.iter().filter(|p| p.took()).count();
+        let watching = match &self.config.targets {
+            Targets::CudaCallers => format!("every CUDA process ({} now)", bpf::target_processes(&self.skel).len()),
+            Targets::Pids(pids) => format!("pid {}", pids.iter().map(|p| p.to_string()).collect::<Vec<_>>().join(", ")),
+            Targets::Cgroups(paths) => format!("cgroup {}", paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")),
+        };
+        say(self.config.quiet, format!("serving http://{listening}/metrics: watching {watching}; {attached} CUDA probes on {} \
+                                        libraries, {tracepoints} tracepoints", self.libraries.len()));
+    }
+
+    /// With --otlp-endpoint: starts the pushing thread.
+    fn start_otlp(&mut self) -> Result<()> {
+        let Some(otlp) = self.config.otlp.clone() else { return Ok(()) };
+        let endpoint = otlp.endpoint.url.clone();
+        let every = otlp.interval;
+        self.otlp = Some(otlp::Pusher::start(otlp, std::time::SystemTime::now(), self.config.quiet)
+            .map_err(|e| anyhow!("cannot start pushing to {endpoint}: {e}"))?);
+        say(self.config.quiet, format!("pushing OTLP to {endpoint} every {} s", every.as_secs_f64()));
+        Ok(())
+    }
+
+    /// Answers scrapes, pushes, sweeps and rescans, each on its own timer,
+    /// until a stop signal: returns the signal.
+    fn serve(&mut self, server: &mut http::Server) -> Result<i32> {
+        let mut next_sweep = Instant::now() + SWEEP_EVERY;
+        let mut next_rescan = Instant::now() + self.config.rescan;
+        loop {
+            if let Some(signal) = stop_signal() {
+                return Ok(signal);
+            }
+            server.turn(WAIT_FOR_REQUEST, |health| self.page(health))
+                .map_err(|e| anyhow!("serving {}: {e}", self.config.listen))?;
+            self.push_otlp(server.health());
+            let now = Instant::now();
+            if now >= next_sweep {
+                self.sweep();
+                next_sweep = now + SWEEP_EVERY;
+            }
+            if now >= next_rescan {
+                for warning in self.rescan() {
+                    say(self.config.quiet, format!("warning: {warning}"));
+                }
+                next_rescan = now + self.config.rescan;
+            }
+        }
     }
 }
 

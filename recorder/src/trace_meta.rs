@@ -1,0 +1,104 @@
+//! meta.json: what a trace says about its own recording, written when it
+//! starts (docs/trace-format.md, "meta.json"). The fields are in alphabetical
+//! order, here and in the structs below: the file keeps the key order it had
+//! when it was a serde_json map, which sorts its keys. The parts other
+//! modules describe (the host, the kernel, the cgroups, GPU activity) are
+//! their JSON as they make it.
+
+use std::path::Path;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use launchgap_record::probe_report::Probe;
+
+#[derive(Serialize)]
+pub struct TraceMeta<'a> {
+    pub cgroups: Value,
+    pub clock: Value,
+    /// the command started, or empty
+    pub command: &'a [String],
+    pub command_pid: Option<i32>,
+    pub cuda_libraries: Vec<CudaLibrary<'a>>,
+    /// schema::FORMAT_NAME
+    pub format: &'static str,
+    pub gpu_activity: Value,
+    pub host: Value,
+    pub host_files: Value,
+    pub kernel_support: Value,
+    /// "system", "command" or "pids"
+    pub mode: &'static str,
+    pub options: Options,
+    pub pids: &'a [i32],
+    pub probes: &'a [Probe],
+    pub recorder: Recorder,
+    pub recorder_pid: u32,
+    pub start_ns: u64,
+    pub topology: Value,
+    /// the trace format's version
+    pub version: u32,
+}
+
+#[derive(Serialize)]
+pub struct CudaLibrary<'a> {
+    pub found_via: &'static str,
+    pub path: &'a Path,
+}
+
+/// The recording's settings.
+#[derive(Serialize)]
+pub struct Options {
+    pub api_names: bool,
+    pub duration_s: Option<f64>,
+    pub poll_ms: u64,
+    pub ring_buffer_bytes: u32,
+}
+
+#[derive(Serialize)]
+pub struct Recorder {
+    pub name: &'static str,
+    pub version: &'static str,
+}
+
+impl Recorder {
+    /// This binary.
+    pub fn this() -> Self {
+        Recorder { name: "launchgap-record", version: env!("CARGO_PKG_VERSION") }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// The file's key order is serde_json's own maps': every level sorted.
+    #[test]
+    fn meta_keys_are_in_the_order_a_serde_json_map_gives() {
+        let probes = [Probe::tracepoint("sched_switch", Ok(()))];
+        let meta = TraceMeta {
+            cgroups: json!({"v2_mount": "/sys/fs/cgroup"}),
+            clock: json!({}),
+            command: &["true".to_string()],
+            command_pid: Some(2),
+            cuda_libraries: vec![CudaLibrary { found_via: "--cuda-lib", path: Path::new("/l.so") }],
+            format: "launchgap-trace",
+            gpu_activity: json!({"recorded": false, "why": "not asked for"}),
+            host: json!({}),
+            host_files: json!({}),
+            kernel_support: json!({"adapted": [], "btf": "/sys/kernel/btf/vmlinux"}),
+            mode: "command",
+            options: Options { api_names: false, duration_s: None, poll_ms: 100, ring_buffer_bytes: 1 << 24 },
+            pids: &[],
+            probes: &probes,
+            recorder: Recorder::this(),
+            recorder_pid: 1,
+            start_ns: 5,
+            topology: json!({}),
+            version: 2,
+        };
+        let text = serde_json::to_string(&meta).unwrap();
+        assert_eq!(text, serde_json::to_value(&meta).unwrap().to_string());
+        assert!(text.contains(r#""options":{"api_names":false,"duration_s":null,"poll_ms":100,"ring_buffer_bytes":16777216}"#));
+    }
+}
