@@ -74,15 +74,22 @@ def culprit(kind: str, heavy: bool = False):
                 "mod = runpy.run_path(%r)\nwhile True:\n    mod['loopback']()\n") % (SENDER_CPU, str(IRQ_LOAD))
         command = [sys.executable, "-c", loop]
         steering = packets_received_on(CPU)
-    with steering:
-        proc = subprocess.Popen(command, start_new_session=not heavy, preexec_fn=heavy_session if heavy else None,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        try:
-            yield proc.pid
-        finally:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+    with steering, process_group(command, heavy) as pid:
+        yield pid
+
+
+@contextlib.contextmanager
+def process_group(command: list[str], heavy: bool = False):
+    """COMMAND in a session of its own (a heavy_session where HEAVY), its pid given; it and its process
+    group stopped on every path."""
+    proc = subprocess.Popen(command, start_new_session=not heavy, preexec_fn=heavy_session if heavy else None,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        yield proc.pid
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
 
 
 @dataclass

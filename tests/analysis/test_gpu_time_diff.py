@@ -7,15 +7,11 @@ thread's states and the culprit's runs from the trace's switch, wakeup and inter
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import signal
 import subprocess
 import sys
 
-
-from tests.analysis.test_gpu_time import CPU, LAUNCH_BOUND, record, truth_caused
+from tests.analysis.test_gpu_time import CPU, LAUNCH_BOUND, process_group, record, truth_caused
 from tests.conftest import REPO
 from tests.recorder.conftest import needs_bpf
 
@@ -27,17 +23,9 @@ HOG = ("import ctypes, os\nctypes.CDLL(None).prctl(15, %r, 0, 0, 0)\nos.sched_se
        "while True:\n    pass\n") % (HOG_NAME.encode(), CPU)
 
 
-@contextlib.contextmanager
 def named_hog():
     """A busy loop named HOG_NAME on the launching CPU; stopped, with its group, on every path."""
-    proc = subprocess.Popen([sys.executable, "-c", HOG], start_new_session=True, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
-    try:
-        yield proc.pid
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
+    return process_group([sys.executable, "-c", HOG])
 
 
 def test_diff_gives_both_traces_gpu_time_and_the_change_against_the_truth(tmp_path):
