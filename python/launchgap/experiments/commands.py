@@ -21,27 +21,37 @@ from launchgap.output import PERMISSIONS_HELP
 DEFAULT_IO_DIR = Path("/var/tmp")
 
 
+def what_is_measured(command):
+    """The options every experiment that runs a workload takes: how many runs, and what each measures."""
+    command = click.option("--metric-name", metavar="NAME",
+                           help="What tables and plots call the metric (default: the text beside the number in "
+                                "--metric, e.g. tok/s).")(command)
+    command = click.option("--metric", default=r"tok/s: ([0-9.]+)", show_default=True,
+                           help="Regex whose first group is the workload's throughput, or 'wall' for wall time.")(command)
+    return click.option("--repeat", default=5, show_default=True,
+                        help="Measured runs per scenario, after one warm-up.")(command)
+
+
+gpu_activity_option = click.option(
+    "--gpu-activity", is_flag=True,
+    help="Record each run with --gpu-activity (CUPTI), so that the GPU idle each scenario's interference caused "
+         "is exact, not bounds (docs/gpu-time.md).")
+
+
 @click.group("experiment")
 def experiment() -> None:
     """Run a workload under noisy-neighbour and mitigation scenarios, repeated, with statistics."""
 
 
 @experiment.command("noisy-neighbor", context_settings={"ignore_unknown_options": True}, epilog=PERMISSIONS_HELP)
-@click.option("--repeat", default=5, show_default=True, help="Measured runs per scenario, after one warm-up.")
-@click.option("--metric", default=r"tok/s: ([0-9.]+)", show_default=True,
-              help="Regex whose first group is the workload's throughput, or 'wall' for wall time.")
-@click.option("--metric-name", metavar="NAME",
-              help="What tables and plots call the metric (default: the text beside the number in --metric, "
-                   "e.g. tok/s).")
+@what_is_measured
 @click.option("--scenarios", default="baseline,cpu,network,disk,heavy,pinned", show_default=True,
               help="Built-in scenarios, comma separated.")
 @click.option("-o", "--output", type=click.Path(file_okay=False), help="Results directory (default results/experiment-TIME).")
 @click.option("--seed", type=int, help="Seed for the run order (printed when chosen at random).")
 @click.option("--disk-dir", type=click.Path(file_okay=False),
               help="Where fio writes (a real block device; default /var/tmp).")
-@click.option("--gpu-activity", is_flag=True,
-              help="Record each run with --gpu-activity (CUPTI), so that the GPU idle each scenario's interference "
-                   "caused is exact, not bounds (docs/gpu-time.md).")
+@gpu_activity_option
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 def noisy_neighbor(repeat, metric, metric_name, scenarios, output, seed, disk_dir, gpu_activity, command) -> None:
     """The study's scenarios: baseline, cpu (stress-ng), network (iperf3 on loopback),
@@ -62,20 +72,13 @@ def noisy_neighbor(repeat, metric, metric_name, scenarios, output, seed, disk_di
 
 @experiment.command("run", context_settings={"ignore_unknown_options": True}, epilog=PERMISSIONS_HELP)
 @click.argument("scenario_file", type=click.Path(dir_okay=False, exists=True))
-@click.option("--repeat", default=5, show_default=True, help="Measured runs per scenario, after one warm-up.")
-@click.option("--metric", default=r"tok/s: ([0-9.]+)", show_default=True,
-              help="Regex whose first group is the workload's throughput, or 'wall' for wall time.")
-@click.option("--metric-name", metavar="NAME",
-              help="What tables and plots call the metric (default: the text beside the number in --metric, "
-                   "e.g. tok/s).")
+@what_is_measured
 @click.option("-o", "--output", type=click.Path(file_okay=False))
 @click.option("--seed", type=int)
 @click.option("--disk-dir", type=click.Path(file_okay=False))
 @click.option("--allow-rt-unthrottled", is_flag=True,
               help="Run SCHED_FIFO/SCHED_RR scenarios even with RT throttling off (sched_rt_runtime_us = -1).")
-@click.option("--gpu-activity", is_flag=True,
-              help="Record each run with --gpu-activity (CUPTI), so that the GPU idle each scenario's interference "
-                   "caused is exact, not bounds (docs/gpu-time.md).")
+@gpu_activity_option
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 def experiment_run(scenario_file, repeat, metric, metric_name, output, seed, disk_dir, allow_rt_unthrottled,
                    gpu_activity, command) -> None:
