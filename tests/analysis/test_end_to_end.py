@@ -197,11 +197,39 @@ def test_switch_counts_agree_with_perf_sched_and_waits_with_the_kernel(tmp_path)
         # the waits the kernel had counted: those before the run under way at its read
         run_starts = segments.filter((pl.col("tid") == t["tid"]) & (pl.col("state") == "running"))["s_start"]
         assert run_starts.len() >= kernel["timeslices"], (t["tid"], run_starts.len(), kernel)
-        waited_ns = waits_before(segments, t["tid"], int(run_starts[kernel["timeslices"] - 1]) + 1)
+        until_ns = int(run_starts[kernel["timeslices"] - 1]) + 1
+        waited_ns = waits_before(segments, t["tid"], until_ns)
         # The kernel starts a wait at the enqueue and ends it with the run queue's clock as last updated
         # (at the start of __schedule): ours, from the tracepoints, ran up to ~15 us longer a wait here
         allowed = 0.02 * kernel["run_delay_ns"] + 50_000 * kernel["timeslices"]
-        assert abs(waited_ns - kernel["run_delay_ns"]) <= allowed, (t["tid"], waited_ns, kernel)
+        # a wait whose switch-in went unseen (a silent task ran before it: docs/metrics.md, "Known limit")
+        # lasts to the next switch-out the trace has: up to that much of ours may be more than the kernel's
+        unseen = unseen_switch_in_waits(trace, t["tid"], until_ns)
+        assert waited_ns - unseen - allowed <= kernel["run_delay_ns"] <= waited_ns + allowed, (
+            t["tid"], waited_ns, unseen, kernel)
+
+
+def unseen_switch_in_waits(trace, tid: int, until_ns: int) -> int:
+    """From the trace's rows alone: the time TID waited runnable (woken, or preempted) before a switch-out
+    of its own with no switch-in since, that is, a wait whose end the trace does not show, up to UNTIL_NS."""
+    sw = trace.of(Event.SWITCH, "ts_ns", "tid", "next_tid", "voluntary")
+    wakeups = trace.of(Event.WAKEUP, "ts_ns", "tid").filter(pl.col("tid") == tid)
+    events = sorted([(ts, 0, v) for ts, _, _, v in sw.filter(pl.col("tid") == tid).iter_rows()]
+                    + [(ts, 1, None) for ts, *_ in sw.filter(pl.col("next_tid") == tid).iter_rows()]
+                    + [(ts, 2, None) for ts, _ in wakeups.iter_rows()])
+    total, state, since = 0, None, None
+    for ts, what, voluntary in events:
+        if ts >= until_ns:
+            break
+        if what == 0:       # switched out: a wait under way ended unseen
+            if state == "runnable":
+                total += ts - since
+            state, since = ("runnable", ts) if voluntary is False else ("blocked", None)
+        elif what == 1:     # switched in
+            state = "running"
+        elif state != "running" and state != "runnable":   # woken
+            state, since = "runnable", ts
+    return total
 
 
 def waits_before(segments: pl.DataFrame, tid: int, until_ns: int) -> int:
