@@ -51,6 +51,8 @@ def packets_received_on(cpu: int):
     (RPS) queues each to CPU's backlog and raises NET_RX there by an IPI, so the softirq interrupts
     whatever runs on CPU. Loopback's own setting, restored on every path."""
     setting = Path("/sys/class/net/lo/queues/rx-0/rps_cpus")
+    if cpu not in os.sched_getaffinity(0):
+        pytest.skip(f"CPU {cpu} is not one this test may use")
     if not setting.exists():
         pytest.skip("this kernel has no receive packet steering (CONFIG_RPS) on loopback")
     before = setting.read_text().strip()
@@ -62,10 +64,10 @@ def packets_received_on(cpu: int):
 
 
 @contextlib.contextmanager
-def culprit(kind: str, heavy: bool = False):
+def culprit(kind: str, weighty: bool = False):
     """A busy loop on CPU, or interrupts on CPU: loopback traffic sent from another CPU whose received
-    packets are processed on CPU (in NET_RX softirqs); stopped, with its group, on every path. HEAVY: in a
-    heavy_session."""
+    packets are processed on CPU (in NET_RX softirqs); stopped, with its group, on every path. WEIGHTY: the
+    busy loop runs heavy."""
     steering = contextlib.nullcontext()
     if kind == "hog":
         command = [sys.executable, "-c", HOG % CPU]
@@ -74,17 +76,19 @@ def culprit(kind: str, heavy: bool = False):
                 "mod = runpy.run_path(%r)\nwhile True:\n    mod['loopback']()\n") % (SENDER_CPU, str(IRQ_LOAD))
         command = [sys.executable, "-c", loop]
         steering = packets_received_on(CPU)
-    with steering, process_group(command, heavy) as pid:
+    with steering, process_group(command, weighty) as pid:
         yield pid
 
 
 @contextlib.contextmanager
-def process_group(command: list[str], heavy: bool = False):
-    """COMMAND in a session of its own (a heavy_session where HEAVY), its pid given; it and its process
-    group stopped on every path."""
-    proc = subprocess.Popen(command, start_new_session=not heavy, preexec_fn=heavy_session if heavy else None,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+def process_group(command: list[str], weighty: bool = False):
+    """COMMAND in a session of its own (run heavy where WEIGHTY), its pid given; it and its process group
+    stopped on every path."""
+    proc = subprocess.Popen(["nice", "-n", str(HEAVY_NICE), *command] if weighty else command,
+                            start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
+        if weighty:
+            heavy_autogroup(proc.pid)
         yield proc.pid
     finally:
         with contextlib.suppress(ProcessLookupError):
@@ -99,25 +103,29 @@ class Run:
     stdout: str
 
 
-# The weight a weighed session runs at (nice -19, as a task and, with sched_autogroup, as a session): 70
+# The weight a heavy session runs at (nice -19, as a task and, with sched_autogroup, as a session): 70
 # times a nice-0 session's, so that whatever else loads the machine takes about 1% of its CPU.
 HEAVY_NICE = -19
+# a shell's first words that make its session heavy (its tasks are niced by `nice` before it)
+HEAVY_AUTOGROUP = f"echo {HEAVY_NICE} > /proc/self/autogroup 2>/dev/null; "
 
 
-def heavy_session() -> None:
-    """A preexec_fn: the child leads a session of its own (with sched_autogroup on, a scheduling group of its
-    own) that weighs HEAVY_NICE, as does the child itself and all it starts."""
-    os.setsid()
-    autogroup = Path("/proc/self/autogroup")
-    if autogroup.exists():
-        with contextlib.suppress(OSError):  # sched_autogroup off: the task's nice is all there is
-            autogroup.write_text(f"{HEAVY_NICE}\n")
-    os.setpriority(os.PRIO_PROCESS, 0, HEAVY_NICE)
+def heavy(command: list[str]) -> list[str]:
+    """COMMAND run at HEAVY_NICE, in a session of its own (with sched_autogroup on, a scheduling group of
+    its own) that weighs HEAVY_NICE too when COMMAND says so (a shell: HEAVY_AUTOGROUP; a process
+    started here: heavy_autogroup)."""
+    return ["setsid", "--wait", "nice", "-n", str(HEAVY_NICE), *command]
 
 
-def record(tmp_path: Path, workloads: list[list[str]], env: dict, name: str = "run", heavy: bool = False) -> Run:
+def heavy_autogroup(pid: int) -> None:
+    """The autogroup of PID's session weighs HEAVY_NICE (nothing to do where autogroups are off)."""
+    with contextlib.suppress(OSError):
+        Path(f"/proc/{pid}/autogroup").write_text(f"{HEAVY_NICE}\n")
+
+
+def record(tmp_path: Path, workloads: list[list[str]], env: dict, name: str = "run", weighty: bool = False) -> Run:
     """cudasim processes (one per argument list, started together by one shell), pinned to CPU, recorded with
-    GPU activity; each writes its own truth. HEAVY: the recording runs in a heavy_session."""
+    GPU activity; each writes its own truth. WEIGHTY: the workload runs heavy (the recorder does not)."""
     truths = [tmp_path / f"{name}-truth-{i}.json" for i in range(len(workloads))]
     parts = [" ".join([str(CUDASIM), "decode", "--quiet", *args, "--truth", str(t)]) + " &"
              for args, t in zip(workloads, truths)]
@@ -126,10 +134,10 @@ def record(tmp_path: Path, workloads: list[list[str]], env: dict, name: str = "r
     # the workloads run under a shell, whose script the recorder cannot look into: it is told the driver
     # the shape uses and the CUPTI beside it, as a user would
     driver = LIBCUDA_THUNK if env.get("LD_LIBRARY_PATH") else LIBCUDA
+    shell = ["bash", "-c", script] if not weighty else heavy(["bash", "-c", HEAVY_AUTOGROUP + script])
     proc = subprocess.run([str(RECORDER), "-q", "--gpu-activity", "--cupti", str(CUPTI), "--cuda-lib", str(driver),
-                           "-o", str(out), "--", "taskset", "-c", str(CPU), "bash", "-c", script],
-                          capture_output=True, text=True, timeout=600, env={**os.environ, **env},
-                          preexec_fn=heavy_session if heavy else None)
+                           "-o", str(out), "--", "taskset", "-c", str(CPU), *shell],
+                          capture_output=True, text=True, timeout=600, env={**os.environ, **env})
     assert proc.returncode == 0, proc.stderr
     return Run(read_trace(out), [json.loads(t.read_text()) for t in truths], proc.stdout)
 
@@ -426,7 +434,7 @@ def without_gpu_activity(trace):
 def test_the_gain_predicted_from_a_run_with_the_hog_is_what_a_run_without_it_measures(tmp_path, workload):
     """Same seed, interleaved: with the hog (recorded, its GPU idle taken out by the report) and without it
     (measured by cudasim itself), three pairs, each run right after the other; the median of the pairs'
-    predicted over measured within 10%. The workload and the hog run in heavy sessions: the prediction
+    predicted over measured within 10%. The workload and the hog run heavy: the prediction
     gives the launching thread the hog's CPU time in proportion to the weights of the tasks waiting for
     that CPU meanwhile, but without the hog the scheduler would also move tasks waiting on other CPUs to
     it, which no trace of the run with the hog shows (docs/gpu-time.md). Heavy, the two are what counts on
@@ -437,12 +445,12 @@ def test_the_gain_predicted_from_a_run_with_the_hog_is_what_a_run_without_it_mea
     args = [*LAUNCH_BOUND, "--tokens", "200"] if workload == "launch-bound" else [*GPU_BOUND, "--tokens", "3"]
     pairs = []
     for i in range(3):
-        with culprit("hog", heavy=True) as hog:
-            run = record(tmp_path, [[*args, "--seed", "7"]], {}, name=f"hog-{i}", heavy=True)
+        with culprit("hog", weighty=True) as hog:
+            run = record(tmp_path, [[*args, "--seed", "7"]], {}, name=f"hog-{i}", weighty=True)
         gain = gain_without(build_report(run.trace).gpu_time, {hog})
         assert gain is not None
         predicted = run.truths[0]["tokens_per_s"] * (1 + gain[1] / 100)
-        free = record(tmp_path, [[*args, "--seed", "7"]], {}, name=f"free-{i}", heavy=True)
+        free = record(tmp_path, [[*args, "--seed", "7"]], {}, name=f"free-{i}", weighty=True)
         pairs.append((predicted, free.truths[0]["tokens_per_s"]))
     ratios = sorted(predicted / measured for predicted, measured in pairs)
     print(f"{workload}: (predicted, measured) tok/s {pairs}; predicted / measured {ratios}")

@@ -7,15 +7,20 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from launchgap.analysis.gpu_time import NICE_WEIGHTS, Competition, with_share
+from launchgap.analysis.gpu_time import NICE_WEIGHTS, Competition, weight_of, with_share
 
 ME, CULPRIT = 10, 20
 
 
+def weight(prio: int) -> int:
+    """The kernel's weight of a fair task at PRIO (nice = prio - 120), as in sched_prio_to_weight; a
+    real-time task's (prio below 100) as the analysis weighs it."""
+    return pl.select(weight_of(pl.lit(prio))).item() if prio < 100 else NICE_WEIGHTS[prio - 100]
+
+
 def waits(*rows: tuple[int, int, int, int, int]) -> pl.DataFrame:
     """(cpu, tid, start, end, prio) -> the competition's waits, each at its prio's weight."""
-    weight = {prio: NICE_WEIGHTS[prio - 100] for *_, prio in rows}
-    return pl.DataFrame([(cpu, tid, start, end, weight[prio]) for cpu, tid, start, end, prio in rows],
+    return pl.DataFrame([(cpu, tid, start, end, weight(prio)) for cpu, tid, start, end, prio in rows],
                         schema={"cpu": pl.UInt32, "tid": pl.UInt32, "r_start": pl.Int64, "r_end": pl.Int64,
                                 "weight": pl.Int64}, orient="row")
 
@@ -27,7 +32,7 @@ def piece(start: int, end: int, cpu: int = 1) -> pl.DataFrame:
 
 
 def share(pieces: pl.DataFrame, competition_waits: pl.DataFrame, my_prio: int = 120) -> float:
-    weights = pl.DataFrame({"tid": [ME], "weight": [NICE_WEIGHTS[my_prio - 100]]},
+    weights = pl.DataFrame({"tid": [ME], "weight": [weight(my_prio)]},
                            schema={"tid": pl.UInt32, "weight": pl.Int64})
     return with_share(pieces, Competition(competition_waits, weights))["share"].item()
 
@@ -51,3 +56,96 @@ def test_a_heavier_thread_takes_more_of_it():
     # the launching thread at nice -10 (9548) against one nice-0 task (1024) all along
     assert share(piece(0, 1000), waits((1, 30, 0, 1000, 120)), my_prio=110) == pytest.approx(
         9548 / (9548 + 1024))
+
+
+def test_the_culprits_own_wait_is_not_competition():
+    # the culprit itself waits on the piece's CPU for half the piece (preempted by another task there):
+    # that is not a task the freed time would go to; the nice-0 task waiting all along is
+    competition = waits((1, CULPRIT, 500, 1000, 120), (1, 30, 0, 1000, 120))
+    assert share(piece(0, 1000), competition) == pytest.approx(1 / 2)
+
+
+def test_real_time_comes_first():
+    # a real-time task waiting takes the freed time, whatever the launching thread's nice level; a
+    # real-time launching thread takes it from any fair task
+    assert share(piece(0, 1000), waits((1, 30, 0, 1000, 99)), my_prio=101) < 1e-4
+    assert share(piece(0, 1000), waits((1, 30, 0, 1000, 100)), my_prio=50) > 1 - 1e-4
+
+
+# ---- competitors(): who waited, read from a trace's rows -----------------------------------------------
+
+LAUNCHER, OTHER, SILENT = (100, 101, "cudasim"), (200, 201, "other"), (300, 301, "agent")
+
+
+def waits_of(builder, tmp_path) -> list[tuple[int, int, int, int]]:
+    from launchgap.analysis.gpu_time import competitors
+
+    waits = competitors(builder.write(tmp_path / "t.lg")).waits
+    return sorted(waits.filter(pl.col("tid") == OTHER[1]).select("cpu", "tid", "r_start", "r_end").rows())
+
+
+def test_a_wait_begins_at_a_preemption_or_a_wakeup_and_ends_at_the_switch_in(tmp_path):
+    from tests.analysis.builder import IDLE, TraceBuilder
+
+    b = TraceBuilder()
+    b.switch(2000, 1, OTHER, LAUNCHER)                  # preempted: waits on CPU 1
+    b.wakeup(2500, OTHER, 1)                            # a wakeup of a task already waiting: no second wait
+    b.switch(3000, 1, LAUNCHER, OTHER)                  # switched in: the wait ends
+    b.switch(4000, 1, OTHER, IDLE, voluntary=True)      # blocks
+    b.wakeup(5000, OTHER, 0)                            # woken onto CPU 0: waits there
+    b.switch(5600, 0, IDLE, OTHER)
+    assert waits_of(b, tmp_path) == [(0, 201, 5000, 5600), (1, 201, 2000, 3000)]
+
+
+def test_a_wait_whose_switch_in_went_unseen_is_left_out(tmp_path):
+    """A silent task (its switch-outs never traced) switched the waiting task back in: the task's next row
+    is a switch-out of its own. Ending the wait there would count time the task ran; ending it at its next
+    switch-in would count it twice (two waits ending together)."""
+    from tests.analysis.builder import TraceBuilder
+
+    b = TraceBuilder()
+    b.switch(2000, 1, OTHER, SILENT)                    # preempted by the silent task ...
+    b.switch(3000, 1, OTHER, LAUNCHER)                  # ... which switched it back in unseen: it ran till here
+    b.switch(3500, 1, LAUNCHER, OTHER)                  # this wait is whole
+    assert waits_of(b, tmp_path) == [(1, 201, 3000, 3500)]
+
+
+# ---- gain_without(): what a run without the culprits would do ---------------------------------------
+
+def gpu_time(active: int, low: int, high: int, culprits) -> object:
+    from launchgap.analysis.records import GpuTime
+
+    return GpuTime(mode="exact" if low == high else "bounds", why=None, span_ns=active, busy_ns=None, idle_ns=None,
+                   busy_percent=None, causes=[], interference_low_ns=low, interference_high_ns=high, own_ns=None,
+                   culprits=culprits, cpu_interference_ns=high, hidden_low_ns=0, hidden_high_ns=0,
+                   hidden_percent=None, processes=[], active_ns=active, prediction=None, note=None)
+
+
+def culprit(pid: int, cause: str, low: int, high: int, recoverable_low: int, recoverable_high: int):
+    from launchgap.analysis.records import GpuCulprit
+
+    return GpuCulprit(cause=cause, pid=pid, comm="x", low_ns=low, high_ns=high, recoverable_low_ns=recoverable_low,
+                      recoverable_high_ns=recoverable_high, is_recorder=False)
+
+
+def test_the_gain_takes_the_culprits_out_and_keeps_the_rest_at_its_rate():
+    from launchgap.analysis.gpu_time import gain_without
+
+    # a 1000 ms span: the hog's 400 ms (380 of it would be the thread's), a neighbour's 150, interrupts 50;
+    # the workload's own time is 400. Without the hog the rest (220 ms: the neighbour's, the interrupts,
+    # and the 20 the neighbour would take of the hog's) keeps its 22% of a span of 400 / 0.78 = 512.8 ms
+    hog = [culprit(7, "preempted", 300, 300, 285, 285), culprit(7, "runqueue", 100, 100, 95, 95)]
+    rest = [culprit(8, "preempted", 150, 150, 150, 150), culprit(0, "irq", 50, 50, 50, 50)]
+    g = gpu_time(1000, 600, 600, hog + rest)
+    low, high = gain_without(g, {7})
+    assert low == high == pytest.approx(100.0 * (1000 / (400 / (1 - 220 / 1000)) - 1))
+    # irq culprits are no load's processes, even named by a pid
+    assert gain_without(g, {0}) == (0.0, 0.0)
+
+
+def test_bounds_give_a_range_and_no_upper_bound_where_interference_may_cover_the_span():
+    from launchgap.analysis.gpu_time import gain_without
+
+    hog = [culprit(7, "preempted", 100, 500, 100, 500)]
+    assert gain_without(gpu_time(1000, 300, 800, hog), {7}) == pytest.approx((100 * 100 / 700, 100 * 500 / 200))
+    assert gain_without(gpu_time(1000, 300, 1000, hog), {7})[1] is None

@@ -101,13 +101,16 @@ NICE_WEIGHTS = (88761, 71755, 56483, 46273, 36291, 29154, 23254, 18705, 14949, 1
                 1024, 820, 655, 526, 423, 335, 272, 215, 172, 137,
                 110, 87, 70, 56, 45, 36, 29, 23, 18, 15)
 NICE_0_PRIO = 120  # the kernel's prio of a nice-0 task; prio below 100 is real-time
+# A real-time task runs before any fair one: weighed as so many of the heaviest fair tasks that the
+# freed time is all its when it waits, and all the launching thread's when that is the real-time one.
+REAL_TIME_WEIGHT = NICE_WEIGHTS[0] << 20
 
 
 def weight_of(prio: pl.Expr) -> pl.Expr:
-    """A task's scheduling weight from its kernel prio: its nice level's, and a real-time task (which any
-    fair task waits behind) the heaviest's."""
+    """A task's scheduling weight from its kernel prio: its nice level's (sched_prio_to_weight), a
+    real-time task's REAL_TIME_WEIGHT; unknown (a source without prio): nice 0's."""
     nice = (prio - NICE_0_PRIO).clip(-20, 19) + 20
-    return (pl.when(prio < 100).then(pl.lit(NICE_WEIGHTS[0], pl.Int64))
+    return (pl.when(prio < 100).then(pl.lit(REAL_TIME_WEIGHT, pl.Int64))
             .otherwise(nice.cast(pl.Int64).replace_strict(list(range(40)), list(NICE_WEIGHTS),
                                                          return_dtype=pl.Int64))
             .fill_null(NICE_WEIGHTS[20]))
@@ -116,9 +119,8 @@ def weight_of(prio: pl.Expr) -> pl.Expr:
 @dataclass(frozen=True)
 class Competition:
     """Who else wanted a CPU, and when: where a culprit's CPU time would go, were the culprit gone.
-    waits: cpu, tid, r_start, r_end, weight: each task's runnable waits on a CPU's queue after being
-    preempted there (from its preempting switch-out to its next switch-in), at its weight then;
-    weights: tid, weight: each task's weight at its last switch-out."""
+    waits: cpu, tid, r_start, r_end, weight: each task's runnable waits in a CPU's queue (disjoint for a
+    task), at its weight then; weights: tid, weight: each task's weight at its last switch-out."""
     waits: pl.DataFrame
     weights: pl.DataFrame
 
@@ -130,15 +132,32 @@ NO_COMPETITION = Competition(
 
 
 def competitors(trace: Trace) -> Competition:
-    """Every task's waits in a CPU's queue after a preemption, with its weight, and each task's weight."""
+    """Every task's waits in a CPU's queue, with its weight, and each task's weight. A wait begins at a
+    switch-out that left the task runnable (on that CPU) or at a wakeup (on its target CPU) and ends at
+    the task's next switch-in. Where the task's next switch is one of its own switch-outs the switch-in
+    went unseen (a task whose switch-outs sched_switch never shows ran before it: docs/metrics.md): that
+    wait's end is not known, and it is left out rather than counted to a later switch; a wakeup of a task
+    already waiting (the kernel traces one) starts no second wait: each task's waits stay disjoint."""
     sw = trace.of(Event.SWITCH, "ts_ns", "cpu", "tid", "prio", "next_tid", "voluntary")
-    outs = (sw.filter(pl.col("voluntary").eq(False) & (pl.col("tid") != 0))
-            .select("cpu", "tid", pl.col("ts_ns").cast(pl.Int64).alias("r_start"), weight_of(pl.col("prio"))
-                    .alias("weight")).sort("r_start"))
+    preempted = (sw.filter(pl.col("voluntary").eq(False) & (pl.col("tid") != 0))
+                 .select("cpu", "tid", pl.col("ts_ns").cast(pl.Int64).alias("r_start"),
+                         weight_of(pl.col("prio")).alias("weight")))
+    woken = (pl.concat([trace.of(kind, "ts_ns", "tid", "target_cpu", "prio") for kind in (Event.WAKEUP,
+                                                                                           Event.WAKEUP_NEW)])
+             .filter(pl.col("tid") != 0)
+             .select(pl.col("target_cpu").alias("cpu"), "tid", pl.col("ts_ns").cast(pl.Int64).alias("r_start"),
+                     weight_of(pl.col("prio")).alias("weight")))
+    starts = pl.concat([preempted, woken.cast(preempted.schema)]).sort("r_start")
     ins = sw.select(pl.col("next_tid").alias("tid"), pl.col("ts_ns").cast(pl.Int64).alias("r_end")).sort("r_end")
-    waits = (outs.join_asof(ins, left_on="r_start", right_on="r_end", by="tid", strategy="forward",
-                            check_sortedness=False)
-             .filter(pl.col("r_end").is_not_null() & (pl.col("r_end") > pl.col("r_start")))
+    outs = sw.select("tid", pl.col("ts_ns").cast(pl.Int64).alias("next_out")).sort("next_out")
+    waits = (starts.join_asof(ins, left_on="r_start", right_on="r_end", by="tid", strategy="forward",
+                              check_sortedness=False)
+             .join_asof(outs, left_on="r_start", right_on="next_out", by="tid", strategy="forward",
+                        allow_exact_matches=False, check_sortedness=False)
+             .filter(pl.col("r_end").is_not_null() & (pl.col("r_end") > pl.col("r_start"))
+                     & (pl.col("next_out").is_null() | (pl.col("next_out") >= pl.col("r_end"))))
+             # one wait a switch-in: from the earliest start that it ended
+             .sort("r_start").unique(["tid", "r_end"], keep="first", maintain_order=True)
              .select("cpu", "tid", "r_start", "r_end", "weight"))
     weights = (sw.filter(pl.col("tid") != 0).sort("ts_ns").group_by("tid")
                .agg(weight_of(pl.col("prio")).last().alias("weight")))
@@ -804,11 +823,17 @@ def aligned_lower_bound(launch_ts: np.ndarray, drains: pl.DataFrame, wakeups: np
 
 def gain_without(g: GpuTime, culprit_pids: set[int]) -> tuple[float | None, float | None] | None:
     """The throughput gain (percent, low and high) predicted from one trace if the culprits CULPRIT_PIDS
-    (a load's processes, say) were gone: their GPU idle taken out of the active span. A side whose GPU idle
-    covers the whole span has no bound (None)."""
+    (a load's processes, say) were gone: their GPU idle (its recoverable part) taken out of the active
+    span, the rest of the interference holding its share of the span. The workload's own time, the span
+    less all its interference (OWN), is what it is; other interference (a neighbour's, interrupts, what
+    others would take of the culprits' time) comes at a rate, so a shorter span holds less of it. So the
+    span becomes OWN / (1 - rest / span), and the gain is removed / OWN. A side whose OWN is nothing (the
+    interference covers the whole span) has no bound (None)."""
     if not g.active_ns or g.mode == "none":
         return None
-    low = sum(c.recoverable_low_ns for c in g.culprits if c.pid in culprit_pids and c.cause != "irq")
-    high = sum(c.recoverable_high_ns for c in g.culprits if c.pid in culprit_pids and c.cause != "irq")
-    gain = lambda lost: 100.0 * (g.active_ns / (g.active_ns - lost) - 1) if lost < g.active_ns else None  # noqa: E731
-    return gain(low), gain(high)
+    culprits = [c for c in g.culprits if c.pid in culprit_pids and c.cause != "irq"]
+    removed = (sum(c.recoverable_low_ns for c in culprits), sum(c.recoverable_high_ns for c in culprits))
+    own = (g.active_ns - g.interference_low_ns, g.active_ns - g.interference_high_ns)
+    # the high gain: the most taken out of the least the workload's own time can be; the low, the opposite
+    gain = lambda lost, mine: 100.0 * lost / mine if mine > 0 else None  # noqa: E731
+    return gain(removed[0], own[0]), gain(removed[1], own[1])

@@ -118,7 +118,8 @@ def measured_gain(slowdown_percent: float | None, higher_is_better: bool) -> flo
 
 def gain_summary(runs: list[Run], vs_baseline: dict | None, higher_is_better: bool) -> dict | None:
     """Predicted against measured gain without the scenario's load: predicted from each run's trace (the GPU
-    idle the load's processes caused, taken out: analysis.gpu_time.gain_without), medians of the lower and
+    idle the load's processes caused, taken out, the rest of the interference at its rate:
+    analysis.gpu_time.gain_without), medians of the lower and
     upper predictions and their range over the runs; measured from the slowdown against the baseline (of the
     medians, and Welch's 95% interval of the means'). None for a scenario with no load (nothing to remove)
     or without a trace's prediction."""
