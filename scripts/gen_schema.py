@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""Makes the Python schema module, the tables of docs/trace-format.md and the CUPTI
-collector's channel encoders (collector/gpu_wire.h) from schema/trace.toml, the one
-definition of the trace (the recorder's build makes the BPF header and the Rust code
-from the same file: recorder/build/schema_codegen.rs).
+"""The one generator: checks schema/trace.toml, the one definition of the trace, and
+makes every file generated from it: the Python schema module, the tables of
+docs/trace-format.md, the CUPTI collector's channel encoders (collector/gpu_wire.h),
+and the recorder's BPF header and Rust modules (recorder/src/generated/). Each is
+committed, so building the recorder (cargo) needs no Python.
 
     scripts/gen_schema.py            rewrite the generated files
     scripts/gen_schema.py --check    exit 1, naming each file that differs
@@ -31,6 +32,8 @@ ARROW_TYPES = {"uint32", "uint64", "int32", "int64", "bool", "utf8"}
 ROLES = {None, "time", "cpu", "task", "duration"}
 ENCODINGS = {"delta", "dictionary", "plain"}
 DEFAULT_ENCODING = "dictionary"
+# the first line of every generated file (the documentation's tables have BEGIN and END instead)
+GENERATED_LINE = "generated from schema/trace.toml by scripts/gen_schema.py; do not edit"
 BEGIN = "<!-- generated from schema/trace.toml by scripts/gen_schema.py: {name} -->"
 END = "<!-- end of generated {name} -->"
 
@@ -120,11 +123,12 @@ def enum_member(name: str) -> str:
 def python_module(schema: dict) -> str:
     fmt, layout = schema["format"], schema["layout"]
     lines = [
+        f"# {GENERATED_LINE}",
         '"""The trace\'s contract: event kinds, their columns, name tables and constants.',
         "",
-        "GENERATED from schema/trace.toml by scripts/gen_schema.py: edit that file and run the",
-        "script (tests/test_schema_agreement.py fails while they differ). Code refers to event",
-        'kinds through `Event`, never by string literals."""',
+        "Edit schema/trace.toml and run scripts/gen_schema.py (tests/test_schema_agreement.py",
+        "fails while they differ). Code refers to event kinds through `Event`, never by string",
+        'literals."""',
         "",
         "from __future__ import annotations",
         "",
@@ -305,13 +309,12 @@ def wire_header(schema: dict) -> str:
     collector = schema["collector"]
     kinds = {k["name"]: k for k in schema["kind"]}
     out = [
+        f"/* {GENERATED_LINE} */",
         "/* SPDX-License-Identifier: Apache-2.0 */",
         "/*",
-        " * GENERATED from schema/trace.toml by scripts/gen_schema.py: do not edit.",
-        " *",
         " * The CUPTI collector's channel to the recorder: one encoder per kind of row it sends",
         " * (schema/trace.toml's [collector] says the layout; the recorder's decoders are",
-        " * generated from the same table by recorder/build/schema_codegen.rs).",
+        " * generated from the same table: recorder/src/generated/trace_schema.rs).",
         " */",
         "#ifndef LAUNCHGAP_GPU_WIRE_H",
         "#define LAUNCHGAP_GPU_WIRE_H",
@@ -406,11 +409,280 @@ def wire_header(schema: dict) -> str:
     return "\n".join(out)
 
 
+
+# --- the recorder's BPF header and Rust modules ------------------------------------
+# (committed under recorder/src/generated/: the recorder builds with cargo alone, no Python)
+
+RECORDER_GENERATED = Path("recorder/src/generated")
+TRACE_C_HEADER = RECORDER_GENERATED / "trace_schema.h"
+TRACE_RUST_MODULE = RECORDER_GENERATED / "trace_schema.rs"
+NAMES_RUST_MODULE = RECORDER_GENERATED / "trace_names.rs"
+# (Rust value type, Arrow builder, ArrowType variant) of each schema type
+RUST_TYPES = {
+    "uint32": ("u32", "UInt32Builder", "UInt32"),
+    "uint64": ("u64", "UInt64Builder", "UInt64"),
+    "int32": ("i32", "Int32Builder", "Int32"),
+    "int64": ("i64", "Int64Builder", "Int64"),
+    "bool": ("bool", "BooleanBuilder", "Boolean"),
+    "utf8": ("&'a str", "StringBuilder", "Utf8"),
+}
+RUST_READS = {"uint32": "r.u32()", "int32": "r.i32()", "uint64": "r.u64()", "int64": "r.i64()", "bool": "r.bool()",
+              "utf8": "r.str()"}
+
+
+def rust_str(text: str) -> str:
+    """TEXT as a Rust string literal (what Rust's `{:?}` prints)."""
+    escaped = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+    return '"' + "".join(escaped.get(c, c if c.isprintable() else f"\\u{{{ord(c):x}}}") for c in text) + '"'
+
+
+def rust_list(values) -> str:
+    """A list of strings as Rust's `{:?}` prints a Vec<String>."""
+    return "[" + ", ".join(rust_str(v) for v in values) + "]"
+
+
+def camel(name: str) -> str:
+    return "".join(part[:1].upper() + part[1:] for part in name.split("_"))
+
+
+def written_columns(schema: dict, kind: dict) -> list[dict]:
+    """The columns the recorder writes for KIND: optional ones are for other sources."""
+    return [c for c in kind_columns(schema, kind) if not c["optional"]]
+
+
+def row_type(schema: dict, kind: dict) -> str:
+    lifetime = "<'a>" if any(c["type"] == "utf8" for c in written_columns(schema, kind)) else ""
+    return f"{camel(kind['name'])}Row{lifetime}"
+
+
+def records_by_id(schema: dict) -> list[tuple[str, int]]:
+    return sorted(schema["records"].items(), key=lambda item: item[1])
+
+
+def trace_c_header(schema: dict) -> str:
+    """trace_schema.h: the record types, the name tables' C enums and the constants, for the BPF programs."""
+    out = [f"/* {GENERATED_LINE} */", "/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */",
+           "#ifndef LAUNCHGAP_TRACE_SCHEMA_H", "#define LAUNCHGAP_TRACE_SCHEMA_H", ""]
+    for name, constant in sorted(schema["constants"].items()):
+        out += [f"/* {constant['doc']} */", f"#define {name} {constant['value']}"]
+    out += ["", "/* the record types BPF programs put in the ring buffer */", "enum event_type {"]
+    records = records_by_id(schema)
+    out += [f"\tEVENT_{name.upper()} = {number}," for name, number in records]
+    out += [f"\tEVENT_TYPE_COUNT = {max(n for _, n in records) + 1},", "};"]
+    for _, spec in sorted(schema["names"].items()):
+        if "c_enum" not in spec:
+            continue
+        out += ["", f"/* {spec['doc']} */", f"enum {spec['c_enum']} {{"]
+        out += [f"\t{spec['c_prefix']}{value} = {i}," for i, value in enumerate(spec["values"])]
+        if "c_count" in spec:
+            out.append(f"\t{spec['c_count']} = {len(spec['values'])},")
+        out.append("};")
+    out += ["", "#endif /* LAUNCHGAP_TRACE_SCHEMA_H */", ""]
+    return "\n".join(out)
+
+
+def rust_name_tables(schema: dict) -> list[str]:
+    """The name tables as Rust constants, in trace_schema.rs and alone in trace_names.rs (the library's)."""
+    out = []
+    for table, spec in sorted(schema["names"].items()):
+        out += [f"/// {spec['doc']}",
+                f"pub const {table.upper()}_NAMES: [&str; {len(spec['values'])}] = {rust_list(spec['values'])};"]
+    tables = [f"({rust_str(table)}, &{table.upper()}_NAMES)" for table in sorted(schema["names"])]
+    out += ["/// Every name table, by name.",
+            f"pub const NAME_TABLES: [(&str, &[&str]); {len(tables)}] = [{', '.join(tables)}];"]
+    return out
+
+
+def names_rust_module(schema: dict) -> str:
+    return "\n".join([f"// {GENERATED_LINE}", "", *rust_name_tables(schema), ""])
+
+
+def trace_rust_module(schema: dict) -> str:
+    """trace_schema.rs: record ids, name tables, event kinds, one row type and one Arrow builder per kind,
+    the collector channel's decoders and format 1's wide builder (the recorder's src/schema.rs includes it)."""
+    fmt, layout, kinds = schema["format"], schema["layout"], schema["kind"]
+    w = [f"// {GENERATED_LINE}", "",
+         f"pub const FORMAT_NAME: &str = {rust_str(fmt['name'])};",
+         f"pub const FORMAT_VERSION: u32 = {fmt['version']};",
+         f"pub const META_FILE: &str = {rust_str(layout['meta'])};",
+         f"pub const END_FILE: &str = {rust_str(layout['end'])};",
+         f"pub const SEGMENT_DIGITS: usize = {layout['segment_digits']};",
+         f"pub const SEGMENT_SUFFIX: &str = {rust_str(layout['segment_suffix'])};",
+         f"pub const PARTIAL_SUFFIX: &str = {rust_str(layout['partial_suffix'])};",
+         f"pub const SEGMENT_SECONDS: u64 = {layout['segment_seconds']};",
+         f"pub const SEGMENT_ROWS: usize = {layout['segment_rows']};",
+         f"pub const FORMAT1_END_EVENT: &str = {rust_str(schema['end']['format1_event'])};"]
+    constants = sorted(schema["constants"].items())
+    for name, constant in constants:
+        w += [f"/// {constant['doc']}", f"pub const {name}: u32 = {constant['value']};"]
+    listed = ", ".join(f"({rust_str(name)}, {name})" for name, _ in constants)
+    w += ["/// Every constant, by name.", f"pub const CONSTANTS: [(&str, u32); {len(constants)}] = [{listed}];"]
+
+    records = records_by_id(schema)
+    count = max(n for _, n in records) + 1
+    w += ["", "/// enum event_type: the record types BPF programs put in the ring buffer.", "pub mod record {"]
+    w += [f"    pub const {name.upper()}: u32 = {number};" for name, number in records]
+    w += [f"    pub const COUNT: u32 = {count};", "}"]
+    names = ["unknown"] * count
+    for name, number in records:
+        names[number] = name
+    w += ["/// The name of each record type (`lost_event` values), by id.",
+          f"pub const RECORD_NAMES: [&str; {count}] = {rust_list(names)};"]
+    w += rust_name_tables(schema)
+
+    # event kinds
+    every_kind = [f"Kind::{camel(k['name'])}" for k in kinds]
+    w += ["", "/// An event kind: one table in format 2, one `event` value in format 1.",
+          "#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]", "pub enum Kind {"]
+    w += [f"    {camel(k['name'])}," for k in kinds]
+    w += ["}", "", "impl Kind {",
+          f"    pub const ALL: [Kind; {len(kinds)}] = [{', '.join(every_kind)}];",
+          "    pub const fn name(self) -> &'static str {", "        match self {"]
+    w += [f"            Kind::{camel(k['name'])} => {rust_str(k['name'])}," for k in kinds]
+    w += ["        }", "    }", "", "    /// The columns of the kind's table (format 2), in order.",
+          "    pub fn columns(self) -> &'static [ColumnSpec] {", "        KIND_COLUMNS[self as usize]", "    }", "",
+          "    /// The kind a wakeup record of this variant (enum wakeup_variant) is.",
+          "    pub fn of_wakeup_variant(variant: u32) -> Option<Kind> {", "        match variant {"]
+    variants = schema["names"]["wakeup_variant"]["values"]
+    w += [f"            {variants.index(k['variant'])} => Some(Kind::{camel(k['name'])})," for k in kinds
+          if k.get("variant")]
+    w += ["            _ => None,", "        }", "    }", "",
+          "    /// The record type the kind is decoded from (None: made in user space).",
+          "    pub const fn record(self) -> Option<u32> {", "        match self {"]
+    w += [f"            Kind::{camel(k['name'])} => Some(record::{k['record'].upper()})," if k.get("record")
+          else f"            Kind::{camel(k['name'])} => None," for k in kinds]
+    w += ["        }", "    }", "}", ""]
+
+    # column specs
+    def spec(name: str, arrow: str, nullable: bool, optional: bool, role: str | None, encoding: str) -> str:
+        role_text = f"Some({rust_str(role)})" if role else "None"
+        return (f"ColumnSpec {{ name: {rust_str(name)}, arrow: ArrowType::{RUST_TYPES[arrow][2]}, "
+                f"nullable: {str(nullable).lower()}, optional: {str(optional).lower()}, role: {role_text}, "
+                f"encoding: ColumnEncoding::{camel(encoding)} }}")
+
+    w += ["/// Each kind's columns (format 2), by Kind as usize; optional ones last written by other sources.",
+          f"pub const KIND_COLUMNS: [&[ColumnSpec]; {len(kinds)}] = ["]
+    for kind in kinds:
+        w.append("    &[")
+        w += [f"        {spec(c['name'], c['type'], c['nullable'], c['optional'], c['role'], c['encoding'])},"
+              for c in kind_columns(schema, kind)]
+        w.append("    ],")
+    w += ["];", "", "/// Format 1's wide table: every column, nullable but ts_ns and event.",
+          "pub const FORMAT1_COLUMNS: &[ColumnSpec] = &["]
+    wide = [(name, schema["columns"][name]["type"]) for name in schema["format1"]["columns"]]
+    w += [f"    {spec(name, arrow, name not in ('ts_ns', 'event'), False, None, 'plain')}," for name, arrow in wide]
+    w += ["];", ""]
+
+    # rows
+    for kind in kinds:
+        w += [f"/// A `{kind['name']}` row; `None` is null.", "#[derive(Clone, Copy, Debug, Default, PartialEq)]",
+              f"pub struct {row_type(schema, kind)} {{"]
+        for c in written_columns(schema, kind):
+            rust = RUST_TYPES[c["type"]][0]
+            w.append(f"    pub {c['name']}: {f'Option<{rust}>' if c['nullable'] else rust},")
+        w += ["}", ""]
+    w += ["/// One event of any kind.", "#[derive(Clone, Copy, Debug, PartialEq)]", "pub enum Row<'a> {"]
+    w += [f"    {camel(k['name'])}({row_type(schema, k)})," for k in kinds]
+    w += ["}", "", "impl Row<'_> {", "    pub fn kind(&self) -> Kind {", "        match self {"]
+    w += [f"            Row::{camel(k['name'])}(_) => Kind::{camel(k['name'])}," for k in kinds]
+    w += ["        }", "    }", "", "    pub fn ts_ns(&self) -> u64 {", "        match self {"]
+    w += [f"            Row::{camel(k['name'])}(r) => r.ts_ns," for k in kinds]
+    w += ["        }", "    }", "}", ""]
+
+    # per-kind builders (format 2)
+    for kind in kinds:
+        name, columns = camel(kind["name"]), written_columns(schema, kind)
+        w += [f"/// Arrow arrays of `{kind['name']}` rows.", f"pub struct {name}Builder {{"]
+        w += [f"    {c['name']}: {RUST_TYPES[c['type']][1]}," for c in columns]
+        w += ["}", "", f"impl {name}Builder {{", "    pub fn new() -> Self {", "        Self {"]
+        w += [f"            {c['name']}: {RUST_TYPES[c['type']][1]}::new()," for c in columns]
+        lifetime = "<'_>" if any(c["type"] == "utf8" for c in columns) else ""
+        w += ["        }", "    }", "", f"    pub fn append(&mut self, row: &{name}Row{lifetime}) {{"]
+        w += [f"        self.{c['name']}.{'append_option' if c['nullable'] else 'append_value'}(row.{c['name']});"
+              for c in columns]
+        w += ["    }", "", "    pub fn len(&self) -> usize {", f"        self.{columns[0]['name']}.len()", "    }", "",
+              "    /// The arrays of the rows appended since the last finish, in column order.",
+              "    pub fn finish(&mut self) -> Vec<ArrayRef> {", "        vec!["]
+        w += [f"            Arc::new(self.{c['name']}.finish()) as ArrayRef," for c in columns]
+        w += ["        ]", "    }", "}", ""]
+    w += ["/// One builder per kind.", "pub struct KindBuilders {"]
+    w += [f"    pub {k['name']}: {camel(k['name'])}Builder," for k in kinds]
+    w += ["}", "", "impl KindBuilders {", "    pub fn new() -> Self {", "        Self {"]
+    w += [f"            {k['name']}: {camel(k['name'])}Builder::new()," for k in kinds]
+    w += ["        }", "    }", "", "    pub fn push(&mut self, row: &Row) {", "        match row {"]
+    w += [f"            Row::{camel(k['name'])}(r) => self.{k['name']}.append(r)," for k in kinds]
+    w += ["        }", "    }", "", "    pub fn len(&self, kind: Kind) -> usize {", "        match kind {"]
+    w += [f"            Kind::{camel(k['name'])} => self.{k['name']}.len()," for k in kinds]
+    w += ["        }", "    }", "", "    pub fn finish(&mut self, kind: Kind) -> Vec<ArrayRef> {", "        match kind {"]
+    w += [f"            Kind::{camel(k['name'])} => self.{k['name']}.finish()," for k in kinds]
+    w += ["        }", "    }", "}", ""]
+
+    # the collector channel's decoders
+    collector = schema["collector"]
+    frames = sorted(collector["frames"].items(), key=lambda item: item[1])
+    required = collector["cupti_required"]
+    w += ["/// The collector channel's largest frame, header included ([collector] max_frame).",
+          f"pub const COLLECTOR_MAX_FRAME: usize = {collector['max_frame']};",
+          "/// CUPTI's entry points the collector cannot work without.",
+          f"pub const CUPTI_REQUIRED: [&str; {len(required)}] = {rust_list(required)};",
+          "/// The collector channel's frames: (kind, frame id).",
+          f"pub const COLLECTOR_FRAMES: [(&str, u16); {len(frames)}] = "
+          f"[{', '.join(f'({rust_str(name)}, {number})' for name, number in frames)}];",
+          "/// The collector channel's frame ids ([collector] frames), by kind.", "pub mod collector_frame {"]
+    w += [f"    pub const {name.upper()}: u16 = {number};" for name, number in frames]
+    w += ["}", "",
+          "/// Decodes a collector frame's payload into its row: None for an unknown frame id, a",
+          "/// payload too short or too long for its kind, a flag byte other than 0 or 1, or text that is not UTF-8.",
+          "pub fn decode_collector_frame(frame: u16, payload: &[u8]) -> Option<Row<'_>> {",
+          "    let mut r = WireReader::new(payload);", "    let row = match frame {"]
+    by_name = {k["name"]: k for k in kinds}
+    for name, number in frames:
+        w.append(f"        {number} => Row::{camel(name)}({camel(name)}Row {{")
+        for c in written_columns(schema, by_name[name]):
+            read = RUST_READS[c["type"]]
+            w.append(f"            {c['name']}: if r.present()? {{ Some({read}?) }} else {{ None }}," if c["nullable"]
+                     else f"            {c['name']}: {read}?,")
+        w.append("        }),")
+    w += ["        _ => return None,", "    };", "    r.is_empty().then_some(row)", "}", ""]
+
+    # format 1: the wide builder
+    w += ["/// Format 1's wide table: one row per event, the columns a kind lacks null.", "pub struct WideBuilders {"]
+    w += [f"    {name}: {RUST_TYPES[arrow][1]}," for name, arrow in wide]
+    w += ["}", "", "impl WideBuilders {", "    pub fn new() -> Self {", "        Self {"]
+    w += [f"            {name}: {RUST_TYPES[arrow][1]}::new()," for name, arrow in wide]
+    w += ["        }", "    }", "", "    pub fn push(&mut self, row: &Row) {", "        match row {"]
+    for kind in kinds:
+        w.append(f"            Row::{camel(kind['name'])}(r) => {{")
+        written = {c["name"]: c for c in written_columns(schema, kind)}
+        for name, _ in wide:
+            if name == "event":
+                w.append(f"                self.event.append_value({rust_str(kind['name'])});")
+            elif name not in written:
+                w.append(f"                self.{name}.append_null();")
+            elif written[name]["nullable"]:
+                w.append(f"                self.{name}.append_option(r.{name});")
+            else:
+                w.append(f"                self.{name}.append_value(r.{name});")
+        w.append("            }")
+    w += ["        }", "    }", "", "    /// Format 1's closing row: its detail is the closing summary's JSON.",
+          "    pub fn push_end(&mut self, ts_ns: u64, detail: &str) {"]
+    closing = {"ts_ns": "        self.ts_ns.append_value(ts_ns);",
+               "event": "        self.event.append_value(FORMAT1_END_EVENT);",
+               "detail": "        self.detail.append_value(detail);"}
+    w += [closing.get(name, f"        self.{name}.append_null();") for name, _ in wide]
+    w += ["    }", "", "    pub fn len(&self) -> usize {", "        self.ts_ns.len()", "    }", "",
+          "    pub fn finish(&mut self) -> Vec<ArrayRef> {", "        vec!["]
+    w += [f"            Arc::new(self.{name}.finish()) as ArrayRef," for name, _ in wide]
+    w += ["        ]", "    }", "}", ""]
+    return "\n".join(w)
+
+
 def generated(root: Path) -> dict[Path, str]:
     """What each generated file must hold, from ROOT's schema/trace.toml."""
     schema = load((root / SCHEMA).read_text())
     return {PYTHON_MODULE: python_module(schema), DOC: fill_doc((root / DOC).read_text(), schema),
-            WIRE_HEADER: wire_header(schema)}
+            WIRE_HEADER: wire_header(schema), TRACE_C_HEADER: trace_c_header(schema),
+            TRACE_RUST_MODULE: trace_rust_module(schema), NAMES_RUST_MODULE: names_rust_module(schema)}
 
 
 def differences(root: Path) -> list[str]:

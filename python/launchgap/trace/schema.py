@@ -1,8 +1,9 @@
+# generated from schema/trace.toml by scripts/gen_schema.py; do not edit
 """The trace's contract: event kinds, their columns, name tables and constants.
 
-GENERATED from schema/trace.toml by scripts/gen_schema.py: edit that file and run the
-script (tests/test_schema_agreement.py fails while they differ). Code refers to event
-kinds through `Event`, never by string literals."""
+Edit schema/trace.toml and run scripts/gen_schema.py (tests/test_schema_agreement.py
+fails while they differ). Code refers to event kinds through `Event`, never by string
+literals."""
 
 from __future__ import annotations
 
