@@ -91,6 +91,35 @@ def check(schema: dict) -> None:
     for kind in schema["kind"]:
         if kind["name"] in frames and kind.get("record"):
             raise SchemaError(f"kind {kind['name']}: comes either from a BPF record or from the collector")
+    check_vocabularies(schema)
+
+
+def is_subsequence(part: list, whole: list) -> bool:
+    """Whether PART is WHOLE with some values left out, the rest in the same order."""
+    rest = iter(whole)
+    return all(value in rest for value in part)
+
+
+def check_vocabularies(schema: dict) -> None:
+    states = schema["thread_states"]
+    if set(states["docs"]) != set(states["values"]) or len(set(states["values"])) != len(states["values"]):
+        raise SchemaError("thread_states: every state once, each with its doc")
+    for listed in ("waiting", "monitor"):
+        if not set(states[listed]) <= set(states["values"]):
+            raise SchemaError(f"thread_states.{listed}: names a state not in thread_states.values")
+    if states["monitor"][0] != "unknown":
+        raise SchemaError("thread_states.monitor: unknown must come first (number 0: a thread's zeroed counters)")
+    classes = schema["gap_classes"]
+    values, interference = classes["values"], classes["interference"]
+    if set(classes["docs"]) != set(values) or len(set(values)) != len(values) or values[0] != "clean":
+        raise SchemaError("gap_classes: every class once, each with its doc, clean first")
+    # the kernel picks a gap's class as the analysis does, the first of equal largest: the same order
+    if not is_subsequence(classes["monitor"], values) or classes["monitor"][0] != "clean":
+        raise SchemaError("gap_classes.monitor: clean first, then classes in gap_classes.values' order")
+    if classes["monitor_causes"][:len(interference)] != interference or not set(classes["monitor_causes"]) < set(values):
+        raise SchemaError("gap_classes.monitor_causes: the interference causes first, then other classes")
+    if schema["names"]["gpu_idle_cause"]["values"][:len(interference)] != interference:
+        raise SchemaError("names.gpu_idle_cause must begin with gap_classes.interference, in its order")
 
 
 def kind_column_names(kind: dict) -> list[str]:
@@ -225,7 +254,33 @@ def python_module(schema: dict) -> str:
               "# the closing summary's keys", "END_KEYS: dict[str, str] = {"]
     lines += [f"    {key!r}: {doc!r}," for key, doc in schema["end"]["keys"].items()]
     lines += ["}", ""]
+    lines += python_vocabularies(schema)
     return "\n".join(lines)
+
+
+def python_names_class(name: str, what: str, values: list[str], docs: dict[str, str]) -> list[str]:
+    """A class of string constants, one a value, for code to name each value without a literal."""
+    lines = ["", "", f"class {name}:", f'    """{what}, for code to name one."""', ""]
+    lines += [f"    {enum_member(value)} = {value!r}  # {docs[value]}" for value in values]
+    return lines
+
+
+def python_vocabularies(schema: dict) -> list[str]:
+    states, classes = schema["thread_states"], schema["gap_classes"]
+    lines = ["# thread states: where a thread is, by its own switches and wakeups; the analysis numbers its",
+             "# segments in this order",
+             f"THREAD_STATES: tuple[str, ...] = {tuple(states['values'])!r}",
+             "# waiting for a CPU another task holds: who ran instead is the culprit",
+             f"WAITING_STATES: tuple[str, ...] = {tuple(states['waiting'])!r}"]
+    lines += python_names_class("ThreadState", "A thread state (THREAD_STATES)", states["values"], states["docs"])
+    lines += ["", "", "# launch-gap classes: the cause that took the most time inside a gap (the first of equal largest,",
+              "# in this order), clean when none took any",
+              f"GAP_CLASSES: tuple[str, ...] = {tuple(classes['values'])!r}",
+              "# interference: another task's or an interrupt's doing, what isolating the workload would remove",
+              f"INTERFERENCE_CAUSES: tuple[str, ...] = {tuple(classes['interference'])!r}"]
+    lines += python_names_class("GapClassName", "A launch-gap class (GAP_CLASSES)", classes["values"], classes["docs"])
+    lines.append("")
+    return lines
 
 
 # --- the documentation's tables ---------------------------------------------------
@@ -677,12 +732,75 @@ def trace_rust_module(schema: dict) -> str:
     return "\n".join(w)
 
 
+# --- the vocabularies beside the trace: the recorder's and the monitor's copies -----------
+
+VOCABULARY_C_HEADER = RECORDER_GENERATED / "vocabulary.h"
+VOCABULARY_RUST_MODULE = RECORDER_GENERATED / "vocabulary.rs"
+
+
+def c_enum(name: str, doc: str, members: list[tuple[str, str]], count: str) -> list[str]:
+    """An enum numbered from 0, each member with its doc, then its count."""
+    out = ["", f"/* {doc} */", f"enum {name} {{"]
+    out += [f"\t{member} = {i}, /* {member_doc} */" for i, (member, member_doc) in enumerate(members)]
+    return out + [f"\t{count} = {len(members)},", "};"]
+
+
+def vocabulary_c_header(schema: dict) -> str:
+    """vocabulary.h: the thread states, gap classes and gap causes the monitor's BPF programs count by."""
+    states, classes = schema["thread_states"], schema["gap_classes"]
+    out = [f"/* {GENERATED_LINE} */", "/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */",
+           "#ifndef LAUNCHGAP_VOCABULARY_H", "#define LAUNCHGAP_VOCABULARY_H"]
+    out += c_enum("run_state", "Where a thread is, by its own switches and wakeups (docs/metrics.md \"Thread states\")",
+                  [(f"RUN_{s.upper()}", states["docs"][s]) for s in states["monitor"]], "RUN_STATE_COUNT")
+    out += c_enum("gap_class", "A launch gap's class: what took the most time inside it (the first of equal largest)",
+                  [(f"GAP_{c.upper()}", classes["docs"][c]) for c in classes["monitor"]], "GAP_CLASS_COUNT")
+    cause_docs = {**classes["docs"], "blocked": "a voluntary block: the sync's if the gap holds one, else the thread's own"}
+    out += c_enum("gap_cause", "Time inside the open gap, by what took it: the interference causes first",
+                  [(f"CAUSE_{c.upper()}", cause_docs[c]) for c in classes["monitor_causes"]], "GAP_CAUSE_COUNT")
+    out += ["",
+            "/* The interference causes: enum gap_cause's first, in the order of names.gpu_idle_cause's first */",
+            f"#define INTERFERENCE_CAUSES {len(classes['interference'])}",
+            "",
+            "/*",
+            " * Launch-gap histograms, log2 buckets with inclusive upper bounds",
+            " * (Prometheus' `le`): bucket b < GAP_BUCKETS - 1 holds gaps up to",
+            " * 2^(GAP_FIRST_BOUND_LOG2 + b) ns; the last one, +Inf.",
+            " */",
+            f"#define GAP_FIRST_BOUND_LOG2 {classes['histogram_first_bound_log2']}",
+            f"#define GAP_BUCKETS {classes['histogram_buckets']}",
+            "", "#endif /* LAUNCHGAP_VOCABULARY_H */", ""]
+    return "\n".join(out)
+
+
+def vocabulary_rust_module(schema: dict) -> str:
+    """vocabulary.rs (the library's `vocabulary`): the names the monitor gives the numbers its kernel counts by."""
+    states, classes = schema["thread_states"], schema["gap_classes"]
+    waiting = [f"({states['monitor'].index(s)}, {rust_str(s)})" for s in states["waiting"]]
+    interference = classes["interference"]
+    w = [f"// {GENERATED_LINE}", "",
+         "/// The thread states a culprit is charged under (waiting for a CPU another task holds):",
+         "/// (its number in enum run_state, its name).",
+         f"pub const WAITING_RUN_STATES: [(u8, &str); {len(waiting)}] = [{', '.join(waiting)}];",
+         "/// enum gap_class: the launch-gap classes the monitor counts, by number.",
+         f"pub const MONITOR_GAP_CLASSES: [&str; {len(classes['monitor'])}] = {rust_list(classes['monitor'])};",
+         "/// The interference causes (another task's or an interrupt's doing), enum gap_cause's first, by number:",
+         "/// the first of names.gpu_idle_cause, which the GPU-time bounds are split by.",
+         f"pub const INTERFERENCE_CAUSE_NAMES: [&str; {len(interference)}] = {rust_list(interference)};",
+         f"pub const INTERFERENCE_CAUSES: usize = {len(interference)};",
+         "/// The launch-gap histograms: bucket b below the last holds gaps up to 2^(GAP_FIRST_BOUND_LOG2 + b) ns;",
+         "/// the last, +Inf.",
+         f"pub const GAP_FIRST_BOUND_LOG2: i32 = {classes['histogram_first_bound_log2']};",
+         f"pub const GAP_BUCKETS: usize = {classes['histogram_buckets']};", ""]
+    return "\n".join(w)
+
+
 def generated(root: Path) -> dict[Path, str]:
     """What each generated file must hold, from ROOT's schema/trace.toml."""
     schema = load((root / SCHEMA).read_text())
     return {PYTHON_MODULE: python_module(schema), DOC: fill_doc((root / DOC).read_text(), schema),
             WIRE_HEADER: wire_header(schema), TRACE_C_HEADER: trace_c_header(schema),
-            TRACE_RUST_MODULE: trace_rust_module(schema), NAMES_RUST_MODULE: names_rust_module(schema)}
+            TRACE_RUST_MODULE: trace_rust_module(schema), NAMES_RUST_MODULE: names_rust_module(schema),
+            VOCABULARY_C_HEADER: vocabulary_c_header(schema), VOCABULARY_RUST_MODULE: vocabulary_rust_module(schema)}
 
 
 def differences(root: Path) -> list[str]:

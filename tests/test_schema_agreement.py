@@ -278,3 +278,72 @@ def test_the_recorder_threads_the_report_knows_are_the_recorders_own():
     # and a thread named in the source alone is found
     named = {**sources, "drain.rs": 'std::thread::Builder::new().name("ring-drain".into()).spawn(drain)'}
     assert recorder_thread_names(cargo, named) - set(RECORDER_COMMS) == {"ring-drain"}
+
+
+# --- the vocabularies beside the trace: generated for every language, no hand copy left ------------------
+
+SCHEMA_TOML = REPO / "schema" / "trace.toml"
+RECORDER_SRC = REPO / "recorder" / "src"
+PACKAGE = REPO / "python" / "launchgap"
+
+
+def schema() -> dict:
+    return generator().load(SCHEMA_TOML.read_text())
+
+
+def literal_of(words) -> re.Pattern:
+    """Any of WORDS as a string literal."""
+    return re.compile(r"""["'](""" + "|".join(sorted(map(re.escape, words), key=len, reverse=True)) + r""")["']""")
+
+
+def lines_matching(path: Path, pattern: re.Pattern, root: Path) -> list[str]:
+    name = path.relative_to(root) if path.is_relative_to(root) else path
+    return [f"{name}:{number}: {line.strip()}"
+            for number, line in enumerate(path.read_text().splitlines(), start=1) if pattern.search(line)]
+
+
+def rust_sources() -> list[Path]:
+    """The recorder's and the monitor's hand-written Rust (src/generated/ is the generator's)."""
+    return [path for path in sorted(RECORDER_SRC.rglob("*.rs")) if "generated" not in path.relative_to(RECORDER_SRC).parts]
+
+
+def hand_copied_lists(words, paths: list[Path]) -> list[str]:
+    """Lines that list two or more of WORDS as string literals: a vocabulary copied by hand."""
+    one = literal_of(words).pattern
+    copied = re.compile(one + r"[^\n]*?" + one)
+    return [line for path in paths for line in lines_matching(path, copied, REPO)]
+
+
+def c_names(text: str) -> set[str]:
+    """The macros a C header defines and the enums and enumerators it declares."""
+    names = set(re.findall(r"^#define (\w+)", text, re.M))
+    for enum, body in re.findall(r"enum (\w+) \{(.*?)\};", text, re.S):
+        names |= {enum, *re.findall(r"^\s*(\w+)(?: = \w+)?,", body, re.M)}
+    return names
+
+
+# the analysis modules that name thread states and gap classes: through the generated constants only
+STATE_AND_CLASS_USERS = ("analysis/timeline.py", "analysis/taken.py", "analysis/gaps.py", "analysis/gap_stream.py",
+                         "analysis/gpu_time.py", "analysis/diff.py")
+
+
+def test_the_analysis_names_thread_states_and_gap_classes_through_the_schema():
+    words = {*schema()["thread_states"]["values"], *schema()["gap_classes"]["values"]}
+    found = [line for relative in STATE_AND_CLASS_USERS for line in lines_matching(PACKAGE / relative, literal_of(words),
+                                                                                   PACKAGE)]
+    assert found == []
+
+
+def test_the_monitor_takes_thread_states_and_gap_classes_from_the_schema(tmp_path):
+    vocabulary = schema()
+    words = {*vocabulary["thread_states"]["values"], *vocabulary["gap_classes"]["values"]}
+    assert hand_copied_lists(words, rust_sources()) == []
+    # and one made again is found
+    copied = tmp_path / "exposition.rs"
+    copied.write_text('const CAUSE_NAMES: [(u8, &str); 2] = [(2, "preempted"), (3, "runqueue")];\n')
+    assert len(hand_copied_lists(words, [copied])) == 1
+    generated_names = c_names((REPO / generator().VOCABULARY_C_HEADER).read_text())
+    monitor_h = (RECORDER_SRC / "bpf" / "monitor.h").read_text()
+    assert '#include "vocabulary.h"' in monitor_h
+    assert c_names(monitor_h) & generated_names == set()
+    assert c_names(monitor_h + "\nenum gap_class { GAP_CLEAN = 0, };\n") & generated_names == {"gap_class", "GAP_CLEAN"}

@@ -26,3 +26,9 @@ pub mod probe_report;
 pub mod schema_names {
     include!("generated/trace_names.rs");
 }
+
+/// The words the monitor shares with the analysis (schema/trace.toml's thread states and
+/// launch-gap classes): the names of the numbers its kernel counts by.
+pub mod vocabulary {
+    include!("generated/vocabulary.rs");
+}

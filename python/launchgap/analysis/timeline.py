@@ -21,7 +21,7 @@ import polars as pl
 
 from launchgap.trace import Event, Trace
 from launchgap.trace.checks import Bounds, topology_cpus
-from launchgap.trace.schema import TASK_DEAD
+from launchgap.trace.schema import TASK_DEAD, THREAD_STATES, ThreadState
 
 
 def trace_bounds(trace: Trace) -> Bounds:
@@ -129,9 +129,12 @@ def switch_chain_breaks(trace: Trace, switches: pl.DataFrame | None = None) -> p
                          "out_tid": out_tid[broken + 1]}, schema=BREAK_SCHEMA)
 
 
-# thread states, numbered while the segments are built (a string a row costs sorts and fills dearly)
-STATES = ("running", "preempted", "runqueue", "blocked", "offcpu", "unknown", "dead")
-RUNNING, PREEMPTED, RUNQUEUE, BLOCKED, OFFCPU, UNKNOWN, DEAD = range(len(STATES))
+# thread states (schema/trace.toml), numbered while the segments are built (a string a row costs sorts and
+# fills dearly): each by its position in the schema's order
+STATES = THREAD_STATES
+RUNNING, PREEMPTED, RUNQUEUE, BLOCKED, OFFCPU, UNKNOWN, DEAD = (STATES.index(state) for state in (
+    ThreadState.RUNNING, ThreadState.PREEMPTED, ThreadState.RUNQUEUE, ThreadState.BLOCKED, ThreadState.OFFCPU,
+    ThreadState.UNKNOWN, ThreadState.DEAD))
 NO_STATE = -1
 SWITCHED, WOKEN, MIGRATED = range(3)
 # the segments' state column: an Enum, a byte a row held and compared, where a string is 16 bytes and a

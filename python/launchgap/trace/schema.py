@@ -862,3 +862,40 @@ END_KEYS: dict[str, str] = {
     'cpu_ns': "CPU time of the recorder's own threads while tracing, from start_ns on: drain (the ring-buffer reader) and writer (decoding and writing the trace)",
     'gpu_activity': 'with --gpu-activity: collectors_started, collectors_stopped, collectors_failed, launching_processes_without_collector, launches and gpu_executions (kernels alone and graphs), over every process',
 }
+
+# thread states: where a thread is, by its own switches and wakeups; the analysis numbers its
+# segments in this order
+THREAD_STATES: tuple[str, ...] = ('running', 'preempted', 'runqueue', 'blocked', 'offcpu', 'unknown', 'dead')
+# waiting for a CPU another task holds: who ran instead is the culprit
+WAITING_STATES: tuple[str, ...] = ('preempted', 'runqueue')
+
+
+class ThreadState:
+    """A thread state (THREAD_STATES), for code to name one."""
+
+    RUNNING = 'running'  # on a CPU
+    PREEMPTED = 'preempted'  # switched out still runnable (counted in the kernel's nivcsw): on that CPU's run queue
+    RUNQUEUE = 'runqueue'  # woken after a block, runnable, not yet running
+    BLOCKED = 'blocked'  # switched out voluntarily (counted in nvcsw): the application's own time (sync, copy, I/O, sleep, lock)
+    OFFCPU = 'offcpu'  # switched out, whether voluntarily not known (imported study CSV only): unclassified
+    UNKNOWN = 'unknown'  # before its first event, when that event does not tell: counted nowhere
+    DEAD = 'dead'  # switched out for the last time (TASK_DEAD): the thread ends
+
+
+# launch-gap classes: the cause that took the most time inside a gap (the first of equal largest,
+# in this order), clean when none took any
+GAP_CLASSES: tuple[str, ...] = ('clean', 'preempted', 'runqueue', 'irq', 'sync', 'blocked', 'offcpu')
+# interference: another task's or an interrupt's doing, what isolating the workload would remove
+INTERFERENCE_CAUSES: tuple[str, ...] = ('preempted', 'runqueue', 'irq')
+
+
+class GapClassName:
+    """A launch-gap class (GAP_CLASSES), for code to name one."""
+
+    CLEAN = 'clean'  # nothing took time inside the gap
+    PREEMPTED = 'preempted'  # the thread was preempted
+    RUNQUEUE = 'runqueue'  # the thread was woken and waited to run
+    IRQ = 'irq'  # interrupts ran over the thread (their exclusive time)
+    SYNC = 'sync'  # the thread blocked voluntarily inside a gap holding a sync (the sync's wait)
+    BLOCKED = 'blocked'  # the thread blocked voluntarily, no sync in the gap
+    OFFCPU = 'offcpu'  # unclassified off-CPU time (imported study CSV only)
