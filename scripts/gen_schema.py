@@ -120,6 +120,38 @@ def check_vocabularies(schema: dict) -> None:
         raise SchemaError("gap_classes.monitor_causes: the interference causes first, then other classes")
     if schema["names"]["gpu_idle_cause"]["values"][:len(interference)] != interference:
         raise SchemaError("names.gpu_idle_cause must begin with gap_classes.interference, in its order")
+    check_cuda_apis(schema)
+
+
+# what a driver entry point does -> the probes that can read its arguments
+PROBES_BY_DOES = {"launch": {"launch", "launch_ex", "graph_launch"}, "sync": {"sync"}, "copy": {"memcpy"}}
+
+
+def check_cuda_apis(schema: dict) -> None:
+    apis = schema["cuda"]["apis"]
+    by_name = {api["name"]: api for api in apis}
+    if len(by_name) != len(apis):
+        raise SchemaError("cuda.apis: an entry point is listed twice")
+    layers = [api["layer"] for api in apis]
+    if layers != sorted(layers) or set(layers) != {"driver", "runtime"}:
+        raise SchemaError("cuda.apis: the driver's entry points first (the monitor counts them by position), "
+                          "then the runtime's")
+    for api in apis:
+        if api["does"] not in PROBES_BY_DOES:
+            raise SchemaError(f"cuda.apis {api['name']}: does {api['does']!r} is not one of {sorted(PROBES_BY_DOES)}")
+        if api["layer"] == "driver" and (api.get("probe") not in PROBES_BY_DOES[api["does"]] or "cupti" in api):
+            raise SchemaError(f"cuda.apis {api['name']}: a driver entry point that does {api['does']} needs a probe "
+                              f"of {sorted(PROBES_BY_DOES[api['does']])} (and no cupti)")
+        if api["layer"] == "runtime" and ("probe" in api or not api.get("cupti")):
+            raise SchemaError(f"cuda.apis {api['name']}: a runtime entry point has its cupti version, no probe")
+        for suffix in schema["cuda"]["stream_variant_suffixes"]:
+            base = by_name.get(api["name"].removesuffix(suffix))
+            if api["name"].endswith(suffix) and (base is None or (base["layer"], base["does"], base.get("probe")) !=
+                                                 (api["layer"], api["does"], api.get("probe"))):
+                raise SchemaError(f"cuda.apis {api['name']}: a stream variant of an entry point not listed alike")
+    for name in schema["names"]["drain_api"]["values"]:
+        if by_name.get(name, {}).get("layer") != "driver" or by_name[name]["does"] == "launch":
+            raise SchemaError(f"names.drain_api {name}: not a probed driver sync or copy")
 
 
 def kind_column_names(kind: dict) -> list[str]:
@@ -279,7 +311,20 @@ def python_vocabularies(schema: dict) -> list[str]:
               "# interference: another task's or an interrupt's doing, what isolating the workload would remove",
               f"INTERFERENCE_CAUSES: tuple[str, ...] = {tuple(classes['interference'])!r}"]
     lines += python_names_class("GapClassName", "A launch-gap class (GAP_CLASSES)", classes["values"], classes["docs"])
-    lines.append("")
+    cuda = schema["cuda"]
+    lines += ["", "", "@dataclass(frozen=True)", "class CudaApi:",
+              '    """A CUDA entry point launchgap probes: its library (driver or runtime) and what it does (launch, sync,',
+              '    or copy: a synchronous copy, which waits as a sync does)."""', "",
+              "    name: str", "    layer: str", "    does: str", "", "",
+              "# the CUDA entry points launchgap probes, in the order that numbers them (a record's api id is the",
+              "# position plus one), the driver's first", "CUDA_APIS: tuple[CudaApi, ...] = ("]
+    lines += [f"    CudaApi({api['name']!r}, {api['layer']!r}, {api['does']!r})," for api in cuda["apis"]]
+    lines += [")", "# the runtime's launch entry points: a runtime_only row of one with a nonzero return code is a launch",
+              "# attempt that failed before the driver",
+              "RUNTIME_LAUNCH_APIS: tuple[str, ...] = ("]
+    lines += [f"    {api['name']!r}," for api in cuda["apis"] if api["layer"] == "runtime" and api["does"] == "launch"]
+    lines += [")", "# the suffixes of the per-thread default stream's variants: the same API path as the entry point named",
+              "# without it", f"STREAM_VARIANT_SUFFIXES: tuple[str, ...] = {tuple(cuda['stream_variant_suffixes'])!r}", ""]
     return lines
 
 
@@ -746,7 +791,8 @@ def c_enum(name: str, doc: str, members: list[tuple[str, str]], count: str) -> l
 
 
 def vocabulary_c_header(schema: dict) -> str:
-    """vocabulary.h: the thread states, gap classes and gap causes the monitor's BPF programs count by."""
+    """vocabulary.h: the thread states, gap classes, gap causes and driver entry points the monitor's BPF
+    programs count by."""
     states, classes = schema["thread_states"], schema["gap_classes"]
     out = [f"/* {GENERATED_LINE} */", "/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */",
            "#ifndef LAUNCHGAP_VOCABULARY_H", "#define LAUNCHGAP_VOCABULARY_H"]
@@ -768,6 +814,9 @@ def vocabulary_c_header(schema: dict) -> str:
             " */",
             f"#define GAP_FIRST_BOUND_LOG2 {classes['histogram_first_bound_log2']}",
             f"#define GAP_BUCKETS {classes['histogram_buckets']}",
+            "",
+            "/* The driver's entry points, by attach cookie - 1: the first of schema/trace.toml's [cuda] apis */",
+            f"#define DRIVER_API_SLOTS {sum(api['layer'] == 'driver' for api in schema['cuda']['apis'])}",
             "", "#endif /* LAUNCHGAP_VOCABULARY_H */", ""]
     return "\n".join(out)
 
@@ -794,13 +843,63 @@ def vocabulary_rust_module(schema: dict) -> str:
     return "\n".join(w)
 
 
+CUDA_APIS_RUST_MODULE = RECORDER_GENERATED / "cuda_apis.rs"
+CUDASIM_APIS_HEADER = Path("workloads/cudasim/include/cudasim_apis.h")
+# a driver entry point's probe -> cuda_api.rs's ProbeShape
+PROBE_SHAPES = {"launch": "Launch", "launch_ex": "LaunchEx", "graph_launch": "GraphLaunch", "sync": "Sync",
+                "memcpy": "Memcpy"}
+# what an entry point does -> how cudasim's driver logs it (a synchronous copy as a sync, as the trace has it)
+CUDASIM_KINDS = {"launch": "CUSIM_KIND_LAUNCH", "sync": "CUSIM_KIND_SYNC", "copy": "CUSIM_KIND_SYNC"}
+
+
+def cuda_apis_rust_module(schema: dict) -> str:
+    """cuda_apis.rs: `APIS`, the table cuda_api.rs (the library's) numbers the probes by."""
+    w = [f"// {GENERATED_LINE}", "",
+         "/// The CUDA entry points launchgap probes (schema/trace.toml's [cuda] apis), in the order that",
+         "/// numbers them: the driver's first.",
+         "pub const APIS: &[CudaApi] = &["]
+    w += [f"    driver({rust_str(api['name'])}, ProbeShape::{PROBE_SHAPES[api['probe']]})," if api["layer"] == "driver"
+          else f"    runtime({rust_str(api['name'])})," for api in schema["cuda"]["apis"]]
+    w += ["];", ""]
+    return "\n".join(w)
+
+
+def cudasim_apis_header(schema: dict) -> str:
+    """cudasim_apis.h: the entry points cudasim's driver logs, as X-macros its sources expand."""
+    apis = schema["cuda"]["apis"]
+    x_lines = ['X(NONE, "", CUSIM_KIND_NONE)']
+    x_lines += [f'X({api["name"]}, "{api["name"]}", {CUDASIM_KINDS[api["does"]]})' for api in apis]
+    callbacks = [f"DRIVER({api['name']})" if api["layer"] == "driver" else f"RUNTIME({api['name']}, {api['cupti']})"
+                 for api in apis]
+
+    def macro(head: str, body: list[str]) -> list[str]:
+        """A multi-line #define, its line continuations in one column."""
+        width = max(len(head), *(len(line) + 4 for line in body)) + 1
+        return [f"{head:<{width}}\\", *(f"    {line:<{width - 4}}\\" for line in body[:-1]), f"    {body[-1]}"]
+
+    out = [f"/* {GENERATED_LINE} */", "/*",
+           " * The CUDA entry points launchgap probes (schema/trace.toml's [cuda] apis), in its order:",
+           " * every API cudasim's driver logs, named once.",
+           " */", "#ifndef CUDASIM_APIS_H", "#define CUDASIM_APIS_H", "",
+           "/* X(enum_suffix, \"name\", kind): NONE (no API), then each entry point */"]
+    out += macro("#define CUSIM_APIS(X)", x_lines)
+    out += ["", "/*",
+            " * Each as CUPTI's callbacks name it: DRIVER(api) for CUPTI_DRIVER_TRACE_CBID_<api>, RUNTIME(api,",
+            " * version) for CUPTI_RUNTIME_TRACE_CBID_<api>_<version>",
+            " */"]
+    out += macro("#define CUSIM_CUPTI_CALLBACKS(DRIVER, RUNTIME)", callbacks)
+    out += ["", "#endif", ""]
+    return "\n".join(out)
+
+
 def generated(root: Path) -> dict[Path, str]:
     """What each generated file must hold, from ROOT's schema/trace.toml."""
     schema = load((root / SCHEMA).read_text())
     return {PYTHON_MODULE: python_module(schema), DOC: fill_doc((root / DOC).read_text(), schema),
             WIRE_HEADER: wire_header(schema), TRACE_C_HEADER: trace_c_header(schema),
             TRACE_RUST_MODULE: trace_rust_module(schema), NAMES_RUST_MODULE: names_rust_module(schema),
-            VOCABULARY_C_HEADER: vocabulary_c_header(schema), VOCABULARY_RUST_MODULE: vocabulary_rust_module(schema)}
+            VOCABULARY_C_HEADER: vocabulary_c_header(schema), VOCABULARY_RUST_MODULE: vocabulary_rust_module(schema),
+            CUDA_APIS_RUST_MODULE: cuda_apis_rust_module(schema), CUDASIM_APIS_HEADER: cudasim_apis_header(schema)}
 
 
 def differences(root: Path) -> list[str]:

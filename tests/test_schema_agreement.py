@@ -309,9 +309,10 @@ def rust_sources() -> list[Path]:
 
 def hand_copied_lists(words, paths: list[Path]) -> list[str]:
     """Lines that list two or more of WORDS as string literals: a vocabulary copied by hand."""
-    one = literal_of(words).pattern
-    copied = re.compile(one + r"[^\n]*?" + one)
-    return [line for path in paths for line in lines_matching(path, copied, REPO)]
+    literal = literal_of(words)
+    return [f"{path.name}:{number}: {line.strip()}" for path in paths
+            for number, line in enumerate(path.read_text().splitlines(), start=1)
+            if len(set(literal.findall(line))) >= 2]
 
 
 def c_names(text: str) -> set[str]:
@@ -347,3 +348,41 @@ def test_the_monitor_takes_thread_states_and_gap_classes_from_the_schema(tmp_pat
     assert '#include "vocabulary.h"' in monitor_h
     assert c_names(monitor_h) & generated_names == set()
     assert c_names(monitor_h + "\nenum gap_class { GAP_CLEAN = 0, };\n") & generated_names == {"gap_class", "GAP_CLEAN"}
+
+
+CUDASIM = REPO / "workloads" / "cudasim"
+# where a CUDA entry point's name is no copy of the table: the study CSV's own event types, as its tracer wrote them
+NOT_THE_API_TABLE = {"trace/study_csv.py"}
+
+
+def test_python_takes_the_cuda_entry_points_from_the_schema():
+    names = [api["name"] for api in schema()["cuda"]["apis"]]
+    suffixes = schema()["cuda"]["stream_variant_suffixes"]
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        relative = str(path.relative_to(PACKAGE))
+        if relative not in ("trace/schema.py", *NOT_THE_API_TABLE):
+            found += lines_matching(path, literal_of([*names, *suffixes]), PACKAGE)
+    assert found == []
+
+
+def cudasim_api_lists(text: str) -> list[str]:
+    """X-macro entries or CUPTI callback entries naming a CUDA entry point: the table copied by hand."""
+    return re.findall(r"\b(?:X|DRIVER|RUNTIME)\((cu(?:da)?[A-Z]\w*)", text)
+
+
+def test_the_recorder_and_cudasim_take_the_cuda_entry_points_from_the_schema():
+    names = [api["name"] for api in schema()["cuda"]["apis"]]
+    assert hand_copied_lists(names, rust_sources()) == []
+    hand_written = [*sorted((CUDASIM / "include").glob("*.h")), *sorted((CUDASIM / "src").glob("*.[ch]"))]
+    generated = REPO / generator().CUDASIM_APIS_HEADER
+    assert generated in hand_written
+    assert {path.name: cudasim_api_lists(path.read_text()) for path in hand_written if path != generated} == \
+        {path.name: [] for path in hand_written if path != generated}
+    # and a copy made again is found
+    assert cudasim_api_lists("#define CUSIM_APIS(X) X(cuLaunchKernel, \"cuLaunchKernel\", CUSIM_KIND_LAUNCH)") == \
+        ["cuLaunchKernel"]
+    # the monitor's kernel counts the driver's entry points by slot: as many as the schema lists
+    vocabulary_h = (REPO / generator().VOCABULARY_C_HEADER).read_text()
+    assert c_header_values(vocabulary_h)["DRIVER_API_SLOTS"] == sum(a["layer"] == "driver" for a in schema()["cuda"]["apis"])
+    assert "DRIVER_API_SLOTS" not in c_names((RECORDER_SRC / "bpf" / "monitor.h").read_text())

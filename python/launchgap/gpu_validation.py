@@ -31,13 +31,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from launchgap.trace.schema import META_FILE, SEGMENT_SUFFIX, Event
+from launchgap.trace.schema import META_FILE, SEGMENT_SUFFIX, STREAM_VARIANT_SUFFIXES, Event
 
 COUNTS_SCHEMA = "launchgap-gpu-launch-counts/1"
 SUMMARY_SCHEMA = "launchgap-gpu-validation/1"
 NO_RUNTIME_API = "(none)"  # a launch row whose runtime entry point was not named
-# the per-thread-stream variants are the same API path, reached with a different default stream
-STREAM_VARIANT_SUFFIXES = ("_ptsz", "_ptds")
+# the per-thread-stream variants (schema/trace.toml) are the same API path, reached with a different default stream
 STREAM_VARIANT_PATTERN = "(" + "|".join(STREAM_VARIANT_SUFFIXES) + ")$"
 STATUSES = ("ok", "failed", "skipped", "running", "interrupted")
 

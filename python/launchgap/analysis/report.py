@@ -31,6 +31,7 @@ from launchgap.recorder import RECORDER_COMMS
 from launchgap.trace import Event, Trace
 from launchgap.trace.checks import Bounds
 from launchgap.trace.model import collect_streamed
+from launchgap.trace.schema import RUNTIME_LAUNCH_APIS
 
 REPORT_SCHEMA = "launchgap-report/1"
 
@@ -49,12 +50,6 @@ DEPENDS_ON = {
     "migrations": (Event.MIGRATE,),
     "failed_launches": (Event.RUNTIME_ONLY,),
 }
-
-# The runtime's launch entry points: a `runtime_only` row of one of these with
-# a nonzero return code is a launch attempt that failed before the driver.
-RUNTIME_LAUNCH_APIS = ("cudaLaunchKernel", "cudaLaunchKernel_ptsz", "cudaLaunchKernelExC", "cudaLaunchKernelExC_ptsz",
-                       "cudaLaunchCooperativeKernel", "cudaLaunchCooperativeKernel_ptsz", "cudaGraphLaunch",
-                       "cudaGraphLaunch_ptsz")
 
 # A caveat about part of the trace (a task whose switch-outs were never traced) is shown in the terminal
 # report only when what it may have got wrong is more than this share of the time taken from the workload

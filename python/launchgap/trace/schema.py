@@ -899,3 +899,64 @@ class GapClassName:
     SYNC = 'sync'  # the thread blocked voluntarily inside a gap holding a sync (the sync's wait)
     BLOCKED = 'blocked'  # the thread blocked voluntarily, no sync in the gap
     OFFCPU = 'offcpu'  # unclassified off-CPU time (imported study CSV only)
+
+
+@dataclass(frozen=True)
+class CudaApi:
+    """A CUDA entry point launchgap probes: its library (driver or runtime) and what it does (launch, sync,
+    or copy: a synchronous copy, which waits as a sync does)."""
+
+    name: str
+    layer: str
+    does: str
+
+
+# the CUDA entry points launchgap probes, in the order that numbers them (a record's api id is the
+# position plus one), the driver's first
+CUDA_APIS: tuple[CudaApi, ...] = (
+    CudaApi('cuLaunchKernel', 'driver', 'launch'),
+    CudaApi('cuLaunchKernel_ptsz', 'driver', 'launch'),
+    CudaApi('cuLaunchCooperativeKernel', 'driver', 'launch'),
+    CudaApi('cuLaunchCooperativeKernel_ptsz', 'driver', 'launch'),
+    CudaApi('cuLaunchKernelEx', 'driver', 'launch'),
+    CudaApi('cuLaunchKernelEx_ptsz', 'driver', 'launch'),
+    CudaApi('cuGraphLaunch', 'driver', 'launch'),
+    CudaApi('cuGraphLaunch_ptsz', 'driver', 'launch'),
+    CudaApi('cuStreamSynchronize', 'driver', 'sync'),
+    CudaApi('cuStreamSynchronize_ptsz', 'driver', 'sync'),
+    CudaApi('cuCtxSynchronize', 'driver', 'sync'),
+    CudaApi('cuEventSynchronize', 'driver', 'sync'),
+    CudaApi('cuMemcpyHtoD_v2', 'driver', 'copy'),
+    CudaApi('cuMemcpyDtoH_v2', 'driver', 'copy'),
+    CudaApi('cuMemcpyHtoD_v2_ptds', 'driver', 'copy'),
+    CudaApi('cuMemcpyDtoH_v2_ptds', 'driver', 'copy'),
+    CudaApi('cudaLaunchKernel', 'runtime', 'launch'),
+    CudaApi('cudaLaunchKernel_ptsz', 'runtime', 'launch'),
+    CudaApi('cudaLaunchKernelExC', 'runtime', 'launch'),
+    CudaApi('cudaLaunchKernelExC_ptsz', 'runtime', 'launch'),
+    CudaApi('cudaLaunchCooperativeKernel', 'runtime', 'launch'),
+    CudaApi('cudaLaunchCooperativeKernel_ptsz', 'runtime', 'launch'),
+    CudaApi('cudaGraphLaunch', 'runtime', 'launch'),
+    CudaApi('cudaGraphLaunch_ptsz', 'runtime', 'launch'),
+    CudaApi('cudaDeviceSynchronize', 'runtime', 'sync'),
+    CudaApi('cudaStreamSynchronize', 'runtime', 'sync'),
+    CudaApi('cudaStreamSynchronize_ptsz', 'runtime', 'sync'),
+    CudaApi('cudaEventSynchronize', 'runtime', 'sync'),
+    CudaApi('cudaMemcpy', 'runtime', 'copy'),
+    CudaApi('cudaMemcpy_ptds', 'runtime', 'copy'),
+)
+# the runtime's launch entry points: a runtime_only row of one with a nonzero return code is a launch
+# attempt that failed before the driver
+RUNTIME_LAUNCH_APIS: tuple[str, ...] = (
+    'cudaLaunchKernel',
+    'cudaLaunchKernel_ptsz',
+    'cudaLaunchKernelExC',
+    'cudaLaunchKernelExC_ptsz',
+    'cudaLaunchCooperativeKernel',
+    'cudaLaunchCooperativeKernel_ptsz',
+    'cudaGraphLaunch',
+    'cudaGraphLaunch_ptsz',
+)
+# the suffixes of the per-thread default stream's variants: the same API path as the entry point named
+# without it
+STREAM_VARIANT_SUFFIXES: tuple[str, ...] = ('_ptsz', '_ptds')

@@ -10,15 +10,13 @@
 
 /*
  * The thread states, launch-gap classes and causes the counters are kept by,
- * and the gap histograms' buckets, come from schema/trace.toml, where the
- * analysis gets the same words (scripts/gen_schema.py generates vocabulary.h).
+ * the gap histograms' buckets and the driver entry points' slots
+ * (DRIVER_API_SLOTS) come from schema/trace.toml, where the analysis gets the
+ * same words (scripts/gen_schema.py generates vocabulary.h).
  */
 #include "vocabulary.h"
 
 #define MONITOR_COMM_LEN 16
-
-/* Driver entry points, by attach cookie - 1 (cuda_api.rs: the driver's come first in APIS). */
-#define DRIVER_API_SLOTS 16
 
 /* How many target threads may wait on one CPU's run queue at once, for culprits. */
 #define MAX_WAITERS_PER_CPU 16

@@ -44,4 +44,7 @@ enum gap_cause {
 #define GAP_FIRST_BOUND_LOG2 9
 #define GAP_BUCKETS 28
 
+/* The driver's entry points, by attach cookie - 1: the first of schema/trace.toml's [cuda] apis */
+#define DRIVER_API_SLOTS 16
+
 #endif /* LAUNCHGAP_VOCABULARY_H */
