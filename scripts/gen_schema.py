@@ -121,8 +121,13 @@ def check_vocabularies(schema: dict) -> None:
     if schema["names"]["gpu_idle_cause"]["values"][:len(interference)] != interference:
         raise SchemaError("names.gpu_idle_cause must begin with gap_classes.interference, in its order")
     check_cuda_apis(schema)
+    for key, spec in schema["meta"]["keys"].items():
+        if not spec["type"] or not set(spec["type"]) <= JSON_TYPES:
+            raise SchemaError(f"meta key {key}: types {spec['type']} are not some of {sorted(JSON_TYPES)}")
 
 
+# the types a meta.json value may have, as JSON names them
+JSON_TYPES = {"string", "integer", "number", "bool", "object", "array", "null"}
 # what a driver entry point does -> the probes that can read its arguments
 PROBES_BY_DOES = {"launch": {"launch", "launch_ex", "graph_launch"}, "sync": {"sync"}, "copy": {"memcpy"}}
 
@@ -286,6 +291,13 @@ def python_module(schema: dict) -> str:
               "# the closing summary's keys", "END_KEYS: dict[str, str] = {"]
     lines += [f"    {key!r}: {doc!r}," for key, doc in schema["end"]["keys"].items()]
     lines += ["}", ""]
+    meta = schema["meta"]["keys"]
+    lines += python_names_class("MetaKey", "A key of the metadata (meta.json)", list(meta),
+                                {key: spec.get("written_by", "") and f"written by {spec['written_by']} only" for key, spec in meta.items()})
+    lines += ["", "", "# the metadata's keys whose value's type the reader checks (the analysis relies on them): the JSON",
+              "# types each may have", "META_CHECKED_TYPES: dict[str, tuple[str, ...]] = {"]
+    lines += [f"    MetaKey.{enum_member(key)}: {tuple(spec['type'])!r}," for key, spec in meta.items() if spec.get("checked")]
+    lines += ["}", "", ""]
     lines += python_vocabularies(schema)
     return "\n".join(lines)
 
@@ -293,7 +305,7 @@ def python_module(schema: dict) -> str:
 def python_names_class(name: str, what: str, values: list[str], docs: dict[str, str]) -> list[str]:
     """A class of string constants, one a value, for code to name each value without a literal."""
     lines = ["", "", f"class {name}:", f'    """{what}, for code to name one."""', ""]
-    lines += [f"    {enum_member(value)} = {value!r}  # {docs[value]}" for value in values]
+    lines += [f"    {enum_member(value)} = {value!r}" + (f"  # {docs[value]}" if docs[value] else "") for value in values]
     return lines
 
 
@@ -377,13 +389,20 @@ def doc_names(schema: dict) -> str:
     return "\n".join(rows)
 
 
+def doc_meta(schema: dict) -> str:
+    rows = ["| key | type | written by | meaning |", "|---|---|---|---|"]
+    rows += [f"| `{key}` | {' or '.join(spec['type'])} | {spec.get('written_by', 'the recorder')} | {_cell(spec['doc'])} |"
+             for key, spec in schema["meta"]["keys"].items()]
+    return "\n".join(rows)
+
+
 def doc_end(schema: dict) -> str:
     rows = ["| key | meaning |", "|---|---|"]
     rows += [f"| `{key}` | {_cell(doc)} |" for key, doc in schema["end"]["keys"].items()]
     return "\n".join(rows)
 
 
-DOC_SECTIONS = {"kinds": doc_kinds, "columns": doc_columns, "names": doc_names, "end": doc_end}
+DOC_SECTIONS = {"meta": doc_meta, "kinds": doc_kinds, "columns": doc_columns, "names": doc_names, "end": doc_end}
 
 
 def fill_doc(doc: str, schema: dict) -> str:
@@ -843,6 +862,20 @@ def vocabulary_rust_module(schema: dict) -> str:
     return "\n".join(w)
 
 
+TRACE_FILES_RUST_MODULE = RECORDER_GENERATED / "trace_files.rs"
+
+
+def trace_files_rust_module(schema: dict) -> str:
+    """trace_files.rs (the recorder's src/schema.rs includes it): the keys of meta.json the recorder writes."""
+    written = {key: spec for key, spec in schema["meta"]["keys"].items() if "written_by" not in spec}
+    typed = ", ".join(f"({rust_str(key)}, &{rust_list(spec['type'])})" for key, spec in written.items())
+    w = [f"// {GENERATED_LINE}", "",
+         "/// meta.json's keys the recorder writes (schema/trace.toml [meta]), each with the JSON types its value may",
+         "/// have: TraceMeta serializes to exactly these.",
+         f"pub const META_KEYS: [(&str, &[&str]); {len(written)}] = [{typed}];", ""]
+    return "\n".join(w)
+
+
 CUDA_APIS_RUST_MODULE = RECORDER_GENERATED / "cuda_apis.rs"
 CUDASIM_APIS_HEADER = Path("workloads/cudasim/include/cudasim_apis.h")
 # a driver entry point's probe -> cuda_api.rs's ProbeShape
@@ -899,7 +932,8 @@ def generated(root: Path) -> dict[Path, str]:
             WIRE_HEADER: wire_header(schema), TRACE_C_HEADER: trace_c_header(schema),
             TRACE_RUST_MODULE: trace_rust_module(schema), NAMES_RUST_MODULE: names_rust_module(schema),
             VOCABULARY_C_HEADER: vocabulary_c_header(schema), VOCABULARY_RUST_MODULE: vocabulary_rust_module(schema),
-            CUDA_APIS_RUST_MODULE: cuda_apis_rust_module(schema), CUDASIM_APIS_HEADER: cudasim_apis_header(schema)}
+            CUDA_APIS_RUST_MODULE: cuda_apis_rust_module(schema), CUDASIM_APIS_HEADER: cudasim_apis_header(schema),
+            TRACE_FILES_RUST_MODULE: trace_files_rust_module(schema)}
 
 
 def differences(root: Path) -> list[str]:

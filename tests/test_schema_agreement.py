@@ -386,3 +386,19 @@ def test_the_recorder_and_cudasim_take_the_cuda_entry_points_from_the_schema():
     vocabulary_h = (REPO / generator().VOCABULARY_C_HEADER).read_text()
     assert c_header_values(vocabulary_h)["DRIVER_API_SLOTS"] == sum(a["layer"] == "driver" for a in schema()["cuda"]["apis"])
     assert "DRIVER_API_SLOTS" not in c_names((RECORDER_SRC / "bpf" / "monitor.h").read_text())
+
+
+def meta_key_reads(keys, text: str) -> list[str]:
+    """The metadata's keys read by string literal: meta.get("k"), meta["k"] (also trace.meta's)."""
+    key = "|".join(sorted(map(re.escape, keys), key=len, reverse=True))
+    return re.findall(r"""\bmeta(?:data)?(?:\.get\(|\[)["'](""" + key + r""")["']""", text)
+
+
+def test_python_reads_the_metadatas_keys_through_the_schema():
+    keys = list(schema()["meta"]["keys"])
+    found = {str(path.relative_to(PACKAGE)): meta_key_reads(keys, path.read_text())
+             for path in sorted(PACKAGE.rglob("*.py")) if path != PACKAGE / "trace" / "schema.py"}
+    assert {path: reads for path, reads in found.items() if reads} == {}
+    # and one read by literal again is found
+    assert meta_key_reads(keys, 'start = trace.meta.get("start_ns")\ncommand = meta["command"]') == \
+        ["start_ns", "command"]

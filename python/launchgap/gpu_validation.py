@@ -31,7 +31,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from launchgap.trace.schema import META_FILE, SEGMENT_SUFFIX, STREAM_VARIANT_SUFFIXES, Event
+from launchgap.trace.schema import META_FILE, SEGMENT_SUFFIX, STREAM_VARIANT_SUFFIXES, Event, MetaKey
 
 COUNTS_SCHEMA = "launchgap-gpu-launch-counts/1"
 SUMMARY_SCHEMA = "launchgap-gpu-validation/1"
@@ -339,7 +339,7 @@ def probe_digest(metadata: dict) -> list[dict]:
     """Each CUDA probe's function, file, cost class and whether it attached, from a trace's metadata."""
     keep = ("function", "file", "layer", "offset", "placed_offset", "first_instruction", "moved_over",
             "probed_instruction", "probe_cost", "link", "return_probe", "attached", "error")
-    return [{k: p.get(k) for k in keep if k in p} for p in metadata.get("probes", []) if p.get("kind") == "uprobe"]
+    return [{k: p.get(k) for k in keep if k in p} for p in metadata.get(MetaKey.PROBES, []) if p.get("kind") == "uprobe"]
 
 
 def probe_line(probes: list[dict]) -> str:

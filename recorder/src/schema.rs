@@ -137,6 +137,8 @@ impl<'a> WireReader<'a> {
 }
 
 include!("generated/trace_schema.rs");
+// meta.json's keys
+include!("generated/trace_files.rs");
 
 /// The columns the recorder writes for a kind, in order (format 2).
 pub fn written_columns(kind: Kind) -> impl Iterator<Item = &'static ColumnSpec> {

@@ -21,7 +21,7 @@ import polars as pl
 
 from launchgap.trace import Event, Trace
 from launchgap.trace.checks import Bounds, topology_cpus
-from launchgap.trace.schema import TASK_DEAD, THREAD_STATES, ThreadState
+from launchgap.trace.schema import TASK_DEAD, THREAD_STATES, MetaKey, ThreadState
 
 
 def trace_bounds(trace: Trace) -> Bounds:
@@ -29,8 +29,8 @@ def trace_bounds(trace: Trace) -> Bounds:
     row's end (else the last row); both ends known."""
     end_row = trace.end
     known_end = end_row.get("end_ns") if end_row else None
-    first, last = (None, None) if trace.meta.get("start_ns") and known_end else trace.span_ns()
-    start = int(trace.meta.get("start_ns") or first or 0)
+    first, last = (None, None) if trace.meta.get(MetaKey.START_NS) and known_end else trace.span_ns()
+    start = int(trace.meta.get(MetaKey.START_NS) or first or 0)
     end = int(known_end) if known_end else int(last or start)
     return Bounds(start, max(start, end), topology_cpus(trace.meta))
 

@@ -863,6 +863,56 @@ END_KEYS: dict[str, str] = {
     'gpu_activity': 'with --gpu-activity: collectors_started, collectors_stopped, collectors_failed, launching_processes_without_collector, launches and gpu_executions (kernels alone and graphs), over every process',
 }
 
+
+
+class MetaKey:
+    """A key of the metadata (meta.json), for code to name one."""
+
+    FORMAT = 'format'
+    VERSION = 'version'
+    RECORDER = 'recorder'
+    START_NS = 'start_ns'
+    MODE = 'mode'
+    COMMAND = 'command'
+    COMMAND_PID = 'command_pid'
+    PIDS = 'pids'
+    RECORDER_PID = 'recorder_pid'
+    HOST = 'host'
+    TOPOLOGY = 'topology'
+    CLOCK = 'clock'
+    KERNEL_SUPPORT = 'kernel_support'
+    HOST_FILES = 'host_files'
+    OPTIONS = 'options'
+    CUDA_LIBRARIES = 'cuda_libraries'
+    GPU_ACTIVITY = 'gpu_activity'
+    CGROUPS = 'cgroups'
+    PROBES = 'probes'
+    SOURCE = 'source'  # written by launchgap import only
+    PID_IS_THREAD_ID = 'pid_is_thread_id'  # written by launchgap import only
+    EVERY_SWITCH = 'every_switch'  # written by launchgap import only
+    IMPORTED_EVENTS = 'imported_events'  # written by launchgap import only
+    CONVERTED_FROM = 'converted_from'  # written by launchgap convert only
+    CAVEATS = 'caveats'  # written by the study CSV reader only
+    CSV_SOURCE = 'csv_source'  # written by the study CSV reader only
+    STUDY_COUNTS = 'study_counts'  # written by the study CSV reader only
+
+
+# the metadata's keys whose value's type the reader checks (the analysis relies on them): the JSON
+# types each may have
+META_CHECKED_TYPES: dict[str, tuple[str, ...]] = {
+    MetaKey.START_NS: ('integer',),
+    MetaKey.MODE: ('string',),
+    MetaKey.COMMAND: ('array', 'null'),
+    MetaKey.COMMAND_PID: ('integer', 'null'),
+    MetaKey.PIDS: ('array',),
+    MetaKey.RECORDER_PID: ('integer', 'null'),
+    MetaKey.HOST: ('object',),
+    MetaKey.TOPOLOGY: ('object',),
+    MetaKey.EVERY_SWITCH: ('bool',),
+    MetaKey.CAVEATS: ('array',),
+}
+
+
 # thread states: where a thread is, by its own switches and wakeups; the analysis numbers its
 # segments in this order
 THREAD_STATES: tuple[str, ...] = ('running', 'preempted', 'runqueue', 'blocked', 'offcpu', 'unknown', 'dead')
