@@ -121,6 +121,9 @@ def check_vocabularies(schema: dict) -> None:
     if schema["names"]["gpu_idle_cause"]["values"][:len(interference)] != interference:
         raise SchemaError("names.gpu_idle_cause must begin with gap_classes.interference, in its order")
     check_cuda_apis(schema)
+    longest = schema["constants"]["TASK_COMM_LEN"]["value"] - 1
+    if any(len(name) > longest for name in schema["recorder"]["threads"].values()):
+        raise SchemaError(f"recorder.threads: a name longer than a task's ({longest} bytes) would be cut in a trace")
     for key, spec in schema["meta"]["keys"].items():
         if not spec["type"] or not set(spec["type"]) <= JSON_TYPES:
             raise SchemaError(f"meta key {key}: types {spec['type']} are not some of {sorted(JSON_TYPES)}")
@@ -298,6 +301,10 @@ def python_module(schema: dict) -> str:
               "# types each may have", "META_CHECKED_TYPES: dict[str, tuple[str, ...]] = {"]
     lines += [f"    MetaKey.{enum_member(key)}: {tuple(spec['type'])!r}," for key, spec in meta.items() if spec.get("checked")]
     lines += ["}", "", ""]
+    recorder = schema["recorder"]
+    lines += ["# the recorder's binary (its main thread's name, which its unnamed threads inherit) and the threads it",
+              "# names itself", f"RECORDER_BINARY = {recorder['binary']!r}",
+              f"RECORDER_THREADS: tuple[str, ...] = {tuple(recorder['threads'].values())!r}", "", ""]
     lines += python_vocabularies(schema)
     return "\n".join(lines)
 
@@ -866,13 +873,25 @@ TRACE_FILES_RUST_MODULE = RECORDER_GENERATED / "trace_files.rs"
 
 
 def trace_files_rust_module(schema: dict) -> str:
-    """trace_files.rs (the recorder's src/schema.rs includes it): the keys of meta.json the recorder writes."""
+    """trace_files.rs (the recorder's src/schema.rs includes it): the keys of meta.json the recorder writes and
+    of end.json, and the names its threads have in a trace."""
     written = {key: spec for key, spec in schema["meta"]["keys"].items() if "written_by" not in spec}
     typed = ", ".join(f"({rust_str(key)}, &{rust_list(spec['type'])})" for key, spec in written.items())
+    recorder = schema["recorder"]
     w = [f"// {GENERATED_LINE}", "",
          "/// meta.json's keys the recorder writes (schema/trace.toml [meta]), each with the JSON types its value may",
          "/// have: TraceMeta serializes to exactly these.",
-         f"pub const META_KEYS: [(&str, &[&str]); {len(written)}] = [{typed}];", ""]
+         f"pub const META_KEYS: [(&str, &[&str]); {len(written)}] = [{typed}];", "",
+         "/// The closing summary's keys (end.json; format 1's closing row's detail).", "pub mod end_key {"]
+    for key, doc in schema["end"]["keys"].items():
+        w += [f"    /// {doc}", f"    pub const {key.upper()}: &str = {rust_str(key)};"]
+    w += ["}", "",
+          "/// The recorder's binary: its main thread's name, which the threads it leaves unnamed inherit.",
+          f"pub const RECORDER_BINARY: &str = {rust_str(recorder['binary'])};"]
+    for key, name in recorder["threads"].items():
+        w += [f"/// The name of the recorder's {key} thread.",
+              f"pub const {key.upper()}_THREAD_NAME: &str = {rust_str(name)};"]
+    w.append("")
     return "\n".join(w)
 
 

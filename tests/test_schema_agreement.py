@@ -255,29 +255,30 @@ def test_python_code_names_event_kinds_through_the_enum():
 
 # --- the recorder's threads, as the report knows them --------------------------------------------------
 
-def recorder_thread_names(cargo_toml: str, sources: dict[str, str]) -> set[str]:
-    """The names the recorder's threads have in a trace, from its source: its binary's (the [[bin]] built
-    from src/main.rs), which its unnamed threads inherit, and every name it gives a thread
-    (thread::Builder::name), each cut as the kernel cuts a task's name."""
-    binary = next(b["name"] for b in tomllib.loads(cargo_toml)["bin"] if b["path"] == "src/main.rs")
-    names = {binary}
-    for text in sources.values():
-        names |= set(re.findall(r'Builder::new\(\)\s*\.name\(\s*"([^"]+)"', text))
-    return {name[:TASK_COMM_LEN - 1] for name in names}
+def thread_names_in_source(sources: dict[str, str]) -> set[str]:
+    """Every name the recorder's source gives a thread by string literal (thread::Builder::name)."""
+    return {name for text in sources.values() for name in re.findall(r'Builder::new\(\)\s*\.name\(\s*"([^"]+)"', text)}
 
 
 def test_the_recorder_threads_the_report_knows_are_the_recorders_own():
     """RECORDER_COMMS (launchgap/recorder.py) names the recorder's threads, so that the report can mark them
-    as the recorder's where they ran instead of the workload. The sources under src/bin/ are other
-    binaries' (the monitor records no trace)."""
+    as the recorder's where they ran instead of the workload: its binary's name (the [[bin]] built from
+    src/main.rs), which its unnamed threads inherit, and each name it gives a thread, from schema/trace.toml's
+    [recorder], which the Rust names its threads from too. The sources under src/bin/ are other binaries'
+    (the monitor records no trace)."""
+    recorder = generator().load(SCHEMA_TOML.read_text())["recorder"]
+    binary = next(b["name"] for b in tomllib.loads((REPO / "recorder" / "Cargo.toml").read_text())["bin"]
+                  if b["path"] == "src/main.rs")
+    assert binary == recorder["binary"]
+    assert set(RECORDER_COMMS) == {name[:TASK_COMM_LEN - 1] for name in (binary, *recorder["threads"].values())}
     src = REPO / "recorder" / "src"
     sources = {str(path.relative_to(src)): path.read_text() for path in sorted(src.rglob("*.rs"))
                if path.relative_to(src).parts[0] != "bin"}
-    cargo = (REPO / "recorder" / "Cargo.toml").read_text()
-    assert recorder_thread_names(cargo, sources) == set(RECORDER_COMMS)
+    assert thread_names_in_source(sources) == set()
+    assert "Builder::new().name(WRITER_THREAD_NAME.into())" in sources["trace_writer/thread.rs"]
     # and a thread named in the source alone is found
     named = {**sources, "drain.rs": 'std::thread::Builder::new().name("ring-drain".into()).spawn(drain)'}
-    assert recorder_thread_names(cargo, named) - set(RECORDER_COMMS) == {"ring-drain"}
+    assert thread_names_in_source(named) == {"ring-drain"}
 
 
 # --- the vocabularies beside the trace: generated for every language, no hand copy left ------------------
@@ -402,3 +403,21 @@ def test_python_reads_the_metadatas_keys_through_the_schema():
     # and one read by literal again is found
     assert meta_key_reads(keys, 'start = trace.meta.get("start_ns")\ncommand = meta["command"]') == \
         ["start_ns", "command"]
+
+
+# the Rust that writes the closing summary
+SUMMARY_WRITERS = ("recording/ending.rs", "trace_writer/thread.rs")
+
+
+def end_key_literals(keys, text: str) -> list[str]:
+    """The closing summary's keys written by string literal (json!({"k": ...}), summary["k"]), outside tests."""
+    code = text.split("#[cfg(test)]")[0]
+    key = "|".join(sorted(map(re.escape, keys), key=len, reverse=True))
+    return re.findall(r'"(' + key + r')"\s*:', code) + re.findall(r'summary\["(' + key + r')"\]', code)
+
+
+def test_the_recorder_writes_the_closing_summary_with_the_schemas_keys():
+    keys = list(schema()["end"]["keys"])
+    assert {path: end_key_literals(keys, (RECORDER_SRC / path).read_text()) for path in SUMMARY_WRITERS} == \
+        {path: [] for path in SUMMARY_WRITERS}
+    assert end_key_literals(keys, 'let s = json!({"end_ns": 1});\nsummary["rows"] = json!(2);') == ["end_ns", "rows"]

@@ -64,7 +64,7 @@ pub struct Recorder {
 impl Recorder {
     /// This binary.
     pub fn this() -> Self {
-        Recorder { name: "launchgap-record", version: env!("CARGO_PKG_VERSION") }
+        Recorder { name: crate::schema::RECORDER_BINARY, version: env!("CARGO_PKG_VERSION") }
     }
 }
 

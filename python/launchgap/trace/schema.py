@@ -913,6 +913,12 @@ META_CHECKED_TYPES: dict[str, tuple[str, ...]] = {
 }
 
 
+# the recorder's binary (its main thread's name, which its unnamed threads inherit) and the threads it
+# names itself
+RECORDER_BINARY = 'launchgap-record'
+RECORDER_THREADS: tuple[str, ...] = ('trace-writer',)
+
+
 # thread states: where a thread is, by its own switches and wakeups; the analysis numbers its
 # segments in this order
 THREAD_STATES: tuple[str, ...] = ('running', 'preempted', 'runqueue', 'blocked', 'offcpu', 'unknown', 'dead')
