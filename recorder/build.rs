@@ -18,9 +18,9 @@ const GENERATED_DIR: &str = "src/generated";
 const GENERATED_HEADERS: [&str; 2] = ["trace_schema.h", "vocabulary.h"];
 const RECORDER_CONCERNS: [&str; 3] = ["cuda", "sched", "irq"];
 const MONITOR_CONCERNS: [&str; 3] = ["monitor_cuda", "monitor_sched", "monitor_irq"];
-const HEADERS: [&str; 9] = [
+const HEADERS: [&str; 10] = [
     "events.h", "maps.bpf.h", "targets.bpf.h", "sched_helpers.bpf.h", "core_fixes.bpf.h", "cgroup_helpers.bpf.h",
-    "launch_stage.bpf.h",
+    "launch_stage.bpf.h", "irq_programs.bpf.h",
     "monitor.h", "monitor_maps.bpf.h",
 ];
 

@@ -603,6 +603,10 @@ def trace_c_header(schema: dict) -> str:
         if "c_count" in spec:
             out.append(f"\t{spec['c_count']} = {len(spec['values'])},")
         out.append("};")
+        if "c_x_macro" in spec:
+            entries = " ".join(f"X(arg, {value}, {value.lower()})" for value in spec["values"])
+            out += [f"/* X(arg, NAME, name) for each, arg passed through: {spec['c_prefix']}NAME its enum member, name its "
+                    "tracepoints' prefix */", f"#define {spec['c_x_macro']}(X, arg) {entries}"]
     out += ["", "#endif /* LAUNCHGAP_TRACE_SCHEMA_H */", ""]
     return "\n".join(out)
 

@@ -421,3 +421,29 @@ def test_the_recorder_writes_the_closing_summary_with_the_schemas_keys():
     assert {path: end_key_literals(keys, (RECORDER_SRC / path).read_text()) for path in SUMMARY_WRITERS} == \
         {path: [] for path in SUMMARY_WRITERS}
     assert end_key_literals(keys, 'let s = json!({"end_ns": 1});\nsummary["rows"] = json!(2);') == ["end_ns", "rows"]
+
+
+IRQ_PROGRAM_FILES = ("irq.bpf.c", "monitor_irq.bpf.c")
+
+
+def irq_copies(text: str, vectors: list[str]) -> list[str]:
+    """What an interrupt .bpf.c writes that irq_programs.bpf.h and the schema's irq_vector table give: a
+    tracepoint program of its own, or a name (enum, enumerator, macro) for a system vector."""
+    programs = re.findall(r'SEC\("tp_btf/(\w+)"\)', text)
+    names = [name for name in c_names(text) if any(vector in name for vector in vectors)]
+    return programs + names
+
+
+def test_the_interrupt_programs_are_written_once_for_the_schemas_vectors():
+    vectors = schema()["names"]["irq_vector"]["values"]
+    bpf = RECORDER_SRC / "bpf"
+    for name in IRQ_PROGRAM_FILES:
+        text = (bpf / name).read_text()
+        assert '#include "irq_programs.bpf.h"' in text and re.search(r"^IRQ_PROGRAMS\(\w+\)$", text, re.M), name
+        assert irq_copies(text, vectors) == [], name
+    shared = (bpf / "irq_programs.bpf.h").read_text()
+    assert "IRQ_VECTORS(VECTOR_PROGRAMS, prefix)" in shared and '#include "trace_schema.h"' in shared
+    # and the copies the monitor's programs once had are found
+    copied = ('enum system_vector {\n\tSYSTEM_VECTOR_LOCAL_TIMER = 0,\n};\n'
+              'SEC("tp_btf/local_timer_entry")\nint BPF_PROG(monitor_local_timer_entry, int vector) { return 0; }\n')
+    assert irq_copies(copied, vectors) == ["local_timer_entry", "SYSTEM_VECTOR_LOCAL_TIMER"]

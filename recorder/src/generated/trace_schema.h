@@ -53,6 +53,8 @@ enum irq_vector_kind {
 	VECTOR_IRQ_WORK = 4,
 	VECTOR_KIND_COUNT = 5,
 };
+/* X(arg, NAME, name) for each, arg passed through: VECTOR_NAME its enum member, name its tracepoints' prefix */
+#define IRQ_VECTORS(X, arg) X(arg, LOCAL_TIMER, local_timer) X(arg, RESCHEDULE, reschedule) X(arg, CALL_FUNCTION, call_function) X(arg, CALL_FUNCTION_SINGLE, call_function_single) X(arg, IRQ_WORK, irq_work)
 
 /* which wakeup tracepoint a wakeup record came from */
 enum wakeup_variant {
