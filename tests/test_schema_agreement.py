@@ -447,3 +447,12 @@ def test_the_interrupt_programs_are_written_once_for_the_schemas_vectors():
     copied = ('enum system_vector {\n\tSYSTEM_VECTOR_LOCAL_TIMER = 0,\n};\n'
               'SEC("tp_btf/local_timer_entry")\nint BPF_PROG(monitor_local_timer_entry, int vector) { return 0; }\n')
     assert irq_copies(copied, vectors) == ["local_timer_entry", "SYSTEM_VECTOR_LOCAL_TIMER"]
+
+
+def test_the_columns_that_may_hold_task_cpu_unknown_say_so():
+    """task_cpu_of (core_fixes.bpf.h) gives TASK_CPU_UNKNOWN on a kernel with no CPU field launchgap knows; the
+    recorder writes it as it is, so every column filled from it says so in the schema (and docs/trace-format.md)."""
+    filled = re.findall(r"e->(\w+) = task_cpu_of\(", (RECORDER_SRC / "bpf" / "sched.bpf.c").read_text())
+    assert sorted(filled) == ["orig_cpu", "target_cpu"]
+    columns = schema()["columns"]
+    assert [c for c in filled if not {"TASK_CPU_UNKNOWN", "4294967295"} <= set(re.findall(r"\w+", columns[c]["doc"]))] == []
