@@ -1,5 +1,7 @@
 # generated from schema/trace.toml by scripts/gen_schema.py; do not edit
-"""The trace's contract: event kinds, their columns, name tables and constants.
+"""The trace's contract: event kinds, their columns, name tables and constants, the metadata's and the
+closing summary's keys; and the words shared beside it: thread states, launch-gap classes, the CUDA entry
+points probed, the recorder's thread names.
 
 Edit schema/trace.toml and run scripts/gen_schema.py (tests/test_schema_agreement.py
 fails while they differ). Code refers to event kinds through `Event`, never by string
