@@ -1,10 +1,9 @@
+/* generated from schema/trace.toml by scripts/gen_schema.py; do not edit */
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * GENERATED from schema/trace.toml by scripts/gen_schema.py: do not edit.
- *
  * The CUPTI collector's channel to the recorder: one encoder per kind of row it sends
  * (schema/trace.toml's [collector] says the layout; the recorder's decoders are
- * generated from the same table by recorder/build/schema_codegen.rs).
+ * generated from the same table: recorder/src/generated/trace_schema.rs).
  */
 #ifndef LAUNCHGAP_GPU_WIRE_H
 #define LAUNCHGAP_GPU_WIRE_H

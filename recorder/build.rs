@@ -1,7 +1,8 @@
 //! Builds the BPF side: one object per concern (CUDA uprobes, scheduling,
 //! IRQs), statically linked into one object and one Rust skeleton for each
 //! program: the recorder (launchgap.bpf.o) and the monitor (monitor.bpf.o).
-//! Before both, the code generated from schema/trace.toml (build/schema_codegen.rs).
+//! The programs include headers generated from schema/trace.toml by
+//! scripts/gen_schema.py and committed (src/generated/), so a build needs no Python.
 //! And the CUPTI collector (../collector), a shared library the recorder carries inside
 //! itself and writes out for `--gpu-activity`.
 
@@ -11,15 +12,15 @@ use std::process::Command;
 
 use libbpf_cargo::SkeletonBuilder;
 
-#[path = "build/schema_codegen.rs"]
-mod schema_codegen;
-
 const BPF_DIR: &str = "src/bpf";
+/// what scripts/gen_schema.py writes from schema/trace.toml: headers the programs include, Rust the crate includes
+const GENERATED_DIR: &str = "src/generated";
+const GENERATED_HEADERS: [&str; 2] = ["trace_schema.h", "vocabulary.h"];
 const RECORDER_CONCERNS: [&str; 3] = ["cuda", "sched", "irq"];
 const MONITOR_CONCERNS: [&str; 3] = ["monitor_cuda", "monitor_sched", "monitor_irq"];
-const HEADERS: [&str; 9] = [
+const HEADERS: [&str; 10] = [
     "events.h", "maps.bpf.h", "targets.bpf.h", "sched_helpers.bpf.h", "core_fixes.bpf.h", "cgroup_helpers.bpf.h",
-    "launch_stage.bpf.h",
+    "launch_stage.bpf.h", "irq_programs.bpf.h",
     "monitor.h", "monitor_maps.bpf.h",
 ];
 
@@ -109,9 +110,6 @@ fn build_collector(out_dir: &Path) {
 fn main() {
     let out_dir = PathBuf::from(env::var_os("OUT_DIR").expect("OUT_DIR"));
     generate_vmlinux_h(&out_dir);
-    // trace_schema.h (included by events.h) and trace_schema.rs, from schema/trace.toml
-    let manifest_dir = PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR"));
-    schema_codegen::generate(&manifest_dir, &out_dir);
     build_collector(&out_dir);
 
     let include_args = [
@@ -119,6 +117,8 @@ fn main() {
         out_dir.display().to_string(),
         "-I".to_string(),
         BPF_DIR.to_string(),
+        "-I".to_string(),
+        GENERATED_DIR.to_string(),
         "-Wall".to_string(),
         "-Werror".to_string(),
     ];
@@ -130,5 +130,8 @@ fn main() {
     build_program("monitor", &MONITOR_CONCERNS, &out_dir, &monitor_args);
     for header in HEADERS {
         println!("cargo:rerun-if-changed={BPF_DIR}/{header}");
+    }
+    for header in GENERATED_HEADERS {
+        println!("cargo:rerun-if-changed={GENERATED_DIR}/{header}");
     }
 }

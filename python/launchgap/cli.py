@@ -32,6 +32,7 @@ from launchgap.held_memory import hold_freed_memory
 from launchgap.output import PERMISSIONS_HELP
 from launchgap.recorder import ENV_OVERRIDE, MONITOR_ENV_OVERRIDE, find_monitor, find_recorder
 from launchgap.trace import Event
+from launchgap.trace.schema import MetaKey
 from launchgap.views.cudasim_truth import render_truth
 from launchgap.views.diff import render_diff
 from launchgap.views.terminal import CULPRIT_GROUPINGS, render
@@ -271,7 +272,7 @@ def _view_traces(traces: tuple[str, ...], refusal=None) -> list:
     # warnings about a trace's damage once it is known to be drawn at all: a refusal stays one line
     loaded = [_load(t, warn=False) for t in traces]
     for trace in loaded:
-        if trace.meta.get("mode") == "study-csv":
+        if trace.meta.get(MetaKey.MODE) == "study-csv":
             fail(f"{trace.path}: the study's CSV does not say who ran next on a CPU, which these views draw; "
                  "record a launchgap trace (or import a trace-cmd .dat)")
         if not trace.count(Event.SWITCH):

@@ -20,6 +20,7 @@ from launchgap.console import make_console, shown
 from launchgap.inputs import not_regular
 from launchgap.output import OutputError, atomic_output, refuse_inputs
 from launchgap.trace import Trace, TraceError, open_trace
+from launchgap.trace.schema import MetaKey
 
 console = make_console()
 err_console = make_console(stderr=True)
@@ -95,7 +96,7 @@ def warn_damage(trace: Trace) -> None:
     if trace.truncated:
         note(f"warning: {trace.path} was cut short (the recorder did not stop cleanly): it is read up to its last "
              f"complete batch, so every count is a lower bound")
-    elif trace.meta.get("mode") != "study-csv" and trace.end is None:
+    elif trace.meta.get(MetaKey.MODE) != "study-csv" and trace.end is None:
         note(f"warning: {trace.path} has no closing row (the recorder did not stop cleanly): its end is its last "
              f"event")
     for damage in trace.damage:

@@ -31,13 +31,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from launchgap.trace.schema import META_FILE, SEGMENT_SUFFIX, Event
+from launchgap.trace.schema import META_FILE, SEGMENT_SUFFIX, STREAM_VARIANT_SUFFIXES, Event, MetaKey
 
 COUNTS_SCHEMA = "launchgap-gpu-launch-counts/1"
 SUMMARY_SCHEMA = "launchgap-gpu-validation/1"
 NO_RUNTIME_API = "(none)"  # a launch row whose runtime entry point was not named
-# the per-thread-stream variants are the same API path, reached with a different default stream
-STREAM_VARIANT_SUFFIXES = ("_ptsz", "_ptds")
+# the per-thread-stream variants (schema/trace.toml) are the same API path, reached with a different default stream
 STREAM_VARIANT_PATTERN = "(" + "|".join(STREAM_VARIANT_SUFFIXES) + ")$"
 STATUSES = ("ok", "failed", "skipped", "running", "interrupted")
 
@@ -340,7 +339,7 @@ def probe_digest(metadata: dict) -> list[dict]:
     """Each CUDA probe's function, file, cost class and whether it attached, from a trace's metadata."""
     keep = ("function", "file", "layer", "offset", "placed_offset", "first_instruction", "moved_over",
             "probed_instruction", "probe_cost", "link", "return_probe", "attached", "error")
-    return [{k: p.get(k) for k in keep if k in p} for p in metadata.get("probes", []) if p.get("kind") == "uprobe"]
+    return [{k: p.get(k) for k in keep if k in p} for p in metadata.get(MetaKey.PROBES, []) if p.get("kind") == "uprobe"]
 
 
 def probe_line(probes: list[dict]) -> str:

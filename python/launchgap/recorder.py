@@ -7,14 +7,13 @@ import os
 import shutil
 from pathlib import Path
 
-from launchgap.trace.schema import TASK_COMM_LEN
+from launchgap.trace.schema import RECORDER_BINARY, RECORDER_THREADS, TASK_COMM_LEN
 
-BINARY = "launchgap-record"
+BINARY = RECORDER_BINARY
 # The recorder's threads as a trace names them (a task's name holds TASK_COMM_LEN - 1 bytes): its main
 # thread, named after the binary, whose name its unnamed threads inherit, and each thread it names itself
-# (thread::Builder::name in recorder/src; tests/test_schema_agreement.py reads them there). Never the
-# workload, but they may be culprits.
-RECORDER_COMMS = (BINARY[:TASK_COMM_LEN - 1], "trace-writer")
+# (schema/trace.toml's [recorder]). Never the workload, but they may be culprits.
+RECORDER_COMMS = tuple(name[:TASK_COMM_LEN - 1] for name in (BINARY, *RECORDER_THREADS))
 ENV_OVERRIDE = "LAUNCHGAP_RECORDER"
 MONITOR_BINARY = "launchgap-monitor"
 MONITOR_ENV_OVERRIDE = "LAUNCHGAP_MONITOR"

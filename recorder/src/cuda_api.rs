@@ -1,6 +1,7 @@
 //! The CUDA entry points launchgap probes. An entry's position in `APIS`
 //! (plus one) is its id: the attach cookie the BPF programs copy into each
-//! record, turned back into a name when the trace is written.
+//! record, turned back into a name when the trace is written. The table is
+//! schema/trace.toml's [cuda] apis, where Python and cudasim get it too.
 
 /// Which BPF program reads this entry point's arguments.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -50,38 +51,8 @@ const fn runtime(name: &'static str) -> CudaApi {
     CudaApi { name, layer: Layer::Runtime, shape: ProbeShape::RuntimeName }
 }
 
-pub const APIS: &[CudaApi] = &[
-    driver("cuLaunchKernel", ProbeShape::Launch),
-    driver("cuLaunchKernel_ptsz", ProbeShape::Launch),
-    driver("cuLaunchCooperativeKernel", ProbeShape::Launch),
-    driver("cuLaunchCooperativeKernel_ptsz", ProbeShape::Launch),
-    driver("cuLaunchKernelEx", ProbeShape::LaunchEx),
-    driver("cuLaunchKernelEx_ptsz", ProbeShape::LaunchEx),
-    driver("cuGraphLaunch", ProbeShape::GraphLaunch),
-    driver("cuGraphLaunch_ptsz", ProbeShape::GraphLaunch),
-    driver("cuStreamSynchronize", ProbeShape::Sync),
-    driver("cuStreamSynchronize_ptsz", ProbeShape::Sync),
-    driver("cuCtxSynchronize", ProbeShape::Sync),
-    driver("cuEventSynchronize", ProbeShape::Sync),
-    driver("cuMemcpyHtoD_v2", ProbeShape::Memcpy),
-    driver("cuMemcpyDtoH_v2", ProbeShape::Memcpy),
-    driver("cuMemcpyHtoD_v2_ptds", ProbeShape::Memcpy),
-    driver("cuMemcpyDtoH_v2_ptds", ProbeShape::Memcpy),
-    runtime("cudaLaunchKernel"),
-    runtime("cudaLaunchKernel_ptsz"),
-    runtime("cudaLaunchKernelExC"),
-    runtime("cudaLaunchKernelExC_ptsz"),
-    runtime("cudaLaunchCooperativeKernel"),
-    runtime("cudaLaunchCooperativeKernel_ptsz"),
-    runtime("cudaGraphLaunch"),
-    runtime("cudaGraphLaunch_ptsz"),
-    runtime("cudaDeviceSynchronize"),
-    runtime("cudaStreamSynchronize"),
-    runtime("cudaStreamSynchronize_ptsz"),
-    runtime("cudaEventSynchronize"),
-    runtime("cudaMemcpy"),
-    runtime("cudaMemcpy_ptds"),
-];
+// APIS: the table, generated from schema/trace.toml's [cuda] apis by scripts/gen_schema.py
+include!("generated/cuda_apis.rs");
 
 /// The attach cookie for an entry point.
 pub fn cookie_of(index: usize) -> u64 {

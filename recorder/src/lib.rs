@@ -22,7 +22,13 @@ pub mod probe_placement;
 pub mod probe_plan;
 pub mod probe_report;
 
-/// The trace's name tables (schema/trace.toml's `names`), generated at build time.
+/// The trace's name tables (schema/trace.toml's `names`; scripts/gen_schema.py writes them).
 pub mod schema_names {
-    include!(concat!(env!("OUT_DIR"), "/trace_names.rs"));
+    include!("generated/trace_names.rs");
+}
+
+/// The words the monitor shares with the analysis (schema/trace.toml's thread states and
+/// launch-gap classes): the names of the numbers its kernel counts by.
+pub mod vocabulary {
+    include!("generated/vocabulary.rs");
 }

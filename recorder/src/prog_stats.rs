@@ -13,7 +13,7 @@ use libbpf_rs::libbpf_sys;
 use libbpf_rs::skel::Skel;
 use libbpf_rs::AsRawLibbpf;
 
-use crate::schema::{record, RECORD_NAMES};
+use crate::schema::{record, IRQ_VECTOR_NAMES, RECORD_NAMES};
 use crate::skel::LaunchgapSkel;
 
 /// Which record type a program makes, so a skip counts against it: the
@@ -31,9 +31,11 @@ pub fn event_of_program(name: &str, section: &str) -> &'static str {
             "cgroup_mkdir" => record::CGROUP_MADE,
             "irq_handler_entry" | "irq_handler_exit" => record::HARDIRQ,
             "softirq_entry" | "softirq_exit" => record::SOFTIRQ,
-            t if ["local_timer", "reschedule", "call_function", "call_function_single", "irq_work"]
-                .iter()
-                .any(|v| t.strip_prefix(v).is_some_and(|rest| rest == "_entry" || rest == "_exit")) =>
+            // a system vector's: its name in lower case, then _entry or _exit (irq_programs.bpf.h)
+            t if t
+                .strip_suffix("_entry")
+                .or_else(|| t.strip_suffix("_exit"))
+                .is_some_and(|vector| IRQ_VECTOR_NAMES.iter().any(|v| v.eq_ignore_ascii_case(vector))) =>
             {
                 record::IRQ_VECTOR
             }
@@ -109,6 +111,11 @@ mod tests {
         assert_eq!(event_of_program("sync_exit", "uretprobe"), "sync");
         assert_eq!(event_of_program("launch_kernel_ex", "uprobe"), "launch");
         assert_eq!(event_of_program("something_new", "uprobe"), "unknown");
+        for vector in IRQ_VECTOR_NAMES {
+            for end in ["entry", "exit"] {
+                assert_eq!(event_of_program("x", &format!("tp_btf/{}_{end}", vector.to_lowercase())), "irq_vector");
+            }
+        }
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! meta.json: what a trace says about its own recording, written when it
-//! starts (docs/trace-format.md, "meta.json"). The fields are in alphabetical
+//! starts (docs/trace-format.md, "meta.json"). Its keys are schema/trace.toml's
+//! [meta] (a test checks TraceMeta serializes to them). The fields are in alphabetical
 //! order, here and in the structs below: the file keeps the key order it had
 //! when it was a serde_json map, which sorts its keys. The parts other
 //! modules describe (the host, the kernel, the cgroups, GPU activity) are
@@ -63,7 +64,7 @@ pub struct Recorder {
 impl Recorder {
     /// This binary.
     pub fn this() -> Self {
-        Recorder { name: "launchgap-record", version: env!("CARGO_PKG_VERSION") }
+        Recorder { name: crate::schema::RECORDER_BINARY, version: env!("CARGO_PKG_VERSION") }
     }
 }
 
@@ -71,10 +72,11 @@ impl Recorder {
 mod tests {
     use super::*;
     use serde_json::json;
+    use std::collections::BTreeSet;
 
-    /// The file's key order is serde_json's own maps': every level sorted.
-    #[test]
-    fn meta_keys_are_in_the_order_a_serde_json_map_gives() {
+    use crate::schema::META_KEYS;
+
+    fn with_meta(check: impl FnOnce(&TraceMeta)) {
         let probes = [Probe::tracepoint("sched_switch", Ok(()))];
         let meta = TraceMeta {
             cgroups: json!({"v2_mount": "/sys/fs/cgroup"}),
@@ -97,8 +99,42 @@ mod tests {
             topology: json!({}),
             version: 2,
         };
-        let text = serde_json::to_string(&meta).unwrap();
-        assert_eq!(text, serde_json::to_value(&meta).unwrap().to_string());
-        assert!(text.contains(r#""options":{"api_names":false,"duration_s":null,"poll_ms":100,"ring_buffer_bytes":16777216}"#));
+        check(&meta);
+    }
+
+    /// The file's key order is serde_json's own maps': every level sorted.
+    #[test]
+    fn meta_keys_are_in_the_order_a_serde_json_map_gives() {
+        with_meta(|meta| {
+            let text = serde_json::to_string(meta).unwrap();
+            assert_eq!(text, serde_json::to_value(meta).unwrap().to_string());
+            assert!(text.contains(r#""options":{"api_names":false,"duration_s":null,"poll_ms":100,"ring_buffer_bytes":16777216}"#));
+        });
+    }
+
+    /// A value's type, as schema/trace.toml's [meta] names JSON types.
+    fn json_type(value: &Value) -> &'static str {
+        match value {
+            Value::Null => "null",
+            Value::Bool(_) => "bool",
+            Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
+            Value::Number(_) => "number",
+            Value::String(_) => "string",
+            Value::Array(_) => "array",
+            Value::Object(_) => "object",
+        }
+    }
+
+    /// meta.json holds the keys schema/trace.toml's [meta] says the recorder writes, no other, each of a type it allows.
+    #[test]
+    fn meta_keys_are_the_schemas() {
+        with_meta(|meta| {
+            let value = serde_json::to_value(meta).unwrap();
+            let written: BTreeSet<&str> = value.as_object().unwrap().keys().map(String::as_str).collect();
+            assert_eq!(written, META_KEYS.iter().map(|(key, _)| *key).collect::<BTreeSet<_>>());
+            for (key, types) in META_KEYS {
+                assert!(types.contains(&json_type(&value[key])), "{key}: {} is not one of {types:?}", value[key]);
+            }
+        });
     }
 }

@@ -18,7 +18,7 @@ from launchgap.analysis.targets import target_pids
 from launchgap.analysis.timeline import BREAK_SCHEMA, RUN_COLUMNS, cpu_runs, switch_chain_breaks, trace_bounds
 from launchgap.trace import Event, Trace
 from launchgap.trace.model import collect_streamed
-from launchgap.trace.schema import HOST_KINDS, TASK_DEAD
+from launchgap.trace.schema import HOST_KINDS, TASK_DEAD, MetaKey
 
 IDLE_TID = 0
 # the kinds drawn as marks, and the mark each is (views/timeline.py styles them)
@@ -93,7 +93,7 @@ def unknown_stretches(trace: Trace, window: Window, switches: pl.DataFrame | Non
 
 
 def records_every_switch(trace: Trace) -> bool:
-    return trace.meta.get("mode") == "system" or bool(trace.meta.get("every_switch"))
+    return trace.meta.get(MetaKey.MODE) == "system" or bool(trace.meta.get(MetaKey.EVERY_SWITCH))
 
 
 def forked_tids(trace: Trace) -> set[int]:
@@ -124,7 +124,7 @@ def sleep_end_ns(trace: Trace) -> int:
 
 def workload_start_ns(trace: Trace) -> int:
     """When the traced command started: its exec, else its first event."""
-    pid = trace.meta.get("command_pid")
+    pid = trace.meta.get(MetaKey.COMMAND_PID)
     if not pid:
         raise ViewError("--from-workload: the trace names no traced command (recorded with -p, --system "
                         "without a command, or imported)")
@@ -241,7 +241,7 @@ def cpu_order(trace: Trace, cpus: list[int], socket_order: bool) -> list[int]:
     number, from the trace's own topology (never a built-in table)."""
     if not socket_order:
         return sorted(cpus)
-    topo = {c["cpu"]: c for c in (trace.meta.get("topology") or {}).get("cpus", []) if "cpu" in c}
+    topo = {c["cpu"]: c for c in (trace.meta.get(MetaKey.TOPOLOGY) or {}).get("cpus", []) if "cpu" in c}
     missing = [c for c in cpus if c not in topo]
     if missing:
         raise ViewError(f"--socket-order: the trace has no topology for CPU(s) {missing[:8]} "
@@ -251,10 +251,10 @@ def cpu_order(trace: Trace, cpus: list[int], socket_order: bool) -> list[int]:
 
 def trace_cpus(trace: Trace) -> list[int]:
     """Every CPU the trace knows: its topology, else the CPUs events happened on."""
-    topo = (trace.meta.get("topology") or {}).get("cpus") or []
+    topo = (trace.meta.get(MetaKey.TOPOLOGY) or {}).get("cpus") or []
     known = {int(c["cpu"]) for c in topo if "cpu" in c}
     seen = trace.cpus_seen()
-    count = (trace.meta.get("topology") or {}).get("count")
+    count = (trace.meta.get(MetaKey.TOPOLOGY) or {}).get("count")
     if not known and count:
         known = set(range(int(count)))
     return sorted(known | {int(c) for c in seen})

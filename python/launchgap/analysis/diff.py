@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 from launchgap.analysis.records import Record, Report
+from launchgap.trace.schema import INTERFERENCE_CAUSES, GapClassName
 
 DIFF_SCHEMA = "launchgap-diff/1"
 
@@ -186,8 +187,6 @@ def diff_reports(a: Report, b: Report, culprits_by: str | None = None) -> Report
 
 # --- GPU time (docs/gpu-time.md): both sides' numbers and their difference -------------------------
 
-INTERFERENCE_CAUSES = ("preempted", "runqueue", "irq")
-
 
 def _gpu_side(report: Report) -> GpuTimeSide:
     g = report.gpu_time
@@ -219,7 +218,7 @@ def _culprits_by_name(report: Report) -> dict[tuple, tuple[int, int, list[int]]]
     out: dict[tuple, tuple[int, int, list[int]]] = {}
     for c in report.gpu_time.culprits:
         low, high, pids = out.get((c.cause, c.comm), (0, 0, []))
-        mine = [c.pid] if c.pid is not None and c.cause != "irq" else []
+        mine = [c.pid] if c.pid is not None and c.cause != GapClassName.IRQ else []
         out[(c.cause, c.comm)] = (low + c.low_ns, high + c.high_ns, pids + mine)
     return out
 

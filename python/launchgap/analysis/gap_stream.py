@@ -23,9 +23,11 @@ import numpy as np
 import polars as pl
 
 from launchgap.analysis.gaps import (
-    BREAK_RULE, BURST_BREAK_FACTOR, CLASSES, CLEAN, SYNC_OR_BLOCK, classify, interference_ns, nearest_quantile,
+    BREAK_RULE, BURST_BREAK_FACTOR, CLASSES, CLEAN, IRQ, SYNC_CALL, SYNC_OR_BLOCK, classify, interference_ns,
+    nearest_quantile,
 )
 from launchgap.analysis.records import Bursts, GapClass, GapTail, TailShare
+from launchgap.trace.schema import ThreadState
 
 # a chunk's (class, length) counts are merged into the running counts once this many have piled up
 MERGE_EVERY = 1 << 20
@@ -223,8 +225,9 @@ def gap_stats(launch_chunks: Callable[[], Iterator[pl.DataFrame]], segments: pl.
               syncs: pl.DataFrame) -> GapStats:
     """launch_chunks: a fresh iterator over (tid, ts_ns) frames in time order each call (read twice);
     segments: tid, state, s_start, s_end; irqs: tid, i_start, exclusive_ns; syncs: tid, ts_ns."""
-    off_cpu = _Items(lambda: segments.filter(pl.col("state").is_in(["preempted", "runqueue", "blocked", "offcpu"]))
-                     # the state as a string: the gaps' other rows (irq, sync_call) are no segment states
+    off_cpu_states = [ThreadState.PREEMPTED, ThreadState.RUNQUEUE, ThreadState.BLOCKED, ThreadState.OFFCPU]
+    off_cpu = _Items(lambda: segments.filter(pl.col("state").is_in(off_cpu_states))
+                     # the state as a string: the gaps' other rows (IRQ, SYNC_CALL) are no segment states
                      .select("tid", pl.col("state").cast(pl.Utf8), "s_start", "s_end"), "s_start")
     irq_items = _Items(lambda: irqs.select("tid", "i_start", "exclusive_ns"), "i_start")
     sync_items = _Items(lambda: syncs.select("tid", pl.col("ts_ns").cast(pl.Int64)), "ts_ns")
@@ -255,12 +258,12 @@ def gap_stats(launch_chunks: Callable[[], Iterator[pl.DataFrame]], segments: pl.
         mine = irq_items.within(tid, lo, hi)
         if mine is not None:
             at = np.searchsorted(ts, mine["i_start"].to_numpy(), side="right") - 1
-            placed.append(pl.DataFrame({"gap_id": at, "state": np.full(at.size, "irq"),
+            placed.append(pl.DataFrame({"gap_id": at, "state": np.full(at.size, IRQ),
                                         "ns": mine["exclusive_ns"].to_numpy()}))
         mine = sync_items.within(tid, lo, hi)
         if mine is not None:
             at = np.searchsorted(ts, mine["ts_ns"].to_numpy(), side="right") - 1
-            placed.append(pl.DataFrame({"gap_id": at, "state": np.full(at.size, "sync_call"),
+            placed.append(pl.DataFrame({"gap_id": at, "state": np.full(at.size, SYNC_CALL),
                                         "ns": np.zeros(at.size, np.int64)}))
         klass = np.full(gap_ns.size, CLEAN, np.int8)
         affected = classify(placed)

@@ -20,6 +20,7 @@ import polars as pl
 
 from launchgap.analysis.records import CollectorFailure, GpuActivity
 from launchgap.trace import Event, Trace
+from launchgap.trace.schema import MetaKey
 
 # a trace without the recorder's word on it: older than GPU activity, or imported
 NOT_IN_TRACE = "the trace has none (recorded without --gpu-activity, by an older launchgap, or imported)"
@@ -142,13 +143,13 @@ def collector_states(trace: Trace) -> list[CollectorState]:
 
 def gpu_activity(trace: Trace, pids: set[int]) -> GpuActivity:
     """What GPU activity the trace holds for the processes PIDS, or why it holds none."""
-    meta = trace.meta.get("gpu_activity") or {}
+    recording = trace.meta.get(MetaKey.GPU_ACTIVITY) or {}  # how GPU activity was recorded, or why not
     states = [s for s in collector_states(trace) if s.pid in pids]
     started = [s for s in states if s.state == "started"]
     failed = [CollectorFailure(pid=s.pid, reason=str(s.detail.get("reason", "no reason given")))
               for s in states if s.state == "failed"]
-    if not meta.get("recorded"):
-        why = meta.get("why") if meta else NOT_IN_TRACE
+    if not recording.get("recorded"):
+        why = recording.get("why") if recording else NOT_IN_TRACE
         return GpuActivity(recorded=False, why_absent=why, cupti=None, cupti_version=None, clock_method=None,
                            clock_error_ns=None, collectors_started=0, collectors_failed=[], executions=0, copies=0,
                            memsets=0, syncs=0, launches_joined=0, launches_without_execution=0)
@@ -162,7 +163,7 @@ def gpu_activity(trace: Trace, pids: set[int]) -> GpuActivity:
     with_execution = joined["gpu_start_ns"].is_not_null().sum()
     # launch rows of target processes without any GPU activity (no collector ran there) are missing too
     launches = of_targets(Event.LAUNCH).select(pl.len()).collect().item()
-    cupti = meta.get("cupti") or {}
+    cupti = recording.get("cupti") or {}
     return GpuActivity(
         recorded=True, why_absent=None, cupti=cupti.get("path"), cupti_version=cupti.get("version"),
         clock_method=", ".join(methods) or None, clock_error_ns=max(errors) if errors else None,

@@ -24,7 +24,7 @@ from launchgap.analysis.gpu_activity import executions, join_launches, merge_int
 from launchgap.analysis.intervals import overlaps
 from launchgap.analysis.records import GpuCgroupCulprit, GpuCulprit, GpuIdleCause, GpuPrediction, GpuProcess, GpuTime
 from launchgap.trace import Event, Trace
-from launchgap.trace.schema import DRAIN_API_NAMES, GPU_IDLE_CAUSE_NAMES
+from launchgap.trace.schema import DRAIN_API_NAMES, GPU_IDLE_CAUSE_NAMES, ThreadState
 
 (PREEMPTED, RUNQUEUE, IRQ, HOST_WORK, LAUNCH_CALL, BLOCKED, GPU_SIDE, BEFORE_FIRST, AFTER_LAST,
  UNKNOWN) = GPU_IDLE_CAUSE_NAMES
@@ -270,9 +270,9 @@ def attribute(gaps: pl.DataFrame, segments: pl.DataFrame, runs: pl.DataFrame, ir
     out.append(uncovered)
     out.extend(_waiting(pieces, runs, competition))
     out.extend(_running(pieces, irqs))
-    out.append(pieces.filter(pl.col("state").is_in(["blocked", "offcpu"])).select(
+    out.append(pieces.filter(pl.col("state").is_in([ThreadState.BLOCKED, ThreadState.OFFCPU])).select(
         "pid", "device_id", "tid", pl.lit(BLOCKED).alias("cause"), (pl.col("p_end") - pl.col("p_start")).alias("ns")))
-    out.append(pieces.filter(pl.col("state").is_in(["unknown", "dead"])).select(
+    out.append(pieces.filter(pl.col("state").is_in([ThreadState.UNKNOWN, ThreadState.DEAD])).select(
         "pid", "device_id", "tid", pl.lit(UNKNOWN).alias("cause"), (pl.col("p_end") - pl.col("p_start")).alias("ns")))
     every = pl.concat([o.select([pl.col(c).cast(t) if c in o.columns else pl.lit(None, t).alias(c)
                                  for c, t in IDLE_COLUMNS.items()]
@@ -323,7 +323,7 @@ def _running(pieces: pl.DataFrame, irqs: pl.DataFrame) -> list[pl.DataFrame]:
     """Running time: interrupts that ran on the thread meanwhile (by name), the launch call's own time
     (inside the driver call that made the work), and the app's host work; each nanosecond once (nested
     interrupts overlap one another: their union is what the thread lost)."""
-    running = pieces.filter(pl.col("state") == "running").with_row_index("r").with_columns(
+    running = pieces.filter(pl.col("state") == ThreadState.RUNNING).with_row_index("r").with_columns(
         pl.max_horizontal("p_start", pl.col("call_start_ns")).alias("c_start"),
         pl.min_horizontal("p_end", pl.col("call_end_ns")).alias("c_end"))
     running = running.with_columns(
@@ -402,7 +402,7 @@ def delays(segments: pl.DataFrame, irqs: pl.DataFrame, tids: list[int]) -> pl.Da
     waiting = segments.filter(pl.col("tid").is_in(tids) & pl.col("state").cast(pl.String).is_in(
         [PREEMPTED, RUNQUEUE])).select("tid", "cpu", pl.col("s_start").alias("d_start"),
                                        pl.col("s_end").alias("d_end"), pl.col("state").cast(pl.String).alias("cause"))
-    running = segments.filter(pl.col("tid").is_in(tids) & (pl.col("state").cast(pl.String) == "running"))
+    running = segments.filter(pl.col("tid").is_in(tids) & (pl.col("state").cast(pl.String) == ThreadState.RUNNING))
     mine = irqs.filter(pl.col("tid").is_in(tids)).select("tid", pl.col("i_start").alias("start_ns"),
                                                          pl.col("i_end").alias("end_ns"))
     if mine.is_empty() or running.is_empty():
@@ -831,7 +831,7 @@ def gain_without(g: GpuTime, culprit_pids: set[int]) -> tuple[float | None, floa
     interference covers the whole span) has no bound (None)."""
     if not g.active_ns or g.mode == "none":
         return None
-    culprits = [c for c in g.culprits if c.pid in culprit_pids and c.cause != "irq"]
+    culprits = [c for c in g.culprits if c.pid in culprit_pids and c.cause != IRQ]
     removed = (sum(c.recoverable_low_ns for c in culprits), sum(c.recoverable_high_ns for c in culprits))
     own = (g.active_ns - g.interference_low_ns, g.active_ns - g.interference_high_ns)
     # the high gain: the most taken out of the least the workload's own time can be; the low, the opposite

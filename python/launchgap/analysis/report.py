@@ -31,6 +31,7 @@ from launchgap.recorder import RECORDER_COMMS
 from launchgap.trace import Event, Trace
 from launchgap.trace.checks import Bounds
 from launchgap.trace.model import collect_streamed
+from launchgap.trace.schema import RUNTIME_LAUNCH_APIS, MetaKey
 
 REPORT_SCHEMA = "launchgap-report/1"
 
@@ -49,12 +50,6 @@ DEPENDS_ON = {
     "migrations": (Event.MIGRATE,),
     "failed_launches": (Event.RUNTIME_ONLY,),
 }
-
-# The runtime's launch entry points: a `runtime_only` row of one of these with
-# a nonzero return code is a launch attempt that failed before the driver.
-RUNTIME_LAUNCH_APIS = ("cudaLaunchKernel", "cudaLaunchKernel_ptsz", "cudaLaunchKernelExC", "cudaLaunchKernelExC_ptsz",
-                       "cudaLaunchCooperativeKernel", "cudaLaunchCooperativeKernel_ptsz", "cudaGraphLaunch",
-                       "cudaGraphLaunch_ptsz")
 
 # A caveat about part of the trace (a task whose switch-outs were never traced) is shown in the terminal
 # report only when what it may have got wrong is more than this share of the time taken from the workload
@@ -99,7 +94,7 @@ def _not_given(text: str) -> Verdict:
 
 def _no_verdict(trace: Trace) -> Verdict:
     """The study's CSV layout cannot tell preemption from blocking and has no wakeups: no verdict, and why."""
-    if trace.meta.get("csv_source") == "cuda_sched_trace":
+    if trace.meta.get(MetaKey.CSV_SOURCE) == "cuda_sched_trace":
         supports = ("kernel launches (each counted once) and their rate, launch gaps, sync count and time, the "
                     "main thread's switch count and off-CPU time (unclassified), IRQ counts and time while a GPU "
                     "thread was current")
@@ -116,8 +111,8 @@ def _no_verdict(trace: Trace) -> Verdict:
 def _no_target(trace: Trace) -> Verdict:
     """Nothing names the workload (a trace-cmd import without --target; --system with no CUDA use): the
     threads in the trace are whatever ran, and a verdict about them would be about nobody in particular."""
-    if trace.meta.get("source"):
-        how = (f"re-import it naming the workload's command (`launchgap import {trace.meta['source']} "
+    if trace.meta.get(MetaKey.SOURCE):
+        how = (f"re-import it naming the workload's command (`launchgap import {trace.meta[MetaKey.SOURCE]} "
                f"--target NAME`)")
     else:
         how = "record the workload itself (`launchgap record -- COMMAND`, or `-p PID`)"
@@ -267,14 +262,14 @@ def _gpu_verdict(cpu: Verdict, g: GpuTime) -> Verdict:
 
 def gpu_time_section(w: Workload, gpu_info: GpuActivity, threads: list[ThreadTaken]) -> GpuTime:
     """The GPU-time section: exact with GPU activity, bounds from the host without it, or none and why."""
-    if w.trace.meta.get("mode") == "study-csv":
+    if w.trace.meta.get(MetaKey.MODE) == "study-csv":
         return gpu.no_section("the study's CSV layout has neither GPU activity nor thread states")
     if not w.pids:
         return gpu.no_section("no target was named")
     launching = w.threads.join(w.launch_counts.select("tid"), on="tid").select("pid", "tid")
     cpu_interference = sum(t.preempted_ns + t.runqueue_ns + t.irq_ns for t in threads
                            if t.tid in set(launching["tid"].to_list()))
-    recorder = (w.trace.meta.get("recorder_pid"), RECORDER_COMMS)
+    recorder = (w.trace.meta.get(MetaKey.RECORDER_PID), RECORDER_COMMS)
     if launching.is_empty():
         return gpu.no_section("no thread of the workload launched a kernel")
     if gpu_info.recorded and gpu_info.executions:
@@ -388,7 +383,7 @@ def silent_caveats(silent: list[dict], culprits: pl.DataFrame, taken_ns: int) ->
 def failed_launches(trace: Trace, pids: set[int]) -> FailedLaunches:
     """Runtime launches of targets that returned an error without reaching the
     driver (recorded with --api-names): how many, by entry point and return code."""
-    recorded = bool(trace.meta.get("options", {}).get("api_names"))
+    recorded = bool(trace.meta.get(MetaKey.OPTIONS, {}).get("api_names"))
     # a trace older than the return_code column reads it as null: no call counts as failed
     calls = trace.of(Event.RUNTIME_ONLY, "pid", "runtime_api", "return_code").filter(pl.col("pid").is_in(list(pids)))
     failed = calls.filter(pl.col("runtime_api").is_in(RUNTIME_LAUNCH_APIS) & (pl.col("return_code") != 0))
@@ -400,7 +395,7 @@ def failed_launches(trace: Trace, pids: set[int]) -> FailedLaunches:
 def runtime_names_recorded(trace: Trace, *calls: pl.DataFrame) -> bool:
     """The trace names the runtime entry point of each call: recorded with --api-names, or (a study CSV,
     whose rows are the runtime's) some of CALLS carry a name."""
-    return bool(trace.meta.get("options", {}).get("api_names")) or any(
+    return bool(trace.meta.get(MetaKey.OPTIONS, {}).get("api_names")) or any(
         frame["runtime_api"].null_count() < frame.height for frame in calls)
 
 
@@ -547,16 +542,16 @@ def report_from(w: Workload, gaps: Gaps, recoverable_ns: int) -> Report:
 
 def trace_section(w: Workload, threads: list[ThreadTaken]) -> TraceInfo:
     """What was recorded, how, and what the numbers cannot show (caveats)."""
-    meta, host = w.trace.meta, w.trace.meta.get("host") or {}
+    meta, host = w.trace.meta, w.trace.meta.get(MetaKey.HOST) or {}
     taken_ns = sum(t.preempted_ns + t.runqueue_ns + t.irq_ns for t in threads)
     silent_shown, silent_minor = silent_caveats(w.silent, w.culprits, taken_ns)
     return TraceInfo(
-        path=str(w.trace.path), mode=meta.get("mode"), command=meta.get("command"),
-        pids=list(meta.get("pids") or []),
+        path=str(w.trace.path), mode=meta.get(MetaKey.MODE), command=meta.get(MetaKey.COMMAND),
+        pids=list(meta.get(MetaKey.PIDS) or []),
         host=host.get("hostname"), kernel=host.get("kernel_release"),
-        cpus=(meta.get("topology") or {}).get("count"), truncated=w.trace.truncated,
-        clean_end=w.trace.end is not None, damage=list(w.trace.damage), csv_source=meta.get("csv_source"),
-        caveats=meta.get("caveats", []) + silent_shown
+        cpus=(meta.get(MetaKey.TOPOLOGY) or {}).get("count"), truncated=w.trace.truncated,
+        clean_end=w.trace.end is not None, damage=list(w.trace.damage), csv_source=meta.get(MetaKey.CSV_SOURCE),
+        caveats=meta.get(MetaKey.CAVEATS, []) + silent_shown
         + ([inconsistency_caveat(w.unchained, w.bounds.seconds)] if w.unchained else []),
         minor_caveats=silent_minor, inconsistent_cpus=w.unchained)
 
@@ -595,7 +590,7 @@ def study_metrics_section(w: Workload, threads: list[ThreadTaken]) -> StudyMetri
     """The original study's metrics, per 1,000 launches and as rates."""
     n_launches = int(w.launches["launches"].sum())
     switches = w.switches.height
-    study_counts = w.trace.meta.get("study_counts")
+    study_counts = w.trace.meta.get(MetaKey.STUDY_COUNTS)
     if study_counts:
         study_rows, study_launches = study_counts["sched_switch_rows"], study_counts["launches"]
     else:
@@ -672,7 +667,7 @@ def taken_section(w: Workload, threads: list[ThreadTaken]) -> Taken:
                                      .sort(["ns", "cause", "run_pid", "run_comm"],
                                            descending=[True, False, False, False]).head(10).rows()):
             culprits.append(Culprit(cause=cause, pid=pid, comm=comm, ns=ns,
-                                    is_recorder=comm in RECORDER_COMMS or pid == w.trace.meta.get("recorder_pid"),
+                                    is_recorder=comm in RECORDER_COMMS or pid == w.trace.meta.get(MetaKey.RECORDER_PID),
                                     is_idle=pid == 0))
     return Taken(
         total=TakenTotal(
@@ -701,7 +696,7 @@ def verdict_section(w: Workload, threads: list[ThreadTaken], recoverable_ns: int
     """The verdict: in GPU time where the GPU-time section has one, else in the launching threads' CPU time;
     none for a study CSV or a trace that names no workload. INCOMPLETE: why the trace is not the whole
     recording ('' when it is)."""
-    if w.trace.meta.get("mode") == "study-csv":
+    if w.trace.meta.get(MetaKey.MODE) == "study-csv":
         verdict = _no_verdict(w.trace)
     elif not w.pids:
         verdict = _no_target(w.trace)
@@ -721,7 +716,7 @@ def host_checks_section(w: Workload) -> HostChecks | None:
     launching threads ran on from their first launch (the workload threads' when none launched): every check
     that warns or fails, and every one about the target's CPUs. None when the trace carries no host files
     (imported traces, older recorders)."""
-    snapshot = w.trace.meta.get("host_files")
+    snapshot = w.trace.meta.get(MetaKey.HOST_FILES)
     if not snapshot:
         return None
     launching = w.launching

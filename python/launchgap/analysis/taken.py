@@ -7,8 +7,10 @@ import numpy as np
 import polars as pl
 
 from launchgap.trace.checks import Bounds
+from launchgap.trace.schema import WAITING_STATES, ThreadState
 
-WAITING = ("preempted", "runqueue")
+# the states of a thread waiting for a CPU another task holds (whoever ran is the culprit)
+WAITING = WAITING_STATES
 # culprit name codes for the idle task and a task with no name (categorical codes are never negative)
 IDLE_NAME, NO_NAME = -1, -2
 
@@ -32,8 +34,9 @@ def state_time(segments: pl.DataFrame) -> pl.DataFrame:
     # summed first: the pivot then has a row a thread and state, not a segment
     wide = (base.group_by("tid", "state").agg(pl.col("ns").sum())
             .pivot(on="state", index="tid", values="ns", aggregate_function="sum"))
-    column_of = {"running": "running_ns", "preempted": "preempted_ns", "runqueue": "runqueue_ns",
-                 "blocked": "blocked_ns", "offcpu": "offcpu_ns", "unknown": "unknown_ns"}
+    column_of = {ThreadState.RUNNING: "running_ns", ThreadState.PREEMPTED: "preempted_ns",
+                 ThreadState.RUNQUEUE: "runqueue_ns", ThreadState.BLOCKED: "blocked_ns",
+                 ThreadState.OFFCPU: "offcpu_ns", ThreadState.UNKNOWN: "unknown_ns"}
     for state in column_of:
         if state not in wide.columns:
             wide = wide.with_columns(pl.lit(0, pl.Int64).alias(state))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import polars as pl
 
 from launchgap.trace import Event, Trace
-from launchgap.trace.schema import HOST_KINDS
+from launchgap.trace.schema import HOST_KINDS, MetaKey
 from launchgap.trace.model import collect_streamed
 
 # kinds whose `comm` is the thread's own name (a fork's is the child's)
@@ -16,9 +16,9 @@ NAMED_BY = (Event.SWITCH, Event.EXEC, Event.COMM, Event.WAKEUP, Event.WAKEUP_NEW
 def target_pids(trace: Trace) -> set[int]:
     """The command's (or the -p) processes, closed over forks recorded in the trace."""
     meta = trace.meta
-    roots = set(meta.get("pids") or [])
-    if meta.get("command_pid"):
-        roots.add(int(meta["command_pid"]))
+    roots = set(meta.get(MetaKey.PIDS) or [])
+    if meta.get(MetaKey.COMMAND_PID):
+        roots.add(int(meta[MetaKey.COMMAND_PID]))
     if not roots:
         # --system alone: the workload is whatever used CUDA, if anything did
         cuda = pl.concat([trace.scan(kind).select("pid") for kind in (Event.LAUNCH, Event.SYNC)])

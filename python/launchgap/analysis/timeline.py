@@ -21,7 +21,7 @@ import polars as pl
 
 from launchgap.trace import Event, Trace
 from launchgap.trace.checks import Bounds, topology_cpus
-from launchgap.trace.schema import TASK_DEAD
+from launchgap.trace.schema import TASK_DEAD, THREAD_STATES, MetaKey, ThreadState
 
 
 def trace_bounds(trace: Trace) -> Bounds:
@@ -29,8 +29,8 @@ def trace_bounds(trace: Trace) -> Bounds:
     row's end (else the last row); both ends known."""
     end_row = trace.end
     known_end = end_row.get("end_ns") if end_row else None
-    first, last = (None, None) if trace.meta.get("start_ns") and known_end else trace.span_ns()
-    start = int(trace.meta.get("start_ns") or first or 0)
+    first, last = (None, None) if trace.meta.get(MetaKey.START_NS) and known_end else trace.span_ns()
+    start = int(trace.meta.get(MetaKey.START_NS) or first or 0)
     end = int(known_end) if known_end else int(last or start)
     return Bounds(start, max(start, end), topology_cpus(trace.meta))
 
@@ -129,9 +129,12 @@ def switch_chain_breaks(trace: Trace, switches: pl.DataFrame | None = None) -> p
                          "out_tid": out_tid[broken + 1]}, schema=BREAK_SCHEMA)
 
 
-# thread states, numbered while the segments are built (a string a row costs sorts and fills dearly)
-STATES = ("running", "preempted", "runqueue", "blocked", "offcpu", "unknown", "dead")
-RUNNING, PREEMPTED, RUNQUEUE, BLOCKED, OFFCPU, UNKNOWN, DEAD = range(len(STATES))
+# thread states (schema/trace.toml), numbered while the segments are built (a string a row costs sorts and
+# fills dearly): each by its position in the schema's order
+STATES = THREAD_STATES
+RUNNING, PREEMPTED, RUNQUEUE, BLOCKED, OFFCPU, UNKNOWN, DEAD = (STATES.index(state) for state in (
+    ThreadState.RUNNING, ThreadState.PREEMPTED, ThreadState.RUNQUEUE, ThreadState.BLOCKED, ThreadState.OFFCPU,
+    ThreadState.UNKNOWN, ThreadState.DEAD))
 NO_STATE = -1
 SWITCHED, WOKEN, MIGRATED = range(3)
 # the segments' state column: an Enum, a byte a row held and compared, where a string is 16 bytes and a

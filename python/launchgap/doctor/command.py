@@ -13,6 +13,7 @@ from launchgap.doctor.host import DirectoryHost, SnapshotHost
 from launchgap.doctor.render import render_doctor
 from launchgap.doctor.run import TargetError, run_doctor, target_from_cpus, target_from_pid
 from launchgap.inputs import not_regular
+from launchgap.trace.schema import MetaKey
 
 # --strict: exit status when any check fails
 EXIT_CHECK_FAILED = 1
@@ -31,15 +32,15 @@ def _trace_host(path: str) -> SnapshotHost:
     if kind:
         _fail(f"--trace {path}: {kind}, not a trace")
     trace = load(path, warn=False)   # one line for whatever cannot be read
-    if trace.meta.get("mode") == "study-csv":
+    if trace.meta.get(MetaKey.MODE) == "study-csv":
         _fail(f"--trace {path}: a study CSV, which keeps no host files; doctor needs a launchgap trace "
               f"(launchgap record)")
-    snapshot = trace.meta.get("host_files")
+    snapshot = trace.meta.get(MetaKey.HOST_FILES)
     if not snapshot:
         _fail(f"{path}: the trace carries no host files (recorded by an older recorder, or imported)")
     if not isinstance(snapshot, dict):
         _fail(f"{path}: the trace's host_files are damaged (not a table of files)")
-    recorded_on = trace.meta.get("host")
+    recorded_on = trace.meta.get(MetaKey.HOST)
     host = (recorded_on.get("hostname") if isinstance(recorded_on, dict) else None) or "?"
     return SnapshotHost(snapshot, f"{host} when {path} was recorded")
 

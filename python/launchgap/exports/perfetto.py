@@ -26,7 +26,7 @@ from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
 
 from launchgap.analysis.gpu_activity import executions, join_launches
 from launchgap.trace import Event, Trace
-from launchgap.trace.schema import TASK_DEAD
+from launchgap.trace.schema import TASK_DEAD, MetaKey
 
 SEQUENCE_ID = 1
 EVENTS_PER_BUNDLE = 4096
@@ -229,7 +229,7 @@ def _track_events(trace: Trace) -> list[pb.TracePacket]:
 
 def to_perfetto(trace: Trace) -> pb.Trace:
     out = pb.Trace()
-    host = trace.meta.get("host") or {}
+    host = trace.meta.get(MetaKey.HOST) or {}
     out.packet.append(pb.TracePacket(
         trusted_packet_sequence_id=SEQUENCE_ID, sequence_flags=pb.TracePacket.SEQ_INCREMENTAL_STATE_CLEARED,
         system_info=pb.SystemInfo(utsname=pb.Utsname(sysname="Linux", release=host.get("kernel_release", ""),

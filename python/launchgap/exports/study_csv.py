@@ -25,6 +25,7 @@ import polars as pl
 
 from launchgap.analysis.targets import target_pids, target_threads
 from launchgap.trace import Event, Trace
+from launchgap.trace.schema import MetaKey
 from launchgap.trace.columns import columns_of
 from launchgap.trace.study_csv import COLUMN_TYPES, COLUMNS
 
@@ -44,7 +45,7 @@ def study_row_chunks(trace: Trace) -> Iterator[pl.DataFrame]:
     IRQs of the workload: held in memory) that fall in its stretch of time. The same rows, in the same
     order, as one stable sort by timestamp of launches, then sync enters, sync exits, switch-outs,
     switch-ins and IRQ exits."""
-    start = int(trace.meta.get("start_ns") or 0)
+    start = int(trace.meta.get(MetaKey.START_NS) or 0)
     pids = target_pids(trace)
     wanted = list(pids)
     threads = target_threads(trace, pids)

@@ -19,7 +19,7 @@ import polars as pl
 
 from launchgap.inputs import JsonError, parse_json
 from launchgap.trace.model import TraceError
-from launchgap.trace.schema import FORMAT_NAME, KIND_COLUMNS, VERSIONS_READ, Event
+from launchgap.trace.schema import FORMAT_NAME, KIND_COLUMNS, META_CHECKED_TYPES, VERSIONS_READ, Event, MetaKey
 
 # How far outside the trace's [start, end] a timestamp may lie before it is
 # impossible: generous (clock reads at attach and stop are not atomic with the
@@ -33,11 +33,14 @@ PID_MAX_LIMIT = 4 * 1024 * 1024
 # each column's role, one wherever it appears
 ROLES: dict[str, str | None] = {c.name: c.role for columns in KIND_COLUMNS.values() for c in columns}
 
-# key -> the types its value may have; the analysis relies on these
+# the Python types of a value of each JSON type schema/trace.toml names
+PYTHON_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,), "integer": (int,), "number": (int, float), "bool": (bool,), "object": (dict,),
+    "array": (list,), "null": (type(None),),
+}
+# key -> the types its value may have; the analysis relies on these (the schema's checked [meta] keys)
 META_TYPES: dict[str, tuple[type, ...]] = {
-    "start_ns": (int,), "mode": (str,), "command": (list, type(None)), "command_pid": (int, type(None)),
-    "pids": (list,), "recorder_pid": (int, type(None)), "host": (dict,), "topology": (dict,),
-    "every_switch": (bool,), "caveats": (list,),
+    key: tuple(t for name in types for t in PYTHON_TYPES[name]) for key, types in META_CHECKED_TYPES.items()
 }
 
 
@@ -71,7 +74,7 @@ def parse_meta(path: Path, text: bytes | str, where: str) -> dict:
         value = meta.get(key)
         if key in meta and (not isinstance(value, types) or (isinstance(value, bool) and bool not in types)):
             raise TraceError(f"{path}: damaged trace: metadata {key!r} is {value!r:.200}")
-    topology = meta.get("topology") or {}
+    topology = meta.get(MetaKey.TOPOLOGY) or {}
     if not isinstance(topology, dict) or not isinstance(topology.get("count", 0), int) or not isinstance(
             topology.get("cpus", []), list) or not all(
             isinstance(c, dict) and isinstance(c.get("cpu", 0), int) for c in topology.get("cpus", [])):
@@ -122,7 +125,7 @@ def count_damage(summary: dict | None, read: dict[Event, int], written_by: str, 
 
 def topology_cpus(meta: dict) -> int | None:
     """How many CPU numbers the trace's topology allows (highest + 1), if it says."""
-    topology = meta.get("topology") or {}
+    topology = meta.get(MetaKey.TOPOLOGY) or {}
     numbers = [c["cpu"] for c in topology.get("cpus", []) if "cpu" in c]
     count = topology.get("count")
     bounds = [n + 1 for n in numbers] + ([count] if count else [])
@@ -140,7 +143,7 @@ class Bounds:
 
     @classmethod
     def of(cls, meta: dict, end_ns: int | None) -> Bounds:
-        start = meta.get("start_ns")
+        start = meta.get(MetaKey.START_NS)
         return cls(start if isinstance(start, int) else None, end_ns, topology_cpus(meta))
 
     @property

@@ -10,14 +10,14 @@ from pathlib import Path
 from launchgap.trace.format1 import write_format1
 from launchgap.trace.format2 import write_format2
 from launchgap.trace.model import Trace
-from launchgap.trace.schema import Event
+from launchgap.trace.schema import Event, MetaKey
 
 
 def convert(trace: Trace, out: Path, version: int) -> int:
     """Writes TRACE in format VERSION at OUT (an empty directory for format 2, a new file for 1); returns the
     rows written."""
     frames = {kind: trace.of(kind) for kind in Event if trace.count(kind)}
-    meta = {**trace.meta, "converted_from": {"format": trace.format, "path": str(trace.path)}}
+    meta = {**trace.meta, MetaKey.CONVERTED_FROM: {"format": trace.format, "path": str(trace.path)}}
     if version == 2:
         write_format2(out, frames, meta, trace.summary)
     else:

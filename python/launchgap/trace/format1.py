@@ -28,7 +28,7 @@ from launchgap.trace.checks import (
 )
 from launchgap.trace.columns import arrow_type, format1_arrow_fields, polars_type
 from launchgap.trace.model import Trace, TraceError, WideTables
-from launchgap.trace.schema import FORMAT1_COLUMNS, FORMAT1_END_EVENT, FORMAT1_ORIGINAL, FORMAT_NAME, Event
+from launchgap.trace.schema import FORMAT1_COLUMNS, FORMAT1_END_EVENT, FORMAT1_ORIGINAL, FORMAT_NAME, Event, MetaKey
 
 VERSION = 1
 # An Arrow IPC message starts with this continuation marker (Arrow >= 0.15).
@@ -223,6 +223,6 @@ def write_format1(path: Path, frames: dict[Event, pl.DataFrame], meta: dict, sum
     """Writes the kinds' frames as a format-1 stream at PATH (a new file)."""
     table = wide_table(frames, summary)
     schema = table.schema.with_metadata({"format": f"{FORMAT_NAME}/{VERSION}",
-                                         METADATA_KEY: json.dumps({**meta, "format": FORMAT_NAME, "version": VERSION})})
+                                         METADATA_KEY: json.dumps({**meta, MetaKey.FORMAT: FORMAT_NAME, MetaKey.VERSION: VERSION})})
     with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_stream(sink, schema) as writer:
         writer.write_table(table.replace_schema_metadata(schema.metadata), max_chunksize=batch_rows)

@@ -45,7 +45,7 @@ from launchgap.trace.checks import (
 from launchgap.trace.columns import ARROW_TYPES, POLARS_TYPES, conform
 from launchgap.trace.model import ParquetTables, Trace, TraceError
 from launchgap.trace.schema import (
-    END_FILE, FORMAT_NAME, KIND_COLUMNS, META_FILE, SEGMENT_DIGITS, SEGMENT_ROWS, SEGMENT_SUFFIX, Event,
+    END_FILE, FORMAT_NAME, KIND_COLUMNS, META_FILE, SEGMENT_DIGITS, SEGMENT_ROWS, SEGMENT_SUFFIX, Event, MetaKey,
 )
 
 VERSION = 2
@@ -234,7 +234,7 @@ def read_format2(path: Path) -> Trace:
     if meta_text is None:
         raise TraceError(f"{path}: is a directory, not a launchgap trace (no {META_FILE})")
     meta = parse_meta(path, meta_text, META_FILE)
-    fmt = f"{meta.get('format', '')}/{meta.get('version', '')}"
+    fmt = f"{meta.get(MetaKey.FORMAT, '')}/{meta.get(MetaKey.VERSION, '')}"
     if check_version(path, fmt, True) != VERSION:
         raise TraceError(f"{path}: damaged trace: a directory whose {META_FILE} says {fmt!r}")
     summary_text, unreadable = _read_json_file(path, END_FILE)
@@ -326,7 +326,7 @@ def write_format2(directory: Path, frames: dict[Event, pl.DataFrame], meta: dict
                   segment_rows: int | None = SEGMENT_ROWS) -> None:
     """Writes a format-2 trace into DIRECTORY (existing and empty): meta.json, each kind's segments of
     SEGMENT_ROWS rows (all in one if None), end.json when SUMMARY is given."""
-    (directory / META_FILE).write_text(json.dumps({**meta, "format": FORMAT_NAME, "version": VERSION}))
+    (directory / META_FILE).write_text(json.dumps({**meta, MetaKey.FORMAT: FORMAT_NAME, MetaKey.VERSION: VERSION}))
     for kind, frame in frames.items():
         if not frame.height:
             continue

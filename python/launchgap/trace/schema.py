@@ -1,8 +1,11 @@
-"""The trace's contract: event kinds, their columns, name tables and constants.
+# generated from schema/trace.toml by scripts/gen_schema.py; do not edit
+"""The trace's contract: event kinds, their columns, name tables and constants, the metadata's and the
+closing summary's keys; and the words shared beside it: thread states, launch-gap classes, the CUDA entry
+points probed, the recorder's thread names.
 
-GENERATED from schema/trace.toml by scripts/gen_schema.py: edit that file and run the
-script (tests/test_schema_agreement.py fails while they differ). Code refers to event
-kinds through `Event`, never by string literals."""
+Edit schema/trace.toml and run scripts/gen_schema.py (tests/test_schema_agreement.py
+fails while they differ). Code refers to event kinds through `Event`, never by string
+literals."""
 
 from __future__ import annotations
 
@@ -333,7 +336,7 @@ KIND_COLUMNS: dict[Event, tuple[Column, ...]] = {
         Column('prio', 'int32', False, False, None, 'dictionary',
                "the task's priority (the kernel's prio: 120 is nice 0)"),
         Column('target_cpu', 'uint32', False, False, 'cpu', 'dictionary',
-               'the run queue the task is put on'),
+               "the run queue the task is put on, or 4294967295 ((u32)-1, TASK_CPU_UNKNOWN in recorder/src/bpf/core_fixes.bpf.h) on a kernel whose task_struct has no CPU field launchgap knows, a number no CPU has (launchgap's reader counts such a row impossible: a CPU beyond the topology's)"),
         Column('waker_tid', 'uint32', False, False, 'task', 'dictionary',
                'the thread whose action woke it (0 from interrupt context)'),
     ),
@@ -351,7 +354,7 @@ KIND_COLUMNS: dict[Event, tuple[Column, ...]] = {
         Column('prio', 'int32', False, False, None, 'dictionary',
                "the task's priority (the kernel's prio: 120 is nice 0)"),
         Column('target_cpu', 'uint32', False, False, 'cpu', 'dictionary',
-               'the run queue the task is put on'),
+               "the run queue the task is put on, or 4294967295 ((u32)-1, TASK_CPU_UNKNOWN in recorder/src/bpf/core_fixes.bpf.h) on a kernel whose task_struct has no CPU field launchgap knows, a number no CPU has (launchgap's reader counts such a row impossible: a CPU beyond the topology's)"),
         Column('waker_tid', 'uint32', False, False, 'task', 'dictionary',
                'the thread whose action woke it (0 from interrupt context)'),
     ),
@@ -369,7 +372,7 @@ KIND_COLUMNS: dict[Event, tuple[Column, ...]] = {
         Column('prio', 'int32', False, False, None, 'dictionary',
                "the task's priority (the kernel's prio: 120 is nice 0)"),
         Column('target_cpu', 'uint32', False, False, 'cpu', 'dictionary',
-               'the run queue the task is put on'),
+               "the run queue the task is put on, or 4294967295 ((u32)-1, TASK_CPU_UNKNOWN in recorder/src/bpf/core_fixes.bpf.h) on a kernel whose task_struct has no CPU field launchgap knows, a number no CPU has (launchgap's reader counts such a row impossible: a CPU beyond the topology's)"),
         Column('waker_tid', 'uint32', False, False, 'task', 'dictionary',
                'the thread whose action woke it (0 from interrupt context)'),
     ),
@@ -385,7 +388,7 @@ KIND_COLUMNS: dict[Event, tuple[Column, ...]] = {
         Column('comm', 'utf8', True, True, None, 'dictionary',
                "the task's name: only in traces imported from trace-cmd"),
         Column('orig_cpu', 'uint32', False, False, 'cpu', 'dictionary',
-               'the CPU it leaves'),
+               'the CPU it leaves, or 4294967295 (TASK_CPU_UNKNOWN) as in target_cpu'),
         Column('dest_cpu', 'uint32', False, False, 'cpu', 'dictionary',
                'the CPU it moves to'),
     ),
@@ -861,3 +864,157 @@ END_KEYS: dict[str, str] = {
     'cpu_ns': "CPU time of the recorder's own threads while tracing, from start_ns on: drain (the ring-buffer reader) and writer (decoding and writing the trace)",
     'gpu_activity': 'with --gpu-activity: collectors_started, collectors_stopped, collectors_failed, launching_processes_without_collector, launches and gpu_executions (kernels alone and graphs), over every process',
 }
+
+
+
+class MetaKey:
+    """A key of the metadata (meta.json), for code to name one."""
+
+    FORMAT = 'format'
+    VERSION = 'version'
+    RECORDER = 'recorder'
+    START_NS = 'start_ns'
+    MODE = 'mode'
+    COMMAND = 'command'
+    COMMAND_PID = 'command_pid'
+    PIDS = 'pids'
+    RECORDER_PID = 'recorder_pid'
+    HOST = 'host'
+    TOPOLOGY = 'topology'
+    CLOCK = 'clock'
+    KERNEL_SUPPORT = 'kernel_support'
+    HOST_FILES = 'host_files'
+    OPTIONS = 'options'
+    CUDA_LIBRARIES = 'cuda_libraries'
+    GPU_ACTIVITY = 'gpu_activity'
+    CGROUPS = 'cgroups'
+    PROBES = 'probes'
+    SOURCE = 'source'  # written by launchgap import only
+    PID_IS_THREAD_ID = 'pid_is_thread_id'  # written by launchgap import only
+    EVERY_SWITCH = 'every_switch'  # written by launchgap import only
+    IMPORTED_EVENTS = 'imported_events'  # written by launchgap import only
+    CONVERTED_FROM = 'converted_from'  # written by launchgap convert only
+    CAVEATS = 'caveats'  # written by the study CSV reader only
+    CSV_SOURCE = 'csv_source'  # written by the study CSV reader only
+    STUDY_COUNTS = 'study_counts'  # written by the study CSV reader only
+
+
+# the metadata's keys whose value's type the reader checks (the analysis relies on them): the JSON
+# types each may have
+META_CHECKED_TYPES: dict[str, tuple[str, ...]] = {
+    MetaKey.START_NS: ('integer',),
+    MetaKey.MODE: ('string',),
+    MetaKey.COMMAND: ('array', 'null'),
+    MetaKey.COMMAND_PID: ('integer', 'null'),
+    MetaKey.PIDS: ('array',),
+    MetaKey.RECORDER_PID: ('integer', 'null'),
+    MetaKey.HOST: ('object',),
+    MetaKey.TOPOLOGY: ('object',),
+    MetaKey.EVERY_SWITCH: ('bool',),
+    MetaKey.CAVEATS: ('array',),
+}
+
+
+# the recorder's binary (its main thread's name, which its unnamed threads inherit) and the threads it
+# names itself
+RECORDER_BINARY = 'launchgap-record'
+RECORDER_THREADS: tuple[str, ...] = ('trace-writer',)
+
+
+# thread states: where a thread is, by its own switches and wakeups; the analysis numbers its
+# segments in this order
+THREAD_STATES: tuple[str, ...] = ('running', 'preempted', 'runqueue', 'blocked', 'offcpu', 'unknown', 'dead')
+# waiting for a CPU another task holds: who ran instead is the culprit
+WAITING_STATES: tuple[str, ...] = ('preempted', 'runqueue')
+
+
+class ThreadState:
+    """A thread state (THREAD_STATES), for code to name one."""
+
+    RUNNING = 'running'  # on a CPU
+    PREEMPTED = 'preempted'  # switched out still runnable (counted in the kernel's nivcsw): on that CPU's run queue
+    RUNQUEUE = 'runqueue'  # woken after a block, runnable, not yet running
+    BLOCKED = 'blocked'  # switched out voluntarily (counted in nvcsw): the application's own time (sync, copy, I/O, sleep, lock)
+    OFFCPU = 'offcpu'  # switched out, whether voluntarily not known (imported study CSV only): unclassified
+    UNKNOWN = 'unknown'  # before its first event, when that event does not tell: counted nowhere
+    DEAD = 'dead'  # switched out for the last time (TASK_DEAD): the thread ends
+
+
+# launch-gap classes: the cause that took the most time inside a gap (the first of equal largest,
+# in this order), clean when none took any
+GAP_CLASSES: tuple[str, ...] = ('clean', 'preempted', 'runqueue', 'irq', 'sync', 'blocked', 'offcpu')
+# interference: another task's or an interrupt's doing, what isolating the workload would remove
+INTERFERENCE_CAUSES: tuple[str, ...] = ('preempted', 'runqueue', 'irq')
+
+
+class GapClassName:
+    """A launch-gap class (GAP_CLASSES), for code to name one."""
+
+    CLEAN = 'clean'  # nothing took time inside the gap
+    PREEMPTED = 'preempted'  # the thread was preempted
+    RUNQUEUE = 'runqueue'  # the thread was woken and waited to run
+    IRQ = 'irq'  # interrupts ran over the thread (their exclusive time)
+    SYNC = 'sync'  # the thread blocked voluntarily inside a gap holding a sync (the sync's wait)
+    BLOCKED = 'blocked'  # the thread blocked voluntarily, no sync in the gap
+    OFFCPU = 'offcpu'  # unclassified off-CPU time (imported study CSV only)
+
+
+@dataclass(frozen=True)
+class CudaApi:
+    """A CUDA entry point launchgap probes: its library (driver or runtime) and what it does (launch, sync,
+    or copy: a synchronous copy, which waits as a sync does)."""
+
+    name: str
+    layer: str
+    does: str
+
+
+# the CUDA entry points launchgap probes, in the order that numbers them (a record's api id is the
+# position plus one), the driver's first
+CUDA_APIS: tuple[CudaApi, ...] = (
+    CudaApi('cuLaunchKernel', 'driver', 'launch'),
+    CudaApi('cuLaunchKernel_ptsz', 'driver', 'launch'),
+    CudaApi('cuLaunchCooperativeKernel', 'driver', 'launch'),
+    CudaApi('cuLaunchCooperativeKernel_ptsz', 'driver', 'launch'),
+    CudaApi('cuLaunchKernelEx', 'driver', 'launch'),
+    CudaApi('cuLaunchKernelEx_ptsz', 'driver', 'launch'),
+    CudaApi('cuGraphLaunch', 'driver', 'launch'),
+    CudaApi('cuGraphLaunch_ptsz', 'driver', 'launch'),
+    CudaApi('cuStreamSynchronize', 'driver', 'sync'),
+    CudaApi('cuStreamSynchronize_ptsz', 'driver', 'sync'),
+    CudaApi('cuCtxSynchronize', 'driver', 'sync'),
+    CudaApi('cuEventSynchronize', 'driver', 'sync'),
+    CudaApi('cuMemcpyHtoD_v2', 'driver', 'copy'),
+    CudaApi('cuMemcpyDtoH_v2', 'driver', 'copy'),
+    CudaApi('cuMemcpyHtoD_v2_ptds', 'driver', 'copy'),
+    CudaApi('cuMemcpyDtoH_v2_ptds', 'driver', 'copy'),
+    CudaApi('cudaLaunchKernel', 'runtime', 'launch'),
+    CudaApi('cudaLaunchKernel_ptsz', 'runtime', 'launch'),
+    CudaApi('cudaLaunchKernelExC', 'runtime', 'launch'),
+    CudaApi('cudaLaunchKernelExC_ptsz', 'runtime', 'launch'),
+    CudaApi('cudaLaunchCooperativeKernel', 'runtime', 'launch'),
+    CudaApi('cudaLaunchCooperativeKernel_ptsz', 'runtime', 'launch'),
+    CudaApi('cudaGraphLaunch', 'runtime', 'launch'),
+    CudaApi('cudaGraphLaunch_ptsz', 'runtime', 'launch'),
+    CudaApi('cudaDeviceSynchronize', 'runtime', 'sync'),
+    CudaApi('cudaStreamSynchronize', 'runtime', 'sync'),
+    CudaApi('cudaStreamSynchronize_ptsz', 'runtime', 'sync'),
+    CudaApi('cudaEventSynchronize', 'runtime', 'sync'),
+    CudaApi('cudaMemcpy', 'runtime', 'copy'),
+    CudaApi('cudaMemcpy_ptds', 'runtime', 'copy'),
+)
+# the runtime's launch entry points: a runtime_only row of one with a nonzero return code is a launch
+# attempt that failed before the driver
+RUNTIME_LAUNCH_APIS: tuple[str, ...] = (
+    'cudaLaunchKernel',
+    'cudaLaunchKernel_ptsz',
+    'cudaLaunchKernelExC',
+    'cudaLaunchKernelExC_ptsz',
+    'cudaLaunchCooperativeKernel',
+    'cudaLaunchCooperativeKernel_ptsz',
+    'cudaGraphLaunch',
+    'cudaGraphLaunch_ptsz',
+)
+# the suffixes of the per-thread default stream's variants: the same API path as the entry point named
+# without it
+STREAM_VARIANT_SUFFIXES: tuple[str, ...] = ('_ptsz', '_ptds')

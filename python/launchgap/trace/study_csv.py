@@ -38,7 +38,7 @@ from pathlib import Path
 import polars as pl
 
 from launchgap.trace.model import FrameTables, Trace, TraceError
-from launchgap.trace.schema import Event
+from launchgap.trace.schema import Event, MetaKey
 
 # The layout's 19 columns, in order, each with the type launchgap's export writes it as
 # (exports/study_csv.py; read back here as text, numbers parsed strictly)
@@ -240,11 +240,12 @@ def read_study_csv(path: str | Path) -> Trace:
                        "nor the IRQs that hit a CPU while a workload thread waited are in it")
     start = int(raw["timestamp_ns"].min() or 0)
     end = int(raw["timestamp_ns"].max() or 0)
-    meta = {"format": "study-csv", "version": 0, "start_ns": start, "mode": "study-csv", "command": None,
-            "pids": [], "host": {}, "topology": {}, "caveats": caveats, "csv_source": source,
+    meta = {MetaKey.FORMAT: "study-csv", MetaKey.VERSION: 0, MetaKey.START_NS: start, MetaKey.MODE: "study-csv",
+            MetaKey.COMMAND: None, MetaKey.PIDS: [], MetaKey.HOST: {}, MetaKey.TOPOLOGY: {}, MetaKey.CAVEATS: caveats,
+            MetaKey.CSV_SOURCE: source,
             # what the study's own script divided for Sched/1K (analyze_scheduler_impact.py): its tracer's
             # schedSwitch counter (a row per switch-out and per switch-in) over its cuLaunchKernel counter,
             # which holds the runtime launches' driver echoes too; in our export every launch is one row
-            "study_counts": {"sched_switch_rows": switch_rows.height,
+            MetaKey.STUDY_COUNTS: {"sched_switch_rows": switch_rows.height,
                              "launches": driver_rows if source == SOURCE_TOOL else launches.height}}
     return Trace(path, meta, FrameTables(frames), truncated=False, end_ns=end, format=0)

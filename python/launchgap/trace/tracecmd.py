@@ -33,7 +33,9 @@ import polars as pl
 from launchgap import __version__
 from launchgap.procfs import escape_name
 from launchgap.trace.format2 import write_format2
-from launchgap.trace.schema import FORMAT_NAME, FORMAT_VERSION, IRQ_VECTOR_NAMES, SOFTIRQ_NAMES, TASK_DEAD, Event
+from launchgap.trace.schema import (
+    FORMAT_NAME, FORMAT_VERSION, IRQ_VECTOR_NAMES, SOFTIRQ_NAMES, TASK_DEAD, Event, MetaKey,
+)
 
 # x86 irq_vectors tracepoints (trace-cmd's event names: the vector's name, lower case, + _entry/_exit)
 VECTOR_EVENTS = {name.lower(): name for name in IRQ_VECTOR_NAMES}
@@ -255,13 +257,14 @@ def import_lines(lines: list[str], out: Path, source: str, targets: list[str] | 
             raise DatImportError(f"--target: no task named {', '.join(targets)}* in the trace")
     end = {"end_ns": stats["end_ns"], "stop_reason": "imported", "lost_events": stats["lost_events"]}
     meta = {
-        "format": FORMAT_NAME, "version": FORMAT_VERSION,
-        "recorder": {"name": "launchgap import (trace-cmd .dat)", "version": __version__},
-        "source": source, "start_ns": stats["start_ns"], "mode": "pids" if pids else "system",
-        "pids": pids, "command": None, "command_pid": None, "pid_is_thread_id": True, "every_switch": True,
-        "clock": {"timestamps": "the .dat's trace clock (trace-cmd default: local)"},
-        "topology": {"count": stats["cpu_count"]},
-        "imported_events": stats["events_by_name"],
+        MetaKey.FORMAT: FORMAT_NAME, MetaKey.VERSION: FORMAT_VERSION,
+        MetaKey.RECORDER: {"name": "launchgap import (trace-cmd .dat)", "version": __version__},
+        MetaKey.SOURCE: source, MetaKey.START_NS: stats["start_ns"], MetaKey.MODE: "pids" if pids else "system",
+        MetaKey.PIDS: pids, MetaKey.COMMAND: None, MetaKey.COMMAND_PID: None, MetaKey.PID_IS_THREAD_ID: True,
+        MetaKey.EVERY_SWITCH: True,
+        MetaKey.CLOCK: {"timestamps": "the .dat's trace clock (trace-cmd default: local)"},
+        MetaKey.TOPOLOGY: {"count": stats["cpu_count"]},
+        MetaKey.IMPORTED_EVENTS: stats["events_by_name"],
     }
     write_format2(out, frames, meta, end)
     return stats

@@ -75,7 +75,8 @@ static __always_inline unsigned int sched_switch_prev_state(unsigned long long *
  * TASK_CPU_UNKNOWN, a CPU number no machine has, rather than 0: a silent 0
  * would name CPU 0 and be taken for it. Callers keep it visible: the
  * recorder writes it as it is into a wakeup's target_cpu and a migration's
- * orig_cpu, where no reader can mistake it for a CPU; the monitor finds no
+ * orig_cpu (schema/trace.toml's docs of those columns say so), where no
+ * reader can mistake it for a CPU; the monitor finds no
  * waiter slots for it (cpu_waiters has one entry per CPU), so no culprit is
  * charged to a CPU the thread never waited on.
  */

@@ -10,7 +10,7 @@
 /*
  * Record types, name-table enums (wakeup variants, x86 system vectors) and
  * the sizes below come from schema/trace.toml, the trace's one definition:
- * recorder/build.rs generates trace_schema.h from it at every build.
+ * scripts/gen_schema.py generates trace_schema.h (recorder/src/generated/) from it.
  */
 #include "trace_schema.h"
 

@@ -18,6 +18,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
+#include "irq_programs.bpf.h"
 #include "maps.bpf.h"
 
 struct irq_slot {
@@ -114,8 +115,7 @@ static __always_inline struct irq_event *close_slot(struct irq_slot *slot, __u32
 	return e;
 }
 
-SEC("tp_btf/irq_handler_entry")
-int BPF_PROG(handle_irq_entry, int irq, struct irqaction *action)
+static __always_inline void hardirq_entry(int irq)
 {
 	struct irq_slots *slots = this_cpu_slots();
 	struct irq_seen *seen = this_cpu_seen();
@@ -125,27 +125,23 @@ int BPF_PROG(handle_irq_entry, int irq, struct irqaction *action)
 		seen->hard[line]++;
 	if (slots)
 		open_slot(&slots->hard, irq);
-	return 0;
 }
 
-SEC("tp_btf/irq_handler_exit")
-int BPF_PROG(handle_irq_exit, int irq, struct irqaction *action, int ret)
+static __always_inline void hardirq_exit(int irq, struct irqaction *action)
 {
 	struct irq_slots *slots = this_cpu_slots();
 	struct irq_event *e;
 
 	if (!slots)
-		return 0;
+		return;
 	e = close_slot(&slots->hard, EVENT_HARDIRQ, irq);
 	if (!e)
-		return 0;
+		return;
 	bpf_probe_read_kernel_str(e->name, sizeof(e->name), BPF_CORE_READ(action, name));
 	submit_event(e, sizeof(*e));
-	return 0;
 }
 
-SEC("tp_btf/softirq_entry")
-int BPF_PROG(handle_softirq_entry, unsigned int vec)
+static __always_inline void softirq_entry(unsigned int vec)
 {
 	struct irq_slots *slots = this_cpu_slots();
 	struct irq_seen *seen = this_cpu_seen();
@@ -154,21 +150,18 @@ int BPF_PROG(handle_softirq_entry, unsigned int vec)
 		seen->soft[vec]++;
 	if (slots)
 		open_slot(&slots->soft, vec);
-	return 0;
 }
 
-SEC("tp_btf/softirq_exit")
-int BPF_PROG(handle_softirq_exit, unsigned int vec)
+static __always_inline void softirq_exit(unsigned int vec)
 {
 	struct irq_slots *slots = this_cpu_slots();
 	struct irq_event *e;
 
 	if (!slots)
-		return 0;
+		return;
 	e = close_slot(&slots->soft, EVENT_SOFTIRQ, vec);
 	if (e)
 		submit_event(e, sizeof(*e));
-	return 0;
 }
 
 /*
@@ -190,64 +183,29 @@ static __always_inline void count_vector(struct irq_seen *seen, enum irq_vector_
 	}
 }
 
-static __always_inline int vector_entry(enum irq_vector_kind kind)
+static __always_inline void vector_entry(enum irq_vector_kind kind)
 {
 	struct irq_slots *slots = this_cpu_slots();
 
 	count_vector(this_cpu_seen(), kind, true);
 	if (slots && kind < VECTOR_KIND_COUNT)
 		open_slot(&slots->vector[kind], kind);
-	return 0;
 }
 
-static __always_inline int vector_exit(enum irq_vector_kind kind)
+static __always_inline void vector_exit(enum irq_vector_kind kind)
 {
 	struct irq_slots *slots = this_cpu_slots();
 	struct irq_event *e;
 
 	count_vector(this_cpu_seen(), kind, false);
 	if (!slots || kind >= VECTOR_KIND_COUNT)
-		return 0;
+		return;
 	e = close_slot(&slots->vector[kind], EVENT_IRQ_VECTOR, kind);
 	if (e)
 		submit_event(e, sizeof(*e));
-	return 0;
 }
 
-SEC("tp_btf/local_timer_entry")
-int BPF_PROG(handle_local_timer_entry, int vector) { return vector_entry(VECTOR_LOCAL_TIMER); }
-
-SEC("tp_btf/local_timer_exit")
-int BPF_PROG(handle_local_timer_exit, int vector) { return vector_exit(VECTOR_LOCAL_TIMER); }
-
-SEC("tp_btf/reschedule_entry")
-int BPF_PROG(handle_reschedule_entry, int vector) { return vector_entry(VECTOR_RESCHEDULE); }
-
-SEC("tp_btf/reschedule_exit")
-int BPF_PROG(handle_reschedule_exit, int vector) { return vector_exit(VECTOR_RESCHEDULE); }
-
-SEC("tp_btf/call_function_entry")
-int BPF_PROG(handle_call_function_entry, int vector) { return vector_entry(VECTOR_CALL_FUNCTION); }
-
-SEC("tp_btf/call_function_exit")
-int BPF_PROG(handle_call_function_exit, int vector) { return vector_exit(VECTOR_CALL_FUNCTION); }
-
-SEC("tp_btf/call_function_single_entry")
-int BPF_PROG(handle_call_function_single_entry, int vector)
-{
-	return vector_entry(VECTOR_CALL_FUNCTION_SINGLE);
-}
-
-SEC("tp_btf/call_function_single_exit")
-int BPF_PROG(handle_call_function_single_exit, int vector)
-{
-	return vector_exit(VECTOR_CALL_FUNCTION_SINGLE);
-}
-
-SEC("tp_btf/irq_work_entry")
-int BPF_PROG(handle_irq_work_entry, int vector) { return vector_entry(VECTOR_IRQ_WORK); }
-
-SEC("tp_btf/irq_work_exit")
-int BPF_PROG(handle_irq_work_exit, int vector) { return vector_exit(VECTOR_IRQ_WORK); }
+/* handle_irq_entry ... handle_irq_work_exit: each tracepoint's program, calling the functions above */
+IRQ_PROGRAMS(handle)
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

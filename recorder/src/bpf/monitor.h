@@ -8,60 +8,21 @@
 #ifndef LAUNCHGAP_MONITOR_H
 #define LAUNCHGAP_MONITOR_H
 
-#define MONITOR_COMM_LEN 16
+/*
+ * The thread states, launch-gap classes and causes the counters are kept by,
+ * the gap histograms' buckets and the driver entry points' slots
+ * (DRIVER_API_SLOTS) come from schema/trace.toml, where the analysis gets the
+ * same words (scripts/gen_schema.py generates vocabulary.h).
+ */
+#include "vocabulary.h"
 
-/* Driver entry points, by attach cookie - 1 (cuda_api.rs: the driver's come first in APIS). */
-#define DRIVER_API_SLOTS 16
+#define MONITOR_COMM_LEN 16
 
 /* How many target threads may wait on one CPU's run queue at once, for culprits. */
 #define MAX_WAITERS_PER_CPU 16
 
 /* How far up the cgroup tree a --cgroup target is looked for. */
 #define MAX_CGROUP_DEPTH 16
-
-/*
- * Launch-gap histograms, log2 buckets with inclusive upper bounds
- * (Prometheus' `le`): bucket b < GAP_BUCKETS - 1 holds gaps up to
- * 2^(GAP_FIRST_BOUND_LOG2 + b) ns (512 ns ... 34.4 s); the last one, +Inf.
- */
-#define GAP_FIRST_BOUND_LOG2 9
-#define GAP_BUCKETS 28
-
-/* Where a thread is, by its own switches and wakeups (docs/metrics.md "Thread states"). */
-enum run_state {
-	RUN_UNKNOWN = 0, /* first seen, not yet switched: counted nowhere */
-	RUN_RUNNING,
-	RUN_PREEMPTED, /* switched out still runnable (the kernel's nivcsw) */
-	RUN_RUNQUEUE,  /* woken after a block, not yet running */
-	RUN_BLOCKED,   /* switched out voluntarily (nvcsw): its own time */
-};
-
-/* A launch gap's class, in python/launchgap/analysis/gaps.py's CLASSES order. */
-enum gap_class {
-	GAP_CLEAN = 0,
-	GAP_PREEMPTED,
-	GAP_RUNQUEUE,
-	GAP_IRQ,
-	GAP_SYNC,
-	GAP_BLOCKED,
-	GAP_CLASS_COUNT,
-};
-
-/* Time inside the open gap, by what took it. */
-enum gap_cause {
-	CAUSE_PREEMPTED = 0,
-	CAUSE_RUNQUEUE,
-	CAUSE_IRQ,
-	CAUSE_BLOCKED, /* a sync's if the gap holds one, else the thread's own */
-	GAP_CAUSE_COUNT,
-};
-
-/*
- * Interference: the gap causes before CAUSE_BLOCKED, in the order of the
- * first names of schema/trace.toml's gpu_idle_cause (preempted, runqueue,
- * irq), which label the GPU-time bounds (exposition.rs checks the two agree).
- */
-#define INTERFERENCE_CAUSES CAUSE_BLOCKED
 
 /* A thread's interference is held until its next launch, split by whether its GPU work was drained. */
 enum drain_state {

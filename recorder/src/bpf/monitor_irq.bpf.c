@@ -12,17 +12,8 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
+#include "irq_programs.bpf.h"
 #include "monitor_maps.bpf.h"
-
-/* x86 system vectors, each with its own slot (as irq.bpf.c's enum irq_vector_kind). */
-enum system_vector {
-	SYSTEM_VECTOR_LOCAL_TIMER = 0,
-	SYSTEM_VECTOR_RESCHEDULE,
-	SYSTEM_VECTOR_CALL_FUNCTION,
-	SYSTEM_VECTOR_CALL_FUNCTION_SINGLE,
-	SYSTEM_VECTOR_IRQ_WORK,
-	SYSTEM_VECTOR_COUNT,
-};
 
 struct open_irq {
 	__u64 ts_ns; /* 0: none open (or not a target's) */
@@ -34,7 +25,7 @@ struct open_irq {
 struct monitor_irq_slots {
 	struct open_irq hard;
 	struct open_irq soft;
-	struct open_irq vector[SYSTEM_VECTOR_COUNT];
+	struct open_irq vector[VECTOR_KIND_COUNT]; /* by enum irq_vector_kind */
 };
 
 struct {
@@ -90,92 +81,49 @@ static __always_inline void nested_in_softirq(struct monitor_irq_slots *slots, _
 		slots->soft.nested_ns += duration;
 }
 
-SEC("tp_btf/irq_handler_entry")
-int BPF_PROG(monitor_irq_entry, int irq, struct irqaction *action)
+static __always_inline void hardirq_entry(int irq)
 {
 	struct monitor_irq_slots *slots = this_cpu_slots();
 	if (slots)
 		open_irq(&slots->hard, irq);
-	return 0;
 }
 
-SEC("tp_btf/irq_handler_exit")
-int BPF_PROG(monitor_irq_exit, int irq, struct irqaction *action, int ret)
+static __always_inline void hardirq_exit(int irq, struct irqaction *action)
 {
 	struct monitor_irq_slots *slots = this_cpu_slots();
 	if (slots)
 		nested_in_softirq(slots, close_irq(&slots->hard, irq, IRQ_HARD));
-	return 0;
 }
 
-SEC("tp_btf/softirq_entry")
-int BPF_PROG(monitor_softirq_entry, unsigned int vec)
+static __always_inline void softirq_entry(unsigned int vec)
 {
 	struct monitor_irq_slots *slots = this_cpu_slots();
 	if (slots)
 		open_irq(&slots->soft, vec);
-	return 0;
 }
 
-SEC("tp_btf/softirq_exit")
-int BPF_PROG(monitor_softirq_exit, unsigned int vec)
+static __always_inline void softirq_exit(unsigned int vec)
 {
 	struct monitor_irq_slots *slots = this_cpu_slots();
 	if (slots)
 		close_irq(&slots->soft, vec, IRQ_SOFT);
-	return 0;
 }
 
-static __always_inline int vector_entry(enum system_vector vector)
+static __always_inline void vector_entry(enum irq_vector_kind kind)
 {
 	struct monitor_irq_slots *slots = this_cpu_slots();
-	if (slots && vector < SYSTEM_VECTOR_COUNT)
-		open_irq(&slots->vector[vector], vector);
-	return 0;
+	if (slots && kind < VECTOR_KIND_COUNT)
+		open_irq(&slots->vector[kind], kind);
 }
 
-static __always_inline int vector_exit(enum system_vector vector)
+static __always_inline void vector_exit(enum irq_vector_kind kind)
 {
 	struct monitor_irq_slots *slots = this_cpu_slots();
-	if (slots && vector < SYSTEM_VECTOR_COUNT)
-		nested_in_softirq(slots, close_irq(&slots->vector[vector], vector, IRQ_VECTOR));
-	return 0;
+	if (slots && kind < VECTOR_KIND_COUNT)
+		nested_in_softirq(slots, close_irq(&slots->vector[kind], kind, IRQ_VECTOR));
 }
 
-SEC("tp_btf/local_timer_entry")
-int BPF_PROG(monitor_local_timer_entry, int vector) { return vector_entry(SYSTEM_VECTOR_LOCAL_TIMER); }
-
-SEC("tp_btf/local_timer_exit")
-int BPF_PROG(monitor_local_timer_exit, int vector) { return vector_exit(SYSTEM_VECTOR_LOCAL_TIMER); }
-
-SEC("tp_btf/reschedule_entry")
-int BPF_PROG(monitor_reschedule_entry, int vector) { return vector_entry(SYSTEM_VECTOR_RESCHEDULE); }
-
-SEC("tp_btf/reschedule_exit")
-int BPF_PROG(monitor_reschedule_exit, int vector) { return vector_exit(SYSTEM_VECTOR_RESCHEDULE); }
-
-SEC("tp_btf/call_function_entry")
-int BPF_PROG(monitor_call_function_entry, int vector) { return vector_entry(SYSTEM_VECTOR_CALL_FUNCTION); }
-
-SEC("tp_btf/call_function_exit")
-int BPF_PROG(monitor_call_function_exit, int vector) { return vector_exit(SYSTEM_VECTOR_CALL_FUNCTION); }
-
-SEC("tp_btf/call_function_single_entry")
-int BPF_PROG(monitor_call_function_single_entry, int vector)
-{
-	return vector_entry(SYSTEM_VECTOR_CALL_FUNCTION_SINGLE);
-}
-
-SEC("tp_btf/call_function_single_exit")
-int BPF_PROG(monitor_call_function_single_exit, int vector)
-{
-	return vector_exit(SYSTEM_VECTOR_CALL_FUNCTION_SINGLE);
-}
-
-SEC("tp_btf/irq_work_entry")
-int BPF_PROG(monitor_irq_work_entry, int vector) { return vector_entry(SYSTEM_VECTOR_IRQ_WORK); }
-
-SEC("tp_btf/irq_work_exit")
-int BPF_PROG(monitor_irq_work_exit, int vector) { return vector_exit(SYSTEM_VECTOR_IRQ_WORK); }
+/* monitor_irq_entry ... monitor_irq_work_exit: each tracepoint's program, calling the functions above */
+IRQ_PROGRAMS(monitor)
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

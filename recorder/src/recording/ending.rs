@@ -22,7 +22,7 @@ use crate::prog_stats::{self, ProgramMisses};
 use crate::proc_counters;
 use crate::record_config::RecordConfig;
 use crate::recording::guard::RecordingGuard;
-use crate::schema::RECORD_NAMES;
+use crate::schema::{end_key, RECORD_NAMES};
 use crate::skel::LaunchgapSkel;
 use crate::spawn;
 use crate::trace_writer::thread::{thread_cpu_ns, RunningWriter, ToWriter, WriterReport};
@@ -140,10 +140,12 @@ pub fn close_trace(
 ) -> Result<Ending> {
     let end_ns = metadata::monotonic_ns();
     losses.send(&writer, start_ns, end_ns);
-    let summary = json!({"end_ns": end_ns, "stop_reason": stopped.reason, "command_exit_code": stopped.command_exit,
-                         "lost_events": drain.dropped + losses.total(),
-                         "proc_counters": {"start": losses.counters_at_start, "end": losses.counters_at_end},
-                         "cpu_ns": {"drain": thread_cpu_ns() - drain.cpu_at_start_ns}});
+    // the drain's part of the summary; the writer adds the rest (trace_writer/thread.rs)
+    let summary = json!({end_key::END_NS: end_ns, end_key::STOP_REASON: stopped.reason,
+                         end_key::COMMAND_EXIT_CODE: stopped.command_exit,
+                         end_key::LOST_EVENTS: drain.dropped + losses.total(),
+                         end_key::PROC_COUNTERS: {"start": losses.counters_at_start, "end": losses.counters_at_end},
+                         end_key::CPU_NS: {"drain": thread_cpu_ns() - drain.cpu_at_start_ns}});
     // a writer that stopped early has dropped its inbox: its error comes from join
     writer.send(ToWriter::End { now_ns: end_ns, summary });
     let (report, keep) = match writer.join()? {

@@ -14,7 +14,7 @@ use crate::gpu_activity::accounting::GpuAccounting;
 use crate::gpu_activity::channel::{Damage, FRAME_HEADER};
 use crate::losses::Unrecorded;
 use crate::records;
-use crate::schema::{self, LostRow, Row, RECORD_NAMES};
+use crate::schema::{self, end_key, LostRow, Row, RECORD_NAMES, WRITER_THREAD_NAME};
 use crate::trace_writer::TraceSink;
 
 /// What the drain hands the writer thread.
@@ -111,7 +111,7 @@ pub struct RunningWriter {
 impl RunningWriter {
     pub fn start(job: WriterJob) -> std::io::Result<Self> {
         let (to_writer, inbox) = mpsc::channel();
-        let handle = std::thread::Builder::new().name("trace-writer".into()).spawn(move || writer_thread(job, inbox))?;
+        let handle = std::thread::Builder::new().name(WRITER_THREAD_NAME.into()).spawn(move || writer_thread(job, inbox))?;
         Ok(RunningWriter { to_writer, handle })
     }
 
@@ -278,18 +278,18 @@ impl Writer<'_> {
                     detail: Some(&loss.detail),
                 }));
             }
-            summary["gpu_activity"] = gpu.summary();
+            summary[end_key::GPU_ACTIVITY] = gpu.summary();
             gpu_failures = gpu.failures();
             gpu_lost = gpu.losses().iter().map(|l| l.count).sum();
         }
-        summary["lost_events"] = json!(self.counted.lost);
+        summary[end_key::LOST_EVENTS] = json!(self.counted.lost);
         let rows_by_kind = self.counted.rows_by_kind();
         let rows = rows_by_kind.values().sum();
-        summary["rows"] = json!(rows_by_kind);
+        summary[end_key::ROWS] = json!(rows_by_kind);
         // the last encoding is the writer's too: measured after it (format 1's closing row
         // is written with it, so there the time is taken just before)
         self.counted.sink.flush()?;
-        summary["cpu_ns"]["writer"] = json!(thread_cpu_ns());
+        summary[end_key::CPU_NS]["writer"] = json!(thread_cpu_ns());
         self.counted.sink.finish(now_ns, &summary)?;
         Ok(WriterReport { rows, rows_by_kind, undecodable: self.undecodable, gpu_failures, gpu_lost })
     }

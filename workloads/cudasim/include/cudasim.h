@@ -9,44 +9,12 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "cuda.h"
+/* CUSIM_APIS: every API the driver logs, generated from launchgap's schema/trace.toml */
+#include "cudasim_apis.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* Every API the driver logs, named once. X(enum_suffix, "name", kind) */
-#define CUSIM_APIS(X)                                                   \
-    X(NONE, "", CUSIM_KIND_NONE)                                        \
-    X(cuLaunchKernel, "cuLaunchKernel", CUSIM_KIND_LAUNCH)              \
-    X(cuLaunchKernel_ptsz, "cuLaunchKernel_ptsz", CUSIM_KIND_LAUNCH)    \
-    X(cuLaunchKernelEx, "cuLaunchKernelEx", CUSIM_KIND_LAUNCH)          \
-    X(cuLaunchKernelEx_ptsz, "cuLaunchKernelEx_ptsz", CUSIM_KIND_LAUNCH) \
-    X(cuLaunchCooperativeKernel, "cuLaunchCooperativeKernel", CUSIM_KIND_LAUNCH) \
-    X(cuLaunchCooperativeKernel_ptsz, "cuLaunchCooperativeKernel_ptsz", CUSIM_KIND_LAUNCH) \
-    X(cuGraphLaunch, "cuGraphLaunch", CUSIM_KIND_LAUNCH)                \
-    X(cuGraphLaunch_ptsz, "cuGraphLaunch_ptsz", CUSIM_KIND_LAUNCH)      \
-    X(cuStreamSynchronize, "cuStreamSynchronize", CUSIM_KIND_SYNC)      \
-    X(cuStreamSynchronize_ptsz, "cuStreamSynchronize_ptsz", CUSIM_KIND_SYNC) \
-    X(cuCtxSynchronize, "cuCtxSynchronize", CUSIM_KIND_SYNC)            \
-    X(cuEventSynchronize, "cuEventSynchronize", CUSIM_KIND_SYNC)        \
-    X(cuMemcpyHtoD_v2, "cuMemcpyHtoD_v2", CUSIM_KIND_SYNC)              \
-    X(cuMemcpyDtoH_v2, "cuMemcpyDtoH_v2", CUSIM_KIND_SYNC)              \
-    X(cuMemcpyHtoD_v2_ptds, "cuMemcpyHtoD_v2_ptds", CUSIM_KIND_SYNC)    \
-    X(cuMemcpyDtoH_v2_ptds, "cuMemcpyDtoH_v2_ptds", CUSIM_KIND_SYNC)    \
-    X(cudaLaunchKernel, "cudaLaunchKernel", CUSIM_KIND_LAUNCH)          \
-    X(cudaLaunchKernel_ptsz, "cudaLaunchKernel_ptsz", CUSIM_KIND_LAUNCH) \
-    X(cudaLaunchKernelExC, "cudaLaunchKernelExC", CUSIM_KIND_LAUNCH)    \
-    X(cudaLaunchKernelExC_ptsz, "cudaLaunchKernelExC_ptsz", CUSIM_KIND_LAUNCH) \
-    X(cudaLaunchCooperativeKernel, "cudaLaunchCooperativeKernel", CUSIM_KIND_LAUNCH) \
-    X(cudaLaunchCooperativeKernel_ptsz, "cudaLaunchCooperativeKernel_ptsz", CUSIM_KIND_LAUNCH) \
-    X(cudaGraphLaunch, "cudaGraphLaunch", CUSIM_KIND_LAUNCH)            \
-    X(cudaGraphLaunch_ptsz, "cudaGraphLaunch_ptsz", CUSIM_KIND_LAUNCH)  \
-    X(cudaStreamSynchronize, "cudaStreamSynchronize", CUSIM_KIND_SYNC)  \
-    X(cudaStreamSynchronize_ptsz, "cudaStreamSynchronize_ptsz", CUSIM_KIND_SYNC) \
-    X(cudaDeviceSynchronize, "cudaDeviceSynchronize", CUSIM_KIND_SYNC)  \
-    X(cudaEventSynchronize, "cudaEventSynchronize", CUSIM_KIND_SYNC)    \
-    X(cudaMemcpy, "cudaMemcpy", CUSIM_KIND_SYNC)                        \
-    X(cudaMemcpy_ptds, "cudaMemcpy_ptds", CUSIM_KIND_SYNC)
 
 /* RUNTIME_ERROR: a runtime call refused before it reached the driver (api is NONE). */
 enum cusim_kind { CUSIM_KIND_NONE = 0, CUSIM_KIND_LAUNCH = 1, CUSIM_KIND_SYNC = 2, CUSIM_KIND_RUNTIME_ERROR = 3 };

@@ -59,26 +59,15 @@ struct api_name {
     const char *name;
 };
 
-#define DRIVER(api) [CUSIM_API_##api] = {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_##api, #api}
+#define DRIVER(api) [CUSIM_API_##api] = {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_##api, #api},
 /* CUPTI names a runtime callback with its API version: cudaLaunchKernel_v7000 */
 #define RUNTIME(api, version) \
-    [CUSIM_API_##api] = {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_##api##_##version, #api "_" #version}
+    [CUSIM_API_##api] = {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_##api##_##version, #api "_" #version},
 
-static const struct api_name api_names[CUSIM_API_COUNT] = {
-    DRIVER(cuLaunchKernel), DRIVER(cuLaunchKernel_ptsz), DRIVER(cuLaunchKernelEx),
-    DRIVER(cuLaunchKernelEx_ptsz), DRIVER(cuLaunchCooperativeKernel), DRIVER(cuLaunchCooperativeKernel_ptsz),
-    DRIVER(cuGraphLaunch), DRIVER(cuGraphLaunch_ptsz), DRIVER(cuStreamSynchronize),
-    DRIVER(cuStreamSynchronize_ptsz), DRIVER(cuCtxSynchronize), DRIVER(cuEventSynchronize),
-    DRIVER(cuMemcpyHtoD_v2), DRIVER(cuMemcpyDtoH_v2), DRIVER(cuMemcpyHtoD_v2_ptds),
-    DRIVER(cuMemcpyDtoH_v2_ptds),
-    RUNTIME(cudaLaunchKernel, v7000), RUNTIME(cudaLaunchKernel_ptsz, v7000),
-    RUNTIME(cudaLaunchKernelExC, v11060), RUNTIME(cudaLaunchKernelExC_ptsz, v11060),
-    RUNTIME(cudaLaunchCooperativeKernel, v9000), RUNTIME(cudaLaunchCooperativeKernel_ptsz, v9000),
-    RUNTIME(cudaGraphLaunch, v10000), RUNTIME(cudaGraphLaunch_ptsz, v10000),
-    RUNTIME(cudaStreamSynchronize, v3020), RUNTIME(cudaStreamSynchronize_ptsz, v7000),
-    RUNTIME(cudaDeviceSynchronize, v3020), RUNTIME(cudaEventSynchronize, v3020), RUNTIME(cudaMemcpy, v3020),
-    RUNTIME(cudaMemcpy_ptds, v7000),
-};
+/* every API the driver logs, with its version where CUPTI's name carries one (cudasim_apis.h) */
+static const struct api_name api_names[CUSIM_API_COUNT] = {CUSIM_CUPTI_CALLBACKS(DRIVER, RUNTIME)};
+#undef DRIVER
+#undef RUNTIME
 
 struct full_buffer {
     uint8_t *buffer;

@@ -10,22 +10,13 @@ use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::{Registry, Unit};
 
 use launchgap_record::cuda_api::{ProbeShape, APIS};
-use launchgap_record::schema_names::GPU_IDLE_CAUSE_NAMES;
+use launchgap_record::vocabulary::{GAP_FIRST_BOUND_LOG2, INTERFERENCE_CAUSE_NAMES, MONITOR_GAP_CLASSES};
 
 use crate::skel::types::thread_counters;
-use crate::stats::{cause_name, ByCause, Culprit, ProcessKey, ProcessRecord, TargetSeries, INTERFERENCE_CAUSES};
+use crate::stats::{cause_name, ByCause, Culprit, ProcessKey, ProcessRecord, TargetSeries};
 
 pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
 
-/// enum gap_class in bpf/monitor.h (gaps.py's CLASSES, without offcpu).
-const GAP_CLASSES: [&str; 6] = ["clean", "preempted", "runqueue", "irq", "sync", "blocked"];
-/// GAP_FIRST_BOUND_LOG2 in bpf/monitor.h: the first bucket's bound is 2^9 ns.
-const GAP_FIRST_BOUND_LOG2: i32 = 9;
-/// The interference causes the GPU-time bounds are split by: the first of
-/// schema/trace.toml's gpu_idle_cause, the order of enum gap_cause in bpf/monitor.h.
-fn interference_causes() -> &'static [&'static str] {
-    &GPU_IDLE_CAUSE_NAMES[..INTERFERENCE_CAUSES]
-}
 /// enum irq_kind in bpf/monitor.h
 const IRQ_KINDS: [&str; 3] = ["hardirq", "softirq", "vector"];
 /// enum lost_update in bpf/monitor.h
@@ -169,7 +160,7 @@ impl Snapshot {
     }
 
     fn by_cause(&self, value: impl Fn(&TargetSeries) -> ByCause) -> Vec<(Labels, f64)> {
-        self.by_kind(interference_causes(), "cause", |s, i| seconds(value(s)[i]))
+        self.by_kind(&INTERFERENCE_CAUSE_NAMES, "cause", |s, i| seconds(value(s)[i]))
     }
 
     fn by_kind<V>(&self, kinds: &[&str], key: &str, value: impl Fn(&TargetSeries, usize) -> V) -> Vec<(Labels, V)> {
@@ -250,7 +241,7 @@ impl Snapshot {
             MetricType::Histogram,
         )?;
         for (labels, series) in &self.targets {
-            for (class, name) in GAP_CLASSES.iter().enumerate() {
+            for (class, name) in MONITOR_GAP_CLASSES.iter().enumerate() {
                 let counts = &series.counters.gaps[class];
                 let bounds = gap_bucket_bounds(counts.len());
                 let buckets: Vec<(f64, u64)> = bounds.into_iter().zip(counts.iter().copied()).collect();
@@ -341,10 +332,11 @@ mod tests {
     }
 
     #[test]
-    fn the_bounds_causes_are_the_kernels_interference_causes_in_its_order() {
-        // enum gap_cause's first INTERFERENCE_CAUSES, which are gap classes 1.. (enum gap_class)
-        assert_eq!(thread_counters::default().delay_ns[0].len(), INTERFERENCE_CAUSES);
-        assert_eq!(interference_causes(), &GAP_CLASSES[1..=INTERFERENCE_CAUSES]);
+    fn the_kernels_counters_have_a_slot_for_each_class_cause_and_bucket_the_schema_names() {
+        let counters = thread_counters::default();
+        assert_eq!(counters.delay_ns[0].len(), INTERFERENCE_CAUSE_NAMES.len());
+        assert_eq!(counters.gaps.len(), MONITOR_GAP_CLASSES.len());
+        assert_eq!(counters.gaps[0].len(), launchgap_record::vocabulary::GAP_BUCKETS);
     }
 
     #[test]

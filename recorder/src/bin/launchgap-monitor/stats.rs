@@ -9,6 +9,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};
 
 use launchgap_record::cgroups::CgroupLabels;
+use launchgap_record::vocabulary::{INTERFERENCE_CAUSES, WAITING_RUN_STATES};
 use crate::skel::types::{culprit_key, process_remains, thread_counters, thread_stats};
 
 /// A process, told apart from a later one with the same pid by its start time.
@@ -19,17 +20,13 @@ pub struct ProcessKey {
     pub start_ns: u64,
 }
 
-/// enum run_state in bpf/monitor.h: the causes a culprit is charged under.
-pub const CAUSE_NAMES: [(u8, &str); 2] = [(2, "preempted"), (3, "runqueue")];
-
+/// The name of the cause a culprit is charged under: its waiting thread's enum run_state.
 pub fn cause_name(cause: u8) -> &'static str {
-    CAUSE_NAMES.iter().find(|(c, _)| *c == cause).map_or("unknown", |(_, n)| n)
+    WAITING_RUN_STATES.iter().find(|(c, _)| *c == cause).map_or("unknown", |(_, n)| n)
 }
 
 /// enum drain_state in bpf/monitor.h: the index of `delay_ns` held while the thread's GPU work was drained.
 pub const DRAINED: usize = 1;
-/// INTERFERENCE_CAUSES in bpf/monitor.h: preempted, runqueue, irq.
-pub const INTERFERENCE_CAUSES: usize = 3;
 pub type ByCause = [u64; INTERFERENCE_CAUSES];
 
 const COUNTER_WORDS: usize = std::mem::size_of::<thread_counters>() / 8;

@@ -1,0 +1,36 @@
+// generated from schema/trace.toml by scripts/gen_schema.py; do not edit
+
+/// The CUDA entry points launchgap probes (schema/trace.toml's [cuda] apis), in the order that
+/// numbers them: the driver's first.
+pub const APIS: &[CudaApi] = &[
+    driver("cuLaunchKernel", ProbeShape::Launch),
+    driver("cuLaunchKernel_ptsz", ProbeShape::Launch),
+    driver("cuLaunchCooperativeKernel", ProbeShape::Launch),
+    driver("cuLaunchCooperativeKernel_ptsz", ProbeShape::Launch),
+    driver("cuLaunchKernelEx", ProbeShape::LaunchEx),
+    driver("cuLaunchKernelEx_ptsz", ProbeShape::LaunchEx),
+    driver("cuGraphLaunch", ProbeShape::GraphLaunch),
+    driver("cuGraphLaunch_ptsz", ProbeShape::GraphLaunch),
+    driver("cuStreamSynchronize", ProbeShape::Sync),
+    driver("cuStreamSynchronize_ptsz", ProbeShape::Sync),
+    driver("cuCtxSynchronize", ProbeShape::Sync),
+    driver("cuEventSynchronize", ProbeShape::Sync),
+    driver("cuMemcpyHtoD_v2", ProbeShape::Memcpy),
+    driver("cuMemcpyDtoH_v2", ProbeShape::Memcpy),
+    driver("cuMemcpyHtoD_v2_ptds", ProbeShape::Memcpy),
+    driver("cuMemcpyDtoH_v2_ptds", ProbeShape::Memcpy),
+    runtime("cudaLaunchKernel"),
+    runtime("cudaLaunchKernel_ptsz"),
+    runtime("cudaLaunchKernelExC"),
+    runtime("cudaLaunchKernelExC_ptsz"),
+    runtime("cudaLaunchCooperativeKernel"),
+    runtime("cudaLaunchCooperativeKernel_ptsz"),
+    runtime("cudaGraphLaunch"),
+    runtime("cudaGraphLaunch_ptsz"),
+    runtime("cudaDeviceSynchronize"),
+    runtime("cudaStreamSynchronize"),
+    runtime("cudaStreamSynchronize_ptsz"),
+    runtime("cudaEventSynchronize"),
+    runtime("cudaMemcpy"),
+    runtime("cudaMemcpy_ptds"),
+];
