@@ -218,6 +218,25 @@ def test_an_impossible_duration_is_left_out_and_said(tmp_path):
         assert code == 0 and "is damaged: 2 of" in " ".join(stderr.split())
 
 
+def test_a_cpu_the_recorder_could_not_read_is_unknown_not_impossible(tmp_path):
+    """On a kernel whose task_struct has no CPU field launchgap knows, the recorder writes TASK_CPU_UNKNOWN
+    as a wakeup's target_cpu and a migration's orig_cpu (core_fixes.bpf.h): those rows are kept; a CPU
+    number beyond the topology's in the same columns is still damage."""
+    from launchgap.trace.schema import TASK_CPU_UNKNOWN
+
+    b = TraceBuilder(start_ns=1_000, end_ns=380_000_000)
+    b.switch(2_000, 0, IDLE, T)
+    b.rows.append({"ts_ns": 3_000, "event": Event.WAKEUP, "cpu": 0, "pid": 100, "tid": 102, "comm": "w",
+                   "target_cpu": TASK_CPU_UNKNOWN})
+    b.rows.append({"ts_ns": 4_000, "event": Event.MIGRATE, "cpu": 0, "pid": 100, "tid": 102,
+                   "orig_cpu": TASK_CPU_UNKNOWN, "dest_cpu": 0})
+    b.rows.append({"ts_ns": 5_000, "event": Event.WAKEUP, "cpu": 0, "pid": 100, "tid": 103, "comm": "w",
+                   "target_cpu": 9})
+    trace = b.write(tmp_path / "t.lg")
+    assert trace.of(Event.WAKEUP)["tid"].to_list() == [102] and trace.of(Event.MIGRATE).height == 1
+    assert len(trace.damage) == 1 and "1 of " in trace.damage[0]
+
+
 def test_a_trace_whose_bounds_are_damaged_is_refused(tmp_path):
     b = TraceBuilder(start_ns=1_000, end_ns=5_000)   # say the end row's end_ns lost a high bit
     for i in range(2000):

@@ -19,7 +19,9 @@ import polars as pl
 
 from launchgap.inputs import JsonError, parse_json
 from launchgap.trace.model import TraceError
-from launchgap.trace.schema import FORMAT_NAME, KIND_COLUMNS, META_CHECKED_TYPES, VERSIONS_READ, Event, MetaKey
+from launchgap.trace.schema import (
+    FORMAT_NAME, KIND_COLUMNS, META_CHECKED_TYPES, TASK_CPU_UNKNOWN, VERSIONS_READ, Event, MetaKey,
+)
 
 # How far outside the trace's [start, end] a timestamp may lie before it is
 # impossible: generous (clock reads at attach and stop are not atomic with the
@@ -166,7 +168,9 @@ def impossible_rows(columns: set[str], bounds: Bounds) -> pl.Expr:
     for name in sorted(columns):
         role = ROLES.get(name)
         if role == "cpu" and bounds.n_cpus is not None:
-            checks.append(pl.col(name) >= bounds.n_cpus)
+            # a task's CPU the kernel's layout did not let the recorder read is unknown, not impossible
+            known = pl.col(name) != TASK_CPU_UNKNOWN if name != "cpu" else pl.lit(True)
+            checks.append((pl.col(name) >= bounds.n_cpus) & known)
         elif role == "task":
             checks.append(pl.col(name) > PID_MAX_LIMIT)
         elif role == "duration" and start is not None and end is not None:

@@ -31,6 +31,7 @@ IRQ_NAME_LEN = 32  # bytes kept of a hard IRQ handler's name
 LAUNCH_BATCH_SIZE = 16  # launches a thread stages before they go to the ring buffer as one record
 RECORD_LAUNCH_BATCH = 100  # the record type of a launch batch: not an event kind (its drops count as launches)
 TASK_COMM_LEN = 16  # bytes of a task name, NUL included (the kernel's TASK_COMM_LEN)
+TASK_CPU_UNKNOWN = 4294967295  # the CPU a wakeup's target_cpu or a migration's orig_cpu holds on a kernel whose task_struct has no CPU field launchgap knows ((u32)-1: a number no CPU has; core_fixes.bpf.h task_cpu_of); the readers take it as unknown, not as an impossible CPU
 TASK_DEAD = 0x80  # the prev_state bit of a task's last switch-out (include/linux/sched.h)
 
 # enum event_type: the record types BPF programs put in the ring buffer; `lost_event` values
@@ -336,7 +337,7 @@ KIND_COLUMNS: dict[Event, tuple[Column, ...]] = {
         Column('prio', 'int32', False, False, None, 'dictionary',
                "the task's priority (the kernel's prio: 120 is nice 0)"),
         Column('target_cpu', 'uint32', False, False, 'cpu', 'dictionary',
-               "the run queue the task is put on, or 4294967295 ((u32)-1, TASK_CPU_UNKNOWN in recorder/src/bpf/core_fixes.bpf.h) on a kernel whose task_struct has no CPU field launchgap knows, a number no CPU has (launchgap's reader counts such a row impossible: a CPU beyond the topology's)"),
+               'the run queue the task is put on, or TASK_CPU_UNKNOWN (4294967295) on a kernel whose task_struct has no CPU field launchgap knows: not known, not a CPU'),
         Column('waker_tid', 'uint32', False, False, 'task', 'dictionary',
                'the thread whose action woke it (0 from interrupt context)'),
     ),
@@ -354,7 +355,7 @@ KIND_COLUMNS: dict[Event, tuple[Column, ...]] = {
         Column('prio', 'int32', False, False, None, 'dictionary',
                "the task's priority (the kernel's prio: 120 is nice 0)"),
         Column('target_cpu', 'uint32', False, False, 'cpu', 'dictionary',
-               "the run queue the task is put on, or 4294967295 ((u32)-1, TASK_CPU_UNKNOWN in recorder/src/bpf/core_fixes.bpf.h) on a kernel whose task_struct has no CPU field launchgap knows, a number no CPU has (launchgap's reader counts such a row impossible: a CPU beyond the topology's)"),
+               'the run queue the task is put on, or TASK_CPU_UNKNOWN (4294967295) on a kernel whose task_struct has no CPU field launchgap knows: not known, not a CPU'),
         Column('waker_tid', 'uint32', False, False, 'task', 'dictionary',
                'the thread whose action woke it (0 from interrupt context)'),
     ),
@@ -372,7 +373,7 @@ KIND_COLUMNS: dict[Event, tuple[Column, ...]] = {
         Column('prio', 'int32', False, False, None, 'dictionary',
                "the task's priority (the kernel's prio: 120 is nice 0)"),
         Column('target_cpu', 'uint32', False, False, 'cpu', 'dictionary',
-               "the run queue the task is put on, or 4294967295 ((u32)-1, TASK_CPU_UNKNOWN in recorder/src/bpf/core_fixes.bpf.h) on a kernel whose task_struct has no CPU field launchgap knows, a number no CPU has (launchgap's reader counts such a row impossible: a CPU beyond the topology's)"),
+               'the run queue the task is put on, or TASK_CPU_UNKNOWN (4294967295) on a kernel whose task_struct has no CPU field launchgap knows: not known, not a CPU'),
         Column('waker_tid', 'uint32', False, False, 'task', 'dictionary',
                'the thread whose action woke it (0 from interrupt context)'),
     ),
@@ -388,7 +389,7 @@ KIND_COLUMNS: dict[Event, tuple[Column, ...]] = {
         Column('comm', 'utf8', True, True, None, 'dictionary',
                "the task's name: only in traces imported from trace-cmd"),
         Column('orig_cpu', 'uint32', False, False, 'cpu', 'dictionary',
-               'the CPU it leaves, or 4294967295 (TASK_CPU_UNKNOWN) as in target_cpu'),
+               'the CPU it leaves, or TASK_CPU_UNKNOWN (4294967295) as in target_cpu'),
         Column('dest_cpu', 'uint32', False, False, 'cpu', 'dictionary',
                'the CPU it moves to'),
     ),

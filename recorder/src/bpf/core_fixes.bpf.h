@@ -80,7 +80,8 @@ static __always_inline unsigned int sched_switch_prev_state(unsigned long long *
  * waiter slots for it (cpu_waiters has one entry per CPU), so no culprit is
  * charged to a CPU the thread never waited on.
  */
-#define TASK_CPU_UNKNOWN ((__u32)-1)
+/* TASK_CPU_UNKNOWN: schema/trace.toml's constant, in the generated trace_schema.h */
+#include "trace_schema.h"
 struct thread_info___with_cpu {
 	unsigned int cpu;
 } __attribute__((preserve_access_index));

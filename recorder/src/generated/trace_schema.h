@@ -15,6 +15,8 @@
 #define RECORD_LAUNCH_BATCH 100
 /* bytes of a task name, NUL included (the kernel's TASK_COMM_LEN) */
 #define TASK_COMM_LEN 16
+/* the CPU a wakeup's target_cpu or a migration's orig_cpu holds on a kernel whose task_struct has no CPU field launchgap knows ((u32)-1: a number no CPU has; core_fixes.bpf.h task_cpu_of); the readers take it as unknown, not as an impossible CPU */
+#define TASK_CPU_UNKNOWN 4294967295
 /* the prev_state bit of a task's last switch-out (include/linux/sched.h) */
 #define TASK_DEAD 128
 

@@ -22,10 +22,12 @@ pub const LAUNCH_BATCH_SIZE: u32 = 16;
 pub const RECORD_LAUNCH_BATCH: u32 = 100;
 /// bytes of a task name, NUL included (the kernel's TASK_COMM_LEN)
 pub const TASK_COMM_LEN: u32 = 16;
+/// the CPU a wakeup's target_cpu or a migration's orig_cpu holds on a kernel whose task_struct has no CPU field launchgap knows ((u32)-1: a number no CPU has; core_fixes.bpf.h task_cpu_of); the readers take it as unknown, not as an impossible CPU
+pub const TASK_CPU_UNKNOWN: u32 = 4294967295;
 /// the prev_state bit of a task's last switch-out (include/linux/sched.h)
 pub const TASK_DEAD: u32 = 128;
 /// Every constant, by name.
-pub const CONSTANTS: [(&str, u32); 7] = [("CGROUP_PATH_LEN", CGROUP_PATH_LEN), ("EXEC_FILENAME_LEN", EXEC_FILENAME_LEN), ("IRQ_NAME_LEN", IRQ_NAME_LEN), ("LAUNCH_BATCH_SIZE", LAUNCH_BATCH_SIZE), ("RECORD_LAUNCH_BATCH", RECORD_LAUNCH_BATCH), ("TASK_COMM_LEN", TASK_COMM_LEN), ("TASK_DEAD", TASK_DEAD)];
+pub const CONSTANTS: [(&str, u32); 8] = [("CGROUP_PATH_LEN", CGROUP_PATH_LEN), ("EXEC_FILENAME_LEN", EXEC_FILENAME_LEN), ("IRQ_NAME_LEN", IRQ_NAME_LEN), ("LAUNCH_BATCH_SIZE", LAUNCH_BATCH_SIZE), ("RECORD_LAUNCH_BATCH", RECORD_LAUNCH_BATCH), ("TASK_COMM_LEN", TASK_COMM_LEN), ("TASK_CPU_UNKNOWN", TASK_CPU_UNKNOWN), ("TASK_DEAD", TASK_DEAD)];
 
 /// enum event_type: the record types BPF programs put in the ring buffer.
 pub mod record {
