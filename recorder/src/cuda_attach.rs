@@ -22,6 +22,36 @@ pub enum Direction {
 /// Probes going to one program in one file: (function, file offset, cookie).
 type ProbeGroup = Vec<(&'static str, usize, u64)>;
 
+/// A path libbpf can attach uprobes through. libbpf-rs takes only UTF-8 paths, and a library may lie
+/// in a folder whose name is not UTF-8 (anyone may name one so; a process attached with -p maps what it
+/// likes): such a file is opened and reached through /proc/self/fd/N, which the kernel follows to the
+/// same inode at attach (uprobes are placed on the inode, so nothing differs after). The file stays
+/// open while the path is held.
+pub struct AttachPath {
+    path: std::path::PathBuf,
+    _open: Option<std::fs::File>,
+}
+
+impl AttachPath {
+    pub fn of(file: &Path) -> Self {
+        if file.to_str().is_some() {
+            return AttachPath { path: file.to_path_buf(), _open: None };
+        }
+        match std::fs::File::open(file) {
+            Ok(open) => {
+                use std::os::fd::AsRawFd;
+                AttachPath { path: format!("/proc/self/fd/{}", open.as_raw_fd()).into(), _open: Some(open) }
+            }
+            // libbpf says why it cannot attach, on the path as it was
+            Err(_) => AttachPath { path: file.to_path_buf(), _open: None },
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
 fn attach_group(
     prog: &ProgramMut,
     file: &Path,
@@ -30,6 +60,8 @@ fn attach_group(
     multi: bool,
     links: &mut Vec<Link>,
 ) -> Vec<(&'static str, Result<(), String>)> {
+    let reached = AttachPath::of(file);
+    let file = reached.path();
     if multi {
         let opts = UprobeMultiOpts {
             offsets: group.iter().map(|(_, offset, _)| *offset).collect(),

@@ -6,6 +6,7 @@
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
+use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 /// The trace's escaping of a name's bytes (docs/trace-format.md, "Names"):
@@ -31,6 +32,24 @@ pub fn escape_name(bytes: &[u8]) -> Cow<'_, str> {
             }
             Cow::Owned(out)
         }
+    }
+}
+
+/// serde's `serialize_with` for a path written into a trace's JSON (meta.json, probe listings): its bytes
+/// as the trace shows names, so that a path that is not UTF-8 (a library under such a folder, mapped by
+/// a process attached with -p) is written, escaped, rather than refused by serde.
+pub fn serialize_path<P: AsRef<Path>, S: serde::Serializer>(path: &P, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_str(&escape_name(path.as_ref().as_os_str().as_bytes()))
+}
+
+/// serialize_path, for a path that may be absent (written as null; skip it with skip_serializing_if).
+pub fn serialize_optional_path<P: AsRef<Path>, S: serde::Serializer>(
+    path: &Option<P>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    match path {
+        Some(path) => serialize_path(path, serializer),
+        None => serializer.serialize_none(),
     }
 }
 
@@ -63,6 +82,22 @@ mod tests {
         assert!(matches!(escape_name(b"cudasim"), Cow::Borrowed("cudasim")));
         assert_eq!(escape_name(b"\xffodd"), "\\xffodd");
         assert_eq!(escape_name(b"a\\xff\xc3\xa9\xc3"), "a\\\\xff\u{e9}\\xc3");
+    }
+
+    #[test]
+    fn a_path_that_is_not_utf8_is_written_escaped() {
+        use std::os::unix::ffi::OsStrExt;
+
+        #[derive(serde::Serialize)]
+        struct Library<'a> {
+            #[serde(serialize_with = "serialize_path")]
+            path: &'a Path,
+            #[serde(serialize_with = "serialize_optional_path")]
+            beside: Option<std::path::PathBuf>,
+        }
+        let odd = Path::new(std::ffi::OsStr::from_bytes(b"/tmp/\xffodd/libcuda.so.1"));
+        let json = serde_json::to_string(&Library { path: odd, beside: None }).unwrap();
+        assert_eq!(json, r#"{"path":"/tmp/\\xffodd/libcuda.so.1","beside":null}"#);
     }
 
     /// A thread of this process renamed to bytes that are not UTF-8 (as the

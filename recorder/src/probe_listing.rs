@@ -34,12 +34,14 @@ pub struct Listing<'a> {
 struct ListedLibrary<'a> {
     found_via: &'static str,
     kind: &'static str,
+    #[serde(serialize_with = "launchgap_record::names::serialize_path")]
     path: &'a Path,
 }
 
 /// An entry point of its layer that a library lacks.
 #[derive(Serialize)]
 struct MissingFunction<'a> {
+    #[serde(serialize_with = "launchgap_record::names::serialize_path")]
     file: &'a Path,
     function: &'static str,
 }

@@ -42,7 +42,7 @@ pub struct Probe {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<Option<String>>,
     /// the library probed
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "crate::names::serialize_optional_path")]
     pub file: Option<PathBuf>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub first_instruction: Option<String>,

@@ -43,6 +43,7 @@ pub struct TraceMeta<'a> {
 #[derive(Serialize)]
 pub struct CudaLibrary<'a> {
     pub found_via: &'static str,
+    #[serde(serialize_with = "launchgap_record::names::serialize_path")]
     pub path: &'a Path,
 }
 

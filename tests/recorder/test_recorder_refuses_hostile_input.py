@@ -19,7 +19,7 @@ import polars as pl
 import pytest
 
 from launchgap.trace import Event, read_trace
-from tests.conftest import LIBCUDA, ODD_NAME, ODD_NAME_SHOWN
+from tests.conftest import CUDASIM, LIBCUDA, LIBCUDART, ODD_NAME, ODD_NAME_SHOWN
 from tests.recorder.conftest import RECORDER, STORM, needs_bpf, running_on_a_replaced_driver, stop
 
 pytestmark = needs_bpf
@@ -302,3 +302,41 @@ def test_a_process_named_in_bytes_is_followed_with_p_until_the_duration(tmp_path
     trace = read_trace(out)
     assert trace.end["stop_reason"] == "the duration elapsed"
     assert trace.meta["pids"] == [odd_named_process]
+
+
+def test_a_cuda_library_in_a_folder_named_in_bytes_is_probed_with_p(tmp_path):
+    """A CUDA process attached with -p whose libcuda lies in a folder named with bytes that are not UTF-8:
+    its maps are read as bytes, the library is probed by its own bytes, and meta.json names it escaped
+    (serde refused such a path: the recording failed after its probes were attached). Every launch made
+    after the first one recorded is in the trace (one launching thread: cudasim's truth, by call end)."""
+    import json
+
+    job = tmp_path / os.fsdecode(ODD_NAME)
+    for folder, files in (("bin", [CUDASIM]), ("lib", [LIBCUDA, LIBCUDART])):
+        (job / folder).mkdir(parents=True)
+        for path in files:
+            shutil.copy2(path, job / folder / path.name)
+    truth_path = tmp_path / "truth.json"
+    workload = subprocess.Popen([str(job / "bin" / "cudasim"), "decode", "--quiet", "--tokens", "300",
+                                 "--host-us", "5000", "--truth", str(truth_path)], start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while b"libcuda.so.1" not in Path(f"/proc/{workload.pid}/maps").read_bytes():
+            assert time.monotonic() < deadline, "cudasim never loaded its driver"
+            time.sleep(0.01)
+        out = tmp_path / "p.lg"
+        proc = record("-q", "-p", str(workload.pid), "-o", str(out))
+        assert proc.returncode == 0, proc.stderr
+        assert workload.wait(timeout=120) == 0
+    finally:
+        if workload.poll() is None:
+            os.killpg(workload.pid, signal.SIGKILL)
+            workload.wait()
+    trace = read_trace(out)
+    shown = f"{tmp_path}/{ODD_NAME_SHOWN}/lib/libcuda.so.1"
+    assert shown in [library["path"] for library in trace.meta["cuda_libraries"]]
+    truth = json.loads(truth_path.read_text())
+    launches = pl.DataFrame(truth["launches"], schema=truth["launch_columns"], orient="row")
+    recorded = trace.of(Event.LAUNCH, "ts_ns", "pid")
+    assert set(recorded["pid"]) == {workload.pid}
+    assert recorded.height == launches.filter(pl.col("t_exit_ns") >= recorded["ts_ns"].min()).height

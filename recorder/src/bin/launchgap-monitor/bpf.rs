@@ -12,7 +12,7 @@ use libbpf_rs::skel::{OpenSkel, Skel, SkelBuilder};
 use libbpf_rs::{Link, MapCore, MapFlags, OpenObject, ProgramAttachType, ProgramMut, UprobeMultiOpts, UprobeOpts};
 
 use launchgap_record::cuda_api::{ProbeShape, APIS};
-use launchgap_record::cuda_attach::{attach_library, Direction};
+use launchgap_record::cuda_attach::{attach_library, AttachPath, Direction};
 use launchgap_record::elf_symbols::find_functions;
 use launchgap_record::kernel_features::KernelSupport;
 use launchgap_record::probe_placement::{place, ProbeCost};
@@ -157,11 +157,12 @@ pub fn attach_driver(
             }
             let offset = (site.file_offset + placement.offset) as usize;
             let prog = &skel.progs.monitor_cuda_init;
+            let reached = AttachPath::of(file);
             let attached = if multi {
                 let opts = UprobeMultiOpts { offsets: vec![offset], ..Default::default() };
-                prog.attach_uprobe_multi_with_opts(-1, file, "", opts)
+                prog.attach_uprobe_multi_with_opts(-1, reached.path(), "", opts)
             } else {
-                prog.attach_uprobe_with_opts(-1, file, offset, UprobeOpts::default())
+                prog.attach_uprobe_with_opts(-1, reached.path(), offset, UprobeOpts::default())
             };
             match attached {
                 Ok(link) => {
