@@ -614,7 +614,8 @@ def trace_c_header(schema: dict) -> str:
 
 
 def rust_name_tables(schema: dict) -> list[str]:
-    """The name tables as Rust constants, in trace_schema.rs and alone in trace_names.rs (the library's)."""
+    """The name tables as Rust constants, in trace_names.rs (the library's; trace_schema.rs, the recorder
+    binary's, takes them from there)."""
     out = []
     for table, spec in sorted(schema["names"].items()):
         out += [f"/// {spec['doc']}",
@@ -660,7 +661,8 @@ def trace_rust_module(schema: dict) -> str:
         names[number] = name
     w += ["/// The name of each record type (`lost_event` values), by id.",
           f"pub const RECORD_NAMES: [&str; {count}] = {rust_list(names)};"]
-    w += rust_name_tables(schema)
+    w += ["/// The name tables: the library's (trace_names.rs), written once.",
+          "pub use launchgap_record::schema_names::*;"]
 
     # event kinds
     every_kind = [f"Kind::{camel(k['name'])}" for k in kinds]
