@@ -360,7 +360,9 @@ def test_a_hog_beside_a_gpu_bound_decode_is_hidden_by_queued_work(tmp_path, shap
     wanted = sum(t.running_ns + t.preempted_ns + t.runqueue_ns for t in report.taken.threads if t.tid in launching)
     assert taken_by_hog > 0.2 * wanted
     assert found["named"] < 0.01 * g.active_ns
-    assert found["named"] * 20 < taken_by_hog
+    # the GPU lost time only where the hog ran at a token's start, when the queue was empty (three of them
+    # here, a timeslice of the hog's at most each): far less than the CPU time it took
+    assert found["named"] * 5 < taken_by_hog
     # so the verdict, heavy on the CPU side, is no action in GPU time
     assert report.verdict.level == "negligible" and report.verdict.basis == "gpu_time"
     assert report.verdict.text.startswith("Interference hidden by queued GPU work: no action needed.")
