@@ -67,6 +67,20 @@ def record(tmp_path: Path):
     return run
 
 
+@pytest.fixture
+def shared_dir():
+    """A directory every user may write, as /tmp is (a test's tmp_path is root's alone), removed afterwards:
+    for tests that run something as nobody."""
+    import tempfile
+
+    path = Path(tempfile.mkdtemp(prefix="launchgap-test-", dir="/tmp"))
+    path.chmod(0o777)
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
 def cudasim_command(*args: str, binary: Path = CUDASIM) -> list[str]:
     return [str(binary), "decode", "--quiet", *args]
 

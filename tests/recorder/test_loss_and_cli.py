@@ -66,19 +66,8 @@ def test_unwritable_output_is_one_line(tmp_path):
     assert line.startswith(f"launchgap-record: cannot write {tmp_path / 'missing' / 'x.lg'}:")
 
 
-@pytest.fixture
-def world_writable_dir():
-    import shutil
-    import tempfile
-
-    path = Path(tempfile.mkdtemp(prefix="launchgap-test-", dir="/tmp"))
-    path.chmod(0o777)
-    yield path
-    shutil.rmtree(path)
-
-
-def test_without_privileges_is_one_line_and_the_command_never_runs(world_writable_dir):
-    tmp_path = world_writable_dir
+def test_without_privileges_is_one_line_and_the_command_never_runs(shared_dir):
+    tmp_path = shared_dir
     marker = tmp_path / "ran"
     nobody = 65534
 

@@ -74,18 +74,6 @@ def test_a_bad_cuda_lib_keeps_the_earlier_trace(earlier, tmp_path):
     assert only_entries(tmp_path) == {"keep.lg"}
 
 
-@pytest.fixture
-def shared_dir():
-    """A directory every user may write, as /tmp is, removed afterwards."""
-    import shutil
-    import tempfile
-
-    path = Path(tempfile.mkdtemp(prefix="launchgap-test-", dir="/tmp"))
-    path.chmod(0o777)
-    yield path
-    shutil.rmtree(path)
-
-
 NOBODY = 65534
 
 

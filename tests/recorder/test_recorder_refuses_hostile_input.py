@@ -240,23 +240,13 @@ def test_a_driver_deleted_on_disk_is_probed_and_its_launches_recorded(tmp_path):
         assert recorded.height >= theirs.filter(pl.col("t_enter_ns") >= trace.meta["start_ns"]).height
 
 
-@pytest.fixture
-def world_readable_dir():
-    import tempfile
-
-    path = Path(tempfile.mkdtemp(prefix="launchgap-test-", dir="/tmp"))
-    path.chmod(0o777)
-    yield path
-    shutil.rmtree(path)
-
-
-def test_without_root_a_deleted_driver_is_named_with_why_it_cannot_be_probed(world_readable_dir):
+def test_without_root_a_deleted_driver_is_named_with_why_it_cannot_be_probed(shared_dir):
     import json
 
-    workload = running_on_a_replaced_driver(world_readable_dir, 100_000, user=drop_to_nobody)
+    workload = running_on_a_replaced_driver(shared_dir, 100_000, user=drop_to_nobody)
     try:
         maps = Path(f"/proc/{workload.pid}/maps").read_text()
-        line = next(x for x in maps.splitlines() if x.endswith(f"{world_readable_dir}/libcuda.so.1 (deleted)"))
+        line = next(x for x in maps.splitlines() if x.endswith(f"{shared_dir}/libcuda.so.1 (deleted)"))
         span = line.split()[0]
         proc = record("--list-probes", "-p", str(workload.pid), preexec_fn=drop_to_nobody)
     finally:
@@ -265,7 +255,7 @@ def test_without_root_a_deleted_driver_is_named_with_why_it_cannot_be_probed(wor
     found = json.loads(proc.stdout)
     assert not [lib for lib in found["libraries"] if "map_files" in lib["path"] or "deleted" in lib["found_via"]]
     assert found["warnings"][0] == (
-        f"pid {workload.pid} maps {world_readable_dir}/libcuda.so.1, deleted on disk since it was loaded (replaced while "
+        f"pid {workload.pid} maps {shared_dir}/libcuda.so.1, deleted on disk since it was loaded (replaced while "
         f"the process runs): it can only be read and probed through /proc/{workload.pid}/map_files/{span}, which needs "
         "root (CAP_SYS_ADMIN): Operation not permitted")
 
