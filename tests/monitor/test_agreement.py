@@ -13,12 +13,18 @@ within 2% + 1 us an interrupt. The launch probes of the two programs run
 one after the other in the task's context, interrupts enabled, so an
 interrupt (or, under load, a preemption) can fall between the two launch
 stamps: it lands in the gap before the launch for one program and after it
-for the other, and the gaps on either side may change class. So the gaps
-counted in a different class (half the sum of the classes' differences)
-are at most 0.5% of all gaps + 5, and each class's count within 25% + 5
-(a class missing on one side still fails). Measured: at most 4 gaps in
-143,000 reclassified on a quiet machine, 0.04-0.3% with stress-ng --cpu 2
---io 2 beside the run (mostly clean on one side, irq on the other)."""
+for the other, and the gaps on either side may change class. The kernel
+runs a uprobe's newest program first, so the recorder (attached after the
+monitor) stamps first: such an interrupt begins within STAMP_SKEW_NS after
+the recorder's stamp, and the trace shows it. So the gaps counted in a
+different class (half the sum of the classes' differences), and each class's
+count, differ by at most two for each launch the trace shows an interrupt
+beginning that close after, + 5 (a class more common than that is there on
+both sides). Measured: at most 4 gaps in 143,000 reclassified on a quiet machine;
+beside stress-ng --cpu 2 --io 2, 0.04-0.67% (957 gaps, against 1,544 launches
+with an interrupt beginning within 2 us after; the irq class alone up to
+1,065 gaps apart, 31% of it), mostly clean on one side and irq on the
+other."""
 
 from __future__ import annotations
 
@@ -26,10 +32,11 @@ import json
 import os
 import subprocess
 
+import polars as pl
 import pytest
 
 from launchgap.analysis.report import report_json
-from launchgap.trace import read_trace
+from launchgap.trace import Event, read_trace
 from tests.conftest import CUDASIM, LIBCUDA
 from tests.monitor.conftest import cgroup2_root, cpu_hog, join_cgroup, needs_bpf, running_monitor, scratch_cgroup
 from tests.recorder.conftest import RECORDER
@@ -38,8 +45,25 @@ pytestmark = needs_bpf
 
 SCHED_RELATIVE, PER_WAIT_NS = 0.01, 20_000
 IRQ_RELATIVE, PER_INTERRUPT_NS = 0.02, 1_000
-RECLASSIFIED_SHARE, CLASS_RELATIVE, CLASS_ABSOLUTE = 0.005, 0.25, 5
+CLASS_ABSOLUTE = 5
+# the recorder's launch program stamps, stages the launch and returns; the monitor's stamps next: well under this
+STAMP_SKEW_NS = 2_000
 SHELL_OUTLIVES_S = 0.3
+
+
+def launches_with_an_interrupt_just_after(trace, pid: int) -> int:
+    """How many of PID's launches have an interrupt (hard IRQ, softirq or system vector) on their CPU beginning
+    within STAMP_SKEW_NS after the recorder's stamp of the launch: those that may have fallen between the two
+    programs' stamps."""
+    interrupts = pl.concat([trace.of(kind, "ts_ns", "cpu", "duration_ns")
+                            for kind in (Event.HARDIRQ, Event.SOFTIRQ, Event.IRQ_VECTOR)])
+    launches = trace.of(Event.LAUNCH, "ts_ns", "cpu", "pid").filter(pl.col("pid") == pid)
+    begins = (interrupts.select(pl.col("cpu"), (pl.col("ts_ns") - pl.col("duration_ns")).alias("begins_ns"))
+              .sort("begins_ns"))
+    # each launch's first interrupt beginning at or after its stamp, on its CPU
+    first_after = launches.sort("ts_ns").join_asof(begins, left_on="ts_ns", right_on="begins_ns", by="cpu",
+                                                   strategy="forward", check_sortedness=False)
+    return first_after.filter(pl.col("begins_ns") - pl.col("ts_ns") <= STAMP_SKEW_NS).height
 
 
 def within(monitor_ns: float, trace_ns: float, relative: float, per_event_ns: int, events: int) -> bool:
@@ -68,7 +92,8 @@ def test_the_monitor_and_a_recording_of_the_same_run_agree(tmp_path):
     truth = json.loads(truth_path.read_text())
     process = truth["processes"][0]
     pid = str(process["pid"])
-    report = report_json(read_trace(trace_path))
+    trace = read_trace(trace_path)
+    report = report_json(trace)
     threads = [t for t in report["taken"]["threads"] if t["pid"] == process["pid"]]
 
     launches = scrape.total("launchgap_kernel_launches_total", pid=pid)
@@ -112,14 +137,20 @@ def test_the_monitor_and_a_recording_of_the_same_run_agree(tmp_path):
     assert scrape.total("launchgap_launching_threads", pid=pid) == 2
     assert scrape.total("launchgap_gpu_idle_caused_lower_seconds_total", pid=pid) == 0
 
-    # every launch gap, classified by what took most of it, as the report classifies them
+    # every launch gap, classified by what took most of it, as the report classifies them: an interrupt between
+    # the two programs' stamps of a launch can change the class of the gaps on both sides of it
     gap_classes = {row["class"]: row["count"] for row in report["gaps"]["classes"]}
+    assert scrape.total("launchgap_launch_gap_seconds_count", pid=pid) == report["gaps"]["count"]
+    interrupted = launches_with_an_interrupt_just_after(trace, process["pid"])
+    may_move = 2 * interrupted + CLASS_ABSOLUTE
+    print(f"launches with an interrupt beginning within {STAMP_SKEW_NS} ns after: {interrupted}")
     differences = 0
     for klass in ("clean", "preempted", "runqueue", "irq", "sync", "blocked"):
         monitored = scrape.total("launchgap_launch_gap_seconds_count", pid=pid, **{"class": klass})
         expected = gap_classes.get(klass, 0)
         print(f"gaps {klass}: monitor {monitored:.0f} vs report {expected}")
-        assert abs(monitored - expected) <= CLASS_RELATIVE * expected + CLASS_ABSOLUTE, (klass, monitored, expected)
+        assert abs(monitored - expected) <= may_move, (klass, monitored, expected, interrupted)
+        # a class more common than the interrupts could make it is there on both sides
+        assert monitored > 0 or expected <= may_move, (klass, monitored, expected, interrupted)
         differences += abs(monitored - expected)
-    assert scrape.total("launchgap_launch_gap_seconds_count", pid=pid) == report["gaps"]["count"]
-    assert differences / 2 <= RECLASSIFIED_SHARE * report["gaps"]["count"] + CLASS_ABSOLUTE
+    assert differences / 2 <= may_move, (differences / 2, interrupted)

@@ -81,6 +81,21 @@ def shared_dir():
         shutil.rmtree(path, ignore_errors=True)
 
 
+def assert_switches_as_the_kernel_counted(mine, counters: dict) -> None:
+    """One thread's recorded switch-outs (MINE, switch rows) against /proc's counters of them, as cudasim's truth
+    holds them (`kernel_switches`, read inside [read_start_ns, read_end_ns]): voluntary and involuntary each at
+    least as many as were recorded before the read began and at most as many as by its end. Exact when no switch
+    fell in the window; on a loaded machine the thread is preempted while it reads (4 switches inside one 331 us
+    read beside stress-ng), and the counters land between."""
+    import polars as pl
+
+    before = mine.filter(pl.col("ts_ns") < counters["read_start_ns"])
+    by_end = mine.filter(pl.col("ts_ns") <= counters["read_end_ns"])
+    for kind, recorded in (("voluntary", pl.col("voluntary")), ("nonvoluntary", ~pl.col("voluntary"))):
+        assert before.filter(recorded).height <= counters[kind] <= by_end.filter(recorded).height, \
+            (kind, before.filter(recorded).height, by_end.filter(recorded).height, counters)
+
+
 def cudasim_command(*args: str, binary: Path = CUDASIM) -> list[str]:
     return [str(binary), "decode", "--quiet", *args]
 

@@ -23,7 +23,7 @@ import pytest
 
 from launchgap.trace import Event
 from tests.conftest import REPO
-from tests.recorder.conftest import RECORDER, cudasim_command, needs_bpf
+from tests.recorder.conftest import RECORDER, assert_switches_as_the_kernel_counted, cudasim_command, needs_bpf
 from tests.recorder.kernel_btf import STRUCT, Btf
 
 pytestmark = needs_bpf
@@ -161,18 +161,9 @@ def test_on_a_kernel_with_older_layouts_the_programs_adapt_and_record_what_the_k
     for tid in workers:
         last = switches.filter(pl.col("tid") == tid).sort("ts_ns")["prev_state"].to_list()[-1]
         assert last & TASK_DEAD, (tid, last)
-    # voluntary or not as the kernel counted each thread's switches (/proc's counters, in cudasim's truth, read
-    # inside [read_start, read_end]: exact unless a switch fell in that window)
+    # voluntary or not as the kernel counted each thread's switches
     for thread in (t for p in truth["processes"] for t in p["threads"]):
-        counters = thread["kernel_switches"]
-        mine = switches.filter(pl.col("tid") == thread["tid"])
-        for frame in (mine.filter(pl.col("ts_ns") < counters["read_start_ns"]),
-                      mine.filter(pl.col("ts_ns") <= counters["read_end_ns"])):
-            if frame.height == counters["voluntary"] + counters["nonvoluntary"]:
-                break
-        else:
-            raise AssertionError((thread["tid"], mine.height, counters))
-        assert frame.filter(pl.col("voluntary")).height == counters["voluntary"], thread["tid"]
+        assert_switches_as_the_kernel_counted(switches.filter(pl.col("tid") == thread["tid"]), thread["kernel_switches"])
 
 
 def test_this_kernel_is_used_as_it_is(record):

@@ -9,7 +9,7 @@ import os
 import polars as pl
 
 from launchgap.trace import Event
-from tests.recorder.conftest import cudasim_command, needs_bpf
+from tests.recorder.conftest import assert_switches_as_the_kernel_counted, cudasim_command, needs_bpf
 
 pytestmark = needs_bpf
 
@@ -29,16 +29,7 @@ def test_switch_outs_equal_the_kernels_counters_for_every_thread(record):
     for thread in threads:
         counters = thread["kernel_switches"]
         mine = switches.filter(pl.col("tid") == thread["tid"])
-        before = mine.filter(pl.col("ts_ns") < counters["read_start_ns"])
-        by_end = mine.filter(pl.col("ts_ns") <= counters["read_end_ns"])
-        # counters were read inside [read_start, read_end]: exact unless a switch fell in that window
-        for frame in (before, by_end):
-            if frame.height == counters["voluntary"] + counters["nonvoluntary"]:
-                break
-        else:
-            raise AssertionError((thread["tid"], before.height, by_end.height, counters))
-        assert frame.filter(pl.col("voluntary")).height == counters["voluntary"], thread["tid"]
-        assert frame.filter(~pl.col("voluntary")).height == counters["nonvoluntary"], thread["tid"]
+        assert_switches_as_the_kernel_counted(mine, counters)
         assert set(mine["pid"].to_list()) == {next(p["pid"] for p in run.truth["processes"]
                                                    if thread in p["threads"])}
         total_involuntary += counters["nonvoluntary"]
