@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import signal
 import subprocess
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -73,6 +75,18 @@ def run_cudasim(tmp_path: Path):
 
 
 # a task name that is not UTF-8 (anyone may name a process so: prctl, or the executable's file name) and
+@contextlib.contextmanager
+def directory_in_tmp(prefix: str, mode: int):
+    """A fresh directory under /tmp with MODE, removed afterwards: for tests that act as another user (a
+    test's tmp_path is root's alone)."""
+    path = Path(tempfile.mkdtemp(prefix=prefix, dir="/tmp"))
+    path.chmod(mode)
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
 # what the trace and launchgap show for it (docs/trace-format.md, "Names")
 ODD_NAME = b"\xffodd"
 ODD_NAME_SHOWN = "\\xffodd"

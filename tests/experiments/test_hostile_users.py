@@ -16,7 +16,6 @@ import shutil
 import stat
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -24,7 +23,7 @@ import pytest
 from launchgap.experiments.host_lock import LOCK_PATH, HostBusy, HostLock
 from launchgap.experiments.levers import LeverHost
 from launchgap.experiments.run_dir import RUN_DIR
-from tests.conftest import REPO
+from tests.conftest import REPO, directory_in_tmp
 
 ONLINE = set(os.sched_getaffinity(0))
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="plays root against another user: needs root")
@@ -39,12 +38,8 @@ except KeyError:
 @pytest.fixture
 def shared_dir():
     """A directory every user can reach, as /tmp and /run are (a test's tmp_path is root's alone)."""
-    base = Path(tempfile.mkdtemp(prefix="launchgap-hostile-", dir="/tmp"))
-    base.chmod(0o755)
-    try:
+    with directory_in_tmp("launchgap-hostile-", 0o755) as base:
         yield base
-    finally:
-        shutil.rmtree(base, ignore_errors=True)
 
 
 def as_nobody(script: str) -> subprocess.CompletedProcess:

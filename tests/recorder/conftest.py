@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from launchgap.trace import Trace, read_trace
-from tests.conftest import CUDASIM, LIBCUDA, LIBCUDA_THUNK, REPO
+from tests.conftest import CUDASIM, LIBCUDA, LIBCUDA_THUNK, REPO, directory_in_tmp
 
 RECORDER = REPO / "recorder" / "target" / "release" / "launchgap-record"
 STORM = REPO / "workloads" / "storm" / "build" / "storm"
@@ -69,16 +69,9 @@ def record(tmp_path: Path):
 
 @pytest.fixture
 def shared_dir():
-    """A directory every user may write, as /tmp is (a test's tmp_path is root's alone), removed afterwards:
-    for tests that run something as nobody."""
-    import tempfile
-
-    path = Path(tempfile.mkdtemp(prefix="launchgap-test-", dir="/tmp"))
-    path.chmod(0o777)
-    try:
+    """A directory every user may write, as /tmp is: for tests that run something as nobody."""
+    with directory_in_tmp("launchgap-test-", 0o777) as path:
         yield path
-    finally:
-        shutil.rmtree(path, ignore_errors=True)
 
 
 def assert_switches_as_the_kernel_counted(mine, counters: dict) -> None:
