@@ -37,7 +37,9 @@ impl AttachPath {
         if file.to_str().is_some() {
             return AttachPath { path: file.to_path_buf(), _open: None };
         }
-        match std::fs::File::open(file) {
+        use std::os::unix::fs::OpenOptionsExt;
+        // without blocking, as open_elf reads it: a FIFO put at the path since would wait for a writer
+        match std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY).open(file) {
             Ok(open) => {
                 use std::os::fd::AsRawFd;
                 AttachPath { path: format!("/proc/self/fd/{}", open.as_raw_fd()).into(), _open: Some(open) }
