@@ -109,7 +109,7 @@ mod tests {
         let (done, wait) = std::sync::mpsc::channel::<()>();
         let thread = std::thread::spawn(move || {
             // SAFETY: names the calling thread; the name is NUL-terminated.
-            unsafe { libc::prctl(libc::PR_SET_NAME, b"\xffodd\0".as_ptr()) };
+            unsafe { libc::prctl(libc::PR_SET_NAME, c"\xffodd".as_ptr()) };
             // SAFETY: gettid has no arguments.
             tell.send(unsafe { libc::syscall(libc::SYS_gettid) }).unwrap();
             wait.recv().unwrap();

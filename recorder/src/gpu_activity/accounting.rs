@@ -10,6 +10,7 @@
 //!   ended by _exit, before CUPTI's last buffers were handed back;
 //! - `not_delivered`: the collector stopped cleanly yet fewer GPU executions than launches
 //!   arrived (a launch the driver refused makes none).
+//!
 //! Records CUPTI dropped are the collector's own `lost` row (`cupti_dropped`, with its
 //! pid): the launches they account for are not counted again. CUPTI does not say which
 //! kinds it dropped, so its count is taken as kernels first: a process's missing GPU
