@@ -43,10 +43,11 @@
 #define BUFFER_BYTES (2u << 20)
 /* and flushes at least this often, so the recorder sees GPU activity while it runs */
 #define FLUSH_PERIOD_MS 500u
-/* a channel file is closed at this size and the next one started; the recorder removes read ones */
-#define CHANNEL_FILE_BYTES (64u << 20)
-/* frames are gathered and written together */
-#define STAGING_BYTES (64u << 10)
+/* a channel file is closed at this size and the next one started; the recorder removes read ones
+ * (the schema's [collector] file_bytes: the recorder reads no file past it plus the staging buffer) */
+#define CHANNEL_FILE_BYTES LG_WIRE_FILE_BYTES
+/* frames are gathered and written together, the buffer whole */
+#define STAGING_BYTES LG_WIRE_STAGING_BYTES
 
 /* ---- CUPTI, opened at run time ------------------------------------------ */
 

@@ -14,6 +14,8 @@
 
 #define LG_WIRE_MAX_FRAME 8192 /* header included */
 #define LG_WIRE_MAX_STRING 4000 /* longer strings are cut */
+#define LG_WIRE_FILE_BYTES 67108864u /* a new file once one holds this many */
+#define LG_WIRE_STAGING_BYTES 65536u /* written whole: past file_bytes by at most this */
 #define LG_WIRE_HEADER 8 /* u32 payload length, u16 frame id, u16 zero */
 
 /* CUPTI's entry points the collector cannot work without */

@@ -91,6 +91,13 @@ def check(schema: dict) -> None:
     for kind in schema["kind"]:
         if kind["name"] in frames and kind.get("record"):
             raise SchemaError(f"kind {kind['name']}: comes either from a BPF record or from the collector")
+    kinds = {k["name"]: k for k in schema["kind"]}
+    for key, allowed in schema["collector"].get("values", {}).items():
+        kind, _, column = key.partition(".")
+        if kind not in frames or column not in kind_column_names(kinds[kind]) or columns[column]["type"] != "utf8":
+            raise SchemaError(f"collector values {key!r}: not a text column of a kind the collector sends")
+        if isinstance(allowed, str) and allowed not in schema["names"]:
+            raise SchemaError(f"collector values {key!r}: no name table {allowed!r}")
     check_vocabularies(schema)
 
 
@@ -453,6 +460,8 @@ def wire_header(schema: dict) -> str:
         "",
         f"#define LG_WIRE_MAX_FRAME {collector['max_frame']} /* header included */",
         f"#define LG_WIRE_MAX_STRING {collector['max_string']} /* longer strings are cut */",
+        f"#define LG_WIRE_FILE_BYTES {collector['file_bytes']}u /* a new file once one holds this many */",
+        f"#define LG_WIRE_STAGING_BYTES {collector['staging_bytes']}u /* written whole: past file_bytes by at most this */",
         "#define LG_WIRE_HEADER 8 /* u32 payload length, u16 frame id, u16 zero */",
         "",
         "/* CUPTI's entry points the collector cannot work without */",
@@ -765,7 +774,11 @@ def trace_rust_module(schema: dict) -> str:
           "/// The collector channel's frame ids ([collector] frames), by kind.", "pub mod collector_frame {"]
     w += [f"    pub const {name.upper()}: u16 = {number};" for name, number in frames]
     w += ["}", "",
-          "/// Decodes a collector frame's payload into its row: None for an unknown frame id, a",
+          "/// No collector file grows past this many bytes ([collector] file_bytes + staging_bytes).",
+          f"pub const COLLECTOR_MAX_FILE: u64 = {collector['file_bytes'] + collector['staging_bytes']};",
+          ""]
+    w += collector_refusal_rust(schema)
+    w += ["/// Decodes a collector frame's payload into its row: None for an unknown frame id, a",
           "/// payload too short or too long for its kind, a flag byte other than 0 or 1, or text that is not UTF-8.",
           "pub fn decode_collector_frame(frame: u16, payload: &[u8]) -> Option<Row<'_>> {",
           "    let mut r = WireReader::new(payload);", "    let row = match frame {"]
@@ -809,6 +822,31 @@ def trace_rust_module(schema: dict) -> str:
     w += [f"            Arc::new(self.{name}.finish()) as ArrayRef," for name, _ in wide]
     w += ["        ]", "    }", "}", ""]
     return "\n".join(w)
+
+
+def collector_refusal_rust(schema: dict) -> list[str]:
+    """`collector_frame_refusal`: what a decoded frame may not say ([collector] values; a pid not its file's)."""
+    collector = schema["collector"]
+    kinds = {k["name"]: k for k in schema["kind"]}
+    frames = sorted(collector["frames"].items(), key=lambda item: item[1])
+    w = ["/// Why ROW, decoded from a frame in the channel file of process FILE_PID, is not one that process's",
+         "/// collector sends ([collector] values; a `pid` that is not the file's); None when it may be.",
+         "pub fn collector_frame_refusal(row: &Row, file_pid: u32) -> Option<&'static str> {",
+         "    match row {"]
+    for name, _ in frames:
+        variant = f"Row::{camel(name)}"
+        if "pid" in kind_column_names(kinds[name]):
+            w.append(f"        {variant}(r) if r.pid != file_pid => Some(\"its pid is not its file's\"),")
+        for key, allowed in collector.get("values", {}).items():
+            kind, _, column = key.partition(".")
+            if kind != name:
+                continue
+            values = f"{allowed.upper()}_NAMES" if isinstance(allowed, str) else rust_list(allowed)
+            w.append(f"        {variant}(r) if !{values}.contains(&r.{column}) => "
+                     f"Some(\"its {column} is not one its collector sends\"),")
+    w.append("        " + " | ".join(f"Row::{camel(name)}(_)" for name, _ in frames) + " => None,")
+    w += ["        _ => Some(\"not a kind the collector sends\"),", "    }", "}", ""]
+    return w
 
 
 # --- the vocabularies beside the trace: the recorder's and the monitor's copies -----------

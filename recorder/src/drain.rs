@@ -152,10 +152,10 @@ impl Drain {
     /// The collectors' frames, and what in their channel could not be read.
     fn read_channel(&mut self, writer: &RunningWriter) {
         let Some(reader) = self.channel.as_mut() else { return };
-        let mut frames = Vec::new();
-        let damage = reader.poll(&mut frames);
-        if !frames.is_empty() {
-            writer.send(ToWriter::CollectorFrames(frames));
+        let mut files = Vec::new();
+        let damage = reader.poll(&mut files);
+        if !files.is_empty() {
+            writer.send(ToWriter::CollectorFrames(files));
         }
         if !damage.is_empty() {
             writer.send(ToWriter::ChannelDamage { now_ns: metadata::monotonic_ns(), damage });

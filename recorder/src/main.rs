@@ -10,6 +10,7 @@ mod drain;
 mod gpu_activity;
 mod irq_audit;
 mod losses;
+mod held_dir;
 mod output;
 mod privileges;
 mod probe_listing;

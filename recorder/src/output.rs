@@ -4,19 +4,29 @@
 //! recorder writes `.NAME.partial-PID` beside NAME (a directory in format 2,
 //! a file in format 1) and moves it into place at the end; `.NAME.lock`
 //! (flock, holding the recorder's pid) keeps a second recorder off the same
-//! NAME. Under sudo all of it belongs to the invoking
-//! user; files have mode --mode (0600 by default, as perf writes), whatever
-//! the umask, and directories the same plus search (x) wherever it allows
-//! reading (0700 for 0600).
+//! NAME. Under sudo all of it ends up belonging to the invoking user; files
+//! have mode --mode (0600 by default, as perf writes), whatever the umask,
+//! and directories the same plus search (x) wherever it allows reading (0700
+//! for 0600).
+//!
+//! The folder -o names is usually the invoking user's, who can rename its
+//! entries at any moment (docs/security.md, "The trace being written"). So the
+//! folder is opened once and held (held_dir.rs), and everything after goes
+//! through handles: the partial trace stays root's, mode 0700 (0711 while a
+//! collector channel inside it must be reachable), until it is complete; only
+//! then is every file in it handed over (fchown/fchmod on what was opened), and
+//! it is moved into place only if its name still holds the very directory or
+//! file this recorder made (same device and inode).
 
-use std::ffi::CString;
-use std::fs::{File, OpenOptions};
+use std::ffi::{OsStr, OsString};
+use std::fs::File;
 use std::io::{Read, Seek, Write};
-use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail, Context, Result};
+use nix::sys::stat::FileStat;
+
+use crate::held_dir::{self, HeldDir, Identity};
 
 /// Who owns what the recorder writes, and with which permission bits.
 #[derive(Debug, Clone, Copy)]
@@ -31,22 +41,11 @@ impl Ownership {
     pub fn dir_mode(&self) -> u32 {
         self.mode | ((self.mode & 0o444) >> 2)
     }
-
-    /// Owner first (chown clears set-id bits), then the exact mode, umask or not.
-    pub fn apply_to_file(&self, file: &File) -> std::io::Result<()> {
-        if let Some((uid, gid)) = self.owner {
-            std::os::unix::fs::fchown(file, Some(uid), Some(gid))?;
-        }
-        file.set_permissions(std::fs::Permissions::from_mode(self.mode))
-    }
-
-    pub fn apply_to_dir(&self, dir: &Path) -> std::io::Result<()> {
-        if let Some((uid, gid)) = self.owner {
-            std::os::unix::fs::lchown(dir, Some(uid), Some(gid))?;
-        }
-        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(self.dir_mode()))
-    }
 }
+
+/// While a trace is written it is the recorder's alone: files 0600, directories 0700.
+pub const WRITING_FILE_MODE: u32 = 0o600;
+pub const WRITING_DIR_MODE: u32 = 0o700;
 
 /// What the recording is on disk.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,10 +68,14 @@ fn is_replaceable_file(path: &Path, meta: &std::fs::Metadata) -> bool {
 }
 
 /// The names beside the final file: (`.NAME.partial-PID`, `.NAME.lock`).
-pub fn sidecar_names(final_path: &Path, pid: u32) -> Option<(PathBuf, PathBuf)> {
-    let name = final_path.file_name()?.to_string_lossy().into_owned();
-    let dir = final_path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    Some((dir.join(format!(".{name}.partial-{pid}")), dir.join(format!(".{name}.lock"))))
+fn sidecar_names(final_name: &OsStr, pid: u32) -> (OsString, OsString) {
+    let with = |suffix: String| {
+        let mut name = OsString::from(".");
+        name.push(final_name);
+        name.push(suffix);
+        name
+    };
+    (with(format!(".partial-{pid}")), with(".lock".to_string()))
 }
 
 /// The file the user named, through a symbolic link if it is one (so that
@@ -88,51 +91,91 @@ fn resolve_final_path(path: &Path) -> PathBuf {
     }
 }
 
-fn numbered(path: &Path, n: u32) -> PathBuf {
-    let mut name = path.as_os_str().to_owned();
+fn numbered(name: &OsStr, n: u32) -> OsString {
+    let mut name = name.to_owned();
     name.push(format!(".{n}"));
-    PathBuf::from(name)
+    name
+}
+
+/// "uid 65534 (nobody)", or the bare uid where it has no name.
+fn user_called(uid: u32) -> String {
+    match nix::unistd::User::from_uid(nix::unistd::Uid::from_raw(uid)) {
+        Ok(Some(user)) => format!("uid {uid} ({})", launchgap_record::names::escape_name(user.name.as_bytes())),
+        _ => format!("uid {uid}"),
+    }
 }
 
 /// An exclusive lock on `.NAME.lock`, kept until the trace is in place.
 struct Lock {
-    path: PathBuf,
+    parent: HeldDir,
+    name: OsString,
+    id: Identity,
     file: File,
 }
 
 impl Lock {
+    /// Why what stands at the lock's name is not a lock this recorder may take: only a
+    /// regular file of root's or of the invoking user's is (another user's file there
+    /// could be held by them forever, or be a link to anywhere).
+    fn refusal(stat: &FileStat, lock_path: &Path, ownership: &Ownership) -> Option<String> {
+        // SAFETY: geteuid has no preconditions.
+        let me = unsafe { libc::geteuid() };
+        let owners = [Some(me), ownership.owner.map(|(uid, _)| uid)];
+        let kind = held_dir::kind_name(stat);
+        let whose = user_called(stat.st_uid);
+        if kind != "a regular file" {
+            return Some(format!("{} is {kind} belonging to {whose}, not a lock of launchgap's", lock_path.display()));
+        }
+        (!owners.contains(&Some(stat.st_uid)))
+            .then(|| format!("{} belongs to {whose}: another user's file is in the way", lock_path.display()))
+    }
+
     /// Takes the lock without waiting; a held lock is one line naming its holder.
-    fn take(path: &Path, final_path: &Path, ownership: &Ownership) -> Result<Self> {
+    fn take(parent: &HeldDir, name: &OsStr, lock_path: &Path, final_path: &Path, ownership: &Ownership) -> Result<Self> {
+        let in_the_way = |why: String| anyhow!("cannot write {}: {why}; remove it, or choose another -o", final_path.display());
         // The holder unlinks the lock file as it finishes: a lock taken on a
-        // file that is no longer at `path` is worthless, so check and retry.
+        // file that is no longer at its name is worthless, so check and retry.
         for _ in 0..100 {
-            let mut file = OpenOptions::new()
-                .read(true)
-                .write(true)
-                .create(true)
-                .truncate(false)
-                .mode(0o600)
-                .custom_flags(libc::O_NOFOLLOW)
-                .open(path)
-                .with_context(|| format!("cannot write {}", final_path.display()))?;
+            if let Some(stat) = parent.stat_at(name).with_context(|| format!("cannot write {}", final_path.display()))? {
+                if let Some(why) = Self::refusal(&stat, lock_path, ownership) {
+                    return Err(in_the_way(why));
+                }
+            }
+            let mut file = match parent.open_lock(name) {
+                Ok(file) => file,
+                Err(e) => {
+                    // the name changed between the two looks: say what is there now
+                    if let Ok(Some(stat)) = parent.stat_at(name) {
+                        if let Some(why) = Self::refusal(&stat, lock_path, ownership) {
+                            return Err(in_the_way(why));
+                        }
+                    }
+                    return Err(e).with_context(|| format!("cannot write {} (its lock {})", final_path.display(), lock_path.display()));
+                }
+            };
+            let opened = nix::sys::stat::fstat(&file)?;
+            if let Some(why) = Self::refusal(&opened, lock_path, ownership) {
+                return Err(in_the_way(why));
+            }
             match file.try_lock() {
                 Ok(()) => {}
                 Err(std::fs::TryLockError::WouldBlock) => {
                     let mut holder = String::new();
-                    let _ = file.read_to_string(&mut holder);
+                    let _ = (&file).take(64).read_to_string(&mut holder);
                     let holder = holder.trim();
-                    let who = if holder.is_empty() { "another recorder".to_string() } else { format!("another recorder (pid {holder})") };
+                    let who = if !holder.is_empty() && holder.bytes().all(|b| b.is_ascii_digit()) {
+                        format!("another recorder (pid {holder})")
+                    } else {
+                        "another recorder".to_string()
+                    };
                     bail!("{who} is writing {}; wait for it, or choose another -o", final_path.display());
                 }
                 Err(std::fs::TryLockError::Error(e)) => {
-                    return Err(e).with_context(|| format!("cannot lock {}", path.display()));
+                    return Err(e).with_context(|| format!("cannot lock {}", lock_path.display()));
                 }
             }
-            let still_there = std::fs::symlink_metadata(path)
-                .ok()
-                .zip(file.metadata().ok())
-                .is_some_and(|(now, held)| now.dev() == held.dev() && now.ino() == held.ino());
-            if !still_there {
+            let id = (opened.st_dev, opened.st_ino);
+            if !parent.holds(name, id) {
                 continue;
             }
             file.set_len(0)?;
@@ -140,36 +183,57 @@ impl Lock {
             if let Some((uid, gid)) = ownership.owner {
                 let _ = std::os::unix::fs::fchown(&file, Some(uid), Some(gid));
             }
-            return Ok(Self { path: path.to_path_buf(), file });
+            return Ok(Self { parent: parent.try_clone()?, name: name.to_owned(), id, file });
         }
-        bail!("cannot lock {}: it keeps being replaced", path.display())
+        bail!("cannot lock {}: it keeps being replaced", lock_path.display())
     }
 }
 
 impl Drop for Lock {
     fn drop(&mut self) {
-        // unlink while still holding the lock; the next taker re-checks the path
-        let _ = std::fs::remove_file(&self.path);
+        // unlink while still holding the lock (the next taker re-checks the name), and
+        // only the lock file itself: whatever else came to stand at its name stays
+        if self.parent.holds(&self.name, self.id) {
+            let _ = self.parent.unlink(&self.name);
+        }
         let _ = self.file.unlock();
     }
+}
+
+/// The recording being written: a directory or a file, held from its creation.
+enum Held {
+    Dir(HeldDir),
+    File(File),
+}
+
+/// The partial recording beside the final name.
+struct Partial {
+    name: OsString,
+    /// its path, for messages and for the collectors (who reach it by name)
+    path: PathBuf,
+    id: Identity,
+    held: Held,
 }
 
 /// Where a recording goes while it is being made.
 pub struct TraceOutput {
     final_path: PathBuf,
     /// None when the target is a device or pipe (e.g. /dev/null), written directly.
-    partial: Option<PathBuf>,
+    partial: Option<Partial>,
+    /// the folder of the final name, held since the start
+    parent: Option<HeldDir>,
+    final_name: OsString,
     layout: Layout,
-    /// the open file (Layout::File)
-    file: Option<File>,
+    /// the device or pipe written directly
+    device: Option<File>,
     ownership: Ownership,
     lock: Option<Lock>,
     committed: bool,
 }
 
 impl TraceOutput {
-    /// Locks the name and creates the partial file or directory, owned and
-    /// moded as asked. Nothing at `path` is touched.
+    /// Locks the name and creates the partial file or directory, the recorder's own
+    /// until the end. Nothing at `path` is touched.
     pub fn prepare(path: &Path, ownership: Ownership, layout: Layout) -> Result<Self> {
         let final_path = resolve_final_path(path);
         let cannot = || format!("cannot write {}", path.display());
@@ -188,12 +252,14 @@ impl TraceOutput {
                     );
                 }
                 // a character device or FIFO: a rename would replace the node itself
-                let file = OpenOptions::new().write(true).open(&final_path).with_context(cannot)?;
+                let file = std::fs::OpenOptions::new().write(true).open(&final_path).with_context(cannot)?;
                 return Ok(Self {
                     final_path,
                     partial: None,
+                    parent: None,
+                    final_name: OsString::new(),
                     layout,
-                    file: Some(file),
+                    device: Some(file),
                     ownership,
                     lock: None,
                     committed: false,
@@ -201,100 +267,146 @@ impl TraceOutput {
             }
             _ => {}
         }
-        let pid = std::process::id();
-        let Some((first_choice, lock_path)) = sidecar_names(&final_path, pid) else {
+        let Some(final_name) = final_path.file_name().map(OsStr::to_owned) else {
             bail!("cannot write {}: not a file name", path.display());
         };
-        let lock = Lock::take(&lock_path, path, &ownership)?;
-        // A partial file by this name is a killed recorder's (an earlier boot
-        // or container with our pid): keep it, pick the next name.
-        let mut attempt = 1;
-        let (partial, file) = loop {
-            let partial = if attempt == 1 { first_choice.clone() } else { numbered(&first_choice, attempt) };
-            let made = match layout {
-                Layout::File => OpenOptions::new()
-                    .write(true)
-                    .create_new(true)
-                    .mode(ownership.mode)
-                    .custom_flags(libc::O_NOFOLLOW)
-                    .open(&partial)
-                    .map(Some),
-                Layout::Directory => std::fs::DirBuilder::new().mode(ownership.dir_mode()).create(&partial).map(|()| None),
-            };
-            match made {
-                Ok(file) => break (partial, file),
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && attempt < 100 => attempt += 1,
-                Err(e) => return Err(e).with_context(cannot),
-            }
-        };
-        let output = Self { final_path, partial: Some(partial), layout, file, ownership, lock: Some(lock), committed: false };
-        output.apply().with_context(cannot)?;
-        Ok(output)
+        let folder = final_path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        let parent = HeldDir::open(folder).with_context(cannot)?;
+        let (first_choice, lock_name) = sidecar_names(&final_name, std::process::id());
+        let lock = Lock::take(&parent, &lock_name, &folder.join(&lock_name), path, &ownership)?;
+        let partial = Self::make_partial(&parent, folder, &first_choice, layout).with_context(cannot)?;
+        Ok(Self {
+            final_path,
+            partial: Some(partial),
+            parent: Some(parent),
+            final_name,
+            layout,
+            device: None,
+            ownership,
+            lock: Some(lock),
+            committed: false,
+        })
     }
 
-    fn apply(&self) -> std::io::Result<()> {
-        match (&self.file, &self.partial) {
-            (Some(file), _) => self.ownership.apply_to_file(file),
-            (None, Some(dir)) => self.ownership.apply_to_dir(dir),
-            (None, None) => Ok(()),
+    /// A partial file by the first name is a killed recorder's (an earlier boot
+    /// or container with our pid): keep it, pick the next name.
+    fn make_partial(parent: &HeldDir, folder: &Path, first_choice: &OsStr, layout: Layout) -> std::io::Result<Partial> {
+        let mut attempt = 1;
+        loop {
+            let name = if attempt == 1 { first_choice.to_owned() } else { numbered(first_choice, attempt) };
+            let made = match layout {
+                Layout::File => parent.create_file(&name, WRITING_FILE_MODE).map(Held::File),
+                Layout::Directory => parent.make_dir(&name, WRITING_DIR_MODE).map(Held::Dir),
+            };
+            match made {
+                Ok(held) => {
+                    let id = match &held {
+                        Held::Dir(dir) => dir.identity()?,
+                        Held::File(file) => held_dir::identity_of_file(file)?,
+                    };
+                    if let Held::File(file) = &held {
+                        // the exact mode, whatever the umask
+                        held_dir::hand_over(file, None, WRITING_FILE_MODE)?;
+                    }
+                    return Ok(Partial { path: folder.join(&name), name, id, held });
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && attempt < 100 => attempt += 1,
+                Err(e) => return Err(e),
+            }
         }
     }
 
     /// A handle on the file being written (Layout::File).
     pub fn file(&self) -> Result<File> {
-        let file = self.file.as_ref().context("the trace is a directory, not a file")?;
+        let file = match (&self.device, self.partial.as_ref().map(|p| &p.held)) {
+            (Some(device), _) => device,
+            (None, Some(Held::File(file))) => file,
+            _ => bail!("the trace is a directory, not a file"),
+        };
         file.try_clone().context("duplicating the trace file's descriptor")
+    }
+
+    /// A handle on the directory being written (Layout::Directory).
+    pub fn directory(&self) -> Result<HeldDir> {
+        match self.partial.as_ref().map(|p| &p.held) {
+            Some(Held::Dir(dir)) => dir.try_clone().context("duplicating the trace directory's descriptor"),
+            _ => bail!("the trace is a file, not a directory"),
+        }
+    }
+
+    /// Lets every user pass through the directory being written (mode 0711), so that the
+    /// command's collectors reach the channel inside it; nothing in it can be listed or read.
+    pub fn let_collectors_through(&self) -> Result<()> {
+        let dir = self.directory()?;
+        held_dir::hand_over(&dir, None, WRITING_DIR_MODE | 0o011).context("opening the trace being written to its collectors")
     }
 
     /// The path being written now: the partial file or directory until the end.
     pub fn writing_to(&self) -> &Path {
-        self.partial.as_deref().unwrap_or(&self.final_path)
+        self.partial.as_ref().map_or(&self.final_path, |p| &p.path)
     }
 
     pub fn final_path(&self) -> &Path {
         &self.final_path
     }
 
-    pub fn ownership(&self) -> Ownership {
-        self.ownership
-    }
-
-    /// Moves the recording into place and releases the name. A file replaces
-    /// a file by rename; anything else (a directory on either side) swaps the
-    /// two atomically (RENAME_EXCHANGE) and then removes the earlier one.
+    /// Moves the recording into place and releases the name. Everything inside is handed
+    /// over first (the directory is still the recorder's, so no one can have swapped
+    /// anything in); then, if its name still holds what this recorder made, a file replaces
+    /// a file by rename, anything else (a directory on either side) swaps the two
+    /// atomically (RENAME_EXCHANGE) and the earlier one is removed; last, the recording
+    /// itself is handed over, through its handle.
     pub fn commit(mut self) -> Result<()> {
-        if let Some(partial) = &self.partial {
+        if let (Some(partial), Some(parent)) = (&self.partial, &self.parent) {
+            let (owner, mode, dir_mode) = (self.ownership.owner, self.ownership.mode, self.ownership.dir_mode());
             let cannot = || {
-                format!("cannot move the trace into place at {} (it is in {})", self.final_path.display(), partial.display())
+                format!("cannot move the trace into place at {} (it is in {})", self.final_path.display(), partial.path.display())
             };
-            let earlier = std::fs::symlink_metadata(&self.final_path).ok();
+            if let Held::Dir(dir) = &partial.held {
+                dir.hand_over_tree(owner, mode, dir_mode).with_context(cannot)?;
+            }
+            if !parent.holds(&partial.name, partial.id) {
+                // whatever now has its name is not this recording: neither moved nor removed
+                self.committed = true;
+                self.hand_over_partial()?;
+                bail!(
+                    "cannot move the trace into place at {}: {} was renamed or replaced while recording (by the command, or another \
+                     process of its user); the recording is left wherever it was moved",
+                    self.final_path.display(),
+                    partial.path.display()
+                );
+            }
+            let earlier = parent.stat_at(&self.final_name).with_context(cannot)?;
+            let earlier_is_dir = earlier.as_ref().is_some_and(|s| held_dir::kind_name(s) == "a directory");
             match earlier {
-                Some(meta) if meta.is_dir() || self.layout == Layout::Directory => {
-                    exchange(partial, &self.final_path).with_context(cannot)?;
-                    // the earlier recording now sits at the partial name
-                    let removed = if meta.is_dir() { std::fs::remove_dir_all(partial) } else { std::fs::remove_file(partial) };
+                Some(stat) if earlier_is_dir || self.layout == Layout::Directory => {
+                    parent.exchange(&partial.name, &self.final_name).with_context(cannot)?;
+                    // the earlier recording now sits at the partial name, unless it was swapped meanwhile
+                    let removed = if parent.holds(&partial.name, (stat.st_dev, stat.st_ino)) {
+                        parent.remove_tree(&partial.name)
+                    } else {
+                        Err(std::io::Error::other("it was replaced as it was being moved"))
+                    };
                     if let Err(e) = removed {
-                        eprintln!("launchgap-record: could not remove the earlier {} (now {}): {e}", self.final_path.display(), partial.display());
+                        eprintln!("launchgap-record: could not remove the earlier {} (now {}): {e}", self.final_path.display(), partial.path.display());
                     }
                 }
-                _ => std::fs::rename(partial, &self.final_path).with_context(cannot)?,
+                _ => parent.rename(&partial.name, &self.final_name).with_context(cannot)?,
             }
         }
         self.committed = true;
-        Ok(())
+        self.hand_over_partial()
     }
-}
 
-/// Swaps two paths atomically (renameat2 RENAME_EXCHANGE, Linux 3.15+).
-fn exchange(a: &Path, b: &Path) -> std::io::Result<()> {
-    let a = CString::new(a.as_os_str().as_bytes())?;
-    let b = CString::new(b.as_os_str().as_bytes())?;
-    // SAFETY: two NUL-terminated paths relative to the working directory.
-    let rc = unsafe { libc::renameat2(libc::AT_FDCWD, a.as_ptr(), libc::AT_FDCWD, b.as_ptr(), libc::RENAME_EXCHANGE) };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(std::io::Error::last_os_error())
+    /// The recording itself to its owner, with its mode.
+    fn hand_over_partial(&self) -> Result<()> {
+        let Some(partial) = &self.partial else { return Ok(()) };
+        let (owner, mode) = (self.ownership.owner, self.ownership.mode);
+        match &partial.held {
+            Held::Dir(dir) => dir.hand_over(owner, self.ownership.dir_mode()),
+            Held::File(file) => held_dir::hand_over(file, owner, mode),
+        }
+        .with_context(|| format!("handing {} to its owner", self.final_path.display()))
     }
 }
 
@@ -302,11 +414,15 @@ impl Drop for TraceOutput {
     /// A recording that never began leaves nothing behind.
     fn drop(&mut self) {
         if !self.committed {
-            if let Some(partial) = &self.partial {
-                let _ = match self.layout {
-                    Layout::File => std::fs::remove_file(partial),
-                    Layout::Directory => std::fs::remove_dir_all(partial),
-                };
+            if let (Some(partial), Some(parent)) = (&self.partial, &self.parent) {
+                if parent.holds(&partial.name, partial.id) {
+                    let _ = parent.remove_tree(&partial.name);
+                } else if let Held::Dir(dir) = &partial.held {
+                    // moved away: empty it through its handle (its owner can remove an empty folder)
+                    for name in dir.entries().unwrap_or_default() {
+                        let _ = dir.remove_tree(&name);
+                    }
+                }
             }
         }
         drop(self.lock.take());
@@ -396,6 +512,7 @@ impl Write for StopAtFirstError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::fs::PermissionsExt;
 
     fn scratch(name: &str) -> PathBuf {
         let dir = std::env::temp_dir().join(format!("launchgap-output-{name}-{}", std::process::id()));

@@ -2464,6 +2464,27 @@ pub mod collector_frame {
     pub const LOST: u16 = 8;
 }
 
+/// No collector file grows past this many bytes ([collector] file_bytes + staging_bytes).
+pub const COLLECTOR_MAX_FILE: u64 = 67174400;
+
+/// Why ROW, decoded from a frame in the channel file of process FILE_PID, is not one that process's
+/// collector sends ([collector] values; a `pid` that is not the file's); None when it may be.
+pub fn collector_frame_refusal(row: &Row, file_pid: u32) -> Option<&'static str> {
+    match row {
+        Row::GpuKernel(r) if r.pid != file_pid => Some("its pid is not its file's"),
+        Row::GpuGraph(r) if r.pid != file_pid => Some("its pid is not its file's"),
+        Row::GpuMemcpy(r) if r.pid != file_pid => Some("its pid is not its file's"),
+        Row::GpuMemset(r) if r.pid != file_pid => Some("its pid is not its file's"),
+        Row::GpuSync(r) if r.pid != file_pid => Some("its pid is not its file's"),
+        Row::GpuApi(r) if r.pid != file_pid => Some("its pid is not its file's"),
+        Row::GpuCollector(r) if r.pid != file_pid => Some("its pid is not its file's"),
+        Row::GpuCollector(r) if !COLLECTOR_STATE_NAMES.contains(&r.state) => Some("its state is not one its collector sends"),
+        Row::Lost(r) if !["gpu_activity"].contains(&r.lost_event) => Some("its lost_event is not one its collector sends"),
+        Row::GpuKernel(_) | Row::GpuGraph(_) | Row::GpuMemcpy(_) | Row::GpuMemset(_) | Row::GpuSync(_) | Row::GpuApi(_) | Row::GpuCollector(_) | Row::Lost(_) => None,
+        _ => Some("not a kind the collector sends"),
+    }
+}
+
 /// Decodes a collector frame's payload into its row: None for an unknown frame id, a
 /// payload too short or too long for its kind, a flag byte other than 0 or 1, or text that is not UTF-8.
 pub fn decode_collector_frame(frame: u16, payload: &[u8]) -> Option<Row<'_>> {

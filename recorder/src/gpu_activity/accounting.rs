@@ -87,7 +87,8 @@ impl GpuAccounting {
             Row::GpuGraph(r) => self.by_pid.entry(r.pid).or_default().executions += 1,
             Row::Lost(r) if r.lost_event == "gpu_activity" => {
                 if let Some(pid) = r.detail.and_then(dropped_by) {
-                    self.by_pid.entry(pid).or_default().dropped += r.lost_count;
+                    let process = self.by_pid.entry(pid).or_default();
+                    process.dropped = process.dropped.saturating_add(r.lost_count);
                 }
             }
             Row::GpuCollector(r) => {
@@ -107,7 +108,7 @@ impl GpuAccounting {
     pub fn losses(&self) -> Vec<Loss> {
         let mut out = Vec::new();
         for (&pid, p) in &self.by_pid {
-            let missing = p.launches.saturating_sub(p.gpu_executions() + p.dropped);
+            let missing = p.launches.saturating_sub(p.gpu_executions().saturating_add(p.dropped));
             if missing == 0 {
                 continue;
             }

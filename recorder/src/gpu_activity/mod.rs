@@ -13,10 +13,12 @@
 
 pub mod accounting;
 pub mod channel;
+pub mod frame_gate;
 pub mod preflight;
 
+use std::ffi::OsStr;
 use std::io::Write;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
@@ -24,6 +26,8 @@ use serde_json::{json, Value};
 
 use launchgap_record::discover;
 
+use crate::held_dir::{self, HeldDir};
+use crate::output::TraceOutput;
 use crate::spawn::RunAs;
 use crate::trace_writer::Format;
 
@@ -107,28 +111,36 @@ pub fn plan(
 /// The channel made for one recording.
 #[derive(Debug)]
 pub struct Channel {
+    /// its path, for the collectors (they reach it by name)
     pub dir: PathBuf,
+    /// the channel, held since it was made: the recorder reads and removes what is in it
+    /// through this handle only (the command's user owns it, and everything in it)
+    pub held: HeldDir,
     pub collector: PathBuf,
 }
 
-/// Makes the channel inside TRACE_DIR (the trace being written), owned by the command's
-/// user (its collectors write there), and puts the collector in it.
-pub fn open_channel(trace_dir: &Path, run_as: Option<&RunAs>, plan: &Plan) -> Result<Channel> {
-    let dir = trace_dir.join(CHANNEL_DIR);
-    std::fs::DirBuilder::new().mode(0o700).create(&dir).with_context(|| format!("creating {}", dir.display()))?;
+/// Makes the channel inside the trace being written, owned by the command's user (its
+/// collectors write there), and puts the collector in it. The trace directory itself stays
+/// root's: the user may pass through it to the channel, and do nothing else there.
+pub fn open_channel(output: &TraceOutput, run_as: Option<&RunAs>, plan: &Plan) -> Result<Channel> {
+    let trace = output.directory()?;
+    let dir = output.writing_to().join(CHANNEL_DIR);
+    let held = trace.make_dir(OsStr::new(CHANNEL_DIR), 0o700).with_context(|| format!("creating {}", dir.display()))?;
     if let Some(user) = run_as {
-        std::os::unix::fs::lchown(&dir, Some(user.uid), Some(user.gid))
+        held_dir::hand_over(&held, Some((user.uid, user.gid)), 0o700)
             .with_context(|| format!("handing {} to uid {}", dir.display(), user.uid))?;
     }
+    output.let_collectors_through()?;
     let collector = match &plan.collector_override {
         Some(path) => path.canonicalize().with_context(|| format!("--gpu-collector {}", path.display()))?,
         None => {
-            let path = dir.join(COLLECTOR_FILE);
-            write_collector(&path)?;
-            path
+            let mut file = held.create_file(OsStr::new(COLLECTOR_FILE), 0o755).with_context(|| format!("writing {}/{COLLECTOR_FILE}", dir.display()))?;
+            held_dir::hand_over(&file, None, 0o755)?;
+            file.write_all(COLLECTOR).with_context(|| format!("writing {}/{COLLECTOR_FILE}", dir.display()))?;
+            dir.join(COLLECTOR_FILE)
         }
     };
-    Ok(Channel { dir, collector })
+    Ok(Channel { dir, held, collector })
 }
 
 /// Writes the built-in collector to PATH (a new file: nothing there is replaced or followed).

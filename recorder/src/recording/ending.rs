@@ -164,8 +164,11 @@ pub fn close_trace(
 /// unless nothing at all reached the disk (dropped, the partial is removed).
 pub fn commit(output: TraceOutput, gpu_channel: Option<&gpu_activity::Channel>, keep: bool) -> Result<()> {
     if let Some(channel) = gpu_channel {
-        // the channel is the collectors', not the trace's
-        let _ = std::fs::remove_dir_all(&channel.dir);
+        // the channel is the collectors', not the trace's: removed through the trace's
+        // handle (its contents are the command's user's, read as hostile: held_dir.rs)
+        if let Err(e) = output.directory().and_then(|trace| Ok(trace.remove_tree(std::ffi::OsStr::new(gpu_activity::CHANNEL_DIR))?)) {
+            eprintln!("launchgap-record: could not remove the collector channel {}: {e:#}", channel.dir.display());
+        }
     }
     if !keep {
         drop(output);
@@ -198,6 +201,12 @@ pub fn tell(config: &RecordConfig, ending: &Ending) {
         if report.gpu_lost > 0 {
             config.say(format!("warning: the GPU work of {} launches never arrived (the trace's lost rows say why)", report.gpu_lost));
         }
+    }
+    if let Some(report) = ending.report.as_ref().filter(|r| r.frames_refused > 0) {
+        config.say(format!(
+            "warning: {} frames in the GPU collector channel were not believed and left out (the trace's lost rows say why)",
+            report.frames_refused
+        ));
     }
     if let Some(report) = ending.report.as_ref().filter(|r| r.undecodable > 0) {
         eprintln!("launchgap-record: {} records could not be decoded", report.undecodable);

@@ -42,7 +42,7 @@ pub fn run(config: RecordConfig) -> Result<i32> {
     // (set after the command is forked, so the command keeps its own policy;
     // the writer thread spawned next inherits it).
     become_background_batch_work();
-    let writer = setup::start_writer(&config, &prepared, &meta, start_ns)?;
+    let writer = setup::start_writer(&config, &prepared, &meta, start_ns, guard.command_pid())?;
     writer.send(ToWriter::Cgroups { now_ns: start_ns, cgroups: cgroups_at_start });
     setup::announce(&config, &prepared, guard.command_pid(), &attached);
 
@@ -70,5 +70,5 @@ pub fn run(config: RecordConfig) -> Result<i32> {
 fn channel_reader(prepared: &Prepared) -> Option<ChannelReader> {
     // SAFETY: geteuid has no preconditions.
     let owner = prepared.run_as.as_ref().map_or_else(|| unsafe { libc::geteuid() }, |r| r.uid);
-    prepared.gpu_channel.as_ref().map(|c| ChannelReader::new(&c.dir, owner))
+    prepared.gpu_channel.as_ref().and_then(|c| c.held.try_clone().ok()).map(|dir| ChannelReader::new(dir, owner))
 }

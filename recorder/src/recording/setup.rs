@@ -18,6 +18,7 @@ use launchgap_record::probe_report::Probe;
 
 use crate::cgroup_rows::Hierarchies;
 use crate::drain::STOP_SIGNALS;
+use crate::gpu_activity::frame_gate::{descends_from_proc, FrameGate};
 use crate::gpu_activity::{self, accounting::GpuAccounting};
 use crate::output::{self, Layout, Ownership, TraceOutput};
 use crate::record_config::RecordConfig;
@@ -65,7 +66,7 @@ pub fn prepare(config: &RecordConfig) -> Result<Prepared> {
     let output = TraceOutput::prepare(&config.output, ownership, layout)?;
     // the collector channel lives in the trace being written (format 2: a directory)
     let gpu_channel = match &gpu_plan {
-        Some(plan) => Some(gpu_activity::open_channel(output.writing_to(), run_as.as_ref(), plan)?),
+        Some(plan) => Some(gpu_activity::open_channel(&output, run_as.as_ref(), plan)?),
         None => None,
     };
     let earlier = (output.writing_to() != output.final_path() && std::fs::symlink_metadata(output.final_path()).is_ok())
@@ -212,19 +213,27 @@ pub fn trace_meta<'a>(
 /// Writes meta.json (format 1: the stream's first batch) and starts the
 /// writer thread. A disk too full for even that is said as the recording's
 /// ending would say it.
-pub fn start_writer(config: &RecordConfig, prepared: &Prepared, meta: &TraceMeta, start_ns: u64) -> Result<RunningWriter> {
+pub fn start_writer(
+    config: &RecordConfig,
+    prepared: &Prepared,
+    meta: &TraceMeta,
+    start_ns: u64,
+    command_pid: Option<i32>,
+) -> Result<RunningWriter> {
     let meta = serde_json::to_string(meta)?;
     let output = &prepared.output;
     let created = match config.format {
         Format::One => output.file().and_then(|file| Format1Writer::create(file, meta)).map(|w| Box::new(w) as Box<dyn TraceSink>),
-        Format::Two => Format2Writer::create(output.writing_to(), output.ownership(), &meta)
-            .map(|w| Box::new(w) as Box<dyn TraceSink>),
+        Format::Two => output.directory().and_then(|dir| Format2Writer::create(dir, &meta)).map(|w| Box::new(w) as Box<dyn TraceSink>),
     };
     let sink = created.map_err(|e| match output::write_failure(&e, &config.output) {
         Some(reason) => anyhow!("{}", output::failed_write_ending(&format!("{reason:#}"), 0, prepared.earlier.as_deref()).line),
         None => e,
     })?;
-    let gpu = prepared.gpu_plan.as_ref().map(|_| GpuAccounting::default());
+    let gpu = match (&prepared.gpu_plan, command_pid) {
+        (Some(_), Some(root)) => Some((GpuAccounting::default(), FrameGate::new(root as u32, Box::new(descends_from_proc)))),
+        _ => None,
+    };
     Ok(RunningWriter::start(WriterJob { sink, gpu, start_ns })?)
 }
 

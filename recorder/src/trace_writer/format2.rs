@@ -16,10 +16,8 @@
 //! it; each segment is sorted by time (rows arrive per CPU and per staged
 //! launch batch, and deltas of a sorted timestamp column are small).
 
-use std::fs::OpenOptions;
+use std::ffi::OsStr;
 use std::io::Write;
-use std::os::unix::fs::OpenOptionsExt;
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
@@ -34,7 +32,8 @@ use parquet::file::metadata::KeyValue;
 use parquet::schema::types::ColumnPath;
 
 use super::TraceSink;
-use crate::output::Ownership;
+use crate::held_dir::HeldDir;
+use crate::output::{WRITING_DIR_MODE, WRITING_FILE_MODE};
 use crate::schema::{
     kind_fields, written_columns, ColumnEncoding, Kind, KindBuilders, Row, END_FILE, FORMAT_NAME, FORMAT_VERSION,
     META_FILE, PARTIAL_SUFFIX, SEGMENT_DIGITS, SEGMENT_ROWS, SEGMENT_SUFFIX,
@@ -44,13 +43,13 @@ use crate::schema::{
 const ZSTD_LEVEL: i32 = 1;
 
 pub struct Format2Writer {
-    dir: PathBuf,
-    ownership: Ownership,
+    /// the trace directory being written, held since it was made (held_dir.rs)
+    dir: HeldDir,
+    /// by Kind as usize: its subdirectory, once made
+    kind_dirs: Vec<Option<HeldDir>>,
     builders: KindBuilders,
     /// the number the next segments get
     segment: u64,
-    /// by Kind as usize: its subdirectory exists
-    made: Vec<bool>,
     schemas: Vec<SchemaRef>,
     properties: Vec<WriterProperties>,
     /// rows in segments written completely
@@ -103,24 +102,19 @@ fn sorted_by_time(batch: RecordBatch) -> Result<RecordBatch> {
     Ok(arrow_select::take::take_record_batch(&batch, &UInt32Array::from(order))?)
 }
 
-/// Writes BYTES to DIR/NAME through a hidden partial name: created new, owned
-/// and moded as asked, synced, then renamed. On failure nothing is left.
-pub fn write_complete_file(dir: &Path, name: &str, bytes: &[u8], ownership: &Ownership) -> std::io::Result<()> {
-    let partial = dir.join(partial_name(name));
+/// Writes BYTES to NAME in DIR through a hidden partial name: created new (never
+/// through a link), the recorder's own until the trace is complete, synced, then renamed.
+/// On failure nothing is left.
+pub fn write_complete_file(dir: &HeldDir, name: &str, bytes: &[u8]) -> std::io::Result<()> {
+    let partial = partial_name(name);
     let written = (|| {
-        let mut file = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(ownership.mode)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(&partial)?;
-        ownership.apply_to_file(&file)?;
+        let mut file = dir.create_file(OsStr::new(&partial), WRITING_FILE_MODE)?;
         file.write_all(bytes)?;
         file.sync_data()?;
-        std::fs::rename(&partial, dir.join(name))
+        dir.rename(OsStr::new(&partial), OsStr::new(name))
     })();
     if written.is_err() {
-        let _ = std::fs::remove_file(&partial);
+        let _ = dir.unlink(OsStr::new(&partial));
     }
     written
 }
@@ -128,14 +122,13 @@ pub fn write_complete_file(dir: &Path, name: &str, bytes: &[u8], ownership: &Own
 impl Format2Writer {
     /// Writes meta.json into DIR (the partial trace directory): a disk with no
     /// room fails here, before anything is traced.
-    pub fn create(dir: &Path, ownership: Ownership, metadata_json: &str) -> Result<Self> {
-        write_complete_file(dir, META_FILE, metadata_json.as_bytes(), &ownership).context("writing the trace's metadata")?;
+    pub fn create(dir: HeldDir, metadata_json: &str) -> Result<Self> {
+        write_complete_file(&dir, META_FILE, metadata_json.as_bytes()).context("writing the trace's metadata")?;
         Ok(Self {
-            dir: dir.to_path_buf(),
-            ownership,
+            dir,
+            kind_dirs: Kind::ALL.iter().map(|_| None).collect(),
             builders: KindBuilders::new(),
             segment: 1,
-            made: vec![false; Kind::ALL.len()],
             schemas: Kind::ALL.iter().map(|&k| Arc::new(Schema::new(kind_fields(k)))).collect(),
             properties: Kind::ALL.iter().map(|&k| properties(k)).collect(),
             rows_on_disk: 0,
@@ -153,17 +146,12 @@ impl Format2Writer {
         Ok(writer.into_inner()?)
     }
 
-    fn kind_dir(&mut self, kind: Kind) -> std::io::Result<PathBuf> {
-        let dir = self.dir.join(kind.name());
-        if !self.made[kind as usize] {
-            match std::fs::create_dir(&dir) {
-                Ok(()) => self.ownership.apply_to_dir(&dir)?,
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-                Err(e) => return Err(e),
-            }
-            self.made[kind as usize] = true;
+    fn kind_dir(&mut self, kind: Kind) -> std::io::Result<&HeldDir> {
+        let slot = &mut self.kind_dirs[kind as usize];
+        if slot.is_none() {
+            *slot = Some(self.dir.make_dir(OsStr::new(kind.name()), WRITING_DIR_MODE)?);
         }
-        Ok(dir)
+        Ok(slot.as_ref().expect("made above"))
     }
 }
 
@@ -186,7 +174,7 @@ impl TraceSink for Format2Writer {
             }
             let bytes = self.encode(kind).with_context(|| format!("encoding a {} segment", kind.name()))?;
             let dir = self.kind_dir(kind).context("writing a segment")?;
-            write_complete_file(&dir, &name, &bytes, &self.ownership).context("writing a segment")?;
+            write_complete_file(dir, &name, &bytes).context("writing a segment")?;
             self.rows_on_disk += rows;
             wrote = true;
         }
@@ -200,7 +188,7 @@ impl TraceSink for Format2Writer {
     fn finish(&mut self, _end_ns: u64, summary: &serde_json::Value) -> Result<()> {
         self.flush()?;
         let text = serde_json::to_string_pretty(summary)?;
-        write_complete_file(&self.dir, END_FILE, text.as_bytes(), &self.ownership).context("writing the closing summary")?;
+        write_complete_file(&self.dir, END_FILE, text.as_bytes()).context("writing the closing summary")?;
         Ok(())
     }
 
@@ -215,7 +203,7 @@ mod tests {
     use crate::schema::{LaunchRow, LostRow};
     use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
-    fn scratch(name: &str) -> PathBuf {
+    fn scratch(name: &str) -> std::path::PathBuf {
         let dir = std::env::temp_dir().join(format!("launchgap-format2-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
@@ -229,8 +217,8 @@ mod tests {
     #[test]
     fn segments_are_per_kind_sorted_by_time_and_only_complete_ones_are_visible() {
         let dir = scratch("segments");
-        let mine = Ownership { owner: None, mode: 0o600 };
-        let mut writer: Box<dyn TraceSink> = Box::new(Format2Writer::create(&dir, mine, "{\"start_ns\": 1}").unwrap());
+        let held = HeldDir::open(&dir).unwrap();
+        let mut writer: Box<dyn TraceSink> = Box::new(Format2Writer::create(held, "{\"start_ns\": 1}").unwrap());
         for (ts, tid) in [(30, 2), (10, 1), (20, 1), (20, 2)] {
             writer.push(&launch(ts, tid));
         }

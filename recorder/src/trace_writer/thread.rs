@@ -11,7 +11,8 @@ use anyhow::{anyhow, bail, Result};
 use serde_json::json;
 
 use crate::gpu_activity::accounting::GpuAccounting;
-use crate::gpu_activity::channel::{Damage, FRAME_HEADER};
+use crate::gpu_activity::channel::{Damage, FileFrames, FRAME_HEADER};
+use crate::gpu_activity::frame_gate::FrameGate;
 use crate::losses::Unrecorded;
 use crate::records;
 use crate::schema::{self, end_key, LostRow, Row, RECORD_NAMES, WRITER_THREAD_NAME};
@@ -21,8 +22,8 @@ use crate::trace_writer::TraceSink;
 pub enum ToWriter {
     /// Length-prefixed raw records, as drained.
     Records(Vec<u8>),
-    /// Complete collector-channel frames (header and payload each), as read.
-    CollectorFrames(Vec<u8>),
+    /// Complete collector-channel frames (header and payload each), as read, file by file.
+    CollectorFrames(Vec<FileFrames>),
     /// What the channel held that could not be read.
     ChannelDamage { now_ns: u64, damage: Vec<Damage> },
     /// New drops: (record type, cpu, count since the last sample), over [since, now].
@@ -43,6 +44,8 @@ pub struct WriterReport {
     pub gpu_failures: Vec<(u32, String)>,
     /// launches whose GPU work never arrived
     pub gpu_lost: u64,
+    /// collector frames not believed (frame_gate.rs)
+    pub frames_refused: u64,
 }
 
 /// The writer stopped on an error (a full disk): what it says, and how many
@@ -70,16 +73,22 @@ struct Counted<'a> {
     gpu: Option<GpuAccounting>,
     /// the sum of every lost row's count: end.json's lost_events
     lost: u64,
+    /// with GPU activity: which collector frames are believed
+    gate: Option<FrameGate>,
 }
 
 impl Counted<'_> {
     fn push(&mut self, row: &Row) {
         self.by_kind[row.kind() as usize] += 1;
         if let Row::Lost(lost) = row {
-            self.lost += lost.lost_count;
+            // a count can be as large as a u64 holds: the sum stays at the top, never wraps
+            self.lost = self.lost.saturating_add(lost.lost_count);
         }
         if let Some(gpu) = &mut self.gpu {
             gpu.observe(row);
+        }
+        if let Some(gate) = &mut self.gate {
+            gate.observe(row);
         }
         self.sink.push(row);
     }
@@ -97,7 +106,8 @@ impl Counted<'_> {
 /// The writer's job: what it writes into, and whether it accounts for GPU activity.
 pub struct WriterJob {
     pub sink: Box<dyn TraceSink>,
-    pub gpu: Option<GpuAccounting>,
+    /// with GPU activity: launches against GPU work, and the gate the collectors' frames pass
+    pub gpu: Option<(GpuAccounting, FrameGate)>,
     /// when tracing started: losses found at the end happened since
     pub start_ns: u64,
 }
@@ -138,14 +148,24 @@ pub fn writer_thread(job: WriterJob, inbox: mpsc::Receiver<ToWriter>) -> Result<
     written.map_err(|error| WriterFailure { error, rows_on_disk: sink.rows_on_disk() })
 }
 
-fn write_all(sink: &mut dyn TraceSink, gpu: Option<GpuAccounting>, start_ns: u64, inbox: mpsc::Receiver<ToWriter>) -> Result<WriterReport> {
-    let counted = Counted { sink, by_kind: [0; schema::Kind::ALL.len()], gpu, lost: 0 };
+fn write_all(
+    sink: &mut dyn TraceSink,
+    gpu: Option<(GpuAccounting, FrameGate)>,
+    start_ns: u64,
+    inbox: mpsc::Receiver<ToWriter>,
+) -> Result<WriterReport> {
+    let (gpu, gate) = gpu.unzip();
+    let counted = Counted { sink, by_kind: [0; schema::Kind::ALL.len()], gpu, lost: 0, gate };
     let mut writer = Writer { counted, start_ns, undecodable: 0, last_flush: Instant::now() };
     loop {
         // the drain sends at every poll that found records; no timer of our own to wake us
         match inbox.recv() {
             Ok(ToWriter::Records(buffer)) => writer.records(&buffer)?,
-            Ok(ToWriter::CollectorFrames(frames)) => writer.collector_frames(&frames)?,
+            Ok(ToWriter::CollectorFrames(files)) => {
+                for file in files {
+                    writer.collector_frames(file.pid, &file.frames)?;
+                }
+            }
             Ok(ToWriter::Cgroups { now_ns, cgroups }) => writer.cgroups(now_ns, cgroups),
             Ok(ToWriter::ChannelDamage { now_ns, damage }) => writer.channel_damage(now_ns, &damage),
             Ok(ToWriter::Lost { now_ns, since_ns, drops }) => writer.drops(now_ns, since_ns, drops),
@@ -204,16 +224,16 @@ impl Writer<'_> {
         Ok(())
     }
 
-    /// Collector frames (a little-endian payload length, then the frame type), each one row.
-    fn collector_frames(&mut self, frames: &[u8]) -> Result<()> {
+    /// Collector frames from the file of process PID (a little-endian payload length, then
+    /// the frame type), each one row if the gate believes it (frame_gate.rs).
+    fn collector_frames(&mut self, pid: u32, frames: &[u8]) -> Result<()> {
         let mut at = 0;
         while at + FRAME_HEADER <= frames.len() {
             let payload = u32::from_le_bytes(frames[at..at + 4].try_into().unwrap()) as usize;
             let frame = u16::from_le_bytes([frames[at + 4], frames[at + 5]]);
             let body = &frames[at + FRAME_HEADER..at + FRAME_HEADER + payload];
-            match schema::decode_collector_frame(frame, body) {
-                Some(row) => self.counted.push(&row),
-                None => self.undecodable += 1,
+            if let Some(row) = self.counted.gate.as_mut().and_then(|gate| gate.admit(pid, frame, body)) {
+                self.counted.push(&row);
             }
             at += FRAME_HEADER + payload;
             self.flush_if_full()?;
@@ -267,6 +287,7 @@ impl Writer<'_> {
     fn end(mut self, now_ns: u64, mut summary: serde_json::Value) -> Result<WriterReport> {
         let mut gpu_failures = Vec::new();
         let mut gpu_lost = 0;
+        let mut frames_refused = 0;
         if let Some(gpu) = self.counted.gpu.take() {
             for loss in gpu.losses() {
                 self.counted.push(&Row::Lost(LostRow {
@@ -280,7 +301,20 @@ impl Writer<'_> {
             }
             summary[end_key::GPU_ACTIVITY] = gpu.summary();
             gpu_failures = gpu.failures();
-            gpu_lost = gpu.losses().iter().map(|l| l.count).sum();
+            gpu_lost = gpu.losses().iter().fold(0u64, |sum, l| sum.saturating_add(l.count));
+        }
+        if let Some(gate) = self.counted.gate.take() {
+            for (count, detail) in gate.refusals() {
+                self.counted.push(&Row::Lost(LostRow {
+                    ts_ns: now_ns,
+                    cpu: None,
+                    lost_event: "gpu_activity",
+                    lost_count: count,
+                    since_ns: self.start_ns,
+                    detail: Some(&detail),
+                }));
+            }
+            frames_refused = gate.refused();
         }
         summary[end_key::LOST_EVENTS] = json!(self.counted.lost);
         let rows_by_kind = self.counted.rows_by_kind();
@@ -291,7 +325,7 @@ impl Writer<'_> {
         self.counted.sink.flush()?;
         summary[end_key::CPU_NS]["writer"] = json!(thread_cpu_ns());
         self.counted.sink.finish(now_ns, &summary)?;
-        Ok(WriterReport { rows, rows_by_kind, undecodable: self.undecodable, gpu_failures, gpu_lost })
+        Ok(WriterReport { rows, rows_by_kind, undecodable: self.undecodable, gpu_failures, gpu_lost, frames_refused })
     }
 }
 
