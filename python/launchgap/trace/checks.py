@@ -3,11 +3,14 @@ bit, random bytes, a copy cut short) gives one clear line, never a traceback, a
 crash or quietly wrong numbers:
 - the metadata JSON and the types of the keys the analysis relies on;
 - every row's values against the trace itself: timestamps inside its span,
-  CPU numbers within its topology, task ids no kernel gives, durations no
-  longer than the trace. A few impossible rows are left out and counted;
-  many mean the trace's own start, end or topology is damaged, and the file
-  is refused. Which column is a time, a CPU, a task or a duration comes from
-  the schema (each column's `role`).
+  an end no earlier than its start (GPU work, API calls), CPU numbers within its
+  topology, task ids no kernel gives, durations no longer than the trace. A few
+  impossible rows are left out and counted; many mean the trace's own start, end
+  or topology is damaged, and the file is refused. Which column is a time, a CPU,
+  a task or a duration comes from the schema (each column's `role`);
+- the GPU rows' correlation ids, which join GPU work to the call that made it
+  (`correlation_damage`): an id repeated within a kind, or an execution whose id
+  no API call of its process holds, cannot be right, and its rows are left out.
 """
 
 from __future__ import annotations
@@ -167,7 +170,12 @@ def impossible_rows(columns: set[str], bounds: Bounds) -> pl.Expr:
         checks.append(ts > end + SPAN_SLACK_NS)
     for name in sorted(columns):
         role = ROLES.get(name)
-        if role == "cpu" and bounds.n_cpus is not None:
+        if role == "time" and name != "ts_ns":
+            # the end of an interval (GPU work, an API call): not before its start, not after the trace's end
+            checks.append(pl.col(name) < pl.col("ts_ns"))
+            if end is not None:
+                checks.append(pl.col(name).cast(pl.Float64) > end + SPAN_SLACK_NS)
+        elif role == "cpu" and bounds.n_cpus is not None:
             # a task's CPU the kernel's layout did not let the recorder read is unknown, not impossible
             known = pl.col(name) != TASK_CPU_UNKNOWN if name != "cpu" else pl.lit(True)
             checks.append((pl.col(name) >= bounds.n_cpus) & known)
@@ -208,8 +216,74 @@ class ImpossibleRows:
             return []
         span = (f"{bounds.start_ns}..{bounds.end_ns}" if bounds.end_ns is not None else f"from {bounds.start_ns}")
         what = (f"{self.bad:,} of {self.total:,} rows hold values the trace rules out (timestamps outside its span "
-                f"{span} ns, CPU numbers beyond its {bounds.n_cpus} CPUs, task ids above the kernel's limit, or "
-                f"durations longer than the trace; {self.example})")
+                f"{span} ns, ends before starts, CPU numbers beyond its {bounds.n_cpus} CPUs, task ids above the "
+                f"kernel's limit, or durations longer than the trace; {self.example})")
         if self.bad > max(MAX_DROPPED_ROWS, MAX_DROPPED_SHARE * self.total):
             raise TraceError(f"{path}: damaged trace: {what}: its start, end or topology must be damaged")
         return [f"{what}; they were left out"]
+
+
+# Each row of these kinds is one call or one piece of GPU work, with an id of its own within its process (CUPTI's
+# correlation id); a graph traced node by node is the exception: its nodes share the launch's.
+OWN_CORRELATION = (Event.GPU_API, Event.GPU_KERNEL, Event.GPU_GRAPH, Event.GPU_MEMCPY, Event.GPU_MEMSET)
+# Executions: made only by launch calls, which the collector always records (collector/cupti_collector.c kept_calls)
+EXECUTIONS = (Event.GPU_KERNEL, Event.GPU_GRAPH)
+
+
+def correlation_key() -> pl.Expr:
+    """(pid, correlation_id) as one u64."""
+    return pl.col("pid").cast(pl.UInt64) * (1 << 32) + pl.col("correlation_id").cast(pl.UInt64)
+
+
+def _alone(kind: Event) -> pl.Expr:
+    """The rows of KIND that must have an id of their own (a graph's nodes share theirs)."""
+    return pl.col("graph_id").is_null() if kind is Event.GPU_KERNEL else pl.lit(True)
+
+
+def correlation_damage(scan, recorded_gpu_activity: bool) -> tuple[dict[Event, pl.Expr], list[str]]:
+    """Rows whose correlation id cannot be right, found over the whole trace (SCAN(kind): its rows, lazily):
+    - an id that several rows of one kind hold in one process (every call, kernel launched alone, graph, copy and
+      memset has its own): all of them are left out, none can be told the right one;
+    - in a recording made with GPU activity, a kernel or graph whose id no API call of its process holds: every
+      launch call is recorded, so the id points nowhere; a process whose collector said CUPTI dropped records is
+      spared (the call's record may be among them).
+    Returns, per kind, an expression for the rows to leave out, and the damage in words."""
+    drop: dict[Event, pl.Expr] = {}
+    damage: list[str] = []
+    repeated: dict[Event, pl.Series] = {}
+    for kind in OWN_CORRELATION:
+        keys = (scan(kind).filter(_alone(kind)).select(correlation_key().alias("key"))
+                .group_by("key").len().filter(pl.col("len") > 1).collect())
+        if keys.height:
+            repeated[kind] = keys["key"]
+            rows = int(keys["len"].sum())
+            first = int(keys["key"].min())
+            damage.append(f"{rows:,} {kind.value} rows share {keys.height:,} correlation ids within their process "
+                          f"(e.g. pid {first >> 32}, id {first & 0xFFFFFFFF}), which each {kind.value} row has "
+                          f"alone; they were left out")
+    dangling: dict[Event, pl.Series] = {}
+    if recorded_gpu_activity:
+        api = scan(Event.GPU_API).select(correlation_key().alias("key"), "pid")
+        dropped = (scan(Event.LOST).filter(pl.col("detail").str.contains('"cupti_dropped"', literal=True))
+                   .select(pl.col("detail").str.json_path_match("$.pid").cast(pl.UInt32, strict=False).alias("pid")))
+        with_calls = api.select("pid").unique().join(dropped.unique(), on="pid", how="anti")
+        for kind in EXECUTIONS:
+            keys = (scan(kind).select(correlation_key().alias("key"), "pid")
+                    .join(with_calls, on="pid", how="semi").join(api.select("key"), on="key", how="anti")
+                    .select("key").unique().collect())
+            if keys.height:
+                dangling[kind] = keys["key"]
+                first = int(keys["key"].min())
+                damage.append(f"{kind.value} rows with {keys.height:,} correlation ids that no API call of their "
+                              f"process holds (e.g. pid {first >> 32}, id {first & 0xFFFFFFFF}): every launch call is "
+                              f"recorded, so these point nowhere; they were left out")
+    for kind in OWN_CORRELATION:
+        parts = []
+        if kind in repeated:
+            parts.append(_alone(kind) & correlation_key().is_in(repeated[kind].implode()))
+        if kind in dangling:
+            parts.append(correlation_key().is_in(dangling[kind].implode()))
+        if parts:
+            drop[kind] = pl.any_horizontal(parts)
+    return drop, damage
+

@@ -40,7 +40,8 @@ import pyarrow.parquet as pq
 
 from launchgap.inputs import MAX_JSON_BYTES, InputError, excerpt, kind_of, read_regular_bytes
 from launchgap.trace.checks import (
-    Bounds, ImpossibleRows, check_version, count_damage, impossible_rows, parse_meta, parse_summary, reason,
+    OWN_CORRELATION, Bounds, ImpossibleRows, check_version, correlation_damage, count_damage, impossible_rows,
+    parse_meta, parse_summary, reason,
 )
 from launchgap.trace.columns import ARROW_TYPES, POLARS_TYPES, conform
 from launchgap.trace.model import ParquetTables, Trace, TraceError
@@ -291,8 +292,29 @@ def read_format2(path: Path) -> Trace:
     damage += found.verdict(path, bounds)
     # all of them or none: past the budget every kind is read lazily again, so memory stays bounded
     whole = {kind: pl.concat(frames) for kind, frames in held.items()}
-    return Trace(path, meta, ParquetTables(files, counts, drop, whole), truncated, summary=summary, damage=tuple(damage),
-                 format=VERSION)
+    tables = _without_wrong_correlations(ParquetTables(files, counts, drop, whole), meta, damage)
+    return Trace(path, meta, tables, truncated, summary=summary, damage=tuple(damage), format=VERSION)
+
+
+def _without_wrong_correlations(tables: ParquetTables, meta: dict, damage: list[str]) -> ParquetTables:
+    """TABLES less the GPU rows whose correlation ids cannot be right (checks.correlation_damage), said in DAMAGE."""
+    if not any(tables.count(kind) for kind in OWN_CORRELATION):
+        return tables
+    activity = meta.get(MetaKey.GPU_ACTIVITY)
+    recorded = isinstance(activity, dict) and activity.get("recorded") is True
+    wrong, said = correlation_damage(tables.scan, recorded)
+    if not wrong:
+        return tables
+    damage += said
+    files = {kind: tables.files(kind) for kind in Event}
+    counts = {kind: tables.count(kind) for kind in Event}
+    drop, held = dict(tables.drop), dict(tables.held)
+    for kind, bad in wrong.items():
+        counts[kind] -= tables.scan(kind).filter(bad).select(pl.len()).collect().item()
+        drop[kind] = (drop[kind] | bad) if kind in drop else bad
+        if kind in held:
+            held[kind] = held[kind].filter(~bad)
+    return ParquetTables(files, counts, drop, held)
 
 
 # --- writing -------------------------------------------------------------------

@@ -125,6 +125,16 @@ class ParquetTables:
     def count(self, kind: Event) -> int:
         return self._counts.get(kind, 0)
 
+    @property
+    def drop(self) -> dict[Event, pl.Expr]:
+        """Each kind's expression for the rows left out on every read."""
+        return dict(self._drop)
+
+    @property
+    def held(self) -> dict[Event, pl.DataFrame]:
+        """The kinds kept decoded in memory."""
+        return dict(self._held)
+
     def files(self, kind: Event) -> list[Path]:
         return list(self._files.get(kind, []))
 
