@@ -248,3 +248,43 @@ def test_a_process_named_with_a_byte_that_is_not_utf8_stops_no_scan_of_proc():
     finally:
         os.killpg(hostile.pid, 9)
         hostile.wait(timeout=60)
+
+
+# a busy loop pinned to CPU 1 that names itself with a terminal escape (any user can)
+ESCAPING_HOG = f"""
+import os
+os.sched_setaffinity(0, {{1}})
+with open("/proc/self/comm", "w") as comm:
+    comm.write("h{ESC}[2Jx")
+while True:
+    pass
+"""
+
+
+def test_the_gpu_verdict_names_a_culprit_as_the_characters_it_holds(tmp_path):
+    """Issue 31, item 5: the GPU-time verdict wrote the culprits' names raw (`_named` in the report), so a process
+    named h ESC [2J x cleared the reader's screen; tables, JSON and the timeline escaped it."""
+    from tests.conftest import CUDASIM
+    from tests.recorder.conftest import RECORDER, SKIP_REASON
+
+    if SKIP_REASON:
+        pytest.skip(SKIP_REASON)
+    if 1 not in os.sched_getaffinity(0):
+        pytest.skip("CPU 1 is not one this test may use")
+    hog = subprocess.Popen([sys.executable, "-c", ESCAPING_HOG], start_new_session=True)
+    try:
+        trace = tmp_path / "hogged.lg"
+        proc = subprocess.run([str(RECORDER), "-q", "--gpu-activity", "-o", str(trace), "--", "taskset", "-c", "1",
+                               str(CUDASIM), "decode", "--quiet", "--tokens", "20", "--kernel-us", "2:4"],
+                              capture_output=True, text=True, timeout=300)
+    finally:
+        os.killpg(hog.pid, 9)
+        hog.wait()
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(succeeded(launchgap("report", "--json", str(trace))))
+    assert report["gpu_time"]["mode"] == "exact"
+    assert f"h{ESC}[2Jx" in [c["comm"] for c in report["gpu_time"]["culprits"]]
+    # the verdict's own words name it (in JSON as it is), and on the terminal as its escape
+    assert f"launches that h{ESC}[2Jx" in report["verdict"]["text"]
+    out = " ".join(succeeded(launchgap("report", str(trace))).split())
+    assert "launches that h\\x1b[2Jx" in out, out

@@ -11,7 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from launchgap.analysis.diff import CgroupCulpritsDiff
-from launchgap.console import literal
+from launchgap.console import literal, shown
 from launchgap.analysis.records import (
     CgroupCulprit, FailedLaunches, GpuActivity, GpuCgroupCulprit, GpuTime, Report, TraceInfo,
 )
@@ -206,11 +206,13 @@ PLAIN_WIDTH = 100
 def _verdict(level: str, text: str, style: str, console: Console) -> None:
     """The verdict: a box on a terminal (fitted to its width); elsewhere a heading and a plain paragraph
     wrapped at PLAIN_WIDTH, where a box would be one line hundreds of characters long."""
+    # the verdict's sentences name culprits: their names reach the terminal as the characters they hold
+    text = shown(text)
     if console.is_terminal:
         # not expanded: a short verdict keeps a short box
         console.print(Panel(Text(text), title=f"Verdict: {literal(level)}", border_style=style, expand=False))
         return
-    console.print(f"Verdict: {level}", markup=False, highlight=False)
+    console.print(f"Verdict: {shown(level)}", markup=False, highlight=False)
     for line in textwrap.wrap(text, PLAIN_WIDTH, break_long_words=False, break_on_hyphens=False):
         console.print(line, markup=False, highlight=False)
 
