@@ -144,8 +144,9 @@ pub fn labels_from(proc_cgroup: &str) -> CgroupLabels {
     CgroupLabels { cgroup: cgroup.to_string(), container_id }
 }
 
+/// PID's labels, its cgroup paths escaped as the trace escapes names (a cgroup may be named with any bytes).
 pub fn labels_of(pid: u32) -> CgroupLabels {
-    std::fs::read_to_string(format!("/proc/{pid}/cgroup")).map(|text| labels_from(&text)).unwrap_or_default()
+    std::fs::read(format!("/proc/{pid}/cgroup")).map(|bytes| labels_from(&crate::names::escape_name(&bytes))).unwrap_or_default()
 }
 
 /// Where the cgroup v2 hierarchy is mounted (/sys/fs/cgroup, or .../unified on hybrid hosts).
@@ -227,7 +228,8 @@ pub fn walk(mount: &Path) -> Vec<(u64, String)> {
 fn relative_path(mount: &Path, dir: &Path) -> String {
     match dir.strip_prefix(mount) {
         Ok(rest) if rest.as_os_str().is_empty() => "/".to_string(),
-        Ok(rest) => format!("/{}", String::from_utf8_lossy(rest.as_os_str().as_encoded_bytes())),
+        // as the trace escapes names: a byte that is not UTF-8 as \xHH, never replaced (two cgroups would merge)
+        Ok(rest) => format!("/{}", crate::names::escape_name(rest.as_os_str().as_encoded_bytes())),
         Err(_) => String::new(),
     }
 }
@@ -364,6 +366,17 @@ fn uid_prefix(text: &str) -> Option<&str> {
 mod tests {
     use super::*;
 
+    #[test]
+    fn cgroup_names_that_are_not_utf8_are_escaped_never_merged() {
+        let mount = Path::new("/sys/fs/cgroup");
+        let path = |name: &[u8]| mount.join(std::ffi::OsStr::from_bytes(name));
+        assert_eq!(relative_path(mount, &path(b"lg\xffa")), "/lg\\xffa");
+        assert_eq!(relative_path(mount, &path(b"lg\xfea")), "/lg\\xfea");
+        assert_eq!(relative_path(mount, &path(b"plain")), "/plain");
+        let labels = labels_from(&crate::names::escape_name(b"0::/kubepods/a\xff\n"));
+        assert_eq!(labels.cgroup, "/kubepods/a\\xff");
+    }
+
     const ID: &str = "3f2a8d0c1b4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8";
 
     #[test]
@@ -424,7 +437,7 @@ mod tests {
         found.sort_by(|x, y| x.1.cmp(&y.1));
         let ino = |p: &Path| std::fs::metadata(p).unwrap().ino();
         let expected = vec![(ino(&root), "/".to_string()), (ino(&root.join("a")), "/a".to_string()),
-                            (ino(&root.join("a").join(odd)), "/a/b\u{fffd}[red]x".to_string())];
+                            (ino(&root.join("a").join(odd)), "/a/b\\xff[red]x".to_string())];
         std::fs::remove_dir_all(&root).unwrap();
         assert_eq!(found, expected);
     }

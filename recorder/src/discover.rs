@@ -107,9 +107,15 @@ fn split_paths(list: &str) -> Vec<PathBuf> {
     list.split(':').filter(|p| !p.is_empty()).map(PathBuf::from).collect()
 }
 
+/// Where ldconfig is: by its absolute path, never through PATH (the recorder runs as root, and the
+/// invoking user's PATH can name any program `ldconfig`). Debian, Ubuntu and RHEL keep it in /sbin
+/// (/usr/sbin where /sbin is a link to it).
+const LDCONFIG: [&str; 2] = ["/sbin/ldconfig", "/usr/sbin/ldconfig"];
+
 /// `ldconfig -p`: soname -> path, for the loader cache.
 fn loader_cache() -> Vec<(String, PathBuf)> {
-    let Ok(out) = Command::new("ldconfig").arg("-p").output() else {
+    let Some(ldconfig) = LDCONFIG.iter().find(|p| Path::new(p).is_file()) else { return Vec::new() };
+    let Ok(out) = Command::new(ldconfig).arg("-p").output() else {
         return Vec::new();
     };
     String::from_utf8_lossy(&out.stdout)

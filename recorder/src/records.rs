@@ -46,14 +46,6 @@ fn c_str(bytes: &[i8]) -> Cow<'_, str> {
     escape_name(&bytes[..end])
 }
 
-/// A C string's bytes as text, each byte that is not UTF-8 replaced (a cgroup's name is any bytes).
-fn lossy_c_str(bytes: &[i8]) -> std::borrow::Cow<'_, str> {
-    // SAFETY: i8 and u8 have the same layout.
-    let bytes: &[u8] = unsafe { std::slice::from_raw_parts(bytes.as_ptr().cast(), bytes.len()) };
-    let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
-    String::from_utf8_lossy(&bytes[..end])
-}
-
 /// A cgroup's row: its path, and the container and pod the path names (cgroups::names_in, as the monitor's labels).
 pub fn cgroup_row(ts_ns: u64, hierarchy: &'static str, cgroup_id: u64, path: &str, emit: &mut impl FnMut(&Row)) {
     let names = cgroups::names_in(path);
@@ -283,7 +275,7 @@ fn task_cgroup(data: &[u8], emit: &mut impl FnMut(&Row)) -> Option<()> {
 fn cgroup_made(data: &[u8], emit: &mut impl FnMut(&Row)) -> Option<()> {
     let e = copy_of::<cgroup_event>(data)?;
     let hierarchy = *CGROUP_HIERARCHY_NAMES.get(e.hierarchy as usize)?;
-    cgroup_row(e.hdr.ts_ns, hierarchy, e.cgroup_id, &lossy_c_str(&e.path), emit);
+    cgroup_row(e.hdr.ts_ns, hierarchy, e.cgroup_id, &c_str(&e.path), emit);
     Some(())
 }
 
@@ -535,7 +527,7 @@ mod tests {
                        c.container_id.map(str::to_string), c.pod.map(str::to_string)));
         }));
         assert_eq!(seen, [(8, "v1_cpu".to_string(), 9001, path.clone(), Some(id.to_string()), Some(pod.to_string()))]);
-        // bytes that are not UTF-8 are replaced, the rest kept
+        // bytes that are not UTF-8 are escaped as the trace escapes names (never replaced: two cgroups would merge)
         e.path = [0; crate::schema::CGROUP_PATH_LEN as usize];
         for (i, b) in b"/a\xffb".iter().enumerate() {
             e.path[i] = *b as i8;
@@ -543,7 +535,7 @@ mod tests {
         e.hierarchy = 0;
         assert!(decode(&bytes_of(&e), &mut |row| {
             let Row::Cgroup(c) = row else { panic!("{row:?}") };
-            assert_eq!((c.hierarchy, c.cgroup_path, c.container_id, c.pod), ("v2", "/a\u{fffd}b", None, None));
+            assert_eq!((c.hierarchy, c.cgroup_path, c.container_id, c.pod), ("v2", "/a\\xffb", None, None));
         }));
         e.hierarchy = 2; // no such hierarchy
         assert!(!decode(&bytes_of(&e), &mut |_| panic!("no row expected")));

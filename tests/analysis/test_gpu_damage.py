@@ -142,3 +142,32 @@ def test_an_end_at_the_top_of_a_u64_is_one_damaged_row_not_a_traceback(recording
                           timeout=300)
     assert diff.returncode == 0, diff.stderr
     assert "Traceback" not in diff.stderr
+
+
+def numbered_by_the_runtime_call(original: Path, where: Path) -> Path:
+    """A copy of ORIGINAL whose kernels carry the correlation id of the runtime call that made them, as NVIDIA's
+    CUPTI numbers a kernel launched through cudaLaunchKernel (cudasim's stand-in numbers it with the driver
+    call's: its runtime call is the gpu_api row just before, on the same thread, with the id one less)."""
+    copy = where / "runtime-ids.lg"
+    shutil.copytree(original, copy)
+    api = read_trace(original).of(Event.GPU_API)
+    runtime = set(zip(api.filter(pl.col("api") == "cudaLaunchKernel")["pid"],
+                      api.filter(pl.col("api") == "cudaLaunchKernel")["correlation_id"]))
+    for segment in sorted((copy / "gpu_kernel").glob("*.parquet")):
+        frame = pl.read_parquet(segment)
+        assert all((p, c - 1) in runtime for p, c in zip(frame["pid"], frame["correlation_id"]))
+        frame.with_columns(pl.col("correlation_id") - 1).write_parquet(segment)
+    return copy
+
+
+def test_kernels_numbered_by_their_runtime_call_report_the_same_without_a_warning(recording, tmp_path):
+    """Item 6: a polars warning ("Sortedness of columns cannot be checked when 'by' groups provided") on every GPU
+    report whose kernels carry their runtime call's id, as real CUPTI's do."""
+    original, _ = recording
+    renumbered = numbered_by_the_runtime_call(original, tmp_path)
+    proc = subprocess.run([sys.executable, "-W", "error::UserWarning", "-m", "launchgap.cli", "report", "--json",
+                           str(renumbered)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ""
+    same, whole = json.loads(proc.stdout)["gpu_time"], report_json(original)["gpu_time"]
+    assert (same["busy_ns"], same["idle_ns"], same["causes"]) == (whole["busy_ns"], whole["idle_ns"], whole["causes"])

@@ -355,3 +355,35 @@ def test_grouping_a_trace_without_cgroups_is_refused_in_one_line():
         lines = out.stderr.strip().splitlines()
         assert out.returncode != 0 and len(lines) == 1, out.stderr
         assert "does not record each task's cgroup" in lines[0] and "Traceback" not in out.stderr
+
+
+def test_cgroups_named_with_bytes_that_are_not_utf8_keep_them_escaped(tmp_path):
+    """Issue 31, item 6: a cgroup named with a byte that is not UTF-8 was recorded with U+FFFD in its place, both
+    from the walk at the start and from cgroup_mkdir, so that two such cgroups merged into one name; the trace
+    escapes such bytes as \\xHH in every name (docs/trace-format.md, "Names")."""
+    hierarchy = next((h for h in ("v2", "v1_cpu") if _why_not(h) is None), None)
+    if hierarchy is None:
+        pytest.skip("no cgroup hierarchy the recorder records")
+    root = hierarchy_root(hierarchy)
+    before, during = os.fsdecode(b"lg\xffa"), os.fsdecode(b"lg\xfea")
+    out = tmp_path / "odd.lg"
+    with made_cgroups(root, before) as early:
+        recorder = subprocess.Popen([str(REPO / "recorder" / "target" / "release" / "launchgap-record"), "-q", "-o",
+                                     str(out), "--", "sleep", "2"], stderr=subprocess.PIPE, text=True)
+        try:
+            deadline = time.monotonic() + 120
+            while not (out.parent / f".{out.name}.partial-{recorder.pid}" / "meta.json").exists():
+                assert time.monotonic() < deadline and recorder.poll() is None, "the recorder never started tracing"
+                time.sleep(0.02)
+            with made_cgroups(root, during) as late:
+                pass
+            _, err = recorder.communicate(timeout=120)
+            assert recorder.returncode == 0, err
+        finally:
+            if recorder.poll() is None:
+                recorder.kill()
+                recorder.wait()
+    paths = set(read_trace(out).of(Event.CGROUP)["cgroup_path"].to_list())
+    assert f"/{early[''].name}/lg\\xffa" in paths
+    assert f"/{late[''].name}/lg\\xfea" in paths
+    assert not any("\ufffd" in p for p in paths)

@@ -335,3 +335,19 @@ def test_another_users_file_at_the_lock_name_is_named_with_what_to_do(users, att
         f"({victim.name}): another user's file is in the way; remove it, or choose another -o")
     assert sorted(p.name for p in attacker_dir.iterdir()) == [".run.lg.lock"]
 
+
+
+def test_root_never_runs_a_program_found_through_the_callers_path(tmp_path):
+    """Item 6: the recorder, as root, ran `ldconfig` found through PATH (to read the loader cache): a PATH that
+    leads to a folder of the user's ran their program as root. A program of that name there now never runs."""
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    ran = tmp_path / "ran-as-root"
+    fake = folder / "ldconfig"
+    fake.write_text(f"#!/bin/sh\ntouch {ran}\n")
+    fake.chmod(0o755)
+    env = {**os.environ, "PATH": f"{folder}:{os.environ['PATH']}"}
+    proc = subprocess.run([str(RECORDER), "-q", "-o", str(tmp_path / "run.lg"), "--", "true"], capture_output=True,
+                          text=True, timeout=120, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert not ran.exists()

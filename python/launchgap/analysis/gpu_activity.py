@@ -105,8 +105,9 @@ def join_launches(trace: Trace) -> pl.DataFrame:
                  .sort("outer_start_ns"))
         inner = (paired.select("pid", "tid", "rank", "call_start_ns").drop_nulls()
                  .sort("call_start_ns"))
+        # both sides sorted by time above; polars cannot check that within `by` groups, and warned on every report
         nested = (inner.join_asof(outer, left_on="call_start_ns", right_on="outer_start_ns", by=["pid", "tid"],
-                                  strategy="backward")
+                                  strategy="backward", check_sortedness=False)
                   .filter(pl.col("outer_end_ns").is_not_null() & (pl.col("call_start_ns") <= pl.col("outer_end_ns")))
                   .select("pid", "tid", "rank", *[c for c in EXECUTION_COLUMNS if c not in ("pid", "correlation_id")]))
         filled = direct.join(nested, on=["pid", "tid", "rank"], how="left", suffix="_outer")

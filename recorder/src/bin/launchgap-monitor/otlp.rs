@@ -525,7 +525,19 @@ fn judge(answer: &[u8]) -> (Outcome, String) {
     if !(200..300).contains(&status) {
         return (Outcome::Rejected, format!("the collector answered {status} {}{}", reason.escape_debug(), refusal(body)));
     }
-    let partial = ExportMetricsServiceResponse::decode(body).ok().and_then(|r| r.partial_success);
+    // a 2xx is a success only with what OTLP/HTTP answers one with: an ExportMetricsServiceResponse, in protobuf
+    // (the request's encoding), empty or not; anything else is not an OTLP collector's answer
+    let content_type = response.headers.iter().find(|h| h.name.eq_ignore_ascii_case("content-type")).map(|h| h.value);
+    let protobuf = content_type.is_none_or(|v| {
+        let media = String::from_utf8_lossy(v).split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+        media == "application/x-protobuf" || media == "application/protobuf"
+    });
+    let decoded = ExportMetricsServiceResponse::decode(body);
+    let Ok(export) = decoded.as_ref().map_err(|_| ()).and_then(|r| if protobuf { Ok(r) } else { Err(()) }) else {
+        let what = content_type.map(|v| format!(" ({})", String::from_utf8_lossy(v).escape_debug())).unwrap_or_default();
+        return (Outcome::Malformed, format!("the collector answered {status} with a body that is not an OTLP export response{what}"));
+    };
+    let partial = export.partial_success.clone();
     match partial {
         Some(p) if p.rejected_data_points > 0 || !p.error_message.is_empty() => {
             let said: String = p.error_message.chars().take(MAX_SAID_CHARS).collect();
@@ -738,5 +750,11 @@ t_monitor_info{version=\"0.1.0\"} 1
         let mut answer = b"HTTP/1.1 200 OK\r\n\r\n".to_vec();
         answer.extend(body);
         assert_eq!(judge(&answer), (Outcome::Partial, "the collector rejected 2 data points: too old".to_string()));
+        // a 2xx whose body is no export response is no success (issue 31, item 6: counted as ok)
+        let (outcome, message) = judge(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n<html>login</html>");
+        assert_eq!(outcome, Outcome::Malformed);
+        assert_eq!(message, "the collector answered 200 with a body that is not an OTLP export response (text/html)");
+        assert_eq!(judge(b"HTTP/1.1 200 OK\r\n\r\n\xff\xff\xff\xff").0, Outcome::Malformed);
+        assert_eq!(judge(b"HTTP/1.1 200 OK\r\nContent-Type: application/x-protobuf\r\n\r\n").0, Outcome::Ok);
     }
 }
