@@ -13,6 +13,7 @@ import pwd
 import secrets
 import struct
 import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -276,14 +277,26 @@ def test_frames_a_workload_forges_are_refused_counted_and_recorded(users, attack
             "left out (the trace's lost rows say why)") in proc.stderr.splitlines()
 
 
+# Runs argv[1:] and says on stderr's last line the largest resident set (KiB) it or anything it waited for had. A
+# small launcher of its own: ru_maxrss is not reset by exec, so a child forked straight from pytest would count
+# pytest's own memory (hundreds of MB late in a run) as its peak.
+PEAK_RSS = """
+import os, sys
+pid = os.fork()
+if pid == 0:
+    os.execv(sys.argv[1], sys.argv[1:])
+_, status, usage = os.wait4(pid, 0)
+print(usage.ru_maxrss, file=sys.stderr)
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
 def peak_rss_of(argv: list[str], env: dict) -> tuple[subprocess.CompletedProcess, int]:
-    """Runs ARGV; its result and the largest resident set (bytes) of it or anything it waited for."""
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
-    stderr = proc.stderr.read()
-    _, status, usage = os.wait4(proc.pid, 0)
-    stdout = ""
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    return subprocess.CompletedProcess(argv, proc.returncode, stdout, stderr), usage.ru_maxrss * 1024
+    """Runs ARGV; its result (stderr less the launcher's line) and its peak resident set in bytes."""
+    proc = subprocess.run([sys.executable, "-c", PEAK_RSS, *argv], capture_output=True, text=True, env=env,
+                          timeout=300)
+    *lines, peak = proc.stderr.splitlines()
+    return subprocess.CompletedProcess(argv, proc.returncode, proc.stdout, "\n".join(lines)), int(peak) * 1024
 
 
 def test_channel_files_that_claim_gigabytes_or_are_no_files_are_refused_unread(users, attacker_dir):
