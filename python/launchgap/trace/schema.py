@@ -883,6 +883,7 @@ class MetaKey:
     HOST = 'host'
     TOPOLOGY = 'topology'
     CLOCK = 'clock'
+    PROFILER = 'profiler'  # written by the PyTorch profiler reader (`launchgap report TRACE.json.gz`, `import`, `report --kineto`) only
     KERNEL_SUPPORT = 'kernel_support'
     HOST_FILES = 'host_files'
     OPTIONS = 'options'
