@@ -201,13 +201,19 @@ def export(trace: str, as_csv: bool, as_perfetto: bool, output: str | None) -> N
               help="Command name prefix of the workload (repeatable), so `report` knows whom to analyse.")
 def import_cmd(dat: str, output: str | None, targets: tuple[str, ...]) -> None:
     """Turn a trace-cmd .dat (sched_switch, wakeups, migrations, fork/exec/exit,
-    IRQs, softirqs, irq_vectors) into a launchgap trace, for every view and the report."""
+    IRQs, softirqs, irq_vectors), or a PyTorch profiler trace (.json, .json.gz:
+    its GPU work and the CUDA calls that made it), into a launchgap trace, for
+    every view and the report."""
+    from launchgap.trace.kineto import looks_like_profiler_trace
     from launchgap.trace.tracecmd import DatImportError, import_dat
 
-    out = Path(output) if output else Path(dat).with_suffix(".lg")
+    out = Path(output) if output else Path(dat.removesuffix(".gz").removesuffix(".json") + ".lg")
     check_output(out, [dat])
     if not out.parent.exists():
         fail(f"{out.parent}: no such directory")
+    if Path(dat).is_file() and looks_like_profiler_trace(dat):
+        _import_profiler(dat, out, targets)
+        return
     try:
         with (console.status(f"decoding {literal(dat)} with trace-cmd"),
               safe_output(out, [dat], directory=True, replaces_trace=True) as partial):
@@ -221,6 +227,23 @@ def import_cmd(dat: str, output: str | None, targets: tuple[str, ...]) -> None:
     if not targets:
         console.print("no --target given: `launchgap report` will have no workload to analyse; the views "
                       "need none", highlight=False)
+    note(f"wrote {out}")
+
+
+def _import_profiler(path: str, out: Path, targets: tuple[str, ...]) -> None:
+    from launchgap.trace.kineto import KinetoError, import_profiler_trace
+
+    if targets:
+        fail("--target names a trace-cmd .dat's workload; a PyTorch profiler trace names its own process")
+    try:
+        with (console.status(f"reading {literal(path)}"),
+              safe_output(out, [path], directory=True, replaces_trace=True) as partial):
+            run = import_profiler_trace(Path(path), partial)
+    except KinetoError as err:
+        fail(str(err))
+    console.print(f"imported a PyTorch profiler trace: {run.gpu.height:,} GPU events on device(s) "
+                  f"{', '.join(map(str, run.devices))} and {run.calls.height:,} CUDA calls of process {run.pid} over "
+                  f"{(run.window[1] - run.window[0]) / 1e9:.3f} s (its active window)", highlight=False)
     note(f"wrote {out}")
 
 

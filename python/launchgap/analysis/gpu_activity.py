@@ -20,6 +20,7 @@ import polars as pl
 
 from launchgap.analysis.records import CollectorFailure, GpuActivity
 from launchgap.trace import Event, Trace
+from launchgap.trace.kineto import LAUNCH_CALLS, PROFILER_SOURCE, launch_calls
 from launchgap.trace.schema import MetaKey
 
 # a trace without the recorder's word on it: older than GPU activity, or imported
@@ -88,8 +89,13 @@ def join_launches(trace: Trace) -> pl.DataFrame:
     launches = (trace.scan(Event.LAUNCH).select("ts_ns", "pid", "tid", "api")
                 .filter(pl.col("pid").is_in(with_activity)).collect())
     launch_apis = launches["api"].unique().to_list()
-    # the driver calls that are launches, paired with the launch rows by order on their thread
-    calls = _ranked(api.filter(pl.col("api").is_in(launch_apis)), "ts_ns").select(
+    # the driver calls that are launches, paired with the launch rows by order on their thread; a profiler's
+    # trace records the runtime's calls (and the driver's only where the app called it): its launch calls
+    from_profiler = (trace.meta.get(MetaKey.GPU_ACTIVITY) or {}).get("source") == PROFILER_SOURCE
+    made = launch_calls(api) if from_profiler else api.filter(pl.col("api").is_in(launch_apis))
+    if from_profiler:
+        launch_apis = list(LAUNCH_CALLS)
+    calls = _ranked(made, "ts_ns").select(
         "pid", "tid", "rank", pl.col("api").alias("call_api"), "correlation_id",
         pl.col("ts_ns").alias("call_start_ns"), pl.col("end_ns").alias("call_end_ns"))
     paired = _ranked(launches, "ts_ns").join(calls, on=["pid", "tid", "rank"], how="left")
@@ -106,7 +112,7 @@ def join_launches(trace: Trace) -> pl.DataFrame:
         inner = (paired.select("pid", "tid", "rank", "call_start_ns").drop_nulls()
                  .sort("call_start_ns"))
         nested = (inner.join_asof(outer, left_on="call_start_ns", right_on="outer_start_ns", by=["pid", "tid"],
-                                  strategy="backward")
+                                  strategy="backward", check_sortedness=False)
                   .filter(pl.col("outer_end_ns").is_not_null() & (pl.col("call_start_ns") <= pl.col("outer_end_ns")))
                   .select("pid", "tid", "rank", *[c for c in EXECUTION_COLUMNS if c not in ("pid", "correlation_id")]))
         filled = direct.join(nested, on=["pid", "tid", "rank"], how="left", suffix="_outer")
