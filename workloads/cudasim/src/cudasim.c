@@ -20,6 +20,7 @@
 #include "cuda_runtime.h"
 #include "cudasim.h"
 #include "model.h"
+#include "kineto.h"
 #include "truth.h"
 
 #ifndef CUDASIM_BINARY_NAME
@@ -405,6 +406,12 @@ static void usage(FILE *out)
           "  --invalid-every N      after every N layer launches, one more with an empty block,\n"
           "                         which the runtime refuses (--api runtime; logged in the truth)\n"
           "  --truth FILE           write ground truth JSON (schema: docs/cudasim.md)\n"
+          "  --kineto PATH          also write the run as the PyTorch profiler would (Kineto's\n"
+          "                         Chrome-trace JSON; .gz: gzipped), one file a process\n"
+          "                         (PATH-rankN.json with --procs); docs/cudasim.md\n"
+          "  --kineto-layout L      relative (to baseTimeNanoseconds, default) or absolute\n"
+          "  --kineto-drift-ppm X   the profiler clock's drift from CLOCK_MONOTONIC (default 40)\n"
+          "  --kineto-jitter-ns N   each of its readings off by up to N ns (default 150)\n"
           "  --quiet                print only the tok/s line\n"
           "  -h, --help             this help\n",
           out);
@@ -440,7 +447,9 @@ int main(int argc, char **argv)
     static const char *const api_names[] = {"runtime", "driver"};
     enum { OPT_TOKENS = 256, OPT_LAYERS, OPT_KPL, OPT_API, OPT_LAUNCH, OPT_SYNC, OPT_PTSZ,
            OPT_THREADS, OPT_PROCS, OPT_SEED, OPT_HOST_US, OPT_LAUNCH_NS, OPT_KERNEL_US,
-           OPT_STALL_US, OPT_STALL_EVERY, OPT_INVALID_EVERY, OPT_TRUTH, OPT_QUIET };
+           OPT_STALL_US, OPT_STALL_EVERY, OPT_INVALID_EVERY, OPT_TRUTH, OPT_QUIET, OPT_KINETO,
+           OPT_KINETO_LAYOUT, OPT_KINETO_DRIFT, OPT_KINETO_JITTER };
+    static const char *const layout_names[] = {"absolute", "relative"};
     static const struct option options[] = {
         {"tokens", required_argument, NULL, OPT_TOKENS},
         {"layers", required_argument, NULL, OPT_LAYERS},
@@ -459,6 +468,10 @@ int main(int argc, char **argv)
         {"stall-every", required_argument, NULL, OPT_STALL_EVERY},
         {"invalid-every", required_argument, NULL, OPT_INVALID_EVERY},
         {"truth", required_argument, NULL, OPT_TRUTH},
+        {"kineto", required_argument, NULL, OPT_KINETO},
+        {"kineto-layout", required_argument, NULL, OPT_KINETO_LAYOUT},
+        {"kineto-drift-ppm", required_argument, NULL, OPT_KINETO_DRIFT},
+        {"kineto-jitter-ns", required_argument, NULL, OPT_KINETO_JITTER},
         {"quiet", no_argument, NULL, OPT_QUIET},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
@@ -468,7 +481,8 @@ int main(int argc, char **argv)
         .sync = SYNC_MEMCPY, .host_step_ns = 200000, .launch_cost_ns = 2000,
         .kernel_min_ns = 4000, .kernel_max_ns = 16000,
         .logits_bytes = QWEN3_VOCAB * sizeof(float), .weights_bytes = 1 << 20};
-    const char *truth_path = NULL;
+    const char *truth_path = NULL, *kineto_path = NULL;
+    struct kineto_clock kineto = {.relative = 1, .drift_ppm = 40.0, .jitter_ns = 150};
     int quiet = 0, opt;
     struct model model;
     struct worker_summary *summaries;
@@ -505,6 +519,14 @@ int main(int argc, char **argv)
         case OPT_STALL_EVERY: cfg.stall_every = (int)parse_long("--stall-every", optarg, 0, 100000000); break;
         case OPT_INVALID_EVERY: cfg.invalid_every = (int)parse_long("--invalid-every", optarg, 0, 100000000); break;
         case OPT_TRUTH: truth_path = optarg; break;
+        case OPT_KINETO: kineto_path = optarg; break;
+        case OPT_KINETO_LAYOUT: kineto.relative = parse_choice("--kineto-layout", optarg, layout_names, 2); break;
+        case OPT_KINETO_DRIFT:
+            kineto.drift_ppm = (double)parse_long("--kineto-drift-ppm", optarg, -1000, 1000);
+            break;
+        case OPT_KINETO_JITTER:
+            kineto.jitter_ns = (uint64_t)parse_long("--kineto-jitter-ns", optarg, 0, 1000000);
+            break;
         case OPT_QUIET: quiet = 1; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
@@ -538,6 +560,9 @@ int main(int argc, char **argv)
     build_model(&model, &cfg);
 
     start_ns = cusim_now_ns();
+    kineto.offset_ns = kineto_realtime_offset_ns();
+    kineto.t0_ns = start_ns;
+    kineto.seed = cfg.seed;
     if (cfg.procs == 1) {
         failed = run_process(&cfg, &model, summaries, 0);
     } else {
@@ -591,12 +616,14 @@ int main(int argc, char **argv)
             return 2;
         }
         if (truth_write_json(out, &cfg, CUDASIM_BINARY_NAME, summaries, n_workers, start_ns,
-                             end_ns) ||
+                             end_ns, kineto_path ? &kineto : NULL, kineto_path) ||
             fclose(out)) {
             fprintf(stderr, "cudasim: failed writing %s\n", truth_path);
             return 2;
         }
     }
+    if (kineto_path && kineto_write(kineto_path, &kineto, summaries, n_workers, cfg.procs, start_ns, end_ns))
+        return 2;
     if (failed) {
         fprintf(stderr, "cudasim: a launching thread failed\n");
         return 1;

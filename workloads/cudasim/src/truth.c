@@ -224,7 +224,7 @@ static void write_processes(FILE *out, const struct cusim_record *recs, uint64_t
 
 int truth_write_json(FILE *out, const struct decode_config *cfg, const char *binary,
                      const struct worker_summary *workers, int n_workers, uint64_t start_ns,
-                     uint64_t end_ns)
+                     uint64_t end_ns, const struct kineto_clock *kineto, const char *kineto_path)
 {
     const struct cusim_record *recs = cusim_log_records();
     uint64_t n = cusim_log_count();
@@ -252,6 +252,27 @@ int truth_write_json(FILE *out, const struct decode_config *cfg, const char *bin
     write_launch_rows(out, recs, n);
     write_sync_rows(out, recs, n);
     write_runtime_error_rows(out, recs, n);
+    if (kineto) {
+        /* the profiler files --kineto wrote, and how their clock maps the truth's (kineto.c) */
+        fprintf(out, "  \"kineto\": {\"layout\": \"%s\", \"offset_ns\": %" PRId64 ", \"t0_ns\": %" PRIu64
+                     ", \"drift_ppm\": %.3f, \"jitter_ns\": %" PRIu64 ", \"files\": [",
+                kineto->relative ? "relative" : "absolute", kineto->offset_ns, kineto->t0_ns, kineto->drift_ppm,
+                kineto->jitter_ns);
+        for (int p = 0; p < cfg->procs; p++) {
+            char file[4096];
+            int pid = -1;
+            for (int w = 0; w < n_workers; w++)
+                if (workers[w].proc_index == p)
+                    pid = workers[w].pid;
+            kineto_path_of(kineto_path, p, cfg->procs, file, sizeof(file));
+            fprintf(out, "%s{\"pid\": %d, \"device\": %d, \"path\": \"", p ? ", " : "", pid, p);
+            for (const char *c = file; *c; c++) /* the path as a JSON string */
+                fprintf(out, (*c == '"' || *c == '\\') ? "\\%c" : ((unsigned char)*c < 0x20 ? "\\u%04x" : "%c"),
+                        (unsigned char)*c);
+            fputs("\"}", out);
+        }
+        fputs("]},\n", out);
+    }
     fprintf(out, "  \"records\": %" PRIu64 "\n}\n", n);
     return ferror(out) ? -1 : 0;
 }
