@@ -526,6 +526,10 @@ KIND_COLUMNS: dict[Event, tuple[Column, ...]] = {
                'its cgroup v2 (hierarchy v2)'),
         Column('v1_cpu_cgroup_id', 'uint64', True, False, None, 'dictionary',
                'its cgroup in the cgroup v1 hierarchy of the cpu controller (hierarchy v1_cpu), where the host mounts the cpu controller on cgroup v1; null elsewhere'),
+        Column('ns_pid', 'uint32', True, False, 'task', 'dictionary',
+               "its process id in its own pid namespace (a container's), which a profiler inside it records; null in traces older than it"),
+        Column('ns_tid', 'uint32', True, False, 'task', 'dictionary',
+               'its thread id in its own pid namespace; null in traces older than it'),
     ),
     Event.CGROUP: (
         Column('ts_ns', 'uint64', False, False, 'time', 'delta',
@@ -738,6 +742,8 @@ COLUMN_TYPES: dict[str, str] = {
     'cgroup_path': 'utf8',
     'container_id': 'utf8',
     'pod': 'utf8',
+    'ns_pid': 'uint32',
+    'ns_tid': 'uint32',
 }
 
 # format 1: one wide table, these columns in this order
@@ -803,6 +809,8 @@ FORMAT1_COLUMNS: tuple[str, ...] = (
     'cgroup_path',
     'container_id',
     'pod',
+    'ns_pid',
+    'ns_tid',
 )
 # the columns format 1 began with (a file without one is damaged)
 FORMAT1_ORIGINAL: frozenset[str] = frozenset((

@@ -334,6 +334,8 @@ pub const KIND_COLUMNS: [&[ColumnSpec]; 25] = [
         ColumnSpec { name: "tid", arrow: ArrowType::UInt32, nullable: false, optional: false, role: Some("task"), encoding: ColumnEncoding::Dictionary },
         ColumnSpec { name: "cgroup_id", arrow: ArrowType::UInt64, nullable: false, optional: false, role: None, encoding: ColumnEncoding::Dictionary },
         ColumnSpec { name: "v1_cpu_cgroup_id", arrow: ArrowType::UInt64, nullable: true, optional: false, role: None, encoding: ColumnEncoding::Dictionary },
+        ColumnSpec { name: "ns_pid", arrow: ArrowType::UInt32, nullable: true, optional: false, role: Some("task"), encoding: ColumnEncoding::Dictionary },
+        ColumnSpec { name: "ns_tid", arrow: ArrowType::UInt32, nullable: true, optional: false, role: Some("task"), encoding: ColumnEncoding::Dictionary },
     ],
     &[
         ColumnSpec { name: "ts_ns", arrow: ArrowType::UInt64, nullable: false, optional: false, role: Some("time"), encoding: ColumnEncoding::Delta },
@@ -481,6 +483,8 @@ pub const FORMAT1_COLUMNS: &[ColumnSpec] = &[
     ColumnSpec { name: "cgroup_path", arrow: ArrowType::Utf8, nullable: true, optional: false, role: None, encoding: ColumnEncoding::Plain },
     ColumnSpec { name: "container_id", arrow: ArrowType::Utf8, nullable: true, optional: false, role: None, encoding: ColumnEncoding::Plain },
     ColumnSpec { name: "pod", arrow: ArrowType::Utf8, nullable: true, optional: false, role: None, encoding: ColumnEncoding::Plain },
+    ColumnSpec { name: "ns_pid", arrow: ArrowType::UInt32, nullable: true, optional: false, role: None, encoding: ColumnEncoding::Plain },
+    ColumnSpec { name: "ns_tid", arrow: ArrowType::UInt32, nullable: true, optional: false, role: None, encoding: ColumnEncoding::Plain },
 ];
 
 /// A `launch` row; `None` is null.
@@ -700,6 +704,8 @@ pub struct TaskCgroupRow {
     pub tid: u32,
     pub cgroup_id: u64,
     pub v1_cpu_cgroup_id: Option<u64>,
+    pub ns_pid: Option<u32>,
+    pub ns_tid: Option<u32>,
 }
 
 /// A `cgroup` row; `None` is null.
@@ -1803,6 +1809,8 @@ pub struct TaskCgroupBuilder {
     tid: UInt32Builder,
     cgroup_id: UInt64Builder,
     v1_cpu_cgroup_id: UInt64Builder,
+    ns_pid: UInt32Builder,
+    ns_tid: UInt32Builder,
 }
 
 impl TaskCgroupBuilder {
@@ -1814,6 +1822,8 @@ impl TaskCgroupBuilder {
             tid: UInt32Builder::new(),
             cgroup_id: UInt64Builder::new(),
             v1_cpu_cgroup_id: UInt64Builder::new(),
+            ns_pid: UInt32Builder::new(),
+            ns_tid: UInt32Builder::new(),
         }
     }
 
@@ -1824,6 +1834,8 @@ impl TaskCgroupBuilder {
         self.tid.append_value(row.tid);
         self.cgroup_id.append_value(row.cgroup_id);
         self.v1_cpu_cgroup_id.append_option(row.v1_cpu_cgroup_id);
+        self.ns_pid.append_option(row.ns_pid);
+        self.ns_tid.append_option(row.ns_tid);
     }
 
     pub fn len(&self) -> usize {
@@ -1839,6 +1851,8 @@ impl TaskCgroupBuilder {
             Arc::new(self.tid.finish()) as ArrayRef,
             Arc::new(self.cgroup_id.finish()) as ArrayRef,
             Arc::new(self.v1_cpu_cgroup_id.finish()) as ArrayRef,
+            Arc::new(self.ns_pid.finish()) as ArrayRef,
+            Arc::new(self.ns_tid.finish()) as ArrayRef,
         ]
     }
 }
@@ -2618,6 +2632,8 @@ pub struct WideBuilders {
     cgroup_path: StringBuilder,
     container_id: StringBuilder,
     pod: StringBuilder,
+    ns_pid: UInt32Builder,
+    ns_tid: UInt32Builder,
 }
 
 impl WideBuilders {
@@ -2684,6 +2700,8 @@ impl WideBuilders {
             cgroup_path: StringBuilder::new(),
             container_id: StringBuilder::new(),
             pod: StringBuilder::new(),
+            ns_pid: UInt32Builder::new(),
+            ns_tid: UInt32Builder::new(),
         }
     }
 
@@ -2751,6 +2769,8 @@ impl WideBuilders {
                 self.cgroup_path.append_null();
                 self.container_id.append_null();
                 self.pod.append_null();
+                self.ns_pid.append_null();
+                self.ns_tid.append_null();
             }
             Row::Sync(r) => {
                 self.ts_ns.append_value(r.ts_ns);
@@ -2814,6 +2834,8 @@ impl WideBuilders {
                 self.cgroup_path.append_null();
                 self.container_id.append_null();
                 self.pod.append_null();
+                self.ns_pid.append_null();
+                self.ns_tid.append_null();
             }
             Row::RuntimeOnly(r) => {
                 self.ts_ns.append_value(r.ts_ns);
@@ -2877,6 +2899,8 @@ impl WideBuilders {
                 self.cgroup_path.append_null();
                 self.container_id.append_null();
                 self.pod.append_null();
+                self.ns_pid.append_null();
+                self.ns_tid.append_null();
             }
             Row::Switch(r) => {
                 self.ts_ns.append_value(r.ts_ns);
@@ -2940,6 +2964,8 @@ impl WideBuilders {
                 self.cgroup_path.append_null();
                 self.container_id.append_null();
                 self.pod.append_null();
+                self.ns_pid.append_null();
+                self.ns_tid.append_null();
             }
             Row::Waking(r) => {
                 self.ts_ns.append_value(r.ts_ns);
@@ -3003,6 +3029,8 @@ impl WideBuilders {
                 self.cgroup_path.append_null();
                 self.container_id.append_null();
                 self.pod.append_null();
+                self.ns_pid.append_null();
+                self.ns_tid.append_null();
             }
             Row::Wakeup(r) => {
                 self.ts_ns.append_value(r.ts_ns);
@@ -3066,6 +3094,8 @@ impl WideBuilders {
                 self.cgroup_path.append_null();
                 self.container_id.append_null();
                 self.pod.append_null();
+                self.ns_pid.append_null();
+                self.ns_tid.append_null();
             }
             Row::WakeupNew(r) => {
                 self.ts_ns.append_value(r.ts_ns);
@@ -3129,6 +3159,8 @@ impl WideBuilders {
                 self.cgroup_path.append_null();
                 self.container_id.append_null();
                 self.pod.append_null();
+                self.ns_pid.append_null();
+                self.ns_tid.append_null();
             }
             Row::Migrate(r) => {
                 self.ts_ns.append_value(r.ts_ns);
@@ -3192,6 +3224,8 @@ impl WideBuilders {
                 self.cgroup_path.append_null();
                 self.container_id.append_null();
                 self.pod.append_null();
+                self.ns_pid.append_null();
+                self.ns_tid.append_null();
             }
             Row::Fork(r) => {
                 self.ts_ns.append_value(r.ts_ns);
@@ -3255,6 +3289,8 @@ impl WideBuilders {
                 self.cgroup_path.append_null();
                 self.container_id.append_null();
                 self.pod.append_null();
+                self.ns_pid.append_null();
+                self.ns_tid.append_null();
             }
             Row::Exec(r) => {
                 self.ts_ns.append_value(r.ts_ns);
@@ -3318,6 +3354,8 @@ impl WideBuilders {
                 self.cgroup_path.append_null();
                 self.container_id.append_null();
                 self.pod.append_null();
+                self.ns_pid.append_null();
+                self.ns_tid.append_null();
             }
             Row::Exit(r) => {
                 self.ts_ns.append_value(r.ts_ns);
@@ -3381,6 +3419,8 @@ impl WideBuilders {
                 self.cgroup_path.append_null();
                 self.container_id.append_null();
                 self.pod.append_null();
+                self.ns_pid.append_null();
+                self.ns_tid.append_null();
             }
             Row::Comm(r) => {
                 self.ts_ns.append_value(r.ts_ns);
@@ -3444,6 +3484,8 @@ impl WideBuilders {
                 self.cgroup_path.append_null();
                 self.container_id.append_null();
                 self.pod.append_null();
+                self.ns_pid.append_null();
+                self.ns_tid.append_null();
             }
             Row::Hardirq(r) => {
                 self.ts_ns.append_value(r.ts_ns);
@@ -3507,6 +3549,8 @@ impl WideBuilders {
                 self.cgroup_path.append_null();
                 self.container_id.append_null();
                 self.pod.append_null();
+                self.ns_pid.append_null();
+                self.ns_tid.append_null();
             }
             Row::Softirq(r) => {
                 self.ts_ns.append_value(r.ts_ns);
@@ -3570,6 +3614,8 @@ impl WideBuilders {
                 self.cgroup_path.append_null();
                 self.container_id.append_null();
                 self.pod.append_null();
+                self.ns_pid.append_null();
+                self.ns_tid.append_null();
             }
             Row::IrqVector(r) => {
                 self.ts_ns.append_value(r.ts_ns);
@@ -3633,6 +3679,8 @@ impl WideBuilders {
                 self.cgroup_path.append_null();
                 self.container_id.append_null();
                 self.pod.append_null();
+                self.ns_pid.append_null();
+                self.ns_tid.append_null();
             }
             Row::Lost(r) => {
                 self.ts_ns.append_value(r.ts_ns);
@@ -3696,6 +3744,8 @@ impl WideBuilders {
                 self.cgroup_path.append_null();
                 self.container_id.append_null();
                 self.pod.append_null();
+                self.ns_pid.append_null();
+                self.ns_tid.append_null();
             }
             Row::TaskCgroup(r) => {
                 self.ts_ns.append_value(r.ts_ns);
@@ -3759,6 +3809,8 @@ impl WideBuilders {
                 self.cgroup_path.append_null();
                 self.container_id.append_null();
                 self.pod.append_null();
+                self.ns_pid.append_option(r.ns_pid);
+                self.ns_tid.append_option(r.ns_tid);
             }
             Row::Cgroup(r) => {
                 self.ts_ns.append_value(r.ts_ns);
@@ -3822,6 +3874,8 @@ impl WideBuilders {
                 self.cgroup_path.append_value(r.cgroup_path);
                 self.container_id.append_option(r.container_id);
                 self.pod.append_option(r.pod);
+                self.ns_pid.append_null();
+                self.ns_tid.append_null();
             }
             Row::GpuKernel(r) => {
                 self.ts_ns.append_value(r.ts_ns);
@@ -3885,6 +3939,8 @@ impl WideBuilders {
                 self.cgroup_path.append_null();
                 self.container_id.append_null();
                 self.pod.append_null();
+                self.ns_pid.append_null();
+                self.ns_tid.append_null();
             }
             Row::GpuGraph(r) => {
                 self.ts_ns.append_value(r.ts_ns);
@@ -3948,6 +4004,8 @@ impl WideBuilders {
                 self.cgroup_path.append_null();
                 self.container_id.append_null();
                 self.pod.append_null();
+                self.ns_pid.append_null();
+                self.ns_tid.append_null();
             }
             Row::GpuMemcpy(r) => {
                 self.ts_ns.append_value(r.ts_ns);
@@ -4011,6 +4069,8 @@ impl WideBuilders {
                 self.cgroup_path.append_null();
                 self.container_id.append_null();
                 self.pod.append_null();
+                self.ns_pid.append_null();
+                self.ns_tid.append_null();
             }
             Row::GpuMemset(r) => {
                 self.ts_ns.append_value(r.ts_ns);
@@ -4074,6 +4134,8 @@ impl WideBuilders {
                 self.cgroup_path.append_null();
                 self.container_id.append_null();
                 self.pod.append_null();
+                self.ns_pid.append_null();
+                self.ns_tid.append_null();
             }
             Row::GpuSync(r) => {
                 self.ts_ns.append_value(r.ts_ns);
@@ -4137,6 +4199,8 @@ impl WideBuilders {
                 self.cgroup_path.append_null();
                 self.container_id.append_null();
                 self.pod.append_null();
+                self.ns_pid.append_null();
+                self.ns_tid.append_null();
             }
             Row::GpuApi(r) => {
                 self.ts_ns.append_value(r.ts_ns);
@@ -4200,6 +4264,8 @@ impl WideBuilders {
                 self.cgroup_path.append_null();
                 self.container_id.append_null();
                 self.pod.append_null();
+                self.ns_pid.append_null();
+                self.ns_tid.append_null();
             }
             Row::GpuCollector(r) => {
                 self.ts_ns.append_value(r.ts_ns);
@@ -4263,6 +4329,8 @@ impl WideBuilders {
                 self.cgroup_path.append_null();
                 self.container_id.append_null();
                 self.pod.append_null();
+                self.ns_pid.append_null();
+                self.ns_tid.append_null();
             }
         }
     }
@@ -4330,6 +4398,8 @@ impl WideBuilders {
         self.cgroup_path.append_null();
         self.container_id.append_null();
         self.pod.append_null();
+        self.ns_pid.append_null();
+        self.ns_tid.append_null();
     }
 
     pub fn len(&self) -> usize {
@@ -4399,6 +4469,8 @@ impl WideBuilders {
             Arc::new(self.cgroup_path.finish()) as ArrayRef,
             Arc::new(self.container_id.finish()) as ArrayRef,
             Arc::new(self.pod.finish()) as ArrayRef,
+            Arc::new(self.ns_pid.finish()) as ArrayRef,
+            Arc::new(self.ns_tid.finish()) as ArrayRef,
         ]
     }
 }

@@ -52,7 +52,8 @@ pub fn prepare(config: &RecordConfig) -> Result<Prepared> {
     let run_as = spawn::invoking_user()?;
     privileges::check()?;
     let kernel = kernel_features::check(Program::Recorder)?;
-    let libraries = discover_libraries(config)?;
+    // --no-cuda-probes: no library is looked for, none probed
+    let libraries = if config.cuda_probes { discover_libraries(config)? } else { CudaLibraries::default() };
     // before any thread exists: the CUPTI check forks
     let gpu_plan = plan_gpu_activity(config, &libraries, run_as.as_ref())?;
     let probed: Vec<PathBuf> = libraries.found_via.iter().map(|(p, _)| p.clone()).collect();
@@ -198,6 +199,7 @@ pub fn trace_meta<'a>(
         pids: &config.pids,
         options: Options {
             api_names: config.api_names,
+            cuda_probes: config.cuda_probes,
             ring_buffer_bytes: config.ring_buffer_bytes,
             poll_ms: config.poll_ms,
             duration_s: config.duration_s,
@@ -238,7 +240,10 @@ pub fn announce(config: &RecordConfig, prepared: &Prepared, command_pid: Option<
     for w in &attached.warnings {
         config.say(format!("warning: {}", w.0));
     }
-    if prepared.libraries.driver.is_empty() {
+    if !config.cuda_probes {
+        config.say("no CUDA probes (--no-cuda-probes): tracing scheduling and IRQs only; join the PyTorch profiler's trace \
+                    of the same run with `launchgap report TRACE.lg --kineto PROFILER.json.gz`");
+    } else if prepared.libraries.driver.is_empty() {
         config.say("warning: no CUDA driver library (libcuda.so.*) found: tracing scheduling and IRQs only (use --cuda-lib PATH)");
     }
     let cuda_probes = attached.probes.iter().filter(|p| p.is_uprobe() && p.took()).count();

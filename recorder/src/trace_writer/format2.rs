@@ -44,6 +44,8 @@ use crate::schema::{
 const ZSTD_LEVEL: i32 = 1;
 
 pub struct Format2Writer {
+    /// meta.json as written at the start: written again at the end with the clock's end reading
+    metadata_json: String,
     dir: PathBuf,
     ownership: Ownership,
     builders: KindBuilders,
@@ -131,6 +133,7 @@ impl Format2Writer {
     pub fn create(dir: &Path, ownership: Ownership, metadata_json: &str) -> Result<Self> {
         write_complete_file(dir, META_FILE, metadata_json.as_bytes(), &ownership).context("writing the trace's metadata")?;
         Ok(Self {
+            metadata_json: metadata_json.to_string(),
             dir: dir.to_path_buf(),
             ownership,
             builders: KindBuilders::new(),
@@ -199,6 +202,13 @@ impl TraceSink for Format2Writer {
     /// The last segments, then end.json.
     fn finish(&mut self, _end_ns: u64, summary: &serde_json::Value) -> Result<()> {
         self.flush()?;
+        // the clock read again now (meta.json's realtime_minus_monotonic_ns.end), replacing meta.json whole
+        if let Ok(mut meta) = serde_json::from_str::<serde_json::Value>(&self.metadata_json) {
+            crate::metadata::close_clock(&mut meta);
+            let text = serde_json::to_string(&meta)?;
+            write_complete_file(&self.dir, META_FILE, text.as_bytes(), &self.ownership)
+                .context("writing the trace's metadata with the clock's end reading")?;
+        }
         let text = serde_json::to_string_pretty(summary)?;
         write_complete_file(&self.dir, END_FILE, text.as_bytes(), &self.ownership).context("writing the closing summary")?;
         Ok(())
