@@ -31,7 +31,7 @@ from launchgap.exports.study_csv import write_study_csv
 from launchgap.held_memory import hold_freed_memory
 from launchgap.output import PERMISSIONS_HELP
 from launchgap.recorder import ENV_OVERRIDE, MONITOR_ENV_OVERRIDE, find_monitor, find_recorder
-from launchgap.trace import Event
+from launchgap.trace import Event, TraceError
 from launchgap.trace.schema import MetaKey
 from launchgap.views.cudasim_truth import render_truth
 from launchgap.views.diff import render_diff
@@ -121,11 +121,26 @@ def _require_cgroups(path: str, result) -> None:
 @click.option("-v", "--verbose", is_flag=True,
               help=f"Also show the minor caveats: those bearing on at most {MINOR_CAVEAT_PERCENT:g}% of the time taken "
                    "from the workload (always in --json, under trace.minor_caveats).")
-def report(trace: str, as_json: bool, csv_path: str | None, strict: bool, culprits_by: str, verbose: bool) -> None:
-    """What the scheduler and interrupts took from the workload in TRACE, from whom, and what to do."""
+@click.option("--kineto", "kineto", multiple=True, type=click.Path(dir_okay=False), metavar="PROFILER_TRACE",
+              help="A PyTorch profiler (Kineto) trace of the same run (.json or .json.gz; repeat it, one file per "
+                   "rank): its GPU work, on TRACE's clock and task ids, gives the exact GPU-time answer with no "
+                   "CUPTI of launchgap's in the process. Record TRACE with --no-cuda-probes (or with the probes: "
+                   "then the clocks are fitted to the launches both saw). A file of another run is refused.")
+def report(trace: str, as_json: bool, csv_path: str | None, strict: bool, culprits_by: str, verbose: bool,
+           kineto: tuple[str, ...]) -> None:
+    """What the scheduler and interrupts took from the workload in TRACE, from whom, and what to do.
+    TRACE may be a PyTorch profiler trace itself (.json, .json.gz): then its GPU time, and how to learn
+    what the host did."""
     if csv_path:
         check_output(csv_path, [trace])
     loaded = _load(trace, warn=False)
+    if kineto:
+        from launchgap.trace.kineto_join import join_profiler_traces
+
+        try:
+            loaded = join_profiler_traces(loaded, list(kineto))
+        except TraceError as err:
+            fail(str(err))
     result = build_report(loaded)
     if culprits_by == "cgroup":
         _require_cgroups(trace, result)

@@ -147,6 +147,17 @@ def collector_states(trace: Trace) -> list[CollectorState]:
     return out
 
 
+def _in_profiler_windows(trace: Trace) -> pl.Expr:
+    """Rows (pid, ts_ns) inside a profiler file's window for their process, where the trace's GPU activity came
+    from profiler files joined to a recording (meta.json's `profiler`); every row otherwise."""
+    files = trace.meta.get(MetaKey.PROFILER) or []
+    if trace.meta.get(MetaKey.MODE) == "profiler" or not isinstance(files, list) or not files:
+        return pl.lit(True)
+    return pl.any_horizontal([(pl.col("pid") == f["pid"]) & pl.col("ts_ns").is_between(f["window_start_ns"],
+                                                                                       f["window_end_ns"])
+                              for f in files])
+
+
 def gpu_activity(trace: Trace, pids: set[int]) -> GpuActivity:
     """What GPU activity the trace holds for the processes PIDS, or why it holds none."""
     recording = trace.meta.get(MetaKey.GPU_ACTIVITY) or {}  # how GPU activity was recorded, or why not
@@ -167,8 +178,9 @@ def gpu_activity(trace: Trace, pids: set[int]) -> GpuActivity:
     count = lambda kind: of_targets(kind).select(pl.len()).collect().item()  # noqa: E731
     joined = join_launches(trace).filter(pl.col("pid").is_in(wanted))
     with_execution = joined["gpu_start_ns"].is_not_null().sum()
-    # launch rows of target processes without any GPU activity (no collector ran there) are missing too
-    launches = of_targets(Event.LAUNCH).select(pl.len()).collect().item()
+    # launch rows of target processes without any GPU activity (no collector ran there) are missing too; joined
+    # to profiler traces, only the launches inside their windows could have theirs
+    launches = of_targets(Event.LAUNCH).filter(_in_profiler_windows(trace)).select(pl.len()).collect().item()
     cupti = recording.get("cupti") or {}
     return GpuActivity(
         recorded=True, why_absent=None, cupti=cupti.get("path"), cupti_version=cupti.get("version"),
