@@ -27,6 +27,9 @@ def open_trace(path: str | Path) -> Trace:
     if kind:
         # a FIFO would block the CSV sniffing's open for ever; a device is no trace
         raise TraceError(f"{path}: {kind}, not a trace (a file or a trace directory)")
+    # named as a profiler trace is (.json, .json.gz): one, whatever its first line looks like
+    if path.name.lower().endswith((".json", ".json.gz")):
+        return open_profiler_trace(path)
     if looks_like_csv(path):
         return read_study_csv(path)
     if looks_like_profiler_trace(path):
