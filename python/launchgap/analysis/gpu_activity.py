@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from launchgap.analysis.records import CollectorFailure, GpuActivity
+from launchgap.analysis.records import CollectorContention, CollectorFailure, GpuActivity
 from launchgap.trace import Event, Trace
 from launchgap.trace.kineto import LAUNCH_CALLS, PROFILER_SOURCE, launch_calls
 from launchgap.trace.schema import MetaKey
@@ -132,18 +132,20 @@ class CollectorState:
     pid: int
     state: str
     detail: dict
+    ts_ns: int = 0
 
 
 def collector_states(trace: Trace) -> list[CollectorState]:
     """Every gpu_collector row, in time order, its detail parsed (unparsable detail: empty)."""
     out = []
-    for pid, state, detail in trace.of(Event.GPU_COLLECTOR, "ts_ns", "pid", "state", "detail").sort("ts_ns").select(
-            "pid", "state", "detail").iter_rows():
+    for ts, pid, state, detail in trace.of(Event.GPU_COLLECTOR, "ts_ns", "pid", "state", "detail").sort(
+            "ts_ns").iter_rows():
         try:
             parsed = json.loads(detail) if detail else {}
         except ValueError:
             parsed = {}
-        out.append(CollectorState(pid=pid, state=state, detail=parsed if isinstance(parsed, dict) else {}))
+        out.append(CollectorState(pid=pid, state=state, detail=parsed if isinstance(parsed, dict) else {},
+                                  ts_ns=int(ts)))
     return out
 
 
@@ -182,10 +184,16 @@ def gpu_activity(trace: Trace, pids: set[int]) -> GpuActivity:
     # to profiler traces, only the launches inside their windows could have theirs
     launches = of_targets(Event.LAUNCH).filter(_in_profiler_windows(trace)).select(pl.len()).collect().item()
     cupti = recording.get("cupti") or {}
+    contended = [CollectorContention(pid=s.pid, ts_ns=s.ts_ns, what=str(s.detail.get("what", "?")),
+                                     done=str(s.detail.get("done", "?")),
+                                     kind=s.detail.get("kind") if isinstance(s.detail.get("kind"), int)
+                                     and s.detail.get("kind") >= 0 else None)
+                 for s in states if s.state == "contended"]
     return GpuActivity(
         recorded=True, why_absent=None, cupti=cupti.get("path"), cupti_version=cupti.get("version"),
         clock_method=", ".join(methods) or None, clock_error_ns=max(errors) if errors else None,
         collectors_started=len(started), collectors_failed=failed,
         executions=executions(trace).filter(pl.col("pid").is_in(wanted)).height,
         copies=count(Event.GPU_MEMCPY), memsets=count(Event.GPU_MEMSET), syncs=count(Event.GPU_SYNC),
-        launches_joined=int(with_execution), launches_without_execution=int(launches - with_execution))
+        launches_joined=int(with_execution), launches_without_execution=int(launches - with_execution),
+        contended=contended)

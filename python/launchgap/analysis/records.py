@@ -285,6 +285,17 @@ class CollectorFailure(Record):
 
 
 @dataclass(frozen=True)
+class CollectorContention(Record):
+    """Another CUPTI client in a traced process (the workload's profiler) changed CUPTI's process-wide activity
+    state, and what the collector did (collector/cupti_clients.h)."""
+    pid: int
+    ts_ns: int
+    what: str      # buffer_callbacks, timestamp_callback, disable, finalize
+    done: str      # what the collector did: shared, followed, kept for launchgap, ...
+    kind: int | None   # the activity kind, for a disable
+
+
+@dataclass(frozen=True)
 class GpuActivity(Record):
     """Whether the trace holds what the GPU ran (record --gpu-activity), and how much of it."""
     recorded: bool
@@ -304,6 +315,8 @@ class GpuActivity(Record):
     # launch rows of processes with GPU activity: with their GPU execution in the trace, and without
     launches_joined: int
     launches_without_execution: int
+    # each time another CUPTI client in a process (its profiler) changed CUPTI's process-wide activity state
+    contended: list[CollectorContention] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

@@ -61,8 +61,8 @@ IRQ_VECTOR_NAMES: tuple[str, ...] = ('LOCAL_TIMER', 'RESCHEDULE', 'CALL_FUNCTION
 COPY_KIND_NAMES: tuple[str, ...] = ('UNKNOWN', 'HTOD', 'DTOH', 'HTOA', 'ATOH', 'ATOA', 'ATOD', 'DTOA', 'DTOD', 'HTOH', 'PTOP')
 # what a synchronization waited for (CUPTI's CUpti_ActivitySynchronizationType, in its order)
 SYNC_TYPE_NAMES: tuple[str, ...] = ('UNKNOWN', 'EVENT_SYNCHRONIZE', 'STREAM_WAIT_EVENT', 'STREAM_SYNCHRONIZE', 'CONTEXT_SYNCHRONIZE')
-# a CUPTI collector's life in one process (gpu_collector rows)
-COLLECTOR_STATE_NAMES: tuple[str, ...] = ('started', 'stopped', 'failed')
+# a CUPTI collector's life in one process (gpu_collector rows); contended: another CUPTI client in the process (the workload's profiler) changed CUPTI's process-wide activity state, and detail says what and what the collector did (docs/gpu-time.md, "PyTorch users")
+COLLECTOR_STATE_NAMES: tuple[str, ...] = ('started', 'stopped', 'failed', 'contended')
 # why a GPU sat idle, the report's GPU time (docs/gpu-time.md): while the launch that ended the idle was not yet made, what its thread was doing (preempted, runqueue and irq are interference; host_work is the app's own code; launch_call the driver's CPU cost; blocked a wait of its own); gpu_side: the launch was made and the GPU had not started it; before_first and after_last: outside the process's GPU work; unknown: the thread's state is not in the trace
 GPU_IDLE_CAUSE_NAMES: tuple[str, ...] = ('preempted', 'runqueue', 'irq', 'host_work', 'launch_call', 'blocked', 'gpu_side', 'before_first', 'after_last', 'unknown')
 # the driver syncs after whose return the calling thread's GPU work has all finished (its GPU is drained until its next launch): a context sync, a stream sync (taken to be of the stream the thread launches on), a synchronous copy (which waits for the work before it); an event sync waits only for the work before its event, so it is not one. The report's bounds without GPU activity and the monitor's count from them (docs/monitor.md)

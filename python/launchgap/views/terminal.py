@@ -70,7 +70,13 @@ def _gpu_activity(gpu: GpuActivity, profiler: list[ProfilerFile] = ()) -> str:
     joined = ("every launch joined to its GPU work" if not gpu.launches_without_execution else
               f"[bold red]{gpu.launches_without_execution:,} launches without their GPU work[/] (lost rows say why)")
     failed = "".join(f"; [bold red]pid {f.pid} not recorded[/]: {literal(f.reason)}" for f in gpu.collectors_failed[:3])
-    return f"recorded through CUPTI {gpu.cupti_version} ({clock}): {what}; {joined}{failed}"
+    shared = ""
+    if gpu.contended:
+        pids = sorted({c.pid for c in gpu.contended})
+        whats = ", ".join(sorted({literal(c.what) for c in gpu.contended}))
+        shared = (f"; [bold yellow]shared CUPTI with a profiler in pid {', '.join(map(str, pids))}[/] ({whats}): each "
+                  f"kept its own buffers, kinds and clock")
+    return f"recorded through CUPTI {gpu.cupti_version} ({clock}): {what}; {joined}{failed}{shared}"
 
 
 CAUSE_WORDS = {"preempted": "preempted", "runqueue": "run-queue wait", "irq": "interrupts",

@@ -224,7 +224,8 @@ static void write_processes(FILE *out, const struct cusim_record *recs, uint64_t
 
 int truth_write_json(FILE *out, const struct decode_config *cfg, const char *binary,
                      const struct worker_summary *workers, int n_workers, uint64_t start_ns,
-                     uint64_t end_ns, const struct kineto_clock *kineto, const char *kineto_path)
+                     uint64_t end_ns, const struct kineto_clock *kineto, const char *kineto_path,
+                     const struct cupti_client_result *client)
 {
     const struct cusim_record *recs = cusim_log_records();
     uint64_t n = cusim_log_count();
@@ -273,6 +274,16 @@ int truth_write_json(FILE *out, const struct decode_config *cfg, const char *bin
         }
         fputs("]},\n", out);
     }
+    if (client)
+        /* the second CUPTI client's window (--cupti-client) and what it got (cupti_client.c) */
+        fprintf(out,
+                "  \"cupti_client\": {\"subscribe_result\": %d, \"start_ns\": %" PRIu64 ", \"stop_ns\": %" PRIu64
+                ", \"kernels\": %" PRIu64 ", \"runtime_calls\": %" PRIu64 ", \"other_records\": %" PRIu64
+                ", \"first_kernel_start\": %" PRIu64 ", \"last_kernel_start\": %" PRIu64
+                ", \"start_realtime_ns\": %" PRIu64 ", \"stop_realtime_ns\": %" PRIu64 "},\n",
+                client->subscribe_result, client->start_ns, client->stop_ns, client->kernels, client->runtime_calls,
+                client->other_records, client->first_kernel_start, client->last_kernel_start,
+                client->start_realtime_ns, client->stop_realtime_ns);
     fprintf(out, "  \"records\": %" PRIu64 "\n}\n", n);
     return ferror(out) ? -1 : 0;
 }
