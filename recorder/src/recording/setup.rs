@@ -259,6 +259,13 @@ pub fn announce(config: &RecordConfig, prepared: &Prepared, command_pid: Option<
         _ => String::new(),
     };
     stop_on(&STOP_SIGNALS);
+    if prepared.gpu_plan.is_some() {
+        config.say(
+            "--gpu-activity: CUPTI is shared with any profiler the workload starts (torch.profiler): launchgap keeps \
+             each one's buffers, kinds and clock apart and says so if one does; profiling anyway? record with \
+             --no-cuda-probes and join its trace (launchgap report RUN.lg --kineto TRACE)",
+        );
+    }
     let gpu = prepared.gpu_plan.as_ref().map(|p| format!(", GPU activity through CUPTI ({})", p.cupti.path.display())).unwrap_or_default();
     config.say(format!("tracing {what}: {cuda_probes} CUDA probes, {tracepoints} tracepoints{gpu} -> {}{via}", config.output.display()));
 }
