@@ -46,6 +46,12 @@ QUOTE, BACKSLASH = ord('"'), ord("\\")
 STEP = np.zeros(256, np.int8)
 STEP[[OPEN_CURLY, OPEN_SQUARE]] = 1
 STEP[[CLOSE_CURLY, CLOSE_SQUARE]] = -1
+# the bytes the scan looks at: quotes, backslashes, braces and brackets (one gather and one nonzero a piece)
+# a newline inside an event is whitespace between its tokens (JSON strings hold none raw): a space
+NO_NEWLINES = np.arange(256, dtype=np.uint8)
+NO_NEWLINES[[10, 13]] = 32
+SPECIAL = np.zeros(256, np.bool_)
+SPECIAL[[QUOTE, BACKSLASH, OPEN_CURLY, CLOSE_CURLY, OPEN_SQUARE, CLOSE_SQUARE]] = True
 KEY_BEFORE = re.compile(rb'"((?:[^"\\]|\\.)*)"\s*:\s*$')
 GZIP_MAGIC = b"\x1f\x8b"
 
@@ -72,10 +78,9 @@ def _chunks(path: Path) -> Iterator[bytes]:
             raise ChromeJsonError(f"not a readable gzip file ({' '.join(str(err).split())[:120]})") from None
 
 
-def _escaped(data: np.ndarray, pending: bool) -> np.ndarray:
-    """Positions of DATA escaped by a backslash: each one just after an odd run of backslashes (PENDING: an odd
-    run ended the previous piece, so a run at the start continues it)."""
-    slashes = np.flatnonzero(data == BACKSLASH)
+def _escaped(slashes: np.ndarray, pending: bool) -> np.ndarray:
+    """Positions escaped by a backslash, SLASHES being every backslash's: each one just after an odd run of
+    backslashes (PENDING: an odd run ended the previous piece, so a run at the start continues it)."""
     if pending:
         slashes = np.concatenate([[-1], slashes])
     if not slashes.size:
@@ -104,14 +109,18 @@ class EventSplitter:
         """The complete events that PIECE ends (with any begun before it), each on a line of its own."""
         text = self.carry + piece if self.carry else piece
         data = np.frombuffer(text, np.uint8)
-        escaped = _escaped(data, self.escape_pending)
-        quotes = np.flatnonzero(data == QUOTE)
+        special = np.flatnonzero(SPECIAL[data])
+        kinds = data[special]
+        escaped = _escaped(special[kinds == BACKSLASH], self.escape_pending)
+        quote = kinds == QUOTE
         if escaped.size:
-            quotes = quotes[~np.isin(quotes, escaped)]
+            quote &= ~np.isin(special, escaped)
+        # inside a string just before each special byte: the quotes before it, and the state the piece began in
+        opened = np.cumsum(quote, dtype=np.int64)
+        inside = (opened - quote + self.in_string) % 2 == 1
         # structural bytes outside strings, and the depth before and after each
-        marks = np.flatnonzero(STEP[data])
-        outside = (np.searchsorted(quotes, marks) + self.in_string) % 2 == 0
-        marks = marks[outside]
+        structural = (STEP[kinds] != 0) & ~inside
+        marks = special[structural]
         steps = STEP[data[marks]].astype(np.int64)
         after = self.depth + np.cumsum(steps)
         before = after - steps
@@ -120,7 +129,7 @@ class EventSplitter:
         starts, ends = self._event_bounds(text, data, marks, before, after)
         # the state at the piece's end
         self.depth = int(after[-1]) if after.size else self.depth
-        self.in_string = bool((quotes.size + self.in_string) % 2)
+        self.in_string = bool(((opened[-1] if opened.size else 0) + self.in_string) % 2)
         self.escape_pending = bool(escaped.size and escaped[-1] == data.size)
         out = self._lines(data, starts[:ends.size], ends)
         if ends.size < starts.size:
@@ -183,17 +192,19 @@ class EventSplitter:
         if not starts.size:
             return b""
         self.events += int(starts.size)
-        # +1 at each start, -1 just past the byte after each event's `}` (kept, as its newline); where one
-        # event's end meets the next one's start ("},{") the two cancel and the run goes on
-        edges = np.zeros(data.size + 2, np.int8)
-        edges[starts] = 1
-        edges[ends + 2] -= 1
-        inside = np.cumsum(edges[:-1], dtype=np.int8).view(np.bool_)
         out = np.empty(data.size + 1, np.uint8)
-        out[:-1] = data
-        out[(out == 10) | (out == 13)] = 32
-        out[ends + 1] = 10
-        return out[inside].tobytes()
+        np.take(NO_NEWLINES, data, out=out[:-1])
+        out[-1] = 32
+        out[ends + 1] = 10  # the byte after each event's `}`, kept, ends its line
+        # what lies between events (and before the first, after the last) is dropped: its positions, made
+        # from the few gaps' starts and lengths rather than a mask as long as the piece
+        gap_starts = np.concatenate([[0], ends + 2])
+        lengths = np.maximum(np.concatenate([starts, [out.size]]) - gap_starts, 0)
+        total = int(lengths.sum())
+        if total:
+            shift = np.repeat(gap_starts - (np.cumsum(lengths) - lengths), lengths)
+            out = np.delete(out, np.arange(total, dtype=np.int64) + shift)
+        return out.tobytes()
 
     def finish(self) -> dict:
         """The top-level object, its events left out (traceEvents: []), once every piece is fed."""

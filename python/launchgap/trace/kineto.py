@@ -112,9 +112,15 @@ def _integer(text: pl.Expr) -> pl.Expr:
     return text.cast(pl.Int64, strict=False)
 
 
+# the events read: GPU work, CUDA calls, the window's span and end mark (most of a file is CPU ops and flows)
+WANTED_LINE = (r'"cat":\s*"(?:kernel|gpu_memcpy|gpu_memset|cuda_runtime|cuda_driver|Trace)"|"' + WINDOW_END_MARK
+               + '"')
+
+
 def _decoded(lines: pl.Series) -> pl.DataFrame:
-    """Events (one JSON text each) as columns; a line that is not JSON comes back with no ph (left out)."""
-    quoted = lines.str.replace_all(*NUMBER_AS_TEXT)
+    """The wanted events (one JSON text each) as columns; a wanted line that is not JSON comes back with no ph
+    (left out, counted). Lines of other events are not decoded at all."""
+    quoted = lines.filter(lines.str.contains(WANTED_LINE)).str.replace_all(*NUMBER_AS_TEXT)
     try:
         frame = quoted.str.json_decode(EVENT_FIELDS).struct.unnest()
     except pl.exceptions.PolarsError:
