@@ -95,6 +95,9 @@ def test_thread_ids_that_are_not_the_kernels_are_counted_not_put_on_a_thread():
     assert len(foreign) == 309 and run.foreign_thread_calls == len(foreign)
     assert run.calls.height == len(calls) - len(foreign)
     assert set(run.calls["tid"].unique().to_list()) == {4515, 25556}
+    # runtime calls Kineto could not name (INVALID) are calls too, no launch among them
+    invalid = [e for e in calls if e["name"] == "INVALID" and 1 <= e["tid"] <= PID_MAX_LIMIT]
+    assert run.calls.filter(pl.col("api") == "INVALID").height == len(invalid) > 0
     # their GPU work is kept: every kernel, copy and memset of the file is GPU work in the trace
     gpu = [e for e in events if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")]
     assert run.gpu.height == len(gpu)
