@@ -175,6 +175,15 @@ def gpu_activity(trace: Trace, pids: set[int]) -> GpuActivity:
     clocks = [s.detail.get("clock") or {} for s in started]
     errors = [c.get("error_ns") for c in clocks if isinstance(c.get("error_ns"), int)]
     methods = sorted({str(c.get("method")) for c in clocks if c.get("method")})
+    # joined to profiler traces: how each file's clock was put on the recording's, and within what
+    for f in trace.meta.get(MetaKey.PROFILER) or []:
+        clock = f.get("clock") if isinstance(f, dict) else None
+        if isinstance(clock, dict):
+            methods = sorted({*methods, f"pytorch profiler: {clock.get('method')}"})
+            error = clock.get("residual_ns") if clock.get("residual_ns") is not None else clock.get(
+                "recorded_uncertainty_ns")
+            if isinstance(error, int):
+                errors.append(error)
     wanted = list(pids)
     of_targets = lambda kind: trace.scan(kind).filter(pl.col("pid").is_in(wanted))  # noqa: E731
     count = lambda kind: of_targets(kind).select(pl.len()).collect().item()  # noqa: E731
