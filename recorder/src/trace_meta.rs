@@ -110,7 +110,7 @@ mod tests {
         with_meta(|meta| {
             let text = serde_json::to_string(meta).unwrap();
             assert_eq!(text, serde_json::to_value(meta).unwrap().to_string());
-            assert!(text.contains(r#""options":{"api_names":false,"duration_s":null,"poll_ms":100,"ring_buffer_bytes":16777216}"#));
+            assert!(text.contains(r#""options":{"api_names":false,"cuda_probes":true,"duration_s":null,"poll_ms":100,"ring_buffer_bytes":16777216}"#));
         });
     }
 
