@@ -12,7 +12,6 @@ import json
 import subprocess
 
 import polars as pl
-import pytest
 
 from launchgap.analysis.report import build_report
 from launchgap.trace import Event, read_trace
