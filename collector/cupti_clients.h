@@ -184,8 +184,10 @@ EXPORT CUptiResult cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallbac
         return real(timestamp);
     /* what CUPTI recorded on the old clock is delivered, and put on the trace's, before the clock changes */
     cupti.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-    pthread_mutex_lock(&lock);
+    /* CUPTI called without the collector's lock held: CUPTI may hold its own while it asks for a buffer,
+     * which takes the collector's (buffer_requested), so the two are never taken the other way round */
     r = real(timestamp);
+    pthread_mutex_lock(&lock);
     if (r == CUPTI_SUCCESS) {
         client.timestamp = timestamp;
         state.clock_method = "client_timestamp_callback";
