@@ -17,8 +17,10 @@
  * by scripts/fetch_real_cuda.sh), so every record is read at the real layout's offsets;
  * CUPTI itself is opened at run time and its newer entry points are used where present.
  *
- * Nothing is lost silently: records CUPTI drops, and frames that could not be written,
- * become `lost` rows; the `stopped` row at exit says everything was flushed, and a
+ * A profiler in the workload that uses CUPTI too (torch.profiler) is kept apart from the
+ * collector, neither losing its data (cupti_clients.h), and each time it touches CUPTI's
+ * process-wide state is a `contended` row. Nothing is lost silently: records CUPTI drops, and
+ * frames that could not be written, become `lost` rows; the `stopped` row at exit says everything was flushed, and a
  * process that never writes one (killed, or ended by _exit) is counted by the recorder.
  */
 #define _GNU_SOURCE
@@ -242,7 +244,7 @@ static void stage_state(int state_index, const char *detail)
     STAGE(gpu_collector, &row);
 }
 
-enum { STARTED, STOPPED, FAILED };
+enum { STARTED, STOPPED, FAILED, CONTENDED };
 
 /* ---- records into rows --------------------------------------------------------- */
 
@@ -368,11 +370,28 @@ static void stage_drops(CUcontext context, uint32_t stream_id)
     state.drops_since_ns = now;
 }
 
+/* ---- another CUPTI client in the process ------------------------------------------ */
+
+#include "cupti_clients.h"
+
 /* ---- CUPTI's buffer callbacks ---------------------------------------------------- */
 
 static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
 {
     void *memory = NULL;
+    CUpti_BuffersCallbackRequestFunc theirs;
+    pthread_mutex_lock(&lock);
+    theirs = collecting() && client.complete ? client.request : NULL;
+    pthread_mutex_unlock(&lock);
+    if (theirs) {
+        /* the other client's memory, as it expects to get back: read here first, then handed to it */
+        theirs(buffer, size, max_records);
+        pthread_mutex_lock(&lock);
+        if (*buffer && !remember_buffer(*buffer)) /* cannot happen: CUPTI holds a few buffers at a time */
+            *size = 0;
+        pthread_mutex_unlock(&lock);
+        return;
+    }
     *max_records = 0;
     if (posix_memalign(&memory, 8, BUFFER_BYTES) != 0) /* CUPTI then drops, and counts */
         memory = NULL;
@@ -384,18 +403,28 @@ static void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream_id, uin
                                       size_t valid)
 {
     CUpti_Activity *record = NULL;
+    CUpti_BuffersCallbackCompleteFunc theirs = NULL;
+    size_t theirs_valid = 0;
     uint64_t cpu_before = thread_cpu_ns();
-    (void)size;
     pthread_mutex_lock(&lock);
     if (state.pid == getpid()) {
+        if (client.timestamp) /* records on the other client's clock: its offset now, as it drifts */
+            measure_client_clock();
         while (valid && cupti.get_next_record(buffer, valid, &record) == CUPTI_SUCCESS)
             convert(record);
         stage_drops(context, stream_id);
         flush_staged();
         state.cpu_ns += thread_cpu_ns() - cpu_before;
     }
+    if (was_clients(buffer)) {
+        theirs = client.complete;
+        theirs_valid = keep_clients_records(buffer, valid);
+    }
     pthread_mutex_unlock(&lock);
-    free(buffer);
+    if (theirs)
+        theirs(context, stream_id, buffer, size, theirs_valid);
+    else
+        free(buffer);
 }
 
 /* ---- the clock ------------------------------------------------------------------ */

@@ -48,9 +48,9 @@ static const char *const lg_copy_kind_names[] = {"UNKNOWN", "HTOD", "DTOH", "HTO
 static const char *const lg_sync_type_names[] = {"UNKNOWN", "EVENT_SYNCHRONIZE", "STREAM_WAIT_EVENT", "STREAM_SYNCHRONIZE", "CONTEXT_SYNCHRONIZE"};
 #define LG_SYNC_TYPE_COUNT 5
 
-/* a CUPTI collector's life in one process (gpu_collector rows) */
-static const char *const lg_collector_state_names[] = {"started", "stopped", "failed"};
-#define LG_COLLECTOR_STATE_COUNT 3
+/* a CUPTI collector's life in one process (gpu_collector rows); contended: another CUPTI client in the process (the workload's profiler) changed CUPTI's process-wide activity state, and detail says what and what the collector did (docs/gpu-time.md, "PyTorch users") */
+static const char *const lg_collector_state_names[] = {"started", "stopped", "failed", "contended"};
+#define LG_COLLECTOR_STATE_COUNT 4
 
 /* why a GPU sat idle, the report's GPU time (docs/gpu-time.md): while the launch that ended the idle was not yet made, what its thread was doing (preempted, runqueue and irq are interference; host_work is the app's own code; launch_call the driver's CPU cost; blocked a wait of its own); gpu_side: the launch was made and the GPU had not started it; before_first and after_last: outside the process's GPU work; unknown: the thread's state is not in the trace */
 static const char *const lg_gpu_idle_cause_names[] = {"preempted", "runqueue", "irq", "host_work", "launch_call", "blocked", "gpu_side", "before_first", "after_last", "unknown"};

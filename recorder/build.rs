@@ -103,6 +103,7 @@ fn build_collector(out_dir: &Path) {
     );
     println!("cargo:rerun-if-changed={}", source.display());
     println!("cargo:rerun-if-changed={COLLECTOR_DIR}/gpu_wire.h");
+    println!("cargo:rerun-if-changed={COLLECTOR_DIR}/cupti_clients.h");
     println!("cargo:rerun-if-changed={}", cupti_h.display());
     println!("cargo:rerun-if-env-changed=LAUNCHGAP_CUDA_INCLUDE");
 }

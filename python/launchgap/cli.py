@@ -31,7 +31,7 @@ from launchgap.exports.study_csv import write_study_csv
 from launchgap.held_memory import hold_freed_memory
 from launchgap.output import PERMISSIONS_HELP
 from launchgap.recorder import ENV_OVERRIDE, MONITOR_ENV_OVERRIDE, find_monitor, find_recorder
-from launchgap.trace import Event
+from launchgap.trace import Event, TraceError
 from launchgap.trace.schema import MetaKey
 from launchgap.views.cudasim_truth import render_truth
 from launchgap.views.diff import render_diff
@@ -121,11 +121,26 @@ def _require_cgroups(path: str, result) -> None:
 @click.option("-v", "--verbose", is_flag=True,
               help=f"Also show the minor caveats: those bearing on at most {MINOR_CAVEAT_PERCENT:g}% of the time taken "
                    "from the workload (always in --json, under trace.minor_caveats).")
-def report(trace: str, as_json: bool, csv_path: str | None, strict: bool, culprits_by: str, verbose: bool) -> None:
-    """What the scheduler and interrupts took from the workload in TRACE, from whom, and what to do."""
+@click.option("--kineto", "kineto", multiple=True, type=click.Path(dir_okay=False), metavar="PROFILER_TRACE",
+              help="A PyTorch profiler (Kineto) trace of the same run (.json or .json.gz; repeat it, one file per "
+                   "rank): its GPU work, on TRACE's clock and task ids, gives the exact GPU-time answer with no "
+                   "CUPTI of launchgap's in the process. Record TRACE with --no-cuda-probes (or with the probes: "
+                   "then the clocks are fitted to the launches both saw). A file of another run is refused.")
+def report(trace: str, as_json: bool, csv_path: str | None, strict: bool, culprits_by: str, verbose: bool,
+           kineto: tuple[str, ...]) -> None:
+    """What the scheduler and interrupts took from the workload in TRACE, from whom, and what to do.
+    TRACE may be a PyTorch profiler trace itself (.json, .json.gz): then its GPU time, and how to learn
+    what the host did."""
     if csv_path:
         check_output(csv_path, [trace])
     loaded = _load(trace, warn=False)
+    if kineto:
+        from launchgap.trace.kineto_join import join_profiler_traces
+
+        try:
+            loaded = join_profiler_traces(loaded, list(kineto))
+        except TraceError as err:
+            fail(str(err))
     result = build_report(loaded)
     if culprits_by == "cgroup":
         _require_cgroups(trace, result)
@@ -201,13 +216,19 @@ def export(trace: str, as_csv: bool, as_perfetto: bool, output: str | None) -> N
               help="Command name prefix of the workload (repeatable), so `report` knows whom to analyse.")
 def import_cmd(dat: str, output: str | None, targets: tuple[str, ...]) -> None:
     """Turn a trace-cmd .dat (sched_switch, wakeups, migrations, fork/exec/exit,
-    IRQs, softirqs, irq_vectors) into a launchgap trace, for every view and the report."""
+    IRQs, softirqs, irq_vectors), or a PyTorch profiler trace (.json, .json.gz:
+    its GPU work and the CUDA calls that made it), into a launchgap trace, for
+    every view and the report."""
+    from launchgap.trace.kineto import looks_like_profiler_trace
     from launchgap.trace.tracecmd import DatImportError, import_dat
 
-    out = Path(output) if output else Path(dat).with_suffix(".lg")
+    out = Path(output) if output else Path(dat.removesuffix(".gz").removesuffix(".json") + ".lg")
     check_output(out, [dat])
     if not out.parent.exists():
         fail(f"{out.parent}: no such directory")
+    if Path(dat).is_file() and looks_like_profiler_trace(dat):
+        _import_profiler(dat, out, targets)
+        return
     try:
         with (console.status(f"decoding {literal(dat)} with trace-cmd"),
               safe_output(out, [dat], directory=True, replaces_trace=True) as partial):
@@ -221,6 +242,23 @@ def import_cmd(dat: str, output: str | None, targets: tuple[str, ...]) -> None:
     if not targets:
         console.print("no --target given: `launchgap report` will have no workload to analyse; the views "
                       "need none", highlight=False)
+    note(f"wrote {out}")
+
+
+def _import_profiler(path: str, out: Path, targets: tuple[str, ...]) -> None:
+    from launchgap.trace.kineto import KinetoError, import_profiler_trace
+
+    if targets:
+        fail("--target names a trace-cmd .dat's workload; a PyTorch profiler trace names its own process")
+    try:
+        with (console.status(f"reading {literal(path)}"),
+              safe_output(out, [path], directory=True, replaces_trace=True) as partial):
+            run = import_profiler_trace(Path(path), partial)
+    except KinetoError as err:
+        fail(str(err))
+    console.print(f"imported a PyTorch profiler trace: {run.gpu.height:,} GPU events on device(s) "
+                  f"{', '.join(map(str, run.devices))} and {run.calls.height:,} CUDA calls of process {run.pid} over "
+                  f"{(run.window[1] - run.window[0]) / 1e9:.3f} s (its active window)", highlight=False)
     note(f"wrote {out}")
 
 

@@ -67,6 +67,13 @@ pub struct Args {
     #[arg(long, value_name = "PATH", requires = "gpu_activity", hide = true)]
     pub gpu_collector: Option<PathBuf>,
 
+    /// Trace scheduling and interrupts only, no CUDA probes: for a run whose GPU
+    /// side comes from the PyTorch profiler's trace, which holds the launches
+    /// already (join them with `launchgap report RUN.lg --kineto TRACE`). Costs
+    /// a launch-bound workload almost nothing (docs/benchmarks.md).
+    #[arg(long, conflicts_with_all = ["api_names", "gpu_activity", "cuda_lib", "list_probes"])]
+    pub no_cuda_probes: bool,
+
     /// A CUDA driver or runtime library, or an executable with the runtime
     /// linked in, to probe besides those found automatically (repeatable).
     #[arg(long = "cuda-lib", value_name = "PATH")]

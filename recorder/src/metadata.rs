@@ -84,19 +84,84 @@ pub fn host() -> Value {
     })
 }
 
+/// How fast the kernel lets NTP slew the system clock (MAXFREQ, 500 ppm): an offset that moved
+/// faster between two readings was stepped (the clock was set).
+pub const MAX_SLEW_PPM: u64 = 500;
+
+/// CLOCK_REALTIME minus CLOCK_MONOTONIC, a realtime reading between two monotonic ones, the
+/// narrowest of several tries: `{monotonic_ns, offset_ns, uncertainty_ns}`, the offset at the
+/// middle of the bracket and wrong by at most half its width.
+pub fn realtime_offset() -> Value {
+    let mut best = (u64::MAX, 0u64, 0i128);
+    for _ in 0..16 {
+        let before = monotonic_ns();
+        let real = clock_ns(libc::CLOCK_REALTIME);
+        let after = monotonic_ns();
+        let width = after.saturating_sub(before);
+        if width < best.0 {
+            let middle = before + width / 2;
+            best = (width, middle, real as i128 - middle as i128);
+        }
+    }
+    let (width, middle, offset) = best;
+    json!({ "monotonic_ns": middle, "offset_ns": offset, "uncertainty_ns": width.div_ceil(2) })
+}
+
+/// meta.json's `clock`, its realtime offset read at the start; the end's reading is added when the
+/// recorder stops (close_clock).
 pub fn clocks() -> Value {
-    let mono = monotonic_ns();
-    let real = clock_ns(libc::CLOCK_REALTIME);
+    let start = realtime_offset();
     json!({
         "timestamps": "CLOCK_MONOTONIC nanoseconds (bpf_ktime_get_ns)",
-        "monotonic_ns": mono,
-        "realtime_minus_monotonic_ns": real as i128 - mono as i128,
+        "monotonic_ns": start["monotonic_ns"],
+        "realtime_minus_monotonic_ns": {
+            "start": start, "end": Value::Null, "stepped": Value::Null, "max_slew_ppm": MAX_SLEW_PPM,
+        },
     })
+}
+
+/// META (meta.json's object) with its clock's end reading taken now, and whether the system clock
+/// was stepped since the start's: the offset moved more than the kernel's slew allows, plus both
+/// readings' uncertainties. A metadata object without a start reading is left as it is.
+pub fn close_clock(meta: &mut Value) {
+    let Some(offsets) = meta.pointer_mut("/clock/realtime_minus_monotonic_ns") else { return };
+    let (Some(start_offset), Some(start_mono), Some(start_unc)) = (
+        offsets.pointer("/start/offset_ns").and_then(Value::as_i64),
+        offsets.pointer("/start/monotonic_ns").and_then(Value::as_u64),
+        offsets.pointer("/start/uncertainty_ns").and_then(Value::as_u64),
+    ) else {
+        return;
+    };
+    let end = realtime_offset();
+    let (end_offset, end_mono, end_unc) = (
+        end["offset_ns"].as_i64().unwrap_or(start_offset),
+        end["monotonic_ns"].as_u64().unwrap_or(start_mono),
+        end["uncertainty_ns"].as_u64().unwrap_or(0),
+    );
+    let allowed = end_mono.saturating_sub(start_mono) / 1_000_000 * MAX_SLEW_PPM + start_unc + end_unc;
+    offsets["stepped"] = json!(end_offset.abs_diff(start_offset) > allowed);
+    offsets["end"] = end;
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_clock_is_read_at_start_and_end_and_not_stepped_here() {
+        let mut meta = json!({ "clock": clocks() });
+        let start = meta["clock"]["realtime_minus_monotonic_ns"]["start"].clone();
+        assert!(start["uncertainty_ns"].as_u64().unwrap() < 1_000_000, "{start}");
+        assert!(meta["clock"]["realtime_minus_monotonic_ns"]["end"].is_null());
+        close_clock(&mut meta);
+        let offsets = &meta["clock"]["realtime_minus_monotonic_ns"];
+        assert!(offsets["end"]["monotonic_ns"].as_u64() >= start["monotonic_ns"].as_u64());
+        assert_eq!(offsets["stepped"], json!(false));
+        // an older trace's single integer is left as it was
+        let mut old = json!({ "clock": { "realtime_minus_monotonic_ns": 5 } });
+        close_clock(&mut old);
+        assert_eq!(old["clock"]["realtime_minus_monotonic_ns"], json!(5));
+    }
 
     #[test]
     fn cpu_lists_expand_ranges_and_singles() {

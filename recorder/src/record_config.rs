@@ -35,6 +35,8 @@ pub struct RecordConfig {
     /// --system: every task on every CPU
     pub system: bool,
     pub api_names: bool,
+    /// false with --no-cuda-probes: scheduling and interrupts only
+    pub cuda_probes: bool,
     pub gpu_activity: Option<GpuActivityRequest>,
     /// --cuda-lib
     pub cuda_libs: Vec<PathBuf>,
@@ -69,6 +71,7 @@ impl RecordConfig {
             pids: args.pid,
             system: args.system,
             api_names: args.api_names,
+            cuda_probes: !args.no_cuda_probes,
             gpu_activity: args.gpu_activity.then_some(GpuActivityRequest { cupti: args.cupti, collector: args.gpu_collector }),
             cuda_libs: args.cuda_lib,
             ring_buffer_bytes,
@@ -150,7 +153,8 @@ mod tests {
         assert_eq!(c.command(), Some(&["true".to_string()][..]));
         let c = config(&["--system", "--poll-ms", "0", "--duration", "1e19"]).unwrap();
         assert_eq!((c.mode_name(), c.command(), c.poll()), ("system", None, Duration::from_millis(1)));
-        assert!(c.gpu_activity.is_none());
+        assert!(c.gpu_activity.is_none() && c.cuda_probes);
+        assert!(!config(&["--no-cuda-probes", "--", "true"]).unwrap().cuda_probes);
         // a deadline too far to represent is never reached
         assert_eq!(c.deadline(Instant::now()), None);
     }

@@ -268,6 +268,9 @@ fn task_cgroup(data: &[u8], emit: &mut impl FnMut(&Row)) -> Option<()> {
         tid: h.tid,
         cgroup_id: e.cgroup_id,
         v1_cpu_cgroup_id: (e.v1_cpu_cgroup_id != 0).then_some(e.v1_cpu_cgroup_id),
+        // 0: the kernel's pid could not be read (no task has id 0 in any namespace)
+        ns_pid: (e.ns_pid != 0).then_some(e.ns_pid),
+        ns_tid: (e.ns_tid != 0).then_some(e.ns_tid),
     }));
     Some(())
 }
@@ -506,6 +509,23 @@ mod tests {
         assert_eq!(row(&e), (4, 1, 20, 21, 5071, None));
         e.v1_cpu_cgroup_id = 88;
         assert_eq!(row(&e), (4, 1, 20, 21, 5071, Some(88)));
+    }
+
+    #[test]
+    fn task_cgroup_records_carry_the_namespace_ids_and_none_read_is_null() {
+        let mut e = task_cgroup_event::default();
+        e.hdr = event_header { ts_ns: 4, r#type: record::TASK_CGROUP, cpu: 1, pid: 4120, tid: 4121 };
+        let ids = |e: &task_cgroup_event| {
+            let mut out = None;
+            assert!(decode(&bytes_of(e), &mut |row| {
+                let Row::TaskCgroup(t) = row else { panic!("{row:?}") };
+                out = Some((t.ns_pid, t.ns_tid));
+            }));
+            out.unwrap()
+        };
+        assert_eq!(ids(&e), (None, None));
+        (e.ns_pid, e.ns_tid) = (1, 7);
+        assert_eq!(ids(&e), (Some(1), Some(7)));
     }
 
     #[test]

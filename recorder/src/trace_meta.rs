@@ -51,6 +51,7 @@ pub struct CudaLibrary<'a> {
 #[derive(Serialize)]
 pub struct Options {
     pub api_names: bool,
+    pub cuda_probes: bool,
     pub duration_s: Option<f64>,
     pub poll_ms: u64,
     pub ring_buffer_bytes: u32,
@@ -91,7 +92,7 @@ mod tests {
             host_files: json!({}),
             kernel_support: json!({"adapted": [], "btf": "/sys/kernel/btf/vmlinux"}),
             mode: "command",
-            options: Options { api_names: false, duration_s: None, poll_ms: 100, ring_buffer_bytes: 1 << 24 },
+            options: Options { api_names: false, cuda_probes: true, duration_s: None, poll_ms: 100, ring_buffer_bytes: 1 << 24 },
             pids: &[],
             probes: &probes,
             recorder: Recorder::this(),
@@ -109,7 +110,7 @@ mod tests {
         with_meta(|meta| {
             let text = serde_json::to_string(meta).unwrap();
             assert_eq!(text, serde_json::to_value(meta).unwrap().to_string());
-            assert!(text.contains(r#""options":{"api_names":false,"duration_s":null,"poll_ms":100,"ring_buffer_bytes":16777216}"#));
+            assert!(text.contains(r#""options":{"api_names":false,"cuda_probes":true,"duration_s":null,"poll_ms":100,"ring_buffer_bytes":16777216}"#));
         });
     }
 

@@ -18,8 +18,9 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from launchgap.analysis.records import CollectorFailure, GpuActivity
+from launchgap.analysis.records import CollectorContention, CollectorFailure, GpuActivity
 from launchgap.trace import Event, Trace
+from launchgap.trace.kineto import LAUNCH_CALLS, PROFILER_SOURCE, launch_calls
 from launchgap.trace.schema import MetaKey
 
 # a trace without the recorder's word on it: older than GPU activity, or imported
@@ -88,8 +89,13 @@ def join_launches(trace: Trace) -> pl.DataFrame:
     launches = (trace.scan(Event.LAUNCH).select("ts_ns", "pid", "tid", "api")
                 .filter(pl.col("pid").is_in(with_activity)).collect())
     launch_apis = launches["api"].unique().to_list()
-    # the driver calls that are launches, paired with the launch rows by order on their thread
-    calls = _ranked(api.filter(pl.col("api").is_in(launch_apis)), "ts_ns").select(
+    # the driver calls that are launches, paired with the launch rows by order on their thread; a profiler's
+    # trace records the runtime's calls (and the driver's only where the app called it): its launch calls
+    from_profiler = (trace.meta.get(MetaKey.GPU_ACTIVITY) or {}).get("source") == PROFILER_SOURCE
+    made = launch_calls(api) if from_profiler else api.filter(pl.col("api").is_in(launch_apis))
+    if from_profiler:
+        launch_apis = list(LAUNCH_CALLS)
+    calls = _ranked(made, "ts_ns").select(
         "pid", "tid", "rank", pl.col("api").alias("call_api"), "correlation_id",
         pl.col("ts_ns").alias("call_start_ns"), pl.col("end_ns").alias("call_end_ns"))
     paired = _ranked(launches, "ts_ns").join(calls, on=["pid", "tid", "rank"], how="left")
@@ -127,19 +133,32 @@ class CollectorState:
     pid: int
     state: str
     detail: dict
+    ts_ns: int = 0
 
 
 def collector_states(trace: Trace) -> list[CollectorState]:
     """Every gpu_collector row, in time order, its detail parsed (unparsable detail: empty)."""
     out = []
-    for pid, state, detail in trace.of(Event.GPU_COLLECTOR, "ts_ns", "pid", "state", "detail").sort("ts_ns").select(
-            "pid", "state", "detail").iter_rows():
+    for ts, pid, state, detail in trace.of(Event.GPU_COLLECTOR, "ts_ns", "pid", "state", "detail").sort(
+            "ts_ns").iter_rows():
         try:
             parsed = json.loads(detail) if detail else {}
         except ValueError:
             parsed = {}
-        out.append(CollectorState(pid=pid, state=state, detail=parsed if isinstance(parsed, dict) else {}))
+        out.append(CollectorState(pid=pid, state=state, detail=parsed if isinstance(parsed, dict) else {},
+                                  ts_ns=int(ts)))
     return out
+
+
+def _in_profiler_windows(trace: Trace) -> pl.Expr:
+    """Rows (pid, ts_ns) inside a profiler file's window for their process, where the trace's GPU activity came
+    from profiler files joined to a recording (meta.json's `profiler`); every row otherwise."""
+    files = trace.meta.get(MetaKey.PROFILER) or []
+    if trace.meta.get(MetaKey.MODE) == "profiler" or not isinstance(files, list) or not files:
+        return pl.lit(True)
+    return pl.any_horizontal([(pl.col("pid") == f["pid"]) & pl.col("ts_ns").is_between(f["window_start_ns"],
+                                                                                       f["window_end_ns"])
+                              for f in files])
 
 
 def gpu_activity(trace: Trace, pids: set[int]) -> GpuActivity:
@@ -157,18 +176,34 @@ def gpu_activity(trace: Trace, pids: set[int]) -> GpuActivity:
     clocks = [s.detail.get("clock") or {} for s in started]
     errors = [c.get("error_ns") for c in clocks if isinstance(c.get("error_ns"), int)]
     methods = sorted({str(c.get("method")) for c in clocks if c.get("method")})
+    # joined to profiler traces: how each file's clock was put on the recording's, and within what
+    for f in trace.meta.get(MetaKey.PROFILER) or []:
+        clock = f.get("clock") if isinstance(f, dict) else None
+        if isinstance(clock, dict):
+            methods = sorted({*methods, f"pytorch profiler: {clock.get('method')}"})
+            error = clock.get("residual_ns") if clock.get("residual_ns") is not None else clock.get(
+                "recorded_uncertainty_ns")
+            if isinstance(error, int):
+                errors.append(error)
     wanted = list(pids)
     of_targets = lambda kind: trace.scan(kind).filter(pl.col("pid").is_in(wanted))  # noqa: E731
     count = lambda kind: of_targets(kind).select(pl.len()).collect().item()  # noqa: E731
     joined = join_launches(trace).filter(pl.col("pid").is_in(wanted))
     with_execution = joined["gpu_start_ns"].is_not_null().sum()
-    # launch rows of target processes without any GPU activity (no collector ran there) are missing too
-    launches = of_targets(Event.LAUNCH).select(pl.len()).collect().item()
+    # launch rows of target processes without any GPU activity (no collector ran there) are missing too; joined
+    # to profiler traces, only the launches inside their windows could have theirs
+    launches = of_targets(Event.LAUNCH).filter(_in_profiler_windows(trace)).select(pl.len()).collect().item()
     cupti = recording.get("cupti") or {}
+    contended = [CollectorContention(pid=s.pid, ts_ns=s.ts_ns, what=str(s.detail.get("what", "?")),
+                                     done=str(s.detail.get("done", "?")),
+                                     kind=s.detail.get("kind") if isinstance(s.detail.get("kind"), int)
+                                     and s.detail.get("kind") >= 0 else None)
+                 for s in states if s.state == "contended"]
     return GpuActivity(
         recorded=True, why_absent=None, cupti=cupti.get("path"), cupti_version=cupti.get("version"),
         clock_method=", ".join(methods) or None, clock_error_ns=max(errors) if errors else None,
         collectors_started=len(started), collectors_failed=failed,
         executions=executions(trace).filter(pl.col("pid").is_in(wanted)).height,
         copies=count(Event.GPU_MEMCPY), memsets=count(Event.GPU_MEMSET), syncs=count(Event.GPU_SYNC),
-        launches_joined=int(with_execution), launches_without_execution=int(launches - with_execution))
+        launches_joined=int(with_execution), launches_without_execution=int(launches - with_execution),
+        contended=contended)

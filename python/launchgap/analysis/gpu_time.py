@@ -52,18 +52,40 @@ def gpu_work(trace: Trace) -> pl.DataFrame:
     # executions the launch rows did not account for (no launch row: a process not probed) keep no call
     orphans = executions(trace).join(launched.select("pid", "correlation_id"), on=["pid", "correlation_id"],
                                      how="anti")
-    others = [orphans.select("pid", "device_id", pl.col("gpu_start_ns").alias("start_ns"),
-                             pl.col("gpu_end_ns").alias("end_ns"), "correlation_id")]
+    others = [_graph_nodes(trace, orphans.select("pid", "device_id", pl.col("gpu_start_ns").alias("start_ns"),
+                                                 pl.col("gpu_end_ns").alias("end_ns"), "correlation_id"))]
     for kind in (Event.GPU_MEMCPY, Event.GPU_MEMSET):
         others.append(trace.of(kind, "pid", "device_id", "ts_ns", "end_ns", "correlation_id")
                       .rename({"ts_ns": "start_ns"}))
-    rest = pl.concat(others).join(
+    rest = pl.concat(others, how="vertical_relaxed").join(
         api.select("pid", "correlation_id", "tid", pl.col("ts_ns").cast(pl.Int64).alias("call_start_ns"),
                    pl.col("end_ns").cast(pl.Int64).alias("call_end_ns")),
         on=["pid", "correlation_id"], how="left").drop("correlation_id")
+    kernels = _graph_nodes(trace, kernels)
     work = pl.concat([kernels, rest.select(kernels.columns)], how="vertical_relaxed")
     return work.with_columns(pl.col("start_ns").cast(pl.Int64), pl.col("end_ns").cast(pl.Int64)).sort(
         "pid", "device_id", "start_ns")
+
+
+def _graph_nodes(trace: Trace, work: pl.DataFrame) -> pl.DataFrame:
+    """WORK (pid, start_ns, end_ns, ...; executions as gpu_activity.executions folds them) with each graph
+    traced node by node back as its nodes: the GPU is busy while a node runs, not between two of them. A
+    folded graph is the one interval from its first node's start to its last node's end."""
+    nodes = trace.of(Event.GPU_KERNEL, "pid", "correlation_id", "ts_ns", "end_ns", "graph_id").filter(
+        pl.col("graph_id").is_not_null())
+    if nodes.is_empty() or work.is_empty():
+        return work
+    nodes = nodes.select("pid", "correlation_id", pl.col("ts_ns").cast(pl.Int64).alias("node_start"),
+                         pl.col("end_ns").cast(pl.Int64).alias("node_end"))
+    folded = nodes.group_by("pid", "correlation_id").agg(pl.col("node_start").min().alias("start_ns"),
+                                                         pl.col("node_end").max().alias("end_ns"))
+    each = nodes.join(folded, on=["pid", "correlation_id"]).select("pid", "start_ns", "end_ns", "node_start", "node_end")
+    columns = work.columns
+    keyed = work.with_columns(pl.col("start_ns").cast(pl.Int64), pl.col("end_ns").cast(pl.Int64))
+    return (keyed.join(each.unique(), on=["pid", "start_ns", "end_ns"], how="left")
+            .with_columns(pl.coalesce("node_start", "start_ns").alias("start_ns"),
+                          pl.coalesce("node_end", "end_ns").alias("end_ns"))
+            .select(columns))
 
 
 def idle_gaps(work: pl.DataFrame, span_start_ns: int, span_end_ns: int) -> pl.DataFrame:

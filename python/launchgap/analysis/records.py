@@ -285,6 +285,17 @@ class CollectorFailure(Record):
 
 
 @dataclass(frozen=True)
+class CollectorContention(Record):
+    """Another CUPTI client in a traced process (the workload's profiler) changed CUPTI's process-wide activity
+    state, and what the collector did (collector/cupti_clients.h)."""
+    pid: int
+    ts_ns: int
+    what: str      # buffer_callbacks, timestamp_callback, disable, finalize
+    done: str      # what the collector did: shared, followed, kept for launchgap, ...
+    kind: int | None   # the activity kind, for a disable
+
+
+@dataclass(frozen=True)
 class GpuActivity(Record):
     """Whether the trace holds what the GPU ran (record --gpu-activity), and how much of it."""
     recorded: bool
@@ -304,6 +315,8 @@ class GpuActivity(Record):
     # launch rows of processes with GPU activity: with their GPU execution in the trace, and without
     launches_joined: int
     launches_without_execution: int
+    # each time another CUPTI client in a process (its profiler) changed CUPTI's process-wide activity state
+    contended: list[CollectorContention] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -421,6 +434,41 @@ class HostChecks(Record):
 
 
 @dataclass(frozen=True)
+class ProfilerClock(Record):
+    """How a profiler file's times were put on the recording's clock (trace/kineto_join.py)."""
+    method: str                  # "launches" (fit to the probed launches) or "recorded_offset" (meta.json's)
+    offset_ns: int               # recording time = profiler time - offset (at the window's start)
+    slope_ppm: float             # the profiler clock's rate against the recording's, less one, in millionths
+    residual_ns: int | None      # the fit's largest residual over the matched launches (None: not fitted)
+    launches_matched: int        # launches of the profiler paired with the recording's launch rows
+    recorded_offset_ns: int | None    # meta.json's realtime_minus_monotonic_ns at the start
+    recorded_uncertainty_ns: int | None
+    stepped: bool | None         # the recording says the system clock was set while it ran
+
+
+@dataclass(frozen=True)
+class ProfilerFile(Record):
+    """A PyTorch profiler (Kineto) file the trace's GPU activity comes from (trace/kineto.py)."""
+    path: str
+    layout: str                  # "absolute" (epoch microseconds) or "relative" (to baseTimeNanoseconds)
+    pid: int | None              # its process (on the recording's pids when joined)
+    rank: int | None
+    devices: list[int]
+    window_start_ns: int         # the profiler's active window, on the trace's clock
+    window_end_ns: int
+    window_percent: float | None   # joined: the window's share of the recording
+    kernels: int
+    nccl_kernels: int
+    graph_nodes: int
+    copies: int
+    memsets: int
+    calls: int
+    foreign_thread_calls: int    # calls on thread ids that are not the kernel's (truncated pthread ids)
+    damage: dict[str, int]
+    clock: ProfilerClock | None  # joined to a recording: how its clock was fitted
+
+
+@dataclass(frozen=True)
 class Report(Record):
     schema: str
     trace: TraceInfo
@@ -434,3 +482,5 @@ class Report(Record):
     # `launchgap doctor` on the host files in the trace; None without them
     host_checks: HostChecks | None
     warnings: dict[str, str]
+    # the PyTorch profiler files the GPU activity came from (a profiler trace, or a recording joined to them)
+    profiler: list[ProfilerFile] = field(default_factory=list)

@@ -18,8 +18,8 @@ from launchgap.analysis.gpu_activity import gpu_activity
 from launchgap.analysis.irqs import irq_intervals
 from launchgap.analysis.records import (
     CgroupCulprit, Culprit, FailedLaunch, FailedLaunches, Gaps, GpuActivity, GpuTime, HostChecks, HostTarget,
-    InconsistentCpu, IrqSummary, Overview, Report, StudyMetrics, Taken, TakenTotal, ThreadCulprit, ThreadIrq,
-    ThreadTaken, TraceInfo, Verdict,
+    InconsistentCpu, IrqSummary, Overview, ProfilerClock, ProfilerFile, Report, StudyMetrics, Taken, TakenTotal,
+    ThreadCulprit, ThreadIrq, ThreadTaken, TraceInfo, Verdict,
 )
 from launchgap.analysis.side_by_side import side_by_side
 from launchgap.analysis.targets import target_pids, target_threads
@@ -208,10 +208,53 @@ def _gain_words(p) -> str:
             f"{p.gain_high_percent:.1f}%")
 
 
-def _gpu_verdict(cpu: Verdict, g: GpuTime) -> Verdict:
+# Above this share of the GPU's idle between its work with no host state known for it, the trace cannot
+# say whether interference made the GPU wait: the level is "unknown", never "negligible"
+UNKNOWN_IDLE_SHARE = 0.5
+UNKNOWN_LEVEL = "unknown"
+
+
+def unknown_idle_share(g: GpuTime) -> float | None:
+    """The share of the GPU's idle between its work (outside it, before the first and after the last, is by
+    design) whose host cause the trace cannot tell: no thread state, or no call known for the work."""
+    between = sum(c.ns for c in g.causes if c.cause not in gpu.BY_DESIGN)
+    unknown = sum(c.ns for c in g.causes if c.cause == gpu.UNKNOWN)
+    return unknown / between if between else None
+
+
+def _unknown_verdict(cpu: Verdict, g: GpuTime, share: float, profiler_alone: bool) -> Verdict:
+    """The GPU's idle mostly without a known host cause: what is missing, and how to get it."""
+    idle = sum(c.ns for c in g.causes if c.cause not in gpu.BY_DESIGN)
+    unknown = sum(c.ns for c in g.causes if c.cause == gpu.UNKNOWN)
+    head = (f"The GPU sat idle {_seconds(idle)} between its work over {_seconds(g.active_ns)} "
+            f"({100 * idle / g.active_ns if g.active_ns else 0:.1f}%); for {_seconds(unknown)} of it "
+            f"({100 * unknown / g.active_ns if g.active_ns else 0:.1f}% of the span) it waited for the host, and "
+            f"the trace does not hold what the launching threads were doing then (preempted, waiting to run, "
+            f"interrupted, or running their own code), so it cannot say how much of that interference caused: "
+            f"interference of unknown weight, not negligible.")
+    if profiler_alone:
+        how = ("A PyTorch profiler trace holds the GPU's work and the calls that made it, not who held the CPU. "
+               "Record the same run with launchgap (`sudo launchgap record --no-cuda-probes -o run.lg -- COMMAND`, "
+               "or `-p PID` for a running job) while the profiler runs, then join the two: `launchgap report run.lg "
+               "--kineto TRACE.json.gz` gives the exact answer, culprits and the throughput without them.")
+    else:
+        how = ("The launching threads' states are missing there (their switches and wakeups were not recorded, "
+               "or the GPU work's calls are not in the trace): record the whole run with launchgap, from before "
+               "the workload starts, with --gpu-activity or joined to a profiler trace.")
+    return replace(cpu, level=UNKNOWN_LEVEL, text=f"{head} {how}", basis="gpu_time",
+                   gpu_idle_low_percent=100.0 * g.interference_low_ns / g.active_ns if g.active_ns else 0.0,
+                   gpu_idle_high_percent=100.0 * g.interference_high_ns / g.active_ns if g.active_ns else 0.0)
+
+
+def _gpu_verdict(cpu: Verdict, g: GpuTime, profiler_alone: bool = False) -> Verdict:
     """The verdict in GPU time: how long the GPU sat idle because interference made a launch late
-    (docs/gpu-time.md), with the CPU time the launching threads lost beside it."""
+    (docs/gpu-time.md), with the CPU time the launching threads lost beside it. Where most of the GPU's
+    idle has no host state known for it, the level is unknown (PROFILER_ALONE: a profiler trace alone)."""
     active = g.active_ns
+    share = unknown_idle_share(g) if g.mode == "exact" else None
+    # a profiler trace alone has no thread state at all: whatever part of the idle is the host's is unknown
+    if share is not None and (share > UNKNOWN_IDLE_SHARE or (profiler_alone and share > 0)):
+        return _unknown_verdict(cpu, g, share, profiler_alone)
     low = 100.0 * g.interference_low_ns / active if active else 0.0
     high = 100.0 * g.interference_high_ns / active if active else 0.0
     cpu_note = (f"The launching threads lost {_seconds(g.cpu_interference_ns)} of CPU time to the scheduler and "
@@ -537,7 +580,30 @@ def report_from(w: Workload, gaps: Gaps, recoverable_ns: int) -> Report:
         verdict=verdict_section(w, threads, recoverable_ns, gpu_time, incomplete),
         host_checks=host_checks_section(w),
         warnings=warnings_section(w.lost, incomplete),
+        profiler=profiler_section(w),
     )
+
+
+def profiler_section(w: Workload) -> list[ProfilerFile]:
+    """The PyTorch profiler files the trace's GPU activity came from (meta.json's `profiler`), each with its
+    window's share of the recording where it was joined to one."""
+    files = w.trace.meta.get(MetaKey.PROFILER) or []
+    joined = w.trace.meta.get(MetaKey.MODE) != "profiler"
+    span = w.bounds.end_ns - w.bounds.start_ns
+    out = []
+    for f in files if isinstance(files, list) else []:
+        clock = f.get("clock")
+        start, end = int(f["window_start_ns"]), int(f["window_end_ns"])
+        covered = max(0, min(end, w.bounds.end_ns) - max(start, w.bounds.start_ns))
+        out.append(ProfilerFile(
+            path=f["path"], layout=f["layout"], pid=f.get("pid"), rank=f.get("rank"), devices=list(f["devices"]),
+            window_start_ns=start, window_end_ns=end,
+            window_percent=100.0 * covered / span if joined and span > 0 else None,
+            kernels=f["kernels"], nccl_kernels=f["nccl_kernels"], graph_nodes=f["graph_nodes"], copies=f["copies"],
+            memsets=f["memsets"], calls=f["calls"], foreign_thread_calls=f["foreign_thread_calls"],
+            damage=dict(f.get("damage") or {}),
+            clock=ProfilerClock(**clock) if isinstance(clock, dict) else None))
+    return out
 
 
 def trace_section(w: Workload, threads: list[ThreadTaken]) -> TraceInfo:
@@ -703,7 +769,7 @@ def verdict_section(w: Workload, threads: list[ThreadTaken], recoverable_ns: int
     else:
         verdict = _verdict(threads, w.launching, recoverable_ns, w.taken_where_unknown)
         if gpu_time.mode != "none" and gpu_time.active_ns:
-            verdict = _gpu_verdict(verdict, gpu_time)
+            verdict = _gpu_verdict(verdict, gpu_time, profiler_alone=w.trace.meta.get(MetaKey.MODE) == "profiler")
     return _mark_incomplete(verdict, incomplete) if incomplete else verdict
 
 

@@ -240,13 +240,13 @@ def _alone(kind: Event) -> pl.Expr:
     return pl.col("graph_id").is_null() if kind is Event.GPU_KERNEL else pl.lit(True)
 
 
-def correlation_damage(scan, recorded_gpu_activity: bool) -> tuple[dict[Event, pl.Expr], list[str]]:
-    """Rows whose correlation id cannot be right, found over the whole trace (SCAN(kind): its rows, lazily):
+def correlation_damage(scan) -> tuple[dict[Event, pl.Expr], list[str]]:
+    """Rows whose correlation id cannot be right in a recording of launchgap's collector, found over the whole
+    trace (SCAN(kind): its rows, lazily):
     - an id that several rows of one kind hold in one process (every call, kernel launched alone, graph, copy and
       memset has its own): all of them are left out, none can be told the right one;
-    - in a recording made with GPU activity, a kernel or graph whose id no API call of its process holds: every
-      launch call is recorded, so the id points nowhere; a process whose collector said CUPTI dropped records is
-      spared (the call's record may be among them).
+    - a kernel or graph whose id no API call of its process holds: every launch call is recorded, so the id points
+      nowhere; a process whose collector said CUPTI dropped records is spared (the call's record may be among them).
     Returns, per kind, an expression for the rows to leave out, and the damage in words."""
     drop: dict[Event, pl.Expr] = {}
     damage: list[str] = []
@@ -262,21 +262,20 @@ def correlation_damage(scan, recorded_gpu_activity: bool) -> tuple[dict[Event, p
                           f"(e.g. pid {first >> 32}, id {first & 0xFFFFFFFF}), which each {kind.value} row has "
                           f"alone; they were left out")
     dangling: dict[Event, pl.Series] = {}
-    if recorded_gpu_activity:
-        api = scan(Event.GPU_API).select(correlation_key().alias("key"), "pid")
-        dropped = (scan(Event.LOST).filter(pl.col("detail").str.contains('"cupti_dropped"', literal=True))
-                   .select(pl.col("detail").str.json_path_match("$.pid").cast(pl.UInt32, strict=False).alias("pid")))
-        with_calls = api.select("pid").unique().join(dropped.unique(), on="pid", how="anti")
-        for kind in EXECUTIONS:
-            keys = (scan(kind).select(correlation_key().alias("key"), "pid")
-                    .join(with_calls, on="pid", how="semi").join(api.select("key"), on="key", how="anti")
-                    .select("key").unique().collect())
-            if keys.height:
-                dangling[kind] = keys["key"]
-                first = int(keys["key"].min())
-                damage.append(f"{kind.value} rows with {keys.height:,} correlation ids that no API call of their "
-                              f"process holds (e.g. pid {first >> 32}, id {first & 0xFFFFFFFF}): every launch call is "
-                              f"recorded, so these point nowhere; they were left out")
+    api = scan(Event.GPU_API).select(correlation_key().alias("key"), "pid")
+    dropped = (scan(Event.LOST).filter(pl.col("detail").str.contains('"cupti_dropped"', literal=True))
+               .select(pl.col("detail").str.json_path_match("$.pid").cast(pl.UInt32, strict=False).alias("pid")))
+    with_calls = api.select("pid").unique().join(dropped.unique(), on="pid", how="anti")
+    for kind in EXECUTIONS:
+        keys = (scan(kind).select(correlation_key().alias("key"), "pid")
+                .join(with_calls, on="pid", how="semi").join(api.select("key"), on="key", how="anti")
+                .select("key").unique().collect())
+        if keys.height:
+            dangling[kind] = keys["key"]
+            first = int(keys["key"].min())
+            damage.append(f"{kind.value} rows with {keys.height:,} correlation ids that no API call of their "
+                          f"process holds (e.g. pid {first >> 32}, id {first & 0xFFFFFFFF}): every launch call is "
+                          f"recorded, so these point nowhere; they were left out")
     for kind in OWN_CORRELATION:
         parts = []
         if kind in repeated:

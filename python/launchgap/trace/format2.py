@@ -298,11 +298,16 @@ def read_format2(path: Path) -> Trace:
 
 def _without_wrong_correlations(tables: ParquetTables, meta: dict, damage: list[str]) -> ParquetTables:
     """TABLES less the GPU rows whose correlation ids cannot be right (checks.correlation_damage), said in DAMAGE."""
+    # Only a recording of launchgap's own collector (meta.json names the CUPTI it used) keeps the rules: it records
+    # every launch call, and CUPTI gives each call and each piece of work an id of its own (a graph's nodes share
+    # theirs, with the graph's id). A PyTorch profiler's trace, imported, need not: its window may begin after a
+    # launch call, and real ones give one id to several memsets and kernels made inside one call.
+    activity = meta.get(MetaKey.GPU_ACTIVITY)
+    if not (isinstance(activity, dict) and activity.get("recorded") is True and "cupti" in activity):
+        return tables
     if not any(tables.count(kind) for kind in OWN_CORRELATION):
         return tables
-    activity = meta.get(MetaKey.GPU_ACTIVITY)
-    recorded = isinstance(activity, dict) and activity.get("recorded") is True
-    wrong, said = correlation_damage(tables.scan, recorded)
+    wrong, said = correlation_damage(tables.scan)
     if not wrong:
         return tables
     damage += said

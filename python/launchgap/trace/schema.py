@@ -61,8 +61,8 @@ IRQ_VECTOR_NAMES: tuple[str, ...] = ('LOCAL_TIMER', 'RESCHEDULE', 'CALL_FUNCTION
 COPY_KIND_NAMES: tuple[str, ...] = ('UNKNOWN', 'HTOD', 'DTOH', 'HTOA', 'ATOH', 'ATOA', 'ATOD', 'DTOA', 'DTOD', 'HTOH', 'PTOP')
 # what a synchronization waited for (CUPTI's CUpti_ActivitySynchronizationType, in its order)
 SYNC_TYPE_NAMES: tuple[str, ...] = ('UNKNOWN', 'EVENT_SYNCHRONIZE', 'STREAM_WAIT_EVENT', 'STREAM_SYNCHRONIZE', 'CONTEXT_SYNCHRONIZE')
-# a CUPTI collector's life in one process (gpu_collector rows)
-COLLECTOR_STATE_NAMES: tuple[str, ...] = ('started', 'stopped', 'failed')
+# a CUPTI collector's life in one process (gpu_collector rows); contended: another CUPTI client in the process (the workload's profiler) changed CUPTI's process-wide activity state, and detail says what and what the collector did (docs/gpu-time.md, "PyTorch users")
+COLLECTOR_STATE_NAMES: tuple[str, ...] = ('started', 'stopped', 'failed', 'contended')
 # why a GPU sat idle, the report's GPU time (docs/gpu-time.md): while the launch that ended the idle was not yet made, what its thread was doing (preempted, runqueue and irq are interference; host_work is the app's own code; launch_call the driver's CPU cost; blocked a wait of its own); gpu_side: the launch was made and the GPU had not started it; before_first and after_last: outside the process's GPU work; unknown: the thread's state is not in the trace
 GPU_IDLE_CAUSE_NAMES: tuple[str, ...] = ('preempted', 'runqueue', 'irq', 'host_work', 'launch_call', 'blocked', 'gpu_side', 'before_first', 'after_last', 'unknown')
 # the driver syncs after whose return the calling thread's GPU work has all finished (its GPU is drained until its next launch): a context sync, a stream sync (taken to be of the stream the thread launches on), a synchronous copy (which waits for the work before it); an event sync waits only for the work before its event, so it is not one. The report's bounds without GPU activity and the monitor's count from them (docs/monitor.md)
@@ -526,6 +526,10 @@ KIND_COLUMNS: dict[Event, tuple[Column, ...]] = {
                'its cgroup v2 (hierarchy v2)'),
         Column('v1_cpu_cgroup_id', 'uint64', True, False, None, 'dictionary',
                'its cgroup in the cgroup v1 hierarchy of the cpu controller (hierarchy v1_cpu), where the host mounts the cpu controller on cgroup v1; null elsewhere'),
+        Column('ns_pid', 'uint32', True, False, 'task', 'dictionary',
+               "its process id in its own pid namespace (a container's), which a profiler inside it records; null in traces older than it"),
+        Column('ns_tid', 'uint32', True, False, 'task', 'dictionary',
+               'its thread id in its own pid namespace; null in traces older than it'),
     ),
     Event.CGROUP: (
         Column('ts_ns', 'uint64', False, False, 'time', 'delta',
@@ -738,6 +742,8 @@ COLUMN_TYPES: dict[str, str] = {
     'cgroup_path': 'utf8',
     'container_id': 'utf8',
     'pod': 'utf8',
+    'ns_pid': 'uint32',
+    'ns_tid': 'uint32',
 }
 
 # format 1: one wide table, these columns in this order
@@ -803,6 +809,8 @@ FORMAT1_COLUMNS: tuple[str, ...] = (
     'cgroup_path',
     'container_id',
     'pod',
+    'ns_pid',
+    'ns_tid',
 )
 # the columns format 1 began with (a file without one is damaged)
 FORMAT1_ORIGINAL: frozenset[str] = frozenset((
@@ -883,6 +891,7 @@ class MetaKey:
     HOST = 'host'
     TOPOLOGY = 'topology'
     CLOCK = 'clock'
+    PROFILER = 'profiler'  # written by the PyTorch profiler reader (`launchgap report TRACE.json.gz`, `import`, `report --kineto`) only
     KERNEL_SUPPORT = 'kernel_support'
     HOST_FILES = 'host_files'
     OPTIONS = 'options'

@@ -13,7 +13,7 @@ from rich.text import Text
 from launchgap.analysis.diff import CgroupCulpritsDiff
 from launchgap.console import literal, shown
 from launchgap.analysis.records import (
-    CgroupCulprit, FailedLaunches, GpuActivity, GpuCgroupCulprit, GpuTime, Report, TraceInfo,
+    CgroupCulprit, FailedLaunches, GpuActivity, GpuCgroupCulprit, GpuTime, ProfilerFile, Report, TraceInfo,
 )
 from launchgap.views import words
 
@@ -53,8 +53,13 @@ def _failed_launches(failed: FailedLaunches) -> str:
     return f"[bold red]{failed.count:,}[/] never reached the driver ({by})"
 
 
-def _gpu_activity(gpu: GpuActivity) -> str:
+def _gpu_activity(gpu: GpuActivity, profiler: list[ProfilerFile] = ()) -> str:
     """Whether the trace says what the GPU ran, and how much of it."""
+    if profiler:
+        joined = ("every launch joined to its GPU work" if not gpu.launches_without_execution else
+                  f"{gpu.launches_without_execution:,} launches without their GPU work in the profiler's window")
+        return (f"from {len(profiler)} PyTorch profiler file{'s' if len(profiler) > 1 else ''}: {gpu.executions:,} "
+                f"kernels and graphs, {gpu.copies:,} copies, {gpu.memsets:,} memsets; {joined}")
     if not gpu.recorded:
         return f"absent: {literal(gpu.why_absent or '')}"
     if not gpu.collectors_started:
@@ -65,7 +70,13 @@ def _gpu_activity(gpu: GpuActivity) -> str:
     joined = ("every launch joined to its GPU work" if not gpu.launches_without_execution else
               f"[bold red]{gpu.launches_without_execution:,} launches without their GPU work[/] (lost rows say why)")
     failed = "".join(f"; [bold red]pid {f.pid} not recorded[/]: {literal(f.reason)}" for f in gpu.collectors_failed[:3])
-    return f"recorded through CUPTI {gpu.cupti_version} ({clock}): {what}; {joined}{failed}"
+    shared = ""
+    if gpu.contended:
+        pids = sorted({c.pid for c in gpu.contended})
+        whats = ", ".join(sorted({literal(c.what) for c in gpu.contended}))
+        shared = (f"; [bold yellow]shared CUPTI with a profiler in pid {', '.join(map(str, pids))}[/] ({whats}): each "
+                  f"kept its own buffers, kinds and clock")
+    return f"recorded through CUPTI {gpu.cupti_version} ({clock}): {what}; {joined}{failed}{shared}"
 
 
 CAUSE_WORDS = {"preempted": "preempted", "runqueue": "run-queue wait", "irq": "interrupts",
@@ -113,8 +124,9 @@ def _cgroup_culprits(rows: list[CgroupCulprit], console: Console) -> None:
     console.print(cu)
 
 
-def _gpu_time(g: GpuTime, console: Console, culprits_by: str = "task") -> None:
-    """The GPU-time section: what the GPU lost, and to whom (docs/gpu-time.md)."""
+def _gpu_time(g: GpuTime, console: Console, culprits_by: str = "task", host_seen: bool = True) -> None:
+    """The GPU-time section: what the GPU lost, and to whom (docs/gpu-time.md). HOST_SEEN false: the trace has
+    no thread states (a profiler trace alone), so nothing is said of interference, culprits or a prediction."""
     if g.mode == "none":
         console.print(f"[bold]GPU time[/]: not estimated: {literal(g.why or '')}", highlight=False)
         return
@@ -129,6 +141,12 @@ def _gpu_time(g: GpuTime, console: Console, culprits_by: str = "task") -> None:
         table.add_row("idle, by cause", ", ".join(f"{CAUSE_WORDS.get(c.cause, c.cause)} {_s(c.ns)} ({c.percent:.1f}%)"
                                                   for c in sorted(g.causes, key=lambda c: -c.ns)))
     share = lambda ns: f" ({100 * ns / g.active_ns:.2f}% of {_s(g.active_ns)})" if g.active_ns else ""  # noqa: E731
+    if not host_seen:
+        waited = sum(c.ns for c in g.causes if c.cause == "unknown")
+        table.add_row("idle waiting for the host", f"{_s(waited)}{share(waited)}: whether interference caused it "
+                      "is not in a profiler trace")
+        console.print(table)
+        return
     table.add_row("idle caused by interference", _range(g.interference_low_ns, g.interference_high_ns)
                   + share(g.interference_high_ns) + " (preemption, run-queue waits, interrupts)")
     if g.own_ns is not None:
@@ -174,9 +192,48 @@ def _by_api(driver: dict[str, int], runtime: dict[str, int] | None, total: int) 
 PIDS_NAMED = 8
 
 
+def _profiler(files: list[ProfilerFile], console: Console) -> None:
+    """What each PyTorch profiler file holds, its window, and (joined) how its clock was put on the recording's."""
+    table = Table(title="PyTorch profiler", title_justify="left")
+    for col in ("file", "process", "devices", "active window", "GPU work", "clock"):
+        table.add_column(col)
+    for f in files:
+        window = _s(f.window_end_ns - f.window_start_ns)
+        if f.window_percent is not None:
+            window += f" ({f.window_percent:.1f}% of the recording)"
+        work = f"{f.kernels:,} kernels"
+        if f.nccl_kernels:
+            work += f" ({f.nccl_kernels:,} NCCL)"
+        if f.graph_nodes:
+            work += f", {f.graph_nodes:,} of them graph nodes"
+        work += f", {f.copies:,} copies, {f.memsets:,} memsets; {f.calls:,} CUDA calls"
+        if f.foreign_thread_calls:
+            work += (f"; {f.foreign_thread_calls:,} calls on thread ids that are not the kernel's (their threads "
+                     f"unknown)")
+        if f.damage:
+            work += "; [bold red]left out[/]: " + ", ".join(f"{n:,} {literal(what)}" for what, n in f.damage.items())
+        c = f.clock
+        if c is None:
+            clock = "its own (CLOCK_REALTIME)"
+        elif c.method == "launches":
+            clock = (f"fitted to {c.launches_matched:,} probed launches: residual {_s(c.residual_ns)}, slope "
+                     f"{c.slope_ppm:+.1f} ppm")
+        else:
+            clock = f"the recording's clock readings (within {_s(c.recorded_uncertainty_ns)})"
+        if c is not None and c.stepped:
+            clock += "; [bold red]the system clock was set during the recording[/]"
+        rank = f", rank {f.rank}" if f.rank is not None else ""
+        table.add_row(literal(f.path), f"{f.pid if f.pid is not None else '-'}{rank}",
+                      ", ".join(map(str, f.devices)), window, work, clock)
+    console.print(table)
+
+
 def _header(trace: TraceInfo) -> str:
     """What was read: mode, command, host, kernel, CPUs, each only where the file says."""
     path = f"[bold]{literal(trace.path)}[/]"
+    if trace.mode == "profiler":
+        return (f"{path}: a PyTorch profiler trace alone: the GPU's work and the calls that made it, not who held "
+                f"the CPU")
     if trace.mode == "study-csv":
         writer = {"cuda_sched_trace": "written by the study's tool (cuda_sched_trace)",
                   "launchgap export": "written by launchgap export --csv"}.get(trace.csv_source or "", "")
@@ -230,7 +287,15 @@ def render(report: Report, console: Console, culprits_by: str = "task", verbose:
         console.print(f"[bold yellow]caveat[/]: {literal(caveat)}", highlight=False)
     for caveat in trace.minor_caveats if verbose else ():
         console.print(f"[yellow]minor caveat[/]: {literal(caveat)}", highlight=False)
-    _gpu_time(report.gpu_time, console, culprits_by)
+    if report.profiler:
+        _profiler(report.profiler, console)
+    _gpu_time(report.gpu_time, console, culprits_by, host_seen=trace.mode != "profiler")
+    if trace.mode == "profiler":
+        console.print("No thread states in a profiler trace: the time taken from the workload, its launch gaps and "
+                      "their culprits need a launchgap recording of the same run, joined with `launchgap report "
+                      "RUN.lg --kineto TRACE`.", highlight=False)
+        _verdict(report.verdict.level, report.verdict.text, "blue", console)
+        return
 
     ov = Table(title="Overview", show_header=False, title_justify="left")
     ov.add_column(style="bold")
@@ -241,7 +306,7 @@ def render(report: Report, console: Console, culprits_by: str = "task", verbose:
     ov.add_row("kernel launches", f"{o.launches:,} ({apis}), {_n(o.launch_rate_hz, 0)}/s" + _warn(report, "launches"))
     syncs = f" ({_by_api(o.syncs_by_api, o.syncs_by_runtime_api, o.syncs)})" if o.syncs_by_runtime_api else ""
     ov.add_row("syncs", f"{o.syncs:,} blocking {_s(o.sync_ns)}{syncs}" + _warn(report, "syncs"))
-    ov.add_row("GPU activity", _gpu_activity(report.gpu_activity))
+    ov.add_row("GPU activity", _gpu_activity(report.gpu_activity, report.profiler))
     ov.add_row("failed launch attempts", _failed_launches(o.failed_launches) + _warn(report, "failed_launches"))
     ov.add_row("context switches", f"{o.switches:,}: {o.preempted_switches:,} preempted (still runnable), "
                f"{o.blocked_switches:,} blocked (voluntary)" + _warn(report, "switches"))

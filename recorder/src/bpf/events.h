@@ -141,6 +141,8 @@ struct task_cgroup_event {
 	struct event_header hdr;
 	__u64 cgroup_id;        /* its cgroup v2 */
 	__u64 v1_cpu_cgroup_id; /* its cgroup in the v1 cpu controller's hierarchy; 0: not recorded */
+	__u32 ns_pid;           /* its process id in its own pid namespace (NSpid's last field); 0: not read */
+	__u32 ns_tid;           /* its thread id there */
 };
 
 /* A cgroup made while recording. hdr.pid/tid is the task that made it. */

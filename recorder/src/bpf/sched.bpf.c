@@ -47,6 +47,27 @@ struct {
  * record the full buffer dropped is made again at the task's next switch.
  * The idle tasks (pid 0) are no culprit of any cgroup: left out.
  */
+/*
+ * TASK's id in its own (innermost) pid namespace: struct pid's numbers[level], level being
+ * the namespace's depth (0 on the host), as /proc/PID/status's NSpid ends. A container's
+ * programs (a profiler among them) see these, not the host's. numbers[] is a flexible array:
+ * the element is read at its offset, the element's size and the fields' offsets relocated.
+ */
+static __always_inline __u32 ns_id_of(struct pid *pid)
+{
+	unsigned int level;
+	struct upid up = {};
+
+	if (!pid)
+		return 0;
+	level = BPF_CORE_READ(pid, level);
+	if (level > 32) /* the kernel's MAX_PID_NS_LEVEL */
+		return 0;
+	if (bpf_core_read(&up, sizeof(up), (void *)&pid->numbers[0] + level * bpf_core_type_size(struct upid)))
+		return 0;
+	return (__u32)up.nr;
+}
+
 static __always_inline void record_cgroups(struct task_struct *task, __u64 ts)
 {
 	__u32 tid = task->pid;
@@ -67,6 +88,8 @@ static __always_inline void record_cgroups(struct task_struct *task, __u64 ts)
 		return;
 	e->cgroup_id = v2;
 	e->v1_cpu_cgroup_id = v1_cpu;
+	e->ns_tid = ns_id_of(BPF_CORE_READ(task, thread_pid));
+	e->ns_pid = ns_id_of(BPF_CORE_READ(task, group_leader, thread_pid));
 	submit_event(e, sizeof(*e));
 	last->cgroup_id = v2;
 	last->v1_cpu_cgroup_id = v1_cpu;

@@ -2,8 +2,8 @@
 
 /// the cgroup hierarchy a cgroup id belongs to (ids are unique within one hierarchy only): v2, the unified hierarchy; v1_cpu, the cgroup v1 hierarchy of the cpu controller, on hosts that mount one
 pub const CGROUP_HIERARCHY_NAMES: [&str; 2] = ["v2", "v1_cpu"];
-/// a CUPTI collector's life in one process (gpu_collector rows)
-pub const COLLECTOR_STATE_NAMES: [&str; 3] = ["started", "stopped", "failed"];
+/// a CUPTI collector's life in one process (gpu_collector rows); contended: another CUPTI client in the process (the workload's profiler) changed CUPTI's process-wide activity state, and detail says what and what the collector did (docs/gpu-time.md, "PyTorch users")
+pub const COLLECTOR_STATE_NAMES: [&str; 4] = ["started", "stopped", "failed", "contended"];
 /// what a copy moved between (CUPTI's CUpti_ActivityMemcpyKind, in its order: H host, D device, A array, P peer)
 pub const COPY_KIND_NAMES: [&str; 11] = ["UNKNOWN", "HTOD", "DTOH", "HTOA", "ATOH", "ATOA", "ATOD", "DTOA", "DTOD", "HTOH", "PTOP"];
 /// the driver syncs after whose return the calling thread's GPU work has all finished (its GPU is drained until its next launch): a context sync, a stream sync (taken to be of the stream the thread launches on), a synchronous copy (which waits for the work before it); an event sync waits only for the work before its event, so it is not one. The report's bounds without GPU activity and the monitor's count from them (docs/monitor.md)

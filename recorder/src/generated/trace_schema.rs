@@ -334,6 +334,8 @@ pub const KIND_COLUMNS: [&[ColumnSpec]; 25] = [
         ColumnSpec { name: "tid", arrow: ArrowType::UInt32, nullable: false, optional: false, role: Some("task"), encoding: ColumnEncoding::Dictionary },
         ColumnSpec { name: "cgroup_id", arrow: ArrowType::UInt64, nullable: false, optional: false, role: None, encoding: ColumnEncoding::Dictionary },
         ColumnSpec { name: "v1_cpu_cgroup_id", arrow: ArrowType::UInt64, nullable: true, optional: false, role: None, encoding: ColumnEncoding::Dictionary },
+        ColumnSpec { name: "ns_pid", arrow: ArrowType::UInt32, nullable: true, optional: false, role: Some("task"), encoding: ColumnEncoding::Dictionary },
+        ColumnSpec { name: "ns_tid", arrow: ArrowType::UInt32, nullable: true, optional: false, role: Some("task"), encoding: ColumnEncoding::Dictionary },
     ],
     &[
         ColumnSpec { name: "ts_ns", arrow: ArrowType::UInt64, nullable: false, optional: false, role: Some("time"), encoding: ColumnEncoding::Delta },
@@ -481,6 +483,8 @@ pub const FORMAT1_COLUMNS: &[ColumnSpec] = &[
     ColumnSpec { name: "cgroup_path", arrow: ArrowType::Utf8, nullable: true, optional: false, role: None, encoding: ColumnEncoding::Plain },
     ColumnSpec { name: "container_id", arrow: ArrowType::Utf8, nullable: true, optional: false, role: None, encoding: ColumnEncoding::Plain },
     ColumnSpec { name: "pod", arrow: ArrowType::Utf8, nullable: true, optional: false, role: None, encoding: ColumnEncoding::Plain },
+    ColumnSpec { name: "ns_pid", arrow: ArrowType::UInt32, nullable: true, optional: false, role: None, encoding: ColumnEncoding::Plain },
+    ColumnSpec { name: "ns_tid", arrow: ArrowType::UInt32, nullable: true, optional: false, role: None, encoding: ColumnEncoding::Plain },
 ];
 
 /// A `launch` row; `None` is null.
@@ -700,6 +704,8 @@ pub struct TaskCgroupRow {
     pub tid: u32,
     pub cgroup_id: u64,
     pub v1_cpu_cgroup_id: Option<u64>,
+    pub ns_pid: Option<u32>,
+    pub ns_tid: Option<u32>,
 }
 
 /// A `cgroup` row; `None` is null.
@@ -1803,6 +1809,8 @@ pub struct TaskCgroupBuilder {
     tid: UInt32Builder,
     cgroup_id: UInt64Builder,
     v1_cpu_cgroup_id: UInt64Builder,
+    ns_pid: UInt32Builder,
+    ns_tid: UInt32Builder,
 }
 
 impl TaskCgroupBuilder {
@@ -1814,6 +1822,8 @@ impl TaskCgroupBuilder {
             tid: UInt32Builder::new(),
             cgroup_id: UInt64Builder::new(),
             v1_cpu_cgroup_id: UInt64Builder::new(),
+            ns_pid: UInt32Builder::new(),
+            ns_tid: UInt32Builder::new(),
         }
     }
 
@@ -1824,6 +1834,8 @@ impl TaskCgroupBuilder {
         self.tid.append_value(row.tid);
         self.cgroup_id.append_value(row.cgroup_id);
         self.v1_cpu_cgroup_id.append_option(row.v1_cpu_cgroup_id);
+        self.ns_pid.append_option(row.ns_pid);
+        self.ns_tid.append_option(row.ns_tid);
     }
 
     pub fn len(&self) -> usize {
@@ -1839,6 +1851,8 @@ impl TaskCgroupBuilder {
             Arc::new(self.tid.finish()) as ArrayRef,
             Arc::new(self.cgroup_id.finish()) as ArrayRef,
             Arc::new(self.v1_cpu_cgroup_id.finish()) as ArrayRef,
+            Arc::new(self.ns_pid.finish()) as ArrayRef,
+            Arc::new(self.ns_tid.finish()) as ArrayRef,
         ]
     }
 }
@@ -2639,6 +2653,8 @@ pub struct WideBuilders {
     cgroup_path: StringBuilder,
     container_id: StringBuilder,
     pod: StringBuilder,
+    ns_pid: UInt32Builder,
+    ns_tid: UInt32Builder,
 }
 
 impl WideBuilders {
@@ -2705,6 +2721,8 @@ impl WideBuilders {
             cgroup_path: StringBuilder::new(),
             container_id: StringBuilder::new(),
             pod: StringBuilder::new(),
+            ns_pid: UInt32Builder::new(),
+            ns_tid: UInt32Builder::new(),
         }
     }
 
@@ -2772,6 +2790,8 @@ impl WideBuilders {
                 self.cgroup_path.append_null();
                 self.container_id.append_null();
                 self.pod.append_null();
+                self.ns_pid.append_null();
+                self.ns_tid.append_null();
             }
             Row::Sync(r) => {
                 self.ts_ns.append_value(r.ts_ns);
@@ -2835,6 +2855,8 @@ impl WideBuilders {
                 self.cgroup_path.append_null();
                 self.container_id.append_null();
                 self.pod.append_null();
+                self.ns_pid.append_null();
+                self.ns_tid.append_null();
             }
             Row::RuntimeOnly(r) => {
                 self.ts_ns.append_value(r.ts_ns);
@@ -2898,6 +2920,8 @@ impl WideBuilders {
                 self.cgroup_path.append_null();
                 self.container_id.append_null();
                 self.pod.append_null();
+                self.ns_pid.append_null();
+                self.ns_tid.append_null();
             }
             Row::Switch(r) => {
                 self.ts_ns.append_value(r.ts_ns);
@@ -2961,6 +2985,8 @@ impl WideBuilders {
                 self.cgroup_path.append_null();
                 self.container_id.append_null();
                 self.pod.append_null();
+                self.ns_pid.append_null();
+                self.ns_tid.append_null();
             }
             Row::Waking(r) => {
                 self.ts_ns.append_value(r.ts_ns);
@@ -3024,6 +3050,8 @@ impl WideBuilders {
                 self.cgroup_path.append_null();
                 self.container_id.append_null();
                 self.pod.append_null();
+                self.ns_pid.append_null();
+                self.ns_tid.append_null();
             }
             Row::Wakeup(r) => {
                 self.ts_ns.append_value(r.ts_ns);
@@ -3087,6 +3115,8 @@ impl WideBuilders {
                 self.cgroup_path.append_null();
                 self.container_id.append_null();
                 self.pod.append_null();
+                self.ns_pid.append_null();
+                self.ns_tid.append_null();
             }
             Row::WakeupNew(r) => {
                 self.ts_ns.append_value(r.ts_ns);
@@ -3150,6 +3180,8 @@ impl WideBuilders {
                 self.cgroup_path.append_null();
                 self.container_id.append_null();
                 self.pod.append_null();
+                self.ns_pid.append_null();
+                self.ns_tid.append_null();
             }
             Row::Migrate(r) => {
                 self.ts_ns.append_value(r.ts_ns);
@@ -3213,6 +3245,8 @@ impl WideBuilders {
                 self.cgroup_path.append_null();
                 self.container_id.append_null();
                 self.pod.append_null();
+                self.ns_pid.append_null();
+                self.ns_tid.append_null();
             }
             Row::Fork(r) => {
                 self.ts_ns.append_value(r.ts_ns);
@@ -3276,6 +3310,8 @@ impl WideBuilders {
                 self.cgroup_path.append_null();
                 self.container_id.append_null();
                 self.pod.append_null();
+                self.ns_pid.append_null();
+                self.ns_tid.append_null();
             }
             Row::Exec(r) => {
                 self.ts_ns.append_value(r.ts_ns);
@@ -3339,6 +3375,8 @@ impl WideBuilders {
                 self.cgroup_path.append_null();
                 self.container_id.append_null();
                 self.pod.append_null();
+                self.ns_pid.append_null();
+                self.ns_tid.append_null();
             }
             Row::Exit(r) => {
                 self.ts_ns.append_value(r.ts_ns);
@@ -3402,6 +3440,8 @@ impl WideBuilders {
                 self.cgroup_path.append_null();
                 self.container_id.append_null();
                 self.pod.append_null();
+                self.ns_pid.append_null();
+                self.ns_tid.append_null();
             }
             Row::Comm(r) => {
                 self.ts_ns.append_value(r.ts_ns);
@@ -3465,6 +3505,8 @@ impl WideBuilders {
                 self.cgroup_path.append_null();
                 self.container_id.append_null();
                 self.pod.append_null();
+                self.ns_pid.append_null();
+                self.ns_tid.append_null();
             }
             Row::Hardirq(r) => {
                 self.ts_ns.append_value(r.ts_ns);
@@ -3528,6 +3570,8 @@ impl WideBuilders {
                 self.cgroup_path.append_null();
                 self.container_id.append_null();
                 self.pod.append_null();
+                self.ns_pid.append_null();
+                self.ns_tid.append_null();
             }
             Row::Softirq(r) => {
                 self.ts_ns.append_value(r.ts_ns);
@@ -3591,6 +3635,8 @@ impl WideBuilders {
                 self.cgroup_path.append_null();
                 self.container_id.append_null();
                 self.pod.append_null();
+                self.ns_pid.append_null();
+                self.ns_tid.append_null();
             }
             Row::IrqVector(r) => {
                 self.ts_ns.append_value(r.ts_ns);
@@ -3654,6 +3700,8 @@ impl WideBuilders {
                 self.cgroup_path.append_null();
                 self.container_id.append_null();
                 self.pod.append_null();
+                self.ns_pid.append_null();
+                self.ns_tid.append_null();
             }
             Row::Lost(r) => {
                 self.ts_ns.append_value(r.ts_ns);
@@ -3717,6 +3765,8 @@ impl WideBuilders {
                 self.cgroup_path.append_null();
                 self.container_id.append_null();
                 self.pod.append_null();
+                self.ns_pid.append_null();
+                self.ns_tid.append_null();
             }
             Row::TaskCgroup(r) => {
                 self.ts_ns.append_value(r.ts_ns);
@@ -3780,6 +3830,8 @@ impl WideBuilders {
                 self.cgroup_path.append_null();
                 self.container_id.append_null();
                 self.pod.append_null();
+                self.ns_pid.append_option(r.ns_pid);
+                self.ns_tid.append_option(r.ns_tid);
             }
             Row::Cgroup(r) => {
                 self.ts_ns.append_value(r.ts_ns);
@@ -3843,6 +3895,8 @@ impl WideBuilders {
                 self.cgroup_path.append_value(r.cgroup_path);
                 self.container_id.append_option(r.container_id);
                 self.pod.append_option(r.pod);
+                self.ns_pid.append_null();
+                self.ns_tid.append_null();
             }
             Row::GpuKernel(r) => {
                 self.ts_ns.append_value(r.ts_ns);
@@ -3906,6 +3960,8 @@ impl WideBuilders {
                 self.cgroup_path.append_null();
                 self.container_id.append_null();
                 self.pod.append_null();
+                self.ns_pid.append_null();
+                self.ns_tid.append_null();
             }
             Row::GpuGraph(r) => {
                 self.ts_ns.append_value(r.ts_ns);
@@ -3969,6 +4025,8 @@ impl WideBuilders {
                 self.cgroup_path.append_null();
                 self.container_id.append_null();
                 self.pod.append_null();
+                self.ns_pid.append_null();
+                self.ns_tid.append_null();
             }
             Row::GpuMemcpy(r) => {
                 self.ts_ns.append_value(r.ts_ns);
@@ -4032,6 +4090,8 @@ impl WideBuilders {
                 self.cgroup_path.append_null();
                 self.container_id.append_null();
                 self.pod.append_null();
+                self.ns_pid.append_null();
+                self.ns_tid.append_null();
             }
             Row::GpuMemset(r) => {
                 self.ts_ns.append_value(r.ts_ns);
@@ -4095,6 +4155,8 @@ impl WideBuilders {
                 self.cgroup_path.append_null();
                 self.container_id.append_null();
                 self.pod.append_null();
+                self.ns_pid.append_null();
+                self.ns_tid.append_null();
             }
             Row::GpuSync(r) => {
                 self.ts_ns.append_value(r.ts_ns);
@@ -4158,6 +4220,8 @@ impl WideBuilders {
                 self.cgroup_path.append_null();
                 self.container_id.append_null();
                 self.pod.append_null();
+                self.ns_pid.append_null();
+                self.ns_tid.append_null();
             }
             Row::GpuApi(r) => {
                 self.ts_ns.append_value(r.ts_ns);
@@ -4221,6 +4285,8 @@ impl WideBuilders {
                 self.cgroup_path.append_null();
                 self.container_id.append_null();
                 self.pod.append_null();
+                self.ns_pid.append_null();
+                self.ns_tid.append_null();
             }
             Row::GpuCollector(r) => {
                 self.ts_ns.append_value(r.ts_ns);
@@ -4284,6 +4350,8 @@ impl WideBuilders {
                 self.cgroup_path.append_null();
                 self.container_id.append_null();
                 self.pod.append_null();
+                self.ns_pid.append_null();
+                self.ns_tid.append_null();
             }
         }
     }
@@ -4351,6 +4419,8 @@ impl WideBuilders {
         self.cgroup_path.append_null();
         self.container_id.append_null();
         self.pod.append_null();
+        self.ns_pid.append_null();
+        self.ns_tid.append_null();
     }
 
     pub fn len(&self) -> usize {
@@ -4420,6 +4490,8 @@ impl WideBuilders {
             Arc::new(self.cgroup_path.finish()) as ArrayRef,
             Arc::new(self.container_id.finish()) as ArrayRef,
             Arc::new(self.pod.finish()) as ArrayRef,
+            Arc::new(self.ns_pid.finish()) as ArrayRef,
+            Arc::new(self.ns_tid.finish()) as ArrayRef,
         ]
     }
 }

@@ -157,7 +157,14 @@ pub fn write_collector(path: &Path) -> Result<()> {
 
 /// What the command's environment gets.
 pub fn environment(channel: &Channel, plan: &Plan) -> Vec<(String, String)> {
+    // preloaded too, so that a profiler in the workload calling CUPTI's activity API reaches the
+    // collector's entry points first and the two are kept apart (collector/cupti_clients.h)
+    let preload = match std::env::var("LD_PRELOAD") {
+        Ok(theirs) if !theirs.is_empty() => format!("{} {theirs}", channel.collector.display()),
+        _ => channel.collector.display().to_string(),
+    };
     vec![
+        ("LD_PRELOAD".to_string(), preload),
         (INJECTION_VARIABLE.to_string(), channel.collector.display().to_string()),
         ("LAUNCHGAP_GPU_CHANNEL".to_string(), channel.dir.display().to_string()),
         ("LAUNCHGAP_CUPTI".to_string(), plan.cupti.path.display().to_string()),

@@ -53,7 +53,8 @@ pub fn prepare(config: &RecordConfig) -> Result<Prepared> {
     let run_as = spawn::invoking_user()?;
     privileges::check()?;
     let kernel = kernel_features::check(Program::Recorder)?;
-    let libraries = discover_libraries(config)?;
+    // --no-cuda-probes: no library is looked for, none probed
+    let libraries = if config.cuda_probes { discover_libraries(config)? } else { CudaLibraries::default() };
     // before any thread exists: the CUPTI check forks
     let gpu_plan = plan_gpu_activity(config, &libraries, run_as.as_ref())?;
     let probed: Vec<PathBuf> = libraries.found_via.iter().map(|(p, _)| p.clone()).collect();
@@ -199,6 +200,7 @@ pub fn trace_meta<'a>(
         pids: &config.pids,
         options: Options {
             api_names: config.api_names,
+            cuda_probes: config.cuda_probes,
             ring_buffer_bytes: config.ring_buffer_bytes,
             poll_ms: config.poll_ms,
             duration_s: config.duration_s,
@@ -247,7 +249,10 @@ pub fn announce(config: &RecordConfig, prepared: &Prepared, command_pid: Option<
     for w in &attached.warnings {
         config.say(format!("warning: {}", w.0));
     }
-    if prepared.libraries.driver.is_empty() {
+    if !config.cuda_probes {
+        config.say("no CUDA probes (--no-cuda-probes): tracing scheduling and IRQs only; join the PyTorch profiler's trace \
+                    of the same run with `launchgap report TRACE.lg --kineto PROFILER.json.gz`");
+    } else if prepared.libraries.driver.is_empty() {
         config.say("warning: no CUDA driver library (libcuda.so.*) found: tracing scheduling and IRQs only (use --cuda-lib PATH)");
     }
     let cuda_probes = attached.probes.iter().filter(|p| p.is_uprobe() && p.took()).count();
@@ -263,6 +268,13 @@ pub fn announce(config: &RecordConfig, prepared: &Prepared, command_pid: Option<
         _ => String::new(),
     };
     stop_on(&STOP_SIGNALS);
+    if prepared.gpu_plan.is_some() {
+        config.say(
+            "--gpu-activity: CUPTI is shared with any profiler the workload starts (torch.profiler): launchgap keeps \
+             each one's buffers, kinds and clock apart and says so if one does; profiling anyway? record with \
+             --no-cuda-probes and join its trace (launchgap report RUN.lg --kineto TRACE)",
+        );
+    }
     let gpu = prepared.gpu_plan.as_ref().map(|p| format!(", GPU activity through CUPTI ({})", p.cupti.path.display())).unwrap_or_default();
     config.say(format!("tracing {what}: {cuda_probes} CUDA probes, {tracepoints} tracepoints{gpu} -> {}{via}", config.output.display()));
 }

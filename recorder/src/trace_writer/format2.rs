@@ -43,6 +43,8 @@ use crate::schema::{
 const ZSTD_LEVEL: i32 = 1;
 
 pub struct Format2Writer {
+    /// meta.json as written at the start: written again at the end with the clock's end reading
+    metadata_json: String,
     /// the trace directory being written, held since it was made (held_dir.rs)
     dir: HeldDir,
     /// by Kind as usize: its subdirectory, once made
@@ -125,6 +127,7 @@ impl Format2Writer {
     pub fn create(dir: HeldDir, metadata_json: &str) -> Result<Self> {
         write_complete_file(&dir, META_FILE, metadata_json.as_bytes()).context("writing the trace's metadata")?;
         Ok(Self {
+            metadata_json: metadata_json.to_string(),
             dir,
             kind_dirs: Kind::ALL.iter().map(|_| None).collect(),
             builders: KindBuilders::new(),
@@ -187,6 +190,13 @@ impl TraceSink for Format2Writer {
     /// The last segments, then end.json.
     fn finish(&mut self, _end_ns: u64, summary: &serde_json::Value) -> Result<()> {
         self.flush()?;
+        // the clock read again now (meta.json's realtime_minus_monotonic_ns.end), replacing meta.json whole
+        if let Ok(mut meta) = serde_json::from_str::<serde_json::Value>(&self.metadata_json) {
+            crate::metadata::close_clock(&mut meta);
+            let text = serde_json::to_string(&meta)?;
+            write_complete_file(&self.dir, META_FILE, text.as_bytes())
+                .context("writing the trace's metadata with the clock's end reading")?;
+        }
         let text = serde_json::to_string_pretty(summary)?;
         write_complete_file(&self.dir, END_FILE, text.as_bytes()).context("writing the closing summary")?;
         Ok(())

@@ -34,6 +34,7 @@ typedef enum {
     CUPTI_ERROR_NOT_INITIALIZED = 15,
     CUPTI_ERROR_INVALID_KIND = 21,
     CUPTI_ERROR_NOT_SUPPORTED = 27,
+    CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED = 39,
     CUPTI_ERROR_UNKNOWN = 999,
 } CUptiResult;
 
@@ -289,6 +290,10 @@ typedef void(CUPTIAPI *CUpti_BuffersCallbackRequestFunc)(uint8_t **buffer, size_
 typedef void(CUPTIAPI *CUpti_BuffersCallbackCompleteFunc)(CUcontext context, uint32_t streamId, uint8_t *buffer,
                                                           size_t size, size_t validSize);
 typedef uint64_t(CUPTIAPI *CUpti_TimestampCallbackFunc)(void);
+/* The callback API's subscriber (cupti_callbacks.h): one per process before CUDA 13.3 and r610 */
+typedef void(CUPTIAPI *CUpti_CallbackFunc)(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                                           const void *cbdata);
+typedef struct CUpti_Subscriber_st *CUpti_SubscriberHandle;
 
 CUptiResult CUPTIAPI cuptiGetVersion(uint32_t *version);
 CUptiResult CUPTIAPI cuptiGetResultString(CUptiResult result, const char **str);
@@ -307,6 +312,10 @@ CUptiResult CUPTIAPI cuptiActivityGetNumDroppedRecords(CUcontext context, uint32
 CUptiResult CUPTIAPI cuptiActivityFlushAll(uint32_t flag);
 CUptiResult CUPTIAPI cuptiActivityFlushPeriod(uint32_t time);
 CUptiResult CUPTIAPI cuptiFinalize(void);
+CUptiResult CUPTIAPI cuptiSubscribe(CUpti_SubscriberHandle *subscriber, CUpti_CallbackFunc callback, void *userdata);
+CUptiResult CUPTIAPI cuptiUnsubscribe(CUpti_SubscriberHandle subscriber);
+CUptiResult CUPTIAPI cuptiEnableDomain(uint32_t enable, CUpti_SubscriberHandle subscriber,
+                                       CUpti_CallbackDomain domain);
 
 #ifdef __cplusplus
 }

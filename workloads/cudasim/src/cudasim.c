@@ -4,6 +4,7 @@
  * driver's own log becomes the ground truth the recorder is checked against.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -20,6 +21,8 @@
 #include "cuda_runtime.h"
 #include "cudasim.h"
 #include "model.h"
+#include "cupti_client.h"
+#include "kineto.h"
 #include "truth.h"
 
 #ifndef CUDASIM_BINARY_NAME
@@ -42,6 +45,11 @@ struct model {
     struct kernel_type lm_head;
     CUgraphExec layer_graph;
 };
+
+/* --cupti-client FROM:TO: a second CUPTI client (libcudasim_profiler.so) profiles tokens [FROM, TO) */
+static int client_from = -1, client_to = -1;
+static struct cupti_client_result client_result;
+static int client_ran;
 
 struct worker {
     const struct decode_config *cfg;
@@ -259,6 +267,36 @@ static void read_switch_counters(struct worker_summary *summary)
     summary->counters_read_end_ns = cusim_now_ns();
 }
 
+/*
+ * The workload's own profiler starting (START) or stopping: libcudasim_profiler.so, beside the
+ * launcher's libraries, loaded as Python loads an extension (RTLD_LOCAL), its CUPTI calls bound
+ * as Kineto's are inside libtorch_cuda.so. Returns nonzero when it cannot run.
+ */
+static int cupti_client(int start)
+{
+    static void *library;
+    if (!library) {
+        char path[4096];
+        Dl_info self;
+        const char *slash;
+        if (!dladdr((void *)cusim_now_ns, &self) || !(slash = strrchr(self.dli_fname, '/')))
+            return 1;
+        snprintf(path, sizeof(path), "%.*s/libcudasim_profiler.so", (int)(slash - self.dli_fname), self.dli_fname);
+        library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+        if (!library) {
+            fprintf(stderr, "cudasim: --cupti-client: %s\n", dlerror());
+            return 1;
+        }
+    }
+    if (start) {
+        cupti_client_start_fn fn = (cupti_client_start_fn)(uintptr_t)dlsym(library, "cupti_client_start");
+        return !fn || fn() != 0;
+    }
+    cupti_client_stop_fn fn = (cupti_client_stop_fn)(uintptr_t)dlsym(library, "cupti_client_stop");
+    client_ran = fn && fn(&client_result) == 0;
+    return !client_ran;
+}
+
 static void *decode_worker(void *arg)
 {
     struct worker *w = arg;
@@ -302,6 +340,10 @@ static void *decode_worker(void *arg)
 
     for (int token = 0; token < cfg->tokens && !failed; token++) {
         int position = token;
+        if (w->thread_index == 0 && w->proc_index == 0 && token == client_from)
+            failed |= cupti_client(1);
+        if (w->thread_index == 0 && w->proc_index == 0 && token == client_to)
+            failed |= cupti_client(0);
         failed |= launch_one(cfg, &m->embedding, edge_kind, position, stream);
         for (int layer = 0; layer < cfg->layers && !failed; layer++) {
             enum launch_kind layer_kind = cfg->launch;
@@ -337,6 +379,8 @@ static void *decode_worker(void *arg)
             w->summary->tokens++;
         }
     }
+    if (w->thread_index == 0 && w->proc_index == 0 && client_from >= 0 && client_to >= cfg->tokens && !failed)
+        failed |= cupti_client(0);
     w->summary->end_ns = cusim_now_ns();
     w->summary->failed = failed;
     free(logits_host);
@@ -405,6 +449,14 @@ static void usage(FILE *out)
           "  --invalid-every N      after every N layer launches, one more with an empty block,\n"
           "                         which the runtime refuses (--api runtime; logged in the truth)\n"
           "  --truth FILE           write ground truth JSON (schema: docs/cudasim.md)\n"
+          "  --kineto PATH          also write the run as the PyTorch profiler would (Kineto's\n"
+          "                         Chrome-trace JSON; .gz: gzipped), one file a process\n"
+          "                         (PATH-rankN.json with --procs); docs/cudasim.md\n"
+          "  --kineto-layout L      relative (to baseTimeNanoseconds, default) or absolute\n"
+          "  --kineto-drift-ppm X   the profiler clock's drift from CLOCK_MONOTONIC (default 40)\n"
+          "  --kineto-jitter-ns N   each of its readings off by up to N ns (default 150)\n"
+          "  --cupti-client FROM:TO a second CUPTI client in the process (as torch.profiler is)\n"
+          "                         profiles tokens [FROM, TO) (--procs 1; the truth's cupti_client)\n"
           "  --quiet                print only the tok/s line\n"
           "  -h, --help             this help\n",
           out);
@@ -440,7 +492,9 @@ int main(int argc, char **argv)
     static const char *const api_names[] = {"runtime", "driver"};
     enum { OPT_TOKENS = 256, OPT_LAYERS, OPT_KPL, OPT_API, OPT_LAUNCH, OPT_SYNC, OPT_PTSZ,
            OPT_THREADS, OPT_PROCS, OPT_SEED, OPT_HOST_US, OPT_LAUNCH_NS, OPT_KERNEL_US,
-           OPT_STALL_US, OPT_STALL_EVERY, OPT_INVALID_EVERY, OPT_TRUTH, OPT_QUIET };
+           OPT_STALL_US, OPT_STALL_EVERY, OPT_INVALID_EVERY, OPT_TRUTH, OPT_QUIET, OPT_KINETO,
+           OPT_KINETO_LAYOUT, OPT_KINETO_DRIFT, OPT_KINETO_JITTER, OPT_CUPTI_CLIENT };
+    static const char *const layout_names[] = {"absolute", "relative"};
     static const struct option options[] = {
         {"tokens", required_argument, NULL, OPT_TOKENS},
         {"layers", required_argument, NULL, OPT_LAYERS},
@@ -459,6 +513,11 @@ int main(int argc, char **argv)
         {"stall-every", required_argument, NULL, OPT_STALL_EVERY},
         {"invalid-every", required_argument, NULL, OPT_INVALID_EVERY},
         {"truth", required_argument, NULL, OPT_TRUTH},
+        {"kineto", required_argument, NULL, OPT_KINETO},
+        {"kineto-layout", required_argument, NULL, OPT_KINETO_LAYOUT},
+        {"kineto-drift-ppm", required_argument, NULL, OPT_KINETO_DRIFT},
+        {"kineto-jitter-ns", required_argument, NULL, OPT_KINETO_JITTER},
+        {"cupti-client", required_argument, NULL, OPT_CUPTI_CLIENT},
         {"quiet", no_argument, NULL, OPT_QUIET},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
@@ -468,7 +527,8 @@ int main(int argc, char **argv)
         .sync = SYNC_MEMCPY, .host_step_ns = 200000, .launch_cost_ns = 2000,
         .kernel_min_ns = 4000, .kernel_max_ns = 16000,
         .logits_bytes = QWEN3_VOCAB * sizeof(float), .weights_bytes = 1 << 20};
-    const char *truth_path = NULL;
+    const char *truth_path = NULL, *kineto_path = NULL;
+    struct kineto_clock kineto = {.relative = 1, .drift_ppm = 40.0, .jitter_ns = 150};
     int quiet = 0, opt;
     struct model model;
     struct worker_summary *summaries;
@@ -505,6 +565,25 @@ int main(int argc, char **argv)
         case OPT_STALL_EVERY: cfg.stall_every = (int)parse_long("--stall-every", optarg, 0, 100000000); break;
         case OPT_INVALID_EVERY: cfg.invalid_every = (int)parse_long("--invalid-every", optarg, 0, 100000000); break;
         case OPT_TRUTH: truth_path = optarg; break;
+        case OPT_KINETO: kineto_path = optarg; break;
+        case OPT_KINETO_LAYOUT: kineto.relative = parse_choice("--kineto-layout", optarg, layout_names, 2); break;
+        case OPT_KINETO_DRIFT:
+            kineto.drift_ppm = (double)parse_long("--kineto-drift-ppm", optarg, -1000, 1000);
+            break;
+        case OPT_KINETO_JITTER:
+            kineto.jitter_ns = (uint64_t)parse_long("--kineto-jitter-ns", optarg, 0, 1000000);
+            break;
+        case OPT_CUPTI_CLIENT: {
+            char *colon = strchr(optarg, ':');
+            if (!colon)
+                die("--cupti-client expects FROM:TO in tokens");
+            *colon = '\0';
+            client_from = (int)parse_long("--cupti-client", optarg, 0, 10000000);
+            client_to = (int)parse_long("--cupti-client", colon + 1, 0, 10000000);
+            if (client_to <= client_from)
+                die("--cupti-client: TO must be above FROM");
+            break;
+        }
         case OPT_QUIET: quiet = 1; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
@@ -514,6 +593,8 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
+    if (client_from >= 0 && cfg.procs != 1)
+        die("--cupti-client needs --procs 1");
     if (cfg.invalid_every && cfg.api != API_RUNTIME)
         die("--invalid-every needs --api runtime: the runtime is what refuses the launch");
     if (strcmp(argv[optind], "decode") != 0) {
@@ -538,6 +619,9 @@ int main(int argc, char **argv)
     build_model(&model, &cfg);
 
     start_ns = cusim_now_ns();
+    kineto.offset_ns = kineto_realtime_offset_ns();
+    kineto.t0_ns = start_ns;
+    kineto.seed = cfg.seed;
     if (cfg.procs == 1) {
         failed = run_process(&cfg, &model, summaries, 0);
     } else {
@@ -591,12 +675,15 @@ int main(int argc, char **argv)
             return 2;
         }
         if (truth_write_json(out, &cfg, CUDASIM_BINARY_NAME, summaries, n_workers, start_ns,
-                             end_ns) ||
+                             end_ns, kineto_path ? &kineto : NULL, kineto_path,
+                             client_ran ? &client_result : NULL) ||
             fclose(out)) {
             fprintf(stderr, "cudasim: failed writing %s\n", truth_path);
             return 2;
         }
     }
+    if (kineto_path && kineto_write(kineto_path, &kineto, summaries, n_workers, cfg.procs, start_ns, end_ns))
+        return 2;
     if (failed) {
         fprintf(stderr, "cudasim: a launching thread failed\n");
         return 1;

@@ -26,6 +26,10 @@
  * path of a real CUPTI under a flood, made to happen at a known rate.
  * Built with -DCUDASIM_CUPTI_OLD it is an older CUPTI: no timestamp callback and no
  * per-call API enabling (those symbols are absent), as before CUDA 12.
+ * The callback API's subscriber is one per process, as cupti_callbacks.h says of cuptiSubscribe
+ * before CUDA 13.3 (or with a driver older than r610): a second cuptiSubscribe before the first
+ * unsubscribed fails with CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED (39, cupti_result.h).
+ * Only the subscription is kept (no callback is made): what a second client runs into.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -100,6 +104,7 @@ static struct {
     int worker_started;
     int hooks_registered;
     uint32_t next_correlation;
+    void *subscriber; /* the callback API's one subscriber, or NULL */
 } cupti = {.lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER,
            .delivered = PTHREAD_COND_INITIALIZER};
 
@@ -469,6 +474,7 @@ EXPORT CUptiResult cuptiGetResultString(CUptiResult result, const char **str)
     case CUPTI_ERROR_NOT_INITIALIZED: *str = "CUPTI_ERROR_NOT_INITIALIZED"; break;
     case CUPTI_ERROR_INVALID_KIND: *str = "CUPTI_ERROR_INVALID_KIND"; break;
     case CUPTI_ERROR_NOT_SUPPORTED: *str = "CUPTI_ERROR_NOT_SUPPORTED"; break;
+    case CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED: *str = "CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED"; break;
     default: *str = "CUPTI_ERROR_UNKNOWN"; return CUPTI_ERROR_INVALID_PARAMETER;
     }
     return CUPTI_SUCCESS;
@@ -645,4 +651,54 @@ EXPORT CUptiResult cuptiFinalize(void)
     memset(cupti.api_enabled, 0, sizeof(cupti.api_enabled));
     pthread_mutex_unlock(&cupti.lock);
     return CUPTI_SUCCESS;
+}
+
+/* ---- the callback API's subscriber: one a process ------------------------------------------------- */
+
+struct CUpti_Subscriber_st {
+    CUpti_CallbackFunc callback;
+    void *userdata;
+};
+
+EXPORT CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *subscriber, CUpti_CallbackFunc callback, void *userdata)
+{
+    CUptiResult result = CUPTI_SUCCESS;
+    if (!subscriber)
+        return CUPTI_ERROR_INVALID_PARAMETER;
+    pthread_mutex_lock(&cupti.lock);
+    if (cupti.subscriber) {
+        result = CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+    } else {
+        struct CUpti_Subscriber_st *made = calloc(1, sizeof(*made));
+        if (!made) {
+            result = CUPTI_ERROR_UNKNOWN;
+        } else {
+            made->callback = callback;
+            made->userdata = userdata;
+            cupti.subscriber = made;
+            *subscriber = made;
+        }
+    }
+    pthread_mutex_unlock(&cupti.lock);
+    return result;
+}
+
+EXPORT CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle subscriber)
+{
+    CUptiResult result = CUPTI_SUCCESS;
+    pthread_mutex_lock(&cupti.lock);
+    if (!subscriber || subscriber != cupti.subscriber)
+        result = CUPTI_ERROR_INVALID_PARAMETER;
+    else
+        cupti.subscriber = NULL;
+    pthread_mutex_unlock(&cupti.lock);
+    if (result == CUPTI_SUCCESS)
+        free(subscriber);
+    return result;
+}
+
+EXPORT CUptiResult cuptiEnableDomain(uint32_t enable, CUpti_SubscriberHandle subscriber, CUpti_CallbackDomain domain)
+{
+    (void)enable, (void)domain;
+    return subscriber && subscriber == cupti.subscriber ? CUPTI_SUCCESS : CUPTI_ERROR_INVALID_PARAMETER;
 }

@@ -224,7 +224,8 @@ static void write_processes(FILE *out, const struct cusim_record *recs, uint64_t
 
 int truth_write_json(FILE *out, const struct decode_config *cfg, const char *binary,
                      const struct worker_summary *workers, int n_workers, uint64_t start_ns,
-                     uint64_t end_ns)
+                     uint64_t end_ns, const struct kineto_clock *kineto, const char *kineto_path,
+                     const struct cupti_client_result *client)
 {
     const struct cusim_record *recs = cusim_log_records();
     uint64_t n = cusim_log_count();
@@ -252,6 +253,37 @@ int truth_write_json(FILE *out, const struct decode_config *cfg, const char *bin
     write_launch_rows(out, recs, n);
     write_sync_rows(out, recs, n);
     write_runtime_error_rows(out, recs, n);
+    if (kineto) {
+        /* the profiler files --kineto wrote, and how their clock maps the truth's (kineto.c) */
+        fprintf(out, "  \"kineto\": {\"layout\": \"%s\", \"offset_ns\": %" PRId64 ", \"t0_ns\": %" PRIu64
+                     ", \"drift_ppm\": %.3f, \"jitter_ns\": %" PRIu64 ", \"files\": [",
+                kineto->relative ? "relative" : "absolute", kineto->offset_ns, kineto->t0_ns, kineto->drift_ppm,
+                kineto->jitter_ns);
+        for (int p = 0; p < cfg->procs; p++) {
+            char file[4096];
+            int pid = -1;
+            for (int w = 0; w < n_workers; w++)
+                if (workers[w].proc_index == p)
+                    pid = workers[w].pid;
+            kineto_path_of(kineto_path, p, cfg->procs, file, sizeof(file));
+            fprintf(out, "%s{\"pid\": %d, \"device\": %d, \"path\": \"", p ? ", " : "", pid, p);
+            for (const char *c = file; *c; c++) /* the path as a JSON string */
+                fprintf(out, (*c == '"' || *c == '\\') ? "\\%c" : ((unsigned char)*c < 0x20 ? "\\u%04x" : "%c"),
+                        (unsigned char)*c);
+            fputs("\"}", out);
+        }
+        fputs("]},\n", out);
+    }
+    if (client)
+        /* the second CUPTI client's window (--cupti-client) and what it got (cupti_client.c) */
+        fprintf(out,
+                "  \"cupti_client\": {\"subscribe_result\": %d, \"start_ns\": %" PRIu64 ", \"stop_ns\": %" PRIu64
+                ", \"kernels\": %" PRIu64 ", \"runtime_calls\": %" PRIu64 ", \"other_records\": %" PRIu64
+                ", \"first_kernel_start\": %" PRIu64 ", \"last_kernel_start\": %" PRIu64
+                ", \"start_realtime_ns\": %" PRIu64 ", \"stop_realtime_ns\": %" PRIu64 "},\n",
+                client->subscribe_result, client->start_ns, client->stop_ns, client->kernels, client->runtime_calls,
+                client->other_records, client->first_kernel_start, client->last_kernel_start,
+                client->start_realtime_ns, client->stop_realtime_ns);
     fprintf(out, "  \"records\": %" PRIu64 "\n}\n", n);
     return ferror(out) ? -1 : 0;
 }
