@@ -22,6 +22,7 @@ import polars as pl
 import pytest
 
 from launchgap.trace import Event
+from tests.census import in_ci
 from tests.conftest import REPO
 from tests.recorder.conftest import RECORDER, assert_switches_as_the_kernel_counted, cudasim_command, needs_bpf
 from tests.recorder.kernel_btf import STRUCT, Btf
@@ -35,8 +36,12 @@ MIRROR_UNREACHABLE = 2  # scripts/fetch_kernel_btf.sh's status when Debian's mir
 
 @pytest.fixture(scope="session")
 def bullseye_btf() -> Path:
-    """Debian bullseye's kernel BTF, fetched here when `make setup` has not (a clean clone in CI); skipped
-    only when the mirror cannot be reached, any other failure fails."""
+    """Debian bullseye's kernel BTF, cached by `make setup` (scripts/setup.sh, which in CI fails without it). Here
+    when missing: in CI a failure (set-up should have cached it); elsewhere fetched now, skipped, saying why,
+    only when the mirror cannot be reached; any other failure fails."""
+    if not BULLSEYE_BTF.exists() and in_ci():
+        pytest.fail(f"CI: {BULLSEYE_BTF.relative_to(REPO)} is missing: `make setup` caches it "
+                    "(scripts/fetch_kernel_btf.sh); the Linux 5.10 tests cannot run without it")
     if not BULLSEYE_BTF.exists():
         proc = subprocess.run([str(REPO / "scripts" / "fetch_kernel_btf.sh")], capture_output=True, text=True,
                               timeout=900)
