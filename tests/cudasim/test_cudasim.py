@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import statistics
 import subprocess
 import sys
 from collections import Counter
@@ -56,8 +57,10 @@ def test_default_decode_logs_every_launch_with_its_arguments(run_cudasim):
     launches = rows(truth, "launches")
     assert len({r["func"] for r in launches}) == 19  # embedding, 17 layer kernels, lm_head
     assert len({r["stream"] for r in launches}) == 1 and launches[0]["stream"] != 0
-    assert run.tokens_per_s > 0
-    assert "tok/s: " in run.stdout
+    # the tokens/s cudasim prints is its truth's: tokens over the wall time between start_ns and end_ns
+    assert run.tokens_per_s == pytest.approx(truth["tokens"] / ((truth["end_ns"] - truth["start_ns"]) / 1e9),
+                                             rel=1e-3)
+    assert run.tokens_per_s == pytest.approx(truth["tokens_per_s"], abs=0.01)
 
 
 @pytest.mark.parametrize(
@@ -268,14 +271,18 @@ def test_a_cpu_hog_on_the_same_core_lowers_tokens_per_second(tmp_path):
                              preexec_fn=pin_and_lower_priority, timeout=120).stdout
         return float(out.split("tok/s: ")[1])
 
-    quiet = tokens_per_s()
-    hog = subprocess.Popen([sys.executable, "-c", "while True: pass"], preexec_fn=pin)
-    try:
-        contended = tokens_per_s()
-    finally:
-        hog.kill()
-        hog.wait()
-    assert contended < 0.6 * quiet, (quiet, contended)
+    # interleaved, three pairs: a burst of outside load (another suite's stress-ng) slows a run or two, not
+    # the median of either kind
+    quiet, contended = [], []
+    for _ in range(3):
+        quiet.append(tokens_per_s())
+        hog = subprocess.Popen([sys.executable, "-c", "while True: pass"], preexec_fn=pin)
+        try:
+            contended.append(tokens_per_s())
+        finally:
+            hog.kill()
+            hog.wait()
+    assert statistics.median(contended) < 0.6 * statistics.median(quiet), (quiet, contended)
 
 
 @pytest.mark.parametrize("args, message", [
