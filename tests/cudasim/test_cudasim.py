@@ -1,4 +1,7 @@
-"""cudasim checks itself: its ground truth equals what the launcher issued."""
+"""cudasim checks itself: its ground truth equals what the launcher issued. The launch arguments are
+compared with tests/cudasim/model.py, a second writing of the decode shape (a regression check: one
+algorithm written twice can agree on a mistake); its generator, and one kernel's shape worked out by hand
+from the generator's published outputs, are the truths under it."""
 
 from __future__ import annotations
 
@@ -16,7 +19,7 @@ import pytest
 from elftools.elf.elffile import ELFFile
 
 from tests.conftest import CUDASIM, CUDASIM_STATIC, LIBCUDA, LIBCUDART, REPO
-from tests.cudasim.model import expected_launches
+from tests.cudasim.model import SplitMix64, expected_launches
 
 LAUNCHES_PER_TOKEN = 2 + 28 * 17  # embedding + 28 layers x 17 kernels + lm_head
 GRAPH_LAUNCHES_PER_TOKEN = 2 + 28  # one graph per layer
@@ -32,6 +35,39 @@ def rows(truth: dict, table: str) -> list[dict]:
 
 def launch_args_of(truth: dict, tid: int) -> list[tuple[int, ...]]:
     return [tuple(r[c] for c in ARG_COLUMNS) for r in rows(truth, "launches") if r["tid"] == tid]
+
+
+# The reference test of rand_xoshiro (rust-random/rngs, rand_xoshiro/src/splitmix64.rs, "produced with the
+# reference implementation" http://xoshiro.di.unimi.it/splitmix64.c): a seed and its first outputs
+SPLITMIX64_SEED = 1477776061723855037
+SPLITMIX64_OUTPUTS = [1985237415132408290, 2979275885539914483, 13511426838097143398, 8488337342461049707,
+                      15141737807933549159]
+
+
+# cudasim's --seed takes 0..2^31-1: seed 1's first four outputs, as the generator held to the published ones
+# gives them (the test below checks both)
+SEED_1_OUTPUTS = [10451216379200822465, 13757245211066428519, 17911839290282890590, 8196980753821780235]
+
+
+def test_the_models_generator_is_the_published_splitmix64():
+    """tests/cudasim/model.py writes the decode shape a second time (a regression check of cudasim's launch
+    arguments); its random source, at least, is held to the published generator (as model.c's is in
+    workloads/cudasim/tests/model_test.c)."""
+    rng = SplitMix64(SPLITMIX64_SEED)
+    assert [rng.next() for _ in SPLITMIX64_OUTPUTS] == SPLITMIX64_OUTPUTS
+    rng = SplitMix64(1)
+    assert [rng.next() for _ in SEED_1_OUTPUTS] == SEED_1_OUTPUTS
+
+
+def test_a_kernels_shape_is_drawn_from_the_seed_as_worked_out_by_hand(run_cudasim):
+    """With --seed 1 the embedding kernel, the first drawn, takes the generator's first four outputs
+    (docs/cudasim.md): duration 4,000 + 10451216379200822465 mod 12,001 = 11,599 ns; grid.x
+    1 + 13757245211066428519 mod 1,024 = 104; block.x 32 << (17911839290282890590 mod 5) = 32; shared memory
+    (8196980753821780235 mod 4) x 4,096 = 12,288 bytes. Worked out from the outputs, not from model.py."""
+    truth = run_cudasim("--tokens", "1", "--seed", "1").truth
+    first = rows(truth, "launches")[0]
+    assert tuple(first[c] for c in ARG_COLUMNS) == (104, 1, 1, 32, 1, 1, 12_288)
+    assert first["gpu_end_ns"] - first["gpu_start_ns"] == 11_599
 
 
 def test_default_decode_logs_every_launch_with_its_arguments(run_cudasim):
