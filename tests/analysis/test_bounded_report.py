@@ -264,7 +264,7 @@ def test_an_incomplete_trace_says_so_in_warnings_and_verdict(tmp_path):
     b = busy_trace(1)
     trace = b.write(tmp_path / "t.lg", clean_end=False)   # the recorder was killed: no closing summary
     report = report_json(trace)
-    assert report["trace"]["truncated"]
+    assert report["trace"]["truncated"] is True
     assert report["warnings"]["trace"].startswith("incomplete: the recorder did not stop cleanly")
     assert report["verdict"]["text"].startswith("This trace is incomplete (")
     result = CliRunner().invoke(main, ["report", "--strict", "--json", str(trace.path)])

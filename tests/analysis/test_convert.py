@@ -49,7 +49,7 @@ def rows(trace) -> dict[Event, list[tuple]]:
 
 def test_the_legacy_writers_trace_still_reads():
     trace = read_trace(FORMAT1)
-    assert trace.format == 1 and not trace.truncated and trace.damage == ()
+    assert trace.format == 1 and trace.truncated is False and trace.damage == ()
     assert (trace.count(Event.LAUNCH), trace.count(Event.SYNC)) == (LAUNCHES, SYNCS)
     assert trace.end["stop_reason"] == "the command exited" and trace.end["command_exit_code"] == 0
     assert report(FORMAT1)["overview"]["launches"] == LAUNCHES
@@ -134,7 +134,7 @@ def test_a_trace_cut_short_converts_what_is_readable_and_says_so(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert f"warning: {cut} was cut short" in " ".join(proc.stderr.split())
     converted = read_trace(tmp_path / "cut2.lg")
-    assert converted.end is None and converted.truncated
+    assert converted.end is None and converted.truncated is True
     assert converted.count(Event.LAUNCH) == read_trace(cut).count(Event.LAUNCH) == 1999
     assert converted.of(Event.LAUNCH).equals(read_trace(cut).of(Event.LAUNCH))
 

@@ -189,7 +189,7 @@ def killed_recording(earlier: Path, *formats: str) -> Path:
 def test_sigkill_leaves_the_partial_trace_readable_and_the_earlier_trace(earlier):
     partial = killed_recording(earlier)
     trace = read_trace(partial)
-    assert trace.end is None and trace.truncated
+    assert trace.end is None and trace.truncated is True
     assert trace.count(Event.SWITCH) > 1000
     # and any Parquet reader takes its complete segments (a partial one is hidden, and named so no glob takes it)
     assert pq.read_table(partial / Event.SWITCH.value).num_rows == trace.count(Event.SWITCH)
