@@ -156,7 +156,7 @@ def pytest_runtest_makereport(item, call):
     report = yield
     if report.when == "teardown":
         return report
-    if report.skipped and in_ci():
+    if report.skipped and in_ci() and not hasattr(report, "wasxfail"):
         reason = _skip_reason(report)
         expected = expected_skip(reason)
         _skips_in_ci.append((item.nodeid, reason, expected))
@@ -175,6 +175,7 @@ def pytest_runtest_makereport(item, call):
     return report
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_collectreport(report) -> None:
     """A whole module skipped (pytest.importorskip at its top) is a skip too."""
     if report.skipped and in_ci():

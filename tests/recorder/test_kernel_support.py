@@ -155,7 +155,13 @@ def test_on_a_kernel_with_older_layouts_the_programs_adapt_and_record_what_the_k
     workers = {t["tid"] for p in truth["processes"] for t in p["threads"]}
     # a woken thread is on the one CPU it may run on (task_struct::cpu, read at this kernel's offset)
     wakeups = trace.of(Event.WAKEUP).filter(pl.col("tid").is_in(list(workers)))
-    assert wakeups.height > 0 and set(wakeups["target_cpu"].to_list()) == {cpu}
+    assert set(wakeups["target_cpu"].to_list()) == {cpu}
+    # and every block the kernel counted before a worker read its counters ended in a recorded wakeup (the
+    # worker was running again to read them)
+    for thread in (t for p in truth["processes"] for t in p["threads"]):
+        counters = thread["kernel_switches"]
+        woken = wakeups.filter((pl.col("tid") == thread["tid"]) & (pl.col("ts_ns") <= counters["read_end_ns"]))
+        assert woken.height >= counters["voluntary"], (thread["tid"], woken.height, counters)
     switches = trace.of(Event.SWITCH).filter(pl.col("tid").is_in(list(workers)))
     states = switches["prev_state"].to_list()
     # task_struct::state, read at its size (read wider, the next field would show above the state bits): only
