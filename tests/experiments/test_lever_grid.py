@@ -219,8 +219,9 @@ def test_a_workload_that_leaves_its_policy_is_caught_by_the_trace(tmp_path):
             assert "error" not in run and run["verified"]["trace"]["verified"] is True
             continue
         trace = run["verified"]["trace"]
-        # every switch of the workload at prio 120: the shell put it back to SCHED_OTHER, nice 0, before it ran
-        assert trace["verified"] is False and list(trace["prio"]) == ["120"]
+        # the shell started under the lever (SCHED_FIFO 10: prio 89) and put itself back to SCHED_OTHER, nice 0
+        # (prio 120) before its sleep: its switches at those two prios and no other, some at 120
+        assert trace["verified"] is False and set(trace["prio"]) <= {"89", "120"} and trace["prio"]["120"] >= 1
         assert run["error"].startswith("settings not in effect: ")
         assert f"switches of the workload's threads were not at prio 89 ({trace['prio']['120']} at prio 120)" in \
             run["error"]
