@@ -112,3 +112,18 @@ def test_helpers_under_tests_are_rewritten_so_their_asserts_count():
     import tests.analysis.reference_sched as helper
 
     assert isinstance(helper.__loader__, AssertionRewritingHook)
+
+
+def test_in_ci_a_module_skipped_whole_is_judged_too(pytester, monkeypatch):
+    """pytest.importorskip at a module's top skips it at collection: expected or not, as a test's skip is."""
+    monkeypatch.setenv("CI", "1")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(REPO), str(REPO / "python")]))
+    pytester.makepyfile(
+        test_torch='import pytest\npytest.importorskip("no_module_here", reason="PyTorch is not installed here")\n'
+                   'def test_a():\n    assert True\n',
+        test_other='import pytest\npytest.importorskip("no_module_here", reason="needs root")\n'
+                   'def test_b():\n    assert True\n')
+    result = pytester.runpytest_subprocess("-p", "tests.census", "-o", "enable_assertion_pass_hook=true")
+    text = "\n".join(result.outlines)
+    assert re.search(r"^ERROR test_other.py - skipped in CI, and not an expected skip: 'needs root'", text, re.M), text
+    assert re.search(r"\b1 skipped, 1 error\b", text), text
