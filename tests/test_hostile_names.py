@@ -47,6 +47,16 @@ HOSTILE_FILE = "]y.lg"
 HOSTILE_PATH_SHOWN = "x[:smile:[bold]b\\x1b[31m/]y.lg"
 
 
+def png_width(path) -> int:
+    """PATH's width, once Pillow has decoded it as a PNG (a file that is not one fails here)."""
+    from PIL import Image
+
+    with Image.open(path) as image:
+        assert image.format == "PNG"
+        image.load()
+        return image.size[0]
+
+
 def launchgap(*args: str, cwd: Path | None = None, timeout: int = 300) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "launchgap.cli", *args], capture_output=True, text=True,
                           errors="replace", cwd=cwd, timeout=timeout)
@@ -105,7 +115,8 @@ def test_timeline_statistics_and_drawings_take_every_name(trace, tmp_path):
         commands = [line.split("│")[1].strip() for line in out.splitlines() if line.startswith("│")]
         # each name switched in twice: its thread and its hog
         assert sorted(c for c in commands if c != "swapper/0") == sorted(NAMES.values())
-        assert (tmp_path / output).stat().st_size > 0
+        if output.endswith(".png"):   # a PNG that decodes, drawn at the timeline's width (14 in at 150 dpi)
+            assert png_width(tmp_path / output) == 2100
     page = (tmp_path / "cores.html").read_text()
     meta = json.loads(re.search(r'<script id="lg-meta" type="application/json">(.*?)</script>', page, re.S)[1])
     assert {task["comm"] for task in meta["panels"][0]["tasks"]} >= set(NAMES)   # the page keeps them exact
@@ -155,7 +166,7 @@ def test_experiment_show_takes_hostile_scenarios_and_culprits(tmp_path):
     rows = [[c.strip() for c in line.strip("│").split("│")] for line in out.splitlines() if line.startswith("│")]
     assert [(r[0], r[-1]) for r in rows] == [("baseline", NAMES[culprits[0]])] + [
         (NAMES[name], NAMES[culprits[1 + i]]) for i, name in enumerate(scenario_names)]
-    assert (tmp_path / "slowdown.png").stat().st_size > 0
+    assert png_width(tmp_path / "slowdown.png") > 0   # a PNG that decodes (its size follows the scenarios)
 
 
 def test_a_lever_grids_table_takes_a_hostile_culprit(tmp_path):

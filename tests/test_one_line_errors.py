@@ -76,7 +76,10 @@ def test_an_experiment_as_a_normal_user(tmp_path, monkeypatch):
     monkeypatch.setattr(os, "geteuid", lambda: 1000)
     result = CliRunner().invoke(main, ["experiment", "noisy-neighbor", "--scenarios", "baseline", "--repeat", "2",
                                        "-o", str(tmp_path / "out"), "--", str(CUDASIM), "decode"])
-    assert result.exit_code == 2 and result.exception is None or isinstance(result.exception, SystemExit)
+    # CliRunner turns the CLI's sys.exit(2) into exit_code 2 and keeps the SystemExit; any other exception
+    # would be a crash, not the one-line refusal
+    assert result.exit_code == 2, (result.exit_code, result.exception, result.output)
+    assert type(result.exception) is SystemExit and result.exception.code == 2, repr(result.exception)
     assert result.stderr.strip() == ("launchgap: experiments record with eBPF and may change host settings: run as "
                                      "root (sudo)")
 

@@ -65,16 +65,46 @@ mod tests {
         assert_eq!((V2, V1_CPU), ("v2", "v1_cpu"));
     }
 
-    /// This host's hierarchies, walked: each path resolves to the directory whose inode is its id.
+    /// This host's hierarchies, walked: each path resolves to the directory whose inode is its id. The
+    /// truth is the cgroup filesystem itself: every mounted hierarchy's root directory is listed (it can
+    /// never be removed, so it is always checked), and so is every directory the test reads there now.
     #[test]
     fn existing_cgroups_are_those_in_the_cgroup_filesystem() {
         let host = Hierarchies::of_host();
-        for (hierarchy, id, path) in host.existing() {
-            let mount = if hierarchy == V2 { host.v2.clone().unwrap() } else { host.v1_cpu.clone().unwrap().mount };
+        let mounts: Vec<(&str, PathBuf)> = host
+            .v2
+            .iter()
+            .map(|m| (V2, m.clone()))
+            .chain(host.v1_cpu.iter().map(|h| (V1_CPU, h.mount.clone())))
+            .collect();
+        assert!(!mounts.is_empty(), "no cgroup hierarchy mounted here: nothing to compare with");
+        let existing = host.existing();
+        let mut checked = 0;
+        for (hierarchy, id, path) in &existing {
+            let mount = &mounts.iter().find(|(h, _)| h == hierarchy).unwrap().1;
             let dir = mount.join(path.trim_start_matches('/'));
             // one gone since is another test's cgroup, removed
             if let Ok(meta) = std::fs::metadata(&dir) {
-                assert_eq!(std::os::unix::fs::MetadataExt::ino(&meta), id, "{}", dir.display());
+                assert_eq!(std::os::unix::fs::MetadataExt::ino(&meta), *id, "{}", dir.display());
+                checked += 1;
+            }
+        }
+        for (hierarchy, mount) in &mounts {
+            let root = std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(mount).unwrap());
+            assert!(existing.contains(&(*hierarchy, root, "/".to_string())), "{hierarchy}: its root is not listed");
+        }
+        assert!(checked >= mounts.len(), "checked {checked} of {} listed", existing.len());
+        // every cgroup directory there now (one made since the walk aside) is listed
+        for (hierarchy, mount) in &mounts {
+            for entry in std::fs::read_dir(mount).unwrap().flatten() {
+                let Ok(meta) = entry.metadata() else { continue };
+                if meta.is_dir() {
+                    let ino = std::os::unix::fs::MetadataExt::ino(&meta);
+                    let name = format!("/{}", entry.file_name().to_string_lossy());
+                    let listed = existing.iter().any(|(h, id, p)| h == hierarchy && *id == ino && *p == name);
+                    let made_since = existing.iter().all(|(h, id, _)| h != hierarchy || *id != ino);
+                    assert!(listed || made_since, "{}: listed under another name", entry.path().display());
+                }
             }
         }
     }

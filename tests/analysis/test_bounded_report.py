@@ -1,9 +1,12 @@
 """The report in bounded memory (launches streamed a few segments at a time:
-analysis/gap_stream.py) gives exactly the JSON of the in-memory reference
-(tests/analysis/reference_gaps.py); the typed
-report and docs/report-schema.md name the same fields; a trace that names no
-workload gets no verdict; an incomplete trace says so in its warnings and its
-verdict."""
+analysis/gap_stream.py): its gap classes against traces built so that each
+gap's class and length are known by construction (the truth); and, as a
+regression check, exactly the JSON of the in-memory analysis it replaced
+(tests/analysis/reference_gaps.py, which shares the product's classify,
+interference_ns and report_from: it can tell a chunking fault, not a
+classification one). The typed report and docs/report-schema.md name the
+same fields; a trace that names no workload gets no verdict; an incomplete
+trace says so in its warnings and its verdict."""
 
 from __future__ import annotations
 
@@ -62,10 +65,73 @@ def busy_trace(seed: int) -> TraceBuilder:
     return b
 
 
+def one_cause_trace(seed: int) -> tuple[TraceBuilder, dict[str, list[int]]]:
+    """Two launching threads, each gap between two launches holding nothing, or one interrupt, one preemption
+    by the hog, or one sync its thread blocks in (far longer than the wait to run again after it): each gap's
+    class is its one cause, known by construction, and its length the time between the two launches. Returns
+    the trace and, per class, the launch each of its gaps starts at."""
+    rng = random.Random(seed)
+    b = TraceBuilder(start_ns=1_000, end_ns=80_000_000)
+    gaps: dict[str, list[int]] = {"clean": [], "irq": [], "preempted": [], "sync": []}
+    for cpu, task in ((0, A), (1, B)):
+        t = 2_000 + cpu * 300
+        b.switch(t, cpu, IDLE, task)
+        for i in range(300):
+            t += rng.randrange(500, 5_000)
+            b.launch(t, cpu, task)
+            if i == 299:
+                break
+            launched = t
+            cause = rng.choice(list(gaps))
+            if cause == "irq":
+                t += rng.randrange(100, 1_000)
+                b.irq(t, cpu, task, rng.choice([Event.HARDIRQ, Event.SOFTIRQ]), "virtio0", rng.randrange(500, 3_000),
+                      number=24)
+                t += 3_000
+            elif cause == "preempted":
+                t += rng.randrange(100, 1_000)
+                b.switch(t, cpu, task, HOG)
+                t += rng.randrange(5_000, 200_000)
+                b.switch(t, cpu, HOG, task)
+            elif cause == "sync":
+                t += rng.randrange(100, 1_000)
+                wait = rng.randrange(50_000, 200_000)
+                b.sync(t, cpu, task, wait)
+                b.switch(t + 100, cpu, task, IDLE, voluntary=True)
+                b.wakeup(t + wait - 2_000, task, cpu)
+                b.switch(t + wait, cpu, IDLE, task)
+                t += wait + 100
+            gaps[cause].append(launched)   # the gap starts here and ends at the thread's next launch
+    return b, gaps
+
+
+def gap_lengths(b: TraceBuilder, gaps: dict[str, list[int]]) -> dict[str, tuple[int, int]]:
+    """Per class, (count, total length) of the gaps ONE_CAUSE_TRACE built."""
+    launches = {}
+    for row in b.rows:
+        if row["event"] == Event.LAUNCH:
+            launches.setdefault(row["tid"], []).append(row["ts_ns"])
+    next_launch = {ts: nxt for times in launches.values() for ts, nxt in zip(sorted(times), sorted(times)[1:])}
+    return {cause: (len(starts), sum(next_launch[start] - start for start in starts)) for cause, starts in gaps.items()}
+
+
 @pytest.mark.parametrize("seed", range(3))
-def test_streamed_report_is_the_in_memory_report(tmp_path, monkeypatch, seed):
-    """Launches in segments of 37 rows, handed out ~100 at a time: gaps span chunks, and so do the
-    off-CPU stretches, interrupts and syncs placed into them."""
+def test_streamed_gap_classes_are_those_built(tmp_path, monkeypatch, seed):
+    """Each class's gap count and total length in the streamed report (segments of 37 rows, handed out ~100 at
+    a time) against the trace's construction: the truth, not another implementation."""
+    monkeypatch.setattr(model, "ORDERED_CHUNK_ROWS", 100)
+    b, gaps = one_cause_trace(seed)
+    trace = b.write(tmp_path / "t.lg", batch_rows=37)
+    classes = {c["class"]: (c["count"], c["total_ns"]) for c in report_json(trace)["gaps"]["classes"]}
+    assert classes == gap_lengths(b, gaps)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_regression_streamed_report_is_the_in_memory_report(tmp_path, monkeypatch, seed):
+    """A regression check, not a truth: the streamed report equals the in-memory analysis it replaced, whole
+    report to whole report (both classify with the product's own rules). Launches in segments of 37 rows,
+    handed out ~100 at a time: gaps span chunks, and so do the off-CPU stretches, interrupts and syncs placed
+    into them."""
     monkeypatch.setattr(model, "ORDERED_CHUNK_ROWS", 100)
     trace = busy_trace(seed).write(tmp_path / "t.lg", batch_rows=37)
     assert len(trace.tables.files(Event.LAUNCH)) > 10
@@ -198,7 +264,7 @@ def test_an_incomplete_trace_says_so_in_warnings_and_verdict(tmp_path):
     b = busy_trace(1)
     trace = b.write(tmp_path / "t.lg", clean_end=False)   # the recorder was killed: no closing summary
     report = report_json(trace)
-    assert report["trace"]["truncated"]
+    assert report["trace"]["truncated"] is True
     assert report["warnings"]["trace"].startswith("incomplete: the recorder did not stop cleanly")
     assert report["verdict"]["text"].startswith("This trace is incomplete (")
     result = CliRunner().invoke(main, ["report", "--strict", "--json", str(trace.path)])

@@ -5,7 +5,10 @@ is the same, and a bad request is one line that writes nothing.
 tests/data/format1-cudasim.lg was recorded by the legacy writer
 (`launchgap-record --format 1 -- cudasim decode --tokens 2 --layers 2
 --kernels-per-layer 4 --threads 2 --host-us 500`), so it is the format as the
-recorder wrote it, not as a Python writer imagines it."""
+recorder wrote it, not as a Python writer imagines it. It is a format fixture only
+(tests/data/README.md): its switch and IRQ rows were never checked against a
+truth, so what is compared here is the format and the conversion (the same
+report before and after), never its numbers as right."""
 
 from __future__ import annotations
 
@@ -46,7 +49,7 @@ def rows(trace) -> dict[Event, list[tuple]]:
 
 def test_the_legacy_writers_trace_still_reads():
     trace = read_trace(FORMAT1)
-    assert trace.format == 1 and not trace.truncated and trace.damage == ()
+    assert trace.format == 1 and trace.truncated is False and trace.damage == ()
     assert (trace.count(Event.LAUNCH), trace.count(Event.SYNC)) == (LAUNCHES, SYNCS)
     assert trace.end["stop_reason"] == "the command exited" and trace.end["command_exit_code"] == 0
     assert report(FORMAT1)["overview"]["launches"] == LAUNCHES
@@ -131,7 +134,7 @@ def test_a_trace_cut_short_converts_what_is_readable_and_says_so(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert f"warning: {cut} was cut short" in " ".join(proc.stderr.split())
     converted = read_trace(tmp_path / "cut2.lg")
-    assert converted.end is None and converted.truncated
+    assert converted.end is None and converted.truncated is True
     assert converted.count(Event.LAUNCH) == read_trace(cut).count(Event.LAUNCH) == 1999
     assert converted.of(Event.LAUNCH).equals(read_trace(cut).of(Event.LAUNCH))
 

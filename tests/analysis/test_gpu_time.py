@@ -329,7 +329,7 @@ def check_exact(run: Run, culprit_pid: int | None) -> dict:
     assert abs(g.interference_high_ns - interference) <= tolerance, (g.interference_high_ns, interference)
     bounds = check_bounds(run, interference, tolerance)
     return {"report": report, "truth_caused": culprits_part, "named": named, "tolerance": tolerance,
-            "between": between, "gpu": g, "idle": idle, "bounds": bounds}
+            "between": between, "gpu": g, "idle": idle, "bounds": bounds, "exposed": exposed}
 
 
 @pytest.mark.parametrize("shape", list(SHAPES))
@@ -414,13 +414,28 @@ def test_interrupts_on_the_launching_cpu_are_named(tmp_path, shape):
     with culprit("irq"):
         run = record(tmp_path, [[*LAUNCH_BOUND, "--tokens", "40"]], SHAPES[shape])
     found = check_exact(run, None)
-    assert found["truth_caused"] > 0
     assert found["named"] >= 0.95 * found["truth_caused"] - found["tolerance"]
     assert found["named"] <= found["truth_caused"] + found["tolerance"]
-    # which interrupt: the loopback traffic's NET_RX cost the most of any (beside `stress-ng --io`, the
-    # block layer's interrupts land on this CPU too: 43% NET_RX, 26% BLOCK in one such run)
-    irqs = found["idle"].filter(pl.col("cause") == "irq").group_by("culprit").agg(pl.col("ns").sum())
-    assert irqs.sort("ns", descending=True)["culprit"][0] == "NET_RX", irqs.sort("ns", descending=True).rows()
+    # which interrupt: the test's own, not whichever cost most (beside other work, another interrupt may: a
+    # fresh clone's `make test` once had HRTIMER 22 ms to this NET_RX's 16 ms). The GPU idle the report names
+    # for NET_RX is what the truth's gaps and the trace's NET_RX softirqs on CPU say it caused; those are never
+    # more than the kernel counted there (/proc/softirqs at the window's edges: the rows themselves are checked
+    # against it in tests/recorder/test_irqs.py; recording in target mode, as here, starts on CPU only when the
+    # target first runs there, after the kernel's first read, so the count may fall short of the kernel's)
+    from tests.recorder.test_irqs import EDGE_TOLERANCE, counted, deltas
+
+    counters = run.trace.end["proc_counters"]
+    net_rx = run.trace.of(Event.SOFTIRQ, "ts_ns", "cpu", "irq_name", "duration_ns").filter(
+        (pl.col("cpu") == CPU) & (pl.col("irq_name") == "NET_RX"))
+    surely, _ = counted(net_rx, counters, "softirqs", ["cpu"])
+    assert surely.get((CPU,), 0) <= deltas(counters, "softirqs")[("NET_RX", CPU)] + EDGE_TOLERANCE
+    caused = overlap(found["exposed"], [(ts, ts + d) for ts, *_, d in net_rx.iter_rows()])
+    named = int(found["idle"].filter((pl.col("cause") == "irq") & (pl.col("culprit") == "NET_RX"))["ns"].sum())
+    # the traffic did interrupt the launching thread in its gaps' host parts (else this proves nothing); the
+    # named part can fall short of it only where another interrupt nested inside a NET_RX (its own culprit)
+    assert caused > 0, "no NET_RX landed in a gap's host part: the traffic missed the launching thread"
+    assert caused - 0.05 * found["truth_caused"] - found["tolerance"] <= named <= caused + found["tolerance"], (
+        named, caused)
 
 
 def without_gpu_activity(trace):

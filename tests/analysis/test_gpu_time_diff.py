@@ -39,7 +39,7 @@ def test_diff_gives_both_traces_gpu_time_and_the_change_against_the_truth(tmp_pa
     gpu = json.loads(proc.stdout)["gpu_time"]
     for side, run in (("a", quiet), ("b", loaded)):
         got = gpu[side]
-        assert got["mode"] == "exact" and got["interference_exact"]
+        assert got["mode"] == "exact" and got["interference_exact"] is True
         truth, tolerance = truth_caused(run)
         assert got["interference_low_ns"] == got["interference_high_ns"]
         assert abs(got["interference_high_ns"] - truth) <= tolerance, (side, got["interference_high_ns"], truth)
@@ -53,9 +53,9 @@ def test_diff_gives_both_traces_gpu_time_and_the_change_against_the_truth(tmp_pa
     assert abs(change["interference_high_ns"] - (b_truth - a_truth)) <= tolerance + truth_caused(quiet)[1]
     # the hog: absent from A, and in B the GPU idle the truth says it caused
     hog_truth, _ = truth_caused(loaded, hog)
-    assert hog_truth > 0
+    assert hog_truth > 0, "the hog never delayed a launch in a gap's host part: nothing to compare"
     rows = [r for r in gpu["culprits"] if r["culprit"] == HOG_NAME]
-    assert rows and all(r["a_high_ns"] is None and r["b_pids"] == [hog] for r in rows)
+    assert len(rows) >= 1 and all(r["a_high_ns"] is None and r["b_pids"] == [hog] for r in rows)
     named = sum(r["b_high_ns"] for r in rows)
     assert abs(named - hog_truth) <= tolerance + 0.05 * hog_truth
     assert sum(r["change_high_ns"] for r in rows) == named

@@ -7,15 +7,33 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from launchgap.analysis.gpu_time import NICE_WEIGHTS, Competition, weight_of, with_share
+from launchgap.analysis.gpu_time import Competition, weight_of, with_share
 
 ME, CULPRIT = 10, 20
 
+# The kernel's own table, as kernel/sched/core.c states it (sched_prio_to_weight, nice -20 to 19), not the
+# product's copy: the truth the analysis' weights are held to
+SCHED_PRIO_TO_WEIGHT = (
+    88761, 71755, 56483, 46273, 36291,   # -20
+    29154, 23254, 18705, 14949, 11916,   # -15
+    9548, 7620, 6100, 4904, 3906,        # -10
+    3121, 2501, 1991, 1586, 1277,        # -5
+    1024, 820, 655, 526, 423,            # 0
+    335, 272, 215, 172, 137,             # 5
+    110, 87, 70, 56, 45,                 # 10
+    36, 29, 23, 18, 15,                  # 15
+)
+
 
 def weight(prio: int) -> int:
-    """The kernel's weight of a fair task at PRIO (nice = prio - 120), as in sched_prio_to_weight; a
-    real-time task's (prio below 100) as the analysis weighs it."""
-    return pl.select(weight_of(pl.lit(prio))).item() if prio < 100 else NICE_WEIGHTS[prio - 100]
+    """The kernel's weight of a fair task at PRIO (nice = prio - 120, kernel prio 100..139); a real-time task's
+    (prio below 100) as the analysis weighs it (docs/gpu-time.md: ahead of every fair task)."""
+    return pl.select(weight_of(pl.lit(prio))).item() if prio < 100 else SCHED_PRIO_TO_WEIGHT[prio - 100]
+
+
+def test_the_analysis_weighs_each_nice_level_as_the_kernel_does():
+    prios = list(range(100, 140))
+    assert pl.select(weight_of(pl.Series(prios))).to_series().to_list() == list(SCHED_PRIO_TO_WEIGHT)
 
 
 def waits(*rows: tuple[int, int, int, int, int]) -> pl.DataFrame:

@@ -219,7 +219,7 @@ def test_empty_cut_and_future_traces_in_format_1(tmp_path):
     from launchgap.trace import read_trace
 
     trace = read_trace(cut)
-    assert trace.truncated and trace.of(Event.LAUNCH).height == 1000 and trace.end is None
+    assert trace.truncated is True and trace.of(Event.LAUNCH).height == 1000 and trace.end is None
     proc = subprocess.run([sys.executable, "-m", "launchgap.cli", "report", str(cut)], capture_output=True, text=True,
                           env={"COLUMNS": "200", "PATH": "/usr/bin"})
     assert proc.returncode == 0, proc.stderr
@@ -253,7 +253,7 @@ def test_empty_killed_and_future_traces_in_format_2(tmp_path):
     (killed / END_FILE).unlink()
     (killed / "launch" / "000002.parquet").rename(killed / "launch" / ".000002.parquet.partial")
     trace = read_trace(killed)
-    assert trace.truncated and trace.of(Event.LAUNCH).height == 1000 and trace.end is None
+    assert trace.truncated is True and trace.of(Event.LAUNCH).height == 1000 and trace.end is None
     proc = subprocess.run([sys.executable, "-m", "launchgap.cli", "report", str(killed)], capture_output=True,
                           text=True, env={"COLUMNS": "200", "PATH": "/usr/bin"})
     assert proc.returncode == 0, proc.stderr

@@ -52,10 +52,13 @@ def test_export_writes_the_studys_layout_one_row_per_launch(tmp_path):
 def test_reading_our_export_back_gives_the_same_launches(tmp_path):
     out = tmp_path / "t.csv"
     write_study_csv(built(tmp_path), out)
-    report = report_json(read_study_csv(out))
+    read = read_study_csv(out)
+    report = report_json(read)
     assert report["overview"]["launches"] == 3
     assert report["overview"]["syncs"] == 1
-    assert report["trace"]["caveats"]
+    # the reader's caveats, the layout's own limit among them, are the report's
+    assert report["trace"]["caveats"] == list(read.meta["caveats"])
+    assert any("does not record why a thread left the CPU" in c for c in report["trace"]["caveats"])
 
 
 def test_the_study_tools_own_csv_is_deduplicated_and_its_limits_stated(tmp_path):

@@ -186,7 +186,7 @@ def test_a_killed_recording_is_checked_against_the_sequence(tmp_path):
     (path / "launch" / "000002.parquet").unlink()
     (path / "launch" / "000003.parquet").unlink()
     trace = read_trace(path)
-    assert trace.truncated
+    assert trace.truncated is True
     assert trace.damage == ("segment numbers 000002..000003 are in no kind's directory, though 000004 is: the "
                             "recorder numbers its flushes 1, 2, 3, ... over all kinds, so segments were removed "
                             "(or one added out of sequence)",)

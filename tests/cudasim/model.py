@@ -1,7 +1,13 @@
-"""An independent Python rendering of cudasim's decode model.
+"""A second writing, in Python, of cudasim's decode shape (workloads/cudasim/src/cudasim.c's model, as
+docs/cudasim.md describes it).
 
 It re-derives, from the seed alone, the launches the launcher must have
 issued, so tests can compare them with what the stand-in driver logged.
+It is one algorithm written twice, so it is a regression check, not a truth:
+a change of cudasim's shape, or of the driver's logging, shows here. The
+truths under it: its SplitMix64 against the generator's published outputs,
+and one kernel's shape worked out by hand from them
+(tests/cudasim/test_cudasim.py; model.c's own in workloads/cudasim/tests/).
 """
 
 from __future__ import annotations

@@ -1,10 +1,14 @@
-"""cudasim checks itself: its ground truth equals what the launcher issued."""
+"""cudasim checks itself: its ground truth equals what the launcher issued. The launch arguments are
+compared with tests/cudasim/model.py, a second writing of the decode shape (a regression check: one
+algorithm written twice can agree on a mistake); its generator, and one kernel's shape worked out by hand
+from the generator's published outputs, are the truths under it."""
 
 from __future__ import annotations
 
 import json
 import os
 import re
+import statistics
 import subprocess
 import sys
 from collections import Counter
@@ -15,7 +19,7 @@ import pytest
 from elftools.elf.elffile import ELFFile
 
 from tests.conftest import CUDASIM, CUDASIM_STATIC, LIBCUDA, LIBCUDART, REPO
-from tests.cudasim.model import expected_launches
+from tests.cudasim.model import SplitMix64, expected_launches
 
 LAUNCHES_PER_TOKEN = 2 + 28 * 17  # embedding + 28 layers x 17 kernels + lm_head
 GRAPH_LAUNCHES_PER_TOKEN = 2 + 28  # one graph per layer
@@ -31,6 +35,39 @@ def rows(truth: dict, table: str) -> list[dict]:
 
 def launch_args_of(truth: dict, tid: int) -> list[tuple[int, ...]]:
     return [tuple(r[c] for c in ARG_COLUMNS) for r in rows(truth, "launches") if r["tid"] == tid]
+
+
+# The reference test of rand_xoshiro (rust-random/rngs, rand_xoshiro/src/splitmix64.rs, "produced with the
+# reference implementation" http://xoshiro.di.unimi.it/splitmix64.c): a seed and its first outputs
+SPLITMIX64_SEED = 1477776061723855037
+SPLITMIX64_OUTPUTS = [1985237415132408290, 2979275885539914483, 13511426838097143398, 8488337342461049707,
+                      15141737807933549159]
+
+
+# cudasim's --seed takes 0..2^31-1: seed 1's first four outputs, as the generator held to the published ones
+# gives them (the test below checks both)
+SEED_1_OUTPUTS = [10451216379200822465, 13757245211066428519, 17911839290282890590, 8196980753821780235]
+
+
+def test_the_models_generator_is_the_published_splitmix64():
+    """tests/cudasim/model.py writes the decode shape a second time (a regression check of cudasim's launch
+    arguments); its random source, at least, is held to the published generator (as model.c's is in
+    workloads/cudasim/tests/model_test.c)."""
+    rng = SplitMix64(SPLITMIX64_SEED)
+    assert [rng.next() for _ in SPLITMIX64_OUTPUTS] == SPLITMIX64_OUTPUTS
+    rng = SplitMix64(1)
+    assert [rng.next() for _ in SEED_1_OUTPUTS] == SEED_1_OUTPUTS
+
+
+def test_a_kernels_shape_is_drawn_from_the_seed_as_worked_out_by_hand(run_cudasim):
+    """With --seed 1 the embedding kernel, the first drawn, takes the generator's first four outputs
+    (docs/cudasim.md): duration 4,000 + 10451216379200822465 mod 12,001 = 11,599 ns; grid.x
+    1 + 13757245211066428519 mod 1,024 = 104; block.x 32 << (17911839290282890590 mod 5) = 32; shared memory
+    (8196980753821780235 mod 4) x 4,096 = 12,288 bytes. Worked out from the outputs, not from model.py."""
+    truth = run_cudasim("--tokens", "1", "--seed", "1").truth
+    first = rows(truth, "launches")[0]
+    assert tuple(first[c] for c in ARG_COLUMNS) == (104, 1, 1, 32, 1, 1, 12_288)
+    assert first["gpu_end_ns"] - first["gpu_start_ns"] == 11_599
 
 
 def test_default_decode_logs_every_launch_with_its_arguments(run_cudasim):
@@ -56,8 +93,10 @@ def test_default_decode_logs_every_launch_with_its_arguments(run_cudasim):
     launches = rows(truth, "launches")
     assert len({r["func"] for r in launches}) == 19  # embedding, 17 layer kernels, lm_head
     assert len({r["stream"] for r in launches}) == 1 and launches[0]["stream"] != 0
-    assert run.tokens_per_s > 0
-    assert "tok/s: " in run.stdout
+    # the tokens/s cudasim prints is its truth's: tokens over the wall time between start_ns and end_ns
+    assert run.tokens_per_s == pytest.approx(truth["tokens"] / ((truth["end_ns"] - truth["start_ns"]) / 1e9),
+                                             rel=1e-3)
+    assert run.tokens_per_s == pytest.approx(truth["tokens_per_s"], abs=0.01)
 
 
 @pytest.mark.parametrize(
@@ -268,14 +307,18 @@ def test_a_cpu_hog_on_the_same_core_lowers_tokens_per_second(tmp_path):
                              preexec_fn=pin_and_lower_priority, timeout=120).stdout
         return float(out.split("tok/s: ")[1])
 
-    quiet = tokens_per_s()
-    hog = subprocess.Popen([sys.executable, "-c", "while True: pass"], preexec_fn=pin)
-    try:
-        contended = tokens_per_s()
-    finally:
-        hog.kill()
-        hog.wait()
-    assert contended < 0.6 * quiet, (quiet, contended)
+    # interleaved, three pairs: a burst of outside load (another suite's stress-ng) slows a run or two, not
+    # the median of either kind
+    quiet, contended = [], []
+    for _ in range(3):
+        quiet.append(tokens_per_s())
+        hog = subprocess.Popen([sys.executable, "-c", "while True: pass"], preexec_fn=pin)
+        try:
+            contended.append(tokens_per_s())
+        finally:
+            hog.kill()
+            hog.wait()
+    assert statistics.median(contended) < 0.6 * statistics.median(quiet), (quiet, contended)
 
 
 @pytest.mark.parametrize("args, message", [

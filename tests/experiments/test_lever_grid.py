@@ -143,7 +143,9 @@ def test_the_table_shows_every_cell_and_the_vm_caution(small_grid):
     slowdown = fifo["vs_baseline"]["mean_slowdown_percent"]
     assert (f"{abs(slowdown):.1f}% {'slower' if slowdown > 0 else 'faster'}" if round(slowdown, 1) else "no change") \
         in shown
-    assert (small_grid / "levers.png").stat().st_size > 0
+    from tests.test_hostile_names import png_width
+
+    assert png_width(small_grid / "levers.png") > 0   # a PNG that decodes
     shown = launchgap("experiment", "show", str(small_grid))
     assert shown.returncode == 0
     results = json.loads((small_grid / "results.json").read_text())
@@ -217,7 +219,9 @@ def test_a_workload_that_leaves_its_policy_is_caught_by_the_trace(tmp_path):
             assert "error" not in run and run["verified"]["trace"]["verified"] is True
             continue
         trace = run["verified"]["trace"]
-        assert trace["verified"] is False and "120" in trace["prio"]
+        # the shell started under the lever (SCHED_FIFO 10: prio 89) and put itself back to SCHED_OTHER, nice 0
+        # (prio 120) before its sleep: its switches at those two prios and no other, some at 120
+        assert trace["verified"] is False and set(trace["prio"]) <= {"89", "120"} and trace["prio"]["120"] >= 1
         assert run["error"].startswith("settings not in effect: ")
         assert f"switches of the workload's threads were not at prio 89 ({trace['prio']['120']} at prio 120)" in \
             run["error"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -33,14 +34,58 @@ def group_members(pgids: list[int]) -> list[int]:
     return out
 
 
+def cpu_wanted_ns(pgids: list[int]) -> int:
+    """The kernel's count of the time the groups' threads ran or waited to run (each thread's schedstat)."""
+    total = 0
+    for pid in group_members(pgids):
+        with contextlib.suppress(OSError):
+            for task in Path(f"/proc/{pid}/task").iterdir():
+                run_ns, wait_ns = (int(v) for v in (task / "schedstat").read_text().split()[:2])
+                total += run_ns + wait_ns
+    return total
+
+
+def loopback_bytes() -> int:
+    for line in Path("/proc/net/dev").read_text().splitlines():
+        name, _, rest = line.partition(":")
+        if name.strip() == "lo":
+            return int(rest.split()[0])
+    raise AssertionError("no lo in /proc/net/dev")
+
+
+def writes_completed(directory: Path) -> int:
+    """The kernel's count of writes completed on the block device holding DIRECTORY (its disk: /proc/diskstats
+    counts a partition's writes on the disk too)."""
+    dev = os.stat(directory).st_dev
+    for line in Path("/proc/diskstats").read_text().splitlines():
+        f = line.split()
+        if (int(f[0]), int(f[1])) == (os.major(dev), os.minor(dev)):
+            return int(f[7])
+    raise AssertionError(f"{directory}'s device is not in /proc/diskstats")
+
+
+# what the kernel counts of each load (the independent truth that it loads), and how much of it, once the
+# generator is verified, is enough: a quarter of one CPU wanted, 5 MB over loopback, 5 writes (each a quarter
+# or half of what the generator's own check wants a second, so a few seconds of a busy machine never miss it)
+KERNEL_COUNTS = {"cpu": (cpu_wanted_ns, 250_000_000), "network": (lambda _: loopback_bytes(), 5 << 20),
+                 "disk": (lambda _: writes_completed(REPO), 5)}
+
+
 @pytest.mark.parametrize("make", [lambda: CpuLoad(workers=1), lambda: NetworkLoad(streams=2),
                                   lambda: DiskLoad(REPO)])
 def test_each_load_is_verified_and_then_gone_without_a_trace(make):
     gen = make()
     with gen:
         pgids = [p.pid for p in gen.procs]
-        assert group_members(pgids), "the generator runs in its own process group"
-        assert gen.evidence
+        # each process it started runs, in a process group of its own
+        assert set(pgids) <= set(group_members(pgids)) and all(os.getpgid(pid) == pid for pid in pgids)
+        # it loads: the kernel's own counter of that load grows (waited on, not slept for)
+        count, enough = KERNEL_COUNTS[gen.name]
+        before = count(pgids)
+        deadline = time.monotonic() + 30
+        while count(pgids) - before < enough:
+            assert time.monotonic() < deadline, f"{gen.name}: the kernel counted {count(pgids) - before} in 30 s"
+            time.sleep(0.05)
         files = list(gen.files)
     assert alive(group_members(pgids)) == []
     assert all(not f.exists() for f in files)
@@ -93,7 +138,11 @@ def test_a_cpu_load_on_a_busy_cpu_is_verified_by_the_cpu_it_wants():
         # the competitors' would split CPU0 half and half, right at MIN_CPU_SHARE. Weighting the competitors'
         # session (nice -10: about 9x) leaves the worker the small share this test is about.
         _weight_session(competitors.pid, -10)
-        time.sleep(0.5)
+        # the three competitors running (stress-ng's workers are its children, in its group), not a guessed wait
+        deadline = time.monotonic() + 30
+        while len(alive(group_members([competitors.pid]))) < 4 or cpu_wanted_ns([competitors.pid]) < 100_000_000:
+            assert time.monotonic() < deadline, "stress-ng's three workers never started"
+            time.sleep(0.05)
         with CpuLoad(workers=1, cpus=[0]) as gen:
             pgids = [p.pid for p in gen.procs]
             got_before, t0 = loadgen._group_cpu_seconds(pgids), time.monotonic()

@@ -78,7 +78,8 @@ def test_the_experiment_table_says_slower_and_faster_in_words(tmp_path):
     assert (vs["slowdown_percent"], vs["mean_slowdown_percent"]) == (pytest.approx(25.0), pytest.approx(25.0))
     assert (vs["slowdown_ci_low"], vs["slowdown_ci_high"]) == (pytest.approx(22.733, abs=1e-3),
                                                                pytest.approx(27.267, abs=1e-3))
-    assert vs["welch_t"] > 0
+    # Welch's t, positive slower: (100 - 75) / sqrt(1/3 + 1/3)
+    assert vs["welch_t"] == pytest.approx(25 / (2 / 3) ** 0.5)
     assert summary["quiet"]["vs_baseline"]["mean_slowdown_percent"] == pytest.approx(-10.0)
 
 
@@ -125,7 +126,12 @@ def test_compare_side_by_side_and_pooled_say_it_in_words(tmp_path):
     assert column(pooled.stdout, "cpu", "vs baseline") == "22.5% slower"
     data = json.loads(launchgap("experiment", "compare", "--pool", "--json", str(first), str(second)).stdout)
     vs = next(r for r in data["scenarios"] if r["name"] == "cpu")["vs_baseline"]
-    assert vs["mean_slowdown_percent"] == pytest.approx(22.5) and vs["slowdown_ci_low"] > 0
+    assert vs["mean_slowdown_percent"] == pytest.approx(22.5)
+    # Welch's interval of the pooled means' difference, against the baseline's mean of 100: scipy's
+    import scipy.stats as sps
+
+    ci = sps.ttest_ind(BASE + BASE, [74.0, 75.0, 76.0, 79.0, 80.0, 81.0], equal_var=False).confidence_interval(0.95)
+    assert (vs["slowdown_ci_low"], vs["slowdown_ci_high"]) == (pytest.approx(ci.low), pytest.approx(ci.high))
 
 
 def launch_trace(path: Path, end_ns: int):

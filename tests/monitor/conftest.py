@@ -176,14 +176,25 @@ _HOG = (f"import ctypes, os; ctypes.CDLL(None).prctl(15, b'{HOG_COMM}', 0, 0, 0)
         "os.sched_setaffinity(0, {int(os.environ['HOG_CPU'])})\nwhile True: pass")
 
 
+def _spinning(pid: int) -> bool:
+    try:
+        named = Path(f"/proc/{pid}/comm").read_text().strip() == HOG_COMM
+        return named and int(Path(f"/proc/{pid}/schedstat").read_text().split()[0]) > 50_000_000
+    except OSError:
+        return False
+
+
 @contextmanager
 def cpu_hog(cpu: int) -> Iterator[subprocess.Popen]:
     """A busy loop pinned on one CPU, in its own process group, stopped by that group."""
     hog = subprocess.Popen([sys.executable, "-c", _HOG], env={**os.environ, "HOG_CPU": str(cpu)},
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
-        time.sleep(0.5)  # spinning before the workload starts
-        assert hog.poll() is None, "the CPU hog did not start"
+        # spinning before the workload starts: named (it names itself first), and on a CPU (its schedstat)
+        deadline = time.monotonic() + 30
+        while not _spinning(hog.pid):
+            assert hog.poll() is None and time.monotonic() < deadline, "the CPU hog did not start"
+            time.sleep(0.01)
         yield hog
     finally:
         try:

@@ -1,6 +1,9 @@
 """The monitor and the recorder over the same run agree: a cudasim decode
 pinned on one CPU beside a CPU hog, recorded by `launchgap record` while the
-monitor watches the cgroup the recorder (and so the workload) runs in.
+monitor watches the cgroup the recorder (and so the workload) runs in. Two
+of our programs agreeing could agree on a mistake: where the kernel keeps a
+count of the same thing (each launching thread's switch counters and its
+schedstat run_delay, in cudasim's truth), both are held to it too.
 
 Launches, syncs and switches must agree exactly. Preempted, run-queue and
 IRQ time are the same events seen by two programs attached to the same
@@ -66,6 +69,35 @@ def launches_with_an_interrupt_just_after(trace, pid: int) -> int:
     return first_after.filter(pl.col("begins_ns") - pl.col("ts_ns") <= STAMP_SKEW_NS).height
 
 
+def assert_agreement_is_the_kernels(trace, process: dict, monitor_wait_ns: float, recorded_wait_ns: int,
+                                    waits: int) -> None:
+    """Two programs agreeing could agree on a mistake: both against the kernel's own counts, for the launching
+    threads (cudasim reads them as each finishes: `kernel_switches`, `kernel_schedstat` in its truth). Their
+    switches in the trace (which the monitor's equal, above) against the kernel's counters; and the time they
+    waited runnable, the monitor's preempted and run-queue time, against the kernel's run_delay, with the waits
+    the kernel could not count added from the trace (the main thread's, and the launching threads' after
+    their read), within the kernel's own tolerance (tests/analysis/test_end_to_end.py) and the monitor's."""
+    from launchgap.analysis.timeline import thread_segments, trace_bounds
+    from tests.analysis.test_end_to_end import waits_before
+    from tests.recorder.conftest import assert_switches_as_the_kernel_counted
+
+    switches = trace.of(Event.SWITCH)
+    workers = process["threads"]
+    for thread in workers:
+        assert_switches_as_the_kernel_counted(switches.filter(pl.col("tid") == thread["tid"]),
+                                              thread["kernel_switches"])
+    if not all("kernel_schedstat" in t for t in workers):
+        return   # this kernel keeps no sched_info: the switches are what it counts
+    segments = thread_segments(trace, [t["tid"] for t in workers], trace_bounds(trace))
+    kernel = sum(t["kernel_schedstat"]["run_delay_ns"] for t in workers)
+    counted_by_both = sum(waits_before(segments, t["tid"], t["kernel_schedstat"]["read_end_ns"]) for t in workers)
+    allowed = sum(0.02 * t["kernel_schedstat"]["run_delay_ns"] + 50_000 * t["kernel_schedstat"]["timeslices"]
+                  for t in workers)
+    expected = kernel + (recorded_wait_ns - counted_by_both)
+    assert abs(monitor_wait_ns - expected) <= allowed + SCHED_RELATIVE * recorded_wait_ns + PER_WAIT_NS * waits, (
+        monitor_wait_ns, kernel, recorded_wait_ns, counted_by_both)
+
+
 def within(monitor_ns: float, trace_ns: float, relative: float, per_event_ns: int, events: int) -> bool:
     return abs(monitor_ns - trace_ns) <= relative * trace_ns + per_event_ns * events
 
@@ -124,6 +156,8 @@ def test_the_monitor_and_a_recording_of_the_same_run_agree(tmp_path):
                          ("runqueue", (SCHED_RELATIVE, PER_WAIT_NS, waits)),
                          ("irq", (IRQ_RELATIVE, PER_INTERRUPT_NS, interrupts))):
         assert within(measured[cause], recorded[cause], *bound), (cause, measured[cause], recorded[cause])
+    assert_agreement_is_the_kernels(trace, process, measured["preempted"] + measured["runqueue"],
+                                    preempted + runqueue, waits)
 
     # the GPU-time upper bound: the launching threads' delays between each one's first GPU work and its
     # last launch, which the report bounds the same way without GPU activity (two launching threads: it

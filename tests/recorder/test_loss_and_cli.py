@@ -14,6 +14,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from launchgap import procfs
 from launchgap.trace import Event, read_trace
 from tests.recorder.conftest import RECORDER, STORM, needs_bpf, our_programs_loaded
 
@@ -113,16 +114,44 @@ def test_without_cuda_it_warns_and_still_traces_scheduling(tmp_path):
     assert trace.of(Event.LAUNCH).is_empty()
 
 
-@pytest.mark.parametrize("sig, expected_code", [(signal.SIGTERM, 128 + signal.SIGTERM), (signal.SIGINT, 0)])
-def test_a_stop_signal_leaves_a_complete_file(tmp_path, sig, expected_code):
+def tracing_started(proc: subprocess.Popen) -> list[str]:
+    """The recorder's stderr lines up to its "tracing ..." line: said once its stop signals are handled and its
+    probes attached, just before it releases the command (recording/setup.rs, announce). Waits on that line,
+    not on a time that a loaded machine may overrun."""
+    lines = []
+    for line in proc.stderr:
+        lines.append(line)
+        if line.startswith("launchgap-record: tracing "):
+            return lines
+    raise AssertionError(f"the recorder ended before tracing (exit {proc.wait()}): {''.join(lines)}")
+
+
+def stopped_state(pid: int) -> bool:
+    return procfs.read_stat(f"/proc/{pid}/stat")[1][0] in ("T", "t")
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_a_stop_signal_leaves_a_complete_file(tmp_path, sig):
+    """SIGTERM to the recorder alone (it passes it on to the command); SIGINT to the recorder and its command
+    at once, as a terminal's Ctrl-C reaches its foreground process group. Either way the command dies of the
+    signal, its code (128 + the signal) is the recorder's, and the trace is whole and says why it stopped."""
     out = tmp_path / "x.lg"
-    # the command ignores nothing: SIGTERM is passed on to it; SIGINT comes from the terminal to both
-    proc = subprocess.Popen([str(RECORDER), "-o", str(out), "--", "sleep", "0.6"],
-                            stderr=subprocess.PIPE, text=True)
-    time.sleep(0.3)
-    proc.send_signal(sig)
-    _, stderr = proc.communicate(timeout=30)
-    assert proc.returncode == expected_code, stderr
+    proc = subprocess.Popen([str(RECORDER), "-o", str(out), "--", "sleep", "300"], stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    try:
+        said = tracing_started(proc)
+        if sig == signal.SIGINT:
+            os.killpg(proc.pid, sig)
+        else:
+            proc.send_signal(sig)
+        said += proc.stderr.readlines()
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    stderr = "".join(said)
+    assert proc.returncode == 128 + sig, stderr
     trace = read_trace(out)
     assert not trace.truncated
     assert trace.end["stop_reason"] == f"signal {int(sig)}"
@@ -132,26 +161,36 @@ def test_a_stop_signal_leaves_a_complete_file(tmp_path, sig, expected_code):
 def test_a_stopped_and_continued_recorder_goes_on_recording(tmp_path):
     """Ctrl-Z then fg (SIGSTOP, SIGCONT): Linux ends a blocked epoll_wait with EINTR after a stop even where no
     handler ran (signal(7)); the recorder took that for a broken ring buffer and quit ("reading the ring buffer:
-    Interrupted system call"), leaving its command and a trace without end.json."""
+    Interrupted system call"), leaving its command and a trace without end.json. Each signal is sent once the
+    kernel shows the one before it took effect (the process stopped, then running again)."""
     out = tmp_path / "x.lg"
     proc = subprocess.Popen([str(RECORDER), "-o", str(out), "--poll-ms", "100", "--", "sleep", "2"],
                             stderr=subprocess.PIPE, text=True)
     try:
-        time.sleep(0.8)
+        said = tracing_started(proc)
         for _ in range(3):
             proc.send_signal(signal.SIGSTOP)
-            time.sleep(0.1)
+            wait_until(lambda: stopped_state(proc.pid), "the recorder stopped")
             proc.send_signal(signal.SIGCONT)
-            time.sleep(0.1)
-        _, stderr = proc.communicate(timeout=60)
+            wait_until(lambda: not stopped_state(proc.pid), "the recorder continued")
+        said += proc.stderr.readlines()
+        proc.wait(timeout=60)
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+    stderr = "".join(said)
     assert proc.returncode == 0, stderr
     assert "ring buffer" not in stderr
     trace = read_trace(out)
     assert not trace.truncated and trace.end["stop_reason"] == "the command exited"
+
+
+def wait_until(condition, what: str, timeout_s: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, f"waited {timeout_s} s for {what}"
+        time.sleep(0.005)
 
 
 def test_the_drain_cpu_is_the_recorders_own_not_its_launchers(tmp_path):

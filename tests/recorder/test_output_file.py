@@ -7,6 +7,7 @@ umask. Format 2 (a directory) unless a test says format 1."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -189,7 +190,7 @@ def killed_recording(earlier: Path, *formats: str) -> Path:
 def test_sigkill_leaves_the_partial_trace_readable_and_the_earlier_trace(earlier):
     partial = killed_recording(earlier)
     trace = read_trace(partial)
-    assert trace.end is None and trace.truncated
+    assert trace.end is None and trace.truncated is True
     assert trace.count(Event.SWITCH) > 1000
     # and any Parquet reader takes its complete segments (a partial one is hidden, and named so no glob takes it)
     assert pq.read_table(partial / Event.SWITCH.value).num_rows == trace.count(Event.SWITCH)
@@ -204,7 +205,12 @@ def test_sigkill_leaves_a_format_1_partial_file_readable_too(earlier):
     assert trace.count(Event.SWITCH) > 1000
     # and any Arrow reader takes its complete batches
     reader = pa.ipc.open_stream(pa.memory_map(str(partial)))
-    assert reader.read_next_batch().num_rows > 0
+    batches = []
+    with contextlib.suppress(StopIteration, pa.ArrowInvalid, OSError):   # the end, or a batch cut short
+        while True:
+            batches.append(reader.read_next_batch())
+    # its complete batches hold what launchgap reads of it, switches among them
+    assert sum(b.num_rows for b in batches) >= trace.count(Event.SWITCH) > 1000
 
 
 def test_a_second_recorder_of_the_same_file_is_refused(tmp_path):

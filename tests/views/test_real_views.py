@@ -18,7 +18,7 @@ from matplotlib.colors import to_rgb
 from PIL import Image
 from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
 
-from launchgap.analysis.core_map import Window, choose_window, run_slices
+from launchgap.analysis.core_map import Window, choose_window
 from launchgap.analysis.running_waiting import running_waiting
 from launchgap.trace import Event, read_trace
 from launchgap.views.timeline import TimelineOptions, build_timeline
@@ -62,19 +62,38 @@ def test_timeline_png_of_a_real_system_recording(system_trace, tmp_path):
     out = tmp_path / "cores.png"
     proc = launchgap("timeline", str(system_trace.path), "-o", str(out), "--target", "cudasim")
     width, height = png_size(out)
-    assert (width, height) == (14 * 150, int(round((min(0.25 * 2 + 1.4, 16) + 0.6) * 150)))
+    # worked out by hand: 14 in wide; two CPUs' rows of 0.25 in, 1.4 in of axes and 0.6 in of title: 2.5 in
+    # high; at 150 dpi
+    assert (width, height) == (2100, 375)
     assert out.stat().st_size > 20_000
-    # the per-command table names the workload and the hog
-    assert "cudasim" in proc.stdout and "stress-ng" in proc.stdout
-    # the data behind the figure: every switch-in of a cudasim thread is a slice
+    assert proc.stdout.startswith(f"{system_trace.path}: per command")
+    # the data behind the figure and the table, against the trace's own switch rows: every switch-in of a
+    # cudasim thread is a slice, and each command's switch-ins and tasks are those its rows show
     data = build_timeline(system_trace, TimelineOptions(target="cudasim"))
-    switch_ins = system_trace.of(Event.SWITCH, "next_comm").filter(pl.col("next_comm") == "cudasim").height
+    switch_ins = system_trace.of(Event.SWITCH, "next_comm", "next_tid").filter(pl.col("next_comm") == "cudasim")
     drawn = data.slices.filter((pl.col("comm") == "cudasim") & pl.col("switched_in")).height
-    assert drawn == switch_ins
+    assert drawn == switch_ins.height
+    stats = {r["comm"]: r for r in data.stats.iter_rows(named=True)}
+    assert (stats["cudasim"]["switches_in"], stats["cudasim"]["tasks"]) == (
+        switch_ins.height, switch_ins["next_tid"].n_unique())
     # the window's own switches give the runs of the whole trace cut to it: tenths of the recording
     lo, hi = (int(t) for t in system_trace.span_ns())
     tenths = [lo + (hi - lo) * k // 10 for k in range(11)]
     assert windowed_equals_clipped(system_trace, [Window(lo, a, b) for a in tenths for b in tenths if a < b]) == 55
+
+
+def busy_ns_from_switch_rows(trace, lo: int, hi: int) -> int:
+    """Time some task other than a CPU's idle task (tid 0) ran, between LO and HI, from the trace's switch rows
+    alone, CPU by CPU: from each switch to the CPU's next its next task ran; before its first switch, the
+    task that switch took off (a --system trace records every switch); after its last, to HI, the one it put
+    on."""
+    total = 0
+    switches = trace.of(Event.SWITCH, "ts_ns", "cpu", "tid", "next_tid")
+    for (_,), rows in switches.sort("cpu", "ts_ns", maintain_order=True).group_by("cpu", maintain_order=True):
+        edges = [lo, *rows["ts_ns"].to_list(), hi]
+        running = [rows["tid"][0], *rows["next_tid"].to_list()]
+        total += sum(max(0, min(b, hi) - max(a, lo)) for a, b, tid in zip(edges, edges[1:], running) if tid != 0)
+    return total
 
 
 @needs_bpf
@@ -87,9 +106,10 @@ def test_running_waiting_of_a_real_system_recording(system_trace, tmp_path):
     steps = rw.steps
     t = steps["ts_ns"].to_numpy()
     busy_ns = int(np.sum(np.diff(np.append(t, window.hi_ns)) * steps["running"].to_numpy()))
-    slices = run_slices(system_trace)
-    assert busy_ns == int((slices["end_ns"] - slices["start_ns"]).sum())    # running counts integrate to run time
-    # read for a window, the events that bear on it give what the whole trace's do: tenths of the recording
+    # running counts integrate to the time the trace's switch rows show a task other than idle on a CPU
+    assert busy_ns == busy_ns_from_switch_rows(system_trace, int(t[0]), window.hi_ns)
+    # (consistency, not a truth) read for a window, the events that bear on it give what the whole trace's do:
+    # tenths of the recording
     lo, hi = (int(t) for t in system_trace.span_ns())
     tenths = [lo + (hi - lo) * k // 10 for k in range(11)]
     assert windowed_counts_equal_whole(system_trace, [Window(lo, a, b) for a in tenths for b in tenths if a < b],

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 
@@ -50,11 +51,19 @@ def test_import_matches_trace_cmd_report(real_dat, tmp_path):
     # each softirq is an entry paired with its exit; only the trace's two edges per CPU may be unpaired
     assert listed["softirq_entry"] - 2 * 2 <= trace.count(Event.SOFTIRQ) <= listed["softirq_entry"]
     assert f"{listed['sched_switch']:,} sched_switch" in " ".join(proc.stdout.split())
-    # the workload is named, so the report analyses its threads
-    assert trace.meta["pids"] and trace.meta["pid_is_thread_id"]
+    # the workload is named, so the report analyses its threads: every task trace-cmd shows named cudasim
+    text = subprocess.run(["trace-cmd", "report", "-i", str(real_dat)], capture_output=True, text=True,
+                          check=True).stdout
+    named = {int(tid) for tid in re.findall(r"\b(?:prev_|next_)?comm=cudasim (?:prev_|next_)?pid=(\d+)", text)}
+    assert len(named) >= 3 and trace.meta["pids"] == sorted(named) and trace.meta["pid_is_thread_id"] is True
     report = subprocess.run([*LAUNCHGAP, "report", "--json", str(out)], capture_output=True, text=True)
     assert report.returncode == 0, report.stderr
-    assert json.loads(report.stdout)["verdict"]["level"] in ("negligible", "light", "heavy")
+    # its threads are those, and its verdict is the level its share of time taken falls in (docs/metrics.md:
+    # below 1% negligible, from 5% heavy)
+    analysed = json.loads(report.stdout)
+    assert {t["tid"] for t in analysed["taken"]["threads"]} == named
+    share = analysed["verdict"]["taken_percent"]
+    assert analysed["verdict"]["level"] == ("negligible" if share < 1 else "light" if share < 5 else "heavy")
     # without --target nothing names the workload: no verdict about whatever threads happened to run
     unnamed = tmp_path / "unnamed.lg"
     proc = subprocess.run([*LAUNCHGAP, "import", str(real_dat), "-o", str(unnamed)], capture_output=True, text=True)

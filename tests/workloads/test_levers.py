@@ -209,27 +209,40 @@ def test_the_disturbance_burns_the_share_of_cpu_asked():
     """Each period the thread burns SPIN ms of CPU and then sleeps: by the
     kernel's counters, CPU time per sleep is SPIN, sleeps are at least PERIOD
     apart, and where the machine keeps up (a period is not stretched by a
-    spike that had to wait for a CPU) CPU time over wall time is SPIN/PERIOD."""
-    spin_ms, period_ms = 20, 100
+    spike that had to wait for a CPU) CPU time over wall time is SPIN/PERIOD. The window is waited on, not
+    slept: it opens as the thread goes to sleep after a spike (its sleep count grows) and closes as it does
+    so PERIODS sleeps later, so it holds whole periods."""
+    spin_ms, period_ms, window = 20, 100, 20
     proc = subprocess.Popen([str(WORKLOAD), "compute", "--size", "1000000", "--disturb", f"{spin_ms}:{period_ms}"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         tid = wait_for_threads(proc, {"lg-disturb"})["lg-disturb"]
-        time.sleep(0.3)  # past its first period
-        cpu0, sleeps0, wall0 = thread_cpu_s(proc.pid, tid), sleeps(proc.pid, tid), time.monotonic()
-        time.sleep(3.0)
-        cpu1, sleeps1, wall1 = thread_cpu_s(proc.pid, tid), sleeps(proc.pid, tid), time.monotonic()
+        first = wait_for_sleeps(proc.pid, tid, 1)          # past its first period
+        sleeps0 = wait_for_sleeps(proc.pid, tid, first + 1)
+        cpu0, wall0 = thread_cpu_s(proc.pid, tid), time.monotonic()
+        sleeps1 = wait_for_sleeps(proc.pid, tid, sleeps0 + window)
+        cpu1, wall1 = thread_cpu_s(proc.pid, tid), time.monotonic()
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.communicate(timeout=30)
+    # WINDOW sleeps, or one more where this poller was itself kept from a CPU past one
     periods = sleeps1 - sleeps0
-    assert periods >= 3
+    assert window <= periods <= window + 1
     # the window cuts at most one spike at each end
     assert (cpu1 - cpu0) / periods == pytest.approx(spin_ms / 1000, rel=2 / periods + 0.05)
     wall_per_period = (wall1 - wall0) / periods
     assert wall_per_period >= period_ms / 1000 * (1 - 2 / periods)
     if wall_per_period <= period_ms / 1000 * 1.1:
         assert (cpu1 - cpu0) / (wall1 - wall0) == pytest.approx(spin_ms / period_ms, abs=0.03)
+
+
+def wait_for_sleeps(pid: int, tid: int, count: int, timeout_s: float = 60.0) -> int:
+    """Polls the thread's sleep count (1 ms apart) until it reaches COUNT: returns it, just after the sleep."""
+    deadline = time.monotonic() + timeout_s
+    while (now := sleeps(pid, tid)) < count:
+        assert time.monotonic() < deadline, f"the disturbance slept {now} times, not {count}, in {timeout_s} s"
+        time.sleep(0.001)
+    return now
 
 
 def test_the_disturbance_reports_its_spikes():

@@ -51,7 +51,7 @@ def run_slices(trace: Trace, window: Window | None = None, switches: pl.DataFram
     out then was not necessarily running since the start, so that run is
     kept only when the task is a target (whose own events say it was). SWITCHES: window_switches(trace,
     window), where the caller has them already."""
-    bounds = trace_bounds(trace)
+    bounds = view_bounds(trace)
     if window is None:
         switches = None
     elif switches is None:
@@ -64,6 +64,18 @@ def run_slices(trace: Trace, window: Window | None = None, switches: pl.DataFram
     if not records_every_switch(trace):
         runs = runs.filter(pl.col("switched_in") | pl.col("pid").is_in(sorted(target_pids(trace))))
     return runs if window is None else clip(runs, window)
+
+
+def view_bounds(trace: Trace):
+    """The analysis' bounds, begun at the trace's first row where that comes first: rows recorded while the
+    recorder attached, before the start it stamps. The views draw from there (choose_window's origin), so the
+    run a CPU was in at its first switch is known from there too: every CPU's switches are recorded from the
+    same moment, so none came before its first."""
+    from dataclasses import replace
+
+    bounds = trace_bounds(trace)
+    first, _ = trace.span_ns()
+    return replace(bounds, start_ns=int(first)) if first is not None and int(first) < bounds.start_ns else bounds
 
 
 def window_switches(trace: Trace, window: Window) -> pl.DataFrame:
