@@ -55,7 +55,7 @@ static char *written(const struct decode_config *cfg, const struct worker_summar
     char *text = NULL;
     size_t size = 0;
     FILE *out = open_memstream(&text, &size);
-    *status = truth_write_json(out, cfg, "cudasim", workers, n_workers, start_ns, end_ns);
+    *status = truth_write_json(out, cfg, "cudasim", workers, n_workers, start_ns, end_ns, NULL, NULL, NULL);
     fclose(out);
     return text;
 }
