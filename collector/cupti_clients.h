@@ -183,7 +183,7 @@ EXPORT CUptiResult cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallbac
     if (!collecting())
         return real(timestamp);
     /* what CUPTI recorded on the old clock is delivered, and put on the trace's, before the clock changes */
-    cupti.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    flush_all_here();
     /* CUPTI called without the collector's lock held: CUPTI may hold its own while it asks for a buffer,
      * which takes the collector's (buffer_requested), so the two are never taken the other way round */
     r = real(timestamp);
@@ -269,12 +269,27 @@ EXPORT CUptiResult cuptiActivityFlushPeriod(uint32_t period_ms)
     return real ? real(period_ms) : CUPTI_ERROR_NOT_SUPPORTED;
 }
 
+/* A profiler's flush: CUPTI delivers on the caller's thread, an application thread, which is never named the
+ * collector's (name_delivering_thread) */
+EXPORT CUptiResult cuptiActivityFlushAll(uint32_t flag)
+{
+    typedef CUptiResult (*fn)(uint32_t);
+    fn real = REAL(fn, cuptiActivityFlushAll);
+    CUptiResult r;
+    if (!real)
+        return CUPTI_ERROR_NOT_INITIALIZED;
+    flushing_here++;
+    r = real(flag);
+    flushing_here--;
+    return r;
+}
+
 EXPORT CUptiResult cuptiFinalize(void)
 {
     typedef CUptiResult (*fn)(void);
     if (collecting()) {
         /* everything the client is owed goes back to it; CUPTI itself stays up for the collector */
-        cupti.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+        flush_all_here();
         pthread_mutex_lock(&lock);
         note_contention("finalize", "flushed, CUPTI kept running for launchgap", -1);
         pthread_mutex_unlock(&lock);

@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -370,6 +371,45 @@ static void stage_drops(CUcontext context, uint32_t stream_id)
     state.drops_since_ns = now;
 }
 
+/* ---- the collector's threads ------------------------------------------------------- */
+
+/*
+ * CUPTI hands full buffers back on a thread of its own (its periodic flush), and the
+ * collector's work there is the cost of measuring, not the workload's: the recorder is
+ * told that thread's id once, so the report never names it a culprit. A flush someone
+ * calls (the collector at exit, a profiler in the workload) delivers on the caller's own
+ * thread instead, an application thread: such deliveries name no thread.
+ */
+#define NAMED_THREADS 16
+static __thread int flushing_here;
+static pid_t named_threads[NAMED_THREADS];
+static int n_named_threads;
+
+/* A flush of every buffer, delivered on this thread. */
+static void flush_all_here(void)
+{
+    flushing_here++;
+    cupti.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    flushing_here--;
+}
+
+/* Says, once, that the calling thread is one CUPTI delivers buffers on (lock held). */
+static void name_delivering_thread(void)
+{
+    pid_t tid = (pid_t)syscall(SYS_gettid);
+    if (flushing_here)
+        return;
+    for (int i = 0; i < n_named_threads; i++)
+        if (named_threads[i] == tid)
+            return;
+    if (n_named_threads == NAMED_THREADS)
+        return;
+    named_threads[n_named_threads++] = tid;
+    struct lg_gpu_collector_thread_row row = {.ts_ns = monotonic_ns(), .pid = (uint32_t)state.pid,
+                                              .tid = (uint32_t)tid};
+    STAGE(gpu_collector_thread, &row);
+}
+
 /* ---- another CUPTI client in the process ------------------------------------------ */
 
 #include "cupti_clients.h"
@@ -408,6 +448,7 @@ static void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream_id, uin
     uint64_t cpu_before = thread_cpu_ns();
     pthread_mutex_lock(&lock);
     if (state.pid == getpid()) {
+        name_delivering_thread();
         if (client.timestamp) /* records on the other client's clock: its offset now, as it drifts */
             measure_client_clock();
         while (valid && cupti.get_next_record(buffer, valid, &record) == CUPTI_SUCCESS)
@@ -596,7 +637,7 @@ static void stop(void)
     if (!state.pid || state.pid != getpid())
         return;
     /* forced: every buffer CUPTI holds, full or not, comes back now (into buffer_completed) */
-    cupti.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    flush_all_here();
     pthread_mutex_lock(&lock);
     if (strcmp(state.clock_method, "measured_offset") == 0)
         measure_offset(&offset_end, &error_end);

@@ -30,6 +30,7 @@ enum lg_frame {
 	LG_FRAME_GPU_API = 6,
 	LG_FRAME_GPU_COLLECTOR = 7,
 	LG_FRAME_LOST = 8,
+	LG_FRAME_GPU_COLLECTOR_THREAD = 9,
 };
 
 /* softirq vectors (include/linux/interrupt.h) */
@@ -52,9 +53,9 @@ static const char *const lg_sync_type_names[] = {"UNKNOWN", "EVENT_SYNCHRONIZE",
 static const char *const lg_collector_state_names[] = {"started", "stopped", "failed", "contended"};
 #define LG_COLLECTOR_STATE_COUNT 4
 
-/* why a GPU sat idle, the report's GPU time (docs/gpu-time.md): while the launch that ended the idle was not yet made, what its thread was doing (preempted, runqueue and irq are interference; host_work is the app's own code; launch_call the driver's CPU cost; blocked a wait of its own); gpu_side: the launch was made and the GPU had not started it; before_first and after_last: outside the process's GPU work; unknown: the thread's state is not in the trace */
-static const char *const lg_gpu_idle_cause_names[] = {"preempted", "runqueue", "irq", "host_work", "launch_call", "blocked", "gpu_side", "before_first", "after_last", "unknown"};
-#define LG_GPU_IDLE_CAUSE_COUNT 10
+/* why a GPU sat idle, the report's GPU time (docs/gpu-time.md): while the launch that ended the idle was not yet made, what its thread was doing (preempted, runqueue and irq are interference; host_work is the app's own code; launch_call the driver's CPU cost; blocked a wait of its own); gpu_side: the launch was made and the GPU had not started it; before_first and after_last: outside the process's GPU work; unknown: the thread's state is not in the trace; measurement: launchgap's own threads ran instead (the recorder's, the collector's and the thread CUPTI calls it on): the cost of measuring, not interference; wakeup_latency: the thread waited to run while its CPU was idle (the CPU waking up, from an idle state or an interrupt's end): no task to blame */
+static const char *const lg_gpu_idle_cause_names[] = {"preempted", "runqueue", "irq", "host_work", "launch_call", "blocked", "gpu_side", "before_first", "after_last", "unknown", "measurement", "wakeup_latency"};
+#define LG_GPU_IDLE_CAUSE_COUNT 12
 
 /* the driver syncs after whose return the calling thread's GPU work has all finished (its GPU is drained until its next launch): a context sync, a stream sync (taken to be of the stream the thread launches on), a synchronous copy (which waits for the work before it); an event sync waits only for the work before its event, so it is not one. The report's bounds without GPU activity and the monitor's count from them (docs/monitor.md) */
 static const char *const lg_drain_api_names[] = {"cuCtxSynchronize", "cuStreamSynchronize", "cuStreamSynchronize_ptsz", "cuMemcpyHtoD_v2", "cuMemcpyDtoH_v2", "cuMemcpyHtoD_v2_ptds", "cuMemcpyDtoH_v2_ptds"};
@@ -349,6 +350,24 @@ static inline size_t lg_encode_lost(uint8_t *out, size_t room, const struct lg_l
 	lg_wire_u8(&w, row->has_detail ? 1 : 0);
 	if (row->has_detail)
 		lg_wire_str(&w, row->detail);
+	return lg_wire_end(&w);
+}
+
+/* a `gpu_collector_thread` row: a thread launchgap's CUPTI collector runs on in its process (the one CUPTI hands it its buffers on): the time that thread takes from the workload is t */
+struct lg_gpu_collector_thread_row {
+	uint64_t ts_ns;
+	uint32_t pid;
+	uint32_t tid;
+};
+
+/* Encodes ROW as a frame into OUT; its length, or 0 when ROOM is too small. */
+static inline size_t lg_encode_gpu_collector_thread(uint8_t *out, size_t room, const struct lg_gpu_collector_thread_row *row)
+{
+	struct lg_wire w;
+	lg_wire_begin(&w, out, room, LG_FRAME_GPU_COLLECTOR_THREAD);
+	lg_wire_u64(&w, row->ts_ns);
+	lg_wire_u32(&w, row->pid);
+	lg_wire_u32(&w, row->tid);
 	return lg_wire_end(&w);
 }
 

@@ -24,7 +24,7 @@ from launchgap.cli_common import (
     safe_output,
     warn_damage,
 )
-from launchgap.console import literal
+from launchgap.console import fitting_console, literal
 from launchgap.doctor.command import doctor
 from launchgap.experiments.commands import experiment
 from launchgap.exports.study_csv import write_study_csv
@@ -114,13 +114,16 @@ def _require_cgroups(path: str, result) -> None:
 @click.option("--strict", is_flag=True,
               help=f"Exit {EXIT_LOST_EVENTS} if lost events affect any metric, or the trace is incomplete (cut short, "
                    "or damaged rows left out).")
-@click.option("--culprits-by", "culprits_by", type=click.Choice(CULPRIT_GROUPINGS), default="task", show_default=True,
-              help="Group the culprit tables (who ran while the workload waited; who cost the GPU time) by task, or "
-                   "by cgroup: each container, pod or service the tasks ran in, named by its pod and container where "
-                   "its cgroup path names them (as the monitor labels them). --json always has both.")
+@click.option("--culprits-by", "culprits_by", type=click.Choice([*CULPRIT_GROUPINGS, "task"]), default="command",
+              show_default=True,
+              help="Group the culprit tables (who cost the GPU time; who ran while the workload waited) by command (a "
+                   "command's processes together), by process (\"task\" is the same), or by cgroup: each container, "
+                   "pod or service the tasks ran in, named by its pod and container where its cgroup path names them "
+                   "(as the monitor labels them). --json always has every grouping.")
 @click.option("-v", "--verbose", is_flag=True,
-              help=f"Also show the minor caveats: those bearing on at most {MINOR_CAVEAT_PERCENT:g}% of the time taken "
-                   "from the workload (always in --json, under trace.minor_caveats).")
+              help=f"Show each caveat on what the trace could see (the report says how many), and the minor ones: "
+                   f"those bearing on at most {MINOR_CAVEAT_PERCENT:g}% of the time taken from the workload (always in "
+                   "--json, under trace.caveats and trace.minor_caveats).")
 @click.option("--kineto", "kineto", multiple=True, type=click.Path(dir_okay=False), metavar="PROFILER_TRACE",
               help="A PyTorch profiler (Kineto) trace of the same run (.json or .json.gz; repeat it, one file per "
                    "rank): its GPU work, on TRACE's clock and task ids, gives the exact GPU-time answer with no "
@@ -150,7 +153,7 @@ def report(trace: str, as_json: bool, csv_path: str | None, strict: bool, culpri
     if as_json:
         click.echo(json.dumps(result.to_json(), indent=2))
     else:
-        render(result, console, culprits_by, verbose)
+        render(result, fitting_console(), "process" if culprits_by == "task" else culprits_by, verbose)
     # the warnings hold lost events and an incomplete trace (cut short, or damaged rows left out)
     if strict and result.warnings:
         sys.exit(EXIT_LOST_EVENTS)
@@ -173,7 +176,7 @@ def diff(a: str, b: str, as_json: bool, culprits_by: str | None) -> None:
     if as_json:
         click.echo(json.dumps(result.to_json(), indent=2))
         return
-    render_diff(result, a, b, console)
+    render_diff(result, a, b, fitting_console())
 
 
 @main.command("export", epilog=PERMISSIONS_HELP)

@@ -18,6 +18,7 @@ as the characters it holds: control characters as visible escapes (\\x1b,
 
 from __future__ import annotations
 
+import os
 import re
 
 from rich.console import Console
@@ -61,6 +62,23 @@ def literal(value: object) -> str:
     # backslashes count as escapes only before a tag, which the caller's markup may put right after the
     # value: inside a no-op style they are always followed by one, so doubled they always print as they are
     return escape(body) + ("[none]" + "\\" * (2 * trailing) + "[/none]" if trailing else "")
+
+
+# the width a report's tables and paragraphs are fitted to where there is no terminal (a pipe, a log), unless
+# COLUMNS says another: lines a reader, a pager and a diff can take
+PIPE_WIDTH = 100
+
+
+def fitting_console() -> Console:
+    """A console whose tables fit: the terminal's width, or in a pipe COLUMNS (PIPE_WIDTH where unset). Cells wrap
+    or fold inside it rather than running off; a report reads better so, where another command's output must keep
+    every line whole (make_console)."""
+    console = Console(emoji=False)
+    if console.is_terminal:
+        return console
+    columns = os.environ.get("COLUMNS", "")
+    width = int(columns) if columns.isdigit() and 40 <= int(columns) <= 1000 else PIPE_WIDTH
+    return Console(width=width, emoji=False)
 
 
 def make_console(stderr: bool = False) -> Console:

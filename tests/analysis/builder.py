@@ -12,6 +12,10 @@ from launchgap.trace.schema import FORMAT_NAME, FORMAT_VERSION, TASK_DEAD
 from launchgap.trace.writer import frames_from_rows, write_trace
 
 IDLE = (0, 0, "swapper/0")
+# meta_extra for a trace recorded with GPU activity by launchgap's collector (a CUPTI it names)
+GPU_ACTIVITY = {"gpu_activity": {"recorded": True, "cupti": {"path": "libcupti.so.12", "found_via": "test",
+                                                             "version": 28},
+                                 "collector": "built in", "channel": ".gpu-channel"}}
 
 
 @dataclass
@@ -73,6 +77,21 @@ class TraceBuilder:
     def cgroup(self, ts, hierarchy, cgroup_id, path, container_id=None, pod=None):
         self.rows.append({"ts_ns": ts, "event": Event.CGROUP, "hierarchy": hierarchy, "cgroup_id": cgroup_id,
                           "cgroup_path": path, "container_id": container_id, "pod": pod})
+
+    # GPU activity, as the collector sends it (recorded with --gpu-activity: meta_extra gpu_activity must say so,
+    # GPU_ACTIVITY below)
+    def gpu_api(self, ts, end, task, correlation, api="cuLaunchKernel"):
+        self.rows.append({"ts_ns": ts, "event": Event.GPU_API, "end_ns": end, "pid": task[0], "tid": task[1],
+                          "api": api, "correlation_id": correlation, "return_code": 0})
+
+    def gpu_kernel(self, ts, end, pid, correlation, name="k", device=0, stream=7, graph_id=None):
+        self.rows.append({"ts_ns": ts, "event": Event.GPU_KERNEL, "end_ns": end, "pid": pid, "device_id": device,
+                          "context_id": 1, "stream_id": stream, "correlation_id": correlation, "kernel_name": name,
+                          "grid_x": 1, "grid_y": 1, "grid_z": 1, "block_x": 32, "block_y": 1, "block_z": 1,
+                          "shared_mem": 0, "graph_id": graph_id})
+
+    def gpu_collector_thread(self, ts, pid, tid):
+        self.rows.append({"ts_ns": ts, "event": Event.GPU_COLLECTOR_THREAD, "pid": pid, "tid": tid})
 
     def write(self, path: Path, clean_end: bool = True, batch_rows: int | None = None, version: int = FORMAT_VERSION):
         """Writes the trace (format VERSION; segments or batches of BATCH_ROWS rows) and reads it back."""

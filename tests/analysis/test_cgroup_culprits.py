@@ -84,7 +84,7 @@ def test_names_say_pod_and_container_else_the_path():
 def test_gpu_time_culprits_are_grouped_the_same_way(tmp_path):
     g = build_report(shared_cpu().write(tmp_path / "t.lg")).gpu_time
     assert g.mode == "bounds" and g.culprits_by_cgroup is not None
-    by_task = {(c.comm, c.cause): c.high_ns for c in g.culprits}
+    by_task = {(c.name, cause): ns for c in g.culprits for cause, ns in c.causes.items()}
     by_cgroup = {(r.name, r.cause): r.high_ns for r in g.culprits_by_cgroup}
     # the launching thread's delays, each charged to the cgroup its culprit was in at the time
     assert by_task[("hog", "preempted")] == by_cgroup[("/pod-a", "preempted")] + by_cgroup[("/pod-c", "preempted")]

@@ -136,14 +136,16 @@ def gpu_time(active: int, low: int, high: int, culprits) -> object:
     return GpuTime(mode="exact" if low == high else "bounds", why=None, span_ns=active, busy_ns=None, idle_ns=None,
                    busy_percent=None, causes=[], interference_low_ns=low, interference_high_ns=high, own_ns=None,
                    culprits=culprits, cpu_interference_ns=high, hidden_low_ns=0, hidden_high_ns=0,
-                   hidden_percent=None, processes=[], active_ns=active, prediction=None, note=None)
+                   hidden_percent=None, processes=[], active_ns=active, prediction=None, note=None,
+                   culprits_by_process=culprits)
 
 
 def culprit(pid: int, cause: str, low: int, high: int, recoverable_low: int, recoverable_high: int):
     from launchgap.analysis.records import GpuCulprit
 
-    return GpuCulprit(cause=cause, pid=pid, comm="x", low_ns=low, high_ns=high, recoverable_low_ns=recoverable_low,
-                      recoverable_high_ns=recoverable_high, is_recorder=False)
+    return GpuCulprit(name="x", pids=[] if cause == "irq" else [pid], is_interrupt=cause == "irq", low_ns=low,
+                      high_ns=high, share_percent=None, causes={cause: high}, recoverable_low_ns=recoverable_low,
+                      recoverable_high_ns=recoverable_high)
 
 
 def test_the_gain_takes_the_culprits_out_and_keeps_the_rest_at_its_rate():

@@ -19,8 +19,9 @@ MS = 1_000_000
 
 
 def culprit(cause, pid, comm, low, high):
-    return GpuCulprit(cause=cause, pid=pid, comm=comm, low_ns=low, high_ns=high, recoverable_low_ns=low,
-                      recoverable_high_ns=high, is_recorder=False)
+    return GpuCulprit(name=comm, pids=[] if pid is None else [pid], is_interrupt=cause == "irq", low_ns=low,
+                      high_ns=high, share_percent=None, causes={cause: high}, recoverable_low_ns=low,
+                      recoverable_high_ns=high)
 
 
 EXACT = GpuTime(mode="exact", why=None, span_ns=1000 * MS, busy_ns=800 * MS, idle_ns=200 * MS, busy_percent=80.0,
@@ -62,8 +63,8 @@ def test_an_exact_side_against_a_bounds_side(tmp_path):
     assert "GPU time (A: exact, from GPU activity; B: bounds, from the host (attached with -p))" in text
     rows = {line.split("│")[1].strip(): [c.strip() for c in line.split("│")[2:-1]]
             for line in text.splitlines() if line.startswith("│")}
-    assert rows["[bold]hog\\x1b[31m"] == ["preempted", "30.00 ms", "40.00 ms to 70.00 ms", "+10.00 ms to +40.00 ms"]
-    assert rows["eth0"] == ["interrupted", "-", "1.00 ms to 5.00 ms", "+1.00 ms to +5.00 ms"]
+    assert rows["[bold]hog\\x1b[31m"] == ["30.00 ms", "40.00 ms to 70.00 ms", "+10.00 ms to +40.00 ms"]
+    assert rows["irq eth0"] == ["-", "1.00 ms to 5.00 ms", "+1.00 ms to +5.00 ms"]
     assert rows["GPU busy"] == ["80.00%", "-", "-"]
     assert rows["idle caused by interference (preemption, run-queue waits, interrupts), bounds where not exact"] == [
         "42.00 ms (4.67% of 900.00 ms)", "50.00 ms to 90.00 ms (5.00 to 9.00% of 1.000 s)", "+8.00 ms to +48.00 ms"]

@@ -27,6 +27,9 @@ class MetricChange(Record):
     a: float | None
     b: float | None
     change_percent: float | None  # (b - a) / a x 100; None when A's is 0 or either is unknown
+    # both sides under this (the metric's unit): too small for a share to mean anything, the change is said as a
+    # difference (0.002 to 0.09 ms of IRQ time is no "4410% higher")
+    floor: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -55,6 +58,7 @@ class GpuTimeSide(Record):
     interference_high_percent: float | None
     interference_by_cause_ns: dict[str, int] | None   # by INTERFERENCE_CAUSES, where exact
     own_ns: int | None
+    steps_per_s: float | None = None   # the app's steps (a drain sync each) a second over the active span
 
 
 @dataclass(frozen=True)
@@ -71,10 +75,11 @@ class GpuTimeChange(Record):
 
 @dataclass(frozen=True)
 class GpuCulpritChange(Record):
-    """A culprit in GPU time in both traces, matched by cause and name (process ids differ from run to run);
-    a side whose culprits (the report's top ten) do not name it has None there, counted as 0 in the change."""
-    cause: str
+    """A culprit in GPU time in both traces, matched by name (process ids differ from run to run; a command's
+    processes together, every cause summed); a side whose culprits (the report's top ten) do not name it has None
+    there, counted as 0 in the change."""
     culprit: str | None
+    is_interrupt: bool
     a_low_ns: int | None
     a_high_ns: int | None
     b_low_ns: int | None
@@ -158,6 +163,12 @@ def _metrics(report: Report) -> dict[str, float | None]:
     }
 
 
+# below these (the metric's unit) on both sides a change is said as a difference, not a share
+FLOORS = {"IRQ time (ms)": 1.0, "preempted (ms)": 1.0, "run-queue wait (ms)": 1.0, "IRQ on workload (ms)": 1.0,
+          "off-CPU (%)": 1.0, "taken (%)": 1.0, "launches": 10, "preempted switches": 10, "blocked switches": 10,
+          "migrations": 10, "Sched/1K": 1.0, "SoftIRQ/1K": 1.0, "HardIRQ/1K": 1.0, "Sched/1K (study's count)": 1.0}
+
+
 def _trace_state(report: Report) -> TraceState:
     t = report.trace
     return TraceState(path=t.path, truncated=t.truncated, clean_end=t.clean_end, damage=list(t.damage))
@@ -175,7 +186,8 @@ def diff_reports(a: Report, b: Report, culprits_by: str | None = None) -> Report
     return ReportDiff(
         schema=DIFF_SCHEMA, a=a.trace.path, b=b.trace.path,
         launch_rate_slowdown_percent=100.0 * (rate_a - rate_b) / rate_a if rate_a else None,
-        metrics=[MetricChange(metric=name, a=ma[name], b=mb[name], change_percent=_percent_change(ma[name], mb[name]))
+        metrics=[MetricChange(metric=name, a=ma[name], b=mb[name], change_percent=_percent_change(ma[name], mb[name]),
+                              floor=FLOORS.get(name, 0.0))
                  for name in ma],
         verdicts=BothSides(a=a.verdict.level, b=b.verdict.level),
         traces=BothSides(a=_trace_state(a), b=_trace_state(b)),
@@ -206,6 +218,7 @@ def _gpu_side(report: Report) -> GpuTimeSide:
         interference_high_percent=share(g.interference_high_ns),
         interference_by_cause_ns={c: int(by_cause.get(c, 0)) for c in INTERFERENCE_CAUSES} if exact else None,
         own_ns=g.own_ns,
+        steps_per_s=g.prediction.measured_per_s if g.prediction and g.prediction.basis == "steps" else None,
     )
 
 
@@ -214,27 +227,22 @@ def _change(a: float | None, b: float | None) -> float | None:
 
 
 def _culprits_by_name(report: Report) -> dict[tuple, tuple[int, int, list[int]]]:
-    """(cause, name) -> low ns, high ns and the process ids of REPORT's culprits in GPU time of that name."""
-    out: dict[tuple, tuple[int, int, list[int]]] = {}
-    for c in report.gpu_time.culprits:
-        low, high, pids = out.get((c.cause, c.comm), (0, 0, []))
-        mine = [c.pid] if c.pid is not None and c.cause != GapClassName.IRQ else []
-        out[(c.cause, c.comm)] = (low + c.low_ns, high + c.high_ns, pids + mine)
-    return out
+    """(is an interrupt, name) -> low ns, high ns and the process ids of REPORT's culprits in GPU time."""
+    return {(c.is_interrupt, c.name): (c.low_ns, c.high_ns, list(c.pids)) for c in report.gpu_time.culprits}
 
 
 def _gpu_culprits(a: Report, b: Report) -> list[GpuCulpritChange]:
-    """The culprit tables of both sides in GPU time, matched by cause and name, largest first by B, then A."""
+    """The culprit tables of both sides in GPU time, matched by name, the largest change first."""
     in_a, in_b = _culprits_by_name(a), _culprits_by_name(b)
     rows = []
     for key in {**in_a, **in_b}:   # A's names first, then B's: equal rows keep that order
         a_low, a_high, a_pids = in_a.get(key, (None, None, []))
         b_low, b_high, b_pids = in_b.get(key, (None, None, []))
         rows.append(GpuCulpritChange(
-            cause=key[0], culprit=key[1], a_low_ns=a_low, a_high_ns=a_high, b_low_ns=b_low, b_high_ns=b_high,
+            culprit=key[1], is_interrupt=key[0], a_low_ns=a_low, a_high_ns=a_high, b_low_ns=b_low, b_high_ns=b_high,
             a_pids=a_pids, b_pids=b_pids,
             change_low_ns=(b_low or 0) - (a_high or 0), change_high_ns=(b_high or 0) - (a_low or 0)))
-    return sorted(rows, key=lambda r: (-(r.b_high_ns or 0), -(r.a_high_ns or 0), r.cause, r.culprit or ""))
+    return sorted(rows, key=lambda r: (-max(abs(r.change_low_ns), abs(r.change_high_ns)), r.culprit or ""))
 
 
 def diff_gpu_time(a: Report, b: Report) -> GpuTimeDiff:

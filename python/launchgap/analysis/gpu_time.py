@@ -22,12 +22,15 @@ import polars as pl
 from launchgap.analysis import cgroups
 from launchgap.analysis.gpu_activity import executions, join_launches, merge_intervals
 from launchgap.analysis.intervals import overlaps
-from launchgap.analysis.records import GpuCgroupCulprit, GpuCulprit, GpuIdleCause, GpuPrediction, GpuProcess, GpuTime
+from launchgap.analysis.measurement import HIT_NS_SOURCE, NOTHING, Measurement, probe_ns_per_launch
+from launchgap.analysis.records import (
+    GpuCgroupCulprit, GpuCulprit, GpuIdleCause, GpuMeasurement, GpuMeasurementTask, GpuPrediction, GpuProcess, GpuTime,
+)
 from launchgap.trace import Event, Trace
 from launchgap.trace.schema import DRAIN_API_NAMES, GPU_IDLE_CAUSE_NAMES, ThreadState
 
 (PREEMPTED, RUNQUEUE, IRQ, HOST_WORK, LAUNCH_CALL, BLOCKED, GPU_SIDE, BEFORE_FIRST, AFTER_LAST,
- UNKNOWN) = GPU_IDLE_CAUSE_NAMES
+ UNKNOWN, MEASUREMENT, WAKEUP_LATENCY) = GPU_IDLE_CAUSE_NAMES
 # the causes that are another task's or an interrupt's doing: what isolating the workload would remove
 INTERFERENCE = (PREEMPTED, RUNQUEUE, IRQ)
 # the app's own doing: its host code, the driver's launch cost, its own waits
@@ -257,8 +260,22 @@ def _host_parts(gaps: pl.DataFrame) -> pl.DataFrame:
                           .alias("host_end")))
 
 
+def _recause(named: pl.DataFrame, measurement: Measurement) -> pl.DataFrame:
+    """NAMED's waits (cause preempted or runqueue; culprit_pid, culprit_tid: who ran on the CPU) that no task is to
+    blame for: where the CPU ran its idle task the thread waited for the CPU to wake (wakeup_latency, no culprit);
+    where launchgap's own task ran it is the cost of measuring (measurement, its task named)."""
+    waiting = pl.col("cause").is_in([PREEMPTED, RUNQUEUE])
+    idle = waiting & (pl.col("culprit_pid") == 0)
+    ours = waiting & ~idle & measurement.is_ours(pl.col("culprit_pid"), pl.col("culprit_tid"))
+    return named.with_columns(
+        pl.when(idle).then(pl.lit(WAKEUP_LATENCY)).when(ours).then(pl.lit(MEASUREMENT)).otherwise(pl.col("cause"))
+        .alias("cause"),
+        pl.when(idle).then(pl.lit(None, pl.UInt32)).otherwise(pl.col("culprit_pid")).alias("culprit_pid"),
+        pl.when(idle).then(pl.lit(None, pl.String)).otherwise(pl.col("culprit")).alias("culprit"))
+
+
 def attribute(gaps: pl.DataFrame, segments: pl.DataFrame, runs: pl.DataFrame, irqs: pl.DataFrame,
-              competition: Competition = NO_COMPETITION) -> pl.DataFrame:
+              competition: Competition = NO_COMPETITION, measurement: Measurement = NOTHING) -> pl.DataFrame:
     """Each gap's nanoseconds by cause (and culprit): pid, device_id, cause, culprit_pid, culprit,
     culprit_cgroup (the culprit's cgroup where RUNS carry run_cgroup: analysis/cgroups.py), tid, ns, and
     recoverable_ns (what taking the culprit away would give back: with_share). Sums to
@@ -290,7 +307,7 @@ def attribute(gaps: pl.DataFrame, segments: pl.DataFrame, runs: pl.DataFrame, ir
         "pid", "device_id", "tid", pl.lit(UNKNOWN).alias("cause"),
         (pl.col("q_end") - pl.col("q_start") - pl.col("covered").fill_null(0)).alias("ns"))
     out.append(uncovered)
-    out.extend(_waiting(pieces, runs, competition))
+    out.extend(_waiting(pieces, runs, competition, measurement))
     out.extend(_running(pieces, irqs))
     out.append(pieces.filter(pl.col("state").is_in([ThreadState.BLOCKED, ThreadState.OFFCPU])).select(
         "pid", "device_id", "tid", pl.lit(BLOCKED).alias("cause"), (pl.col("p_end") - pl.col("p_start")).alias("ns")))
@@ -312,8 +329,10 @@ def _run_columns(runs: pl.DataFrame) -> pl.DataFrame:
     return runs.select("cpu", "r_start", "r_end", "run_pid", "run_tid", "run_comm", cgroup)
 
 
-def _waiting(pieces: pl.DataFrame, runs: pl.DataFrame, competition: Competition) -> list[pl.DataFrame]:
-    """Preempted and run-queue time, by who ran on the thread's CPU meanwhile (the rest: nobody known)."""
+def _waiting(pieces: pl.DataFrame, runs: pl.DataFrame, competition: Competition,
+             measurement: Measurement = NOTHING) -> list[pl.DataFrame]:
+    """Preempted and run-queue time, by who ran on the thread's CPU meanwhile (the rest: nobody known); where
+    that was the CPU's idle task or launchgap's own, by that cause instead (_recause)."""
     waiting = pieces.filter(pl.col("state").is_in([PREEMPTED, RUNQUEUE])).with_row_index("w")
     queries = waiting.select("w", "cpu", "pid", "device_id", "tid", "state", pl.col("p_start").alias("q_start"),
                              pl.col("p_end").alias("q_end")).drop_nulls("cpu")
@@ -325,7 +344,7 @@ def _waiting(pieces: pl.DataFrame, runs: pl.DataFrame, competition: Competition)
                        .alias("culprit"), pl.col("overlap_ns").alias("ns"),
                        pl.max_horizontal("q_start", "r_start").alias("p_start"),
                        pl.min_horizontal("q_end", "r_end").alias("p_end"))
-    named = with_share(named, competition).with_columns(
+    named = with_share(_recause(named, measurement), competition).with_columns(
         (pl.col("ns") * pl.col("share")).alias("recoverable"))
     accounted = ran.group_by("w").agg(pl.col("overlap_ns").sum().alias("named"))
     rest = waiting.join(accounted, on="w", how="left").select(
@@ -393,11 +412,12 @@ def _irqs_by_name(rest: pl.DataFrame, whole: pl.DataFrame, named: pl.DataFrame) 
 
 
 def gpu_idle(trace: Trace, segments: pl.DataFrame, runs: pl.DataFrame, irqs: pl.DataFrame,
-             span: tuple[int, int]) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+             span: tuple[int, int], measurement: Measurement = NOTHING
+             ) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
     """(work, gaps, idle by cause): the GPU work, its idle gaps, and their time by cause and culprit."""
     work = gpu_work(trace)
     gaps = idle_gaps(work, *span)
-    return work, gaps, attribute(gaps, segments, runs, irqs, competitors(trace))
+    return work, gaps, attribute(gaps, segments, runs, irqs, competitors(trace), measurement)
 
 
 def busy_ns(work: pl.DataFrame) -> pl.DataFrame:
@@ -452,7 +472,7 @@ def _complement(spans: pl.DataFrame, within: pl.DataFrame, key: str) -> pl.DataF
 
 
 def delay_pieces(segments: pl.DataFrame, runs: pl.DataFrame, irqs: pl.DataFrame, threads: pl.DataFrame,
-                 competition: Competition = NO_COMPETITION) -> pl.DataFrame:
+                 competition: Competition = NO_COMPETITION, measurement: Measurement = NOTHING) -> pl.DataFrame:
     """The launching threads' interference as disjoint intervals, each with its culprit: pid, tid,
     d_start, d_end, cause, culprit_pid, culprit, culprit_cgroup (where RUNS carry run_cgroup). Preempted and
     run-queue time by who ran on the thread's CPU meanwhile (the rest with no culprit); interrupts by
@@ -467,8 +487,8 @@ def delay_pieces(segments: pl.DataFrame, runs: pl.DataFrame, irqs: pl.DataFrame,
         pl.min_horizontal("q_end", "r_end").alias("end"), pl.col("run_pid").alias("culprit_pid"),
         pl.col("run_tid").alias("culprit_tid"), pl.col("run_cgroup").alias("culprit_cgroup"),
         pl.when(pl.col("run_pid") == 0).then(pl.lit("swapper")).otherwise(pl.col("run_comm")).alias("culprit"))
-    named = ran.join(waiting.select("d", "tid", "cause", pl.col("d_start").alias("w_start"),
-                                    pl.col("d_end").alias("w_end")), on="d")
+    named = _recause(ran.join(waiting.select("d", "tid", "cause", pl.col("d_start").alias("w_start"),
+                                             pl.col("d_end").alias("w_end")), on="d"), measurement)
     nobody = _complement(named.select("d", "start", "end", "w_start", "w_end"),
                          waiting.select("d", pl.col("d_start").alias("w_start"), pl.col("d_end").alias("w_end")), "d"
                          ).join(waiting.select("d", "tid", "cause"), on="d")
@@ -578,7 +598,8 @@ def host_bounds(launches: pl.DataFrame, syncs: pl.DataFrame, delay_pieces: pl.Da
                 "or a process launches from several threads)")
     steps = aligned[1] if aligned else 0
     return {"low_ns": low, "high_ns": max(high, low), "culprits": culprits.sort("high_ns", descending=True),
-            "steps": steps, "note": note}
+            "steps": steps, "note": note, "region": region.select("pid", "tid", "lo", "hi"), "inside": inside,
+            "drains": drains}
 
 
 def _aligned(launches: pl.DataFrame, drains: pl.DataFrame, inside: pl.DataFrame,
@@ -626,10 +647,45 @@ def _window_delays(windows: pl.DataFrame, inside: pl.DataFrame) -> pl.DataFrame:
 
 # --- the report's section ------------------------------------------------------------------------
 
-def _steps(syncs: pl.DataFrame, launching: pl.DataFrame) -> int:
-    """Sync-delimited steps of the launching threads: their drain syncs (a decode loop's tokens)."""
-    drains = syncs.filter(pl.col("api").is_in(DRAIN_APIS)).join(launching.select("pid", "tid"), on=["pid", "tid"])
-    return drains.height
+def _steps(syncs: pl.DataFrame, landmarks: pl.DataFrame) -> int:
+    """The app's steps: on each launching thread, the drain syncs that end some launches made since its previous
+    drain (a decode loop's tokens, one each). A drain before the thread's first launch (a start-up copy) or right
+    after another ends nothing. LANDMARKS: each launching thread's first launch and its first after each of its
+    drains (launch_landmarks)."""
+    drains = (syncs.filter(pl.col("api").is_in(DRAIN_APIS))
+              .join(landmarks.select("tid").unique(), on="tid")
+              .select("tid", pl.col("ts_ns").cast(pl.Int64).alias("entry"),
+                      (pl.col("ts_ns") + pl.col("duration_ns")).cast(pl.Int64).alias("exit"))
+              .sort("tid", "entry")
+              .with_columns(pl.col("exit").shift(1).over("tid").fill_null(-1).alias("since")))
+    if drains.is_empty():
+        return 0
+    # the thread's first launch after the previous drain's exit (after nothing: its first), if one was made
+    firsts = landmarks.select("tid", pl.col("ts_ns").cast(pl.Int64).alias("launch")).sort("launch")
+    ended = (drains.sort("since").join_asof(firsts, left_on="since", right_on="launch", by="tid", strategy="forward",
+                                             allow_exact_matches=False, check_sortedness=False)
+             .filter(pl.col("launch").is_not_null() & (pl.col("launch") < pl.col("entry"))))
+    return ended.height
+
+
+def _inside_active(pieces: pl.DataFrame, active: pl.DataFrame) -> int:
+    """The interference PIECES (pid, d_start, d_end, cause) hold inside each process's ACTIVE span (pid, lo, hi)."""
+    inside = _clip(pieces.filter(pl.col("cause").is_in(INTERFERENCE)).join(active, on="pid"), "lo", "hi")
+    return int((inside["d_end"] - inside["d_start"]).sum() or 0)
+
+
+def _probe_estimate(trace: Trace, gaps: pl.DataFrame, launching: pl.DataFrame) -> tuple[int | None, int | None]:
+    """The probes' share of the launch calls' GPU idle, estimated: in each gap that a launch call ends, the part of
+    the call inside the gap, at most what that launch's probes cost (measurement.probe_ns_per_launch). Returns
+    (estimate, the largest cost a launch's probes have); (None, None) where the trace reports no probes."""
+    per_api = probe_ns_per_launch(trace)
+    if not per_api:
+        return None, None
+    most = max(per_api.values())
+    host = _host_parts(gaps).filter(pl.col("tid").is_in(launching["tid"].implode()) & pl.col("call_start_ns")
+                                    .is_not_null())
+    in_call = (pl.min_horizontal("host_end", "call_end_ns") - pl.max_horizontal("g_start", "call_start_ns")).clip(0)
+    return int(host.select(pl.min_horizontal(in_call, pl.lit(most))).sum().item() or 0), most
 
 
 def _prediction(steps: int, active_ns: int, low_ns: int, high_ns: int) -> GpuPrediction | None:
@@ -648,22 +704,45 @@ def _prediction(steps: int, active_ns: int, low_ns: int, high_ns: int) -> GpuPre
                          gain_low_percent=gain(low), gain_high_percent=gain(high))
 
 
-def _by_task(frame: pl.DataFrame) -> pl.DataFrame:
-    """FRAME (cause, culprit_pid, culprit, culprit_cgroup, low, high, rec_low, rec_high) summed by culprit task
-    (a task that changed cgroups has a row for each), largest first."""
-    return (frame.group_by("cause", "culprit_pid", "culprit")
-            .agg(pl.col("low").sum(), pl.col("high").sum(), pl.col("rec_low").sum(), pl.col("rec_high").sum())
-            .sort(["high", "low", "cause", "culprit_pid", "culprit"], descending=[True, True, False, False, False],
-                  nulls_last=True)
-            .select("cause", "culprit_pid", "culprit", "low", "high", "rec_low", "rec_high"))
+# a culprit table's rows: the top ones, largest first
+TOP_CULPRITS = 10
 
 
-def _culprits(frame: pl.DataFrame, recorder_pid: int | None, recorder_comms: tuple[str, ...]) -> list[GpuCulprit]:
+def _culprit_groups(frame: pl.DataFrame, by: str) -> pl.DataFrame:
+    """FRAME (cause, culprit_pid, culprit, culprit_cgroup, low, high, rec_low, rec_high) as one row per culprit:
+    BY "process" (culprit_pid and name) or "command" (the name: a command's processes together); an interrupt is
+    its own row by its name. Columns: key (a struct naming the rows it sums), name, pids, is_interrupt, low, high,
+    rec_low, rec_high, and one column per interference cause (its high), largest first."""
+    interrupt = pl.col("cause") == IRQ
+    keyed = frame.with_columns(interrupt.alias("is_interrupt"),
+                               pl.when(interrupt | pl.lit(by == "command")).then(pl.lit(None, pl.UInt32))
+                               .otherwise(pl.col("culprit_pid")).alias("group_pid"))
+    by_cause = [pl.col("high").filter(pl.col("cause") == c).sum().alias(c) for c in INTERFERENCE]
+    return (keyed.group_by("is_interrupt", "culprit", "group_pid")
+            .agg(pl.col("culprit_pid").filter(~interrupt).drop_nulls().unique().sort().alias("pids"),
+                 pl.col("low").sum(), pl.col("high").sum(), pl.col("rec_low").sum(), pl.col("rec_high").sum(), *by_cause)
+            .rename({"culprit": "name"})
+            .sort(["high", "low", "name"], descending=[True, True, False], nulls_last=True))
+
+
+def _culprits(frame: pl.DataFrame, by: str, total_high: int, lower=None) -> list[GpuCulprit]:
+    """The top culprits of FRAME grouped BY "process" or "command" (_culprit_groups). LOWER(name, pids), where
+    given (bounds mode), is a culprit's own lower bound (its delays alone taken out of the steps), which raises
+    the summed one where it is higher."""
     out = []
-    for cause, pid, comm, low, high, rec_low, rec_high in frame.head(10).iter_rows():
-        out.append(GpuCulprit(cause=cause, pid=pid, comm=comm, low_ns=int(low), high_ns=int(high),
-                              recoverable_low_ns=int(rec_low), recoverable_high_ns=int(rec_high),
-                              is_recorder=bool(pid) and (comm in recorder_comms or pid == recorder_pid)))
+    groups = _culprit_groups(frame, by)
+    for row in groups.head(TOP_CULPRITS).iter_rows(named=True):
+        low, high, rec_low, rec_high = int(row["low"]), int(row["high"]), int(row["rec_low"]), int(row["rec_high"])
+        if lower is not None and not row["is_interrupt"] and high:
+            own = min(high, lower(row["name"], [int(p) for p in row["pids"]]))
+            if own > low:
+                rec_low = max(rec_low, round(rec_high * own / high))
+                low = own
+        out.append(GpuCulprit(
+            name=row["name"], pids=[int(p) for p in row["pids"]], is_interrupt=bool(row["is_interrupt"]),
+            low_ns=low, high_ns=high, share_percent=100.0 * high / total_high if total_high else None,
+            causes={c: int(row[c]) for c in INTERFERENCE if row[c]}, recoverable_low_ns=rec_low,
+            recoverable_high_ns=rec_high))
     return out
 
 
@@ -679,16 +758,30 @@ def _cgroup_culprits(frame: pl.DataFrame, table: pl.DataFrame | None) -> list[Gp
                                        ["high", "low", "rec_high", "rec_low"], irq_name="culprit")]
 
 
+def _measured(idle: pl.DataFrame, probes: tuple[int | None, int | None], tasks_low: int | None = None
+              ) -> GpuMeasurement:
+    """The measurement section from IDLE's measurement rows (cause, culprit_pid, culprit, ns) and the probes'
+    estimate; TASKS_LOW: the tasks' lower bound where IDLE's ns are upper bounds (bounds mode)."""
+    ours = (idle.filter(pl.col("cause") == MEASUREMENT).group_by("culprit_pid", "culprit").agg(pl.col("ns").sum())
+            .sort("ns", "culprit_pid", descending=[True, False]))
+    high = int(ours["ns"].sum() or 0)
+    return GpuMeasurement(
+        tasks_low_ns=high if tasks_low is None else tasks_low, tasks_high_ns=high,
+        tasks=[GpuMeasurementTask(name=name, pid=pid, ns=int(ns)) for pid, name, ns in ours.iter_rows()],
+        probes_estimated_ns=probes[0], probe_ns_per_launch=probes[1], probe_cost_basis=HIT_NS_SOURCE)
+
+
 def exact_section(trace: Trace, pids: set[int], segments: pl.DataFrame, runs: pl.DataFrame, irqs: pl.DataFrame,
-                  span: tuple[int, int], syncs: pl.DataFrame, launching: pl.DataFrame, cpu_interference_ns: int,
-                  recorder_pid: int | None, recorder_comms: tuple[str, ...],
+                  span: tuple[int, int], syncs: pl.DataFrame, launching: pl.DataFrame, measurement: Measurement,
                   cgroup_table: pl.DataFrame | None = None) -> GpuTime:
-    work, gaps, idle = gpu_idle(trace, segments, runs, irqs, span)
+    work, gaps, idle = gpu_idle(trace, segments, runs, irqs, span, measurement)
     wanted = list(pids)
     work, idle = work.filter(pl.col("pid").is_in(wanted)), idle.filter(pl.col("pid").is_in(wanted))
+    gaps = gaps.filter(pl.col("pid").is_in(wanted))
     per = busy_ns(work)
     window = span[1] - span[0]
     span_ns = window * per.height
+    active_spans = int((per["last_ns"] - per["first_ns"]).sum() or 0)
     busy = int(per["busy_ns"].sum() or 0)
     idle_ns = int(idle["ns"].sum() or 0)
     by_cause = dict(idle.group_by("cause").agg(pl.col("ns").sum()).iter_rows())
@@ -700,7 +793,6 @@ def exact_section(trace: Trace, pids: set[int], segments: pl.DataFrame, runs: pl
                    .select("cause", "culprit_pid", "culprit", "culprit_cgroup", pl.col("ns").alias("low"),
                            pl.col("ns").alias("high"), pl.col("recoverable_ns").alias("rec_low"),
                            pl.col("recoverable_ns").alias("rec_high")))
-    culprits = _by_task(interfering)
     processes = []
     for pid, device, busy_p, first, last in per.sort("pid", "device_id").iter_rows():
         mine = idle.filter((pl.col("pid") == pid) & (pl.col("device_id") == device)
@@ -712,42 +804,65 @@ def exact_section(trace: Trace, pids: set[int], segments: pl.DataFrame, runs: pl
             own_ns=int(sum(got.get(c, 0) for c in OWN)), gpu_side_ns=int(got.get(GPU_SIDE, 0)),
             unknown_ns=int(got.get(UNKNOWN, 0))))
     active = int(per["last_ns"].max() - per["first_ns"].min()) if per.height else 0
-    hidden = max(0, cpu_interference_ns - interference)
+    # the CPU time the launching threads lost, and what of it the GPU did not notice, both inside the active span
+    spans = per.group_by("pid").agg(pl.col("first_ns").min().alias("lo"), pl.col("last_ns").max().alias("hi"))
+    cpu_interference = _inside_active(delay_pieces(segments, runs, irqs, launching, measurement=measurement), spans)
+    hidden = max(0, cpu_interference - interference)
+    landmarks = launch_landmarks(trace, pids, syncs)
+    wakeup = int(by_cause.get(WAKEUP_LATENCY, 0))
     return GpuTime(
         mode="exact", why=None, span_ns=span_ns, busy_ns=busy, idle_ns=idle_ns,
-        busy_percent=100.0 * busy / span_ns if span_ns else None, causes=causes,
+        busy_percent=100.0 * busy / active_spans if active_spans else None, causes=causes,
         interference_low_ns=interference, interference_high_ns=interference, own_ns=own,
-        culprits=_culprits(culprits, recorder_pid, recorder_comms), cpu_interference_ns=cpu_interference_ns,
+        culprits=_culprits(interfering, "command", interference), cpu_interference_ns=cpu_interference,
         hidden_low_ns=hidden, hidden_high_ns=hidden,
-        hidden_percent=100.0 * hidden / cpu_interference_ns if cpu_interference_ns else None,
+        hidden_percent=100.0 * hidden / cpu_interference if cpu_interference else None,
         processes=processes, active_ns=active,
-        prediction=_prediction(_steps(syncs, launching), active, interference, interference), note=None,
-        culprits_by_cgroup=_cgroup_culprits(interfering, cgroup_table))
+        prediction=_prediction(_steps(syncs, landmarks), active, interference, interference), note=None,
+        culprits_by_cgroup=_cgroup_culprits(interfering, cgroup_table),
+        culprits_by_process=_culprits(interfering, "process", interference),
+        measurement=_measured(idle, _probe_estimate(trace, gaps, launching)),
+        wakeup_latency_low_ns=wakeup, wakeup_latency_high_ns=wakeup,
+        window_busy_percent=100.0 * busy / span_ns if span_ns else None)
 
 
 def bounds_section(trace: Trace, launches: pl.DataFrame, syncs: pl.DataFrame, segments: pl.DataFrame,
-                   runs: pl.DataFrame, irqs: pl.DataFrame, launching: pl.DataFrame, cpu_interference_ns: int, why: str,
-                   recorder_pid: int | None, recorder_comms: tuple[str, ...],
-                   cgroup_table: pl.DataFrame | None = None) -> GpuTime:
-    pieces = delay_pieces(segments, runs, irqs, launching, competitors(trace))
+                   runs: pl.DataFrame, irqs: pl.DataFrame, launching: pl.DataFrame, why: str,
+                   measurement: Measurement, cgroup_table: pl.DataFrame | None = None) -> GpuTime:
+    pieces = delay_pieces(segments, runs, irqs, launching, competitors(trace), measurement)
     tids = launching["tid"].to_list()
     wakeups = trace.of(Event.WAKEUP, "ts_ns", "tid").filter(pl.col("tid").is_in(tids))
-    found = host_bounds(launches, syncs, pieces, launch_times(trace, tids), wakeups)
-    low, high = found["low_ns"], found["high_ns"]
+    times = launch_times(trace, tids)
+    found = host_bounds(launches, syncs, pieces.filter(pl.col("cause").is_in(INTERFERENCE)), times, wakeups)
     active = int(launches["ts_ns"].max() - launches["ts_ns"].min()) if launches.height else 0
+    # no bound is over the whole span: the GPU cannot have waited longer than it ran the workload
+    low, high = min(found["low_ns"], active), min(found["high_ns"], active)
     interfering = found["culprits"].select("cause", "culprit_pid", "culprit", "culprit_cgroup",
                                            pl.col("low_ns").alias("low"), pl.col("high_ns").alias("high"),
                                            "rec_low", "rec_high")
-    culprits = _by_task(interfering)
-    note = found["note"]
+    region = found["region"]
+
+    def lower(name: str | None, pids: list[int]) -> int:
+        """The GPU idle the steps show this culprit's delays cost, its delays alone taken out."""
+        mine = found["inside"].filter(pl.col("culprit").eq_missing(name) & pl.col("culprit_pid").is_in(pids))
+        aligned = _aligned(launches, found["drains"], mine, times, wakeups)
+        return aligned[0] if aligned is not None else 0
+
+    others = _clip(pieces.filter(pl.col("cause").is_in([MEASUREMENT, WAKEUP_LATENCY])).join(region, on=["pid", "tid"]),
+                   "lo", "hi").select("cause", "culprit_pid", "culprit", (pl.col("d_end") - pl.col("d_start")).alias("ns"))
+    wakeup_high = int(others.filter(pl.col("cause") == WAKEUP_LATENCY)["ns"].sum() or 0)
+    cpu_interference = int(found["inside"]["ns"].sum() or 0)
     return GpuTime(
         mode="bounds", why=why, span_ns=active, busy_ns=None, idle_ns=None, busy_percent=None, causes=[],
         interference_low_ns=low, interference_high_ns=high, own_ns=None,
-        culprits=_culprits(culprits, recorder_pid, recorder_comms), cpu_interference_ns=cpu_interference_ns,
-        hidden_low_ns=max(0, cpu_interference_ns - high), hidden_high_ns=max(0, cpu_interference_ns - low),
+        culprits=_culprits(interfering, "command", high, lower), cpu_interference_ns=cpu_interference,
+        hidden_low_ns=max(0, cpu_interference - high), hidden_high_ns=max(0, cpu_interference - low),
         hidden_percent=None, processes=[], active_ns=active,
-        prediction=_prediction(_steps(syncs, launching), active, low, high), note=note,
-        culprits_by_cgroup=_cgroup_culprits(interfering, cgroup_table))
+        prediction=_prediction(_steps(syncs, launches), active, low, high), note=found["note"],
+        culprits_by_cgroup=_cgroup_culprits(interfering, cgroup_table),
+        culprits_by_process=_culprits(interfering, "process", high, lower),
+        measurement=_measured(others, (None, None), tasks_low=0),
+        wakeup_latency_low_ns=0, wakeup_latency_high_ns=wakeup_high)
 
 
 def no_section(why: str) -> GpuTime:
@@ -853,7 +968,7 @@ def gain_without(g: GpuTime, culprit_pids: set[int]) -> tuple[float | None, floa
     interference covers the whole span) has no bound (None)."""
     if not g.active_ns or g.mode == "none":
         return None
-    culprits = [c for c in g.culprits if c.pid in culprit_pids and c.cause != IRQ]
+    culprits = [c for c in g.culprits_by_process if not c.is_interrupt and set(c.pids) & culprit_pids]
     removed = (sum(c.recoverable_low_ns for c in culprits), sum(c.recoverable_high_ns for c in culprits))
     own = (g.active_ns - g.interference_low_ns, g.active_ns - g.interference_high_ns)
     # the high gain: the most taken out of the least the workload's own time can be; the low, the opposite

@@ -328,17 +328,42 @@ class GpuIdleCause(Record):
 
 @dataclass(frozen=True)
 class GpuCulprit(Record):
-    """Who cost the GPU time, and how much: exact (low_ns == high_ns) or bounds."""
-    cause: str          # preempted, runqueue, irq
-    pid: int | None     # the task that ran instead (0: idle; None for an interrupt)
-    comm: str | None    # its name, or the interrupt's
+    """One culprit and the GPU idle it caused, exact (low_ns == high_ns) or bounds: a command (its processes
+    together: `gpu_time.culprits`), one process (`culprits_by_process`), or an interrupt."""
+    name: str | None            # the command's name (a task's comm), or the interrupt's
+    pids: list[int]             # its processes; empty for an interrupt
+    is_interrupt: bool
     low_ns: int
     high_ns: int
+    # its upper bound's share of the interference's (percent), so the rows' shares add up to 100
+    share_percent: float | None
+    # its time under each cause it caused (preempted, runqueue, irq): exact, or the upper bounds
+    causes: dict[str, int]
     # what taking it away would give back: the launching thread's fair share of the time it held the CPU,
     # beside the other tasks that waited for it too
     recoverable_low_ns: int
     recoverable_high_ns: int
-    is_recorder: bool
+
+
+@dataclass(frozen=True)
+class GpuMeasurementTask(Record):
+    """One of launchgap's own tasks, and the GPU idle it took (exact, or an upper bound)."""
+    name: str | None
+    pid: int | None
+    ns: int
+
+
+@dataclass(frozen=True)
+class GpuMeasurement(Record):
+    """What measuring cost the GPU (docs/gpu-time.md, "What measuring costs"): never interference."""
+    # GPU idle while launchgap's own tasks held a launching thread's CPU (recorder, collector, CUPTI's thread)
+    tasks_low_ns: int
+    tasks_high_ns: int
+    tasks: list[GpuMeasurementTask]
+    # of the launch calls' GPU idle, what the probes' hits took: an estimate (hits x what a hit costs)
+    probes_estimated_ns: int | None
+    probe_ns_per_launch: int | None   # the largest a launch's probes cost, as estimated
+    probe_cost_basis: str             # what a hit is taken to cost, and where that comes from
 
 
 @dataclass(frozen=True)
@@ -392,13 +417,15 @@ class GpuTime(Record):
     span_ns: int                 # the processes' GPU spans, summed (exact); the launching span (bounds)
     busy_ns: int | None
     idle_ns: int | None
-    busy_percent: float | None
+    busy_percent: float | None   # busy over the processes' active spans (first GPU work to last), summed
     causes: list[GpuIdleCause]   # exact: every idle nanosecond of the spans, by cause
     interference_low_ns: int     # GPU idle caused by preemption, run-queue waits and interrupts
     interference_high_ns: int
     own_ns: int | None           # by the app's own host work, launch calls and waits (exact)
-    culprits: list[GpuCulprit]   # top 10
-    cpu_interference_ns: int     # what the launching threads lost to the same causes, in CPU time
+    culprits: list[GpuCulprit]   # top 10, a command's processes together (largest first)
+    # what the launching threads lost to the same causes, in CPU time, inside the active span (from their
+    # process's first GPU work to its last: exact; from their first launch to their last: bounds)
+    cpu_interference_ns: int
     hidden_low_ns: int           # of that, what queued GPU work hid (the GPU did not notice)
     hidden_high_ns: int
     hidden_percent: float | None   # hidden share of the CPU interference (exact: one number)
@@ -408,6 +435,12 @@ class GpuTime(Record):
     note: str | None             # what the estimate rests on, or could not use
     # culprits summed by cgroup, every one, largest first; None when the trace does not record cgroups
     culprits_by_cgroup: list[GpuCgroupCulprit] | None = None
+    culprits_by_process: list[GpuCulprit] = field(default_factory=list)   # top 10, one process each
+    measurement: GpuMeasurement | None = None
+    # idle while a launching thread waited to run on a CPU that was idle (waking up): no task to blame
+    wakeup_latency_low_ns: int = 0
+    wakeup_latency_high_ns: int = 0
+    window_busy_percent: float | None = None   # busy over the whole trace's window (busy_percent: the active spans)
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ from launchgap.analysis.core_map import records_every_switch
 from launchgap.analysis.timeline import cpu_runs, switch_chain_breaks, thread_segments, trace_bounds
 from launchgap.doctor import SnapshotHost, Status, Target, run_doctor
 from launchgap.doctor.in_trace import workload_cpus
-from launchgap.recorder import RECORDER_COMMS
+from launchgap.analysis.measurement import measurement_of
 from launchgap.trace import Event, Trace
 from launchgap.trace.checks import Bounds
 from launchgap.trace.model import collect_streamed
@@ -173,17 +173,59 @@ def _seconds(ns: int) -> str:
 
 
 def _named(culprits, limit: int = 2) -> str:
-    """The top culprits, as a reader would name them."""
+    """The top culprits, as a reader would name them (launchgap's own tasks are never culprits: gpu_time.py)."""
     names = []
     for c in culprits:
-        if c.is_recorder:
-            continue
-        name = c.comm or ("an unnamed task" if c.cause != "irq" else "interrupts")
+        name = c.name or "an unnamed task"
         if name not in names:
             names.append(name)
         if len(names) == limit:
             break
     return " and ".join(names) or "other tasks"
+
+
+def _ms(ns: int) -> str:
+    """A duration as the answer says it: ns below a microsecond, us below a millisecond, ms below a second, else s."""
+    if ns < 1_000:
+        return f"{ns} ns"
+    if ns < 1_000_000:
+        return f"{ns / 1e3:.0f} us"
+    return f"{ns / 1e6:.1f} ms" if ns < 1_000_000_000 else f"{ns / 1e9:.2f} s"
+
+
+def _who(c) -> str:
+    """A culprit as the answer names it: its name and its processes."""
+    if c.is_interrupt:
+        return f"the {c.name} interrupts"
+    pids = ", ".join(str(p) for p in c.pids[:3]) + (", ..." if len(c.pids) > 3 else "")
+    what = "pid" if len(c.pids) == 1 else "pids"
+    return f"{c.name or 'an unnamed task'} ({what} {pids})" if c.pids else (c.name or "an unnamed task")
+
+
+def _top_culprit(g: GpuTime) -> str:
+    """The largest culprit's total and share, in words ("" where there is none)."""
+    if not g.culprits:
+        return ""
+    top = g.culprits[0]
+    took = (_ms(top.high_ns) if top.low_ns == top.high_ns else f"{_ms(top.low_ns)} to {_ms(top.high_ns)}")
+    share = f", {top.share_percent:.0f}% of it" if top.share_percent is not None else ""
+    return f" Most of it was {_who(top)}: {took}{share}."
+
+
+def _predicted(p) -> str:
+    """The throughput without the interference, in the app's steps where it has them."""
+    if p is None or p.predicted_high_per_s is None and p.predicted_low_per_s is None:
+        return ""
+    unit = "steps/s" if p.basis == "steps" else "GPU spans/s"
+    if p.predicted_low_per_s is not None and p.predicted_high_per_s is not None \
+            and abs(p.predicted_high_per_s - p.predicted_low_per_s) < 1e-9 * p.predicted_high_per_s:
+        return (f" Without it: {p.predicted_high_per_s:.1f} {unit} instead of {p.measured_per_s:.1f} "
+                f"({p.gain_high_percent:+.1f}%).")
+    if p.predicted_high_per_s is None:
+        return (f" Without it: at least {p.predicted_low_per_s:.1f} {unit} instead of {p.measured_per_s:.1f} "
+                f"(the host sets no upper bound).")
+    return (f" Without it: {p.predicted_low_per_s:.1f} to {p.predicted_high_per_s:.1f} {unit} instead of "
+            f"{p.measured_per_s:.1f} ({p.gain_low_percent:+.1f}% to {p.gain_high_percent:+.1f}%).")
 
 
 # what each verdict level asks of the user, the CPU-time and the GPU-time verdicts alike
@@ -246,7 +288,15 @@ def _unknown_verdict(cpu: Verdict, g: GpuTime, share: float, profiler_alone: boo
                    gpu_idle_high_percent=100.0 * g.interference_high_ns / g.active_ns if g.active_ns else 0.0)
 
 
-def _gpu_verdict(cpu: Verdict, g: GpuTime, profiler_alone: bool = False) -> Verdict:
+# how to get the exact answer where the recorder attached to running processes (-p): CUDA loads a collector only
+# into a process started with it
+EXACT_FOR_A_RUNNING_JOB = (
+    "For the exact answer on a job that runs for long, restart it under `sudo launchgap record --gpu-activity -o "
+    "run.lg -- COMMAND`; or, for a PyTorch job, record it with `-p` while torch.profiler runs in it and join the "
+    "two: `launchgap report run.lg --kineto TRACE.json.gz`.")
+
+
+def _gpu_verdict(cpu: Verdict, g: GpuTime, profiler_alone: bool = False, attached: bool = False) -> Verdict:
     """The verdict in GPU time: how long the GPU sat idle because interference made a launch late
     (docs/gpu-time.md), with the CPU time the launching threads lost beside it. Where most of the GPU's
     idle has no host state known for it, the level is unknown (PROFILER_ALONE: a profiler trace alone)."""
@@ -257,73 +307,62 @@ def _gpu_verdict(cpu: Verdict, g: GpuTime, profiler_alone: bool = False) -> Verd
         return _unknown_verdict(cpu, g, share, profiler_alone)
     low = 100.0 * g.interference_low_ns / active if active else 0.0
     high = 100.0 * g.interference_high_ns / active if active else 0.0
-    cpu_note = (f"The launching threads lost {_seconds(g.cpu_interference_ns)} of CPU time to the scheduler and "
-                f"interrupts")
-    gain = g.prediction.gain_high_percent if g.prediction else high
-    if g.mode == "exact":
-        hidden = (f"; {g.hidden_percent:.0f}% of it the GPU did not notice (queued work hid it)."
-                  if g.hidden_percent is not None else ".")
-        if high < NEGLIGIBLE_PERCENT and cpu.level in ("light", "heavy"):
-            level = "negligible"
-            head = (f"Interference hidden by queued GPU work: no action needed. The GPU sat idle "
-                    f"{_seconds(g.interference_high_ns)} of {_seconds(active)} ({high:.2f}%) for late launches, "
-                    f"while the launching threads lost {cpu.taken_percent:.2f}% of their time: the kernels queued "
-                    f"ahead kept it busy.")
-            return replace(cpu, level=level, text=head + " " + cpu_note + hidden, basis="gpu_time",
-                           gpu_idle_low_percent=low, gpu_idle_high_percent=high)
-        head = (f"The GPU sat idle {_seconds(g.interference_high_ns)} of {_seconds(active)} ({high:.2f}%) waiting "
-                f"for launches that {_named(g.culprits)} delayed; removing that interference would raise "
-                f"throughput by up to {gain:.1f}%." if gain is not None else
-                f"The GPU sat idle {_seconds(g.interference_high_ns)} of {_seconds(active)} ({high:.2f}%) waiting "
-                f"for launches that {_named(g.culprits)} delayed.")
-        own = (f" The app's own host work and waits kept it idle another {_seconds(g.own_ns)}: that is the "
-               f"workload's, not interference." if g.own_ns else "")
-        tail = " " + cpu_note + hidden + own
-    else:
-        head = (f"The GPU sat idle between {_seconds(g.interference_low_ns)} and {_seconds(g.interference_high_ns)} "
-                f"of {_seconds(active)} ({low:.2f}%-{high:.2f}%) waiting for launches that {_named(g.culprits)} "
-                f"delayed (estimated from the host: {g.why})" + _gain_words(g.prediction) + ".")
-        tail = " " + cpu_note + "."
     level = _level(high)
     if g.mode != "exact" and _level(low) != level:
         # bounds that straddle a threshold: said so, rather than the worse or the better
         level = "uncertain"
+    if g.mode == "exact":
+        lost = (f"The GPU lost {_ms(g.interference_high_ns)} of its {_ms(active)} of work to interference "
+                f"({high:.2f}%)")
+    else:
+        lost = (f"The GPU lost between {_ms(g.interference_low_ns)} and {_ms(g.interference_high_ns)} of its "
+                f"{_ms(active)} of work to interference ({low:.2f}%-{high:.2f}%; estimated from the host: {g.why})")
+    said = {"negligible": "negligible: no action needed", "light": "light", "heavy": "heavy",
+            "uncertain": "of uncertain weight"}[level]
     if level == "uncertain":
-        advice = (f"The estimate spans {_level(low)} to {_level(high)}: record with --gpu-activity for the "
-                  f"exact answer.")
+        advice = (f"The estimate spans {_level(low)} to {_level(high)}: record with --gpu-activity (or join a "
+                  f"PyTorch profiler trace) for the exact answer.")
     else:
         advice = TUNING_ADVICE[level]
-    irq_ns = sum(c.high_ns for c in g.culprits if c.cause == "irq")
-    if level != "negligible" and irq_ns * 2 > g.interference_high_ns:
+    if attached and g.mode != "exact":
+        advice += " " + EXACT_FOR_A_RUNNING_JOB
+    irq_ns = sum(c.causes.get("irq", 0) for c in g.culprits)
+    if level not in ("negligible", "uncertain") and irq_ns * 2 > g.interference_high_ns:
         advice += " Interrupts dominate: steering IRQ affinity away from the launching threads' cores comes first."
-    said = f"{level} interference in GPU time" if level != "uncertain" else "interference in GPU time of uncertain weight"
-    text = (f"{head} That is {said} (below {NEGLIGIBLE_PERCENT:g}% negligible, from "
-            f"{HEAVY_PERCENT:g}% heavy). {advice}{tail}")
+    # the answer: what was lost, of what, who, what to do, and what it would buy; the figures around it (what
+    # queued work hid, the app's own idle, wake-up latency, what measuring cost) are the GPU-time section's
+    hid = ""
+    if level == "negligible" and g.cpu_interference_ns > g.interference_high_ns:
+        # the CPU side's tables show what the threads lost: say why the GPU hardly noticed
+        hidden = g.hidden_high_ns if g.mode == "exact" else g.hidden_low_ns
+        hid = (f" Its launching threads lost {_ms(g.cpu_interference_ns)} of CPU time meanwhile; queued GPU work hid "
+               f"{'' if g.mode == 'exact' else 'at least '}{100.0 * hidden / g.cpu_interference_ns:.0f}% of it.")
+    text = (f"{lost}: {said} (below {NEGLIGIBLE_PERCENT:g}% negligible, from {HEAVY_PERCENT:g}% heavy)."
+            + (_top_culprit(g) if level != "negligible" else hid) + f" {advice}"
+            + (_predicted(g.prediction) if level != "negligible" else ""))
     return replace(cpu, level=level, text=text, basis="gpu_time" if g.mode == "exact" else "gpu_time_bounds",
                    gpu_idle_low_percent=low, gpu_idle_high_percent=high)
 
 
-def gpu_time_section(w: Workload, gpu_info: GpuActivity, threads: list[ThreadTaken]) -> GpuTime:
+def gpu_time_section(w: Workload, gpu_info: GpuActivity) -> GpuTime:
     """The GPU-time section: exact with GPU activity, bounds from the host without it, or none and why."""
     if w.trace.meta.get(MetaKey.MODE) == "study-csv":
         return gpu.no_section("the study's CSV layout has neither GPU activity nor thread states")
     if not w.pids:
         return gpu.no_section("no target was named")
     launching = w.threads.join(w.launch_counts.select("tid"), on="tid").select("pid", "tid")
-    cpu_interference = sum(t.preempted_ns + t.runqueue_ns + t.irq_ns for t in threads
-                           if t.tid in set(launching["tid"].to_list()))
-    recorder = (w.trace.meta.get(MetaKey.RECORDER_PID), RECORDER_COMMS)
     if launching.is_empty():
         return gpu.no_section("no thread of the workload launched a kernel")
+    measurement = measurement_of(w.trace)
     if gpu_info.recorded and gpu_info.executions:
         return gpu.exact_section(w.trace, w.pids, w.segments, w.runs, w.irqs, (w.bounds.start_ns, w.bounds.end_ns),
-                                 w.syncs, launching, cpu_interference, *recorder, cgroup_table=w.cgroup_table)
+                                 w.syncs, launching, measurement, cgroup_table=w.cgroup_table)
     if w.segments.is_empty():
         return gpu.no_section("the trace has no thread states for the launching threads")
     landmarks = gpu.launch_landmarks(w.trace, w.pids, w.syncs)
     why = gpu_info.why_absent or "its GPU activity did not arrive"
-    return gpu.bounds_section(w.trace, landmarks, w.syncs, w.segments, w.runs, w.irqs, launching, cpu_interference,
-                              why, *recorder, cgroup_table=w.cgroup_table)
+    return gpu.bounds_section(w.trace, landmarks, w.syncs, w.segments, w.runs, w.irqs, launching, why, measurement,
+                              cgroup_table=w.cgroup_table)
 
 
 def _mark_incomplete(verdict: Verdict, why: str) -> Verdict:
@@ -567,7 +606,7 @@ def report_from(w: Workload, gaps: Gaps, recoverable_ns: int) -> Report:
     trace_info = trace_section(w, threads)
     incomplete = _incomplete(trace_info)
     gpu_info = gpu_activity(w.trace, w.pids)
-    gpu_time = gpu_time_section(w, gpu_info, threads)
+    gpu_time = gpu_time_section(w, gpu_info)
     return Report(
         schema=REPORT_SCHEMA,
         trace=trace_info,
@@ -728,13 +767,13 @@ def thread_rows(w: Workload) -> list[ThreadTaken]:
 def taken_section(w: Workload, threads: list[ThreadTaken]) -> Taken:
     """Time taken from the workload: the totals, each thread (THREADS: thread_rows), the top culprits."""
     culprits = []
+    recorder = measurement_of(w.trace, threads=False)
     if not w.culprits.is_empty():
         for cause, pid, comm, ns in (w.culprits.group_by("cause", "run_pid", "run_comm").agg(pl.col("ns").sum())
                                      .sort(["ns", "cause", "run_pid", "run_comm"],
                                            descending=[True, False, False, False]).head(10).rows()):
             culprits.append(Culprit(cause=cause, pid=pid, comm=comm, ns=ns,
-                                    is_recorder=comm in RECORDER_COMMS or pid == w.trace.meta.get(MetaKey.RECORDER_PID),
-                                    is_idle=pid == 0))
+                                    is_recorder=recorder.is_ours_by_name(pid, comm), is_idle=pid == 0))
     return Taken(
         total=TakenTotal(
             lifetime_ns=sum(t.lifetime_ns for t in threads),
@@ -769,7 +808,8 @@ def verdict_section(w: Workload, threads: list[ThreadTaken], recoverable_ns: int
     else:
         verdict = _verdict(threads, w.launching, recoverable_ns, w.taken_where_unknown)
         if gpu_time.mode != "none" and gpu_time.active_ns:
-            verdict = _gpu_verdict(verdict, gpu_time, profiler_alone=w.trace.meta.get(MetaKey.MODE) == "profiler")
+            verdict = _gpu_verdict(verdict, gpu_time, profiler_alone=w.trace.meta.get(MetaKey.MODE) == "profiler",
+                                   attached=w.trace.meta.get(MetaKey.MODE) == "pids")
     return _mark_incomplete(verdict, incomplete) if incomplete else verdict
 
 

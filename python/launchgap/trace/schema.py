@@ -63,8 +63,8 @@ COPY_KIND_NAMES: tuple[str, ...] = ('UNKNOWN', 'HTOD', 'DTOH', 'HTOA', 'ATOH', '
 SYNC_TYPE_NAMES: tuple[str, ...] = ('UNKNOWN', 'EVENT_SYNCHRONIZE', 'STREAM_WAIT_EVENT', 'STREAM_SYNCHRONIZE', 'CONTEXT_SYNCHRONIZE')
 # a CUPTI collector's life in one process (gpu_collector rows); contended: another CUPTI client in the process (the workload's profiler) changed CUPTI's process-wide activity state, and detail says what and what the collector did (docs/gpu-time.md, "PyTorch users")
 COLLECTOR_STATE_NAMES: tuple[str, ...] = ('started', 'stopped', 'failed', 'contended')
-# why a GPU sat idle, the report's GPU time (docs/gpu-time.md): while the launch that ended the idle was not yet made, what its thread was doing (preempted, runqueue and irq are interference; host_work is the app's own code; launch_call the driver's CPU cost; blocked a wait of its own); gpu_side: the launch was made and the GPU had not started it; before_first and after_last: outside the process's GPU work; unknown: the thread's state is not in the trace
-GPU_IDLE_CAUSE_NAMES: tuple[str, ...] = ('preempted', 'runqueue', 'irq', 'host_work', 'launch_call', 'blocked', 'gpu_side', 'before_first', 'after_last', 'unknown')
+# why a GPU sat idle, the report's GPU time (docs/gpu-time.md): while the launch that ended the idle was not yet made, what its thread was doing (preempted, runqueue and irq are interference; host_work is the app's own code; launch_call the driver's CPU cost; blocked a wait of its own); gpu_side: the launch was made and the GPU had not started it; before_first and after_last: outside the process's GPU work; unknown: the thread's state is not in the trace; measurement: launchgap's own threads ran instead (the recorder's, the collector's and the thread CUPTI calls it on): the cost of measuring, not interference; wakeup_latency: the thread waited to run while its CPU was idle (the CPU waking up, from an idle state or an interrupt's end): no task to blame
+GPU_IDLE_CAUSE_NAMES: tuple[str, ...] = ('preempted', 'runqueue', 'irq', 'host_work', 'launch_call', 'blocked', 'gpu_side', 'before_first', 'after_last', 'unknown', 'measurement', 'wakeup_latency')
 # the driver syncs after whose return the calling thread's GPU work has all finished (its GPU is drained until its next launch): a context sync, a stream sync (taken to be of the stream the thread launches on), a synchronous copy (which waits for the work before it); an event sync waits only for the work before its event, so it is not one. The report's bounds without GPU activity and the monitor's count from them (docs/monitor.md)
 DRAIN_API_NAMES: tuple[str, ...] = ('cuCtxSynchronize', 'cuStreamSynchronize', 'cuStreamSynchronize_ptsz', 'cuMemcpyHtoD_v2', 'cuMemcpyDtoH_v2', 'cuMemcpyHtoD_v2_ptds', 'cuMemcpyDtoH_v2_ptds')
 # the cgroup hierarchy a cgroup id belongs to (ids are unique within one hierarchy only): v2, the unified hierarchy; v1_cpu, the cgroup v1 hierarchy of the cpu controller, on hosts that mount one
@@ -101,6 +101,7 @@ class Event(str, Enum):
     GPU_SYNC = 'gpu_sync'
     GPU_API = 'gpu_api'
     GPU_COLLECTOR = 'gpu_collector'
+    GPU_COLLECTOR_THREAD = 'gpu_collector_thread'
 
     def __str__(self) -> str:
         return self.value
@@ -146,6 +147,7 @@ KIND_RECORD: dict[Event, str | None] = {
     Event.GPU_SYNC: None,
     Event.GPU_API: None,
     Event.GPU_COLLECTOR: None,
+    Event.GPU_COLLECTOR_THREAD: None,
 }
 
 # the kinds the CUPTI collector sends (--gpu-activity), by their frame id on its channel
@@ -158,6 +160,7 @@ COLLECTOR_FRAMES: dict[Event, int] = {
     Event.GPU_API: 6,
     Event.GPU_COLLECTOR: 7,
     Event.LOST: 8,
+    Event.GPU_COLLECTOR_THREAD: 9,
 }
 
 # the kinds of GPU activity (--gpu-activity): what CUPTI saw, not what a host CPU did
@@ -169,6 +172,7 @@ GPU_ACTIVITY_KINDS: frozenset[Event] = frozenset((
     Event.GPU_SYNC,
     Event.GPU_API,
     Event.GPU_COLLECTOR,
+    Event.GPU_COLLECTOR_THREAD,
 ))
 # the kinds of host events: every kind but GPU activity, lost rows and those that describe the
 # tasks (their cgroups); each has pid, tid and cpu
@@ -216,6 +220,7 @@ KIND_DOC: dict[Event, str] = {
     Event.GPU_SYNC: "a host thread's wait for the GPU, as CUPTI saw it (an event, stream or context synchronization; a stream waiting on an event)",
     Event.GPU_API: "a CUDA driver or runtime call that made GPU work (a launch, a copy, a memset, a sync), as CUPTI recorded it: the call's thread and the correlation id its GPU work carries. A launch row and its gpu_api row are the same call: same thread, same order",
     Event.GPU_COLLECTOR: "the CUPTI collector of one process: `started` (CUPTI loaded, activity enabled), then `stopped` (everything flushed at exit) or `failed`; detail (JSON) says which CUPTI, how its clock was converted to the trace's and within what error, and why it failed",
+    Event.GPU_COLLECTOR_THREAD: "a thread launchgap's CUPTI collector runs on in its process (the one CUPTI hands it its buffers on): the time that thread takes from the workload is the cost of measuring, not interference. Sent by the collector from that very thread, once; the recorder believes it only of a thread of that process",
 }
 
 KIND_COLUMNS: dict[Event, tuple[Column, ...]] = {
@@ -676,6 +681,14 @@ KIND_COLUMNS: dict[Event, tuple[Column, ...]] = {
                'why, as JSON (null: the ring buffer had no room)'),
         Column('state', 'utf8', False, False, None, 'dictionary',
                "the collector's state (names.collector_state)"),
+    ),
+    Event.GPU_COLLECTOR_THREAD: (
+        Column('ts_ns', 'uint64', False, False, 'time', 'delta',
+               'CLOCK_MONOTONIC ns (bpf_ktime_get_ns)'),
+        Column('pid', 'uint32', False, False, 'task', 'dictionary',
+               'process id (tgid)'),
+        Column('tid', 'uint32', False, False, 'task', 'dictionary',
+               "the thread (the kernel's thread id)"),
     ),
 }
 

@@ -25,7 +25,7 @@ def render_diff(result: ReportDiff, a: str, b: str, console: Console) -> None:
     for col in ("metric", "A", "B", "B vs A"):
         table.add_column(col, justify="left" if col == "metric" else "right")
     for row in result.metrics:
-        table.add_row(literal(row.metric), _value(row.a), _value(row.b), words.change(row.change_percent))
+        table.add_row(literal(row.metric), _value(row.a), _value(row.b), _metric_change(row))
     console.print(table)
     for side, state in (("a", result.traces.a), ("b", result.traces.b)):
         if state.truncated or not state.clean_end or state.damage:
@@ -39,3 +39,13 @@ def render_diff(result: ReportDiff, a: str, b: str, console: Console) -> None:
     render_gpu_diff(result.gpu_time, console)
     if result.culprits_by_cgroup is not None:
         render_cgroup_diff(result.culprits_by_cgroup, console)
+
+
+def _metric_change(row) -> str:
+    """B vs A in words: a share, or where both sides are under the metric's floor a difference (a share of a
+    few microseconds or a handful of events is noise: "+0.088" rather than "4410.0% higher")."""
+    if row.a is not None and row.b is not None and max(abs(row.a), abs(row.b)) < row.floor:
+        delta = row.b - row.a
+        return "no change" if delta == 0 else f"{delta:+.3g} (both under {row.floor:g})"
+    return words.change(row.change_percent)
+

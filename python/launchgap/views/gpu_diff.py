@@ -7,7 +7,8 @@ from rich.table import Table
 
 from launchgap.analysis.diff import GpuTimeDiff, GpuTimeSide
 from launchgap.console import literal
-from launchgap.views.terminal import CAUSE_WORDS, WHILE_WAITING, _s
+from launchgap.views import words
+from launchgap.views.terminal import CAUSE_WORDS, _s
 
 
 def _signed(ns: int) -> str:
@@ -70,14 +71,20 @@ def render_gpu_diff(gpu: GpuTimeDiff, console: Console) -> None:
                           _s(b.interference_by_cause_ns[cause]), _signed(delta))
     table.add_row("idle for the app's own host work (host work, launch calls, its own waits)", _s(a.own_ns),
                   _s(b.own_ns), "-" if change.own_ns is None else _signed(change.own_ns))
+    if a.steps_per_s is not None or b.steps_per_s is not None:
+        rate = lambda v: "-" if v is None else f"{v:,.1f}"  # noqa: E731
+        ratio = (100.0 * (b.steps_per_s - a.steps_per_s) / a.steps_per_s
+                 if a.steps_per_s and b.steps_per_s is not None else None)
+        table.add_row("steps/s (one a drain sync)", rate(a.steps_per_s), rate(b.steps_per_s), words.change(ratio))
     console.print(table)
     if gpu.culprits:
-        culprits = Table(title="Who cost the GPU time, A and B (by name)", title_justify="left")
-        for col in ("culprit", "while the launching thread was", "A", "B", "B - A"):
-            culprits.add_column(col, justify="left" if col in ("culprit", "while the launching thread was")
-                                else "right")
+        culprits = Table(title="Who cost the GPU time, A and B (by name, the largest change first)",
+                         title_justify="left")
+        culprits.add_column("culprit", overflow="fold")
+        for col in ("A", "B", "B - A"):
+            culprits.add_column(col, justify="right")
         for row in gpu.culprits:
-            culprits.add_row(literal(row.culprit or "-"), WHILE_WAITING.get(row.cause, literal(row.cause)),
+            culprits.add_row(("irq " if row.is_interrupt else "") + literal(row.culprit or "-"),
                              _range(row.a_low_ns, row.a_high_ns), _range(row.b_low_ns, row.b_high_ns),
                              _range(row.change_low_ns, row.change_high_ns, True))
         console.print(culprits)

@@ -17,8 +17,9 @@ from launchgap.analysis.records import (
 )
 from launchgap.views import words
 
-# how the culprit tables group (report --culprits-by): by task, or by the cgroup (container, pod) of each task
-CULPRIT_GROUPINGS = ("task", "cgroup")
+# how the culprit tables group (report --culprits-by): by command (its processes together), by process, or by the
+# cgroup (container, pod) of each task
+CULPRIT_GROUPINGS = ("command", "process", "cgroup")
 WHILE_WAITING = {"preempted": "preempted", "runqueue": "woken, waiting to run", "irq": "interrupted"}
 
 
@@ -82,7 +83,8 @@ def _gpu_activity(gpu: GpuActivity, profiler: list[ProfilerFile] = ()) -> str:
 CAUSE_WORDS = {"preempted": "preempted", "runqueue": "run-queue wait", "irq": "interrupts",
                "host_work": "the app's host work", "launch_call": "launch calls", "blocked": "its own waits",
                "gpu_side": "launched, not yet started", "before_first": "before its first work",
-               "after_last": "after its last work", "unknown": "unknown"}
+               "after_last": "after its last work", "unknown": "unknown", "measurement": "launchgap's own threads",
+               "wakeup_latency": "waiting for an idle CPU to wake"}
 
 
 def _range(low: int, high: int) -> str:
@@ -124,7 +126,47 @@ def _cgroup_culprits(rows: list[CgroupCulprit], console: Console) -> None:
     console.print(cu)
 
 
-def _gpu_time(g: GpuTime, console: Console, culprits_by: str = "task", host_seen: bool = True) -> None:
+def _pids(pids: list[int]) -> str:
+    shown = ", ".join(str(p) for p in pids[:3])
+    return shown + (f" (+{len(pids) - 3})" if len(pids) > 3 else "") if pids else "-"
+
+
+def _gpu_culprits(g: GpuTime, console: Console, culprits_by: str) -> None:
+    """One row per culprit: a command (its processes together), or a process with --culprits-by process; its GPU
+    idle, its share of the interference, and its time under each cause."""
+    rows = g.culprits_by_process if culprits_by == "process" else g.culprits
+    if not rows:
+        return
+    causes = [c for c in ("preempted", "runqueue", "irq") if any(r.causes.get(c) for r in rows)]
+    cu = Table(title="Who cost the GPU time", title_justify="left")
+    cu.add_column("culprit", overflow="fold")
+    cu.add_column("pid" if culprits_by == "process" else "pids", overflow="fold")
+    for col in ("GPU idle caused", "share", *(WHILE_WAITING[c] for c in causes)):
+        cu.add_column(col, justify="right")
+    for c in rows:
+        name = ("irq " if c.is_interrupt else "") + literal(c.name or "an unnamed task")
+        share = f"{c.share_percent:.0f}%" if c.share_percent is not None else "-"
+        cells = (_s(c.causes[k]) if c.causes.get(k) else "-" for k in causes)
+        cu.add_row(name, _pids(c.pids), _range(c.low_ns, c.high_ns), share, *cells)
+    console.print(cu)
+
+
+def _measurement(g: GpuTime) -> str | None:
+    """What measuring cost, for the GPU-time table (never interference)."""
+    m = g.measurement
+    if m is None or not (m.tasks_high_ns or m.probes_estimated_ns):
+        return None
+    parts = []
+    if m.tasks_high_ns:
+        names = ", ".join(f"{literal(t.name or '?')} {_s(t.ns)}" for t in m.tasks[:3])
+        parts.append(f"launchgap's threads {_range(m.tasks_low_ns, m.tasks_high_ns)} ({names})")
+    if m.probes_estimated_ns:
+        parts.append(f"its probes about {_s(m.probes_estimated_ns)} of the launch calls (estimated at "
+                     f"{_s(m.probe_ns_per_launch)} a launch: {literal(m.probe_cost_basis)})")
+    return "; ".join(parts)
+
+
+def _gpu_time(g: GpuTime, console: Console, culprits_by: str = "command", host_seen: bool = True) -> None:
     """The GPU-time section: what the GPU lost, and to whom (docs/gpu-time.md). HOST_SEEN false: the trace has
     no thread states (a profiler trace alone), so nothing is said of interference, culprits or a prediction."""
     if g.mode == "none":
@@ -134,10 +176,10 @@ def _gpu_time(g: GpuTime, console: Console, culprits_by: str = "task", host_seen
            else f"estimated from the host, as bounds: {literal(g.why or '')}")
     table = Table(title=f"GPU time ({how})", show_header=False, title_justify="left")
     table.add_column(style="bold")
-    table.add_column()
+    table.add_column(overflow="fold")
     if g.mode == "exact":
-        table.add_row("GPU busy", f"{g.busy_percent:.1f}% of {_s(g.span_ns)} (busy {_s(g.busy_ns)}, idle "
-                      f"{_s(g.idle_ns)})")
+        table.add_row("GPU busy", f"{g.busy_percent:.1f}% of its {_s(g.active_ns)} of work (busy {_s(g.busy_ns)}, "
+                      f"idle {_s(g.idle_ns)} over the whole trace)")
         table.add_row("idle, by cause", ", ".join(f"{CAUSE_WORDS.get(c.cause, c.cause)} {_s(c.ns)} ({c.percent:.1f}%)"
                                                   for c in sorted(g.causes, key=lambda c: -c.ns)))
     share = lambda ns: f" ({100 * ns / g.active_ns:.2f}% of {_s(g.active_ns)})" if g.active_ns else ""  # noqa: E731
@@ -151,9 +193,15 @@ def _gpu_time(g: GpuTime, console: Console, culprits_by: str = "task", host_seen
                   + share(g.interference_high_ns) + " (preemption, run-queue waits, interrupts)")
     if g.own_ns is not None:
         table.add_row("idle for the app's own work", f"{_s(g.own_ns)} (host work, launch calls, its own waits)")
+    if g.wakeup_latency_high_ns:
+        table.add_row("idle waiting for idle CPUs to wake", _range(g.wakeup_latency_low_ns, g.wakeup_latency_high_ns)
+                      + " (no task's doing)")
+    measuring = _measurement(g)
+    if measuring:
+        table.add_row("what measuring cost", measuring)
     hidden = (f"{g.hidden_percent:.0f}% hidden by queued GPU work" if g.hidden_percent is not None
               else f"{_range(g.hidden_low_ns, g.hidden_high_ns)} hidden by queued GPU work")
-    table.add_row("CPU time the launching threads lost", f"{_s(g.cpu_interference_ns)}: {hidden}")
+    table.add_row("CPU time the launching threads lost", f"{_s(g.cpu_interference_ns)} while the GPU worked: {hidden}")
     if g.prediction:
         p = g.prediction
         unit = "steps" if p.basis == "steps" else "runs"
@@ -165,15 +213,8 @@ def _gpu_time(g: GpuTime, console: Console, culprits_by: str = "task", host_seen
     console.print(table)
     if culprits_by == "cgroup" and g.culprits_by_cgroup:
         _gpu_cgroup_culprits(g.culprits_by_cgroup, console)
-    elif culprits_by != "cgroup" and g.culprits:
-        cu = Table(title="Who cost the GPU time", title_justify="left")
-        for col in ("culprit", "pid", "while the launching thread was", "GPU idle caused"):
-            cu.add_column(col, justify="right" if col == "GPU idle caused" else "left")
-        for c in g.culprits:
-            name = literal(c.comm or "-") + (" (the recorder itself)" if c.is_recorder else "")
-            cu.add_row(name, "-" if c.pid is None or c.cause == "irq" else str(c.pid),
-                       WHILE_WAITING.get(c.cause, c.cause), _range(c.low_ns, c.high_ns))
-        console.print(cu)
+    elif culprits_by != "cgroup":
+        _gpu_culprits(g, console, culprits_by)
 
 
 def _by_api(driver: dict[str, int], runtime: dict[str, int] | None, total: int) -> str:
@@ -274,7 +315,21 @@ def _verdict(level: str, text: str, style: str, console: Console) -> None:
         console.print(line, markup=False, highlight=False)
 
 
-def render(report: Report, console: Console, culprits_by: str = "task", verbose: bool = False) -> None:
+def _caveats(trace: TraceInfo, console: Console, verbose: bool) -> None:
+    """What the numbers cannot show: one line, each caveat with -v (and then the minor ones too)."""
+    if verbose:
+        for caveat in trace.caveats:
+            console.print(f"[bold yellow]caveat[/]: {literal(caveat)}", highlight=False)
+        for caveat in trace.minor_caveats:
+            console.print(f"[yellow]minor caveat[/]: {literal(caveat)}", highlight=False)
+        return
+    if trace.caveats:
+        what = "caveat" if len(trace.caveats) == 1 else "caveats"
+        console.print(f"[bold yellow]{len(trace.caveats)} {what}[/] on what the trace could see "
+                      f"(`launchgap report -v` says each)", highlight=False)
+
+
+def render(report: Report, console: Console, culprits_by: str = "command", verbose: bool = False) -> None:
     """The report on CONSOLE, its culprit tables by task or, with CULPRITS_BY "cgroup", by cgroup (the caller
     checks the trace records cgroups: Taken.culprits_by_cgroup is not None). VERBOSE adds the minor caveats
     (report.MINOR_CAVEAT_PERCENT)."""
@@ -283,10 +338,11 @@ def render(report: Report, console: Console, culprits_by: str = "task", verbose:
     console.print(_header(trace), highlight=False)
     for damage in trace.damage:
         console.print(f"[bold red]damaged[/]: {literal(damage)}", highlight=False)
-    for caveat in trace.caveats:
-        console.print(f"[bold yellow]caveat[/]: {literal(caveat)}", highlight=False)
-    for caveat in trace.minor_caveats if verbose else ():
-        console.print(f"[yellow]minor caveat[/]: {literal(caveat)}", highlight=False)
+    # the answer first
+    style = {"negligible": "green", "light": "yellow", "heavy": "red", "uncertain": "yellow"}.get(
+        report.verdict.level, "blue")
+    _verdict(report.verdict.level, report.verdict.text, style, console)
+    _caveats(trace, console, verbose)
     if report.profiler:
         _profiler(report.profiler, console)
     _gpu_time(report.gpu_time, console, culprits_by, host_seen=trace.mode != "profiler")
@@ -294,7 +350,6 @@ def render(report: Report, console: Console, culprits_by: str = "task", verbose:
         console.print("No thread states in a profiler trace: the time taken from the workload, its launch gaps and "
                       "their culprits need a launchgap recording of the same run, joined with `launchgap report "
                       "RUN.lg --kineto TRACE`.", highlight=False)
-        _verdict(report.verdict.level, report.verdict.text, "blue", console)
         return
 
     ov = Table(title="Overview", show_header=False, title_justify="left")
@@ -378,9 +433,6 @@ def render(report: Report, console: Console, culprits_by: str = "task", verbose:
     else:
         console.print("No kernel launches in this trace: no launch-gap analysis.")
 
-    style = {"negligible": "green", "light": "yellow", "heavy": "red", "uncertain": "yellow"}.get(
-        report.verdict.level, "blue")
-    _verdict(report.verdict.level, report.verdict.text, style, console)
     if report.host_checks:
         from launchgap.doctor.render import render_host_checks
 

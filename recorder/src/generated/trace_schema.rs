@@ -81,10 +81,11 @@ pub enum Kind {
     GpuSync,
     GpuApi,
     GpuCollector,
+    GpuCollectorThread,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 25] = [Kind::Launch, Kind::Sync, Kind::RuntimeOnly, Kind::Switch, Kind::Waking, Kind::Wakeup, Kind::WakeupNew, Kind::Migrate, Kind::Fork, Kind::Exec, Kind::Exit, Kind::Comm, Kind::Hardirq, Kind::Softirq, Kind::IrqVector, Kind::Lost, Kind::TaskCgroup, Kind::Cgroup, Kind::GpuKernel, Kind::GpuGraph, Kind::GpuMemcpy, Kind::GpuMemset, Kind::GpuSync, Kind::GpuApi, Kind::GpuCollector];
+    pub const ALL: [Kind; 26] = [Kind::Launch, Kind::Sync, Kind::RuntimeOnly, Kind::Switch, Kind::Waking, Kind::Wakeup, Kind::WakeupNew, Kind::Migrate, Kind::Fork, Kind::Exec, Kind::Exit, Kind::Comm, Kind::Hardirq, Kind::Softirq, Kind::IrqVector, Kind::Lost, Kind::TaskCgroup, Kind::Cgroup, Kind::GpuKernel, Kind::GpuGraph, Kind::GpuMemcpy, Kind::GpuMemset, Kind::GpuSync, Kind::GpuApi, Kind::GpuCollector, Kind::GpuCollectorThread];
     pub const fn name(self) -> &'static str {
         match self {
             Kind::Launch => "launch",
@@ -112,6 +113,7 @@ impl Kind {
             Kind::GpuSync => "gpu_sync",
             Kind::GpuApi => "gpu_api",
             Kind::GpuCollector => "gpu_collector",
+            Kind::GpuCollectorThread => "gpu_collector_thread",
         }
     }
 
@@ -158,12 +160,13 @@ impl Kind {
             Kind::GpuSync => None,
             Kind::GpuApi => None,
             Kind::GpuCollector => None,
+            Kind::GpuCollectorThread => None,
         }
     }
 }
 
 /// Each kind's columns (format 2), by Kind as usize; optional ones last written by other sources.
-pub const KIND_COLUMNS: [&[ColumnSpec]; 25] = [
+pub const KIND_COLUMNS: [&[ColumnSpec]; 26] = [
     &[
         ColumnSpec { name: "ts_ns", arrow: ArrowType::UInt64, nullable: false, optional: false, role: Some("time"), encoding: ColumnEncoding::Delta },
         ColumnSpec { name: "cpu", arrow: ArrowType::UInt32, nullable: false, optional: false, role: Some("cpu"), encoding: ColumnEncoding::Dictionary },
@@ -417,6 +420,11 @@ pub const KIND_COLUMNS: [&[ColumnSpec]; 25] = [
         ColumnSpec { name: "pid", arrow: ArrowType::UInt32, nullable: false, optional: false, role: Some("task"), encoding: ColumnEncoding::Dictionary },
         ColumnSpec { name: "detail", arrow: ArrowType::Utf8, nullable: false, optional: false, role: None, encoding: ColumnEncoding::Dictionary },
         ColumnSpec { name: "state", arrow: ArrowType::Utf8, nullable: false, optional: false, role: None, encoding: ColumnEncoding::Dictionary },
+    ],
+    &[
+        ColumnSpec { name: "ts_ns", arrow: ArrowType::UInt64, nullable: false, optional: false, role: Some("time"), encoding: ColumnEncoding::Delta },
+        ColumnSpec { name: "pid", arrow: ArrowType::UInt32, nullable: false, optional: false, role: Some("task"), encoding: ColumnEncoding::Dictionary },
+        ColumnSpec { name: "tid", arrow: ArrowType::UInt32, nullable: false, optional: false, role: Some("task"), encoding: ColumnEncoding::Dictionary },
     ],
 ];
 
@@ -813,6 +821,14 @@ pub struct GpuCollectorRow<'a> {
     pub state: &'a str,
 }
 
+/// A `gpu_collector_thread` row; `None` is null.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct GpuCollectorThreadRow {
+    pub ts_ns: u64,
+    pub pid: u32,
+    pub tid: u32,
+}
+
 /// One event of any kind.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Row<'a> {
@@ -841,6 +857,7 @@ pub enum Row<'a> {
     GpuSync(GpuSyncRow<'a>),
     GpuApi(GpuApiRow<'a>),
     GpuCollector(GpuCollectorRow<'a>),
+    GpuCollectorThread(GpuCollectorThreadRow),
 }
 
 impl Row<'_> {
@@ -871,6 +888,7 @@ impl Row<'_> {
             Row::GpuSync(_) => Kind::GpuSync,
             Row::GpuApi(_) => Kind::GpuApi,
             Row::GpuCollector(_) => Kind::GpuCollector,
+            Row::GpuCollectorThread(_) => Kind::GpuCollectorThread,
         }
     }
 
@@ -901,6 +919,7 @@ impl Row<'_> {
             Row::GpuSync(r) => r.ts_ns,
             Row::GpuApi(r) => r.ts_ns,
             Row::GpuCollector(r) => r.ts_ns,
+            Row::GpuCollectorThread(r) => r.ts_ns,
         }
     }
 }
@@ -2309,6 +2328,42 @@ impl GpuCollectorBuilder {
     }
 }
 
+/// Arrow arrays of `gpu_collector_thread` rows.
+pub struct GpuCollectorThreadBuilder {
+    ts_ns: UInt64Builder,
+    pid: UInt32Builder,
+    tid: UInt32Builder,
+}
+
+impl GpuCollectorThreadBuilder {
+    pub fn new() -> Self {
+        Self {
+            ts_ns: UInt64Builder::new(),
+            pid: UInt32Builder::new(),
+            tid: UInt32Builder::new(),
+        }
+    }
+
+    pub fn append(&mut self, row: &GpuCollectorThreadRow) {
+        self.ts_ns.append_value(row.ts_ns);
+        self.pid.append_value(row.pid);
+        self.tid.append_value(row.tid);
+    }
+
+    pub fn len(&self) -> usize {
+        self.ts_ns.len()
+    }
+
+    /// The arrays of the rows appended since the last finish, in column order.
+    pub fn finish(&mut self) -> Vec<ArrayRef> {
+        vec![
+            Arc::new(self.ts_ns.finish()) as ArrayRef,
+            Arc::new(self.pid.finish()) as ArrayRef,
+            Arc::new(self.tid.finish()) as ArrayRef,
+        ]
+    }
+}
+
 /// One builder per kind.
 pub struct KindBuilders {
     pub launch: LaunchBuilder,
@@ -2336,6 +2391,7 @@ pub struct KindBuilders {
     pub gpu_sync: GpuSyncBuilder,
     pub gpu_api: GpuApiBuilder,
     pub gpu_collector: GpuCollectorBuilder,
+    pub gpu_collector_thread: GpuCollectorThreadBuilder,
 }
 
 impl KindBuilders {
@@ -2366,6 +2422,7 @@ impl KindBuilders {
             gpu_sync: GpuSyncBuilder::new(),
             gpu_api: GpuApiBuilder::new(),
             gpu_collector: GpuCollectorBuilder::new(),
+            gpu_collector_thread: GpuCollectorThreadBuilder::new(),
         }
     }
 
@@ -2396,6 +2453,7 @@ impl KindBuilders {
             Row::GpuSync(r) => self.gpu_sync.append(r),
             Row::GpuApi(r) => self.gpu_api.append(r),
             Row::GpuCollector(r) => self.gpu_collector.append(r),
+            Row::GpuCollectorThread(r) => self.gpu_collector_thread.append(r),
         }
     }
 
@@ -2426,6 +2484,7 @@ impl KindBuilders {
             Kind::GpuSync => self.gpu_sync.len(),
             Kind::GpuApi => self.gpu_api.len(),
             Kind::GpuCollector => self.gpu_collector.len(),
+            Kind::GpuCollectorThread => self.gpu_collector_thread.len(),
         }
     }
 
@@ -2456,6 +2515,7 @@ impl KindBuilders {
             Kind::GpuSync => self.gpu_sync.finish(),
             Kind::GpuApi => self.gpu_api.finish(),
             Kind::GpuCollector => self.gpu_collector.finish(),
+            Kind::GpuCollectorThread => self.gpu_collector_thread.finish(),
         }
     }
 }
@@ -2465,7 +2525,7 @@ pub const COLLECTOR_MAX_FRAME: usize = 8192;
 /// CUPTI's entry points the collector cannot work without.
 pub const CUPTI_REQUIRED: [&str; 9] = ["cuptiGetVersion", "cuptiGetResultString", "cuptiGetTimestamp", "cuptiSetThreadIdType", "cuptiActivityRegisterCallbacks", "cuptiActivityEnable", "cuptiActivityGetNextRecord", "cuptiActivityGetNumDroppedRecords", "cuptiActivityFlushAll"];
 /// The collector channel's frames: (kind, frame id).
-pub const COLLECTOR_FRAMES: [(&str, u16); 8] = [("gpu_kernel", 1), ("gpu_graph", 2), ("gpu_memcpy", 3), ("gpu_memset", 4), ("gpu_sync", 5), ("gpu_api", 6), ("gpu_collector", 7), ("lost", 8)];
+pub const COLLECTOR_FRAMES: [(&str, u16); 9] = [("gpu_kernel", 1), ("gpu_graph", 2), ("gpu_memcpy", 3), ("gpu_memset", 4), ("gpu_sync", 5), ("gpu_api", 6), ("gpu_collector", 7), ("lost", 8), ("gpu_collector_thread", 9)];
 /// The collector channel's frame ids ([collector] frames), by kind.
 pub mod collector_frame {
     pub const GPU_KERNEL: u16 = 1;
@@ -2476,6 +2536,7 @@ pub mod collector_frame {
     pub const GPU_API: u16 = 6;
     pub const GPU_COLLECTOR: u16 = 7;
     pub const LOST: u16 = 8;
+    pub const GPU_COLLECTOR_THREAD: u16 = 9;
 }
 
 /// No collector file grows past this many bytes ([collector] file_bytes + staging_bytes).
@@ -2494,7 +2555,8 @@ pub fn collector_frame_refusal(row: &Row, file_pid: u32) -> Option<&'static str>
         Row::GpuCollector(r) if r.pid != file_pid => Some("its pid is not its file's"),
         Row::GpuCollector(r) if !COLLECTOR_STATE_NAMES.contains(&r.state) => Some("its state is not one its collector sends"),
         Row::Lost(r) if !["gpu_activity"].contains(&r.lost_event) => Some("its lost_event is not one its collector sends"),
-        Row::GpuKernel(_) | Row::GpuGraph(_) | Row::GpuMemcpy(_) | Row::GpuMemset(_) | Row::GpuSync(_) | Row::GpuApi(_) | Row::GpuCollector(_) | Row::Lost(_) => None,
+        Row::GpuCollectorThread(r) if r.pid != file_pid => Some("its pid is not its file's"),
+        Row::GpuKernel(_) | Row::GpuGraph(_) | Row::GpuMemcpy(_) | Row::GpuMemset(_) | Row::GpuSync(_) | Row::GpuApi(_) | Row::GpuCollector(_) | Row::Lost(_) | Row::GpuCollectorThread(_) => None,
         _ => Some("not a kind the collector sends"),
     }
 }
@@ -2584,6 +2646,11 @@ pub fn decode_collector_frame(frame: u16, payload: &[u8]) -> Option<Row<'_>> {
             lost_count: r.u64()?,
             since_ns: r.u64()?,
             detail: if r.present()? { Some(r.str()?) } else { None },
+        }),
+        9 => Row::GpuCollectorThread(GpuCollectorThreadRow {
+            ts_ns: r.u64()?,
+            pid: r.u32()?,
+            tid: r.u32()?,
         }),
         _ => return None,
     };
@@ -4344,6 +4411,71 @@ impl WideBuilders {
                 self.copy_kind.append_null();
                 self.sync_type.append_null();
                 self.state.append_value(r.state);
+                self.cgroup_id.append_null();
+                self.v1_cpu_cgroup_id.append_null();
+                self.hierarchy.append_null();
+                self.cgroup_path.append_null();
+                self.container_id.append_null();
+                self.pod.append_null();
+                self.ns_pid.append_null();
+                self.ns_tid.append_null();
+            }
+            Row::GpuCollectorThread(r) => {
+                self.ts_ns.append_value(r.ts_ns);
+                self.event.append_value("gpu_collector_thread");
+                self.cpu.append_null();
+                self.pid.append_value(r.pid);
+                self.tid.append_value(r.tid);
+                self.comm.append_null();
+                self.duration_ns.append_null();
+                self.api.append_null();
+                self.runtime_api.append_null();
+                self.func.append_null();
+                self.stream.append_null();
+                self.grid_x.append_null();
+                self.grid_y.append_null();
+                self.grid_z.append_null();
+                self.block_x.append_null();
+                self.block_y.append_null();
+                self.block_z.append_null();
+                self.shared_mem.append_null();
+                self.bytes.append_null();
+                self.prev_state.append_null();
+                self.preempt.append_null();
+                self.voluntary.append_null();
+                self.nvcsw.append_null();
+                self.nivcsw.append_null();
+                self.prio.append_null();
+                self.next_pid.append_null();
+                self.next_tid.append_null();
+                self.next_comm.append_null();
+                self.next_prio.append_null();
+                self.target_cpu.append_null();
+                self.waker_tid.append_null();
+                self.orig_cpu.append_null();
+                self.dest_cpu.append_null();
+                self.child_pid.append_null();
+                self.child_tid.append_null();
+                self.filename.append_null();
+                self.old_comm.append_null();
+                self.exit_code.append_null();
+                self.irq.append_null();
+                self.irq_name.append_null();
+                self.lost_event.append_null();
+                self.lost_count.append_null();
+                self.since_ns.append_null();
+                self.detail.append_null();
+                self.return_code.append_null();
+                self.end_ns.append_null();
+                self.device_id.append_null();
+                self.context_id.append_null();
+                self.stream_id.append_null();
+                self.correlation_id.append_null();
+                self.kernel_name.append_null();
+                self.graph_id.append_null();
+                self.copy_kind.append_null();
+                self.sync_type.append_null();
+                self.state.append_null();
                 self.cgroup_id.append_null();
                 self.v1_cpu_cgroup_id.append_null();
                 self.hierarchy.append_null();

@@ -18,10 +18,14 @@ use crate::schema::{self, Row};
 pub const UNDECODABLE: &str = "it does not decode as any frame the collector writes";
 pub const OUTSIDE_THE_COMMAND: &str = "its file is named after a process that is not the recorded command's";
 pub const FOREIGN_LOSS: &str = "its detail is not the collector's own (cupti_dropped, with its pid)";
+pub const NOT_ITS_THREAD: &str = "it names a thread that is not one of its process's";
 
 /// Whether a pid belongs to the command: read from /proc only for a pid the trace's own
 /// fork rows did not show (a fork record the ring buffer dropped).
 pub type Ancestry = dyn Fn(u32, u32) -> bool + Send;
+/// Whether (pid, tid) may be a thread of pid: false only where /proc shows the process alive and
+/// without that thread (a process gone is judged by the analysis, from the trace's own rows).
+pub type Membership = dyn Fn(u32, u32) -> bool + Send;
 
 pub struct FrameGate {
     /// the command started
@@ -31,8 +35,15 @@ pub struct FrameGate {
     /// pids asked of /proc, and its answer
     asked: HashMap<u32, bool>,
     descends: Box<Ancestry>,
+    thread_of: Box<Membership>,
     /// frames refused, by (pid its file names, why)
     refused: BTreeMap<(u32, &'static str), u64>,
+}
+
+/// Whether TID may be a thread of PID, by /proc: a live PID must list it; a PID gone cannot say.
+pub fn thread_of_proc(pid: u32, tid: u32) -> bool {
+    let process = std::path::PathBuf::from(format!("/proc/{pid}/task"));
+    !process.is_dir() || process.join(tid.to_string()).is_dir()
 }
 
 /// Whether PID descends from ROOT, by /proc's parent links (a live process only).
@@ -53,8 +64,8 @@ pub fn descends_from_proc(pid: u32, root: u32) -> bool {
 }
 
 impl FrameGate {
-    pub fn new(root: u32, descends: Box<Ancestry>) -> Self {
-        Self { root, workload: HashSet::from([root]), asked: HashMap::new(), descends, refused: BTreeMap::new() }
+    pub fn new(root: u32, descends: Box<Ancestry>, thread_of: Box<Membership>) -> Self {
+        Self { root, workload: HashSet::from([root]), asked: HashMap::new(), descends, thread_of, refused: BTreeMap::new() }
     }
 
     /// Every row on its way into the trace: fork rows name the command's processes.
@@ -82,6 +93,8 @@ impl FrameGate {
             Some(row) => match schema::collector_frame_refusal(&row, file_pid) {
                 Some(why) => Err(why),
                 None if matches!(row, Row::Lost(ref lost) if !is_own_loss(lost.detail, file_pid)) => Err(FOREIGN_LOSS),
+                // a thread named launchgap's is left out of every culprit table: only one of the process's own
+                None if matches!(row, Row::GpuCollectorThread(ref t) if !(self.thread_of)(t.pid, t.tid)) => Err(NOT_ITS_THREAD),
                 None => Ok(row),
             },
         };
@@ -162,8 +175,27 @@ mod tests {
     }
 
     fn gate() -> FrameGate {
-        // /proc says 77 is the command's too (its fork row was dropped); nothing else is
-        FrameGate::new(100, Box::new(|pid, _| pid == 77))
+        // /proc says 77 is the command's too (its fork row was dropped); nothing else is; 101's threads are 101 and 102
+        FrameGate::new(100, Box::new(|pid, _| pid == 77), Box::new(|pid, tid| pid != 101 || tid == 101 || tid == 102))
+    }
+
+    fn thread_payload(pid: u32, tid: u32) -> Vec<u8> {
+        let mut out = Vec::new();
+        out.extend(5u64.to_le_bytes());
+        out.extend(pid.to_le_bytes());
+        out.extend(tid.to_le_bytes());
+        out
+    }
+
+    #[test]
+    fn a_collector_thread_is_believed_only_of_its_own_process() {
+        let mut gate = gate();
+        gate.observe(&Row::Fork(ForkRow { pid: 100, child_pid: 101, ..Default::default() }));
+        assert!(matches!(gate.admit(101, 9, &thread_payload(101, 102)), Some(Row::GpuCollectorThread(_))));
+        assert!(gate.admit(101, 9, &thread_payload(101, 555)).is_none(), "not a thread of 101");
+        assert!(gate.admit(101, 9, &thread_payload(100, 100)).is_none(), "another process's");
+        let refusal = |pid: u32, why: &str| json!({"cause": "frames_refused", "pid": pid, "why": why}).to_string();
+        assert_eq!(gate.refusals(), vec![(1, refusal(101, NOT_ITS_THREAD)), (1, refusal(101, "its pid is not its file's"))]);
     }
 
     #[test]

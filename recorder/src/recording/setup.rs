@@ -18,7 +18,7 @@ use launchgap_record::probe_report::Probe;
 
 use crate::cgroup_rows::Hierarchies;
 use crate::drain::STOP_SIGNALS;
-use crate::gpu_activity::frame_gate::{descends_from_proc, FrameGate};
+use crate::gpu_activity::frame_gate::{descends_from_proc, thread_of_proc, FrameGate};
 use crate::gpu_activity::{self, accounting::GpuAccounting};
 use crate::output::{self, Layout, Ownership, TraceOutput};
 use crate::record_config::RecordConfig;
@@ -233,7 +233,7 @@ pub fn start_writer(
         None => e,
     })?;
     let gpu = match (&prepared.gpu_plan, command_pid) {
-        (Some(_), Some(root)) => Some((GpuAccounting::default(), FrameGate::new(root as u32, Box::new(descends_from_proc)))),
+        (Some(_), Some(root)) => Some((GpuAccounting::default(), FrameGate::new(root as u32, Box::new(descends_from_proc), Box::new(thread_of_proc)))),
         _ => None,
     };
     Ok(RunningWriter::start(WriterJob { sink, gpu, start_ns })?)
