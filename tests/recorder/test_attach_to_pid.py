@@ -33,6 +33,17 @@ def record_running_cudasim(tmp_path, cudasim_args: list[str], settle_s: float, *
     return read_trace(out), json.loads(truth_path.read_text())
 
 
+def assert_same_launches(recorded: pl.DataFrame, expected: pl.DataFrame) -> None:
+    """The launches RECORDED are EXPECTED's, in order, shape for shape; on a difference, the first one said (a plain
+    == of a few hundred thousand rows makes pytest diff them for half an hour)."""
+    columns = ["grid_x", "block_x", "shared_mem", "stream"]
+    ours, theirs = recorded.select(columns), expected.select(columns)
+    assert ours.height == theirs.height
+    differ = ours.with_row_index("i").filter(pl.any_horizontal(pl.col(c) != theirs[c] for c in columns))
+    assert differ.height == 0, (f"{differ.height} of {ours.height} launches differ, first at {differ['i'][0]}: "
+                                f"{ours.row(differ['i'][0])} recorded, {theirs.row(differ['i'][0])} launched")
+
+
 def test_attaching_to_a_running_process_records_every_launch_after_attach(tmp_path):
     # launching by the time it is attached to
     trace, truth = record_running_cudasim(tmp_path, ["--tokens", "500", "--threads", "2"], 0.5)
@@ -47,8 +58,7 @@ def test_attaching_to_a_running_process_records_every_launch_after_attach(tmp_pa
         theirs = expected.filter(pl.col("tid") == tid).sort("seq")
         # what we saw is exactly the tail of what the thread launched, from some launch on
         tail = theirs.tail(recorded.height)
-        assert recorded.select("grid_x", "block_x", "shared_mem", "stream").rows() == \
-            tail.select("grid_x", "block_x", "shared_mem", "stream").rows()
+        assert_same_launches(recorded, tail)
         # and nothing launched after the recorder said it was tracing is missing
         assert recorded.height >= theirs.filter(pl.col("t_enter_ns") >= start).height
         assert 0 < recorded.height < theirs.height
