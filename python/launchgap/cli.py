@@ -544,8 +544,9 @@ main.add_command(experiment)  # launchgap/experiments/commands.py
 
 
 def run() -> None:
-    """The `launchgap` command (and `python -m launchgap.cli`). Tests invoke `main` in their own process,
-    which keeps glibc's defaults: the malloc setting is for a process that is launchgap alone."""
+    """The `launchgap` command where launchgap.entry exec'd no binary (and `python -m launchgap.cli`).
+    Tests invoke `main` in their own process, which keeps glibc's defaults: the malloc setting is for a
+    process that is launchgap alone."""
     hold_freed_memory()
     main()
 

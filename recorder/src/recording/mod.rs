@@ -6,6 +6,7 @@
 mod ending;
 mod guard;
 mod setup;
+mod stage_watch;
 
 use std::mem::MaybeUninit;
 use std::time::Instant;
@@ -24,12 +25,16 @@ use ending::{DrainTotals, LossBaseline};
 use guard::RecordingGuard;
 pub use setup::discover_libraries;
 use setup::Prepared;
+use stage_watch::StageWatch;
 
 pub fn run(config: RecordConfig) -> Result<i32> {
-    let prepared = setup::prepare(&config)?;
+    // each stage that lasts long is said, with what it waits for (stage_watch.rs)
+    let mut watch = StageWatch::start(config.quiet);
+    let prepared = setup::prepare(&config, &mut watch)?;
+    watch.enter("starting the command");
     let mut guard = RecordingGuard::new(setup::start_command(&config, &prepared)?);
     let mut storage = MaybeUninit::uninit();
-    let attached = setup::load_and_attach(&config, &prepared, &mut storage, &mut guard)?;
+    let attached = setup::load_and_attach(&config, &prepared, &mut storage, &mut guard, &watch)?;
 
     let start_ns = metadata::monotonic_ns();
     // after cgroup_mkdir is attached: a cgroup made meanwhile is in both, never in neither
@@ -37,23 +42,28 @@ pub fn run(config: RecordConfig) -> Result<i32> {
     // the main thread's CPU clock runs from the process's start, and execve does not reset it: it holds
     // whatever ran before exec (`launchgap record`'s Python start-up) and the set-up; the drain's is from here
     let drain_cpu_at_start = thread_cpu_ns();
+    watch.enter("reading the host's settings");
     let meta = setup::trace_meta(&config, &prepared, &attached.probes, start_ns, guard.command_pid());
     // From here on the recorder's threads must not preempt what they measure
     // (set after the command is forked, so the command keeps its own policy;
     // the writer thread spawned next inherits it).
     become_background_batch_work();
+    watch.enter("writing the trace's metadata");
     let writer = setup::start_writer(&config, &prepared, &meta, start_ns, guard.command_pid())?;
     writer.send(ToWriter::Cgroups { now_ns: start_ns, cgroups: cgroups_at_start });
     setup::announce(&config, &prepared, guard.command_pid(), &attached);
 
     let mut skel = attached.skel;
     let baseline = LossBaseline::take(&mut skel);
+    watch.idle();
     let command_pid = guard.release()?;
     let mut drain = Drain::new(&skel, config.poll(), start_ns, channel_reader(&prepared))?;
     let stop = StopWhen { command_pid, pids: &config.pids, deadline: config.deadline(Instant::now()) };
     let stopped = drain.until_stop(&skel, &writer, &stop)?;
 
+    watch.enter("detaching the probes");
     let losses = baseline.at_stop(&skel, &mut guard, config.system);
+    watch.enter("writing the trace");
     drain.last_drain(&skel, &writer, &config);
     let totals = DrainTotals { drops: drain.drops_seen().clone(), dropped: drain.dropped(), cpu_at_start_ns: drain_cpu_at_start };
     let ending = ending::close_trace(&config, writer, start_ns, stopped, totals, losses, prepared.earlier.as_deref())?;
@@ -61,7 +71,9 @@ pub fn run(config: RecordConfig) -> Result<i32> {
     drop(drain);
     drop(skel);
     let Prepared { output, gpu_channel, .. } = prepared;
+    watch.enter("putting the trace in place");
     let committed = ending::commit(output, gpu_channel.as_ref(), ending.keep);
+    drop(watch);
     ending::tell(&config, &ending);
     Ok(ending::exit_code(&config, command_pid, &ending, &committed))
 }

@@ -23,6 +23,7 @@ use crate::gpu_activity::{self, accounting::GpuAccounting};
 use crate::output::{self, Layout, Ownership, TraceOutput};
 use crate::record_config::RecordConfig;
 use crate::recording::guard::RecordingGuard;
+use crate::recording::stage_watch::StageWatch;
 use crate::schema;
 use crate::skel::LaunchgapSkel;
 use crate::spawn::{self, Gated, RunAs};
@@ -49,14 +50,20 @@ pub struct Prepared {
     pub earlier: Option<PathBuf>,
 }
 
-pub fn prepare(config: &RecordConfig) -> Result<Prepared> {
+pub fn prepare(config: &RecordConfig, watch: &mut StageWatch) -> Result<Prepared> {
     let run_as = spawn::invoking_user()?;
     privileges::check()?;
+    watch.enter("reading the kernel's BTF");
     let kernel = kernel_features::check(Program::Recorder)?;
+    watch.enter("finding the CUDA libraries");
     // --no-cuda-probes: no library is looked for, none probed
     let libraries = if config.cuda_probes { discover_libraries(config)? } else { CudaLibraries::default() };
-    // before any thread exists: the CUPTI check forks
-    let gpu_plan = plan_gpu_activity(config, &libraries, run_as.as_ref())?;
+    // with no other thread alive: the CUPTI check forks a child that loads libraries
+    let gpu_plan = match &config.gpu_activity {
+        Some(_) => watch.paused(|| plan_gpu_activity(config, &libraries, run_as.as_ref()))?,
+        None => None,
+    };
+    watch.enter("creating the trace");
     let probed: Vec<PathBuf> = libraries.found_via.iter().map(|(p, _)| p.clone()).collect();
     same_file::refuse_output_among_inputs(
         &config.output,
@@ -155,7 +162,9 @@ pub fn load_and_attach<'obj>(
     prepared: &Prepared,
     storage: &'obj mut MaybeUninit<OpenObject>,
     guard: &mut RecordingGuard,
+    watch: &StageWatch,
 ) -> Result<Attached<'obj>> {
+    watch.enter("loading the BPF programs");
     let mut probes = Vec::new();
     let load_opts = tracer::LoadOptions {
         system_mode: config.system,
@@ -168,6 +177,7 @@ pub fn load_and_attach<'obj>(
     for pid in guard.command_pid().iter().chain(&config.pids) {
         tracer::add_target_process(&skel, *pid)?;
     }
+    watch.enter("attaching the probes");
     tracer::attach_tracepoints(&mut skel, guard.links(), &mut probes)?;
     let warnings =
         tracer::attach_cuda(&skel, &prepared.libraries, config.api_names, loaded.uprobe_multi, guard.links(), &mut probes);

@@ -1,0 +1,90 @@
+"""Issue 34's acceptance on a real recording: a launch-bound cudasim decode beside a CPU hog pinned to its CPU, at the
+default nice and autogroup (as on most servers), with GPU activity. Against cudasim's truth.json: the busy share is
+over the GPU's active span (first work to last, from the truth), one step per token (the truth's tokens), what
+queued work hid is counted inside that span (under 5% here: a launch-bound GPU has no queue to hide a delay), no
+launchgap thread is a culprit (the recorder's pid and the collector's thread), and without the GPU activity the hog's
+own lower bound is at least half of its exact GPU idle."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+
+from launchgap.analysis.report import build_report
+from tests.analysis.test_gpu_time import LAUNCH_BOUND, culprit, record, without_gpu_activity
+from tests.recorder.conftest import needs_bpf
+
+pytestmark = needs_bpf
+
+TOKENS = 40
+
+
+@pytest.fixture(scope="module")
+def beside_a_hog(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("answer-first")
+    with culprit("hog") as hog:
+        run = record(tmp, [[*LAUNCH_BOUND, "--tokens", str(TOKENS)]], {})
+    return run, hog, build_report(run.trace)
+
+
+def truth_work(truth: dict) -> pl.DataFrame:
+    """Every kernel's interval on the GPU, from the truth."""
+    return pl.DataFrame(truth["launches"], schema=truth["launch_columns"], orient="row").select(
+        pl.col("gpu_start_ns").alias("start"), pl.col("gpu_end_ns").alias("end"))
+
+
+def test_the_busy_share_is_over_the_gpus_active_span(beside_a_hog):
+    run, _, report = beside_a_hog
+    g = report.gpu_time
+    truth = run.truths[0]
+    # the active span from the truth: its first GPU work to its last, kernels and copies (a copy's GPU interval
+    # runs from copy_start_ns to waited_for_ns: truth_idle)
+    copies = pl.DataFrame(truth["syncs"], schema=truth["sync_columns"], orient="row").filter(
+        pl.col("copy_start_ns").is_not_null()).select(pl.col("copy_start_ns").alias("start"),
+                                                      pl.col("waited_for_ns").alias("end"))
+    work = pl.concat([truth_work(truth), copies])
+    first, last = int(work["start"].min()), int(work["end"].max())
+    error = 2 * 50  # two clock readings' stated error, at most (the collector's bound is tens of ns)
+    assert abs(g.active_ns - (last - first)) <= error + 2_000, (g.active_ns, last - first)
+    assert g.busy_percent == pytest.approx(100.0 * g.busy_ns / g.active_ns, rel=1e-12)
+    # and no longer over the trace's window, which holds the start-up and the teardown
+    assert g.window_busy_percent < g.busy_percent
+
+
+def test_one_step_per_token(beside_a_hog):
+    run, _, report = beside_a_hog
+    assert report.gpu_time.prediction.basis == "steps"
+    assert report.gpu_time.prediction.steps == run.truths[0]["tokens"] == TOKENS
+
+
+def test_what_queued_work_hid_is_counted_inside_the_active_span(beside_a_hog):
+    _, _, report = beside_a_hog
+    g = report.gpu_time
+    # launch-bound: a delay of the launching thread is the GPU's, bar the few launches queued ahead
+    assert g.hidden_percent < 5.0, (g.hidden_percent, g.cpu_interference_ns, g.interference_high_ns)
+
+
+def test_no_launchgap_task_is_a_culprit(beside_a_hog):
+    run, _, report = beside_a_hog
+    g = report.gpu_time
+    recorder = run.trace.meta["recorder_pid"]
+    from launchgap.trace import Event
+
+    collector = set(run.trace.of(Event.GPU_COLLECTOR_THREAD, "tid")["tid"].to_list())
+    named = {p for c in [*g.culprits, *g.culprits_by_process] for p in c.pids}
+    assert recorder not in named
+    assert not {"trace-writer", "launchgap-recor", "cupti-worker"} & {c.name for c in g.culprits}
+    # the collector's own thread ran in the workload's process: never its culprit either
+    assert collector and all(t.pid == recorder or t.name in ("cupti-worker", "trace-writer", "launchgap-recor")
+                             for t in g.measurement.tasks)
+    assert "trace-writer" not in report.verdict.text and "cupti-worker" not in report.verdict.text
+
+
+def test_the_hogs_own_lower_bound_is_at_least_half_its_exact_figure(beside_a_hog):
+    run, hog, report = beside_a_hog
+    exact = next(c for c in report.gpu_time.culprits_by_process if hog in c.pids)
+    bounds = build_report(without_gpu_activity(run.trace)).gpu_time
+    assert bounds.mode == "bounds"
+    mine = next(c for c in bounds.culprits_by_process if hog in c.pids)
+    assert mine.low_ns <= exact.high_ns + 1_000_000 <= mine.high_ns + 1_000_000
+    assert mine.low_ns >= 0.5 * exact.high_ns, (mine.low_ns, exact.high_ns, mine.high_ns)
