@@ -290,7 +290,13 @@ impl Gated {
         if let Some(gate) = self.gate.take() {
             let file = std::fs::File::from(gate);
             use std::io::Write;
-            (&file).write_all(&[1]).context("releasing the command")?;
+            match (&file).write_all(&[1]) {
+                // the command died at the gate (a Ctrl-C reaches the whole
+                // process group, the recorder's command with it): nothing runs,
+                // and the recording ends as the command's exit says
+                Err(error) if error.kind() == std::io::ErrorKind::BrokenPipe => {}
+                other => other.context("releasing the command")?,
+            }
         }
         Ok(())
     }

@@ -83,7 +83,7 @@ def test_quiet_run_counts_every_launch_and_its_waits_are_the_kernels(tmp_path):
     assert t["tid"] == thread["tid"]
     if "kernel_schedstat" not in thread:
         pytest.skip("this kernel keeps no sched_info (/proc/thread-self/schedstat reads 0 0 0 or is absent)")
-    assert_waits_as_the_kernel_counted(trace, t["tid"], thread["kernel_schedstat"])
+    assert_waits_as_the_kernel_counted(trace, thread)
     # the culprits the report names took the CPU only while the launcher waited for it
     assert sum(c["ns"] for c in t["culprits"]) <= t["preempted_ns"] + t["runqueue_ns"]
 
@@ -225,27 +225,42 @@ def test_switch_counts_agree_with_perf_sched_and_waits_with_the_kernel(tmp_path)
         outs = trace.of(Event.SWITCH, "ts_ns", "tid").filter(pl.col("tid") == t["tid"])["ts_ns"]
         least, most = (int((outs < cut).sum()) + 1 for cut in (kernel["read_start_ns"], kernel["read_end_ns"]))
         assert least <= kernel["timeslices"] <= most, (t["tid"], least, most, kernel)
-        assert_waits_as_the_kernel_counted(trace, t["tid"], kernel, segments)
+        assert_waits_as_the_kernel_counted(trace, threads[t["tid"]], segments)
 
 
-def assert_waits_as_the_kernel_counted(trace, tid: int, kernel: dict, segments: pl.DataFrame | None = None) -> None:
-    """TID's waits (preempted and run-queue time, the analysis' thread segments) against the kernel's run_delay
-    (KERNEL: the thread's `kernel_schedstat` in cudasim's truth), up to the run under way at the kernel's read."""
+def assert_waits_as_the_kernel_counted(trace, thread: dict, segments: pl.DataFrame | None = None) -> None:
+    """A thread's waits (preempted and run-queue time, the analysis' thread segments) against the kernel's
+    run_delay, between cudasim's two reads of it (THREAD: the thread in cudasim's truth, `kernel_schedstat_at_start`
+    as it began its work and `kernel_schedstat` as it finished). Not from zero: the recorder holds its command
+    at a gate after the command's first runs, which no recording sees (and the kernel counts)."""
+    tid, at_start, at_end = thread["tid"], thread["kernel_schedstat_at_start"], thread["kernel_schedstat"]
     if segments is None:
         segments = thread_segments(trace, [tid], trace_bounds(trace))
-    # the waits the kernel had counted: those before the run under way at its read
-    run_starts = segments.filter((pl.col("tid") == tid) & (pl.col("state") == "running"))["s_start"]
-    assert run_starts.len() >= kernel["timeslices"], (tid, run_starts.len(), kernel)
-    until_ns = int(run_starts[kernel["timeslices"] - 1]) + 1
-    waited_ns = waits_before(segments, tid, until_ns)
+    # Running at both reads, the thread began as many runs between them as it was switched out: switch-outs
+    # the trace always has (a switch-in may go unseen, after a silent task: below). A read the thread was
+    # preempted inside may have come before or after that switch: the count lies between.
+    outs = trace.of(Event.SWITCH, "ts_ns", "tid").filter(pl.col("tid") == tid)["ts_ns"]
+    runs = at_end["timeslices"] - at_start["timeslices"]
+    least = int(((outs > at_start["read_end_ns"]) & (outs < at_end["read_start_ns"])).sum())
+    most = int(((outs >= at_start["read_start_ns"]) & (outs <= at_end["read_end_ns"])).sum())
+    assert least <= runs <= most, (tid, least, most, at_start, at_end)
+    # the kernel adds a wait to run_delay as it ends (the switch-in): the waits that ended between the reads;
+    # one ending inside a read may have been counted by either
+    waits = segments.filter((pl.col("tid") == tid) & pl.col("state").is_in(["preempted", "runqueue"]))
+    ended = lambda lo, hi: int(waits.filter((pl.col("s_end") > lo) & (pl.col("s_end") <= hi))  # noqa: E731
+                               .select((pl.col("s_end") - pl.col("s_start")).sum()).item() or 0)
+    waited_ns = ended(at_start["read_end_ns"], at_end["read_start_ns"])
+    inside_reads = (ended(at_start["read_start_ns"], at_start["read_end_ns"])
+                    + ended(at_end["read_start_ns"], at_end["read_end_ns"]))
+    kernel_ns = at_end["run_delay_ns"] - at_start["run_delay_ns"]
     # The kernel starts a wait at the enqueue and ends it with the run queue's clock as last updated
     # (at the start of __schedule): ours, from the tracepoints, ran up to ~15 us longer a wait here
-    allowed = 0.02 * kernel["run_delay_ns"] + 50_000 * kernel["timeslices"]
+    allowed = 0.02 * kernel_ns + 50_000 * runs
     # a wait whose switch-in went unseen (a silent task ran before it: docs/metrics.md, "Known limit")
     # lasts to the next switch-out the trace has: up to that much of ours may be more than the kernel's
-    unseen = unseen_switch_in_waits(trace, tid, until_ns)
-    assert waited_ns - unseen - allowed <= kernel["run_delay_ns"] <= waited_ns + allowed, (
-        tid, waited_ns, unseen, kernel)
+    unseen = unseen_switch_in_waits(trace, tid, at_end["read_end_ns"])
+    assert waited_ns - unseen - allowed <= kernel_ns <= waited_ns + inside_reads + allowed, (
+        tid, waited_ns, unseen, inside_reads, kernel_ns)
 
 
 def unseen_switch_in_waits(trace, tid: int, until_ns: int) -> int:

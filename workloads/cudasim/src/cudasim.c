@@ -229,28 +229,36 @@ static int end_of_token(const struct decode_config *cfg, int token, cudaStream_t
     }
 }
 
-/* The calling thread's schedstat (on-CPU time, run-queue wait, timeslices), then its
- * voluntary_ctxt_switches / nonvoluntary_ctxt_switches, each read between two clock readings so a
- * test can tell which switches each read saw. */
-static void read_switch_counters(struct worker_summary *summary)
+/* The calling thread's schedstat (on-CPU time, run-queue wait, timeslices), read between two clock
+ * readings so a test can tell which runs the read saw. */
+static void read_schedstat(struct schedstat_reading *reading)
 {
-    char line[256];
-    FILE *status, *schedstat;
+    FILE *schedstat;
 
-    summary->schedstat_read_start_ns = cusim_now_ns();
+    reading->read_start_ns = cusim_now_ns();
     schedstat = fopen("/proc/thread-self/schedstat", "r");
     if (schedstat) {
         unsigned long long on_cpu, run_delay, slices;
         /* "0 0 0" where the kernel keeps no sched_info: a thread that has run has had a timeslice */
         if (fscanf(schedstat, "%llu %llu %llu", &on_cpu, &run_delay, &slices) == 3 && slices > 0) {
-            summary->on_cpu_ns = on_cpu;
-            summary->run_delay_ns = run_delay;
-            summary->timeslices = slices;
-            summary->schedstat_read = 1;
+            reading->on_cpu_ns = on_cpu;
+            reading->run_delay_ns = run_delay;
+            reading->timeslices = slices;
+            reading->read = 1;
         }
         fclose(schedstat);
     }
-    summary->schedstat_read_end_ns = cusim_now_ns();
+    reading->read_end_ns = cusim_now_ns();
+}
+
+/* The calling thread's schedstat, then its voluntary_ctxt_switches / nonvoluntary_ctxt_switches,
+ * each read between two clock readings. */
+static void read_switch_counters(struct worker_summary *summary)
+{
+    char line[256];
+    FILE *status;
+
+    read_schedstat(&summary->schedstat);
 
     summary->counters_read_start_ns = cusim_now_ns();
     status = fopen("/proc/thread-self/status", "r");
@@ -331,6 +339,7 @@ static void *decode_worker(void *arg)
         return NULL;
     }
 
+    read_schedstat(&w->summary->schedstat_at_start);
     w->summary->start_ns = cusim_now_ns();
     failed |= copy(cfg, weights_host, weights_device, cfg->weights_bytes, 1);
 

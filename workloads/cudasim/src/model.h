@@ -42,6 +42,17 @@ struct kernel_type {
 };
 
 /* What one launching thread did, kept in shared memory so the parent sees children's too. */
+/* One read of /proc/thread-self/schedstat between two clock readings. */
+struct schedstat_reading {
+    uint64_t on_cpu_ns;
+    uint64_t run_delay_ns;
+    uint64_t timeslices;
+    uint64_t read_start_ns;
+    uint64_t read_end_ns;
+    int32_t read; /* 0 where the kernel keeps no sched_info */
+    int32_t pad;
+};
+
 struct worker_summary {
     int32_t pid;
     int32_t tid;
@@ -59,13 +70,11 @@ struct worker_summary {
     uint64_t counters_read_end_ns;
     /* /proc/thread-self/schedstat, read just before: the kernel's sched_info (run_delay: time
      * runnable on a run queue, woken or preempted, before running) */
-    uint64_t on_cpu_ns;
-    uint64_t run_delay_ns;
-    uint64_t timeslices;
-    uint64_t schedstat_read_start_ns;
-    uint64_t schedstat_read_end_ns;
-    int32_t schedstat_read;
-    int32_t pad2;
+    struct schedstat_reading schedstat;
+    /* the same as the thread began its work: a recorder starts its command held at a gate, after
+     * the command's first runs (fork, then waiting at the gate), so the kernel's counts since this
+     * reading are what a recording can see */
+    struct schedstat_reading schedstat_at_start;
 };
 
 uint64_t splitmix64(uint64_t *state);

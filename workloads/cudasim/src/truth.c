@@ -72,6 +72,16 @@ static void tally_add(struct tally *t, const struct cusim_record *r)
     }
 }
 
+/* One schedstat reading as "NAME": {...}, (the kernel's counts and when they were read). */
+static void write_schedstat(FILE *out, const char *name, const struct schedstat_reading *reading)
+{
+    fprintf(out,
+            "\"%s\": {\"on_cpu_ns\": %" PRIu64 ", \"run_delay_ns\": %" PRIu64 ", \"timeslices\": %" PRIu64
+            ", \"read_start_ns\": %" PRIu64 ", \"read_end_ns\": %" PRIu64 "}, ",
+            name, reading->on_cpu_ns, reading->run_delay_ns, reading->timeslices, reading->read_start_ns,
+            reading->read_end_ns);
+}
+
 static void write_tally(FILE *out, const struct tally *t)
 {
     fprintf(out, "\"launches\": %" PRIu64 ", \"kernels\": %" PRIu64 ", \"syncs\": %" PRIu64
@@ -207,13 +217,10 @@ static void write_processes(FILE *out, const struct cusim_record *recs, uint64_t
                 new_process ? "" : ",", ws->tid, ws->thread_index, ws->tokens, ws->start_ns,
                 ws->end_ns, ws->failed ? "true" : "false", ws->voluntary_switches,
                 ws->nonvoluntary_switches, ws->counters_read_start_ns, ws->counters_read_end_ns);
-        if (ws->schedstat_read)
-            fprintf(out,
-                    "\"kernel_schedstat\": {\"on_cpu_ns\": %" PRIu64 ", \"run_delay_ns\": %" PRIu64
-                    ", \"timeslices\": %" PRIu64 ", \"read_start_ns\": %" PRIu64
-                    ", \"read_end_ns\": %" PRIu64 "}, ",
-                    ws->on_cpu_ns, ws->run_delay_ns, ws->timeslices, ws->schedstat_read_start_ns,
-                    ws->schedstat_read_end_ns);
+        if (ws->schedstat.read && ws->schedstat_at_start.read) {
+            write_schedstat(out, "kernel_schedstat", &ws->schedstat);
+            write_schedstat(out, "kernel_schedstat_at_start", &ws->schedstat_at_start);
+        }
         write_tally(out, &thread_tally);
         fputc('}', out);
         if (last_of_process)

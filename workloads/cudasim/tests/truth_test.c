@@ -90,6 +90,8 @@ static const char expected[] =
     "\"read_start_ns\": 2900000010, \"read_end_ns\": 2900000020}, "
     "\"kernel_schedstat\": {\"on_cpu_ns\": 1500000000, \"run_delay_ns\": 70000, \"timeslices\": 13, "
     "\"read_start_ns\": 2900000001, \"read_end_ns\": 2900000002}, "
+    "\"kernel_schedstat_at_start\": {\"on_cpu_ns\": 150000, \"run_delay_ns\": 3000, \"timeslices\": 2, "
+    "\"read_start_ns\": 1000000050, \"read_end_ns\": 1000000060}, "
     "\"launches\": 1, \"kernels\": 1, \"syncs\": 1, \"sync_wait_ns\": 100, "
     "\"launches_by_api\": {\"cuLaunchKernel\": 1}, \"syncs_by_api\": {\"cuMemcpyDtoH_v2\": 1}, "
     "\"calls_by_runtime_api\": {\"cudaLaunchKernel\": 1, \"cudaMemcpy\": 1}, "
@@ -173,9 +175,11 @@ static void a_hand_built_log_is_written_as_worked_out(void)
     struct worker_summary workers[3] = {
         {.pid = 500, .tid = 501, .proc_index = 0, .thread_index = 0, .tokens = 2, .start_ns = 1000000100,
          .end_ns = 2900000000, .voluntary_switches = 9, .nonvoluntary_switches = 4,
-         .counters_read_start_ns = 2900000010, .counters_read_end_ns = 2900000020, .on_cpu_ns = 1500000000,
-         .run_delay_ns = 70000, .timeslices = 13, .schedstat_read_start_ns = 2900000001,
-         .schedstat_read_end_ns = 2900000002, .schedstat_read = 1},
+         .counters_read_start_ns = 2900000010, .counters_read_end_ns = 2900000020, 
+         .schedstat = {.on_cpu_ns = 1500000000, .run_delay_ns = 70000, .timeslices = 13,
+                       .read_start_ns = 2900000001, .read_end_ns = 2900000002, .read = 1},
+         .schedstat_at_start = {.on_cpu_ns = 150000, .run_delay_ns = 3000, .timeslices = 2,
+                                .read_start_ns = 1000000050, .read_end_ns = 1000000060, .read = 1}},
         {.pid = 500, .tid = 502, .proc_index = 0, .thread_index = 1, .tokens = 2, .start_ns = 1000000200,
          .end_ns = 2900000000, .voluntary_switches = 3, .counters_read_start_ns = 2900000030,
          .counters_read_end_ns = 2900000040},
