@@ -21,7 +21,10 @@ def _value(value: float | None) -> str:
 
 def render_diff(result: ReportDiff, a: str, b: str, console: Console) -> None:
     """RESULT: the comparison of trace A with trace B (their paths as given)."""
-    table = Table(title=Text(shown(f"A = {a}   B = {b}")), title_justify="left")
+    # the paths on lines of their own, never folded (a reader copies them; a script greps them)
+    console.print(Text(shown(f"A = {a}")), soft_wrap=True)
+    console.print(Text(shown(f"B = {b}")), soft_wrap=True)
+    table = Table()
     for col in ("metric", "A", "B", "B vs A"):
         table.add_column(col, justify="left" if col == "metric" else "right")
     for row in result.metrics:
