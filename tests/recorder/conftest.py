@@ -126,3 +126,16 @@ def stop(workload: subprocess.Popen) -> None:
     if workload.poll() is None:
         os.killpg(workload.pid, signal.SIGKILL)
     workload.wait()
+
+
+def assert_same_launches(recorded: pl.DataFrame, expected: pl.DataFrame) -> None:
+    """The launches RECORDED are EXPECTED's, in order, shape for shape; on a difference, the first one said (a plain
+    == of a few hundred thousand rows makes pytest diff them for half an hour)."""
+    import polars as pl
+
+    columns = ["grid_x", "block_x", "shared_mem", "stream"]
+    ours, theirs = recorded.select(columns), expected.select(columns)
+    assert ours.height == theirs.height
+    differ = ours.with_row_index("i").filter(pl.any_horizontal(pl.col(c) != theirs[c] for c in columns))
+    assert differ.height == 0, (f"{differ.height} of {ours.height} launches differ, first at {differ['i'][0]}: "
+                                f"{ours.row(differ['i'][0])} recorded, {theirs.row(differ['i'][0])} launched")

@@ -9,7 +9,7 @@ import time
 import polars as pl
 
 from launchgap.trace import Event
-from tests.recorder.conftest import RECORDER, cudasim_command, needs_bpf
+from tests.recorder.conftest import RECORDER, assert_same_launches, cudasim_command, needs_bpf
 
 pytestmark = needs_bpf
 
@@ -31,17 +31,6 @@ def record_running_cudasim(tmp_path, cudasim_args: list[str], settle_s: float, *
         workload.kill()
         workload.wait()
     return read_trace(out), json.loads(truth_path.read_text())
-
-
-def assert_same_launches(recorded: pl.DataFrame, expected: pl.DataFrame) -> None:
-    """The launches RECORDED are EXPECTED's, in order, shape for shape; on a difference, the first one said (a plain
-    == of a few hundred thousand rows makes pytest diff them for half an hour)."""
-    columns = ["grid_x", "block_x", "shared_mem", "stream"]
-    ours, theirs = recorded.select(columns), expected.select(columns)
-    assert ours.height == theirs.height
-    differ = ours.with_row_index("i").filter(pl.any_horizontal(pl.col(c) != theirs[c] for c in columns))
-    assert differ.height == 0, (f"{differ.height} of {ours.height} launches differ, first at {differ['i'][0]}: "
-                                f"{ours.row(differ['i'][0])} recorded, {theirs.row(differ['i'][0])} launched")
 
 
 def test_attaching_to_a_running_process_records_every_launch_after_attach(tmp_path):

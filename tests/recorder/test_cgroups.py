@@ -151,11 +151,17 @@ def record_beside(record, cpu: int, *recorder_args: str, tokens: int = 120):
 
 
 def task_rows(culprits, pid: int) -> dict[str, int]:
-    """A task's culprit time by cause, from the report's per-task rows (ungrouped)."""
+    """A task's culprit time by cause, from the report's per-task rows (ungrouped): the CPU time taken's
+    (a row per cause), or GPU time's by process (a row per process, its time under each cause)."""
     out: dict[str, int] = {}
     for c in culprits:
-        if c.pid == pid:
-            out[c.cause] = out.get(c.cause, 0) + (c.ns if hasattr(c, "ns") else c.high_ns)
+        if hasattr(c, "causes"):
+            if c.pids == [pid]:
+                for cause, ns in c.causes.items():
+                    if ns:
+                        out[cause] = out.get(cause, 0) + ns
+        elif c.pid == pid:
+            out[c.cause] = out.get(c.cause, 0) + c.ns
     return out
 
 
@@ -231,7 +237,7 @@ def test_culprits_grouped_by_cgroup_name_each_hogs_cgroup_with_its_time(record, 
     g = report.gpu_time
     assert g.mode == "exact" and g.culprits_by_cgroup is not None
     for name, pid in pids.items():
-        own = task_rows(g.culprits, pid)
+        own = task_rows(g.culprits_by_process, pid)
         assert same_time(cgroup_rows(g.culprits_by_cgroup, paths[name]), own), name
 
     # the command line: the grouped table on the terminal, the same rows in --json

@@ -20,7 +20,8 @@ import pytest
 
 from launchgap.trace import Event, read_trace
 from tests.conftest import CUDASIM, LIBCUDA, LIBCUDART, ODD_NAME, ODD_NAME_SHOWN
-from tests.recorder.conftest import RECORDER, STORM, needs_bpf, running_on_a_replaced_driver, stop
+from tests.recorder.conftest import (RECORDER, STORM, assert_same_launches, needs_bpf, running_on_a_replaced_driver,
+                                     stop)
 
 pytestmark = needs_bpf
 
@@ -236,8 +237,7 @@ def test_a_driver_deleted_on_disk_is_probed_and_its_launches_recorded(tmp_path):
         recorded = launches.filter(pl.col("tid") == tid).sort("ts_ns")
         theirs = expected.filter(pl.col("tid") == tid).sort("seq")
         # exactly the tail of what the thread launched, from the attach on
-        assert recorded.select("grid_x", "block_x", "shared_mem", "stream").rows() == \
-            theirs.tail(recorded.height).select("grid_x", "block_x", "shared_mem", "stream").rows()
+        assert_same_launches(recorded, theirs.tail(recorded.height))
         assert recorded.height >= theirs.filter(pl.col("t_enter_ns") >= trace.meta["start_ns"]).height
 
 
