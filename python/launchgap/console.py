@@ -23,6 +23,7 @@ import re
 
 from rich.console import Console
 from rich.markup import escape
+from rich.table import Table
 
 # wide enough that no table or line is ever cut; tables still take only the width they need
 UNBOUNDED_WIDTH = 100_000
@@ -69,16 +70,30 @@ def literal(value: object) -> str:
 PIPE_WIDTH = 100
 
 
+class _FoldingConsole(Console):
+    """A console whose tables fold a value too long for its column onto more lines, never cutting it to "…"
+    (rich's default): a name or a number shown in part is text lost."""
+
+    def print(self, *objects, **kwargs) -> None:  # noqa: ANN003
+        for table in objects:
+            if isinstance(table, Table):
+                for column in table.columns:
+                    if column.overflow == "ellipsis":
+                        column.overflow = "fold"
+        super().print(*objects, **kwargs)
+
+
 def fitting_console() -> Console:
-    """A console whose tables fit: the terminal's width, or in a pipe COLUMNS (PIPE_WIDTH where unset). Cells wrap
-    or fold inside it rather than running off; a report reads better so, where another command's output must keep
-    every line whole (make_console)."""
-    console = Console(emoji=False)
+    """A console whose tables fit: the terminal's width, or in a pipe PIPE_WIDTH (COLUMNS where it asks for wider,
+    up to 1000; a narrower one, often inherited from some other terminal, would cut table cells to "…"). Cells wrap
+    inside it rather than running off; a report reads better so, where another command's output must keep every
+    line whole (make_console)."""
+    console = _FoldingConsole(emoji=False)
     if console.is_terminal:
         return console
     columns = os.environ.get("COLUMNS", "")
-    width = int(columns) if columns.isdigit() and 40 <= int(columns) <= 1000 else PIPE_WIDTH
-    return Console(width=width, emoji=False)
+    width = int(columns) if columns.isdigit() and PIPE_WIDTH <= int(columns) <= 1000 else PIPE_WIDTH
+    return _FoldingConsole(width=width, emoji=False)
 
 
 def make_console(stderr: bool = False) -> Console:

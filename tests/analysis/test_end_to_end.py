@@ -105,8 +105,9 @@ def test_the_report_shows_the_runtime_names_recorded_with_api_names(tmp_path):
     assert overview["launches_by_runtime_api"] == expected_launches
     assert overview["syncs_by_runtime_api"] == expected_syncs
     assert overview["launches_by_api"] == truth.raw["totals"]["launches_by_api"]
+    # as wide as a pipe may ask: the names are in a table's cell, which folds at 100 columns
     shown = subprocess.run([sys.executable, "-m", "launchgap.cli", "report", str(out)], capture_output=True,
-                           text=True, timeout=300)
+                           text=True, timeout=300, env={**os.environ, "COLUMNS": "1000"})
     assert shown.returncode == 0, shown.stderr
     text = " ".join(shown.stdout.split())
     assert "runtime: " + ", ".join(f"{api} {n:,}" for api, n in expected_launches.items()) in text

@@ -654,17 +654,17 @@ def _steps(syncs: pl.DataFrame, landmarks: pl.DataFrame) -> int:
     drains (launch_landmarks)."""
     drains = (syncs.filter(pl.col("api").is_in(DRAIN_APIS))
               .join(landmarks.select("tid").unique(), on="tid")
-              .select("tid", pl.col("ts_ns").cast(pl.Int64).alias("entry"),
-                      (pl.col("ts_ns") + pl.col("duration_ns")).cast(pl.Int64).alias("exit"))
-              .sort("tid", "entry")
-              .with_columns(pl.col("exit").shift(1).over("tid").fill_null(-1).alias("since")))
+              .select("tid", pl.col("ts_ns").cast(pl.Int64).alias("entry_ns"),
+                      (pl.col("ts_ns") + pl.col("duration_ns")).cast(pl.Int64).alias("exit_ns"))
+              .sort("tid", "entry_ns")
+              .with_columns(pl.col("exit_ns").shift(1).over("tid").fill_null(-1).alias("since")))
     if drains.is_empty():
         return 0
     # the thread's first launch after the previous drain's exit (after nothing: its first), if one was made
-    firsts = landmarks.select("tid", pl.col("ts_ns").cast(pl.Int64).alias("launch")).sort("launch")
-    ended = (drains.sort("since").join_asof(firsts, left_on="since", right_on="launch", by="tid", strategy="forward",
-                                             allow_exact_matches=False, check_sortedness=False)
-             .filter(pl.col("launch").is_not_null() & (pl.col("launch") < pl.col("entry"))))
+    firsts = landmarks.select("tid", pl.col("ts_ns").cast(pl.Int64).alias("first_launch_ns")).sort("first_launch_ns")
+    ended = (drains.sort("since").join_asof(firsts, left_on="since", right_on="first_launch_ns", by="tid",
+                                            strategy="forward", allow_exact_matches=False, check_sortedness=False)
+             .filter(pl.col("first_launch_ns").is_not_null() & (pl.col("first_launch_ns") < pl.col("entry_ns"))))
     return ended.height
 
 

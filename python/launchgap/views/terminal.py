@@ -335,7 +335,8 @@ def render(report: Report, console: Console, culprits_by: str = "command", verbo
     (report.MINOR_CAVEAT_PERCENT)."""
     o, m, t = report.overview, report.study_metrics, report.taken
     trace = report.trace
-    console.print(_header(trace), highlight=False)
+    # the trace's path and command whole on one line, never folded (a reader copies it; a script greps it)
+    console.print(_header(trace), highlight=False, soft_wrap=True)
     for damage in trace.damage:
         console.print(f"[bold red]damaged[/]: {literal(damage)}", highlight=False)
     # the answer first

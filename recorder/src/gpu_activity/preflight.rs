@@ -25,10 +25,24 @@ fn threads_in_this_process() -> usize {
     std::fs::read_dir("/proc/self/task").map(|d| d.count()).unwrap_or(1)
 }
 
+/// Whether this process is down to its one thread, waiting up to a second for
+/// it: a thread just joined (the stage watch, paused for this check) has left
+/// user space but stays listed in /proc/self/task until the kernel has
+/// finished its exit, which on a loaded machine takes a while.
+fn alone_in_this_process() -> bool {
+    for _ in 0..100 {
+        if threads_in_this_process() <= 1 {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    false
+}
+
 /// cuptiGetVersion's answer from PATH, loaded as RUN_AS beside DRIVER (when known); or
 /// why it cannot be used.
 pub fn check(path: &Path, driver: Option<&Path>, run_as: Option<&RunAs>) -> Result<u32, String> {
-    if threads_in_this_process() > 1 {
+    if !alone_in_this_process() {
         // never expected: the recorder checks before starting threads
         return Err("the recorder could not check it (it already runs threads)".to_string());
     }
