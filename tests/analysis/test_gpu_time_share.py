@@ -109,10 +109,43 @@ def test_a_wait_begins_at_a_preemption_or_a_wakeup_and_ends_at_the_switch_in(tmp
     b.switch(2000, 1, OTHER, LAUNCHER)                  # preempted: waits on CPU 1
     b.wakeup(2500, OTHER, 1)                            # a wakeup of a task already waiting: no second wait
     b.switch(3000, 1, LAUNCHER, OTHER)                  # switched in: the wait ends
-    b.switch(4000, 1, OTHER, IDLE, voluntary=True)      # blocks
+    b.switch(4000, 1, OTHER, LAUNCHER)                  # preempted again: it still wanted the CPU
+    b.switch(4200, 1, LAUNCHER, OTHER)
+    b.switch(4500, 1, OTHER, IDLE, voluntary=True)      # blocks
     b.wakeup(5000, OTHER, 0)                            # woken onto CPU 0: waits there
-    b.switch(5600, 0, IDLE, OTHER)
+    b.switch(5600, 0, IDLE, OTHER)                      # and runs to the trace's end
+    # the wait of 4000-4200 is left out: the run it led to ended with the task blocking (next test)
     assert waits_of(b, tmp_path) == [(0, 201, 5000, 5600), (1, 201, 2000, 3000)]
+
+
+def test_a_co_waiter_that_blocks_after_its_turn_takes_no_share(tmp_path):
+    """A task that waited, ran and then blocked wanted a fixed amount of CPU time (a helper thread's
+    batch: cupti-worker's, a logger's), which it had with the culprit there as it would without: none of
+    the culprit's freed time goes to it. One preempted after its turn wanted more than it got: it takes its
+    share. The launching thread is preempted by the culprit at 1000-3000 while OTHER waits all along."""
+    from launchgap.analysis.gpu_time import competitors
+    from tests.analysis.builder import IDLE, TraceBuilder
+
+    culprit = (400, 401, "hog")
+
+    def launcher_share(other_ends_voluntarily: bool) -> float:
+        b = TraceBuilder()
+        b.switch(500, 1, IDLE, LAUNCHER)
+        b.wakeup(900, OTHER, 1)                         # OTHER waits on CPU 1 from 900 ...
+        b.switch(1000, 1, LAUNCHER, culprit)            # the culprit preempts the launching thread
+        b.switch(3000, 1, culprit, LAUNCHER)
+        b.switch(3500, 1, LAUNCHER, OTHER, voluntary=True)  # ... to 3500
+        b.switch(3700, 1, OTHER, IDLE, voluntary=other_ends_voluntarily)
+        b.switch(3800, 1, IDLE, LAUNCHER)
+        trace = b.write(tmp_path / f"t{int(other_ends_voluntarily)}.lg")
+        pieces = pl.DataFrame({"cpu": [1], "tid": [LAUNCHER[1]], "culprit_tid": [culprit[1]], "p_start": [1000],
+                               "p_end": [3000]}, schema={"cpu": pl.UInt32, "tid": pl.UInt32,
+                                                         "culprit_tid": pl.UInt32, "p_start": pl.Int64,
+                                                         "p_end": pl.Int64})
+        return with_share(pieces, competitors(trace))["share"].item()
+
+    assert launcher_share(other_ends_voluntarily=True) == 1.0
+    assert launcher_share(other_ends_voluntarily=False) == pytest.approx(1 / 2)
 
 
 def test_a_wait_whose_switch_in_went_unseen_is_left_out(tmp_path):

@@ -162,7 +162,11 @@ def competitors(trace: Trace) -> Competition:
     the task's next switch-in. Where the task's next switch is one of its own switch-outs the switch-in
     went unseen (a task whose switch-outs sched_switch never shows ran before it: docs/metrics.md): that
     wait's end is not known, and it is left out rather than counted to a later switch; a wakeup of a task
-    already waiting (the kernel traces one) starts no second wait: each task's waits stay disjoint."""
+    already waiting (the kernel traces one) starts no second wait: each task's waits stay disjoint.
+    Only the waits of tasks that still wanted the CPU after the run they waited for are kept (the run ended
+    by preemption, or not before the trace's end): one that ran and then blocked had a fixed amount of work
+    (a helper thread's batch), which it got as it would without a culprit, and would take no part of a
+    culprit's freed time (docs/gpu-time.md, "What a fix would buy")."""
     sw = trace.of(Event.SWITCH, "ts_ns", "cpu", "tid", "prio", "next_tid", "voluntary")
     preempted = (sw.filter(pl.col("voluntary").eq(False) & (pl.col("tid") != 0))
                  .select("cpu", "tid", pl.col("ts_ns").cast(pl.Int64).alias("r_start"),
@@ -183,6 +187,14 @@ def competitors(trace: Trace) -> Competition:
                      & (pl.col("next_out").is_null() | (pl.col("next_out") >= pl.col("r_end"))))
              # one wait a switch-in: from the earliest start that it ended
              .sort("r_start").unique(["tid", "r_end"], keep="first", maintain_order=True)
+             .sort("r_end")
+             # how the run it waited for ended: blocked (voluntary), or still wanting the CPU (null: never seen
+             # to end, it ran on to the end of the recording)
+             .join_asof(sw.select("tid", pl.col("ts_ns").cast(pl.Int64).alias("run_out"), "voluntary")
+                        .sort("run_out"), left_on="r_end", right_on="run_out", by="tid", strategy="forward",
+                        allow_exact_matches=False, check_sortedness=False)
+             .filter(~pl.col("voluntary").fill_null(False))
+             .sort("r_start")
              .select("cpu", "tid", "r_start", "r_end", "weight"))
     weights = (sw.filter(pl.col("tid") != 0).sort("ts_ns").group_by("tid")
                .agg(weight_of(pl.col("prio")).last().alias("weight")))
@@ -214,7 +226,8 @@ def with_share(pieces: pl.DataFrame, competition: Competition) -> pl.DataFrame:
     """PIECES (cpu, tid, culprit_tid, p_start, p_end, ...) with `share`: the part of each the launching thread
     would have had without its culprit. A fair scheduler splits the freed time among the tasks waiting for
     that CPU in proportion to their weights (nice levels): the launching thread's weight over its own and
-    the other waiting tasks' (their weight-time over the piece's length). Task weights only: a cgroup's or
+    the other waiting tasks' (their weight-time over the piece's length; only tasks that wanted more CPU than
+    they got: competitors()). Task weights only: a cgroup's or
     an autogroup's (a session's tasks weigh as one with sched_autogroup on) are not in the trace
     (docs/gpu-time.md)."""
     if pieces.is_empty():

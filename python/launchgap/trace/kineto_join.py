@@ -220,7 +220,12 @@ def launch_clock(first: Clock, run: ProfilerRun, thread_map: dict[int, int], lau
         if kept.sum() < 3:
             break
         clock = _fit(first, p[kept], h[kept])
-    return clock
+    # the residual the report states is over every pair that is one launch (within PAIR_TOLERANCE_NS of the fit),
+    # those left out of the fit as outliers included: a time read from the profiler's file is no better known
+    # than its worst such pair, and a kernel placed by the fit may lie as far from the truth
+    error = np.abs(h - clock.at(p))
+    paired = error[error <= PAIR_TOLERANCE_NS]
+    return Clock(**{**clock.__dict__, "residual_ns": int(paired.max()) if paired.size else clock.residual_ns})
 
 
 def _fit(first: Clock, profiler: np.ndarray, host: np.ndarray) -> Clock:
