@@ -149,3 +149,12 @@ def test_view_and_truth_arguments(tmp_path, trace, args, message):
 def test_a_recorder_that_is_not_a_program(tmp_path):
     proc = launchgap("record", "-o", str(tmp_path / "x.lg"), "--", "true", env={"LAUNCHGAP_RECORDER": "/etc/passwd"})
     assert_one_line(proc, "/etc/passwd: not an executable recorder binary")
+
+
+@pytest.mark.parametrize("monitor, message", [
+    ("/etc/passwd", "/etc/passwd: not an executable monitor binary"),
+    ("/etc", "/etc: not an executable monitor binary"),
+])
+def test_a_monitor_that_is_not_a_program(tmp_path, monitor, message):
+    # once a traceback (os.execv's PermissionError): the monitor's binary is checked as the recorder's is
+    assert_one_line(launchgap("monitor", "--help", env={"LAUNCHGAP_MONITOR": monitor}), message)

@@ -84,12 +84,17 @@ def monitor(monitor_args: tuple[str, ...]) -> None:
     """Serve in-kernel aggregates of CUDA launches, launch gaps, scheduling
     and interrupts to Prometheus until stopped (docs/monitor.md). Runs the
     standalone launchgap-monitor binary; see `launchgap monitor --help`."""
+    hint = f"build it with `make setup`, put launchgap-monitor on PATH, or set {MONITOR_ENV_OVERRIDE}"
     binary = find_monitor()
     if binary is None or not binary.exists():
-        fail("cannot find the monitor binary (build it with `make setup`, put launchgap-monitor on PATH, "
-             f"or set {MONITOR_ENV_OVERRIDE})")
+        fail(f"cannot find the monitor binary ({hint})")
+    if not binary.is_file() or not os.access(binary, os.X_OK):
+        fail(f"{binary}: not an executable monitor binary ({hint})")
     passed = sys.argv[sys.argv.index("monitor") + 1 :] if "monitor" in sys.argv else list(monitor_args)
-    os.execv(str(binary), [str(binary), *passed])
+    try:
+        os.execv(str(binary), [str(binary), *passed])
+    except OSError as err:
+        fail(f"cannot run the monitor {binary} ({err.strerror or err}; {hint})")
 
 
 def _load(path: str, warn: bool = True):
