@@ -12,7 +12,8 @@ shared/real-traces/kineto and against cudasim's own writer of the same layout):
 - two layouts of `ts`: absolute (microseconds since the epoch, CLOCK_REALTIME) in
   older files, or relative to the top-level `baseTimeNanoseconds` in newer ones;
 - GPU work (`cat` kernel, gpu_memcpy, gpu_memset) filed under `pid` = a device index
-  and `tid` = a stream, its device also in `args.device`, which is what is read;
+  and `tid` = a stream, its device also in `args.device`, which is what is read (never
+  the pid: an event without args.device is left out and counted as damage);
   `gpu_user_annotation` rows are spans drawn over GPU work, not work, and are left out;
 - host calls (`cat` cuda_runtime, cuda_driver) with the process and thread that made
   them and `args.correlation`, the id the GPU work they made carries (every node of
@@ -217,9 +218,11 @@ def read_profiler_trace(path: str | Path) -> ProfilerRun:
     graph_ids = calls_raw.filter(pl.col("name").is_in(GRAPH_LAUNCHES))["correlation"].drop_nulls()
 
     gpu_raw = timed.filter(pl.col("cat").is_in(list(GPU_CATEGORIES)))
-    # the device: args.device, else the event's pid (Kineto files GPU work under its device's index)
-    device = pl.coalesce("device", "pid")
+    # the device: the event's own args.device, never its pid (the "GPU N" process it is filed under, which need
+    # not be its device); an event without one is left out and counted
+    device = pl.col("device")
     damaged("GPU events without a device", int(gpu_raw.select(device.is_null().sum()).item()))
+    damaged("GPU events with a negative device", int(gpu_raw.select((device < 0).sum()).item()))
     gpu = gpu_raw.filter(device.is_not_null() & (device >= 0)).select(
         pl.col("cat").replace_strict(GPU_CATEGORIES).alias("work"), "ts_ns", "end_ns",
         device.alias("device_id"), pl.col("context").fill_null(0).alias("context_id"),
