@@ -271,6 +271,10 @@ fn task_cgroup(data: &[u8], emit: &mut impl FnMut(&Row)) -> Option<()> {
         // 0: the kernel's pid could not be read (no task has id 0 in any namespace)
         ns_pid: (e.ns_pid != 0).then_some(e.ns_pid),
         ns_tid: (e.ns_tid != 0).then_some(e.ns_tid),
+        // 0: not in an autogroup, not read, no group scheduling (ids start at 1, weights at 2)
+        autogroup_id: (e.autogroup_id != 0).then_some(e.autogroup_id),
+        sched_cgroup_id: (e.sched_cgroup_id != 0).then_some(e.sched_cgroup_id),
+        group_weight: (e.group_weight != 0).then_some(e.group_weight),
     }));
     Some(())
 }

@@ -70,9 +70,11 @@ class TraceBuilder:
         self.rows.append({"ts_ns": ts, "event": Event.LOST, "cpu": cpu, "lost_event": kind, "lost_count": count,
                           "since_ns": ts - 100})
 
-    def task_cgroup(self, ts, cpu, task, cgroup_id, v1_cpu_cgroup_id=None):
+    def task_cgroup(self, ts, cpu, task, cgroup_id, v1_cpu_cgroup_id=None, autogroup_id=None, sched_cgroup_id=None,
+                    group_weight=None):
         self.rows.append({"ts_ns": ts, "event": Event.TASK_CGROUP, "cpu": cpu, "pid": task[0], "tid": task[1],
-                          "cgroup_id": cgroup_id, "v1_cpu_cgroup_id": v1_cpu_cgroup_id})
+                          "cgroup_id": cgroup_id, "v1_cpu_cgroup_id": v1_cpu_cgroup_id, "autogroup_id": autogroup_id,
+                          "sched_cgroup_id": sched_cgroup_id, "group_weight": group_weight})
 
     def cgroup(self, ts, hierarchy, cgroup_id, path, container_id=None, pod=None):
         self.rows.append({"ts_ns": ts, "event": Event.CGROUP, "hierarchy": hierarchy, "cgroup_id": cgroup_id,

@@ -90,6 +90,50 @@ def test_real_time_comes_first():
     assert share(piece(0, 1000), waits((1, 30, 0, 1000, 100)), my_prio=50) > 1 - 1e-4
 
 
+def grouped(*rows: tuple[int, int, int, int, int, str, int]) -> pl.DataFrame:
+    """(cpu, tid, start, end, prio, group, group's nice) -> waits with their scheduler groups' weights."""
+    return pl.DataFrame([(cpu, tid, start, end, weight(prio), group, SCHED_PRIO_TO_WEIGHT[20 + nice])
+                         for cpu, tid, start, end, prio, group, nice in rows],
+                        schema={"cpu": pl.UInt32, "tid": pl.UInt32, "r_start": pl.Int64, "r_end": pl.Int64,
+                                "weight": pl.Int64, "group": pl.String, "group_weight": pl.Int64}, orient="row")
+
+
+def group_share(competition_waits: pl.DataFrame, my_group: str = "mine", my_group_nice: int = 0) -> float:
+    weights = pl.DataFrame({"tid": [ME], "weight": [1024]}, schema={"tid": pl.UInt32, "weight": pl.Int64})
+    # the launching thread in MY_GROUP since before the piece
+    groups = pl.DataFrame({"ts_ns": [-1], "tid": [ME], "group": [my_group],
+                           "group_weight": [SCHED_PRIO_TO_WEIGHT[20 + my_group_nice]]},
+                          schema={"ts_ns": pl.Int64, "tid": pl.UInt32, "group": pl.String, "group_weight": pl.Int64})
+    return with_share(piece(0, 1000), Competition(competition_waits, weights, groups))["share"].item()
+
+
+def test_another_group_weighs_as_one_however_many_of_its_tasks_wait():
+    # another session's autogroup with two nice-0 tasks waiting all along: the CPU goes half to each group, not
+    # a third to each task
+    assert group_share(grouped((1, 30, 0, 1000, 120, "theirs", 0), (1, 31, 0, 1000, 120, "theirs", 0))) == 0.5
+
+
+def test_a_group_counts_while_any_of_its_tasks_waits():
+    # two tasks of one other group waiting one after the other (0-400, 300-700): the group waits 0-700
+    assert group_share(grouped((1, 30, 0, 400, 120, "theirs", 0), (1, 31, 300, 700, 120, "theirs", 0))
+                       ) == pytest.approx(1 / (1 + 700 / 1000))
+
+
+def test_groups_weigh_by_their_weights_and_tasks_within_a_group_by_theirs():
+    # the other session's autogroup at nice -10 (9548) against the launching thread's at nice 0 (1024); in
+    # the launching thread's own group a nice-0 task waits half the piece: the group's part, then the task's
+    competition = grouped((1, 30, 0, 1000, 139, "theirs", -10), (1, 32, 0, 500, 120, "mine", 0))
+    assert group_share(competition) == pytest.approx(1024 / (1024 + 9548) / (1 + 500 / 1000))
+    # the task's own nice does not weigh against another group's: only its group's does
+    heavy_group = grouped((1, 30, 0, 1000, 139, "theirs", 0))
+    assert group_share(heavy_group, my_group_nice=-10) == pytest.approx(9548 / (9548 + 1024))
+
+
+def test_one_group_for_all_is_the_task_weights_alone():
+    # a trace without group columns: every task in one group, as before them
+    assert group_share(grouped((1, 30, 0, 1000, 130, "?", 0)), my_group="?") == pytest.approx(1024 / (1024 + 110))
+
+
 # ---- competitors(): who waited, read from a trace's rows -----------------------------------------------
 
 LAUNCHER, OTHER, SILENT = (100, 101, "cudasim"), (200, 201, "other"), (300, 301, "agent")
@@ -159,6 +203,45 @@ def test_a_wait_whose_switch_in_went_unseen_is_left_out(tmp_path):
     b.switch(3000, 1, OTHER, LAUNCHER)                  # ... which switched it back in unseen: it ran till here
     b.switch(3500, 1, LAUNCHER, OTHER)                  # this wait is whole
     assert waits_of(b, tmp_path) == [(1, 201, 3000, 3500)]
+
+
+def test_each_wait_is_in_the_group_its_task_was_in_then(tmp_path):
+    """The task_cgroup rows give each task's scheduler group from the row on; a wait before a task's first row
+    is in the group of that first row; a task without rows is in the unknown group."""
+    from launchgap.analysis.gpu_time import UNKNOWN_GROUP, competitors
+    from tests.analysis.builder import IDLE, TraceBuilder
+
+    b = TraceBuilder()
+    b.switch(2000, 1, OTHER, LAUNCHER)                  # preempted: waits on CPU 1 (before its first row)
+    b.task_cgroup(2000, 1, LAUNCHER, 1, autogroup_id=7, group_weight=1024)
+    b.task_cgroup(2500, 1, OTHER, 1, autogroup_id=8, group_weight=335)
+    b.switch(3000, 1, LAUNCHER, OTHER)
+    b.switch(4000, 1, OTHER, SILENT)                    # preempted again, now in its session's new cgroup
+    b.task_cgroup(4000, 1, OTHER, 1, sched_cgroup_id=42, group_weight=2048)
+    b.switch(4200, 1, SILENT, OTHER)
+    b.switch(4500, 1, OTHER, IDLE)                      # preempted by nothing seen: runs on, a wait not ended
+    competition = competitors(b.write(tmp_path / "t.lg"))
+    waits = competition.waits.filter(pl.col("tid") == OTHER[1]).sort("r_start")
+    assert waits.select("r_start", "r_end", "group", "group_weight").rows() == [
+        (2000, 3000, "a8", 335), (4000, 4200, "c42", 2048)]
+    assert competition.groups.select("ts_ns", "tid", "group", "group_weight").rows() == [
+        (2000, LAUNCHER[1], "a7", 1024), (2500, OTHER[1], "a8", 335), (4000, OTHER[1], "c42", 2048)]
+    # the launching thread's group for a piece is the one it was in when the piece began; a task without
+    # rows is in the unknown group
+    def share_group(tid: int, at: int) -> str:
+        pieces = pl.DataFrame({"cpu": [1], "tid": [tid], "culprit_tid": [None], "p_start": [at], "p_end": [at + 10]},
+                              schema={"cpu": pl.UInt32, "tid": pl.UInt32, "culprit_tid": pl.UInt32,
+                                      "p_start": pl.Int64, "p_end": pl.Int64})
+        waits = pl.DataFrame({"cpu": [1], "tid": [999], "r_start": [at], "r_end": [at + 10], "weight": [3121],
+                              "group": ["a8"], "group_weight": [1024]},
+                             schema={**competition.waits.schema})
+        # a nice -5 task of group a8 (at nice 0's group weight) waits all along: the share says which group
+        # the thread was in
+        return with_share(pieces, Competition(waits, competition.weights, competition.groups))["share"].item()
+
+    assert share_group(OTHER[1], 3000) == pytest.approx(1024 / (1024 + 3121))   # in a8: by the tasks' weights
+    assert share_group(OTHER[1], 4100) == pytest.approx(2048 / (2048 + 1024))   # in c42 by then
+    assert share_group(SILENT[1], 4100) == 0.5 and UNKNOWN_GROUP == "?"          # unknown group, nice 0's weight
 
 
 # ---- gain_without(): what a run without the culprits would do ---------------------------------------

@@ -144,16 +144,74 @@ def weight_of(prio: pl.Expr) -> pl.Expr:
 @dataclass(frozen=True)
 class Competition:
     """Who else wanted a CPU, and when: where a culprit's CPU time would go, were the culprit gone.
-    waits: cpu, tid, r_start, r_end, weight: each task's runnable waits in a CPU's queue (disjoint for a
-    task), at its weight then; weights: tid, weight: each task's weight at its last switch-out."""
+    waits: cpu, tid, r_start, r_end, weight[, group, group_weight]: each task's runnable waits in a CPU's
+    queue (disjoint for a task), at its weight then, and its scheduler group (an autogroup or a cgroup of
+    the cpu controller, as the task_cgroup rows say; UNKNOWN_GROUP where the trace does not) with that
+    group's weight; weights: tid, weight: each task's weight at its last switch-out; groups: ts_ns, tid,
+    group, group_weight: each task's group from each of its task_cgroup rows on (sched_groups())."""
     waits: pl.DataFrame
     weights: pl.DataFrame
+    groups: pl.DataFrame | None = None
 
+
+# the group of a task whose scheduler group the trace does not say (a trace older than the task_cgroup rows'
+# group columns, a kernel without group scheduling): all such tasks are weighed as one group's, by task weight
+UNKNOWN_GROUP = "?"
 
 NO_COMPETITION = Competition(
     pl.DataFrame(schema={"cpu": pl.UInt32, "tid": pl.UInt32, "r_start": pl.Int64, "r_end": pl.Int64,
-                         "weight": pl.Int64}),
+                         "weight": pl.Int64, "group": pl.String, "group_weight": pl.Int64}),
     pl.DataFrame(schema={"tid": pl.UInt32, "weight": pl.Int64}))
+
+
+def with_groups(frame: pl.DataFrame) -> pl.DataFrame:
+    """FRAME with `group` and `group_weight` where it has none: every task in UNKNOWN_GROUP at nice 0's weight."""
+    if "group" not in frame.columns:
+        frame = frame.with_columns(pl.lit(UNKNOWN_GROUP).alias("group"))
+    if "group_weight" not in frame.columns:
+        frame = frame.with_columns(pl.lit(NICE_WEIGHTS[20], pl.Int64).alias("group_weight"))
+    return frame
+
+
+def sched_groups(trace: Trace) -> pl.DataFrame:
+    """ts_ns, tid, group, group_weight: each task's scheduler group from each of its task_cgroup rows on (an
+    autogroup `a<id>`, else the cpu controller's cgroup `c<id>`), as the recorder read it from the kernel's
+    task->sched_task_group; empty where the trace has no such rows."""
+    if not trace.count(Event.TASK_CGROUP):
+        return sched_groups_none()
+    rows = trace.of(Event.TASK_CGROUP, "ts_ns", "tid", "autogroup_id", "sched_cgroup_id", "group_weight")
+    return (rows.filter(pl.col("group_weight").is_not_null())
+            .select(pl.col("ts_ns").cast(pl.Int64), pl.col("tid").cast(pl.UInt32),
+                    pl.when(pl.col("autogroup_id").is_not_null())
+                    .then(pl.lit("a") + pl.col("autogroup_id").cast(pl.String))
+                    .when(pl.col("sched_cgroup_id").is_not_null())
+                    .then(pl.lit("c") + pl.col("sched_cgroup_id").cast(pl.String))
+                    .otherwise(pl.lit(UNKNOWN_GROUP)).alias("group"),
+                    pl.col("group_weight").cast(pl.Int64))
+            .sort("ts_ns"))
+
+
+def sched_groups_none() -> pl.DataFrame:
+    """sched_groups() of a trace without task_cgroup rows."""
+    return pl.DataFrame(schema={"ts_ns": pl.Int64, "tid": pl.UInt32, "group": pl.String, "group_weight": pl.Int64})
+
+
+def _group_at(frame: pl.DataFrame, groups: pl.DataFrame, at: str) -> pl.DataFrame:
+    """FRAME (tid, AT, ...) with each task's group at time AT: its latest task_cgroup row by then, else its
+    first (a task's first row comes at its first recorded switch: its group before it was the same but for
+    an exec or setsid in between), else UNKNOWN_GROUP."""
+    if groups.is_empty():
+        return with_groups(frame)
+    frame = frame.with_row_index("_row").sort(at)
+    before = frame.join_asof(groups.rename({"ts_ns": "_g_ts"}), left_on=at, right_on="_g_ts", by="tid",
+                             strategy="backward", check_sortedness=False)
+    first = groups.group_by("tid").agg(pl.col("group").first().alias("_first"),
+                                       pl.col("group_weight").first().alias("_first_weight"))
+    return (before.join(first, on="tid", how="left")
+            .with_columns(pl.coalesce("group", "_first", pl.lit(UNKNOWN_GROUP)).alias("group"),
+                          pl.coalesce("group_weight", "_first_weight", pl.lit(NICE_WEIGHTS[20], pl.Int64))
+                          .alias("group_weight"))
+            .sort("_row").drop("_row", "_g_ts", "_first", "_first_weight"))
 
 
 def competitors(trace: Trace) -> Competition:
@@ -198,7 +256,8 @@ def competitors(trace: Trace) -> Competition:
              .select("cpu", "tid", "r_start", "r_end", "weight"))
     weights = (sw.filter(pl.col("tid") != 0).sort("ts_ns").group_by("tid")
                .agg(weight_of(pl.col("prio")).last().alias("weight")))
-    return Competition(waits, weights)
+    groups = sched_groups(trace)
+    return Competition(_group_at(waits, groups, "r_start"), weights, groups)
 
 
 def _queued_weight(waits: pl.DataFrame, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
@@ -224,44 +283,71 @@ def _queued_weight(waits: pl.DataFrame, starts: np.ndarray, ends: np.ndarray) ->
 
 def with_share(pieces: pl.DataFrame, competition: Competition) -> pl.DataFrame:
     """PIECES (cpu, tid, culprit_tid, p_start, p_end, ...) with `share`: the part of each the launching thread
-    would have had without its culprit. A fair scheduler splits the freed time among the tasks waiting for
-    that CPU in proportion to their weights (nice levels): the launching thread's weight over its own and
-    the other waiting tasks' (their weight-time over the piece's length; only tasks that wanted more CPU than
-    they got: competitors()). Task weights only: a cgroup's or
-    an autogroup's (a session's tasks weigh as one with sched_autogroup on) are not in the trace
-    (docs/gpu-time.md)."""
+    would have had without its culprit. A fair scheduler splits a CPU's time first among the scheduler groups
+    with a task waiting (autogroups, cgroups of the cpu controller), by the groups' weights, then a group's
+    part among its waiting tasks by theirs (nice levels): the launching thread's share is its group's weight
+    over its own and the other waiting groups' (each group's weight while any of its tasks waits), times its
+    weight over its own and its group's other waiting tasks' (weight-time over the piece's length; only
+    tasks that wanted more CPU than they got: competitors()). The groups are taken as siblings: a deeper
+    cgroup tree's parents are not weighed (docs/gpu-time.md)."""
     if pieces.is_empty():
         return pieces.with_columns(pl.lit(1.0).alias("share"))
-    waits = competition.waits
+    waits = with_groups(competition.waits)
     indexed = pieces.with_row_index("piece")
     queries = (indexed.select("piece", "cpu", pl.col("tid").alias("me"), "culprit_tid",
                               pl.col("p_start").cast(pl.Int64).alias("q_start"),
                               pl.col("p_end").cast(pl.Int64).alias("q_end")).drop_nulls("cpu")
                .join(competition.weights.rename({"tid": "me", "weight": "my_weight"}), on="me", how="left")
                .with_columns(pl.col("my_weight").fill_null(NICE_WEIGHTS[20])))
+    # the launching thread's group when the piece began (not at its last row: an exiting task leaves its
+    # autogroup for the root group, kernel/sched/autogroup.c)
+    groups = competition.groups if competition.groups is not None else sched_groups_none()
+    queries = (_group_at(queries.rename({"me": "tid"}), groups, "q_start")
+               .rename({"tid": "me", "group": "my_group", "group_weight": "my_group_weight"}))
     if waits.is_empty() or queries.is_empty():
         return indexed.with_columns(pl.lit(1.0).alias("share")).drop("piece")
-    starts, ends, cpus = queries["q_start"].to_numpy(), queries["q_end"].to_numpy(), queries["cpu"].to_numpy()
-    queued = np.zeros(queries.height, np.float64)
+    starts, ends = queries["q_start"].to_numpy(), queries["q_end"].to_numpy()
+    cpus, mine = queries["cpu"].to_numpy(), queries["my_group"].to_numpy()
+    # the groups' weights while any of their tasks waits: each group's waits on a CPU merged into one run
+    group_runs = merge_intervals(waits.select("cpu", "group", "group_weight", pl.col("r_start").alias("start_ns"),
+                                              pl.col("r_end").alias("end_ns")), ["cpu", "group", "group_weight"]
+                                 ).rename({"start_ns": "r_start", "end_ns": "r_end", "group_weight": "weight"})
+    in_group = np.zeros(queries.height, np.float64)  # task weight-ns of my group's waiting tasks
+    other_groups = np.zeros(queries.height, np.float64)  # group weight-ns of the other groups waiting
     for cpu in np.unique(cpus):
-        here = cpus == cpu
-        queued[here] = _queued_weight(waits.filter(pl.col("cpu") == cpu), starts[here], ends[here])
-    # the launching thread's own waits and the culprit's are in that sum: taken back out (a task's waits are
-    # disjoint, so overlaps by task is exact), on the piece's CPU only
+        on_cpu = cpus == cpu
+        runs_here = group_runs.filter(pl.col("cpu") == cpu)
+        all_groups = _queued_weight(runs_here, starts[on_cpu], ends[on_cpu])
+        for group in np.unique(mine[on_cpu]):
+            here = on_cpu & (mine == group)
+            at = np.flatnonzero(here[on_cpu])
+            in_group[here] = _queued_weight(waits.filter((pl.col("cpu") == cpu) & (pl.col("group") == group)),
+                                            starts[here], ends[here])
+            other_groups[here] = all_groups[at] - _queued_weight(runs_here.filter(pl.col("group") == group),
+                                                                 starts[here], ends[here])
+    # the launching thread's own waits and the culprit's (where in its group) are in its group's sum: taken
+    # back out (a task's waits are disjoint, so overlaps by task is exact), on the piece's CPU only
     own = pl.concat([
-        overlaps(queries.select("piece", pl.col("me").alias("tid"), "cpu", "q_start", "q_end"),
+        overlaps(queries.select("piece", pl.col("me").alias("tid"), "cpu", "my_group", "q_start", "q_end"),
                  waits.rename({"cpu": "wait_cpu"}), "tid"),
-        overlaps(queries.select("piece", pl.col("culprit_tid").alias("tid"), "cpu", "q_start", "q_end")
+        overlaps(queries.select("piece", pl.col("culprit_tid").alias("tid"), "cpu", "my_group", "q_start", "q_end")
                  .drop_nulls("tid"), waits.rename({"cpu": "wait_cpu"}), "tid"),
-    ], how="diagonal_relaxed").filter(pl.col("wait_cpu") == pl.col("cpu")).group_by("piece").agg(
-        (pl.col("overlap_ns") * pl.col("weight")).sum().alias("own"))
-    others = (queries.select("piece", "my_weight", (pl.col("q_end") - pl.col("q_start")).alias("length"))
-              .with_columns(pl.Series("queued", queued))
+    ], how="diagonal_relaxed").filter((pl.col("wait_cpu") == pl.col("cpu")) & (pl.col("group") == pl.col("my_group"))
+                                      ).group_by("piece").agg((pl.col("overlap_ns") * pl.col("weight")).sum()
+                                                              .alias("own"))
+    length = pl.col("q_end") - pl.col("q_start")
+    others = (queries.select("piece", "my_weight", "my_group_weight", "q_start", "q_end")
+              .with_columns(pl.Series("in_group", in_group), pl.Series("other_groups", other_groups))
               .join(own, on="piece", how="left")
-              .select("piece", ((pl.col("queued") - pl.col("own").fill_null(0)).clip(lower_bound=0)
-                                / pl.col("length") / pl.col("my_weight")).alias("others")))
+              .select("piece",
+                      ((pl.col("in_group") - pl.col("own").fill_null(0)).clip(lower_bound=0)
+                       / length / pl.col("my_weight")).alias("others"),
+                      (pl.col("other_groups").clip(lower_bound=0) / length / pl.col("my_group_weight"))
+                      .alias("groups")))
     return (indexed.join(others, on="piece", how="left")
-            .with_columns((1.0 / (1.0 + pl.col("others").fill_null(0.0))).alias("share")).drop("piece", "others"))
+            .with_columns((1.0 / (1.0 + pl.col("others").fill_null(0.0))
+                           / (1.0 + pl.col("groups").fill_null(0.0))).alias("share"))
+            .drop("piece", "others", "groups"))
 
 
 def _host_parts(gaps: pl.DataFrame) -> pl.DataFrame:

@@ -535,6 +535,12 @@ KIND_COLUMNS: dict[Event, tuple[Column, ...]] = {
                "its process id in its own pid namespace (a container's), which a profiler inside it records; null in traces older than it"),
         Column('ns_tid', 'uint32', True, False, 'task', 'dictionary',
                'its thread id in its own pid namespace; null in traces older than it'),
+        Column('autogroup_id', 'uint64', True, False, None, 'dictionary',
+               'its autogroup; null where its scheduler group is not one (sched_autogroup off, or a cgroup other than the root), and in traces older than it'),
+        Column('sched_cgroup_id', 'uint64', True, False, None, 'dictionary',
+               "its scheduler group's cgroup where that is not an autogroup; null in an autogroup and in traces older than it"),
+        Column('group_weight', 'uint32', True, False, None, 'dictionary',
+               "its scheduler group's weight; null on a kernel without group scheduling and in traces older than it"),
     ),
     Event.CGROUP: (
         Column('ts_ns', 'uint64', False, False, 'time', 'delta',
@@ -757,6 +763,9 @@ COLUMN_TYPES: dict[str, str] = {
     'pod': 'utf8',
     'ns_pid': 'uint32',
     'ns_tid': 'uint32',
+    'autogroup_id': 'uint64',
+    'sched_cgroup_id': 'uint64',
+    'group_weight': 'uint32',
 }
 
 # format 1: one wide table, these columns in this order
@@ -824,6 +833,9 @@ FORMAT1_COLUMNS: tuple[str, ...] = (
     'pod',
     'ns_pid',
     'ns_tid',
+    'autogroup_id',
+    'sched_cgroup_id',
+    'group_weight',
 )
 # the columns format 1 began with (a file without one is damaged)
 FORMAT1_ORIGINAL: frozenset[str] = frozenset((

@@ -143,6 +143,10 @@ struct task_cgroup_event {
 	__u64 v1_cpu_cgroup_id; /* its cgroup in the v1 cpu controller's hierarchy; 0: not recorded */
 	__u32 ns_pid;           /* its process id in its own pid namespace (NSpid's last field); 0: not read */
 	__u32 ns_tid;           /* its thread id there */
+	__u64 autogroup_id;     /* its scheduler group's autogroup id; 0: not in an autogroup */
+	__u64 sched_cgroup_id;  /* else its scheduler group's cgroup (kernfs id); 0: not read */
+	__u32 group_weight;     /* that group's weight (nice 0: 1024); 0: no group scheduling */
+	__u32 reserved;
 };
 
 /* A cgroup made while recording. hdr.pid/tid is the task that made it. */

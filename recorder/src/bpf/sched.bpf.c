@@ -28,6 +28,9 @@ struct cgroup_event cgroup_event_layout = {};
 struct recorded_cgroups {
 	__u64 cgroup_id;
 	__u64 v1_cpu_cgroup_id;
+	__u64 autogroup_id;
+	__u64 sched_cgroup_id;
+	__u32 group_weight;
 };
 
 struct {
@@ -73,15 +76,19 @@ static __always_inline void record_cgroups(struct task_struct *task, __u64 ts)
 	__u32 tid = task->pid;
 	struct recorded_cgroups *last;
 	struct task_cgroup_event *e;
-	__u64 v2, v1_cpu = 0;
+	__u64 v2, v1_cpu = 0, autogroup = 0, sched_cgroup = 0;
+	__u32 weight = 0;
 
 	if (!tid)
 		return;
 	v2 = task_cgroup_v2_id(task);
 	if (v1_cpu_hierarchy_id)
 		v1_cpu = task_cgroup_cpu_id(task);
+	/* a new session (setsid: a new autogroup) or its nice changed makes a new row too */
+	task_sched_group(task, &autogroup, &sched_cgroup, &weight);
 	last = bpf_task_storage_get(&recorded_cgroups, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!last || (last->cgroup_id == v2 && last->v1_cpu_cgroup_id == v1_cpu))
+	if (!last || (last->cgroup_id == v2 && last->v1_cpu_cgroup_id == v1_cpu && last->autogroup_id == autogroup &&
+		      last->sched_cgroup_id == sched_cgroup && last->group_weight == weight))
 		return;
 	e = reserve_event(sizeof(*e), EVENT_TASK_CGROUP, ts, task->tgid, tid);
 	if (!e)
@@ -90,9 +97,16 @@ static __always_inline void record_cgroups(struct task_struct *task, __u64 ts)
 	e->v1_cpu_cgroup_id = v1_cpu;
 	e->ns_tid = ns_id_of(BPF_CORE_READ(task, thread_pid));
 	e->ns_pid = ns_id_of(BPF_CORE_READ(task, group_leader, thread_pid));
+	e->autogroup_id = autogroup;
+	e->sched_cgroup_id = sched_cgroup;
+	e->group_weight = weight;
+	e->reserved = 0;
 	submit_event(e, sizeof(*e));
 	last->cgroup_id = v2;
 	last->v1_cpu_cgroup_id = v1_cpu;
+	last->autogroup_id = autogroup;
+	last->sched_cgroup_id = sched_cgroup;
+	last->group_weight = weight;
 }
 
 SEC("tp_btf/sched_switch")

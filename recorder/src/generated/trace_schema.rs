@@ -339,6 +339,9 @@ pub const KIND_COLUMNS: [&[ColumnSpec]; 26] = [
         ColumnSpec { name: "v1_cpu_cgroup_id", arrow: ArrowType::UInt64, nullable: true, optional: false, role: None, encoding: ColumnEncoding::Dictionary },
         ColumnSpec { name: "ns_pid", arrow: ArrowType::UInt32, nullable: true, optional: false, role: Some("task"), encoding: ColumnEncoding::Dictionary },
         ColumnSpec { name: "ns_tid", arrow: ArrowType::UInt32, nullable: true, optional: false, role: Some("task"), encoding: ColumnEncoding::Dictionary },
+        ColumnSpec { name: "autogroup_id", arrow: ArrowType::UInt64, nullable: true, optional: false, role: None, encoding: ColumnEncoding::Dictionary },
+        ColumnSpec { name: "sched_cgroup_id", arrow: ArrowType::UInt64, nullable: true, optional: false, role: None, encoding: ColumnEncoding::Dictionary },
+        ColumnSpec { name: "group_weight", arrow: ArrowType::UInt32, nullable: true, optional: false, role: None, encoding: ColumnEncoding::Dictionary },
     ],
     &[
         ColumnSpec { name: "ts_ns", arrow: ArrowType::UInt64, nullable: false, optional: false, role: Some("time"), encoding: ColumnEncoding::Delta },
@@ -493,6 +496,9 @@ pub const FORMAT1_COLUMNS: &[ColumnSpec] = &[
     ColumnSpec { name: "pod", arrow: ArrowType::Utf8, nullable: true, optional: false, role: None, encoding: ColumnEncoding::Plain },
     ColumnSpec { name: "ns_pid", arrow: ArrowType::UInt32, nullable: true, optional: false, role: None, encoding: ColumnEncoding::Plain },
     ColumnSpec { name: "ns_tid", arrow: ArrowType::UInt32, nullable: true, optional: false, role: None, encoding: ColumnEncoding::Plain },
+    ColumnSpec { name: "autogroup_id", arrow: ArrowType::UInt64, nullable: true, optional: false, role: None, encoding: ColumnEncoding::Plain },
+    ColumnSpec { name: "sched_cgroup_id", arrow: ArrowType::UInt64, nullable: true, optional: false, role: None, encoding: ColumnEncoding::Plain },
+    ColumnSpec { name: "group_weight", arrow: ArrowType::UInt32, nullable: true, optional: false, role: None, encoding: ColumnEncoding::Plain },
 ];
 
 /// A `launch` row; `None` is null.
@@ -714,6 +720,9 @@ pub struct TaskCgroupRow {
     pub v1_cpu_cgroup_id: Option<u64>,
     pub ns_pid: Option<u32>,
     pub ns_tid: Option<u32>,
+    pub autogroup_id: Option<u64>,
+    pub sched_cgroup_id: Option<u64>,
+    pub group_weight: Option<u32>,
 }
 
 /// A `cgroup` row; `None` is null.
@@ -1830,6 +1839,9 @@ pub struct TaskCgroupBuilder {
     v1_cpu_cgroup_id: UInt64Builder,
     ns_pid: UInt32Builder,
     ns_tid: UInt32Builder,
+    autogroup_id: UInt64Builder,
+    sched_cgroup_id: UInt64Builder,
+    group_weight: UInt32Builder,
 }
 
 impl TaskCgroupBuilder {
@@ -1843,6 +1855,9 @@ impl TaskCgroupBuilder {
             v1_cpu_cgroup_id: UInt64Builder::new(),
             ns_pid: UInt32Builder::new(),
             ns_tid: UInt32Builder::new(),
+            autogroup_id: UInt64Builder::new(),
+            sched_cgroup_id: UInt64Builder::new(),
+            group_weight: UInt32Builder::new(),
         }
     }
 
@@ -1855,6 +1870,9 @@ impl TaskCgroupBuilder {
         self.v1_cpu_cgroup_id.append_option(row.v1_cpu_cgroup_id);
         self.ns_pid.append_option(row.ns_pid);
         self.ns_tid.append_option(row.ns_tid);
+        self.autogroup_id.append_option(row.autogroup_id);
+        self.sched_cgroup_id.append_option(row.sched_cgroup_id);
+        self.group_weight.append_option(row.group_weight);
     }
 
     pub fn len(&self) -> usize {
@@ -1872,6 +1890,9 @@ impl TaskCgroupBuilder {
             Arc::new(self.v1_cpu_cgroup_id.finish()) as ArrayRef,
             Arc::new(self.ns_pid.finish()) as ArrayRef,
             Arc::new(self.ns_tid.finish()) as ArrayRef,
+            Arc::new(self.autogroup_id.finish()) as ArrayRef,
+            Arc::new(self.sched_cgroup_id.finish()) as ArrayRef,
+            Arc::new(self.group_weight.finish()) as ArrayRef,
         ]
     }
 }
@@ -2722,6 +2743,9 @@ pub struct WideBuilders {
     pod: StringBuilder,
     ns_pid: UInt32Builder,
     ns_tid: UInt32Builder,
+    autogroup_id: UInt64Builder,
+    sched_cgroup_id: UInt64Builder,
+    group_weight: UInt32Builder,
 }
 
 impl WideBuilders {
@@ -2790,6 +2814,9 @@ impl WideBuilders {
             pod: StringBuilder::new(),
             ns_pid: UInt32Builder::new(),
             ns_tid: UInt32Builder::new(),
+            autogroup_id: UInt64Builder::new(),
+            sched_cgroup_id: UInt64Builder::new(),
+            group_weight: UInt32Builder::new(),
         }
     }
 
@@ -2859,6 +2886,9 @@ impl WideBuilders {
                 self.pod.append_null();
                 self.ns_pid.append_null();
                 self.ns_tid.append_null();
+                self.autogroup_id.append_null();
+                self.sched_cgroup_id.append_null();
+                self.group_weight.append_null();
             }
             Row::Sync(r) => {
                 self.ts_ns.append_value(r.ts_ns);
@@ -2924,6 +2954,9 @@ impl WideBuilders {
                 self.pod.append_null();
                 self.ns_pid.append_null();
                 self.ns_tid.append_null();
+                self.autogroup_id.append_null();
+                self.sched_cgroup_id.append_null();
+                self.group_weight.append_null();
             }
             Row::RuntimeOnly(r) => {
                 self.ts_ns.append_value(r.ts_ns);
@@ -2989,6 +3022,9 @@ impl WideBuilders {
                 self.pod.append_null();
                 self.ns_pid.append_null();
                 self.ns_tid.append_null();
+                self.autogroup_id.append_null();
+                self.sched_cgroup_id.append_null();
+                self.group_weight.append_null();
             }
             Row::Switch(r) => {
                 self.ts_ns.append_value(r.ts_ns);
@@ -3054,6 +3090,9 @@ impl WideBuilders {
                 self.pod.append_null();
                 self.ns_pid.append_null();
                 self.ns_tid.append_null();
+                self.autogroup_id.append_null();
+                self.sched_cgroup_id.append_null();
+                self.group_weight.append_null();
             }
             Row::Waking(r) => {
                 self.ts_ns.append_value(r.ts_ns);
@@ -3119,6 +3158,9 @@ impl WideBuilders {
                 self.pod.append_null();
                 self.ns_pid.append_null();
                 self.ns_tid.append_null();
+                self.autogroup_id.append_null();
+                self.sched_cgroup_id.append_null();
+                self.group_weight.append_null();
             }
             Row::Wakeup(r) => {
                 self.ts_ns.append_value(r.ts_ns);
@@ -3184,6 +3226,9 @@ impl WideBuilders {
                 self.pod.append_null();
                 self.ns_pid.append_null();
                 self.ns_tid.append_null();
+                self.autogroup_id.append_null();
+                self.sched_cgroup_id.append_null();
+                self.group_weight.append_null();
             }
             Row::WakeupNew(r) => {
                 self.ts_ns.append_value(r.ts_ns);
@@ -3249,6 +3294,9 @@ impl WideBuilders {
                 self.pod.append_null();
                 self.ns_pid.append_null();
                 self.ns_tid.append_null();
+                self.autogroup_id.append_null();
+                self.sched_cgroup_id.append_null();
+                self.group_weight.append_null();
             }
             Row::Migrate(r) => {
                 self.ts_ns.append_value(r.ts_ns);
@@ -3314,6 +3362,9 @@ impl WideBuilders {
                 self.pod.append_null();
                 self.ns_pid.append_null();
                 self.ns_tid.append_null();
+                self.autogroup_id.append_null();
+                self.sched_cgroup_id.append_null();
+                self.group_weight.append_null();
             }
             Row::Fork(r) => {
                 self.ts_ns.append_value(r.ts_ns);
@@ -3379,6 +3430,9 @@ impl WideBuilders {
                 self.pod.append_null();
                 self.ns_pid.append_null();
                 self.ns_tid.append_null();
+                self.autogroup_id.append_null();
+                self.sched_cgroup_id.append_null();
+                self.group_weight.append_null();
             }
             Row::Exec(r) => {
                 self.ts_ns.append_value(r.ts_ns);
@@ -3444,6 +3498,9 @@ impl WideBuilders {
                 self.pod.append_null();
                 self.ns_pid.append_null();
                 self.ns_tid.append_null();
+                self.autogroup_id.append_null();
+                self.sched_cgroup_id.append_null();
+                self.group_weight.append_null();
             }
             Row::Exit(r) => {
                 self.ts_ns.append_value(r.ts_ns);
@@ -3509,6 +3566,9 @@ impl WideBuilders {
                 self.pod.append_null();
                 self.ns_pid.append_null();
                 self.ns_tid.append_null();
+                self.autogroup_id.append_null();
+                self.sched_cgroup_id.append_null();
+                self.group_weight.append_null();
             }
             Row::Comm(r) => {
                 self.ts_ns.append_value(r.ts_ns);
@@ -3574,6 +3634,9 @@ impl WideBuilders {
                 self.pod.append_null();
                 self.ns_pid.append_null();
                 self.ns_tid.append_null();
+                self.autogroup_id.append_null();
+                self.sched_cgroup_id.append_null();
+                self.group_weight.append_null();
             }
             Row::Hardirq(r) => {
                 self.ts_ns.append_value(r.ts_ns);
@@ -3639,6 +3702,9 @@ impl WideBuilders {
                 self.pod.append_null();
                 self.ns_pid.append_null();
                 self.ns_tid.append_null();
+                self.autogroup_id.append_null();
+                self.sched_cgroup_id.append_null();
+                self.group_weight.append_null();
             }
             Row::Softirq(r) => {
                 self.ts_ns.append_value(r.ts_ns);
@@ -3704,6 +3770,9 @@ impl WideBuilders {
                 self.pod.append_null();
                 self.ns_pid.append_null();
                 self.ns_tid.append_null();
+                self.autogroup_id.append_null();
+                self.sched_cgroup_id.append_null();
+                self.group_weight.append_null();
             }
             Row::IrqVector(r) => {
                 self.ts_ns.append_value(r.ts_ns);
@@ -3769,6 +3838,9 @@ impl WideBuilders {
                 self.pod.append_null();
                 self.ns_pid.append_null();
                 self.ns_tid.append_null();
+                self.autogroup_id.append_null();
+                self.sched_cgroup_id.append_null();
+                self.group_weight.append_null();
             }
             Row::Lost(r) => {
                 self.ts_ns.append_value(r.ts_ns);
@@ -3834,6 +3906,9 @@ impl WideBuilders {
                 self.pod.append_null();
                 self.ns_pid.append_null();
                 self.ns_tid.append_null();
+                self.autogroup_id.append_null();
+                self.sched_cgroup_id.append_null();
+                self.group_weight.append_null();
             }
             Row::TaskCgroup(r) => {
                 self.ts_ns.append_value(r.ts_ns);
@@ -3899,6 +3974,9 @@ impl WideBuilders {
                 self.pod.append_null();
                 self.ns_pid.append_option(r.ns_pid);
                 self.ns_tid.append_option(r.ns_tid);
+                self.autogroup_id.append_option(r.autogroup_id);
+                self.sched_cgroup_id.append_option(r.sched_cgroup_id);
+                self.group_weight.append_option(r.group_weight);
             }
             Row::Cgroup(r) => {
                 self.ts_ns.append_value(r.ts_ns);
@@ -3964,6 +4042,9 @@ impl WideBuilders {
                 self.pod.append_option(r.pod);
                 self.ns_pid.append_null();
                 self.ns_tid.append_null();
+                self.autogroup_id.append_null();
+                self.sched_cgroup_id.append_null();
+                self.group_weight.append_null();
             }
             Row::GpuKernel(r) => {
                 self.ts_ns.append_value(r.ts_ns);
@@ -4029,6 +4110,9 @@ impl WideBuilders {
                 self.pod.append_null();
                 self.ns_pid.append_null();
                 self.ns_tid.append_null();
+                self.autogroup_id.append_null();
+                self.sched_cgroup_id.append_null();
+                self.group_weight.append_null();
             }
             Row::GpuGraph(r) => {
                 self.ts_ns.append_value(r.ts_ns);
@@ -4094,6 +4178,9 @@ impl WideBuilders {
                 self.pod.append_null();
                 self.ns_pid.append_null();
                 self.ns_tid.append_null();
+                self.autogroup_id.append_null();
+                self.sched_cgroup_id.append_null();
+                self.group_weight.append_null();
             }
             Row::GpuMemcpy(r) => {
                 self.ts_ns.append_value(r.ts_ns);
@@ -4159,6 +4246,9 @@ impl WideBuilders {
                 self.pod.append_null();
                 self.ns_pid.append_null();
                 self.ns_tid.append_null();
+                self.autogroup_id.append_null();
+                self.sched_cgroup_id.append_null();
+                self.group_weight.append_null();
             }
             Row::GpuMemset(r) => {
                 self.ts_ns.append_value(r.ts_ns);
@@ -4224,6 +4314,9 @@ impl WideBuilders {
                 self.pod.append_null();
                 self.ns_pid.append_null();
                 self.ns_tid.append_null();
+                self.autogroup_id.append_null();
+                self.sched_cgroup_id.append_null();
+                self.group_weight.append_null();
             }
             Row::GpuSync(r) => {
                 self.ts_ns.append_value(r.ts_ns);
@@ -4289,6 +4382,9 @@ impl WideBuilders {
                 self.pod.append_null();
                 self.ns_pid.append_null();
                 self.ns_tid.append_null();
+                self.autogroup_id.append_null();
+                self.sched_cgroup_id.append_null();
+                self.group_weight.append_null();
             }
             Row::GpuApi(r) => {
                 self.ts_ns.append_value(r.ts_ns);
@@ -4354,6 +4450,9 @@ impl WideBuilders {
                 self.pod.append_null();
                 self.ns_pid.append_null();
                 self.ns_tid.append_null();
+                self.autogroup_id.append_null();
+                self.sched_cgroup_id.append_null();
+                self.group_weight.append_null();
             }
             Row::GpuCollector(r) => {
                 self.ts_ns.append_value(r.ts_ns);
@@ -4419,6 +4518,9 @@ impl WideBuilders {
                 self.pod.append_null();
                 self.ns_pid.append_null();
                 self.ns_tid.append_null();
+                self.autogroup_id.append_null();
+                self.sched_cgroup_id.append_null();
+                self.group_weight.append_null();
             }
             Row::GpuCollectorThread(r) => {
                 self.ts_ns.append_value(r.ts_ns);
@@ -4484,6 +4586,9 @@ impl WideBuilders {
                 self.pod.append_null();
                 self.ns_pid.append_null();
                 self.ns_tid.append_null();
+                self.autogroup_id.append_null();
+                self.sched_cgroup_id.append_null();
+                self.group_weight.append_null();
             }
         }
     }
@@ -4553,6 +4658,9 @@ impl WideBuilders {
         self.pod.append_null();
         self.ns_pid.append_null();
         self.ns_tid.append_null();
+        self.autogroup_id.append_null();
+        self.sched_cgroup_id.append_null();
+        self.group_weight.append_null();
     }
 
     pub fn len(&self) -> usize {
@@ -4624,6 +4732,9 @@ impl WideBuilders {
             Arc::new(self.pod.finish()) as ArrayRef,
             Arc::new(self.ns_pid.finish()) as ArrayRef,
             Arc::new(self.ns_tid.finish()) as ArrayRef,
+            Arc::new(self.autogroup_id.finish()) as ArrayRef,
+            Arc::new(self.sched_cgroup_id.finish()) as ArrayRef,
+            Arc::new(self.group_weight.finish()) as ArrayRef,
         ]
     }
 }
