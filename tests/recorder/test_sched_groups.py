@@ -8,6 +8,7 @@ the task itself) and to the kernel's own sched_prio_to_weight table."""
 from __future__ import annotations
 
 import re
+import shlex
 from pathlib import Path
 
 import polars as pl
@@ -52,7 +53,7 @@ def test_a_new_session_is_recorded_in_its_own_autogroup_at_the_weight_its_nice_g
     if why:
         pytest.skip(why)
     seen = tmp_path / "autogroup.txt"
-    script = (f"echo {AUTOGROUP_NICE} > /proc/self/autogroup && cat /proc/self/autogroup > {seen} && "
+    script = (f"echo {AUTOGROUP_NICE} > /proc/self/autogroup && cat /proc/self/autogroup > {shlex.quote(str(seen))} && "
               "i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done; sleep 0.05")
     run = record(["setsid", "sh", "-c", script], truth=False)
     match = re.fullmatch(r"/autogroup-(\d+) nice (-?\d+)\n", seen.read_text())
