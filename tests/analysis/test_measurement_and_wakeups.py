@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from launchgap.analysis.report import build_report
 from launchgap.trace.model import FrameTables, Trace
 from launchgap.trace import Event
@@ -91,3 +93,132 @@ def test_bounds_keep_them_apart_too(tmp_path):
     assert (g.measurement.tasks_low_ns, g.measurement.tasks_high_ns) == (0, 1500)
     assert (g.wakeup_latency_low_ns, g.wakeup_latency_high_ns) == (0, 500)
     assert json.loads(json.dumps(g.to_json()))["wakeup_latency_high_ns"] == 500
+
+
+# ---- a quiet run: what measuring cost is most of what the GPU waited for --------------------------------------
+# (the issue's quiet --gpu-activity run: launchgap's own threads were 78% of what the verdict called interference)
+
+def uprobe(function: str, layer: str, cost: str, attached: bool = True) -> dict:
+    """A probe report as meta.json's probes[] holds it (docs/trace-format.md)."""
+    return {"kind": "uprobe", "function": function, "file": "/lib/libcuda.so.1", "layer": layer, "probe_cost": cost,
+            "attached": attached, "error": None}
+
+
+# the launch entry point's probe is emulated (1 us a hit); the sync's, single-stepped (11 us), is no launch's
+PROBES = [uprobe("cuLaunchKernel", "driver", "emulated"), uprobe("cuStreamSynchronize", "driver", "single-stepped"),
+          uprobe("cuMemcpyHtoD_v2", "driver", "single-stepped"),
+          {"kind": "tracepoint", "name": "sched_switch", "attached": True, "error": None}]
+
+
+def quiet_trace(probes: list[dict] | None = None, options: dict | None = None) -> TraceBuilder:
+    """The GPU's active span [2000, 102000): 100 us. Its two gaps between work, each ended by a launch:
+    - [3000, 20000), kernel 2 (call [17500, 19500)): host work [3000, 5000); the recorder [5000, 15000); host work
+      [15000, 17500); the launch call, 2000; the GPU's [19500, 20000).
+    - [30000, 60000), kernel 3 (call [59000, 59800)): host work [30000, 33000); blocked [33000, 35000); woken while
+      CPU 1 idled, runs at 38000 (wake-up latency 3000); host work [38000, 40000); the collector's thread [40000,
+      45000); host work [45000, 50000); the hog [50000, 50500); host work [50500, 59000); the launch call, 800; the
+      GPU's [59800, 60000).
+    Interference: the hog's 500 (0.5% of the span: negligible). Measuring: 10000 + 5000 (15%). Wake-up latency
+    3000 (3%). Together they would be 18.5%: heavy."""
+    meta = {**GPU_ACTIVITY, "recorder_pid": 999}
+    if probes is not None:
+        meta["probes"] = probes
+    if options is not None:
+        meta["options"] = options
+    b = TraceBuilder(start_ns=1000, end_ns=200_000, meta_extra=meta)
+    b.switch(1200, 1, IDLE, APP)
+    b.launch(1500, 1, APP)
+    b.gpu_api(1500, 1600, APP, 1)
+    b.gpu_kernel(2000, 3000, 100, 1)
+    b.switch(5000, 1, APP, RECORDER)
+    b.switch(15_000, 1, RECORDER, APP)
+    b.launch(17_500, 1, APP)
+    b.gpu_api(17_500, 19_500, APP, 2)
+    b.gpu_kernel(20_000, 30_000, 100, 2)
+    b.switch(33_000, 1, APP, IDLE, voluntary=True)
+    b.wakeup(35_000, APP, 1)
+    b.switch(38_000, 1, IDLE, APP)
+    b.switch(40_000, 1, APP, COLLECTOR)
+    b.switch(45_000, 1, COLLECTOR, APP)
+    b.switch(50_000, 1, APP, HOG)
+    b.switch(50_500, 1, HOG, APP, voluntary=True)
+    b.launch(59_000, 1, APP)
+    b.gpu_api(59_000, 59_800, APP, 3)
+    b.gpu_kernel(60_000, 102_000, 100, 3)
+    b.switch(150_000, 1, APP, IDLE, dead=True)
+    b.gpu_collector_thread(1300, 100, 105)
+    return b
+
+
+def test_a_quiet_run_is_negligible_whatever_measuring_cost(tmp_path):
+    report = build_report(quiet_trace(PROBES).write(tmp_path / "t.lg"))
+    g = report.gpu_time
+    assert {c.cause: c.ns for c in g.causes} == {
+        "before_first": 1000, "host_work": 23_000, "measurement": 15_000, "launch_call": 2800, "gpu_side": 700,
+        "blocked": 2000, "wakeup_latency": 3000, "preempted": 500, "after_last": 98_000}
+    assert (g.active_ns, g.interference_low_ns, g.interference_high_ns) == (100_000, 500, 500)
+    assert [(c.name, c.pids, c.high_ns, c.share_percent) for c in g.culprits] == [("hog", [200], 500, 100.0)]
+    assert [(t.name, t.pid, t.ns) for t in g.measurement.tasks] == [("trace-writer", 999, 10_000),
+                                                                     ("cupti-worker", 100, 5000)]
+    # the level, the advice and the words: the hog's 0.5% alone
+    assert report.verdict.level == "negligible"
+    assert report.verdict.gpu_idle_low_percent == report.verdict.gpu_idle_high_percent == 0.5
+    assert report.verdict.text.startswith(
+        "The GPU lost 500 ns of its 100 us of work to interference (0.50%): negligible: no action needed")
+    for ours in ("trace-writer", "cupti-worker", "swapper", "999"):
+        assert ours not in report.verdict.text
+    # without the interference: one span of 100 000 - 500 ns instead of 100 000 (no drain syncs: no steps)
+    p = g.prediction
+    assert (p.basis, p.steps, p.measured_per_s) == ("gpu_span", None, 1e9 / 100_000)
+    assert p.predicted_low_per_s == p.predicted_high_per_s == pytest.approx(1e9 / 99_500)
+    assert p.gain_low_percent == p.gain_high_percent == pytest.approx(100 * (100_000 / 99_500 - 1))
+
+
+def test_taking_launchgap_away_is_predicted_to_buy_nothing(tmp_path):
+    from launchgap.analysis.gpu_time import gain_without
+
+    g = build_report(quiet_trace(PROBES).write(tmp_path / "t.lg")).gpu_time
+    # the recorder's process and the collector's (the workload's own, 100) are no culprits: nothing to remove
+    assert gain_without(g, {999}) == (0.0, 0.0)
+    assert gain_without(g, {100}) == (0.0, 0.0)
+    # the hog's 500 ns over the workload's own time, the span less the interference alone: 500 / 99 500
+    assert gain_without(g, {200}) == (pytest.approx(100 * 500 / 99_500), pytest.approx(100 * 500 / 99_500))
+
+
+def test_the_probes_cost_is_estimated_inside_the_launch_calls(tmp_path):
+    # a launch's probe costs 1000 (its sync's and copy's 11 000 are no launch's): of the launch calls ending
+    # the gaps, 2000 and 800 ns, min(2000, 1000) + min(800, 1000) = 1800
+    g = build_report(quiet_trace(PROBES).write(tmp_path / "a.lg")).gpu_time
+    assert (g.measurement.probes_estimated_ns, g.measurement.probe_ns_per_launch) == (1800, 1000)
+    # part of the launch calls (the app's own), never interference
+    assert {c.cause: c.ns for c in g.causes}["launch_call"] == 2800 and g.interference_high_ns == 500
+    # with --api-names the runtime launch entry point's entry and return probes too, 2 x 1000 (its sync's are no
+    # launch's): 3000 a launch, so the whole of both calls
+    runtime = [uprobe("cudaLaunchKernel", "runtime", "emulated"),
+               uprobe("cudaStreamSynchronize", "runtime", "single-stepped")]
+    g = build_report(quiet_trace(PROBES + runtime, {"api_names": True}).write(tmp_path / "b.lg")).gpu_time
+    assert (g.measurement.probes_estimated_ns, g.measurement.probe_ns_per_launch) == (2800, 3000)
+    # a trace that reports no probes has no estimate
+    g = build_report(quiet_trace().write(tmp_path / "c.lg")).gpu_time
+    assert (g.measurement.probes_estimated_ns, g.measurement.probe_ns_per_launch) == (None, None)
+
+
+def test_what_a_launchs_probes_cost_by_entry_point(tmp_path):
+    from launchgap.analysis.measurement import probe_ns_per_launch
+
+    probes = [uprobe("cuLaunchKernel", "driver", "emulated"),
+              uprobe("cuLaunchKernel_ptsz", "driver", "single-stepped"),
+              uprobe("cuGraphLaunch", "driver", "never-fires"),
+              uprobe("cuLaunchKernelEx", "driver", "single-stepped", attached=False),
+              uprobe("cuStreamSynchronize", "driver", "single-stepped"),
+              uprobe("cuCtxSynchronize", "driver", "emulated"),
+              uprobe("cudaLaunchKernel", "runtime", "emulated"),
+              uprobe("cudaGraphLaunch", "runtime", "emulated"),
+              uprobe("cudaMemcpy", "runtime", "single-stepped"),
+              {"kind": "tracepoint", "name": "sched_switch", "attached": True, "error": None}]
+    # a hit: 1 us emulated, 11 us single-stepped, nothing where it never fires; a probe not attached costs nothing
+    trace = quiet_trace(probes).write(tmp_path / "a.lg")
+    assert probe_ns_per_launch(trace) == {"cuLaunchKernel": 1000, "cuLaunchKernel_ptsz": 11_000, "cuGraphLaunch": 0}
+    # with --api-names each launch also goes through a runtime launch entry point's entry and return probes: 2 x 1000
+    trace = quiet_trace(probes, {"api_names": True}).write(tmp_path / "b.lg")
+    assert probe_ns_per_launch(trace) == {"cuLaunchKernel": 3000, "cuLaunchKernel_ptsz": 13_000, "cuGraphLaunch": 2000}

@@ -14,7 +14,7 @@ sum to the idle time.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import polars as pl
@@ -951,17 +951,38 @@ def bounds_section(trace: Trace, launches: pl.DataFrame, syncs: pl.DataFrame, se
                    "lo", "hi").select("cause", "culprit_pid", "culprit", (pl.col("d_end") - pl.col("d_start")).alias("ns"))
     wakeup_high = int(others.filter(pl.col("cause") == WAKEUP_LATENCY)["ns"].sum() or 0)
     cpu_interference = int(found["inside"]["ns"].sum() or 0)
+    # a culprit's share is of all the delays (its rows' shares add up to 100), its bounds within the span
+    delayed = found["high_ns"]
     return GpuTime(
         mode="bounds", why=why, span_ns=active, busy_ns=None, idle_ns=None, busy_percent=None, causes=[],
         interference_low_ns=low, interference_high_ns=high, own_ns=None,
-        culprits=_culprits(interfering, "command", high, lower), cpu_interference_ns=cpu_interference,
+        culprits=_within_span(_culprits(interfering, "command", delayed, lower), active),
+        cpu_interference_ns=cpu_interference,
         hidden_low_ns=max(0, cpu_interference - high), hidden_high_ns=max(0, cpu_interference - low),
         hidden_percent=None, processes=[], active_ns=active,
         prediction=_prediction(_steps(syncs, launches), active, low, high), note=found["note"],
-        culprits_by_cgroup=_cgroup_culprits(interfering, cgroup_table),
-        culprits_by_process=_culprits(interfering, "process", high, lower),
+        culprits_by_cgroup=_within_span(_cgroup_culprits(interfering, cgroup_table), active),
+        culprits_by_process=_within_span(_culprits(interfering, "process", delayed, lower), active),
         measurement=_measured(others, (None, None), tasks_low=0),
         wakeup_latency_low_ns=0, wakeup_latency_high_ns=wakeup_high)
+
+
+def _within_span(culprits, span: int):
+    """Bounds-mode culprit rows (GpuCulprit or GpuCgroupCulprit; None: none) with no bound over the active SPAN:
+    a culprit's delays can add up to more than the GPU worked (launching threads delayed at once; in a trace
+    without its switch table a woken thread never runs again), but the GPU cannot have waited longer than
+    that. What it would give back is within its upper bound."""
+    if culprits is None:
+        return None
+    out = []
+    for c in culprits:
+        high = min(c.high_ns, span)
+        fields = dict(low_ns=min(c.low_ns, high), high_ns=high, recoverable_low_ns=min(c.recoverable_low_ns, high),
+                      recoverable_high_ns=min(c.recoverable_high_ns, high))
+        if isinstance(c, GpuCulprit):
+            fields["causes"] = {cause: min(ns, span) for cause, ns in c.causes.items()}
+        out.append(replace(c, **fields))
+    return out
 
 
 def no_section(why: str) -> GpuTime:

@@ -21,7 +21,7 @@ import polars as pl
 
 from launchgap.recorder import RECORDER_COMMS
 from launchgap.trace import Event, Trace
-from launchgap.trace.schema import MetaKey
+from launchgap.trace.schema import CUDA_APIS, MetaKey
 
 # What one uprobe hit costs, by whether the kernel emulates the probed instruction or single-steps it: measured
 # in this project's VMs with a counting bpftrace uprobe on real instruction shapes (shared/MEASUREMENTS.md,
@@ -72,14 +72,22 @@ def measurement_of(trace: Trace, threads: bool = True) -> Measurement:
                        frozenset((int(p), int(t)) for p, t in confirmed.iter_rows()))
 
 
+# the entry points a launch goes through, by layer: a launch fires these probes, never a sync's or a copy's
+LAUNCH_APIS = {layer: frozenset(a.name for a in CUDA_APIS if a.layer == layer and a.does == "launch")
+               for layer in ("driver", "runtime")}
+
+
 def probe_ns_per_launch(trace: Trace) -> dict[str, int]:
     """What the probes a launch fires cost, by the launch row's driver entry point (api): its own probe's hit,
-    and with --api-names the runtime entry point's two (entry and return), taken at the costliest runtime
-    probe's price. Entry points the trace has no probe report for cost nothing here."""
+    and with --api-names the runtime launch entry point's two (entry and return), taken at the costliest runtime
+    launch probe's price. The sync and copy entry points' probes are no launch's. Entry points the trace has no
+    probe report for cost nothing here."""
     probes = [p for p in trace.meta.get(MetaKey.PROBES) or [] if isinstance(p, dict) and p.get("kind") == "uprobe"
               and p.get("attached") and isinstance(p.get("function"), str)]
-    cost = {p["function"]: HIT_NS.get(p.get("probe_cost"), 0) for p in probes if p.get("layer") == "driver"}
+    cost = {p["function"]: HIT_NS.get(p.get("probe_cost"), 0) for p in probes
+            if p.get("layer") == "driver" and p["function"] in LAUNCH_APIS["driver"]}
     options = trace.meta.get(MetaKey.OPTIONS) or {}
-    runtime = [HIT_NS.get(p.get("probe_cost"), 0) for p in probes if p.get("layer") == "runtime"]
+    runtime = [HIT_NS.get(p.get("probe_cost"), 0) for p in probes
+               if p.get("layer") == "runtime" and p["function"] in LAUNCH_APIS["runtime"]]
     extra = 2 * max(runtime) if options.get("api_names") and runtime else 0
     return {api: ns + extra for api, ns in cost.items()}
