@@ -4,6 +4,8 @@ analysis/diff.py `diff_reports` returns."""
 
 from __future__ import annotations
 
+import math
+
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
@@ -15,8 +17,23 @@ from launchgap.views.gpu_diff import render_gpu_diff
 from launchgap.views.terminal import render_cgroup_diff
 
 
+# significant figures a value under 1 is shown to (and a change said as a difference): 0.0002 ms of IRQ time is
+# not "0", and a change beside it is said to the same figures
+SMALL_FIGURES = 3
+
+
+def _figures(value: float, sign: str = "") -> str:
+    """VALUE under 1 to SMALL_FIGURES significant figures, in decimals (never 1e-05); SIGN "+" signs it."""
+    places = SMALL_FIGURES - 1 - math.floor(math.log10(abs(value)))
+    return f"{value:{sign}.{places}f}".rstrip("0").rstrip(".")
+
+
 def _value(value: float | None) -> str:
-    return "-" if value is None else f"{value:,.3f}".rstrip("0").rstrip(".")
+    if value is None:
+        return "-"
+    if 0 < abs(value) < 1:
+        return _figures(value)
+    return f"{value:,.3f}".rstrip("0").rstrip(".")
 
 
 def render_diff(result: ReportDiff, a: str, b: str, console: Console) -> None:
@@ -49,6 +66,9 @@ def _metric_change(row) -> str:
     few microseconds or a handful of events is noise: "+0.088" rather than "4410.0% higher")."""
     if row.a is not None and row.b is not None and max(abs(row.a), abs(row.b)) < row.floor:
         delta = row.b - row.a
-        return "no change" if delta == 0 else f"{delta:+.3g} (both under {row.floor:g})"
+        if delta == 0:
+            return "no change"
+        said = _figures(delta, "+") if abs(delta) < 1 else f"{delta:+,.{SMALL_FIGURES}g}"
+        return f"{said} (both under {row.floor:g})"
     return words.change(row.change_percent)
 
