@@ -249,3 +249,41 @@ def _metrics(text: str) -> dict[str, list[str]]:
             cells = [c.strip() for c in line.split("│")[1:-1]]
             out[cells[0]] = cells[1:]
     return out
+
+
+def test_the_cgroup_tables_fit_a_pipe_with_each_path_under_its_name(tmp_path):
+    """--culprits-by cgroup in 100 columns: one column names each cgroup (its pod and container, or its path) with
+    its path under the name where they differ, no separate container and pod columns repeating the name."""
+    from tests.analysis.test_cgroup_culprits import CONTAINER, POD, STRAY, shared_cpu
+
+    b = shared_cpu()
+    b.task_cgroup(60_000, 0, STRAY, 13, 1)      # the stray (1 us) is in the pod's container
+    out = launchgap("report", str(b.write(tmp_path / "t.lg").path), "--culprits-by", "cgroup")
+    assert max(len(line) for line in out.splitlines()[1:]) <= 100
+    lines = out.splitlines()
+    start = lines.index(next(line for line in lines if line.startswith("Which cgroups ran while the workload")))
+    assert [c.strip() for c in lines[start + 2].split("┃")[1:-1]] == [
+        "cgroup (its path under its name)", "processes", "while it was", "time"]
+    # each row: its first line's cells, and the lines of its first cell
+    table, row = [], None
+    for line in rows(out, "Which cgroups ran while the workload"):
+        if line[-1]:
+            row = (line[1:], [line[0]])
+            table.append(row)
+        else:
+            row[1].append(line[0])
+    # a cell's lines joined: a name wraps at its spaces, a path folds anywhere, so compared without spaces
+    said = {"".join(cells).replace(" ", ""): rest for rest, cells in table}
+    pod_name = f"pod {POD}, container {CONTAINER[:12]}"
+    assert said == {
+        "/pod-a": ["1", "preempted", "5.0 us"],
+        "CPUidle:wake-uplatency(inaVM,thehosthadnotrunthevCPUyet)": ["1", "woken, waiting to run", "4.0 us"],
+        f"container{CONTAINER[:12]}/docker/{CONTAINER}": ["1", "preempted", "3.0 us"],
+        "/pod-c": ["1", "preempted", "2.0 us"],
+        f"{pod_name}/kubepods/burstable/pod{POD}/{CONTAINER}".replace(" ", ""): ["1", "preempted", "1.0 us"]}
+    # the path begins a line of its own, under the name
+    paths = {f"/docker/{CONTAINER}": f"container {CONTAINER[:12]}", f"/kubepods/burstable/pod{POD}": pod_name}
+    for path, name in paths.items():
+        cells = next(cells for _, cells in table if "".join(cells).replace(" ", "").startswith(name.replace(" ", "")))
+        at = next(i for i, line in enumerate(cells) if line.startswith(path[:9]))
+        assert " ".join(cells[:at]) == name and "".join(cells[at:]).startswith(path)

@@ -91,19 +91,20 @@ def _range(low: int, high: int) -> str:
     return _s(low) if low == high else f"{_s(low)} to {_s(high)}"
 
 
-def _cgroup_cells(c: CgroupCulprit | GpuCgroupCulprit) -> tuple[str, str, str, str]:
-    """name, path, container (short) and pod of a by-cgroup row, each escaped (a cgroup is named by whoever made it)."""
-    path = literal(c.cgroup) if c.cgroup is not None and c.name != c.cgroup else ""
-    return (literal(c.name), path, literal(c.container_id[:12]) if c.container_id else "-", literal(c.pod or "-"))
+def _cgroup_cell(c: CgroupCulprit | GpuCgroupCulprit) -> str:
+    """A by-cgroup row's cgroup: what a reader calls it (its pod and container, or its path) and, where that is
+    not the path, the path under it; escaped (a cgroup is named by whoever made it). The container's and pod's
+    ids are in the name (the container's first 12 characters) and whole in --json."""
+    name = literal(c.name)
+    return name if c.cgroup is None or c.name == c.cgroup else f"{name}\n[dim]{literal(c.cgroup)}[/]"
 
 
 def _gpu_cgroup_culprits(rows: list[GpuCgroupCulprit], console: Console) -> None:
     cu = Table(title="Which cgroups cost the GPU time", title_justify="left")
-    for col in ("cgroup", "path", "container", "pod", "processes", "while the launching thread was", "GPU idle caused"):
+    for col in ("cgroup (its path under its name)", "processes", "while the launching\nthread was", "GPU idle caused"):
         cu.add_column(col, justify="right" if col in ("processes", "GPU idle caused") else "left")
     for c in rows[:10]:
-        name, path, container, pod = _cgroup_cells(c)
-        cu.add_row(name, path, container, pod, "-" if c.cause == "irq" else str(c.processes),
+        cu.add_row(_cgroup_cell(c), "-" if c.cause == "irq" else str(c.processes),
                    WHILE_WAITING.get(c.cause, c.cause), _range(c.low_ns, c.high_ns))
     if len(rows) > 10:
         cu.caption = f"... {len(rows) - 10} more (report --json has every one)"
@@ -113,13 +114,12 @@ def _gpu_cgroup_culprits(rows: list[GpuCgroupCulprit], console: Console) -> None
 
 def _cgroup_culprits(rows: list[CgroupCulprit], console: Console) -> None:
     cu = Table(title="Which cgroups ran while the workload waited", title_justify="left")
-    for col in ("cgroup", "path", "container", "pod", "processes", "while it was", "time"):
+    for col in ("cgroup (its path under its name)", "processes", "while it was", "time"):
         cu.add_column(col, justify="right" if col in ("processes", "time") else "left")
     for c in rows[:10]:
-        name, path, container, pod = _cgroup_cells(c)
-        if c.is_idle:
-            name = "CPU idle: wake-up latency (in a VM, the host had not run the vCPU yet)"
-        cu.add_row(name, path, container, pod, str(c.processes), WHILE_WAITING.get(c.cause, c.cause), _s(c.ns))
+        name = ("CPU idle: wake-up latency (in a VM, the host had not run the vCPU yet)" if c.is_idle
+                else _cgroup_cell(c))
+        cu.add_row(name, str(c.processes), WHILE_WAITING.get(c.cause, c.cause), _s(c.ns))
     if len(rows) > 10:
         cu.caption = f"... {len(rows) - 10} more (report --json has every one)"
         cu.caption_justify = "left"
