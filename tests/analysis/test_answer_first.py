@@ -7,6 +7,10 @@ own lower bound is at least half of its exact GPU idle."""
 
 from __future__ import annotations
 
+import re
+import subprocess
+import sys
+
 import polars as pl
 import pytest
 
@@ -33,17 +37,20 @@ def truth_work(truth: dict) -> pl.DataFrame:
         pl.col("gpu_start_ns").alias("start"), pl.col("gpu_end_ns").alias("end"))
 
 
-def test_the_busy_share_is_over_the_gpus_active_span(beside_a_hog):
-    run, _, report = beside_a_hog
-    g = report.gpu_time
-    truth = run.truths[0]
-    # the active span from the truth: its first GPU work to its last, kernels and copies (a copy's GPU interval
-    # runs from copy_start_ns to waited_for_ns: truth_idle)
+def truth_active_span(truth: dict) -> tuple[int, int]:
+    """The GPU's first work and its last, from the truth: kernels and copies (a copy's GPU interval runs from
+    copy_start_ns to waited_for_ns: truth_idle)."""
     copies = pl.DataFrame(truth["syncs"], schema=truth["sync_columns"], orient="row").filter(
         pl.col("copy_start_ns").is_not_null()).select(pl.col("copy_start_ns").alias("start"),
                                                       pl.col("waited_for_ns").alias("end"))
     work = pl.concat([truth_work(truth), copies])
-    first, last = int(work["start"].min()), int(work["end"].max())
+    return int(work["start"].min()), int(work["end"].max())
+
+
+def test_the_busy_share_is_over_the_gpus_active_span(beside_a_hog):
+    run, _, report = beside_a_hog
+    g = report.gpu_time
+    first, last = truth_active_span(run.truths[0])
     error = 2 * 50  # two clock readings' stated error, at most (the collector's bound is tens of ns)
     assert abs(g.active_ns - (last - first)) <= error + 2_000, (g.active_ns, last - first)
     assert g.busy_percent == pytest.approx(100.0 * g.busy_ns / g.active_ns, rel=1e-12)
@@ -90,3 +97,23 @@ def test_the_hogs_own_lower_bound_is_at_least_half_its_exact_figure(beside_a_hog
     mine = next(c for c in bounds.culprits_by_process if hog in c.pids)
     assert mine.low_ns <= exact.high_ns + 1_000_000 <= mine.high_ns + 1_000_000
     assert mine.low_ns >= 0.5 * exact.high_ns, (mine.low_ns, exact.high_ns, mine.high_ns)
+
+
+def test_the_report_gives_the_answer_first_in_a_pipe(beside_a_hog):
+    """Item 4 on the real recording: the verdict paragraph is the report's first thing under its header, names the
+    hog (by the pid the test started) with its share, and says the throughput without the interference against
+    the measured one, which is the truth's tokens over its active span; every line but the header fits 100 columns."""
+    run, hog, report = beside_a_hog
+    proc = subprocess.run([sys.executable, "-m", "launchgap.cli", "report", str(run.trace.path)], capture_output=True,
+                          text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[1] == f"Verdict: {report.verdict.level}" and report.verdict.level in ("light", "heavy")
+    end = next(i for i, line in enumerate(lines) if line.startswith("GPU time (exact, from GPU activity)"))
+    said = " ".join(line for line in lines[2:end] if "caveat" not in line)
+    assert said == report.verdict.text
+    assert re.search(rf"Most of it was [^:]+ \(pid {hog}\): [^,]+, \d+% of it\.", said), said
+    measured = re.search(r"Without it: [\d.]+ steps/s instead of ([\d.]+) ", said)
+    first, last = truth_active_span(run.truths[0])
+    assert measured and float(measured.group(1)) == pytest.approx(TOKENS / ((last - first) / 1e9), abs=0.06)
+    assert max(len(line) for line in lines[1:]) <= 100
