@@ -1043,21 +1043,26 @@ def aligned_lower_bound(launch_ts: np.ndarray, drains: pl.DataFrame, wakeups: np
     exits = drains["exit_ns"].to_numpy().astype(np.int64)
     if exits.size < MIN_STEPS + 2:
         return None
-    # step s runs from exit s-1 to the drain that ends it (entry s, exit s); the first keeps the start-up
-    starts, ends_entry, ends_exit = exits[1:-1], entries[2:], exits[2:]
-    first = np.searchsorted(launch_ts, starts, "right")
+    # step s runs from the drain before it to the drain that ends it (entry s, exit s); the first keeps the
+    # start-up. Its launches are those after the drain before it returned
+    ends_entry = entries[2:]
+    first = np.searchsorted(launch_ts, exits[1:-1], "right")
     last = np.searchsorted(launch_ts, ends_entry, "left")
     counts = last - first
     if counts.size < MIN_STEPS or not np.all(counts == counts[0]) or counts[0] == 0:
         return None
     n = int(counts[0])
     a = launch_ts[first[:, None] + np.arange(n)[None, :]]
-    # the step's end: the wakeup ending the drain's wait, or (no wakeup: it did not block) the drain's entry
-    woke_at = np.searchsorted(wakeups, ends_exit, "right") - 1
+    # a drain's end: the wakeup ending its wait, or (no wakeup: it did not block) its entry. A step ends at its
+    # drain's; it starts where the drain before it woke (the GPU had all it was given done: what delayed the
+    # thread's return from there delayed the step's first launch), or, where that one did not block, returned
+    woke_at = np.searchsorted(wakeups, exits[1:], "right") - 1
     woke = (np.where(woke_at >= 0, wakeups[np.maximum(woke_at, 0)], -1) if wakeups.size
-            else np.full(ends_exit.size, -1, np.int64))
-    blocked = (woke >= ends_entry) & (woke <= ends_exit)
-    end = np.where(blocked, woke, ends_entry)
+            else np.full(exits.size - 1, -1, np.int64))
+    blocked = (woke >= entries[1:]) & (woke <= exits[1:])
+    drain_end = np.where(blocked, woke, entries[1:])
+    starts = np.where(blocked[:-1], drain_end[:-1], exits[1:-1])
+    end = drain_end[1:]
     # cumulative delay up to any time: prefix sums over the sorted, disjoint delay intervals
     order = np.argsort(delay_start)
     ds, de = delay_start[order].astype(np.int64), delay_end[order].astype(np.int64)
