@@ -19,9 +19,16 @@ const GENERATED_HEADERS: [&str; 2] = ["trace_schema.h", "vocabulary.h"];
 const RECORDER_CONCERNS: [&str; 3] = ["cuda", "sched", "irq"];
 const MONITOR_CONCERNS: [&str; 3] = ["monitor_cuda", "monitor_sched", "monitor_irq"];
 const HEADERS: [&str; 10] = [
-    "events.h", "maps.bpf.h", "targets.bpf.h", "sched_helpers.bpf.h", "core_fixes.bpf.h", "cgroup_helpers.bpf.h",
-    "launch_stage.bpf.h", "irq_programs.bpf.h",
-    "monitor.h", "monitor_maps.bpf.h",
+    "events.h",
+    "maps.bpf.h",
+    "targets.bpf.h",
+    "sched_helpers.bpf.h",
+    "core_fixes.bpf.h",
+    "cgroup_helpers.bpf.h",
+    "launch_stage.bpf.h",
+    "irq_programs.bpf.h",
+    "monitor.h",
+    "monitor_maps.bpf.h",
 ];
 
 /// vmlinux.h for CO-RE, from the build host's kernel BTF (CO-RE relocates
@@ -35,7 +42,9 @@ fn generate_vmlinux_h(out_dir: &Path) -> PathBuf {
     let output = Command::new("bpftool")
         .args(["btf", "dump", "file", btf, "format", "c"])
         .output()
-        .unwrap_or_else(|e| panic!("running bpftool to make vmlinux.h from {btf}: {e} (install bpftool)"));
+        .unwrap_or_else(|e| {
+            panic!("running bpftool to make vmlinux.h from {btf}: {e} (install bpftool)")
+        });
     assert!(
         output.status.success(),
         "bpftool btf dump failed: {}",
@@ -77,7 +86,9 @@ const COLLECTOR_DIR: &str = "../collector";
 /// the real CUPTI headers, so every CUPTI record is read at its real layout. It needs
 /// nothing but glibc at run time: CUPTI is opened with dlopen.
 fn build_collector(out_dir: &Path) {
-    let include = env::var("LAUNCHGAP_CUDA_INCLUDE").map(PathBuf::from).unwrap_or_else(|_| PathBuf::from(CUDA_INCLUDE));
+    let include = env::var("LAUNCHGAP_CUDA_INCLUDE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| PathBuf::from(CUDA_INCLUDE));
     let cupti_h = include.join("cupti").join("cupti.h");
     assert!(
         cupti_h.exists(),
@@ -89,13 +100,24 @@ fn build_collector(out_dir: &Path) {
     let library = out_dir.join("liblaunchgap-cupti.so");
     let compiler = env::var("CC").unwrap_or_else(|_| "cc".to_string());
     let mut command = Command::new(&compiler);
-    command.args(["-shared", "-fPIC", "-O2", "-std=gnu11", "-Wall", "-Wextra", "-Werror", "-fvisibility=hidden"]);
+    command.args([
+        "-shared",
+        "-fPIC",
+        "-O2",
+        "-std=gnu11",
+        "-Wall",
+        "-Wextra",
+        "-Werror",
+        "-fvisibility=hidden",
+    ]);
     command.arg(format!("-I{COLLECTOR_DIR}"));
     for part in ["cupti", "runtime", "nvcc"] {
         command.arg(format!("-I{}", include.join(part).display()));
     }
     command.arg(&source).arg("-o").arg(&library).args(["-ldl", "-lpthread", "-Wl,-z,defs"]);
-    let output = command.output().unwrap_or_else(|e| panic!("running {compiler} for the CUPTI collector: {e}"));
+    let output = command
+        .output()
+        .unwrap_or_else(|e| panic!("running {compiler} for the CUPTI collector: {e}"));
     assert!(
         output.status.success(),
         "building the CUPTI collector failed:\n{}",

@@ -17,8 +17,13 @@ pub fn pid_max() -> u32 {
 /// Why loading failed, in words a user can act on.
 pub fn explain_load_error(err: &libbpf_rs::Error) -> anyhow::Error {
     let text = format!("{err:#}");
-    if text.contains("Operation not permitted") || text.contains("EPERM") || text.contains("Permission denied") {
-        anyhow!("permission denied loading BPF programs: run as root (or with CAP_BPF and CAP_PERFMON)")
+    if text.contains("Operation not permitted")
+        || text.contains("EPERM")
+        || text.contains("Permission denied")
+    {
+        anyhow!(
+            "permission denied loading BPF programs: run as root (or with CAP_BPF and CAP_PERFMON)"
+        )
     } else {
         anyhow!("loading the BPF programs failed: {text}")
     }

@@ -91,7 +91,10 @@ mod tests {
         }
         for (hierarchy, mount) in &mounts {
             let root = std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(mount).unwrap());
-            assert!(existing.contains(&(*hierarchy, root, "/".to_string())), "{hierarchy}: its root is not listed");
+            assert!(
+                existing.contains(&(*hierarchy, root, "/".to_string())),
+                "{hierarchy}: its root is not listed"
+            );
         }
         assert!(checked >= mounts.len(), "checked {checked} of {} listed", existing.len());
         // every cgroup directory there now (one made since the walk aside) is listed
@@ -101,9 +104,15 @@ mod tests {
                 if meta.is_dir() {
                     let ino = std::os::unix::fs::MetadataExt::ino(&meta);
                     let name = format!("/{}", entry.file_name().to_string_lossy());
-                    let listed = existing.iter().any(|(h, id, p)| h == hierarchy && *id == ino && *p == name);
+                    let listed = existing
+                        .iter()
+                        .any(|(h, id, p)| h == hierarchy && *id == ino && *p == name);
                     let made_since = existing.iter().all(|(h, id, _)| h != hierarchy || *id != ino);
-                    assert!(listed || made_since, "{}: listed under another name", entry.path().display());
+                    assert!(
+                        listed || made_since,
+                        "{}: listed under another name",
+                        entry.path().display()
+                    );
                 }
             }
         }

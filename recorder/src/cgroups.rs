@@ -6,9 +6,9 @@
 //! same functions here). Works with cgroup v2, v1 and the hybrid layout (v1
 //! controllers beside a v2 tree).
 
-use std::os::unix::fs::MetadataExt;
 #[cfg(test)]
 use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
@@ -44,7 +44,8 @@ fn mount_of(path: &Path, mountinfo: &str) -> Option<(PathBuf, String)> {
     for line in mountinfo.lines() {
         let fields: Vec<&str> = line.split_whitespace().collect();
         let Some(dash) = fields.iter().position(|f| *f == "-") else { continue };
-        let (Some(mount_point), Some(fs_type), Some(options)) = (fields.get(4), fields.get(dash + 1), fields.get(dash + 3))
+        let (Some(mount_point), Some(fs_type), Some(options)) =
+            (fields.get(4), fields.get(dash + 1), fields.get(dash + 3))
         else {
             continue;
         };
@@ -52,7 +53,8 @@ fn mount_of(path: &Path, mountinfo: &str) -> Option<(PathBuf, String)> {
             continue;
         }
         let mount_point = PathBuf::from(mount_point);
-        let longer = best.as_ref().is_none_or(|(b, _)| mount_point.as_os_str().len() > b.as_os_str().len());
+        let longer =
+            best.as_ref().is_none_or(|(b, _)| mount_point.as_os_str().len() > b.as_os_str().len());
         if path.starts_with(&mount_point) && longer {
             best = Some((mount_point, options.to_string()));
         }
@@ -74,19 +76,26 @@ fn v1_hierarchy_id(super_options: &str, self_cgroup: &str) -> Option<u32> {
 }
 
 pub fn resolve(path: &Path) -> Result<CgroupTarget> {
-    let canonical = path.canonicalize().with_context(|| format!("--cgroup {}: no such cgroup", path.display()))?;
-    let magic = filesystem_magic(&canonical).with_context(|| format!("--cgroup {}", path.display()))?;
+    let canonical = path
+        .canonicalize()
+        .with_context(|| format!("--cgroup {}: no such cgroup", path.display()))?;
+    let magic =
+        filesystem_magic(&canonical).with_context(|| format!("--cgroup {}", path.display()))?;
     let cgroup_id = std::fs::metadata(&canonical)?.ino();
     let hierarchy_id = match magic {
         CGROUP2_SUPER_MAGIC => UNIFIED_HIERARCHY_ID,
         CGROUP_SUPER_MAGIC => {
             let mountinfo = std::fs::read_to_string("/proc/self/mountinfo")?;
             let self_cgroup = std::fs::read_to_string("/proc/self/cgroup")?;
-            let (_, options) = mount_of(&canonical, &mountinfo)
-                .with_context(|| format!("--cgroup {}: its mount is not in /proc/self/mountinfo", path.display()))?;
+            let (_, options) = mount_of(&canonical, &mountinfo).with_context(|| {
+                format!("--cgroup {}: its mount is not in /proc/self/mountinfo", path.display())
+            })?;
             match v1_hierarchy_id(&options, &self_cgroup) {
                 Some(id) => id,
-                None => bail!("--cgroup {}: cannot tell which cgroup v1 hierarchy it is in", path.display()),
+                None => bail!(
+                    "--cgroup {}: cannot tell which cgroup v1 hierarchy it is in",
+                    path.display()
+                ),
             }
         }
         _ => bail!("--cgroup {}: not a directory of a cgroup filesystem", path.display()),
@@ -106,7 +115,12 @@ pub fn processes_in(root: &Path) -> Vec<i32> {
             out.extend(text.lines().filter_map(|l| l.trim().parse::<i32>().ok()));
         }
         if let Ok(entries) = std::fs::read_dir(&dir) {
-            pending.extend(entries.flatten().filter(|e| e.file_type().is_ok_and(|t| t.is_dir())).map(|e| e.path()));
+            pending.extend(
+                entries
+                    .flatten()
+                    .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+                    .map(|e| e.path()),
+            );
         }
     }
     out.sort_unstable();
@@ -127,7 +141,9 @@ pub fn labels_from(proc_cgroup: &str) -> CgroupLabels {
     let mut first_v1 = None;
     for line in proc_cgroup.lines() {
         let mut parts = line.splitn(3, ':');
-        let (Some(id), Some(_), Some(path)) = (parts.next(), parts.next(), parts.next()) else { continue };
+        let (Some(id), Some(_), Some(path)) = (parts.next(), parts.next(), parts.next()) else {
+            continue;
+        };
         if id == "0" {
             unified = Some(path);
         } else if first_v1.is_none() && path != "/" {
@@ -146,7 +162,9 @@ pub fn labels_from(proc_cgroup: &str) -> CgroupLabels {
 
 /// PID's labels, its cgroup paths escaped as the trace escapes names (a cgroup may be named with any bytes).
 pub fn labels_of(pid: u32) -> CgroupLabels {
-    std::fs::read(format!("/proc/{pid}/cgroup")).map(|bytes| labels_from(&crate::names::escape_name(&bytes))).unwrap_or_default()
+    std::fs::read(format!("/proc/{pid}/cgroup"))
+        .map(|bytes| labels_from(&crate::names::escape_name(&bytes)))
+        .unwrap_or_default()
 }
 
 /// Where the cgroup v2 hierarchy is mounted (/sys/fs/cgroup, or .../unified on hybrid hosts).
@@ -184,7 +202,8 @@ pub fn v1_cpu_hierarchy() -> Option<V1CpuHierarchy> {
 fn v1_cpu_hierarchy_in(mountinfo: &str, proc_cgroups: &str) -> Option<V1CpuHierarchy> {
     let hierarchy_id: u32 = proc_cgroups.lines().find_map(|line| {
         let fields: Vec<&str> = line.split_whitespace().collect();
-        (fields.first() == Some(&"cpu") && fields.get(3) == Some(&"1")).then(|| fields.get(1)?.parse().ok())?
+        (fields.first() == Some(&"cpu") && fields.get(3) == Some(&"1"))
+            .then(|| fields.get(1)?.parse().ok())?
     })?;
     if hierarchy_id == 0 {
         return None;
@@ -193,7 +212,8 @@ fn v1_cpu_hierarchy_in(mountinfo: &str, proc_cgroups: &str) -> Option<V1CpuHiera
         let fields: Vec<&str> = line.split_whitespace().collect();
         let dash = fields.iter().position(|f| *f == "-")?;
         let (fs_type, options) = (fields.get(dash + 1)?, fields.get(dash + 3)?);
-        (*fs_type == "cgroup" && options.split(',').any(|o| o == "cpu")).then(|| PathBuf::from(fields[4]))
+        (*fs_type == "cgroup" && options.split(',').any(|o| o == "cpu"))
+            .then(|| PathBuf::from(fields[4]))
     })?;
     Some(V1CpuHierarchy { mount, hierarchy_id })
 }
@@ -218,7 +238,12 @@ pub fn walk(mount: &Path) -> Vec<(u64, String)> {
             out.push((meta.ino(), relative_path(mount, &dir)));
         }
         if let Ok(entries) = std::fs::read_dir(&dir) {
-            pending.extend(entries.flatten().filter(|e| e.file_type().is_ok_and(|t| t.is_dir())).map(|e| e.path()));
+            pending.extend(
+                entries
+                    .flatten()
+                    .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+                    .map(|e| e.path()),
+            );
         }
     }
     out
@@ -344,7 +369,9 @@ pub fn pod_uid_in(path: &str) -> Option<String> {
 /// The UID that TEXT starts with: 8-4-4-4-12 hex digits separated by one
 /// kind of separator ('-' or '_'), or 32 hex digits.
 fn uid_prefix(text: &str) -> Option<&str> {
-    let hex_run = |from: usize| text.as_bytes()[from.min(text.len())..].iter().take_while(|b| b.is_ascii_hexdigit()).count();
+    let hex_run = |from: usize| {
+        text.as_bytes()[from.min(text.len())..].iter().take_while(|b| b.is_ascii_hexdigit()).count()
+    };
     if hex_run(0) == 32 {
         return Some(&text[..32]);
     }
@@ -381,9 +408,12 @@ mod tests {
 
     #[test]
     fn container_ids_are_found_in_every_runtime_layout() {
-        for path in [format!("/docker/{ID}"), format!("/system.slice/docker-{ID}.scope"),
-                     format!("/kubepods.slice/kubepods-pod1.slice/cri-containerd-{ID}.scope"),
-                     format!("/kubepods/burstable/pod5/crio-{ID}")] {
+        for path in [
+            format!("/docker/{ID}"),
+            format!("/system.slice/docker-{ID}.scope"),
+            format!("/kubepods.slice/kubepods-pod1.slice/cri-containerd-{ID}.scope"),
+            format!("/kubepods/burstable/pod5/crio-{ID}"),
+        ] {
             assert_eq!(container_id_in(&path).as_deref(), Some(ID), "{path}");
         }
         assert_eq!(container_id_in("/user.slice/user-1000.slice/session-2.scope"), None);
@@ -402,27 +432,48 @@ mod tests {
         }
         // a static pod's UID is a hash of its manifest
         let hashed = "0123456789abcdef0123456789abcdef";
-        assert_eq!(pod_uid_in(&format!("/kubepods/burstable/pod{hashed}/{ID}")).as_deref(), Some(hashed));
-        assert_eq!(names_in(&format!("/kubepods/besteffort/pod{POD}/{ID}")),
-                   PathNames { container_id: Some(ID.to_string()), pod: Some(POD.to_string()) });
-        for not_a_pod in ["/system.slice/ipod.service", "/podcast/x", &format!("/x/mypod{POD}"), &format!("/x/pod{POD}0"),
-                          &format!("/x/pod{}", POD.replacen('-', "_", 1)), "/x/pod", &format!("/x/pod{}", &POD[..35])] {
+        assert_eq!(
+            pod_uid_in(&format!("/kubepods/burstable/pod{hashed}/{ID}")).as_deref(),
+            Some(hashed)
+        );
+        assert_eq!(
+            names_in(&format!("/kubepods/besteffort/pod{POD}/{ID}")),
+            PathNames { container_id: Some(ID.to_string()), pod: Some(POD.to_string()) }
+        );
+        for not_a_pod in [
+            "/system.slice/ipod.service",
+            "/podcast/x",
+            &format!("/x/mypod{POD}"),
+            &format!("/x/pod{POD}0"),
+            &format!("/x/pod{}", POD.replacen('-', "_", 1)),
+            "/x/pod",
+            &format!("/x/pod{}", &POD[..35]),
+        ] {
             assert_eq!(pod_uid_in(not_a_pod), None, "{not_a_pod}");
         }
     }
 
     #[test]
     fn the_cpu_controller_hierarchy_is_found_only_on_v1() {
-        let mountinfo = "31 30 0:27 / /sys/fs/cgroup/cpu,cpuacct rw - cgroup cgroup rw,cpu,cpuacct\n\
+        let mountinfo =
+            "31 30 0:27 / /sys/fs/cgroup/cpu,cpuacct rw - cgroup cgroup rw,cpu,cpuacct\n\
                          33 30 0:29 / /sys/fs/cgroup/cpuset rw - cgroup cgroup rw,cpuset\n\
                          32 30 0:28 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw\n";
         let proc_cgroups = "#subsys_name\thierarchy\tnum_cgroups\tenabled\ncpuset\t3\t2\t1\ncpu\t4\t9\t1\ncpuacct\t4\t9\t1\n";
-        assert_eq!(v1_cpu_hierarchy_in(mountinfo, proc_cgroups),
-                   Some(V1CpuHierarchy { mount: PathBuf::from("/sys/fs/cgroup/cpu,cpuacct"), hierarchy_id: 4 }));
+        assert_eq!(
+            v1_cpu_hierarchy_in(mountinfo, proc_cgroups),
+            Some(V1CpuHierarchy {
+                mount: PathBuf::from("/sys/fs/cgroup/cpu,cpuacct"),
+                hierarchy_id: 4
+            })
+        );
         assert_eq!(unified_mount_in(mountinfo), Some(PathBuf::from("/sys/fs/cgroup/unified")));
         // cgroup v2 only: the controller's hierarchy is 0
         let v2 = "#subsys_name\thierarchy\tnum_cgroups\tenabled\ncpu\t0\t80\t1\n";
-        assert_eq!(v1_cpu_hierarchy_in("40 1 0:30 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n", v2), None);
+        assert_eq!(
+            v1_cpu_hierarchy_in("40 1 0:30 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n", v2),
+            None
+        );
         // disabled (cgroup_disable=cpu)
         assert_eq!(v1_cpu_hierarchy_in(mountinfo, "cpu\t4\t1\t0\n"), None);
     }
@@ -436,8 +487,11 @@ mod tests {
         let mut found = walk(&root);
         found.sort_by(|x, y| x.1.cmp(&y.1));
         let ino = |p: &Path| std::fs::metadata(p).unwrap().ino();
-        let expected = vec![(ino(&root), "/".to_string()), (ino(&root.join("a")), "/a".to_string()),
-                            (ino(&root.join("a").join(odd)), "/a/b\\xff[red]x".to_string())];
+        let expected = vec![
+            (ino(&root), "/".to_string()),
+            (ino(&root.join("a")), "/a".to_string()),
+            (ino(&root.join("a").join(odd)), "/a/b\\xff[red]x".to_string()),
+        ];
         std::fs::remove_dir_all(&root).unwrap();
         assert_eq!(found, expected);
     }

@@ -4,7 +4,6 @@ use std::path::PathBuf;
 
 use clap::{ArgGroup, Parser};
 
-
 /// Records CUDA launches and syncs, scheduling and interrupts with eBPF into
 /// a trace: a directory of Parquet tables, one per event kind
 /// (docs/trace-format.md). Needs root (or CAP_BPF and CAP_PERFMON). The
@@ -153,7 +152,8 @@ pub fn parse_size(text: &str) -> Result<u32, String> {
         "G" => 1 << 30,
         _ => return Err(format!("'{text}': use a size like 512K, 64M or 1G")),
     };
-    let value: u64 = digits.parse().map_err(|_| format!("'{text}': use a size like 512K, 64M or 1G"))?;
+    let value: u64 =
+        digits.parse().map_err(|_| format!("'{text}': use a size like 512K, 64M or 1G"))?;
     let bytes = value * scale;
     if bytes < u64::from(PAGE) || bytes > u64::from(MAX_BUFFER) {
         return Err(format!("'{text}': the ring buffer must be between 4K and 1G"));
@@ -164,11 +164,13 @@ pub fn parse_size(text: &str) -> Result<u32, String> {
 /// Seconds to record: a finite number above 0. Anything else is refused
 /// here, before a probe is loaded or the command started.
 pub fn parse_duration(text: &str) -> Result<f64, String> {
-    let seconds: f64 = text.trim().parse().map_err(|_| "use a number of seconds, e.g. 10 or 0.5".to_string())?;
+    let seconds: f64 =
+        text.trim().parse().map_err(|_| "use a number of seconds, e.g. 10 or 0.5".to_string())?;
     if !seconds.is_finite() || seconds <= 0.0 {
         return Err("use a number of seconds above 0, e.g. 10 or 0.5".to_string());
     }
-    std::time::Duration::try_from_secs_f64(seconds).map_err(|_| "use a number of seconds below 2^64".to_string())?;
+    std::time::Duration::try_from_secs_f64(seconds)
+        .map_err(|_| "use a number of seconds below 2^64".to_string())?;
     Ok(seconds)
 }
 
@@ -190,7 +192,8 @@ const OWNER_READ_WRITE: u32 = 0o600;
 /// the owner keeping read and write.
 pub fn parse_mode(text: &str) -> Result<u32, String> {
     let digits = text.trim().trim_start_matches("0o");
-    let mode = u32::from_str_radix(digits, 8).map_err(|_| "use octal permission bits, e.g. 600 or 644".to_string())?;
+    let mode = u32::from_str_radix(digits, 8)
+        .map_err(|_| "use octal permission bits, e.g. 600 or 644".to_string())?;
     if mode > 0o777 {
         return Err("use permission bits between 000 and 777".to_string());
     }
@@ -282,19 +285,27 @@ mod tests {
         assert_eq!(parse_mode("400"), Err(remove.to_string()));
         assert_eq!(parse_mode("0o444"), Err(remove.to_string()));
         assert_eq!(parse_mode("700"), Ok(0o700));
-        let err = Args::try_parse_from(["launchgap-record", "--mode", "000", "--", "true"]).unwrap_err();
-        assert_eq!(one_line(&err.render().to_string()), format!("invalid value '000' for '--mode <OCTAL>': {read}"));
+        let err =
+            Args::try_parse_from(["launchgap-record", "--mode", "000", "--", "true"]).unwrap_err();
+        assert_eq!(
+            one_line(&err.render().to_string()),
+            format!("invalid value '000' for '--mode <OCTAL>': {read}")
+        );
     }
 
     #[test]
     fn system_and_pids_do_not_mix() {
         let err = Args::try_parse_from(["launchgap-record", "--system", "-p", "1"]).unwrap_err();
-        assert_eq!(one_line(&err.render().to_string()), "the argument '--system' cannot be used with '--pid <PID>'");
+        assert_eq!(
+            one_line(&err.render().to_string()),
+            "the argument '--system' cannot be used with '--pid <PID>'"
+        );
     }
 
     #[test]
     fn usage_errors_are_one_line() {
-        let err = Args::try_parse_from(["launchgap-record", "--duration", "inf", "--", "true"]).unwrap_err();
+        let err = Args::try_parse_from(["launchgap-record", "--duration", "inf", "--", "true"])
+            .unwrap_err();
         assert_eq!(
             one_line(&err.render().to_string()),
             "invalid value 'inf' for '--duration <SECS>': use a number of seconds above 0, e.g. 10 or 0.5"

@@ -83,7 +83,10 @@ mod tests {
             assert_eq!(name_of(cookie_of(i) as u16), Some(api.name));
         }
         assert_eq!(name_of(0), None);
-        assert_eq!(cookie_named("cudaLaunchKernel").and_then(|c| name_of(c as u16)), Some("cudaLaunchKernel"));
+        assert_eq!(
+            cookie_named("cudaLaunchKernel").and_then(|c| name_of(c as u16)),
+            Some("cudaLaunchKernel")
+        );
         assert_eq!(cookie_named("cuNotAnEntryPoint"), None);
         assert_eq!(name_of(APIS.len() as u16 + 1), None);
     }
@@ -91,8 +94,14 @@ mod tests {
     #[test]
     fn every_drain_api_is_a_probed_driver_sync() {
         for name in crate::schema_names::DRAIN_API_NAMES {
-            let api = APIS.iter().find(|a| a.name == name).unwrap_or_else(|| panic!("{name} is not probed"));
-            assert!(api.drains() && matches!(api.shape, ProbeShape::Sync | ProbeShape::Memcpy), "{name}");
+            let api = APIS
+                .iter()
+                .find(|a| a.name == name)
+                .unwrap_or_else(|| panic!("{name} is not probed"));
+            assert!(
+                api.drains() && matches!(api.shape, ProbeShape::Sync | ProbeShape::Memcpy),
+                "{name}"
+            );
         }
         assert!(!APIS.iter().any(|a| a.name == "cuEventSynchronize" && a.drains()));
     }
@@ -104,7 +113,10 @@ mod tests {
             if api.name.ends_with("_ptsz") || api.name.ends_with("_ptds") {
                 continue;
             }
-            let twin_expected = matches!(api.shape, ProbeShape::Launch | ProbeShape::LaunchEx | ProbeShape::GraphLaunch);
+            let twin_expected = matches!(
+                api.shape,
+                ProbeShape::Launch | ProbeShape::LaunchEx | ProbeShape::GraphLaunch
+            );
             if twin_expected {
                 assert!(names.contains(&format!("{}_ptsz", api.name).as_str()), "{}", api.name);
             }

@@ -7,10 +7,10 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use libbpf_rs::{Link, ProgramMut, UprobeMultiOpts, UprobeOpts};
 use crate::cuda_api::{cookie_of, ProbeShape};
 use crate::probe_plan::LibraryPlan;
 use crate::probe_report::{LinkKind, Probe};
+use libbpf_rs::{Link, ProgramMut, UprobeMultiOpts, UprobeOpts};
 
 /// Whether a program runs at a function's entry or at its return.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -39,10 +39,17 @@ impl AttachPath {
         }
         use std::os::unix::fs::OpenOptionsExt;
         // without blocking, as open_elf reads it: a FIFO put at the path since would wait for a writer
-        match std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY).open(file) {
+        match std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+            .open(file)
+        {
             Ok(open) => {
                 use std::os::fd::AsRawFd;
-                AttachPath { path: format!("/proc/self/fd/{}", open.as_raw_fd()).into(), _open: Some(open) }
+                AttachPath {
+                    path: format!("/proc/self/fd/{}", open.as_raw_fd()).into(),
+                    _open: Some(open),
+                }
             }
             // libbpf says why it cannot attach, on the path as it was
             Err(_) => AttachPath { path: file.to_path_buf(), _open: None },
@@ -71,7 +78,8 @@ fn attach_group(
             retprobe,
             ..Default::default()
         };
-        let result = prog.attach_uprobe_multi_with_opts(-1, file, "", opts).map(|link| links.push(link));
+        let result =
+            prog.attach_uprobe_multi_with_opts(-1, file, "", opts).map(|link| links.push(link));
         let result = result.map_err(|e| e.to_string());
         return group.iter().map(|(name, _, _)| (*name, result.clone())).collect();
     }
@@ -79,7 +87,8 @@ fn attach_group(
         .iter()
         .map(|(name, offset, cookie)| {
             let opts = UprobeOpts { cookie: *cookie, retprobe, ..Default::default() };
-            let result = prog.attach_uprobe_with_opts(-1, file, *offset, opts).map(|link| links.push(link));
+            let result =
+                prog.attach_uprobe_with_opts(-1, file, *offset, opts).map(|link| links.push(link));
             (*name, result.map_err(|e| e.to_string()))
         })
         .collect()
@@ -106,8 +115,10 @@ pub fn attach_library<'a, 'obj: 'a>(
     for name in &plan.missing {
         probes.push(Probe::not_defined(name, file));
     }
-    let mut groups: BTreeMap<(&'static str, bool), (&'a ProgramMut<'obj>, ProbeGroup)> = BTreeMap::new();
-    let taken: Vec<_> = plan.probes.iter().filter(|p| program(p.api.shape, Direction::Entry).is_some()).collect();
+    let mut groups: BTreeMap<(&'static str, bool), (&'a ProgramMut<'obj>, ProbeGroup)> =
+        BTreeMap::new();
+    let taken: Vec<_> =
+        plan.probes.iter().filter(|p| program(p.api.shape, Direction::Entry).is_some()).collect();
     for probe in &taken {
         let site = (probe.api.name, probe.file_offset() as usize, cookie_of(probe.index));
         let mut directions = vec![Direction::Entry];
@@ -116,7 +127,11 @@ pub fn attach_library<'a, 'obj: 'a>(
         }
         for direction in directions {
             if let Some((prog, name)) = program(probe.api.shape, direction) {
-                groups.entry((name, direction == Direction::Return)).or_insert_with(|| (prog, Vec::new())).1.push(site);
+                groups
+                    .entry((name, direction == Direction::Return))
+                    .or_insert_with(|| (prog, Vec::new()))
+                    .1
+                    .push(site);
             }
         }
     }

@@ -66,7 +66,9 @@ impl CudaLibraries {
     fn seen(&self, canonical: &Path) -> bool {
         let identity = |p: &Path| std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()));
         let this = identity(canonical);
-        self.found_via.iter().any(|(p, _)| p == canonical || (this.is_some() && identity(p) == this))
+        self.found_via
+            .iter()
+            .any(|(p, _)| p == canonical || (this.is_some() && identity(p) == this))
     }
 
     /// Classifies a candidate by what it defines, not by its name.
@@ -82,7 +84,8 @@ impl CudaLibraries {
             return;
         }
         let is_executable = elf_kind(&canonical) == Some(ObjectKind::Executable)
-            || (elf_kind(&canonical) == Some(ObjectKind::Dynamic) && !file_name(&canonical).contains(".so"));
+            || (elf_kind(&canonical) == Some(ObjectKind::Dynamic)
+                && !file_name(&canonical).contains(".so"));
         if defines_function(&canonical, DRIVER_MARKER) {
             self.driver.push(canonical.clone());
         } else if defines_function(&canonical, RUNTIME_MARKER) {
@@ -114,7 +117,9 @@ const LDCONFIG: [&str; 2] = ["/sbin/ldconfig", "/usr/sbin/ldconfig"];
 
 /// `ldconfig -p`: soname -> path, for the loader cache.
 fn loader_cache() -> Vec<(String, PathBuf)> {
-    let Some(ldconfig) = LDCONFIG.iter().find(|p| Path::new(p).is_file()) else { return Vec::new() };
+    let Some(ldconfig) = LDCONFIG.iter().find(|p| Path::new(p).is_file()) else {
+        return Vec::new();
+    };
     let Ok(out) = Command::new(ldconfig).arg("-p").output() else {
         return Vec::new();
     };
@@ -147,7 +152,10 @@ struct ElfDeps {
 
 impl ElfDeps {
     /// Where ld.so looks for this file's dependencies, in its order (ld.so(8)).
-    fn search_order<'a>(&'a self, ld_library_path: &'a [PathBuf]) -> impl Iterator<Item = &'a PathBuf> {
+    fn search_order<'a>(
+        &'a self,
+        ld_library_path: &'a [PathBuf],
+    ) -> impl Iterator<Item = &'a PathBuf> {
         let rpath = if self.runpath.is_empty() { &self.rpath[..] } else { &[] };
         rpath.iter().chain(ld_library_path).chain(&self.runpath)
     }
@@ -171,14 +179,16 @@ fn elf_dependencies(path: &Path) -> Option<ElfDeps> {
     use object::read::elf::Dyn;
     for entry in dynamic {
         let tag = entry.d_tag(endian) as u32;
-        if !matches!(tag, object::elf::DT_NEEDED | object::elf::DT_RPATH | object::elf::DT_RUNPATH) {
+        if !matches!(tag, object::elf::DT_NEEDED | object::elf::DT_RPATH | object::elf::DT_RUNPATH)
+        {
             continue;
         }
         // Dyn::string wants a table over a byte slice; this one reads the file on demand
         let Ok(offset) = u32::try_from(Into::<u64>::into(entry.d_val(endian))) else { continue };
         let Ok(value) = strings.get(offset) else { continue };
         let value = String::from_utf8_lossy(value).into_owned();
-        let expanded = || split_paths(&value.replace("$ORIGIN", &origin).replace("${ORIGIN}", &origin));
+        let expanded =
+            || split_paths(&value.replace("$ORIGIN", &origin).replace("${ORIGIN}", &origin));
         match tag {
             object::elf::DT_NEEDED => deps.needed.push(value.clone()),
             object::elf::DT_RPATH => deps.rpath.extend(expanded()),
@@ -190,7 +200,11 @@ fn elf_dependencies(path: &Path) -> Option<ElfDeps> {
 }
 
 /// Follows an executable's shared-library dependencies, breadth first.
-fn dependency_closure(exe: &Path, ld_library_path: &[PathBuf], cache: &[(String, PathBuf)]) -> Vec<PathBuf> {
+fn dependency_closure(
+    exe: &Path,
+    ld_library_path: &[PathBuf],
+    cache: &[(String, PathBuf)],
+) -> Vec<PathBuf> {
     const MAX_FILES: usize = 512;
     let mut out = Vec::new();
     let mut visited = BTreeSet::new();
@@ -202,8 +216,10 @@ fn dependency_closure(exe: &Path, ld_library_path: &[PathBuf], cache: &[(String,
         let Some(deps) = elf_dependencies(&file) else { continue };
         out.push(file.clone());
         for soname in &deps.needed {
-            let from_dirs = deps.search_order(ld_library_path).map(|d| d.join(soname)).find(|p| p.is_file());
-            let resolved = from_dirs.or_else(|| cache.iter().find(|(s, _)| s == soname).map(|(_, p)| p.clone()));
+            let from_dirs =
+                deps.search_order(ld_library_path).map(|d| d.join(soname)).find(|p| p.is_file());
+            let resolved = from_dirs
+                .or_else(|| cache.iter().find(|(s, _)| s == soname).map(|(_, p)| p.clone()));
             if let Some(path) = resolved {
                 queue.push_back(path);
             }
@@ -227,7 +243,9 @@ fn python_site_dirs(command_exe: Option<&Path>, user_home: Option<&Path>) -> Vec
     if let Some(home) = user_home {
         roots.push(home.join(".local/lib"));
     }
-    roots.extend(["/usr/lib", "/usr/local/lib", "/usr/lib64", "/usr/local/lib64"].map(PathBuf::from));
+    roots.extend(
+        ["/usr/lib", "/usr/local/lib", "/usr/lib64", "/usr/local/lib64"].map(PathBuf::from),
+    );
     let mut dirs = Vec::new();
     for root in roots {
         let Ok(entries) = std::fs::read_dir(&root) else { continue };
@@ -338,7 +356,10 @@ pub fn read_maps(pid: i32) -> Result<Vec<Mapping>, String> {
 }
 
 /// The CUDA libraries (by file name) a process maps, each reachable from here.
-pub fn mapped_cuda_files(pid: i32, wanted: fn(&str) -> bool) -> Result<Vec<(Mapping, PathBuf)>, String> {
+pub fn mapped_cuda_files(
+    pid: i32,
+    wanted: fn(&str) -> bool,
+) -> Result<Vec<(Mapping, PathBuf)>, String> {
     Ok(read_maps(pid)?
         .into_iter()
         .filter(|m| wanted(m.path.rsplit('/').next().unwrap_or("")))
@@ -371,7 +392,9 @@ fn why_unreachable(pid: i32, mapping: &Mapping, reached: &Path) -> Option<String
 pub fn why_not_a_cuda_library(path: &Path) -> String {
     match open_elf(path) {
         Err(reason) => reason.0,
-        Ok(_) => format!("defines no CUDA driver or runtime entry point ({DRIVER_MARKER} or {RUNTIME_MARKER})"),
+        Ok(_) => format!(
+            "defines no CUDA driver or runtime entry point ({DRIVER_MARKER} or {RUNTIME_MARKER})"
+        ),
     }
 }
 
@@ -459,7 +482,12 @@ impl CudaLibraries {
 
     /// A command's executable, the CUDA libraries among its dependencies, and
     /// any driver in a directory one of them is in.
-    fn consider_executable(&mut self, exe: &Path, ld_library_path: &[PathBuf], cache: &[(String, PathBuf)]) {
+    fn consider_executable(
+        &mut self,
+        exe: &Path,
+        ld_library_path: &[PathBuf],
+        cache: &[(String, PathBuf)],
+    ) {
         self.consider(exe, "command executable");
         let dependencies = dependency_closure(exe, ld_library_path, cache);
         for dep in &dependencies {
@@ -489,7 +517,9 @@ impl CudaLibraries {
 
 /// A CUPTI library: named libcupti.so* and defining the activity API's entry point.
 fn is_cupti(path: &Path) -> bool {
-    file_name(path).starts_with("libcupti.so") && path.is_file() && defines_function(path, CUPTI_MARKER)
+    file_name(path).starts_with("libcupti.so")
+        && path.is_file()
+        && defines_function(path, CUPTI_MARKER)
 }
 
 const CUPTI_MARKER: &str = "cuptiActivityEnable";
@@ -512,8 +542,13 @@ pub struct CuptiSearch<'a> {
 /// site-packages, a CUDA toolkit (CUDA_HOME, CUDA_PATH, /usr/local/cuda: extras/CUPTI/lib64),
 /// LD_LIBRARY_PATH, and the loader cache.
 pub fn discover_cupti(search: &CuptiSearch) -> Option<(PathBuf, &'static str)> {
-    let first_in = |dir: &Path| files_matching(dir, |name| name.starts_with("libcupti.so")).into_iter().find(|p| is_cupti(p));
-    let cuda_dirs = search.cuda.found_via.iter().filter_map(|(p, _)| p.parent().map(Path::to_path_buf));
+    let first_in = |dir: &Path| {
+        files_matching(dir, |name| name.starts_with("libcupti.so"))
+            .into_iter()
+            .find(|p| is_cupti(p))
+    };
+    let cuda_dirs =
+        search.cuda.found_via.iter().filter_map(|(p, _)| p.parent().map(Path::to_path_buf));
     for dir in cuda_dirs.clone() {
         if let Some(path) = first_in(&dir) {
             return Some((path, "beside the CUDA libraries"));
@@ -527,13 +562,18 @@ pub fn discover_cupti(search: &CuptiSearch) -> Option<(PathBuf, &'static str)> {
             }
         }
     }
-    let command_exe = search.command.and_then(|cmd| cmd.first()).and_then(|c| resolve_executable(c));
+    let command_exe =
+        search.command.and_then(|cmd| cmd.first()).and_then(|c| resolve_executable(c));
     for nvidia in python_site_dirs(command_exe.as_deref(), search.user_home.as_deref()) {
         if let Some(path) = first_in(&nvidia.join("cuda_cupti").join("lib")) {
             return Some((path, "pip nvidia-cuda-cupti package"));
         }
     }
-    let toolkits = search.toolkit_roots.iter().cloned().chain(std::iter::once(PathBuf::from("/usr/local/cuda")));
+    let toolkits = search
+        .toolkit_roots
+        .iter()
+        .cloned()
+        .chain(std::iter::once(PathBuf::from("/usr/local/cuda")));
     for root in toolkits {
         for sub in ["extras/CUPTI/lib64", "lib64", "targets/x86_64-linux/lib"] {
             if let Some(path) = first_in(&root.join(sub)) {
@@ -581,14 +621,25 @@ mod tests {
                     7f60-7f70 r--p 00001000 fd:01 126 /usr/lib/libcuda.so.550.54.14 (deleted)\n\
                     7f70-7f80 rw-p 00000000 00:00 0\n";
         let maps = maps.as_bytes();
-        let mapping = |range: &str, path: &str, deleted| Mapping { range: range.into(), path: path.into(), file: path.into(), deleted };
-        assert_eq!(parse_maps(maps), vec![
-            mapping("7f00-7f10", "/usr/lib/x86_64-linux-gnu/libcuda.so.535.261.03", false),
-            mapping("7f20-7f30", "/usr/lib/libcudart.so.12", false),
-            mapping("7f30-7f40", "/opt/my libs/libcuda.so.1", false),
-            mapping("7f50-7f60", "/usr/lib/libcuda.so.550.54.14", true),
-        ]);
-        assert_eq!(reach(42, &parse_maps(maps)[0]), PathBuf::from("/proc/42/root/usr/lib/x86_64-linux-gnu/libcuda.so.535.261.03"));
+        let mapping = |range: &str, path: &str, deleted| Mapping {
+            range: range.into(),
+            path: path.into(),
+            file: path.into(),
+            deleted,
+        };
+        assert_eq!(
+            parse_maps(maps),
+            vec![
+                mapping("7f00-7f10", "/usr/lib/x86_64-linux-gnu/libcuda.so.535.261.03", false),
+                mapping("7f20-7f30", "/usr/lib/libcudart.so.12", false),
+                mapping("7f30-7f40", "/opt/my libs/libcuda.so.1", false),
+                mapping("7f50-7f60", "/usr/lib/libcuda.so.550.54.14", true),
+            ]
+        );
+        assert_eq!(
+            reach(42, &parse_maps(maps)[0]),
+            PathBuf::from("/proc/42/root/usr/lib/x86_64-linux-gnu/libcuda.so.535.261.03")
+        );
         assert_eq!(reach(42, &parse_maps(maps)[3]), PathBuf::from("/proc/42/map_files/7f50-7f60"));
     }
 
@@ -601,7 +652,10 @@ mod tests {
         assert_eq!(mappings.len(), 2);
         assert_eq!(mappings[0].path, "/tmp/\\xffodd/libcuda.so.1");
         assert_eq!(mappings[0].file.as_os_str().as_bytes(), b"/tmp/\xffodd/libcuda.so.1");
-        assert_eq!(reach(42, &mappings[0]).as_os_str().as_bytes(), b"/proc/42/root/tmp/\xffodd/libcuda.so.1");
+        assert_eq!(
+            reach(42, &mappings[0]).as_os_str().as_bytes(),
+            b"/proc/42/root/tmp/\xffodd/libcuda.so.1"
+        );
     }
 
     #[test]
@@ -612,9 +666,15 @@ mod tests {
 
     #[test]
     fn a_cuda_lib_that_is_not_one_says_why() {
-        assert_eq!(why_not_a_cuda_library(Path::new("/dev/zero")), "not a regular file (a character device)");
+        assert_eq!(
+            why_not_a_cuda_library(Path::new("/dev/zero")),
+            "not a regular file (a character device)"
+        );
         assert_eq!(why_not_a_cuda_library(Path::new("/proc/self/status")), "not an ELF file");
         let me = std::env::current_exe().unwrap();
-        assert_eq!(why_not_a_cuda_library(&me), "defines no CUDA driver or runtime entry point (cuLaunchKernel or cudaLaunchKernel)");
+        assert_eq!(
+            why_not_a_cuda_library(&me),
+            "defines no CUDA driver or runtime entry point (cuLaunchKernel or cudaLaunchKernel)"
+        );
     }
 }

@@ -71,7 +71,12 @@ pub struct Drain {
 
 impl Drain {
     /// Opens the ring buffer of `skel`; drops are counted from `start_ns`.
-    pub fn new(skel: &LaunchgapSkel, poll: Duration, start_ns: u64, channel: Option<ChannelReader>) -> Result<Self> {
+    pub fn new(
+        skel: &LaunchgapSkel,
+        poll: Duration,
+        start_ns: u64,
+        channel: Option<ChannelReader>,
+    ) -> Result<Self> {
         let pending = Rc::new(RefCell::new(Vec::<u8>::with_capacity(1 << 20)));
         let into = Rc::clone(&pending);
         let mut builder = RingBufferBuilder::new();
@@ -82,12 +87,25 @@ impl Drain {
             0
         })?;
         let ring = builder.build()?;
-        Ok(Drain { ring, pending, poll, channel, drops_seen: BTreeMap::new(), last_drop_sample: start_ns, dropped: 0 })
+        Ok(Drain {
+            ring,
+            pending,
+            poll,
+            channel,
+            drops_seen: BTreeMap::new(),
+            last_drop_sample: start_ns,
+            dropped: 0,
+        })
     }
 
     /// Drains until something ends the recording; a stop signal for the
     /// command is passed on to it.
-    pub fn until_stop(&mut self, skel: &LaunchgapSkel, writer: &RunningWriter, stop: &StopWhen) -> Result<Stopped> {
+    pub fn until_stop(
+        &mut self,
+        skel: &LaunchgapSkel,
+        writer: &RunningWriter,
+        stop: &StopWhen,
+    ) -> Result<Stopped> {
         let stopped = |reason: &str| Ok(Stopped { reason: reason.to_string(), command_exit: None });
         loop {
             self.wait_and_consume()?;
@@ -97,14 +115,18 @@ impl Drain {
             self.read_channel(writer);
             self.sample_drops(skel, writer);
             if let Some(signal) = stop_signal() {
-                if let Some(pid) = stop.command_pid.filter(|_| FORWARDED_SIGNALS.contains(&signal)) {
+                if let Some(pid) = stop.command_pid.filter(|_| FORWARDED_SIGNALS.contains(&signal))
+                {
                     // SAFETY: signalling our own child.
                     unsafe { libc::kill(pid, signal) };
                 }
                 return stopped(&format!("signal {signal}"));
             }
             if let Some(code) = stop.command_pid.and_then(spawn::try_wait) {
-                return Ok(Stopped { reason: "the command exited".to_string(), command_exit: Some(code) });
+                return Ok(Stopped {
+                    reason: "the command exited".to_string(),
+                    command_exit: Some(code),
+                });
             }
             if !stop.pids.is_empty() && stop.pids.iter().all(|&p| !process_alive(p)) {
                 return stopped("the traced processes exited");
@@ -132,7 +154,12 @@ impl Drain {
     /// After the probes are detached: what is still in the buffer, the
     /// launches still staged in the threads, what the collectors flushed as
     /// their processes exited, and the last drops.
-    pub fn last_drain(&mut self, skel: &LaunchgapSkel, writer: &RunningWriter, config: &RecordConfig) {
+    pub fn last_drain(
+        &mut self,
+        skel: &LaunchgapSkel,
+        writer: &RunningWriter,
+        config: &RecordConfig,
+    ) {
         let _ = self.ring.consume();
         if let Err(e) = tracer::flush_staged_launches(skel) {
             config.say(format!("warning: could not write the launches staged at the stop: {e}"));

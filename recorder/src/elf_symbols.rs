@@ -92,7 +92,9 @@ pub fn open_elf(path: &Path) -> std::result::Result<ElfData, NotElf> {
     match file.read_exact(&mut magic) {
         Ok(()) if magic == ELF_MAGIC => {}
         Ok(()) => return Err(NotElf("not an ELF file".to_string())),
-        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Err(NotElf("not an ELF file".to_string())),
+        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
+            return Err(NotElf("not an ELF file".to_string()))
+        }
         Err(e) => return Err(NotElf(os_reason(&e))),
     }
     Ok(ReadCache::new(file))
@@ -103,7 +105,8 @@ pub fn open_elf(path: &Path) -> std::result::Result<ElfData, NotElf> {
 pub fn find_functions(path: &Path, names: &[&str]) -> Result<HashMap<String, FunctionSite>> {
     let cache = open_elf(path).with_context(|| format!("reading {}", path.display()))?;
     let data = &cache;
-    let file = object::File::parse(data).with_context(|| format!("parsing ELF {}", path.display()))?;
+    let file =
+        object::File::parse(data).with_context(|| format!("parsing ELF {}", path.display()))?;
     let file_len = data.len().unwrap_or(0);
     let mut out = HashMap::new();
     for symbol in file.symbols().chain(file.dynamic_symbols()) {
@@ -115,9 +118,9 @@ pub fn find_functions(path: &Path, names: &[&str]) -> Result<HashMap<String, Fun
             continue;
         }
         let address = symbol.address();
-        let segment = file.segments().find(|seg| {
-            address >= seg.address() && address < seg.address() + seg.size()
-        });
+        let segment = file
+            .segments()
+            .find(|seg| address >= seg.address() && address < seg.address() + seg.size());
         let Some(segment) = segment else { continue };
         let (segment_offset, _) = segment.file_range();
         let file_offset = address - segment.address() + segment_offset;
@@ -158,11 +161,17 @@ mod tests {
         // SAFETY: a NUL-terminated path.
         assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
         let started = Instant::now();
-        assert_eq!(open_elf(Path::new("/dev/zero")).err(), Some(NotElf("not a regular file (a character device)".into())));
+        assert_eq!(
+            open_elf(Path::new("/dev/zero")).err(),
+            Some(NotElf("not a regular file (a character device)".into()))
+        );
         assert_eq!(open_elf(&fifo).err(), Some(NotElf("not a regular file (a FIFO)".into())));
         assert_eq!(open_elf(&dir).err(), Some(NotElf("not a regular file (a directory)".into())));
         assert!(started.elapsed() < Duration::from_secs(5), "nothing blocks");
-        assert_eq!(open_elf(&dir.join("missing")).err(), Some(NotElf("No such file or directory".into())));
+        assert_eq!(
+            open_elf(&dir.join("missing")).err(),
+            Some(NotElf("No such file or directory".into()))
+        );
         std::fs::remove_dir_all(dir).unwrap();
     }
 
@@ -173,7 +182,11 @@ mod tests {
         std::fs::write(dir.join("short"), b"\x7fEL").unwrap();
         std::fs::write(dir.join("empty"), b"").unwrap();
         for name in ["text", "short", "empty"] {
-            assert_eq!(open_elf(&dir.join(name)).err(), Some(NotElf("not an ELF file".into())), "{name}");
+            assert_eq!(
+                open_elf(&dir.join(name)).err(),
+                Some(NotElf("not an ELF file".into())),
+                "{name}"
+            );
         }
         // a header and nothing after it: opened, then the parser says what is wrong
         std::fs::write(dir.join("header-only"), b"\x7fELF").unwrap();
@@ -188,7 +201,10 @@ mod tests {
         let me = std::env::current_exe().unwrap();
         let data = open_elf(&me).unwrap();
         let file = object::File::parse(&data).unwrap();
-        assert!(file.symbols().chain(file.dynamic_symbols()).any(|s| s.name() == Ok("malloc") || s.name() == Ok("main")));
+        assert!(file
+            .symbols()
+            .chain(file.dynamic_symbols())
+            .any(|s| s.name() == Ok("malloc") || s.name() == Ok("main")));
         assert!(find_functions(&me, &["no_such_function_here"]).unwrap().is_empty());
     }
 }

@@ -80,7 +80,8 @@ impl HeldDir {
 
     /// Opens NAME, a directory in this one, without following a link.
     pub fn open_dir(&self, name: &OsStr) -> io::Result<Self> {
-        let fd = openat(&self.fd, name, DIR_FLAGS | OFlag::O_NOFOLLOW, Mode::empty()).map_err(io_error)?;
+        let fd = openat(&self.fd, name, DIR_FLAGS | OFlag::O_NOFOLLOW, Mode::empty())
+            .map_err(io_error)?;
         Ok(Self { fd })
     }
 
@@ -92,8 +93,13 @@ impl HeldDir {
     /// NAME open for reading and writing, made (0600) if it is not there: a lock file.
     /// Never through a link, and without blocking at the open.
     pub fn open_lock(&self, name: &OsStr) -> io::Result<File> {
-        let flags = OFlag::O_RDWR | OFlag::O_CREAT | OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC;
-        let fd = openat(&self.fd, name, flags, Mode::from_bits_truncate(0o600)).map_err(io_error)?;
+        let flags = OFlag::O_RDWR
+            | OFlag::O_CREAT
+            | OFlag::O_NOFOLLOW
+            | OFlag::O_NONBLOCK
+            | OFlag::O_CLOEXEC;
+        let fd =
+            openat(&self.fd, name, flags, Mode::from_bits_truncate(0o600)).map_err(io_error)?;
         Ok(File::from(fd))
     }
 
@@ -107,14 +113,18 @@ impl HeldDir {
         // SAFETY: geteuid has no preconditions.
         let me = unsafe { libc::geteuid() };
         if stat.st_uid != me || !made.entries()?.is_empty() {
-            return Err(io::Error::other(format!("{} was replaced as it was made", Path::new(name).display())));
+            return Err(io::Error::other(format!(
+                "{} was replaced as it was made",
+                Path::new(name).display()
+            )));
         }
         Ok(made)
     }
 
     /// A new file NAME (never one already there, never through a link), open for writing.
     pub fn create_file(&self, name: &OsStr, mode: u32) -> io::Result<File> {
-        let flags = OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_EXCL | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+        let flags =
+            OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_EXCL | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
         let fd = openat(&self.fd, name, flags, Mode::from_bits_truncate(mode)).map_err(io_error)?;
         Ok(File::from(fd))
     }
@@ -196,7 +206,10 @@ impl HeldDir {
             return self.unlink(name);
         }
         if depth >= REMOVE_DEPTH {
-            return Err(io::Error::other(format!("{} is nested deeper than the recorder writes", Path::new(name).display())));
+            return Err(io::Error::other(format!(
+                "{} is nested deeper than the recorder writes",
+                Path::new(name).display()
+            )));
         }
         let inner = self.open_dir(name)?;
         let mut first_error = None;
@@ -219,7 +232,12 @@ impl HeldDir {
     /// Gives every file below this directory to OWNER with FILE_MODE, every directory with
     /// DIR_MODE (this one last, and only if ITSELF): for a tree this process made and no one
     /// else could write into while it was being made.
-    pub fn hand_over_tree(&self, owner: Option<(u32, u32)>, file_mode: u32, dir_mode: u32) -> io::Result<()> {
+    pub fn hand_over_tree(
+        &self,
+        owner: Option<(u32, u32)>,
+        file_mode: u32,
+        dir_mode: u32,
+    ) -> io::Result<()> {
         for name in self.entries()? {
             let Some(stat) = self.stat_at(&name)? else { continue };
             match kind_of(&stat) {
@@ -258,7 +276,8 @@ mod tests {
     use std::os::unix::fs::MetadataExt;
 
     fn scratch(name: &str) -> std::path::PathBuf {
-        let dir = std::env::temp_dir().join(format!("launchgap-held-{name}-{}", std::process::id()));
+        let dir =
+            std::env::temp_dir().join(format!("launchgap-held-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         dir
@@ -277,8 +296,15 @@ mod tests {
         trace.create_file(OsStr::new("meta.json"), 0o600).unwrap();
         let kind = trace.make_dir(OsStr::new("switch"), 0o700).unwrap();
         kind.create_file(OsStr::new("000001.parquet"), 0o600).unwrap();
-        assert!(root.join("moved/meta.json").is_file() && root.join("moved/switch/000001.parquet").is_file());
-        assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0, "nothing went through the link");
+        assert!(
+            root.join("moved/meta.json").is_file()
+                && root.join("moved/switch/000001.parquet").is_file()
+        );
+        assert_eq!(
+            std::fs::read_dir(&elsewhere).unwrap().count(),
+            0,
+            "nothing went through the link"
+        );
         assert!(!parent.holds(OsStr::new("trace"), trace.identity().unwrap()));
         assert!(parent.holds(OsStr::new("moved"), trace.identity().unwrap()));
         std::fs::remove_dir_all(root).unwrap();
@@ -302,7 +328,10 @@ mod tests {
         // a link in the place of the tree: the link goes, its target stays
         std::os::unix::fs::symlink(&keep, root.join("tree")).unwrap();
         parent.remove_tree(OsStr::new("tree")).unwrap();
-        assert!(keep.join("precious").is_file() && std::fs::symlink_metadata(root.join("tree")).is_err());
+        assert!(
+            keep.join("precious").is_file()
+                && std::fs::symlink_metadata(root.join("tree")).is_err()
+        );
         std::fs::remove_dir_all(root).unwrap();
     }
 
@@ -315,8 +344,14 @@ mod tests {
         let dir = HeldDir::open(&root).unwrap();
         let (_, stat) = dir.open_regular(OsStr::new("plain")).unwrap();
         assert_eq!(stat.st_size, 1);
-        assert_eq!(dir.open_regular(OsStr::new("link")).unwrap_err().raw_os_error(), Some(libc::ELOOP));
-        assert_eq!(dir.open_regular(OsStr::new("fifo")).unwrap_err().to_string(), "not a regular file (a FIFO)");
+        assert_eq!(
+            dir.open_regular(OsStr::new("link")).unwrap_err().raw_os_error(),
+            Some(libc::ELOOP)
+        );
+        assert_eq!(
+            dir.open_regular(OsStr::new("fifo")).unwrap_err().to_string(),
+            "not a regular file (a FIFO)"
+        );
         std::fs::remove_dir_all(root).unwrap();
     }
 
@@ -326,11 +361,18 @@ mod tests {
         let parent = HeldDir::open(&root).unwrap();
         let trace = parent.make_dir(OsStr::new("t"), 0o700).unwrap();
         trace.create_file(OsStr::new("a"), 0o600).unwrap();
-        trace.make_dir(OsStr::new("k"), 0o700).unwrap().create_file(OsStr::new("b"), 0o600).unwrap();
+        trace
+            .make_dir(OsStr::new("k"), 0o700)
+            .unwrap()
+            .create_file(OsStr::new("b"), 0o600)
+            .unwrap();
         trace.hand_over_tree(None, 0o640, 0o750).unwrap();
         trace.hand_over(None, 0o750).unwrap();
         let mode = |p: &str| std::fs::metadata(root.join(p)).unwrap().mode() & 0o7777;
-        assert_eq!((mode("t"), mode("t/a"), mode("t/k"), mode("t/k/b")), (0o750, 0o640, 0o750, 0o640));
+        assert_eq!(
+            (mode("t"), mode("t/a"), mode("t/k"), mode("t/k/b")),
+            (0o750, 0o640, 0o750, 0o640)
+        );
         std::fs::remove_dir_all(root).unwrap();
     }
 }

@@ -63,7 +63,8 @@ pub struct ProbeCounts(Vec<irq_seen>);
 
 pub fn counts(skel: &LaunchgapSkel) -> ProbeCounts {
     let zero = 0u32.to_ne_bytes();
-    let per_cpu = skel.maps.irq_seen.lookup_percpu(&zero, MapFlags::ANY).ok().flatten().unwrap_or_default();
+    let per_cpu =
+        skel.maps.irq_seen.lookup_percpu(&zero, MapFlags::ANY).ok().flatten().unwrap_or_default();
     ProbeCounts(
         per_cpu
             .iter()
@@ -75,7 +76,8 @@ pub fn counts(skel: &LaunchgapSkel) -> ProbeCounts {
 /// CPUs a target has run on (target mode records IRQs there only), by CPU number.
 pub fn target_cpus(skel: &LaunchgapSkel) -> Vec<bool> {
     let zero = 0u32.to_ne_bytes();
-    let per_cpu = skel.maps.target_cpu.lookup_percpu(&zero, MapFlags::ANY).ok().flatten().unwrap_or_default();
+    let per_cpu =
+        skel.maps.target_cpu.lookup_percpu(&zero, MapFlags::ANY).ok().flatten().unwrap_or_default();
     per_cpu.iter().map(|flag| flag.first().is_some_and(|&f| f != 0)).collect()
 }
 
@@ -83,10 +85,14 @@ pub fn target_cpus(skel: &LaunchgapSkel) -> Vec<bool> {
 fn probe_count(seen: &irq_seen, table: &str, row: &str) -> Option<u32> {
     let vector = |name: &str| VECTOR_NAMES.iter().position(|v| *v == name).map(|i| seen.vector[i]);
     match (table, row) {
-        ("softirqs", name) => SOFTIRQ_NAMES.iter().position(|n| *n == name).and_then(|i| seen.soft.get(i).copied()),
+        ("softirqs", name) => {
+            SOFTIRQ_NAMES.iter().position(|n| *n == name).and_then(|i| seen.soft.get(i).copied())
+        }
         ("interrupts", "LOC") => vector("LOCAL_TIMER"),
         ("interrupts", "RES") => vector("RESCHEDULE"),
-        ("interrupts", "CAL") => Some(vector("CALL_FUNCTION")?.wrapping_add(vector("CALL_FUNCTION_SINGLE")?)),
+        ("interrupts", "CAL") => {
+            Some(vector("CALL_FUNCTION")?.wrapping_add(vector("CALL_FUNCTION_SINGLE")?))
+        }
         ("interrupts", "IWI") => vector("IRQ_WORK"),
         ("interrupts", line) => line.parse::<usize>().ok().and_then(|l| seen.hard.get(l).copied()),
         _ => None,
@@ -116,20 +122,34 @@ pub struct Unseen {
 /// Compares the kernel's counts between two proc_counters snapshots with
 /// the probes' counts in the audit window around them, on the CPUs given
 /// (every CPU in system mode).
-pub fn unseen(kernel_start: &Value, kernel_end: &Value, probes: &ProbeCounts, audited_cpu: impl Fn(u32) -> bool) -> Vec<Unseen> {
+pub fn unseen(
+    kernel_start: &Value,
+    kernel_end: &Value,
+    probes: &ProbeCounts,
+    audited_cpu: impl Fn(u32) -> bool,
+) -> Vec<Unseen> {
     let mut out = Vec::new();
     for table in ["interrupts", "softirqs"] {
         let (start, end) = (&kernel_start[table], &kernel_end[table]);
-        let (Some(cpus), Some(rows)) = (end["cpus"].as_array(), end["rows"].as_object()) else { continue };
+        let (Some(cpus), Some(rows)) = (end["cpus"].as_array(), end["rows"].as_object()) else {
+            continue;
+        };
         for (row, counts) in rows {
             let Some(before_row) = start["rows"][row].as_array() else { continue };
             for (column, cpu) in cpus.iter().enumerate() {
-                let Some(cpu) = cpu.as_u64().map(|c| c as u32).filter(|&c| audited_cpu(c)) else { continue };
-                let (Some(before), Some(after)) = (before_row.get(column).and_then(Value::as_u64), counts[column].as_u64())
+                let Some(cpu) = cpu.as_u64().map(|c| c as u32).filter(|&c| audited_cpu(c)) else {
+                    continue;
+                };
+                let (Some(before), Some(after)) =
+                    (before_row.get(column).and_then(Value::as_u64), counts[column].as_u64())
                 else {
                     continue;
                 };
-                let Some(seen) = probes.0.get(cpu as usize).and_then(|s| probe_count(s, table, row)) else { continue };
+                let Some(seen) =
+                    probes.0.get(cpu as usize).and_then(|s| probe_count(s, table, row))
+                else {
+                    continue;
+                };
                 let counted = after.saturating_sub(before);
                 let seen = u64::from(seen);
                 if counted > seen {
@@ -183,23 +203,55 @@ mod tests {
         assert_eq!(
             found,
             vec![
-                Unseen { cpu: 1, event: "hardirq", counter: "/proc/interrupts 36".into(), count: 30 },
-                Unseen { cpu: 1, event: "irq_vector", counter: "/proc/interrupts LOC".into(), count: 2 },
-                Unseen { cpu: 1, event: "softirq", counter: "/proc/softirqs BLOCK".into(), count: 30 },
+                Unseen {
+                    cpu: 1,
+                    event: "hardirq",
+                    counter: "/proc/interrupts 36".into(),
+                    count: 30
+                },
+                Unseen {
+                    cpu: 1,
+                    event: "irq_vector",
+                    counter: "/proc/interrupts LOC".into(),
+                    count: 2
+                },
+                Unseen {
+                    cpu: 1,
+                    event: "softirq",
+                    counter: "/proc/softirqs BLOCK".into(),
+                    count: 30
+                },
             ]
         );
     }
 
     #[test]
     fn probes_that_saw_as_many_or_more_report_nothing() {
-        let found = unseen(&kernel([0, 0], [0, 0], [0, 0]), &kernel([0, 10], [3, 0], [0, 0]), &probes([0, 12], [3, 0], [0, 0]), |_| true);
+        let found = unseen(
+            &kernel([0, 0], [0, 0], [0, 0]),
+            &kernel([0, 10], [3, 0], [0, 0]),
+            &probes([0, 12], [3, 0], [0, 0]),
+            |_| true,
+        );
         assert!(found.is_empty(), "{found:?}");
     }
 
     #[test]
     fn only_audited_cpus_count() {
-        let found =
-            unseen(&kernel([0, 0], [0, 0], [0, 0]), &kernel([5, 5], [0, 0], [0, 0]), &probes([0, 0], [0, 0], [0, 0]), |cpu| cpu == 0);
-        assert_eq!(found, vec![Unseen { cpu: 0, event: "hardirq", counter: "/proc/interrupts 36".into(), count: 5 }]);
+        let found = unseen(
+            &kernel([0, 0], [0, 0], [0, 0]),
+            &kernel([5, 5], [0, 0], [0, 0]),
+            &probes([0, 0], [0, 0], [0, 0]),
+            |cpu| cpu == 0,
+        );
+        assert_eq!(
+            found,
+            vec![Unseen {
+                cpu: 0,
+                event: "hardirq",
+                counter: "/proc/interrupts 36".into(),
+                count: 5
+            }]
+        );
     }
 }

@@ -80,8 +80,12 @@ impl fmt::Display for Evidence {
             Evidence::EnumValue(_, value) => write!(f, "{value}"),
             Evidence::Struct(name) => write!(f, "struct {name}"),
             Evidence::Member(name, member) => write!(f, "{name}::{member}"),
-            Evidence::TracepointArgs(name, args) => write!(f, "btf_trace_{name}({})", args.join(", ")),
-            Evidence::Probe(Probe::AtomicCompareExchange) => write!(f, "an atomic compare-and-exchange loads"),
+            Evidence::TracepointArgs(name, args) => {
+                write!(f, "btf_trace_{name}({})", args.join(", "))
+            }
+            Evidence::Probe(Probe::AtomicCompareExchange) => {
+                write!(f, "an atomic compare-and-exchange loads")
+            }
         }
     }
 }
@@ -300,7 +304,8 @@ pub fn minimum(program: Program) -> Linux {
 }
 
 pub fn assess(facts: &KernelFacts, program: Program) -> Verdict {
-    let mut verdict = Verdict { missing: Vec::new(), adapted: Vec::new(), minimum: minimum(program) };
+    let mut verdict =
+        Verdict { missing: Vec::new(), adapted: Vec::new(), minimum: minimum(program) };
     for feature in FEATURES.iter().filter(|f| f.used_by(program) && !facts.has(f)) {
         match feature.without {
             Without::Refuse => verdict.missing.push(feature),
@@ -326,7 +331,8 @@ impl Verdict {
             return None;
         }
         let newest = self.minimum;
-        let lacks: Vec<String> = self.missing.iter().map(|f| format!("{} (Linux {}+)", f.name, f.since)).collect();
+        let lacks: Vec<String> =
+            self.missing.iter().map(|f| format!("{} (Linux {}+)", f.name, f.since)).collect();
         let them = if self.missing.len() == 1 { "it" } else { "them" };
         Some(format!(
             "this kernel ({kernel}) lacks {}: upgrade to Linux {newest} or later, or to a distribution kernel \
@@ -354,7 +360,9 @@ fn type_text(ty: BtfType, depth: u32) -> Option<String> {
     Some(match ty.kind() {
         BtfKind::Void => "void".to_string(),
         BtfKind::Ptr => format!("{} *", type_text(ty.next_type()?, depth + 1)?),
-        BtfKind::Const | BtfKind::Volatile | BtfKind::Restrict | BtfKind::TypeTag => type_text(ty.next_type()?, depth + 1)?,
+        BtfKind::Const | BtfKind::Volatile | BtfKind::Restrict | BtfKind::TypeTag => {
+            type_text(ty.next_type()?, depth + 1)?
+        }
         BtfKind::Struct => format!("struct {}", name()?),
         BtfKind::Union => format!("union {}", name()?),
         BtfKind::Enum | BtfKind::Enum64 => format!("enum {}", name()?),
@@ -367,7 +375,10 @@ fn tracepoint_args(btf: &Btf, tracepoint: &str) -> Option<Vec<String>> {
     let typedef = btf.type_by_name::<Typedef>(&format!("btf_trace_{tracepoint}"))?;
     let pointer = typedef.next_type()?;
     let proto = FuncProto::try_from(pointer.next_type()?).ok()?;
-    let mut args: Vec<String> = proto.iter().map(|p| btf.type_by_id(p.ty).and_then(|t| type_text(t, 0))).collect::<Option<_>>()?;
+    let mut args: Vec<String> = proto
+        .iter()
+        .map(|p| btf.type_by_id(p.ty).and_then(|t| type_text(t, 0)))
+        .collect::<Option<_>>()?;
     if args.is_empty() {
         return None;
     }
@@ -382,12 +393,13 @@ fn btf_holds(btf: &Btf, evidence: Evidence) -> bool {
             btf.type_by_name::<Enum>(name).is_some_and(|e| e.iter().any(|v| named(v.name, value)))
         }
         Evidence::Struct(name) => btf.type_by_name::<Struct>(name).is_some(),
-        Evidence::Member(name, member) => {
-            btf.type_by_name::<Struct>(name).is_some_and(|s| s.iter().any(|m| named(m.name, member)))
-        }
-        Evidence::TracepointArgs(tracepoint, wanted) => {
-            tracepoint_args(btf, tracepoint).is_some_and(|args| args.len() >= wanted.len() && args.iter().zip(wanted).all(|(a, w)| a == w))
-        }
+        Evidence::Member(name, member) => btf
+            .type_by_name::<Struct>(name)
+            .is_some_and(|s| s.iter().any(|m| named(m.name, member))),
+        Evidence::TracepointArgs(tracepoint, wanted) => tracepoint_args(btf, tracepoint)
+            .is_some_and(|args| {
+                args.len() >= wanted.len() && args.iter().zip(wanted).all(|(a, w)| a == w)
+            }),
         Evidence::Probe(_) => false,
     }
 }
@@ -404,12 +416,12 @@ fn kernel_loads_atomic_compare_exchange() -> Option<bool> {
     };
     const BPF_CMPXCHG: i32 = 0xf0 | 0x01; // include/uapi/linux/bpf.h: BPF_XCHG base, with BPF_FETCH
     let program = [
-        insn(0xb7, 0, 0, 0, 0),            // r0 = 0
-        insn(0x7b, 10, 0, -8, 0),          // *(u64 *)(r10 - 8) = r0
-        insn(0xb7, 1, 0, 0, 1),            // r1 = 1
+        insn(0xb7, 0, 0, 0, 0),             // r0 = 0
+        insn(0x7b, 10, 0, -8, 0),           // *(u64 *)(r10 - 8) = r0
+        insn(0xb7, 1, 0, 0, 1),             // r1 = 1
         insn(0xdb, 10, 1, -8, BPF_CMPXCHG), // r0 = cmpxchg_64(r10 - 8, r0, r1)
-        insn(0xb7, 0, 0, 0, 0),            // r0 = 0
-        insn(0x95, 0, 0, 0, 0),            // exit
+        insn(0xb7, 0, 0, 0, 0),             // r0 = 0
+        insn(0x95, 0, 0, 0, 0),             // exit
     ];
     // SAFETY: the instructions and the license string outlive the call; no options.
     let fd = unsafe {
@@ -436,13 +448,15 @@ pub fn read_facts(btf: &Btf, release: &str, program: Program) -> KernelFacts {
     let mut facts = KernelFacts { version: Linux::from_release(release), ..Default::default() };
     for feature in FEATURES.iter().filter(|f| f.used_by(program)) {
         let present = match feature.evidence {
-            Evidence::Probe(probe @ Probe::AtomicCompareExchange) => match kernel_loads_atomic_compare_exchange() {
-                Some(answer) => answer,
-                None => {
-                    facts.unasked.insert(probe);
-                    false
+            Evidence::Probe(probe @ Probe::AtomicCompareExchange) => {
+                match kernel_loads_atomic_compare_exchange() {
+                    Some(answer) => answer,
+                    None => {
+                        facts.unasked.insert(probe);
+                        false
+                    }
                 }
-            },
+            }
             evidence => btf_holds(btf, evidence),
         };
         if present {
@@ -507,7 +521,8 @@ pub fn check(program: Program) -> Result<KernelSupport> {
         Some(path) => format!("BTF {}", path.display()),
         None => release.clone(),
     };
-    let btf = Btf::from_path(&btf_path).map_err(|e| anyhow!("cannot read the kernel's BTF ({}): {e}", btf_path.display()))?;
+    let btf = Btf::from_path(&btf_path)
+        .map_err(|e| anyhow!("cannot read the kernel's BTF ({}): {e}", btf_path.display()))?;
     let verdict = assess(&read_facts(&btf, &release, program), program);
     if let Some(line) = verdict.refusal(&kernel) {
         bail!(line);
@@ -521,7 +536,8 @@ mod tests {
 
     /// The evidence of every feature, less those named: a kernel that has all but these.
     fn kernel_without(absent: &[&str]) -> KernelFacts {
-        let present = FEATURES.iter().filter(|f| !absent.contains(&f.name)).map(|f| f.evidence).collect();
+        let present =
+            FEATURES.iter().filter(|f| !absent.contains(&f.name)).map(|f| f.evidence).collect();
         KernelFacts { present, unasked: BTreeSet::new(), version: Some(Linux(6, 18)) }
     }
 
@@ -671,9 +687,15 @@ mod tests {
         // not asked: the release decides (an unreadable one is left to the load)
         let mut unasked = kernel_without(&[atomics]);
         unasked.unasked.insert(Probe::AtomicCompareExchange);
-        for (version, refused) in [(Some(Linux(5, 11)), true), (Some(Linux(5, 12)), false), (None, false)] {
+        for (version, refused) in
+            [(Some(Linux(5, 11)), true), (Some(Linux(5, 12)), false), (None, false)]
+        {
             unasked.version = version;
-            assert_eq!(!assess(&unasked, Program::Monitor).missing.is_empty(), refused, "{version:?}");
+            assert_eq!(
+                !assess(&unasked, Program::Monitor).missing.is_empty(),
+                refused,
+                "{version:?}"
+            );
         }
     }
 
@@ -699,9 +721,16 @@ mod tests {
             let yes = |used: bool| if used { "yes" } else { "no" };
             let start = format!(
                 "| {} | {} | {} | {} | {} | ",
-                feature.name, feature.since, feature.commit, yes(feature.recorder), yes(feature.monitor)
+                feature.name,
+                feature.since,
+                feature.commit,
+                yes(feature.recorder),
+                yes(feature.monitor)
             );
-            let row = rows.iter().find(|r| r.starts_with(&start)).unwrap_or_else(|| panic!("README lacks {start}"));
+            let row = rows
+                .iter()
+                .find(|r| r.starts_with(&start))
+                .unwrap_or_else(|| panic!("README lacks {start}"));
             match feature.without {
                 Without::Refuse => assert!(row.ends_with("| refuses |"), "{row}"),
                 Without::Adapt(_) => assert!(!row.contains("refuses"), "{row}"),
@@ -714,8 +743,13 @@ mod tests {
 
     #[test]
     fn support_says_what_was_adapted_and_whether_uprobe_multi_is_used() {
-        let verdict = assess(&kernel_without(&["uprobe_multi links", "thread_info::cpu"]), Program::Recorder);
-        let support = KernelSupport { btf: PathBuf::from(KERNEL_BTF), core_btf: None, adapted: verdict.adapted };
+        let verdict =
+            assess(&kernel_without(&["uprobe_multi links", "thread_info::cpu"]), Program::Recorder);
+        let support = KernelSupport {
+            btf: PathBuf::from(KERNEL_BTF),
+            core_btf: None,
+            adapted: verdict.adapted,
+        };
         assert!(!support.uprobe_multi());
         assert_eq!(
             support.metadata(),

@@ -35,7 +35,11 @@ pub fn unrecorded(misses: &[ProgramMisses], unseen: &[Unseen]) -> Vec<Unrecorded
 }
 
 /// The LOST line: what was lost, by event, and each cause with its count.
-pub fn lost_line<'a>(drops: impl Iterator<Item = (&'a str, u64)>, skipped: &[ProgramMisses], unseen: &[Unseen]) -> String {
+pub fn lost_line<'a>(
+    drops: impl Iterator<Item = (&'a str, u64)>,
+    skipped: &[ProgramMisses],
+    unseen: &[Unseen],
+) -> String {
     let mut by_event: BTreeMap<&str, u64> = BTreeMap::new();
     let mut dropped = 0;
     for (event, count) in drops {
@@ -55,7 +59,8 @@ pub fn lost_line<'a>(drops: impl Iterator<Item = (&'a str, u64)>, skipped: &[Pro
         causes.push(format!("{dropped} because the ring buffer was full (try a larger --buffer)"));
     }
     if !skipped.is_empty() {
-        let programs: Vec<String> = skipped.iter().map(|m| format!("{} {}", m.program, m.misses)).collect();
+        let programs: Vec<String> =
+            skipped.iter().map(|m| format!("{} {}", m.program, m.misses)).collect();
         let count: u64 = skipped.iter().map(|m| m.misses).sum();
         causes.push(format!(
             "{count} skipped by the kernel as BPF recursion (recursion_misses: {})",
@@ -74,7 +79,11 @@ pub fn lost_line<'a>(drops: impl Iterator<Item = (&'a str, u64)>, skipped: &[Pro
             counters.join(", ")
         ));
     }
-    format!("LOST {total} events ({}): {}; the trace records them as lost rows", events.join(", "), causes.join("; "))
+    format!(
+        "LOST {total} events ({}): {}; the trace records them as lost rows",
+        events.join(", "),
+        causes.join("; ")
+    )
 }
 
 #[cfg(test)]

@@ -8,26 +8,33 @@ mod cgroup_rows;
 mod cli;
 mod drain;
 mod gpu_activity;
+mod held_dir;
 mod irq_audit;
 mod losses;
-mod held_dir;
 mod output;
 mod privileges;
 mod probe_listing;
 mod proc_counters;
 mod prog_stats;
 mod record_config;
-mod records;
 mod recording;
+mod records;
 mod same_file;
 mod schema;
 mod spawn;
-mod trace_writer;
 mod trace_meta;
+mod trace_writer;
 mod tracer;
 
 mod skel {
-    #![allow(clippy::all, unused_imports, dead_code, non_camel_case_types, non_snake_case, non_upper_case_globals)]
+    #![allow(
+        clippy::all,
+        unused_imports,
+        dead_code,
+        non_camel_case_types,
+        non_snake_case,
+        non_upper_case_globals
+    )]
     include!(concat!(env!("OUT_DIR"), "/launchgap.skel.rs"));
 }
 
@@ -42,7 +49,10 @@ fn main() {
     let args = cli::parse_args();
     route_libbpf_messages();
     if args.print_schema {
-        println!("{}", serde_json::to_string_pretty(&schema::as_json()).expect("the schema as JSON"));
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&schema::as_json()).expect("the schema as JSON")
+        );
         std::process::exit(0);
     }
     if let Some(path) = &args.write_collector {
@@ -53,8 +63,13 @@ fn main() {
         std::process::exit(0);
     }
     let list_probes = args.list_probes;
-    let result = RecordConfig::from_args(args)
-        .and_then(|config| if list_probes { probe_listing::run(&config) } else { recording::run(config) });
+    let result = RecordConfig::from_args(args).and_then(|config| {
+        if list_probes {
+            probe_listing::run(&config)
+        } else {
+            recording::run(config)
+        }
+    });
     match result {
         Ok(code) => std::process::exit(code),
         Err(e) => {

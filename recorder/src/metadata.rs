@@ -138,7 +138,8 @@ pub fn close_clock(meta: &mut Value) {
         end["monotonic_ns"].as_u64().unwrap_or(start_mono),
         end["uncertainty_ns"].as_u64().unwrap_or(0),
     );
-    let allowed = end_mono.saturating_sub(start_mono) / 1_000_000 * MAX_SLEW_PPM + start_unc + end_unc;
+    let allowed =
+        end_mono.saturating_sub(start_mono) / 1_000_000 * MAX_SLEW_PPM + start_unc + end_unc;
     offsets["stepped"] = json!(end_offset.abs_diff(start_offset) > allowed);
     offsets["end"] = end;
 }
@@ -172,7 +173,8 @@ mod tests {
     #[test]
     fn topology_lists_every_online_cpu() {
         let topo = cpu_topology();
-        let online = parse_cpu_list(&std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap());
+        let online =
+            parse_cpu_list(&std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap());
         assert_eq!(topo["count"].as_u64().unwrap() as usize, online.len());
     }
 }

@@ -38,7 +38,10 @@ pub fn escape_name(bytes: &[u8]) -> Cow<'_, str> {
 /// serde's `serialize_with` for a path written into a trace's JSON (meta.json, probe listings): its bytes
 /// as the trace shows names, so that a path that is not UTF-8 (a library under such a folder, mapped by
 /// a process attached with -p) is written, escaped, rather than refused by serde.
-pub fn serialize_path<P: AsRef<Path>, S: serde::Serializer>(path: &P, serializer: S) -> Result<S::Ok, S::Error> {
+pub fn serialize_path<P: AsRef<Path>, S: serde::Serializer>(
+    path: &P,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
     serializer.serialize_str(&escape_name(path.as_ref().as_os_str().as_bytes()))
 }
 
@@ -116,7 +119,10 @@ mod tests {
         });
         let tid = told.recv().unwrap();
         let task = format!("/proc/self/task/{tid}");
-        assert!(std::fs::read_to_string(format!("{task}/stat")).is_err(), "the name should not be UTF-8");
+        assert!(
+            std::fs::read_to_string(format!("{task}/stat")).is_err(),
+            "the name should not be UTF-8"
+        );
         let stat = read_stat(format!("{task}/stat")).unwrap();
         // running or, once it waits for the test to end, sleeping
         let state = stat_fields_after_name(&stat).unwrap().next();

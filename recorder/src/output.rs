@@ -100,7 +100,9 @@ fn numbered(name: &OsStr, n: u32) -> OsString {
 /// "uid 65534 (nobody)", or the bare uid where it has no name.
 fn user_called(uid: u32) -> String {
     match nix::unistd::User::from_uid(nix::unistd::Uid::from_raw(uid)) {
-        Ok(Some(user)) => format!("uid {uid} ({})", launchgap_record::names::escape_name(user.name.as_bytes())),
+        Ok(Some(user)) => {
+            format!("uid {uid} ({})", launchgap_record::names::escape_name(user.name.as_bytes()))
+        }
         _ => format!("uid {uid}"),
     }
 }
@@ -124,19 +126,34 @@ impl Lock {
         let kind = held_dir::kind_name(stat);
         let whose = user_called(stat.st_uid);
         if kind != "a regular file" {
-            return Some(format!("{} is {kind} belonging to {whose}, not a lock of launchgap's", lock_path.display()));
+            return Some(format!(
+                "{} is {kind} belonging to {whose}, not a lock of launchgap's",
+                lock_path.display()
+            ));
         }
-        (!owners.contains(&Some(stat.st_uid)))
-            .then(|| format!("{} belongs to {whose}: another user's file is in the way", lock_path.display()))
+        (!owners.contains(&Some(stat.st_uid))).then(|| {
+            format!("{} belongs to {whose}: another user's file is in the way", lock_path.display())
+        })
     }
 
     /// Takes the lock without waiting; a held lock is one line naming its holder.
-    fn take(parent: &HeldDir, name: &OsStr, lock_path: &Path, final_path: &Path, ownership: &Ownership) -> Result<Self> {
-        let in_the_way = |why: String| anyhow!("cannot write {}: {why}; remove it, or choose another -o", final_path.display());
+    fn take(
+        parent: &HeldDir,
+        name: &OsStr,
+        lock_path: &Path,
+        final_path: &Path,
+        ownership: &Ownership,
+    ) -> Result<Self> {
+        let in_the_way = |why: String| {
+            anyhow!("cannot write {}: {why}; remove it, or choose another -o", final_path.display())
+        };
         // The holder unlinks the lock file as it finishes: a lock taken on a
         // file that is no longer at its name is worthless, so check and retry.
         for _ in 0..100 {
-            if let Some(stat) = parent.stat_at(name).with_context(|| format!("cannot write {}", final_path.display()))? {
+            if let Some(stat) = parent
+                .stat_at(name)
+                .with_context(|| format!("cannot write {}", final_path.display()))?
+            {
                 if let Some(why) = Self::refusal(&stat, lock_path, ownership) {
                     return Err(in_the_way(why));
                 }
@@ -150,7 +167,13 @@ impl Lock {
                             return Err(in_the_way(why));
                         }
                     }
-                    return Err(e).with_context(|| format!("cannot write {} (its lock {})", final_path.display(), lock_path.display()));
+                    return Err(e).with_context(|| {
+                        format!(
+                            "cannot write {} (its lock {})",
+                            final_path.display(),
+                            lock_path.display()
+                        )
+                    });
                 }
             };
             let opened = nix::sys::stat::fstat(&file)?;
@@ -168,7 +191,10 @@ impl Lock {
                     } else {
                         "another recorder".to_string()
                     };
-                    bail!("{who} is writing {}; wait for it, or choose another -o", final_path.display());
+                    bail!(
+                        "{who} is writing {}; wait for it, or choose another -o",
+                        final_path.display()
+                    );
                 }
                 Err(std::fs::TryLockError::Error(e)) => {
                     return Err(e).with_context(|| format!("cannot lock {}", lock_path.display()));
@@ -239,7 +265,10 @@ impl TraceOutput {
         let cannot = || format!("cannot write {}", path.display());
         match std::fs::metadata(&final_path) {
             Ok(meta) if meta.is_dir() && !is_trace_directory(&final_path) => {
-                bail!("cannot write {}: it is a directory (and not a launchgap trace)", path.display())
+                bail!(
+                    "cannot write {}: it is a directory (and not a launchgap trace)",
+                    path.display()
+                )
             }
             Ok(meta) if meta.is_file() && !is_replaceable_file(&final_path, &meta) => {
                 bail!("cannot write {}: it is a file (and not a launchgap trace)", path.display())
@@ -252,7 +281,10 @@ impl TraceOutput {
                     );
                 }
                 // a character device or FIFO: a rename would replace the node itself
-                let file = std::fs::OpenOptions::new().write(true).open(&final_path).with_context(cannot)?;
+                let file = std::fs::OpenOptions::new()
+                    .write(true)
+                    .open(&final_path)
+                    .with_context(cannot)?;
                 return Ok(Self {
                     final_path,
                     partial: None,
@@ -270,11 +302,13 @@ impl TraceOutput {
         let Some(final_name) = final_path.file_name().map(OsStr::to_owned) else {
             bail!("cannot write {}: not a file name", path.display());
         };
-        let folder = final_path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        let folder =
+            final_path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
         let parent = HeldDir::open(folder).with_context(cannot)?;
         let (first_choice, lock_name) = sidecar_names(&final_name, std::process::id());
         let lock = Lock::take(&parent, &lock_name, &folder.join(&lock_name), path, &ownership)?;
-        let partial = Self::make_partial(&parent, folder, &first_choice, layout).with_context(cannot)?;
+        let partial =
+            Self::make_partial(&parent, folder, &first_choice, layout).with_context(cannot)?;
         Ok(Self {
             final_path,
             partial: Some(partial),
@@ -290,10 +324,19 @@ impl TraceOutput {
 
     /// A partial file by the first name is a killed recorder's (an earlier boot
     /// or container with our pid): keep it, pick the next name.
-    fn make_partial(parent: &HeldDir, folder: &Path, first_choice: &OsStr, layout: Layout) -> std::io::Result<Partial> {
+    fn make_partial(
+        parent: &HeldDir,
+        folder: &Path,
+        first_choice: &OsStr,
+        layout: Layout,
+    ) -> std::io::Result<Partial> {
         let mut attempt = 1;
         loop {
-            let name = if attempt == 1 { first_choice.to_owned() } else { numbered(first_choice, attempt) };
+            let name = if attempt == 1 {
+                first_choice.to_owned()
+            } else {
+                numbered(first_choice, attempt)
+            };
             let made = match layout {
                 Layout::File => parent.create_file(&name, WRITING_FILE_MODE).map(Held::File),
                 Layout::Directory => parent.make_dir(&name, WRITING_DIR_MODE).map(Held::Dir),
@@ -310,7 +353,9 @@ impl TraceOutput {
                     }
                     return Ok(Partial { path: folder.join(&name), name, id, held });
                 }
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && attempt < 100 => attempt += 1,
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && attempt < 100 => {
+                    attempt += 1
+                }
                 Err(e) => return Err(e),
             }
         }
@@ -329,7 +374,9 @@ impl TraceOutput {
     /// A handle on the directory being written (Layout::Directory).
     pub fn directory(&self) -> Result<HeldDir> {
         match self.partial.as_ref().map(|p| &p.held) {
-            Some(Held::Dir(dir)) => dir.try_clone().context("duplicating the trace directory's descriptor"),
+            Some(Held::Dir(dir)) => {
+                dir.try_clone().context("duplicating the trace directory's descriptor")
+            }
             _ => bail!("the trace is a file, not a directory"),
         }
     }
@@ -338,7 +385,8 @@ impl TraceOutput {
     /// command's collectors reach the channel inside it; nothing in it can be listed or read.
     pub fn let_collectors_through(&self) -> Result<()> {
         let dir = self.directory()?;
-        held_dir::hand_over(&dir, None, WRITING_DIR_MODE | 0o011).context("opening the trace being written to its collectors")
+        held_dir::hand_over(&dir, None, WRITING_DIR_MODE | 0o011)
+            .context("opening the trace being written to its collectors")
     }
 
     /// The path being written now: the partial file or directory until the end.
@@ -358,9 +406,14 @@ impl TraceOutput {
     /// itself is handed over, through its handle.
     pub fn commit(mut self) -> Result<()> {
         if let (Some(partial), Some(parent)) = (&self.partial, &self.parent) {
-            let (owner, mode, dir_mode) = (self.ownership.owner, self.ownership.mode, self.ownership.dir_mode());
+            let (owner, mode, dir_mode) =
+                (self.ownership.owner, self.ownership.mode, self.ownership.dir_mode());
             let cannot = || {
-                format!("cannot move the trace into place at {} (it is in {})", self.final_path.display(), partial.path.display())
+                format!(
+                    "cannot move the trace into place at {} (it is in {})",
+                    self.final_path.display(),
+                    partial.path.display()
+                )
             };
             if let Held::Dir(dir) = &partial.held {
                 dir.hand_over_tree(owner, mode, dir_mode).with_context(cannot)?;
@@ -377,7 +430,8 @@ impl TraceOutput {
                 );
             }
             let earlier = parent.stat_at(&self.final_name).with_context(cannot)?;
-            let earlier_is_dir = earlier.as_ref().is_some_and(|s| held_dir::kind_name(s) == "a directory");
+            let earlier_is_dir =
+                earlier.as_ref().is_some_and(|s| held_dir::kind_name(s) == "a directory");
             match earlier {
                 Some(stat) if earlier_is_dir || self.layout == Layout::Directory => {
                     parent.exchange(&partial.name, &self.final_name).with_context(cannot)?;
@@ -388,7 +442,11 @@ impl TraceOutput {
                         Err(std::io::Error::other("it was replaced as it was being moved"))
                     };
                     if let Err(e) = removed {
-                        eprintln!("launchgap-record: could not remove the earlier {} (now {}): {e}", self.final_path.display(), partial.path.display());
+                        eprintln!(
+                            "launchgap-record: could not remove the earlier {} (now {}): {e}",
+                            self.final_path.display(),
+                            partial.path.display()
+                        );
                     }
                 }
                 _ => parent.rename(&partial.name, &self.final_name).with_context(cannot)?,
@@ -441,10 +499,18 @@ pub struct FailedWriteEnding {
 
 /// `reason` is write_failure's line ("No space left on device (run.lg)");
 /// `earlier` the -o path when a recording is there now.
-pub fn failed_write_ending(reason: &str, rows_on_disk: u64, earlier: Option<&Path>) -> FailedWriteEnding {
+pub fn failed_write_ending(
+    reason: &str,
+    rows_on_disk: u64,
+    earlier: Option<&Path>,
+) -> FailedWriteEnding {
     if rows_on_disk == 0 {
-        let kept = earlier.map(|p| format!(", the earlier {} kept", p.display())).unwrap_or_default();
-        return FailedWriteEnding { line: format!("{reason}: nothing recorded{kept}"), keep: false };
+        let kept =
+            earlier.map(|p| format!(", the earlier {} kept", p.display())).unwrap_or_default();
+        return FailedWriteEnding {
+            line: format!("{reason}: nothing recorded{kept}"),
+            keep: false,
+        };
     }
     FailedWriteEnding {
         line: format!("{reason}: tracing stopped; the recording is truncated: it keeps the {rows_on_disk} rows written before"),
@@ -515,7 +581,8 @@ mod tests {
     use std::os::unix::fs::PermissionsExt;
 
     fn scratch(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("launchgap-output-{name}-{}", std::process::id()));
+        let dir =
+            std::env::temp_dir().join(format!("launchgap-output-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         dir
@@ -542,11 +609,18 @@ mod tests {
         let reason = "No space left on device (run.lg)";
         assert_eq!(
             failed_write_ending(reason, 0, Some(Path::new("run.lg"))),
-            FailedWriteEnding { line: "No space left on device (run.lg): nothing recorded, the earlier run.lg kept".into(), keep: false }
+            FailedWriteEnding {
+                line: "No space left on device (run.lg): nothing recorded, the earlier run.lg kept"
+                    .into(),
+                keep: false
+            }
         );
         assert_eq!(
             failed_write_ending(reason, 0, None),
-            FailedWriteEnding { line: "No space left on device (run.lg): nothing recorded".into(), keep: false }
+            FailedWriteEnding {
+                line: "No space left on device (run.lg): nothing recorded".into(),
+                keep: false
+            }
         );
         assert_eq!(
             failed_write_ending(reason, 1234, Some(Path::new("run.lg"))),
@@ -566,12 +640,19 @@ mod tests {
             let out = TraceOutput::prepare(&target, MINE, Layout::File).unwrap();
             (&out.file().unwrap()).write_all(b"new").unwrap();
             assert_eq!(std::fs::read(&target).unwrap(), old);
-            assert!(out.writing_to().file_name().unwrap().to_string_lossy().starts_with(".run.lg.partial-"));
+            assert!(out
+                .writing_to()
+                .file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with(".run.lg.partial-"));
         }
         assert_eq!(std::fs::read(&target).unwrap(), old);
         assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1, "no partial or lock file left");
 
-        let out = TraceOutput::prepare(&target, Ownership { owner: None, mode: 0o640 }, Layout::File).unwrap();
+        let out =
+            TraceOutput::prepare(&target, Ownership { owner: None, mode: 0o640 }, Layout::File)
+                .unwrap();
         (&out.file().unwrap()).write_all(b"new").unwrap();
         out.commit().unwrap();
         assert_eq!(std::fs::read(&target).unwrap(), b"new");
@@ -588,7 +669,11 @@ mod tests {
         let err = TraceOutput::prepare(&target, MINE, Layout::File).err().unwrap().to_string();
         assert_eq!(
             err,
-            format!("another recorder (pid {}) is writing {}; wait for it, or choose another -o", std::process::id(), target.display())
+            format!(
+                "another recorder (pid {}) is writing {}; wait for it, or choose another -o",
+                std::process::id(),
+                target.display()
+            )
         );
         TraceOutput::prepare(&dir.join("other.lg"), MINE, Layout::File).unwrap();
         drop(first);
@@ -620,10 +705,24 @@ mod tests {
         let dir = scratch("dir");
         for layout in [Layout::File, Layout::Directory] {
             let err = TraceOutput::prepare(&dir, MINE, layout).err().unwrap().to_string();
-            assert_eq!(err, format!("cannot write {}: it is a directory (and not a launchgap trace)", dir.display()));
+            assert_eq!(
+                err,
+                format!(
+                    "cannot write {}: it is a directory (and not a launchgap trace)",
+                    dir.display()
+                )
+            );
         }
-        let err = TraceOutput::prepare(Path::new("/dev/null"), MINE, Layout::Directory).err().unwrap().to_string();
-        assert!(err.starts_with("cannot write /dev/null: not a regular file, and a trace is a directory"), "{err}");
+        let err = TraceOutput::prepare(Path::new("/dev/null"), MINE, Layout::Directory)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            err.starts_with(
+                "cannot write /dev/null: not a regular file, and a trace is a directory"
+            ),
+            "{err}"
+        );
         std::fs::remove_dir_all(dir).unwrap();
     }
 
@@ -642,7 +741,13 @@ mod tests {
         for layout in [Layout::File, Layout::Directory] {
             for path in [&notes, &other] {
                 let err = TraceOutput::prepare(path, MINE, layout).err().unwrap().to_string();
-                assert_eq!(err, format!("cannot write {}: it is a file (and not a launchgap trace)", path.display()));
+                assert_eq!(
+                    err,
+                    format!(
+                        "cannot write {}: it is a file (and not a launchgap trace)",
+                        path.display()
+                    )
+                );
             }
         }
         assert_eq!(std::fs::read(&notes).unwrap(), b"precious\n");
@@ -650,7 +755,8 @@ mod tests {
         assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 2, "no partial or lock left");
 
         // the legacy writer's own file is one
-        let recorded = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/data/format1-cudasim.lg");
+        let recorded =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/data/format1-cudasim.lg");
         assert!(crate::trace_writer::format1::is_format1_trace(&recorded));
 
         let empty = dir.join("empty.lg");
@@ -678,15 +784,27 @@ mod tests {
             write_trace_dir(&out, b"dropped");
         }
         assert_eq!(std::fs::read(&target).unwrap(), format1);
-        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1, "no partial directory or lock left");
+        assert_eq!(
+            std::fs::read_dir(&dir).unwrap().count(),
+            1,
+            "no partial directory or lock left"
+        );
 
         let out = TraceOutput::prepare(&target, MINE, Layout::Directory).unwrap();
         write_trace_dir(&out, b"first");
-        assert_eq!(std::fs::metadata(out.writing_to()).unwrap().permissions().mode() & 0o7777, 0o700);
+        assert_eq!(
+            std::fs::metadata(out.writing_to()).unwrap().permissions().mode() & 0o7777,
+            0o700
+        );
         out.commit().unwrap();
         assert_eq!(std::fs::read(target.join(crate::schema::META_FILE)).unwrap(), b"first");
 
-        let out = TraceOutput::prepare(&target, Ownership { owner: None, mode: 0o640 }, Layout::Directory).unwrap();
+        let out = TraceOutput::prepare(
+            &target,
+            Ownership { owner: None, mode: 0o640 },
+            Layout::Directory,
+        )
+        .unwrap();
         write_trace_dir(&out, b"second");
         assert_eq!(std::fs::read(target.join(crate::schema::META_FILE)).unwrap(), b"first");
         out.commit().unwrap();

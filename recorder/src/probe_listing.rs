@@ -81,7 +81,8 @@ pub fn listing(libraries: &CudaLibraries) -> Listing<'_> {
         }
     }
     if libraries.driver.is_empty() {
-        warnings.push("no CUDA driver library (libcuda.so.*) found: use --cuda-lib PATH".to_string());
+        warnings
+            .push("no CUDA driver library (libcuda.so.*) found: use --cuda-lib PATH".to_string());
     }
     let host = metadata::host();
     Listing {
@@ -90,7 +91,11 @@ pub fn listing(libraries: &CudaLibraries) -> Listing<'_> {
         libraries: libraries
             .found_via
             .iter()
-            .map(|(path, found_via)| ListedLibrary { path, found_via, kind: library_kind(libraries, path) })
+            .map(|(path, found_via)| ListedLibrary {
+                path,
+                found_via,
+                kind: library_kind(libraries, path),
+            })
             .collect(),
         probes,
         missing,

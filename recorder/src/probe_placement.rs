@@ -15,7 +15,8 @@
 //! Pure: bytes in, a placement out.
 
 use iced_x86::{
-    Decoder, DecoderOptions, FlowControl, Formatter, GasFormatter, Instruction, InstructionInfoFactory, OpAccess,
+    Decoder, DecoderOptions, FlowControl, Formatter, GasFormatter, Instruction,
+    InstructionInfoFactory, OpAccess,
 };
 
 /// How the running kernel handles a uprobe on an instruction (x86-64).
@@ -84,7 +85,8 @@ const LOCK: u8 = 0xf0;
 const OPERAND_SIZE: u8 = 0x66;
 /// es, cs, ss, ds: the kernel refuses an instruction carrying one (is_prefix_bad).
 const REFUSED_SEGMENT_PREFIXES: [u8; 4] = [0x26, 0x2e, 0x36, 0x3e];
-const LEGACY_PREFIXES: [u8; 11] = [LOCK, 0xf2, 0xf3, 0x26, 0x2e, 0x36, 0x3e, 0x64, 0x65, OPERAND_SIZE, 0x67];
+const LEGACY_PREFIXES: [u8; 11] =
+    [LOCK, 0xf2, 0xf3, 0x26, 0x2e, 0x36, 0x3e, 0x64, 0x65, OPERAND_SIZE, 0x67];
 const REX_B_ONLY: u8 = 0x41;
 
 /// One-byte opcodes the kernel's good-instruction table refuses in 64-bit code
@@ -127,14 +129,21 @@ pub fn cost_of(instruction: &Instruction, bytes: &[u8]) -> ProbeCost {
     if KERNEL_NOPS.contains(&bytes) || opcode.first() == Some(&0x90) {
         return ProbeCost::Emulated;
     }
-    let relative_branch =
-        instruction.is_jcc_short_or_near() || instruction.is_jmp_short_or_near() || instruction.is_call_near();
+    let relative_branch = instruction.is_jcc_short_or_near()
+        || instruction.is_jmp_short_or_near()
+        || instruction.is_call_near();
     if relative_branch {
         // 16-bit branch forms (66 e8 ..) are refused, as Intel and AMD disagree on them
-        return if prefixes.contains(&OPERAND_SIZE) { ProbeCost::NeverFires } else { ProbeCost::Emulated };
+        return if prefixes.contains(&OPERAND_SIZE) {
+            ProbeCost::NeverFires
+        } else {
+            ProbeCost::Emulated
+        };
     }
     // push of a 64-bit register: one byte, or two with exactly REX.B (push %r8..%r15)
-    let push_register = matches!(opcode, [0x50..=0x57]) && prefixes.is_empty() && matches!(rex, None | Some(REX_B_ONLY));
+    let push_register = matches!(opcode, [0x50..=0x57])
+        && prefixes.is_empty()
+        && matches!(rex, None | Some(REX_B_ONLY));
     if push_register {
         return ProbeCost::Emulated;
     }
@@ -152,8 +161,14 @@ fn movable(instruction: &Instruction, info: &mut InstructionInfoFactory) -> bool
         return false;
     }
     let used = info.info(instruction);
-    let writes = |access: OpAccess| !matches!(access, OpAccess::None | OpAccess::Read | OpAccess::CondRead | OpAccess::NoMemAccess);
-    !used.used_registers().iter().any(|r| writes(r.access())) && !used.used_memory().iter().any(|m| writes(m.access()))
+    let writes = |access: OpAccess| {
+        !matches!(
+            access,
+            OpAccess::None | OpAccess::Read | OpAccess::CondRead | OpAccess::NoMemAccess
+        )
+    };
+    !used.used_registers().iter().any(|r| writes(r.access()))
+        && !used.used_memory().iter().any(|m| writes(m.access()))
 }
 
 fn formatter() -> GasFormatter {
@@ -186,10 +201,20 @@ pub fn place(code: &[u8], address: u64) -> Placement {
     while decoder.can_decode() && moved_over.len() <= MAX_INSTRUCTIONS_MOVED_OVER {
         let instruction = decoder.decode();
         let cost = cost_of(&instruction, &code[offset..offset + instruction.len()]);
-        let shown = if instruction.is_invalid() { "(bad)".to_string() } else { text(&mut formatter, &instruction) };
+        let shown = if instruction.is_invalid() {
+            "(bad)".to_string()
+        } else {
+            text(&mut formatter, &instruction)
+        };
         let first = &entry.get_or_insert_with(|| (cost, shown.clone())).1;
         if cost == ProbeCost::Emulated {
-            return Placement { offset: offset as u64, cost, probed: shown, first: first.clone(), moved_over };
+            return Placement {
+                offset: offset as u64,
+                cost,
+                probed: shown,
+                first: first.clone(),
+                moved_over,
+            };
         }
         if cost == ProbeCost::NeverFires || !movable(&instruction, &mut info) {
             break;
@@ -209,7 +234,8 @@ mod tests {
     /// NVIDIA libcuda.so.535.261.03 (Debian bookworm libcuda1), cuLaunchKernel: every
     /// exported entry point is this 30-byte thunk, only the displacements differ.
     const NVIDIA_THUNK: [u8; 30] = [
-        0x81, 0x3d, 0x3e, 0x93, 0x8d, 0x01, 0x00, 0xba, 0x1c, 0x32, // cmpl $0x321cba00,disp(%rip)
+        0x81, 0x3d, 0x3e, 0x93, 0x8d, 0x01, 0x00, 0xba, 0x1c,
+        0x32, // cmpl $0x321cba00,disp(%rip)
         0x74, 0x0c, // je +12
         0xff, 0x25, 0xc6, 0x18, 0x7e, 0x01, // jmp *disp(%rip)
         0x66, 0x0f, 0x1f, 0x44, 0x00, 0x00, // nopw 0x0(%rax,%rax,1)
@@ -235,7 +261,10 @@ mod tests {
     #[test]
     fn frame_pointer_prologue_is_probed_at_entry() {
         let placed = place(&[0x55, 0x48, 0x89, 0xe5, 0xc3], 0);
-        assert_eq!((placed.offset, placed.cost, placed.probed.as_str()), (0, ProbeCost::Emulated, "push %rbp"));
+        assert_eq!(
+            (placed.offset, placed.cost, placed.probed.as_str()),
+            (0, ProbeCost::Emulated, "push %rbp")
+        );
         assert!(placed.moved_over.is_empty());
     }
 
@@ -253,7 +282,10 @@ mod tests {
         let mut code = vec![0xf3, 0x0f, 0x1e, 0xfa];
         code.extend_from_slice(&NVIDIA_THUNK);
         let placed = place(&code, 0);
-        assert_eq!((placed.offset, placed.cost, placed.moved_over.len()), (14, ProbeCost::Emulated, 2));
+        assert_eq!(
+            (placed.offset, placed.cost, placed.moved_over.len()),
+            (14, ProbeCost::Emulated, 2)
+        );
     }
 
     #[test]
@@ -297,23 +329,23 @@ mod tests {
     fn costs_match_what_the_kernel_emulates() {
         use ProbeCost::*;
         let cases: &[(&[u8], ProbeCost)] = &[
-            (&[0x55], Emulated),                        // push %rbp
-            (&[0x41, 0x57], Emulated),                  // push %r15
-            (&[0x48, 0x55], SingleStepped),             // rex.w push %rbp: only 0x41 is accepted
-            (&[0xe8, 0, 0, 0, 0], Emulated),            // call rel32
-            (&[0xeb, 0x00], Emulated),                  // jmp rel8
-            (&[0x0f, 0x84, 0, 0, 0, 0], Emulated),      // je rel32
-            (&[0x66, 0xe8, 0, 0], NeverFires),          // callw
-            (&[0x90], Emulated),                        // nop
-            (&[0xf3, 0x90], Emulated),                  // pause
+            (&[0x55], Emulated),                                       // push %rbp
+            (&[0x41, 0x57], Emulated),                                 // push %r15
+            (&[0x48, 0x55], SingleStepped), // rex.w push %rbp: only 0x41 is accepted
+            (&[0xe8, 0, 0, 0, 0], Emulated), // call rel32
+            (&[0xeb, 0x00], Emulated),      // jmp rel8
+            (&[0x0f, 0x84, 0, 0, 0, 0], Emulated), // je rel32
+            (&[0x66, 0xe8, 0, 0], NeverFires), // callw
+            (&[0x90], Emulated),            // nop
+            (&[0xf3, 0x90], Emulated),      // pause
             (&[0x0f, 0x1f, 0x44, 0x00, 0x00], Emulated), // nopl 0x0(%rax,%rax,1)
             (&[0x66, 0x0f, 0x1f, 0x84, 0, 0, 0, 0, 0], SingleStepped), // nopw 9 bytes: not in x86_nops
-            (&[0x0f, 0x1f, 0xc0], SingleStepped),       // nop %eax
-            (&[0xf3, 0x0f, 0x1e, 0xfa], SingleStepped), // endbr64
-            (&[0x48, 0x8d, 0x05, 0, 0, 0, 0], SingleStepped), // lea 0x0(%rip),%rax
-            (&[0xcc], NeverFires),                      // int3
-            (&[0x0f, 0x05], NeverFires),                // syscall
-            (&[0x3e, 0xff, 0xe0], NeverFires),          // notrack jmp *%rax: ds prefix
+            (&[0x0f, 0x1f, 0xc0], SingleStepped),                      // nop %eax
+            (&[0xf3, 0x0f, 0x1e, 0xfa], SingleStepped),                // endbr64
+            (&[0x48, 0x8d, 0x05, 0, 0, 0, 0], SingleStepped),          // lea 0x0(%rip),%rax
+            (&[0xcc], NeverFires),                                     // int3
+            (&[0x0f, 0x05], NeverFires),                               // syscall
+            (&[0x3e, 0xff, 0xe0], NeverFires), // notrack jmp *%rax: ds prefix
         ];
         for (bytes, expected) in cases {
             assert_eq!(cost(bytes), *expected, "{bytes:02x?}");

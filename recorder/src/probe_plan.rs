@@ -4,11 +4,11 @@
 
 use std::path::Path;
 
-use anyhow::Result;
 use crate::cuda_api::{CudaApi, Layer, ProbeShape, APIS};
 use crate::elf_symbols::find_functions;
 use crate::probe_placement::{place, Placement, ProbeCost};
 use crate::probe_report::Probe;
+use anyhow::Result;
 
 #[derive(Clone, Debug)]
 pub struct PlannedProbe {
@@ -78,7 +78,8 @@ pub struct LibraryPlan {
 }
 
 pub fn plan_library(file: &Path, layer: Layer) -> Result<LibraryPlan> {
-    let wanted: Vec<(usize, &'static CudaApi)> = APIS.iter().enumerate().filter(|(_, a)| a.layer == layer).collect();
+    let wanted: Vec<(usize, &'static CudaApi)> =
+        APIS.iter().enumerate().filter(|(_, a)| a.layer == layer).collect();
     let names: Vec<&str> = wanted.iter().map(|(_, a)| a.name).collect();
     let sites = find_functions(file, &names)?;
     let mut plan = LibraryPlan { probes: Vec::new(), missing: Vec::new() };

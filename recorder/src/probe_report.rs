@@ -42,7 +42,10 @@ pub struct Probe {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<Option<String>>,
     /// the library probed
-    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "crate::names::serialize_optional_path")]
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "crate::names::serialize_optional_path"
+    )]
     pub file: Option<PathBuf>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub first_instruction: Option<String>,
@@ -111,7 +114,11 @@ impl Probe {
 
     /// A CUDA uprobe on `function` in `file`, no more known yet.
     pub fn uprobe(function: &'static str, file: &Path) -> Self {
-        Probe { function: Some(function), file: Some(file.to_path_buf()), ..Probe::of_kind(ProbeKind::Uprobe) }
+        Probe {
+            function: Some(function),
+            file: Some(file.to_path_buf()),
+            ..Probe::of_kind(ProbeKind::Uprobe)
+        }
     }
 
     /// An entry point of its layer that `file` does not define.
@@ -141,14 +148,25 @@ mod tests {
     #[test]
     fn probes_serialise_with_sorted_keys_and_only_the_fields_they_have() {
         let text = |probe: &Probe| serde_json::to_string(probe).unwrap();
-        assert_eq!(text(&Probe::tracepoint("sched_switch", Ok(()))), r#"{"attached":true,"kind":"tracepoint","name":"sched_switch"}"#);
+        assert_eq!(
+            text(&Probe::tracepoint("sched_switch", Ok(()))),
+            r#"{"attached":true,"kind":"tracepoint","name":"sched_switch"}"#
+        );
         assert_eq!(
             text(&Probe::tracepoint("irq_vectors", Err("not in this kernel".into()))),
             r#"{"attached":false,"error":"not in this kernel","kind":"tracepoint","name":"irq_vectors"}"#
         );
         // a CUDA probe that took says so with a null error
-        let took = Probe { attached: Some(true), error: Some(None), link: Some(LinkKind::UprobeMulti), ..Probe::uprobe("cuInit", Path::new("/l.so")) };
-        assert_eq!(text(&took), r#"{"attached":true,"error":null,"file":"/l.so","function":"cuInit","kind":"uprobe","link":"uprobe_multi"}"#);
+        let took = Probe {
+            attached: Some(true),
+            error: Some(None),
+            link: Some(LinkKind::UprobeMulti),
+            ..Probe::uprobe("cuInit", Path::new("/l.so"))
+        };
+        assert_eq!(
+            text(&took),
+            r#"{"attached":true,"error":null,"file":"/l.so","function":"cuInit","kind":"uprobe","link":"uprobe_multi"}"#
+        );
         // the order serde_json's own maps give
         let value = serde_json::to_value(&took).unwrap();
         assert_eq!(serde_json::to_string(&value).unwrap(), text(&took));

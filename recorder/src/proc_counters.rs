@@ -16,7 +16,8 @@ pub fn parse_per_cpu_table(text: &str) -> Value {
     let mut rows = Map::new();
     for line in lines {
         let Some((label, rest)) = line.split_once(':') else { continue };
-        let counts: Vec<u64> = rest.split_whitespace().take(cpus.len()).map_while(|n| n.parse().ok()).collect();
+        let counts: Vec<u64> =
+            rest.split_whitespace().take(cpus.len()).map_while(|n| n.parse().ok()).collect();
         if counts.len() == cpus.len() {
             rows.insert(label.trim().to_string(), json!(counts));
         }
@@ -43,7 +44,9 @@ pub fn snapshot(mut around: impl FnMut(&'static str, Edge)) -> Value {
     let mut read = |name: &'static str| {
         around(name, Edge::Before);
         let before = crate::metadata::monotonic_ns();
-        let table = std::fs::read_to_string(format!("/proc/{name}")).map(|t| parse_per_cpu_table(&t)).unwrap_or(Value::Null);
+        let table = std::fs::read_to_string(format!("/proc/{name}"))
+            .map(|t| parse_per_cpu_table(&t))
+            .unwrap_or(Value::Null);
         let after = crate::metadata::monotonic_ns();
         around(name, Edge::After);
         (table, json!([before, after]))

@@ -32,10 +32,9 @@ pub fn event_of_program(name: &str, section: &str) -> &'static str {
             "irq_handler_entry" | "irq_handler_exit" => record::HARDIRQ,
             "softirq_entry" | "softirq_exit" => record::SOFTIRQ,
             // a system vector's: its name in lower case, then _entry or _exit (irq_programs.bpf.h)
-            t if t
-                .strip_suffix("_entry")
-                .or_else(|| t.strip_suffix("_exit"))
-                .is_some_and(|vector| IRQ_VECTOR_NAMES.iter().any(|v| v.eq_ignore_ascii_case(vector))) =>
+            t if t.strip_suffix("_entry").or_else(|| t.strip_suffix("_exit")).is_some_and(
+                |vector| IRQ_VECTOR_NAMES.iter().any(|v| v.eq_ignore_ascii_case(vector)),
+            ) =>
             {
                 record::IRQ_VECTOR
             }
@@ -43,7 +42,9 @@ pub fn event_of_program(name: &str, section: &str) -> &'static str {
         }
     } else {
         match name {
-            "launch_kernel" | "launch_kernel_ex" | "graph_launch" | "runtime_entry" => record::LAUNCH,
+            "launch_kernel" | "launch_kernel_ex" | "graph_launch" | "runtime_entry" => {
+                record::LAUNCH
+            }
             "sync_enter" | "memcpy_enter" | "sync_exit" => record::SYNC,
             _ => 0,
         }
@@ -113,7 +114,10 @@ mod tests {
         assert_eq!(event_of_program("something_new", "uprobe"), "unknown");
         for vector in IRQ_VECTOR_NAMES {
             for end in ["entry", "exit"] {
-                assert_eq!(event_of_program("x", &format!("tp_btf/{}_{end}", vector.to_lowercase())), "irq_vector");
+                assert_eq!(
+                    event_of_program("x", &format!("tp_btf/{}_{end}", vector.to_lowercase())),
+                    "irq_vector"
+                );
             }
         }
     }
@@ -123,7 +127,10 @@ mod tests {
         let at = |misses| {
             BTreeMap::from([
                 ("a".to_string(), ProgramMisses { program: "a".into(), event: "hardirq", misses }),
-                ("b".to_string(), ProgramMisses { program: "b".into(), event: "wakeup", misses: 4 }),
+                (
+                    "b".to_string(),
+                    ProgramMisses { program: "b".into(), event: "wakeup", misses: 4 },
+                ),
             ])
         };
         assert_eq!(

@@ -72,7 +72,9 @@ impl RecordConfig {
             system: args.system,
             api_names: args.api_names,
             cuda_probes: !args.no_cuda_probes,
-            gpu_activity: args.gpu_activity.then_some(GpuActivityRequest { cupti: args.cupti, collector: args.gpu_collector }),
+            gpu_activity: args
+                .gpu_activity
+                .then_some(GpuActivityRequest { cupti: args.cupti, collector: args.gpu_collector }),
             cuda_libs: args.cuda_lib,
             ring_buffer_bytes,
             poll_ms: args.poll_ms,
@@ -134,7 +136,9 @@ mod tests {
     use clap::Parser;
 
     fn config(args: &[&str]) -> Result<RecordConfig> {
-        RecordConfig::from_args(Args::try_parse_from([&["launchgap-record"], args].concat()).unwrap())
+        RecordConfig::from_args(
+            Args::try_parse_from([&["launchgap-record"], args].concat()).unwrap(),
+        )
     }
 
     #[test]
@@ -147,12 +151,29 @@ mod tests {
 
     #[test]
     fn the_flags_become_what_the_recording_uses() {
-        let c = config(&["--format", "1", "--buffer", "5000", "--gpu-activity", "--cupti", "/c.so", "--", "true"]).unwrap();
+        let c = config(&[
+            "--format",
+            "1",
+            "--buffer",
+            "5000",
+            "--gpu-activity",
+            "--cupti",
+            "/c.so",
+            "--",
+            "true",
+        ])
+        .unwrap();
         assert_eq!((c.format, c.ring_buffer_bytes, c.mode_name()), (Format::One, 8192, "command"));
-        assert_eq!(c.gpu_activity, Some(GpuActivityRequest { cupti: Some("/c.so".into()), collector: None }));
+        assert_eq!(
+            c.gpu_activity,
+            Some(GpuActivityRequest { cupti: Some("/c.so".into()), collector: None })
+        );
         assert_eq!(c.command(), Some(&["true".to_string()][..]));
         let c = config(&["--system", "--poll-ms", "0", "--duration", "1e19"]).unwrap();
-        assert_eq!((c.mode_name(), c.command(), c.poll()), ("system", None, Duration::from_millis(1)));
+        assert_eq!(
+            (c.mode_name(), c.command(), c.poll()),
+            ("system", None, Duration::from_millis(1))
+        );
         assert!(c.gpu_activity.is_none() && c.cuda_probes);
         assert!(!config(&["--no-cuda-probes", "--", "true"]).unwrap().cuda_probes);
         // a deadline too far to represent is never reached

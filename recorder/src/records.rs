@@ -9,13 +9,15 @@ use launchgap_record::cgroups;
 use launchgap_record::names::escape_name;
 
 use crate::schema::{
-    record, CgroupRow, CommRow, ExecRow, ExitRow, ForkRow, HardirqRow, IrqVectorRow, Kind, LaunchRow, MigrateRow, Row,
-    RuntimeOnlyRow, SoftirqRow, SwitchRow, SyncRow, TaskCgroupRow, WakeupNewRow, WakeupRow, WakingRow,
-    CGROUP_HIERARCHY_NAMES, IRQ_VECTOR_NAMES, RECORD_LAUNCH_BATCH, SOFTIRQ_NAMES,
+    record, CgroupRow, CommRow, ExecRow, ExitRow, ForkRow, HardirqRow, IrqVectorRow, Kind,
+    LaunchRow, MigrateRow, Row, RuntimeOnlyRow, SoftirqRow, SwitchRow, SyncRow, TaskCgroupRow,
+    WakeupNewRow, WakeupRow, WakingRow, CGROUP_HIERARCHY_NAMES, IRQ_VECTOR_NAMES,
+    RECORD_LAUNCH_BATCH, SOFTIRQ_NAMES,
 };
 use crate::skel::types::{
-    cgroup_event, comm_event, event_header, exec_event, exit_event, fork_event, irq_event, launch_batch, launch_event,
-    migrate_event, runtime_only_event, switch_event, sync_event, task_cgroup_event, wakeup_event,
+    cgroup_event, comm_event, event_header, exec_event, exit_event, fork_event, irq_event,
+    launch_batch, launch_event, migrate_event, runtime_only_event, switch_event, sync_event,
+    task_cgroup_event, wakeup_event,
 };
 
 // SAFETY: plain C structs of integers and byte arrays; any bit pattern is valid.
@@ -47,7 +49,13 @@ fn c_str(bytes: &[i8]) -> Cow<'_, str> {
 }
 
 /// A cgroup's row: its path, and the container and pod the path names (cgroups::names_in, as the monitor's labels).
-pub fn cgroup_row(ts_ns: u64, hierarchy: &'static str, cgroup_id: u64, path: &str, emit: &mut impl FnMut(&Row)) {
+pub fn cgroup_row(
+    ts_ns: u64,
+    hierarchy: &'static str,
+    cgroup_id: u64,
+    path: &str,
+    emit: &mut impl FnMut(&Row),
+) {
     let names = cgroups::names_in(path);
     emit(&Row::Cgroup(CgroupRow {
         ts_ns,
@@ -188,9 +196,15 @@ fn wakeup(data: &[u8], emit: &mut impl FnMut(&Row)) -> Option<()> {
     let (comm, prio, target_cpu, waker_tid) = (&*name, e.prio, e.target_cpu, e.waker_tid);
     let (ts_ns, cpu, pid, tid) = (h.ts_ns, h.cpu, h.pid, h.tid);
     let row = match Kind::of_wakeup_variant(e.variant)? {
-        Kind::Waking => Row::Waking(WakingRow { ts_ns, cpu, pid, tid, comm, prio, target_cpu, waker_tid }),
-        Kind::Wakeup => Row::Wakeup(WakeupRow { ts_ns, cpu, pid, tid, comm, prio, target_cpu, waker_tid }),
-        Kind::WakeupNew => Row::WakeupNew(WakeupNewRow { ts_ns, cpu, pid, tid, comm, prio, target_cpu, waker_tid }),
+        Kind::Waking => {
+            Row::Waking(WakingRow { ts_ns, cpu, pid, tid, comm, prio, target_cpu, waker_tid })
+        }
+        Kind::Wakeup => {
+            Row::Wakeup(WakeupRow { ts_ns, cpu, pid, tid, comm, prio, target_cpu, waker_tid })
+        }
+        Kind::WakeupNew => {
+            Row::WakeupNew(WakeupNewRow { ts_ns, cpu, pid, tid, comm, prio, target_cpu, waker_tid })
+        }
         _ => return None,
     };
     emit(&row);
@@ -231,7 +245,14 @@ fn exec(data: &[u8], emit: &mut impl FnMut(&Row)) -> Option<()> {
     let e = copy_of::<exec_event>(data)?;
     let h = &e.hdr;
     let (comm, filename) = (c_str(&e.comm), c_str(&e.filename));
-    emit(&Row::Exec(ExecRow { ts_ns: h.ts_ns, cpu: h.cpu, pid: h.pid, tid: h.tid, comm: &comm, filename: &filename }));
+    emit(&Row::Exec(ExecRow {
+        ts_ns: h.ts_ns,
+        cpu: h.cpu,
+        pid: h.pid,
+        tid: h.tid,
+        comm: &comm,
+        filename: &filename,
+    }));
     Some(())
 }
 
@@ -254,7 +275,14 @@ fn comm(data: &[u8], emit: &mut impl FnMut(&Row)) -> Option<()> {
     let e = copy_of::<comm_event>(data)?;
     let h = &e.hdr;
     let (comm, old_comm) = (c_str(&e.new_comm), c_str(&e.old_comm));
-    emit(&Row::Comm(CommRow { ts_ns: h.ts_ns, cpu: h.cpu, pid: h.pid, tid: h.tid, comm: &comm, old_comm: &old_comm }));
+    emit(&Row::Comm(CommRow {
+        ts_ns: h.ts_ns,
+        cpu: h.cpu,
+        pid: h.pid,
+        tid: h.tid,
+        comm: &comm,
+        old_comm: &old_comm,
+    }));
     Some(())
 }
 
@@ -290,19 +318,45 @@ fn cgroup_made(data: &[u8], emit: &mut impl FnMut(&Row)) -> Option<()> {
 fn irq(kind: u32, data: &[u8], emit: &mut impl FnMut(&Row)) -> Option<()> {
     let e = copy_of::<irq_event>(data)?;
     let h = &e.hdr;
-    let (ts_ns, cpu, pid, tid, irq, duration_ns) = (h.ts_ns, h.cpu, h.pid, h.tid, e.irq, e.duration_ns);
+    let (ts_ns, cpu, pid, tid, irq, duration_ns) =
+        (h.ts_ns, h.cpu, h.pid, h.tid, e.irq, e.duration_ns);
     let named = |names: &'static [&'static str]| names.get(e.irq as usize).copied().unwrap_or("?");
     let row = match kind {
-        record::HARDIRQ => Row::Hardirq(HardirqRow { ts_ns, cpu, pid, tid, irq, irq_name: &c_str(&e.name), duration_ns }),
-        record::SOFTIRQ => Row::Softirq(SoftirqRow { ts_ns, cpu, pid, tid, irq, irq_name: named(&SOFTIRQ_NAMES), duration_ns }),
-        _ => Row::IrqVector(IrqVectorRow { ts_ns, cpu, pid, tid, irq, irq_name: named(&IRQ_VECTOR_NAMES), duration_ns }),
+        record::HARDIRQ => Row::Hardirq(HardirqRow {
+            ts_ns,
+            cpu,
+            pid,
+            tid,
+            irq,
+            irq_name: &c_str(&e.name),
+            duration_ns,
+        }),
+        record::SOFTIRQ => Row::Softirq(SoftirqRow {
+            ts_ns,
+            cpu,
+            pid,
+            tid,
+            irq,
+            irq_name: named(&SOFTIRQ_NAMES),
+            duration_ns,
+        }),
+        _ => Row::IrqVector(IrqVectorRow {
+            ts_ns,
+            cpu,
+            pid,
+            tid,
+            irq,
+            irq_name: named(&IRQ_VECTOR_NAMES),
+            duration_ns,
+        }),
     };
     emit(&row);
     Some(())
 }
 
 /// LAUNCH_BATCH_SIZE in the schema, from the layout itself.
-const LAUNCH_BATCH_CAPACITY: usize = (std::mem::size_of::<launch_batch>() - std::mem::offset_of!(launch_batch, launches))
+const LAUNCH_BATCH_CAPACITY: usize = (std::mem::size_of::<launch_batch>()
+    - std::mem::offset_of!(launch_batch, launches))
     / std::mem::size_of::<launch_event>();
 const _: () = assert!(LAUNCH_BATCH_CAPACITY == crate::schema::LAUNCH_BATCH_SIZE as usize);
 
@@ -310,7 +364,9 @@ const _: () = assert!(LAUNCH_BATCH_CAPACITY == crate::schema::LAUNCH_BATCH_SIZE 
 fn decode_launch_batch(data: &[u8], emit: &mut impl FnMut(&Row)) -> bool {
     let start = std::mem::offset_of!(launch_batch, launches);
     let count_at = std::mem::offset_of!(launch_batch, count);
-    let Some(count) = data.get(count_at..count_at + 4).map(|b| u32::from_ne_bytes([b[0], b[1], b[2], b[3]])) else {
+    let Some(count) =
+        data.get(count_at..count_at + 4).map(|b| u32::from_ne_bytes([b[0], b[1], b[2], b[3]]))
+    else {
         return false;
     };
     let size = std::mem::size_of::<launch_event>();
@@ -328,7 +384,10 @@ mod tests {
 
     fn bytes_of<T: Copy>(value: &T) -> Vec<u8> {
         // SAFETY: reading the bytes of a plain C struct.
-        unsafe { std::slice::from_raw_parts((value as *const T).cast::<u8>(), std::mem::size_of::<T>()) }.to_vec()
+        unsafe {
+            std::slice::from_raw_parts((value as *const T).cast::<u8>(), std::mem::size_of::<T>())
+        }
+        .to_vec()
     }
 
     fn comm(name: &str) -> [i8; 16] {
@@ -384,10 +443,17 @@ mod tests {
     #[test]
     fn launch_batch_becomes_its_launches_in_order() {
         let mut batch = launch_batch::default();
-        batch.hdr = event_header { ts_ns: 99, r#type: RECORD_LAUNCH_BATCH, cpu: 0, pid: 100, tid: 101 };
+        batch.hdr =
+            event_header { ts_ns: 99, r#type: RECORD_LAUNCH_BATCH, cpu: 0, pid: 100, tid: 101 };
         batch.count = 3;
         for (i, launch) in batch.launches.iter_mut().take(3).enumerate() {
-            launch.hdr = event_header { ts_ns: 10 + i as u64, r#type: record::LAUNCH, cpu: i as u32, pid: 100, tid: 101 };
+            launch.hdr = event_header {
+                ts_ns: 10 + i as u64,
+                r#type: record::LAUNCH,
+                cpu: i as u32,
+                pid: 100,
+                tid: 101,
+            };
             launch.func = 0x100 + i as u64;
             launch.api = cookie("cuLaunchKernel");
         }
@@ -413,15 +479,18 @@ mod tests {
         e.runtime_api = cookie("cudaLaunchKernel");
         assert_eq!(
             rows_of(&bytes_of(&e)),
-            [format!("{:?}", Row::RuntimeOnly(RuntimeOnlyRow {
-                ts_ns: 5,
-                cpu: 0,
-                pid: 10,
-                tid: 11,
-                runtime_api: "cudaLaunchKernel",
-                return_code: 100,
-                duration_ns: 700
-            }))]
+            [format!(
+                "{:?}",
+                Row::RuntimeOnly(RuntimeOnlyRow {
+                    ts_ns: 5,
+                    cpu: 0,
+                    pid: 10,
+                    tid: 11,
+                    runtime_api: "cudaLaunchKernel",
+                    return_code: 100,
+                    duration_ns: 700
+                })
+            )]
         );
     }
 
@@ -492,7 +561,15 @@ mod tests {
             rows_of(&bytes_of(&e)),
             [format!(
                 "{:?}",
-                Row::Softirq(SoftirqRow { ts_ns: 1, cpu: 0, pid: 0, tid: 0, irq: 3, irq_name: "NET_RX", duration_ns: 1500 })
+                Row::Softirq(SoftirqRow {
+                    ts_ns: 1,
+                    cpu: 0,
+                    pid: 0,
+                    tid: 0,
+                    irq: 3,
+                    irq_name: "NET_RX",
+                    duration_ns: 1500
+                })
             )]
         );
     }
@@ -518,7 +595,8 @@ mod tests {
     #[test]
     fn task_cgroup_records_carry_the_namespace_ids_and_none_read_is_null() {
         let mut e = task_cgroup_event::default();
-        e.hdr = event_header { ts_ns: 4, r#type: record::TASK_CGROUP, cpu: 1, pid: 4120, tid: 4121 };
+        e.hdr =
+            event_header { ts_ns: 4, r#type: record::TASK_CGROUP, cpu: 1, pid: 4120, tid: 4121 };
         let ids = |e: &task_cgroup_event| {
             let mut out = None;
             assert!(decode(&bytes_of(e), &mut |row| {
@@ -547,10 +625,26 @@ mod tests {
         let mut seen = Vec::new();
         assert!(decode(&bytes_of(&e), &mut |row| {
             let Row::Cgroup(c) = row else { panic!("{row:?}") };
-            seen.push((c.ts_ns, c.hierarchy.to_string(), c.cgroup_id, c.cgroup_path.to_string(),
-                       c.container_id.map(str::to_string), c.pod.map(str::to_string)));
+            seen.push((
+                c.ts_ns,
+                c.hierarchy.to_string(),
+                c.cgroup_id,
+                c.cgroup_path.to_string(),
+                c.container_id.map(str::to_string),
+                c.pod.map(str::to_string),
+            ));
         }));
-        assert_eq!(seen, [(8, "v1_cpu".to_string(), 9001, path.clone(), Some(id.to_string()), Some(pod.to_string()))]);
+        assert_eq!(
+            seen,
+            [(
+                8,
+                "v1_cpu".to_string(),
+                9001,
+                path.clone(),
+                Some(id.to_string()),
+                Some(pod.to_string())
+            )]
+        );
         // bytes that are not UTF-8 are escaped as the trace escapes names (never replaced: two cgroups would merge)
         e.path = [0; crate::schema::CGROUP_PATH_LEN as usize];
         for (i, b) in b"/a\xffb".iter().enumerate() {
@@ -559,7 +653,10 @@ mod tests {
         e.hierarchy = 0;
         assert!(decode(&bytes_of(&e), &mut |row| {
             let Row::Cgroup(c) = row else { panic!("{row:?}") };
-            assert_eq!((c.hierarchy, c.cgroup_path, c.container_id, c.pod), ("v2", "/a\\xffb", None, None));
+            assert_eq!(
+                (c.hierarchy, c.cgroup_path, c.container_id, c.pod),
+                ("v2", "/a\\xffb", None, None)
+            );
         }));
         e.hierarchy = 2; // no such hierarchy
         assert!(!decode(&bytes_of(&e), &mut |_| panic!("no row expected")));

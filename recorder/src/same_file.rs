@@ -27,17 +27,29 @@ fn input(what: impl Into<String>, path: impl Into<PathBuf>) -> Input {
 /// as exec would) and every argument naming a file (a script, a wrapped
 /// program: `taskset 1 prog`, `python train.py`), each --cuda-lib and
 /// every library it probes, each -p target's executable, and the recorder.
-pub fn inputs(command: &[String], cuda_libs: &[PathBuf], pids: &[i32], probed: &[PathBuf]) -> Vec<Input> {
+pub fn inputs(
+    command: &[String],
+    cuda_libs: &[PathBuf],
+    pids: &[i32],
+    probed: &[PathBuf],
+) -> Vec<Input> {
     let mut out = Vec::new();
     for (position, arg) in command.iter().enumerate() {
-        let what = if position == 0 { "the command".to_string() } else { format!("the command's argument {position}") };
+        let what = if position == 0 {
+            "the command".to_string()
+        } else {
+            format!("the command's argument {position}")
+        };
         let named = [Some(PathBuf::from(arg)), resolve_executable(arg)];
         for path in named.into_iter().flatten().filter(|p| p.is_file()) {
             out.push(input(what.clone(), path));
         }
     }
     out.extend(cuda_libs.iter().map(|p| input("--cuda-lib", p)));
-    out.extend(pids.iter().map(|pid| input(format!("the executable of pid {pid}"), format!("/proc/{pid}/exe"))));
+    out.extend(
+        pids.iter()
+            .map(|pid| input(format!("the executable of pid {pid}"), format!("/proc/{pid}/exe"))),
+    );
     out.extend(probed.iter().map(|p| input("a CUDA library the recording probes", p)));
     if let Ok(me) = std::env::current_exe() {
         out.push(input("the recorder itself", me));
@@ -53,7 +65,11 @@ fn identity(path: &Path) -> Option<(u64, u64)> {
 pub fn refuse_output_among_inputs(output: &Path, inputs: &[Input]) -> Result<()> {
     let Some(target) = identity(output) else { return Ok(()) };
     if let Some(clash) = inputs.iter().find(|i| identity(&i.path) == Some(target)) {
-        let named = if clash.path == output { String::new() } else { format!(" ({})", clash.path.display()) };
+        let named = if clash.path == output {
+            String::new()
+        } else {
+            format!(" ({})", clash.path.display())
+        };
         bail!(
             "-o {} is the same file as {}{named}: the recording would replace it; choose another -o",
             output.display(),
@@ -68,7 +84,8 @@ mod tests {
     use super::*;
 
     fn scratch(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("launchgap-same-file-{name}-{}", std::process::id()));
+        let dir =
+            std::env::temp_dir().join(format!("launchgap-same-file-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         dir
@@ -113,7 +130,11 @@ mod tests {
         );
         // the shell itself, found on PATH as exec finds it
         let sh = resolve_executable("sh").unwrap();
-        assert!(refusal(&sh, &inputs).contains("is the same file as the command"), "{}", refusal(&sh, &inputs));
+        assert!(
+            refusal(&sh, &inputs).contains("is the same file as the command"),
+            "{}",
+            refusal(&sh, &inputs)
+        );
         // a new name, or another file, is fine
         refuse_output_among_inputs(&dir.join("new.lg"), &inputs).unwrap();
         std::fs::write(dir.join("other.lg"), "").unwrap();

@@ -7,7 +7,10 @@
 
 use std::sync::Arc;
 
-use arrow_array::builder::{ArrayBuilder, BooleanBuilder, Int32Builder, Int64Builder, StringBuilder, UInt32Builder, UInt64Builder};
+use arrow_array::builder::{
+    ArrayBuilder, BooleanBuilder, Int32Builder, Int64Builder, StringBuilder, UInt32Builder,
+    UInt64Builder,
+};
 use arrow_array::ArrayRef;
 use arrow_schema::{DataType, Field};
 use serde_json::{json, Value};
@@ -159,9 +162,7 @@ pub const C_HEADER: &str = include_str!("generated/trace_schema.h");
 /// The contract as this binary was built with it (`--print-schema`), so a test
 /// can compare it with schema/trace.toml and the Python module.
 pub fn as_json() -> Value {
-    let column = |c: &ColumnSpec| {
-        json!({"name": c.name, "type": c.arrow.schema_name(), "nullable": c.nullable, "optional": c.optional})
-    };
+    let column = |c: &ColumnSpec| json!({"name": c.name, "type": c.arrow.schema_name(), "nullable": c.nullable, "optional": c.optional});
     let kinds: Vec<Value> = Kind::ALL
         .iter()
         .map(|k| {
@@ -215,12 +216,28 @@ mod tests {
     #[test]
     fn a_wide_row_fills_only_its_kinds_columns() {
         let mut wide = WideBuilders::new();
-        wide.push(&Row::Migrate(MigrateRow { ts_ns: 5, cpu: 1, pid: 2, tid: 3, orig_cpu: 1, dest_cpu: 0 }));
+        wide.push(&Row::Migrate(MigrateRow {
+            ts_ns: 5,
+            cpu: 1,
+            pid: 2,
+            tid: 3,
+            orig_cpu: 1,
+            dest_cpu: 0,
+        }));
         wide.push_end(9, "{}");
         let arrays = wide.finish();
         let fields = format1_fields();
         assert_eq!(arrays.len(), fields.len());
-        let nulls: Vec<_> = fields.iter().zip(&arrays).filter(|(_, a)| a.null_count() == 2).map(|(f, _)| f.name().as_str()).collect();
-        assert!(!nulls.contains(&"orig_cpu") && nulls.contains(&"comm") && nulls.contains(&"return_code"));
+        let nulls: Vec<_> = fields
+            .iter()
+            .zip(&arrays)
+            .filter(|(_, a)| a.null_count() == 2)
+            .map(|(f, _)| f.name().as_str())
+            .collect();
+        assert!(
+            !nulls.contains(&"orig_cpu")
+                && nulls.contains(&"comm")
+                && nulls.contains(&"return_code")
+        );
     }
 }

@@ -45,7 +45,10 @@ const EXIT_ABANDONED: i32 = 125;
 
 /// SUDO_UID/SUDO_GID as sudo sets them (decimal ids), parsed strictly: a
 /// recorder that cannot tell who invoked it must not run the command as root.
-fn parse_sudo_ids(uid: Option<&str>, gid: Option<&str>) -> Result<Option<(libc::uid_t, libc::gid_t)>> {
+fn parse_sudo_ids(
+    uid: Option<&str>,
+    gid: Option<&str>,
+) -> Result<Option<(libc::uid_t, libc::gid_t)>> {
     let parse = |name: &str, text: &str| -> Result<u32> {
         match text.parse::<u32>() {
             // (uid_t)-1 means "no change" to setuid/setgid
@@ -55,8 +58,12 @@ fn parse_sudo_ids(uid: Option<&str>, gid: Option<&str>) -> Result<Option<(libc::
     };
     match (uid, gid) {
         (None, None) => Ok(None),
-        (Some(_), None) => bail!("SUDO_UID is set but SUDO_GID is not: refusing to run the command as root"),
-        (None, Some(_)) => bail!("SUDO_GID is set but SUDO_UID is not: refusing to run the command as root"),
+        (Some(_), None) => {
+            bail!("SUDO_UID is set but SUDO_GID is not: refusing to run the command as root")
+        }
+        (None, Some(_)) => {
+            bail!("SUDO_GID is set but SUDO_UID is not: refusing to run the command as root")
+        }
         (Some(uid), Some(gid)) => Ok(Some((parse("SUDO_UID", uid)?, parse("SUDO_GID", gid)?))),
     }
 }
@@ -69,12 +76,15 @@ pub fn invoking_user() -> Result<Option<RunAs>> {
         return Ok(None);
     }
     let env = |name: &str| std::env::var_os(name).map(|v| v.to_string_lossy().into_owned());
-    let Some((uid, gid)) = parse_sudo_ids(env("SUDO_UID").as_deref(), env("SUDO_GID").as_deref())? else {
+    let Some((uid, gid)) = parse_sudo_ids(env("SUDO_UID").as_deref(), env("SUDO_GID").as_deref())?
+    else {
         return Ok(None);
     };
     let user = User::from_uid(Uid::from_raw(uid))
         .with_context(|| format!("looking up SUDO_UID={uid}"))?
-        .ok_or_else(|| anyhow!("SUDO_UID={uid} is not in the user database: cannot tell its groups"))?;
+        .ok_or_else(|| {
+            anyhow!("SUDO_UID={uid} is not in the user database: cannot tell its groups")
+        })?;
     let name = CString::new(user.name.as_str()).context("a user name with a NUL byte")?;
     let groups = getgrouplist(&name, Gid::from_raw(gid))
         .with_context(|| format!("reading the groups of {}", user.name))?
@@ -122,7 +132,9 @@ unsafe fn become_user(run_as: &Option<(libc::uid_t, libc::gid_t, Vec<libc::gid_t
     match run_as {
         None => true,
         Some((uid, gid, groups)) => {
-            libc::setgroups(groups.len(), groups.as_ptr()) == 0 && libc::setgid(*gid) == 0 && libc::setuid(*uid) == 0
+            libc::setgroups(groups.len(), groups.as_ptr()) == 0
+                && libc::setgid(*gid) == 0
+                && libc::setuid(*uid) == 0
         }
     }
 }
@@ -176,23 +188,40 @@ struct ChildExec {
 }
 
 impl ChildExec {
-    fn prepare(command: &[String], run_as: Option<&RunAs>, extra_env: &[(String, String)]) -> Result<Self> {
+    fn prepare(
+        command: &[String],
+        run_as: Option<&RunAs>,
+        extra_env: &[(String, String)],
+    ) -> Result<Self> {
         let argv: Vec<CString> = command
             .iter()
-            .map(|a| CString::new(a.as_str()).context("command arguments must not contain NUL bytes"))
+            .map(|a| {
+                CString::new(a.as_str()).context("command arguments must not contain NUL bytes")
+            })
             .collect::<Result<_>>()?;
         let mut argv_ptrs: Vec<*const libc::c_char> = argv.iter().map(|a| a.as_ptr()).collect();
         argv_ptrs.push(std::ptr::null());
         let envp: Vec<CString> = command_environment(extra_env)?;
         let mut envp_ptrs: Vec<*const libc::c_char> = envp.iter().map(|a| a.as_ptr()).collect();
         envp_ptrs.push(std::ptr::null());
-        let candidates: Vec<CString> = exec_candidates(&command[0], std::env::var_os("PATH").as_deref())
-            .iter()
-            .map(|p| c_path(p))
-            .collect::<Result<_>>()?;
+        let candidates: Vec<CString> =
+            exec_candidates(&command[0], std::env::var_os("PATH").as_deref())
+                .iter()
+                .map(|p| c_path(p))
+                .collect::<Result<_>>()?;
         let identity = run_as.map(|r| (r.uid, r.gid, r.groups.clone()));
-        let exec_failed = CString::new(format!("launchgap-record: cannot run {}: exec failed\n", command[0])).unwrap();
-        Ok(ChildExec { _argv: argv, argv_ptrs, _envp: envp, envp_ptrs, candidates, identity, exec_failed })
+        let exec_failed =
+            CString::new(format!("launchgap-record: cannot run {}: exec failed\n", command[0]))
+                .unwrap();
+        Ok(ChildExec {
+            _argv: argv,
+            argv_ptrs,
+            _envp: envp,
+            envp_ptrs,
+            candidates,
+            identity,
+            exec_failed,
+        })
     }
 
     /// In the forked child: takes the identity, finds the executable, reports
@@ -219,7 +248,11 @@ impl ChildExec {
         }
         // a path with a slash: no PATH search, but glibc still runs a
         // script without a #! line with /bin/sh, as execvp does
-        libc::execvpe(self.candidates[found.found as usize].as_ptr(), self.argv_ptrs.as_ptr(), self.envp_ptrs.as_ptr());
+        libc::execvpe(
+            self.candidates[found.found as usize].as_ptr(),
+            self.argv_ptrs.as_ptr(),
+            self.envp_ptrs.as_ptr(),
+        );
         libc::write(2, self.exec_failed.as_ptr().cast(), self.exec_failed.as_bytes().len());
         libc::_exit(EXIT_NOT_FOUND);
     }
@@ -230,8 +263,12 @@ fn not_runnable(name: &str, report: Option<Report>) -> CommandNotRunnable {
     let (errno, step) = report.map(|r| (r.errno, r.step)).unwrap_or((libc::EIO, STEP_LOOKUP));
     let reason = nix::errno::Errno::from_raw(errno).desc();
     let (message, exit_code) = match (step, errno) {
-        (STEP_IDENTITY, _) => (format!("cannot run {name} as the invoking user: {reason}"), EXIT_NOT_EXECUTABLE),
-        (_, libc::ENOENT) if !name.contains('/') => (format!("cannot run {name}: not found on PATH"), EXIT_NOT_FOUND),
+        (STEP_IDENTITY, _) => {
+            (format!("cannot run {name} as the invoking user: {reason}"), EXIT_NOT_EXECUTABLE)
+        }
+        (_, libc::ENOENT) if !name.contains('/') => {
+            (format!("cannot run {name}: not found on PATH"), EXIT_NOT_FOUND)
+        }
         (_, libc::ENOENT) => (format!("cannot run {name}: {reason}"), EXIT_NOT_FOUND),
         _ => (format!("cannot run {name}: {reason}"), EXIT_NOT_EXECUTABLE),
     };
@@ -245,7 +282,11 @@ impl Gated {
     /// `CommandNotRunnable` error when there is nothing it may run.
     /// `extra_env` is added to the recorder's own environment for the command
     /// (replacing a variable of the same name).
-    pub fn spawn(command: &[String], run_as: Option<&RunAs>, extra_env: &[(String, String)]) -> Result<Self> {
+    pub fn spawn(
+        command: &[String],
+        run_as: Option<&RunAs>,
+        extra_env: &[(String, String)],
+    ) -> Result<Self> {
         let child = ChildExec::prepare(command, run_as, extra_env)?;
         let (gate_read, gate_write) = pipe()?;
         let (report_read, report_write) = pipe()?;
@@ -319,7 +360,10 @@ fn command_environment(extra: &[(String, String)]) -> Result<Vec<CString>> {
         }
     }
     for (name, value) in extra {
-        out.push(CString::new(format!("{name}={value}")).context("an environment value must not contain NUL bytes")?);
+        out.push(
+            CString::new(format!("{name}={value}"))
+                .context("an environment value must not contain NUL bytes")?,
+        );
     }
     Ok(out)
 }
@@ -397,6 +441,9 @@ mod tests {
             exec_candidates("ls", Some(OsStr::new("/usr/bin::/bin"))),
             vec![PathBuf::from("/usr/bin/ls"), PathBuf::from("./ls"), PathBuf::from("/bin/ls")]
         );
-        assert_eq!(exec_candidates("ls", None), vec![PathBuf::from("/bin/ls"), PathBuf::from("/usr/bin/ls")]);
+        assert_eq!(
+            exec_candidates("ls", None),
+            vec![PathBuf::from("/bin/ls"), PathBuf::from("/usr/bin/ls")]
+        );
     }
 }

@@ -92,7 +92,13 @@ mod tests {
             host_files: json!({}),
             kernel_support: json!({"adapted": [], "btf": "/sys/kernel/btf/vmlinux"}),
             mode: "command",
-            options: Options { api_names: false, cuda_probes: true, duration_s: None, poll_ms: 100, ring_buffer_bytes: 1 << 24 },
+            options: Options {
+                api_names: false,
+                cuda_probes: true,
+                duration_s: None,
+                poll_ms: 100,
+                ring_buffer_bytes: 1 << 24,
+            },
             pids: &[],
             probes: &probes,
             recorder: Recorder::this(),
@@ -132,10 +138,15 @@ mod tests {
     fn meta_keys_are_the_schemas() {
         with_meta(|meta| {
             let value = serde_json::to_value(meta).unwrap();
-            let written: BTreeSet<&str> = value.as_object().unwrap().keys().map(String::as_str).collect();
+            let written: BTreeSet<&str> =
+                value.as_object().unwrap().keys().map(String::as_str).collect();
             assert_eq!(written, META_KEYS.iter().map(|(key, _)| *key).collect::<BTreeSet<_>>());
             for (key, types) in META_KEYS {
-                assert!(types.contains(&json_type(&value[key])), "{key}: {} is not one of {types:?}", value[key]);
+                assert!(
+                    types.contains(&json_type(&value[key])),
+                    "{key}: {} is not one of {types:?}",
+                    value[key]
+                );
             }
         });
     }

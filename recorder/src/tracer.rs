@@ -34,8 +34,6 @@ pub struct Loaded<'obj> {
     pub uprobe_multi: bool,
 }
 
-
-
 /// Tracepoints this kernel has, judged from its BTF (tp_btf needs btf_trace_<name>).
 fn kernel_has_tracepoint(btf: &Btf, name: &str) -> bool {
     btf.type_by_name::<Typedef>(&format!("btf_trace_{name}")).is_some()
@@ -82,7 +80,11 @@ pub fn load<'obj>(
 }
 
 /// Attaches every loaded tracepoint program.
-pub fn attach_tracepoints(skel: &mut LaunchgapSkel, links: &mut Vec<Link>, probes: &mut Vec<Probe>) -> Result<()> {
+pub fn attach_tracepoints(
+    skel: &mut LaunchgapSkel,
+    links: &mut Vec<Link>,
+    probes: &mut Vec<Probe>,
+) -> Result<()> {
     use libbpf_rs::skel::Skel;
     for prog in skel.object_mut().progs_mut() {
         let section = prog.section().to_string_lossy().into_owned();
@@ -105,7 +107,13 @@ pub struct ProbeWarning(pub String);
 
 /// The CUDA programs, which take uprobe_multi links where the kernel has them.
 const CUDA_PROGRAMS: [&str; 8] = [
-    "launch_kernel", "launch_kernel_ex", "graph_launch", "runtime_entry", "runtime_exit", "sync_enter", "memcpy_enter",
+    "launch_kernel",
+    "launch_kernel_ex",
+    "graph_launch",
+    "runtime_entry",
+    "runtime_exit",
+    "sync_enter",
+    "memcpy_enter",
     "sync_exit",
 ];
 
@@ -124,8 +132,13 @@ fn program<'a, 'obj>(
         (ProbeShape::Memcpy, Direction::Entry) => (&progs.memcpy_enter, "memcpy_enter"),
         (ProbeShape::RuntimeName, Direction::Entry) => (&progs.runtime_entry, "runtime_entry"),
         (ProbeShape::RuntimeName, Direction::Return) => (&progs.runtime_exit, "runtime_exit"),
-        (ProbeShape::Sync | ProbeShape::Memcpy, Direction::Return) => (&progs.sync_exit, "sync_exit"),
-        (ProbeShape::Launch | ProbeShape::LaunchEx | ProbeShape::GraphLaunch, Direction::Return) => return None,
+        (ProbeShape::Sync | ProbeShape::Memcpy, Direction::Return) => {
+            (&progs.sync_exit, "sync_exit")
+        }
+        (
+            ProbeShape::Launch | ProbeShape::LaunchEx | ProbeShape::GraphLaunch,
+            Direction::Return,
+        ) => return None,
     })
 }
 
@@ -141,14 +154,28 @@ pub fn attach_cuda(
     probes: &mut Vec<Probe>,
 ) -> Vec<ProbeWarning> {
     let mut warnings = Vec::new();
-    let mut targets: Vec<(&Path, Layer)> = libraries.driver.iter().map(|p| (p.as_path(), Layer::Driver)).collect();
+    let mut targets: Vec<(&Path, Layer)> =
+        libraries.driver.iter().map(|p| (p.as_path(), Layer::Driver)).collect();
     if api_names {
-        targets.extend(libraries.runtime.iter().chain(&libraries.static_runtime).map(|p| (p.as_path(), Layer::Runtime)));
+        targets.extend(
+            libraries
+                .runtime
+                .iter()
+                .chain(&libraries.static_runtime)
+                .map(|p| (p.as_path(), Layer::Runtime)),
+        );
     }
     for (file, layer) in targets {
         match plan_library(file, layer) {
-            Ok(plan) => attach_library(&plan, file, &|shape, direction| program(skel, shape, direction), multi, links,
-                                       probes, &mut warnings),
+            Ok(plan) => attach_library(
+                &plan,
+                file,
+                &|shape, direction| program(skel, shape, direction),
+                multi,
+                links,
+                probes,
+                &mut warnings,
+            ),
             Err(e) => warnings.push(format!("cannot read {}: {e:#}", file.display())),
         }
     }
@@ -173,9 +200,13 @@ pub fn add_target_process(skel: &LaunchgapSkel, pid: i32) -> Result<()> {
 pub fn read_drops(skel: &LaunchgapSkel, event_types: u32) -> Vec<(u32, usize, u64)> {
     let mut out = Vec::new();
     for kind in 0..event_types {
-        let Ok(Some(per_cpu)) = skel.maps.dropped.lookup_percpu(&kind.to_ne_bytes(), MapFlags::ANY) else { continue };
+        let Ok(Some(per_cpu)) = skel.maps.dropped.lookup_percpu(&kind.to_ne_bytes(), MapFlags::ANY)
+        else {
+            continue;
+        };
         for (cpu, bytes) in per_cpu.iter().enumerate() {
-            let count = bytes.get(..8).map(|b| u64::from_ne_bytes(b.try_into().unwrap())).unwrap_or(0);
+            let count =
+                bytes.get(..8).map(|b| u64::from_ne_bytes(b.try_into().unwrap())).unwrap_or(0);
             if count > 0 {
                 out.push((kind, cpu, count));
             }

@@ -171,7 +171,11 @@ mod tests {
         }
         acc.observe(&state(10, "started", "{}"));
         acc.observe(&kernel(10, 1, None));
-        acc.observe(&Row::GpuGraph(GpuGraphRow { pid: 10, correlation_id: 2, ..Default::default() }));
+        acc.observe(&Row::GpuGraph(GpuGraphRow {
+            pid: 10,
+            correlation_id: 2,
+            ..Default::default()
+        }));
         acc.observe(&kernel(10, 3, None));
         for _ in 0..3 {
             acc.observe(&kernel(10, 4, Some(9)));
@@ -198,15 +202,23 @@ mod tests {
         for id in 0..3 {
             acc.observe(&kernel(15, id, None));
         }
-        acc.observe(&Row::Lost(LostRow { lost_event: "gpu_activity", lost_count: 2,
-                                         detail: Some(r#"{"cause": "cupti_dropped", "pid": 15}"#), ..Default::default() }));
+        acc.observe(&Row::Lost(LostRow {
+            lost_event: "gpu_activity",
+            lost_count: 2,
+            detail: Some(r#"{"cause": "cupti_dropped", "pid": 15}"#),
+            ..Default::default()
+        }));
         acc.observe(&state(15, "stopped", "{}"));
         let losses = acc.losses();
         assert_eq!(
             losses,
             vec![
                 Loss { pid: 11, count: 3, detail: r#"{"cause":"not_flushed","pid":11}"#.into() },
-                Loss { pid: 12, count: 1, detail: r#"{"cause":"collector_failed","pid":12,"reason":"no CUPTI"}"#.into() },
+                Loss {
+                    pid: 12,
+                    count: 1,
+                    detail: r#"{"cause":"collector_failed","pid":12,"reason":"no CUPTI"}"#.into()
+                },
                 Loss { pid: 13, count: 1, detail: r#"{"cause":"no_collector","pid":13}"#.into() },
                 Loss { pid: 15, count: 1, detail: r#"{"cause":"not_delivered","pid":15}"#.into() },
             ]

@@ -68,7 +68,9 @@ pub struct ChannelReader {
 pub fn parse_name(name: &str) -> Option<(u32, u32)> {
     let stem = name.strip_suffix(".lgc")?;
     let (pid, seq) = stem.split_once('-')?;
-    let digits = |s: &str, max: usize| !s.is_empty() && s.len() <= max && s.bytes().all(|b| b.is_ascii_digit());
+    let digits = |s: &str, max: usize| {
+        !s.is_empty() && s.len() <= max && s.bytes().all(|b| b.is_ascii_digit())
+    };
     if !digits(pid, 10) || seq.len() != 6 || !digits(seq, 6) {
         return None;
     }
@@ -80,7 +82,10 @@ pub fn complete_frame(bytes: &[u8]) -> Result<Option<usize>, String> {
     let Some(header) = bytes.get(..FRAME_HEADER) else { return Ok(None) };
     let payload = u32::from_le_bytes(header[..4].try_into().unwrap()) as usize;
     if FRAME_HEADER + payload > COLLECTOR_MAX_FRAME || header[6..8] != [0, 0] {
-        return Err(format!("a frame header reads {payload} bytes of frame {}", u16::from_le_bytes([header[4], header[5]])));
+        return Err(format!(
+            "a frame header reads {payload} bytes of frame {}",
+            u16::from_le_bytes([header[4], header[5]])
+        ));
     }
     Ok((bytes.len() >= FRAME_HEADER + payload).then_some(FRAME_HEADER + payload))
 }
@@ -101,7 +106,10 @@ impl ChannelReader {
         } else {
             self.refused_unnamed += 1;
             if self.refused_unnamed == 1 {
-                damage.push(Damage { pid: None, detail: format!("more files than {MAX_REFUSALS_NAMED} were not read") });
+                damage.push(Damage {
+                    pid: None,
+                    detail: format!("more files than {MAX_REFUSALS_NAMED} were not read"),
+                });
             }
         }
     }
@@ -144,7 +152,10 @@ impl ChannelReader {
                 Err(ReadError::Damaged(consumed, why)) => {
                     state.offset += consumed;
                     state.stopped = true;
-                    damage.push(Damage { pid: Some(pid), detail: format!("{name} at byte {}: {why}", state.offset) });
+                    damage.push(Damage {
+                        pid: Some(pid),
+                        detail: format!("{name} at byte {}: {why}", state.offset),
+                    });
                 }
             }
             if !frames.is_empty() {
@@ -170,10 +181,21 @@ enum ReadError {
 }
 
 /// Reads what NAME holds past OFFSET, at most READ_PER_LOOK of it, and hands on the complete frames.
-fn read_new(dir: &HeldDir, name: &str, owner: u32, offset: u64, out: &mut Vec<u8>) -> Result<ReadOutcome, ReadError> {
-    let (mut file, stat) = dir.open_regular(OsStr::new(name)).map_err(|e| ReadError::Refused(format!("cannot open it: {e}")))?;
+fn read_new(
+    dir: &HeldDir,
+    name: &str,
+    owner: u32,
+    offset: u64,
+    out: &mut Vec<u8>,
+) -> Result<ReadOutcome, ReadError> {
+    let (mut file, stat) = dir
+        .open_regular(OsStr::new(name))
+        .map_err(|e| ReadError::Refused(format!("cannot open it: {e}")))?;
     if stat.st_uid != owner {
-        return Err(ReadError::Refused(format!("it belongs to uid {}, not the command's user ({owner})", stat.st_uid)));
+        return Err(ReadError::Refused(format!(
+            "it belongs to uid {}, not the command's user ({owner})",
+            stat.st_uid
+        )));
     }
     let length = u64::try_from(stat.st_size).unwrap_or(0);
     if length > COLLECTOR_MAX_FILE {
@@ -185,10 +207,13 @@ fn read_new(dir: &HeldDir, name: &str, owner: u32, offset: u64, out: &mut Vec<u8
         return Ok(ReadOutcome { consumed: 0, at_end: true });
     }
     let available = length - offset;
-    file.seek(SeekFrom::Start(offset)).map_err(|e| ReadError::Refused(format!("cannot seek in it: {e}")))?;
+    file.seek(SeekFrom::Start(offset))
+        .map_err(|e| ReadError::Refused(format!("cannot seek in it: {e}")))?;
     let want = available.min(READ_PER_LOOK);
     let mut fresh = Vec::with_capacity(want as usize);
-    file.take(want).read_to_end(&mut fresh).map_err(|e| ReadError::Refused(format!("cannot read it: {e}")))?;
+    file.take(want)
+        .read_to_end(&mut fresh)
+        .map_err(|e| ReadError::Refused(format!("cannot read it: {e}")))?;
     let mut at = 0usize;
     loop {
         match complete_frame(&fresh[at..]) {
@@ -212,7 +237,15 @@ mod tests {
     fn only_the_collectors_names_are_read() {
         assert_eq!(parse_name("1234-000001.lgc"), Some((1234, 1)));
         assert_eq!(parse_name("1-000002.lgc"), Some((1, 2)));
-        for bad in ["1234-1.lgc", "x-000001.lgc", "1234-000001.lgc.tmp", "../1-000001.lgc", "-000001.lgc", "12345678901-000001.lgc", "1234_000001.lgc"] {
+        for bad in [
+            "1234-1.lgc",
+            "x-000001.lgc",
+            "1234-000001.lgc.tmp",
+            "../1-000001.lgc",
+            "-000001.lgc",
+            "12345678901-000001.lgc",
+            "1234_000001.lgc",
+        ] {
             assert_eq!(parse_name(bad), None, "{bad}");
         }
     }
@@ -244,7 +277,8 @@ mod tests {
     }
 
     fn scratch(name: &str) -> std::path::PathBuf {
-        let dir = std::env::temp_dir().join(format!("launchgap-channel-{name}-{}", std::process::id()));
+        let dir =
+            std::env::temp_dir().join(format!("launchgap-channel-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         dir
@@ -281,7 +315,13 @@ mod tests {
         assert_eq!(out, one_file(42, frame(b"third", 3)));
         assert!(!dir.join("42-000001.lgc").exists());
         assert_eq!(damage.len(), 1);
-        assert!(damage[0].detail.starts_with("42-000002.lgc at byte 13: a frame header reads 4294967295 bytes"), "{:?}", damage);
+        assert!(
+            damage[0]
+                .detail
+                .starts_with("42-000002.lgc at byte 13: a frame header reads 4294967295 bytes"),
+            "{:?}",
+            damage
+        );
         // a link is never followed
         std::os::unix::fs::symlink("/etc/passwd", dir.join("43-000001.lgc")).unwrap();
         out.clear();
@@ -299,7 +339,11 @@ mod tests {
         // sparse: claims 30 GiB, holds nothing (the audit's `truncate -s 30G` aborted the recorder)
         let huge = std::fs::File::create(dir.join("7-000001.lgc")).unwrap();
         huge.set_len(30 << 30).unwrap();
-        nix::unistd::mkfifo(&dir.join("8-000001.lgc"), nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+        nix::unistd::mkfifo(
+            &dir.join("8-000001.lgc"),
+            nix::sys::stat::Mode::from_bits_truncate(0o600),
+        )
+        .unwrap();
         let mut out = Vec::new();
         let damage = reader.poll(&mut out);
         assert!(out.is_empty());

@@ -16,8 +16,10 @@ use crate::schema::{self, Row};
 
 /// Why a frame was not believed.
 pub const UNDECODABLE: &str = "it does not decode as any frame the collector writes";
-pub const OUTSIDE_THE_COMMAND: &str = "its file is named after a process that is not the recorded command's";
-pub const FOREIGN_LOSS: &str = "its detail is not the collector's own (cupti_dropped, with its pid)";
+pub const OUTSIDE_THE_COMMAND: &str =
+    "its file is named after a process that is not the recorded command's";
+pub const FOREIGN_LOSS: &str =
+    "its detail is not the collector's own (cupti_dropped, with its pid)";
 pub const NOT_ITS_THREAD: &str = "it names a thread that is not one of its process's";
 
 /// Whether a pid belongs to the command: read from /proc only for a pid the trace's own
@@ -53,8 +55,12 @@ pub fn descends_from_proc(pid: u32, root: u32) -> bool {
         if at == root {
             return true;
         }
-        let Some(stat) = launchgap_record::names::read_stat(format!("/proc/{at}/stat")) else { return false };
-        let parent = launchgap_record::names::stat_fields_after_name(&stat).and_then(|mut f| f.nth(1)).and_then(|p| p.parse().ok());
+        let Some(stat) = launchgap_record::names::read_stat(format!("/proc/{at}/stat")) else {
+            return false;
+        };
+        let parent = launchgap_record::names::stat_fields_after_name(&stat)
+            .and_then(|mut f| f.nth(1))
+            .and_then(|p| p.parse().ok());
         match parent {
             Some(parent) if parent > 1 => at = parent,
             _ => return false,
@@ -65,7 +71,14 @@ pub fn descends_from_proc(pid: u32, root: u32) -> bool {
 
 impl FrameGate {
     pub fn new(root: u32, descends: Box<Ancestry>, thread_of: Box<Membership>) -> Self {
-        Self { root, workload: HashSet::from([root]), asked: HashMap::new(), descends, thread_of, refused: BTreeMap::new() }
+        Self {
+            root,
+            workload: HashSet::from([root]),
+            asked: HashMap::new(),
+            descends,
+            thread_of,
+            refused: BTreeMap::new(),
+        }
     }
 
     /// Every row on its way into the trace: fork rows name the command's processes.
@@ -92,9 +105,13 @@ impl FrameGate {
             Some(_) if !self.of_the_command(file_pid) => Err(OUTSIDE_THE_COMMAND),
             Some(row) => match schema::collector_frame_refusal(&row, file_pid) {
                 Some(why) => Err(why),
-                None if matches!(row, Row::Lost(ref lost) if !is_own_loss(lost.detail, file_pid)) => Err(FOREIGN_LOSS),
+                None if matches!(row, Row::Lost(ref lost) if !is_own_loss(lost.detail, file_pid)) => {
+                    Err(FOREIGN_LOSS)
+                }
                 // a thread named launchgap's is left out of every culprit table: only one of the process's own
-                None if matches!(row, Row::GpuCollectorThread(ref t) if !(self.thread_of)(t.pid, t.tid)) => Err(NOT_ITS_THREAD),
+                None if matches!(row, Row::GpuCollectorThread(ref t) if !(self.thread_of)(t.pid, t.tid)) => {
+                    Err(NOT_ITS_THREAD)
+                }
                 None => Ok(row),
             },
         };
@@ -105,7 +122,9 @@ impl FrameGate {
     pub fn refusals(&self) -> Vec<(u64, String)> {
         self.refused
             .iter()
-            .map(|(&(pid, why), &count)| (count, json!({"cause": "frames_refused", "pid": pid, "why": why}).to_string()))
+            .map(|(&(pid, why), &count)| {
+                (count, json!({"cause": "frames_refused", "pid": pid, "why": why}).to_string())
+            })
             .collect()
     }
 
@@ -117,7 +136,9 @@ impl FrameGate {
 
 /// A collector's `lost` frame: CUPTI's dropped records in its own process.
 fn is_own_loss(detail: Option<&str>, file_pid: u32) -> bool {
-    let Some(value) = detail.and_then(|d| serde_json::from_str::<Value>(d).ok()) else { return false };
+    let Some(value) = detail.and_then(|d| serde_json::from_str::<Value>(d).ok()) else {
+        return false;
+    };
     let fields = value.as_object().map(|o| o.len());
     value.get("cause").and_then(Value::as_str) == Some("cupti_dropped")
         && value.get("pid").and_then(Value::as_u64) == Some(u64::from(file_pid))
@@ -176,7 +197,11 @@ mod tests {
 
     fn gate() -> FrameGate {
         // /proc says 77 is the command's too (its fork row was dropped); nothing else is; 101's threads are 101 and 102
-        FrameGate::new(100, Box::new(|pid, _| pid == 77), Box::new(|pid, tid| pid != 101 || tid == 101 || tid == 102))
+        FrameGate::new(
+            100,
+            Box::new(|pid, _| pid == 77),
+            Box::new(|pid, tid| pid != 101 || tid == 101 || tid == 102),
+        )
     }
 
     fn thread_payload(pid: u32, tid: u32) -> Vec<u8> {
@@ -191,11 +216,19 @@ mod tests {
     fn a_collector_thread_is_believed_only_of_its_own_process() {
         let mut gate = gate();
         gate.observe(&Row::Fork(ForkRow { pid: 100, child_pid: 101, ..Default::default() }));
-        assert!(matches!(gate.admit(101, 9, &thread_payload(101, 102)), Some(Row::GpuCollectorThread(_))));
+        assert!(matches!(
+            gate.admit(101, 9, &thread_payload(101, 102)),
+            Some(Row::GpuCollectorThread(_))
+        ));
         assert!(gate.admit(101, 9, &thread_payload(101, 555)).is_none(), "not a thread of 101");
         assert!(gate.admit(101, 9, &thread_payload(100, 100)).is_none(), "another process's");
-        let refusal = |pid: u32, why: &str| json!({"cause": "frames_refused", "pid": pid, "why": why}).to_string();
-        assert_eq!(gate.refusals(), vec![(1, refusal(101, NOT_ITS_THREAD)), (1, refusal(101, "its pid is not its file's"))]);
+        let refusal = |pid: u32, why: &str| {
+            json!({"cause": "frames_refused", "pid": pid, "why": why}).to_string()
+        };
+        assert_eq!(
+            gate.refusals(),
+            vec![(1, refusal(101, NOT_ITS_THREAD)), (1, refusal(101, "its pid is not its file's"))]
+        );
     }
 
     #[test]
@@ -204,21 +237,41 @@ mod tests {
         gate.observe(&Row::Fork(ForkRow { pid: 100, child_pid: 101, ..Default::default() }));
         gate.observe(&Row::Fork(ForkRow { pid: 5, child_pid: 6, ..Default::default() }));
         let kernel = kernel_payload;
-        assert_eq!(gate.admit(101, 1, &kernel(101)).map(|r| r.kind()), Some(schema::Kind::GpuKernel));
-        assert!(matches!(gate.admit(100, 1, &kernel(100)), Some(Row::GpuKernel(GpuKernelRow { pid: 100, .. }))));
-        assert!(gate.admit(77, 1, &kernel(77)).is_some(), "/proc's answer counts where no fork row was seen");
+        assert_eq!(
+            gate.admit(101, 1, &kernel(101)).map(|r| r.kind()),
+            Some(schema::Kind::GpuKernel)
+        );
+        assert!(matches!(
+            gate.admit(100, 1, &kernel(100)),
+            Some(Row::GpuKernel(GpuKernelRow { pid: 100, .. }))
+        ));
+        assert!(
+            gate.admit(77, 1, &kernel(77)).is_some(),
+            "/proc's answer counts where no fork row was seen"
+        );
         assert!(gate.admit(101, 1, &kernel(1)).is_none(), "a kernel for pid 1 from 101's file");
         assert!(gate.admit(6, 1, &kernel(6)).is_none(), "a process outside the command");
         assert!(gate.admit(101, 1, &kernel(101)[..10]).is_none(), "cut short");
         assert!(gate.admit(101, 9, &kernel(101)).is_none(), "no frame 9");
         let own = r#"{"cause": "cupti_dropped", "pid": 101}"#;
-        assert!(matches!(gate.admit(101, 8, &lost_payload("gpu_activity", 3, own)), Some(Row::Lost(LostRow { lost_count: 3, .. }))));
+        assert!(matches!(
+            gate.admit(101, 8, &lost_payload("gpu_activity", 3, own)),
+            Some(Row::Lost(LostRow { lost_count: 3, .. }))
+        ));
         assert!(gate.admit(101, 8, &lost_payload("switch\u{1b}[2J", u64::MAX, own)).is_none());
-        assert!(gate.admit(101, 8, &lost_payload("gpu_activity", 4, r#"{"cause": "cupti_dropped", "pid": 1}"#)).is_none());
+        assert!(gate
+            .admit(
+                101,
+                8,
+                &lost_payload("gpu_activity", 4, r#"{"cause": "cupti_dropped", "pid": 1}"#)
+            )
+            .is_none());
         assert!(gate.admit(101, 7, &state_payload(101, "stopped")).is_some());
         assert!(gate.admit(101, 7, &state_payload(101, "hacked")).is_none());
         assert!(gate.admit(101, 7, &state_payload(1, "failed")).is_none());
-        let refusal = |pid: u32, why: &str| json!({"cause": "frames_refused", "pid": pid, "why": why}).to_string();
+        let refusal = |pid: u32, why: &str| {
+            json!({"cause": "frames_refused", "pid": pid, "why": why}).to_string()
+        };
         assert_eq!(
             gate.refusals(),
             vec![

@@ -98,8 +98,12 @@ pub fn plan(
         })?,
     };
     let driver = search.cuda.driver.first().map(PathBuf::as_path);
-    let version = preflight::check(&path, driver, run_as)
-        .map_err(|why| anyhow::anyhow!("--gpu-activity: the CUPTI library {} cannot be used: {why}", path.display()))?;
+    let version = preflight::check(&path, driver, run_as).map_err(|why| {
+        anyhow::anyhow!(
+            "--gpu-activity: the CUPTI library {} cannot be used: {why}",
+            path.display()
+        )
+    })?;
     if let Some(collector) = &collector_override {
         if !collector.is_file() {
             bail!("--gpu-collector {}: no such file", collector.display());
@@ -125,18 +129,25 @@ pub struct Channel {
 pub fn open_channel(output: &TraceOutput, run_as: Option<&RunAs>, plan: &Plan) -> Result<Channel> {
     let trace = output.directory()?;
     let dir = output.writing_to().join(CHANNEL_DIR);
-    let held = trace.make_dir(OsStr::new(CHANNEL_DIR), 0o700).with_context(|| format!("creating {}", dir.display()))?;
+    let held = trace
+        .make_dir(OsStr::new(CHANNEL_DIR), 0o700)
+        .with_context(|| format!("creating {}", dir.display()))?;
     if let Some(user) = run_as {
         held_dir::hand_over(&held, Some((user.uid, user.gid)), 0o700)
             .with_context(|| format!("handing {} to uid {}", dir.display(), user.uid))?;
     }
     output.let_collectors_through()?;
     let collector = match &plan.collector_override {
-        Some(path) => path.canonicalize().with_context(|| format!("--gpu-collector {}", path.display()))?,
+        Some(path) => {
+            path.canonicalize().with_context(|| format!("--gpu-collector {}", path.display()))?
+        }
         None => {
-            let mut file = held.create_file(OsStr::new(COLLECTOR_FILE), 0o755).with_context(|| format!("writing {}/{COLLECTOR_FILE}", dir.display()))?;
+            let mut file = held
+                .create_file(OsStr::new(COLLECTOR_FILE), 0o755)
+                .with_context(|| format!("writing {}/{COLLECTOR_FILE}", dir.display()))?;
             held_dir::hand_over(&file, None, 0o755)?;
-            file.write_all(COLLECTOR).with_context(|| format!("writing {}/{COLLECTOR_FILE}", dir.display()))?;
+            file.write_all(COLLECTOR)
+                .with_context(|| format!("writing {}/{COLLECTOR_FILE}", dir.display()))?;
             dir.join(COLLECTOR_FILE)
         }
     };

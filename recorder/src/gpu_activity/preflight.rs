@@ -46,9 +46,13 @@ pub fn check(path: &Path, driver: Option<&Path>, run_as: Option<&RunAs>) -> Resu
         // never expected: the recorder checks before starting threads
         return Err("the recorder could not check it (it already runs threads)".to_string());
     }
-    let c_path = CString::new(path.as_os_str().as_bytes()).map_err(|_| "a path with a NUL byte".to_string())?;
+    let c_path = CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| "a path with a NUL byte".to_string())?;
     let c_driver = match driver {
-        Some(d) => Some(CString::new(d.as_os_str().as_bytes()).map_err(|_| "a driver path with a NUL byte".to_string())?),
+        Some(d) => Some(
+            CString::new(d.as_os_str().as_bytes())
+                .map_err(|_| "a driver path with a NUL byte".to_string())?,
+        ),
         None => None,
     };
     let symbols: Vec<CString> = CUPTI_REQUIRED.iter().map(|s| CString::new(*s).unwrap()).collect();
@@ -80,7 +84,9 @@ pub fn check(path: &Path, driver: Option<&Path>, run_as: Option<&RunAs>) -> Resu
     };
     let report = read_report(reader, pid);
     match report.split_once(' ') {
-        Some(("ok", version)) => version.trim().parse().map_err(|_| format!("it answered {report:?}")),
+        Some(("ok", version)) => {
+            version.trim().parse().map_err(|_| format!("it answered {report:?}"))
+        }
         Some(("error", why)) => Err(why.trim().to_string()),
         _ if report.is_empty() => Err("loading it crashed the process that tried".to_string()),
         _ => Err(format!("it answered {report:?}")),
@@ -135,19 +141,29 @@ unsafe fn child_check(
     identity: Option<&(u32, u32, Vec<u32>)>,
 ) -> String {
     if let Some((uid, gid, groups)) = identity {
-        if libc::setgroups(groups.len(), groups.as_ptr()) != 0 || libc::setgid(*gid) != 0 || libc::setuid(*uid) != 0 {
-            return format!("error cannot become uid {uid} to load it: {}", std::io::Error::last_os_error());
+        if libc::setgroups(groups.len(), groups.as_ptr()) != 0
+            || libc::setgid(*gid) != 0
+            || libc::setuid(*uid) != 0
+        {
+            return format!(
+                "error cannot become uid {uid} to load it: {}",
+                std::io::Error::last_os_error()
+            );
         }
     }
     // the driver first, as in the command: CUPTI finds the loaded one
-    let driver_loaded = driver.is_some_and(|d| !libc::dlopen(d.as_ptr(), libc::RTLD_NOW | libc::RTLD_GLOBAL).is_null());
+    let driver_loaded = driver
+        .is_some_and(|d| !libc::dlopen(d.as_ptr(), libc::RTLD_NOW | libc::RTLD_GLOBAL).is_null());
     let library = libc::dlopen(path.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL);
     if library.is_null() {
         return format!("error it does not load: {}", dlerror_text());
     }
     for symbol in symbols {
         if libc::dlsym(library, symbol.as_ptr()).is_null() {
-            return format!("error it lacks {}, which the collector needs", symbol.to_string_lossy());
+            return format!(
+                "error it lacks {}, which the collector needs",
+                symbol.to_string_lossy()
+            );
         }
     }
     let get_version = libc::dlsym(library, c"cuptiGetVersion".as_ptr());
@@ -158,7 +174,8 @@ unsafe fn child_check(
         return format!("error cuptiGetVersion returned {code}");
     }
     if driver_loaded {
-        let enable: extern "C" fn(i32) -> i32 = std::mem::transmute(libc::dlsym(library, c"cuptiActivityEnable".as_ptr()));
+        let enable: extern "C" fn(i32) -> i32 =
+            std::mem::transmute(libc::dlsym(library, c"cuptiActivityEnable".as_ptr()));
         let code = enable(KIND_CONCURRENT_KERNEL);
         if code != 0 {
             let result_string: extern "C" fn(i32, *mut *const libc::c_char) -> i32 =

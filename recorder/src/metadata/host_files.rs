@@ -97,8 +97,10 @@ impl Snapshot {
     fn list(&mut self, path: &str) -> Vec<String> {
         match std::fs::read_dir(path) {
             Ok(entries) => {
-                let mut names: Vec<String> =
-                    entries.flatten().filter_map(|e| e.file_name().to_str().map(str::to_string)).collect();
+                let mut names: Vec<String> = entries
+                    .flatten()
+                    .filter_map(|e| e.file_name().to_str().map(str::to_string))
+                    .collect();
                 names.sort();
                 self.dirs.insert(path.to_string(), names.clone());
                 names
@@ -119,7 +121,9 @@ impl Snapshot {
             }
             self.errors.insert(CONFIG_GZ.to_string(), libc::EINVAL);
         }
-        if let Some(release) = self.files.get("/proc/sys/kernel/osrelease").map(|r| r.trim().to_string()) {
+        if let Some(release) =
+            self.files.get("/proc/sys/kernel/osrelease").map(|r| r.trim().to_string())
+        {
             self.file_with(&format!("/boot/config-{release}"), config_lines);
         }
     }
@@ -168,7 +172,10 @@ fn irq_state_lines(text: &str) -> String {
 
 /// IRQBALANCE_* entries of a NUL-separated environment, NUL-separated as the kernel shows them.
 fn irqbalance_variables(text: &str) -> String {
-    text.split('\0').filter(|e| e.starts_with(IRQBALANCE_VARIABLE)).map(|e| format!("{e}\0")).collect()
+    text.split('\0')
+        .filter(|e| e.starts_with(IRQBALANCE_VARIABLE))
+        .map(|e| format!("{e}\0"))
+        .collect()
 }
 
 pub fn snapshot() -> Value {
@@ -193,8 +200,11 @@ pub fn snapshot() -> Value {
         }
         s.list(&format!("{PCI_DEVICES}/{device}/msi_irqs"));
     }
-    let cpus: Vec<String> =
-        s.list(CPU_DIR).into_iter().filter(|n| n.strip_prefix("cpu").is_some_and(is_number)).collect();
+    let cpus: Vec<String> = s
+        .list(CPU_DIR)
+        .into_iter()
+        .filter(|n| n.strip_prefix("cpu").is_some_and(is_number))
+        .collect();
     for cpu in cpus {
         for name in CPU_FILES {
             s.file(&format!("{CPU_DIR}/{cpu}/{name}"));
@@ -216,23 +226,38 @@ mod tests {
 
     #[test]
     fn cpuinfo_keeps_the_first_processor() {
-        assert_eq!(first_processor("processor\t: 0\nflags\t: fpu\n\nprocessor\t: 1\n"), "processor\t: 0\nflags\t: fpu\n");
+        assert_eq!(
+            first_processor("processor\t: 0\nflags\t: fpu\n\nprocessor\t: 1\n"),
+            "processor\t: 0\nflags\t: fpu\n"
+        );
     }
 
     #[test]
     fn environment_keeps_only_irqbalance_variables() {
-        assert_eq!(irqbalance_variables("PATH=/bin\0IRQBALANCE_BANNED_CPULIST=2-3\0HOME=/\0"),
-                   "IRQBALANCE_BANNED_CPULIST=2-3\0");
+        assert_eq!(
+            irqbalance_variables("PATH=/bin\0IRQBALANCE_BANNED_CPULIST=2-3\0HOME=/\0"),
+            "IRQBALANCE_BANNED_CPULIST=2-3\0"
+        );
     }
 
     #[test]
     fn snapshot_of_this_host_reads_the_command_line_and_every_irq() {
         let snap = snapshot();
-        assert_eq!(snap["files"]["/proc/cmdline"].as_str().unwrap(), std::fs::read_to_string("/proc/cmdline").unwrap());
-        let irqs = std::fs::read_dir("/proc/irq").unwrap().flatten()
-            .filter(|e| is_number(e.file_name().to_str().unwrap())).count();
-        let captured = snap["files"].as_object().unwrap().keys()
-            .filter(|k| k.starts_with("/proc/irq/") && k.ends_with("/smp_affinity_list")).count();
+        assert_eq!(
+            snap["files"]["/proc/cmdline"].as_str().unwrap(),
+            std::fs::read_to_string("/proc/cmdline").unwrap()
+        );
+        let irqs = std::fs::read_dir("/proc/irq")
+            .unwrap()
+            .flatten()
+            .filter(|e| is_number(e.file_name().to_str().unwrap()))
+            .count();
+        let captured = snap["files"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .filter(|k| k.starts_with("/proc/irq/") && k.ends_with("/smp_affinity_list"))
+            .count();
         assert_eq!(captured, irqs);
     }
 }

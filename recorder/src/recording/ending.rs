@@ -18,8 +18,8 @@ use crate::gpu_activity;
 use crate::irq_audit::{self, Unseen};
 use crate::losses::{lost_line, unrecorded};
 use crate::output::{self, TraceOutput};
-use crate::prog_stats::{self, ProgramMisses};
 use crate::proc_counters;
+use crate::prog_stats::{self, ProgramMisses};
 use crate::record_config::RecordConfig;
 use crate::recording::guard::RecordingGuard;
 use crate::schema::{end_key, RECORD_NAMES};
@@ -77,17 +77,26 @@ impl LossBaseline {
         guard.detach();
         let misses = prog_stats::misses_between(&self.misses, &prog_stats::snapshot(skel));
         let target_cpus = irq_audit::target_cpus(skel);
-        let unseen = irq_audit::unseen(&self.counters, &counters_at_end, &irq_audit::counts(skel), |cpu| {
-            system || target_cpus.get(cpu as usize).copied().unwrap_or(false)
-        });
-        Losses { since_ns: self.since_ns, until_ns, counters_at_start: self.counters, counters_at_end, misses, unseen }
+        let unseen =
+            irq_audit::unseen(&self.counters, &counters_at_end, &irq_audit::counts(skel), |cpu| {
+                system || target_cpus.get(cpu as usize).copied().unwrap_or(false)
+            });
+        Losses {
+            since_ns: self.since_ns,
+            until_ns,
+            counters_at_start: self.counters,
+            counters_at_end,
+            misses,
+            unseen,
+        }
     }
 }
 
 impl Losses {
     /// Events lost before reaching the ring buffer.
     fn total(&self) -> u64 {
-        self.misses.iter().map(|m| m.misses).sum::<u64>() + self.unseen.iter().map(|u| u.count).sum::<u64>()
+        self.misses.iter().map(|m| m.misses).sum::<u64>()
+            + self.unseen.iter().map(|u| u.count).sum::<u64>()
     }
 
     /// Hands the writer the losses as `lost` rows: the skips over the whole
@@ -99,7 +108,11 @@ impl Losses {
         }
         if !self.unseen.is_empty() {
             let losses = unrecorded(&[], &self.unseen);
-            writer.send(ToWriter::Unrecorded { now_ns: self.until_ns, since_ns: self.since_ns, losses });
+            writer.send(ToWriter::Unrecorded {
+                now_ns: self.until_ns,
+                since_ns: self.since_ns,
+                losses,
+            });
         }
     }
 }
@@ -151,8 +164,10 @@ pub fn close_trace(
     let (report, keep) = match writer.join()? {
         Ok(report) => (Some(report), true),
         Err(failure) => {
-            let reason = output::write_failure(&failure.error, &config.output).unwrap_or(failure.error);
-            let ending = output::failed_write_ending(&format!("{reason:#}"), failure.rows_on_disk, earlier);
+            let reason =
+                output::write_failure(&failure.error, &config.output).unwrap_or(failure.error);
+            let ending =
+                output::failed_write_ending(&format!("{reason:#}"), failure.rows_on_disk, earlier);
             eprintln!("launchgap-record: {}", ending.line);
             (None, ending.keep)
         }
@@ -162,12 +177,21 @@ pub fn close_trace(
 
 /// The recording ends here, whatever ended it: it replaces the earlier file,
 /// unless nothing at all reached the disk (dropped, the partial is removed).
-pub fn commit(output: TraceOutput, gpu_channel: Option<&gpu_activity::Channel>, keep: bool) -> Result<()> {
+pub fn commit(
+    output: TraceOutput,
+    gpu_channel: Option<&gpu_activity::Channel>,
+    keep: bool,
+) -> Result<()> {
     if let Some(channel) = gpu_channel {
         // the channel is the collectors', not the trace's: removed through the trace's
         // handle (its contents are the command's user's, read as hostile: held_dir.rs)
-        if let Err(e) = output.directory().and_then(|trace| Ok(trace.remove_tree(std::ffi::OsStr::new(gpu_activity::CHANNEL_DIR))?)) {
-            eprintln!("launchgap-record: could not remove the collector channel {}: {e:#}", channel.dir.display());
+        if let Err(e) = output.directory().and_then(|trace| {
+            Ok(trace.remove_tree(std::ffi::OsStr::new(gpu_activity::CHANNEL_DIR))?)
+        }) {
+            eprintln!(
+                "launchgap-record: could not remove the collector channel {}: {e:#}",
+                channel.dir.display()
+            );
         }
     }
     if !keep {
@@ -185,14 +209,24 @@ pub fn commit(output: TraceOutput, gpu_channel: Option<&gpu_activity::Channel>, 
 pub fn tell(config: &RecordConfig, ending: &Ending) {
     if let (false, Some(report)) = (config.quiet, &ending.report) {
         let seconds = (ending.end_ns - ending.start_ns) as f64 / 1e9;
-        let counts: Vec<String> = report.rows_by_kind.iter().map(|(k, v)| format!("{k} {v}")).collect();
+        let counts: Vec<String> =
+            report.rows_by_kind.iter().map(|(k, v)| format!("{k} {v}")).collect();
         let reason = &ending.stopped.reason;
-        eprintln!("launchgap-record: stopped ({reason}) after {seconds:.2} s; {} rows: {}", report.rows, counts.join(", "));
+        eprintln!(
+            "launchgap-record: stopped ({reason}) after {seconds:.2} s; {} rows: {}",
+            report.rows,
+            counts.join(", ")
+        );
     }
     // a loss is a warning: with -q it stays in the trace's `lost` rows and end summary only
     if ending.drain.dropped + ending.losses.total() > 0 && !config.quiet {
-        let drops = ending.drain.drops.iter().map(|((kind, _), count)| (RECORD_NAMES.get(*kind as usize).copied().unwrap_or("?"), *count));
-        eprintln!("launchgap-record: {}", lost_line(drops, &ending.losses.misses, &ending.losses.unseen));
+        let drops = ending.drain.drops.iter().map(|((kind, _), count)| {
+            (RECORD_NAMES.get(*kind as usize).copied().unwrap_or("?"), *count)
+        });
+        eprintln!(
+            "launchgap-record: {}",
+            lost_line(drops, &ending.losses.misses, &ending.losses.unseen)
+        );
     }
     if let Some(report) = ending.report.as_ref() {
         for (pid, why) in &report.gpu_failures {
@@ -216,7 +250,12 @@ pub fn tell(config: &RecordConfig, ending: &Ending) {
 /// The command's exit status (waited for if it still runs), or 128 plus the
 /// stop signal without a command; 1 when the trace could not be put in place
 /// and nothing else failed.
-pub fn exit_code(config: &RecordConfig, command_pid: Option<i32>, ending: &Ending, committed: &Result<()>) -> i32 {
+pub fn exit_code(
+    config: &RecordConfig,
+    command_pid: Option<i32>,
+    ending: &Ending,
+    committed: &Result<()>,
+) -> i32 {
     let command_code = match (command_pid, ending.stopped.command_exit) {
         (Some(_), Some(code)) => code,
         (Some(pid), None) => {

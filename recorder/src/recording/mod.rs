@@ -43,7 +43,8 @@ pub fn run(config: RecordConfig) -> Result<i32> {
     // whatever ran before exec (`launchgap record`'s Python start-up) and the set-up; the drain's is from here
     let drain_cpu_at_start = thread_cpu_ns();
     watch.enter("reading the host's settings");
-    let meta = setup::trace_meta(&config, &prepared, &attached.probes, start_ns, guard.command_pid());
+    let meta =
+        setup::trace_meta(&config, &prepared, &attached.probes, start_ns, guard.command_pid());
     // From here on the recorder's threads must not preempt what they measure
     // (set after the command is forked, so the command keeps its own policy;
     // the writer thread spawned next inherits it).
@@ -58,15 +59,28 @@ pub fn run(config: RecordConfig) -> Result<i32> {
     watch.idle();
     let command_pid = guard.release()?;
     let mut drain = Drain::new(&skel, config.poll(), start_ns, channel_reader(&prepared))?;
-    let stop = StopWhen { command_pid, pids: &config.pids, deadline: config.deadline(Instant::now()) };
+    let stop =
+        StopWhen { command_pid, pids: &config.pids, deadline: config.deadline(Instant::now()) };
     let stopped = drain.until_stop(&skel, &writer, &stop)?;
 
     watch.enter("detaching the probes");
     let losses = baseline.at_stop(&skel, &mut guard, config.system);
     watch.enter("writing the trace");
     drain.last_drain(&skel, &writer, &config);
-    let totals = DrainTotals { drops: drain.drops_seen().clone(), dropped: drain.dropped(), cpu_at_start_ns: drain_cpu_at_start };
-    let ending = ending::close_trace(&config, writer, start_ns, stopped, totals, losses, prepared.earlier.as_deref())?;
+    let totals = DrainTotals {
+        drops: drain.drops_seen().clone(),
+        dropped: drain.dropped(),
+        cpu_at_start_ns: drain_cpu_at_start,
+    };
+    let ending = ending::close_trace(
+        &config,
+        writer,
+        start_ns,
+        stopped,
+        totals,
+        losses,
+        prepared.earlier.as_deref(),
+    )?;
     // unload the programs and free the ring buffer before waiting for the command
     drop(drain);
     drop(skel);
@@ -82,5 +96,9 @@ pub fn run(config: RecordConfig) -> Result<i32> {
 fn channel_reader(prepared: &Prepared) -> Option<ChannelReader> {
     // SAFETY: geteuid has no preconditions.
     let owner = prepared.run_as.as_ref().map_or_else(|| unsafe { libc::geteuid() }, |r| r.uid);
-    prepared.gpu_channel.as_ref().and_then(|c| c.held.try_clone().ok()).map(|dir| ChannelReader::new(dir, owner))
+    prepared
+        .gpu_channel
+        .as_ref()
+        .and_then(|c| c.held.try_clone().ok())
+        .map(|dir| ChannelReader::new(dir, owner))
 }

@@ -57,7 +57,8 @@ pub fn prepare(config: &RecordConfig, watch: &mut StageWatch) -> Result<Prepared
     let kernel = kernel_features::check(Program::Recorder)?;
     watch.enter("finding the CUDA libraries");
     // --no-cuda-probes: no library is looked for, none probed
-    let libraries = if config.cuda_probes { discover_libraries(config)? } else { CudaLibraries::default() };
+    let libraries =
+        if config.cuda_probes { discover_libraries(config)? } else { CudaLibraries::default() };
     // with no other thread alive: the CUPTI check forks a child that loads libraries
     let gpu_plan = match &config.gpu_activity {
         Some(_) => watch.paused(|| plan_gpu_activity(config, &libraries, run_as.as_ref()))?,
@@ -77,8 +78,9 @@ pub fn prepare(config: &RecordConfig, watch: &mut StageWatch) -> Result<Prepared
         Some(plan) => Some(gpu_activity::open_channel(&output, run_as.as_ref(), plan)?),
         None => None,
     };
-    let earlier = (output.writing_to() != output.final_path() && std::fs::symlink_metadata(output.final_path()).is_ok())
-        .then(|| config.output.clone());
+    let earlier = (output.writing_to() != output.final_path()
+        && std::fs::symlink_metadata(output.final_path()).is_ok())
+    .then(|| config.output.clone());
     let hierarchies = Hierarchies::of_host();
     Ok(Prepared { run_as, kernel, libraries, hierarchies, gpu_plan, output, gpu_channel, earlier })
 }
@@ -87,7 +89,11 @@ fn user_home() -> Option<PathBuf> {
     let user = std::env::var("SUDO_USER").ok().filter(|u| u != "root");
     match user {
         Some(user) => std::fs::read_to_string("/etc/passwd").ok().and_then(|passwd| {
-            passwd.lines().find(|l| l.starts_with(&format!("{user}:"))).and_then(|l| l.split(':').nth(5)).map(PathBuf::from)
+            passwd
+                .lines()
+                .find(|l| l.starts_with(&format!("{user}:")))
+                .and_then(|l| l.split(':').nth(5))
+                .map(PathBuf::from)
         }),
         None => std::env::var_os("HOME").map(PathBuf::from),
     }
@@ -121,9 +127,15 @@ pub fn discover_libraries(config: &RecordConfig) -> Result<CudaLibraries> {
 }
 
 /// With --gpu-activity: the CUPTI library found and checked (None without the flag).
-fn plan_gpu_activity(config: &RecordConfig, libraries: &CudaLibraries, run_as: Option<&RunAs>) -> Result<Option<gpu_activity::Plan>> {
+fn plan_gpu_activity(
+    config: &RecordConfig,
+    libraries: &CudaLibraries,
+    run_as: Option<&RunAs>,
+) -> Result<Option<gpu_activity::Plan>> {
     let Some(request) = &config.gpu_activity else { return Ok(None) };
-    if let Some(why) = gpu_activity::refusal(config.command().is_some(), !config.pids.is_empty(), config.format) {
+    if let Some(why) =
+        gpu_activity::refusal(config.command().is_some(), !config.pids.is_empty(), config.format)
+    {
         bail!("{why}");
     }
     let search = discover::CuptiSearch {
@@ -131,9 +143,14 @@ fn plan_gpu_activity(config: &RecordConfig, libraries: &CudaLibraries, run_as: O
         command: config.command(),
         ld_library_path: std::env::var("LD_LIBRARY_PATH").ok(),
         user_home: user_home(),
-        toolkit_roots: ["CUDA_HOME", "CUDA_PATH"].iter().filter_map(std::env::var_os).map(PathBuf::from).collect(),
+        toolkit_roots: ["CUDA_HOME", "CUDA_PATH"]
+            .iter()
+            .filter_map(std::env::var_os)
+            .map(PathBuf::from)
+            .collect(),
     };
-    gpu_activity::plan(request.cupti.as_deref(), request.collector.clone(), &search, run_as).map(Some)
+    gpu_activity::plan(request.cupti.as_deref(), request.collector.clone(), &search, run_as)
+        .map(Some)
 }
 
 /// Forks the command, if there is one: it waits at the gate until every probe is attached.
@@ -179,8 +196,14 @@ pub fn load_and_attach<'obj>(
     }
     watch.enter("attaching the probes");
     tracer::attach_tracepoints(&mut skel, guard.links(), &mut probes)?;
-    let warnings =
-        tracer::attach_cuda(&skel, &prepared.libraries, config.api_names, loaded.uprobe_multi, guard.links(), &mut probes);
+    let warnings = tracer::attach_cuda(
+        &skel,
+        &prepared.libraries,
+        config.api_names,
+        loaded.uprobe_multi,
+        guard.links(),
+        &mut probes,
+    );
     Ok(Attached { skel, probes, warnings })
 }
 
@@ -215,8 +238,16 @@ pub fn trace_meta<'a>(
             poll_ms: config.poll_ms,
             duration_s: config.duration_s,
         },
-        cuda_libraries: prepared.libraries.found_via.iter().map(|(path, found_via)| CudaLibrary { path, found_via }).collect(),
-        gpu_activity: gpu_activity::metadata(prepared.gpu_plan.as_ref(), config.why_no_gpu_activity()),
+        cuda_libraries: prepared
+            .libraries
+            .found_via
+            .iter()
+            .map(|(path, found_via)| CudaLibrary { path, found_via })
+            .collect(),
+        gpu_activity: gpu_activity::metadata(
+            prepared.gpu_plan.as_ref(),
+            config.why_no_gpu_activity(),
+        ),
         probes,
         cgroups: prepared.hierarchies.metadata(),
     }
@@ -235,15 +266,28 @@ pub fn start_writer(
     let meta = serde_json::to_string(meta)?;
     let output = &prepared.output;
     let created = match config.format {
-        Format::One => output.file().and_then(|file| Format1Writer::create(file, meta)).map(|w| Box::new(w) as Box<dyn TraceSink>),
-        Format::Two => output.directory().and_then(|dir| Format2Writer::create(dir, &meta)).map(|w| Box::new(w) as Box<dyn TraceSink>),
+        Format::One => output
+            .file()
+            .and_then(|file| Format1Writer::create(file, meta))
+            .map(|w| Box::new(w) as Box<dyn TraceSink>),
+        Format::Two => output
+            .directory()
+            .and_then(|dir| Format2Writer::create(dir, &meta))
+            .map(|w| Box::new(w) as Box<dyn TraceSink>),
     };
     let sink = created.map_err(|e| match output::write_failure(&e, &config.output) {
-        Some(reason) => anyhow!("{}", output::failed_write_ending(&format!("{reason:#}"), 0, prepared.earlier.as_deref()).line),
+        Some(reason) => anyhow!(
+            "{}",
+            output::failed_write_ending(&format!("{reason:#}"), 0, prepared.earlier.as_deref())
+                .line
+        ),
         None => e,
     })?;
     let gpu = match (&prepared.gpu_plan, command_pid) {
-        (Some(_), Some(root)) => Some((GpuAccounting::default(), FrameGate::new(root as u32, Box::new(descends_from_proc), Box::new(thread_of_proc)))),
+        (Some(_), Some(root)) => Some((
+            GpuAccounting::default(),
+            FrameGate::new(root as u32, Box::new(descends_from_proc), Box::new(thread_of_proc)),
+        )),
         _ => None,
     };
     Ok(RunningWriter::start(WriterJob { sink, gpu, start_ns })?)
@@ -252,7 +296,12 @@ pub fn start_writer(
 /// The warnings, then the line a caller waits for: what is traced, with how many
 /// probes, into which file. Stop signals are taken from just before it, so one
 /// sent after it ends the recording cleanly.
-pub fn announce(config: &RecordConfig, prepared: &Prepared, command_pid: Option<i32>, attached: &Attached) {
+pub fn announce(
+    config: &RecordConfig,
+    prepared: &Prepared,
+    command_pid: Option<i32>,
+    attached: &Attached,
+) {
     for w in &prepared.libraries.warnings {
         config.say(format!("warning: {w}"));
     }
@@ -270,11 +319,16 @@ pub fn announce(config: &RecordConfig, prepared: &Prepared, command_pid: Option<
     let what = match (command_pid, config.system) {
         (_, true) => "every task".to_string(),
         (Some(pid), _) => format!("{} (pid {pid})", config.command.join(" ")),
-        (None, _) => format!("pid {}", config.pids.iter().map(|p| p.to_string()).collect::<Vec<_>>().join(", ")),
+        (None, _) => format!(
+            "pid {}",
+            config.pids.iter().map(|p| p.to_string()).collect::<Vec<_>>().join(", ")
+        ),
     };
     let output = &prepared.output;
     let via = match output.writing_to() {
-        partial if partial != output.final_path() => format!(" (written to {} until the end)", partial.display()),
+        partial if partial != output.final_path() => {
+            format!(" (written to {} until the end)", partial.display())
+        }
         _ => String::new(),
     };
     stop_on(&STOP_SIGNALS);
@@ -285,6 +339,13 @@ pub fn announce(config: &RecordConfig, prepared: &Prepared, command_pid: Option<
              --no-cuda-probes and join its trace (launchgap report RUN.lg --kineto TRACE)",
         );
     }
-    let gpu = prepared.gpu_plan.as_ref().map(|p| format!(", GPU activity through CUPTI ({})", p.cupti.path.display())).unwrap_or_default();
-    config.say(format!("tracing {what}: {cuda_probes} CUDA probes, {tracepoints} tracepoints{gpu} -> {}{via}", config.output.display()));
+    let gpu = prepared
+        .gpu_plan
+        .as_ref()
+        .map(|p| format!(", GPU activity through CUPTI ({})", p.cupti.path.display()))
+        .unwrap_or_default();
+    config.say(format!(
+        "tracing {what}: {cuda_probes} CUDA probes, {tracepoints} tracepoints{gpu} -> {}{via}",
+        config.output.display()
+    ));
 }

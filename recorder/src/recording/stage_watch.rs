@@ -35,18 +35,25 @@ impl SchedStat {
     }
 
     fn of_thread(tid: i32) -> Option<Self> {
-        std::fs::read_to_string(format!("/proc/self/task/{tid}/schedstat")).ok().and_then(|t| Self::parse(&t))
+        std::fs::read_to_string(format!("/proc/self/task/{tid}/schedstat"))
+            .ok()
+            .and_then(|t| Self::parse(&t))
     }
 
     /// Every thread of ours, by tid.
     fn of_our_threads() -> Vec<(i32, Self)> {
         let Ok(tasks) = std::fs::read_dir("/proc/self/task") else { return Vec::new() };
-        let tids = tasks.flatten().filter_map(|t| t.file_name().to_str().and_then(|n| n.parse::<i32>().ok()));
+        let tids = tasks
+            .flatten()
+            .filter_map(|t| t.file_name().to_str().and_then(|n| n.parse::<i32>().ok()));
         tids.filter_map(|tid| Self::of_thread(tid).map(|s| (tid, s))).collect()
     }
 
     fn since(self, then: Self) -> Self {
-        SchedStat { ran_ns: self.ran_ns.saturating_sub(then.ran_ns), waited_ns: self.waited_ns.saturating_sub(then.waited_ns) }
+        SchedStat {
+            ran_ns: self.ran_ns.saturating_sub(then.ran_ns),
+            waited_ns: self.waited_ns.saturating_sub(then.waited_ns),
+        }
     }
 }
 
@@ -63,7 +70,10 @@ pub struct Runnable {
 
 /// One task's stat line: (comm, state, nice, processor, policy, utime + stime).
 fn parse_task_stat(stat: &str) -> Option<(String, char, i64, u32, u32, u64)> {
-    let comm = stat.split_once('(').and_then(|(_, rest)| rest.rsplit_once(')')).map(|(c, _)| c.to_string())?;
+    let comm = stat
+        .split_once('(')
+        .and_then(|(_, rest)| rest.rsplit_once(')'))
+        .map(|(c, _)| c.to_string())?;
     // after the name: state is field 3, utime 14, stime 15, nice 19, processor 39, policy 41
     let fields: Vec<&str> = names::stat_fields_after_name(stat)?.collect();
     let field = |n: usize| fields.get(n - 3).copied();
@@ -85,7 +95,9 @@ fn runnable_on(cpu: u32, most: usize) -> Vec<Runnable> {
     let mut found = Vec::new();
     let Ok(processes) = std::fs::read_dir("/proc") else { return found };
     for process in processes.flatten() {
-        let Some(pid) = process.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else { continue };
+        let Some(pid) = process.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else {
+            continue;
+        };
         if pid == own {
             continue;
         }
@@ -111,7 +123,9 @@ fn runnable_on(cpu: u32, most: usize) -> Vec<Runnable> {
 fn cpu_and_wchan(tid: i32) -> (Option<u32>, Option<String>) {
     let stat = names::read_stat(format!("/proc/self/task/{tid}/stat"));
     let cpu = stat.as_deref().and_then(parse_task_stat).map(|(_, _, _, cpu, _, _)| cpu);
-    let wchan = std::fs::read_to_string(format!("/proc/self/task/{tid}/wchan")).ok().filter(|w| !w.is_empty() && w != "0");
+    let wchan = std::fs::read_to_string(format!("/proc/self/task/{tid}/wchan"))
+        .ok()
+        .filter(|w| !w.is_empty() && w != "0");
     (cpu, wchan)
 }
 
@@ -136,7 +150,9 @@ pub fn line(what: &str, seen: &Observed) -> String {
     let s = |ns: u64| ns as f64 / 1e9;
     let elapsed = seen.elapsed.as_secs_f64();
     let head = format!("still {what} after {elapsed:.1} s");
-    let Some(sched) = seen.sched else { return format!("{head} (this kernel keeps no schedstat to say why)") };
+    let Some(sched) = seen.sched else {
+        return format!("{head} (this kernel keeps no schedstat to say why)");
+    };
     let share = |ns: u64| s(ns) / elapsed.max(1e-9);
     let whose = match &seen.thread {
         Some(name) => format!("its {} thread is ", names::escape_name(name.as_bytes())),
@@ -156,7 +172,11 @@ pub fn line(what: &str, seen: &Observed) -> String {
                 format!("pid {} ({}, {weight})", r.pid, names::escape_name(r.comm.as_bytes()))
             })
             .collect();
-        let by = if holders.is_empty() { String::new() } else { format!(", taken by {}", holders.join(" and ")) };
+        let by = if holders.is_empty() {
+            String::new()
+        } else {
+            format!(", taken by {}", holders.join(" and "))
+        };
         return format!(
             "{head}: {whose}waiting for CPU{on}{by} (runnable but not running {:.1} s of it, ran {:.2} s)",
             s(sched.waited_ns),
@@ -167,7 +187,11 @@ pub fn line(what: &str, seen: &Observed) -> String {
         return format!("{head}: working (it ran {:.1} s of it)", s(sched.ran_ns));
     }
     let inside = seen.wchan.as_deref().map(|w| format!(" in the kernel ({w})")).unwrap_or_default();
-    format!("{head}: blocked{inside} (ran {:.2} s, waited for a CPU {:.2} s of it)", s(sched.ran_ns), s(sched.waited_ns))
+    format!(
+        "{head}: blocked{inside} (ran {:.2} s, waited for a CPU {:.2} s of it)",
+        s(sched.ran_ns),
+        s(sched.waited_ns)
+    )
 }
 
 struct Stage {
@@ -224,7 +248,13 @@ impl StageWatch {
         }
         // SAFETY: gettid has no preconditions.
         let tid = unsafe { libc::gettid() };
-        let shared = Arc::new(Shared { state: Mutex::new(State::default()), changed: Condvar::new(), say_after, say, tid });
+        let shared = Arc::new(Shared {
+            state: Mutex::new(State::default()),
+            changed: Condvar::new(),
+            say_after,
+            say,
+            tid,
+        });
         let mut watch = StageWatch { shared: Some(shared), thread: None };
         watch.spawn();
         watch
@@ -310,7 +340,11 @@ fn watch(shared: &Shared) {
                 if now >= due {
                     break;
                 }
-                state = shared.changed.wait_timeout(state, due - now).unwrap_or_else(|p| p.into_inner()).0;
+                state = shared
+                    .changed
+                    .wait_timeout(state, due - now)
+                    .unwrap_or_else(|p| p.into_inner())
+                    .0;
             }
             state.said = true;
             let stage = state.stage.as_ref().expect("a stage is due");
@@ -339,7 +373,9 @@ fn watch(shared: &Shared) {
             })
             .filter(|(_, s)| s.waited_ns >= half);
         let (subject, sched, thread) = match other {
-            Some((tid, s)) => (tid, Some(s), names::read_comm(format!("/proc/self/task/{tid}/comm"))),
+            Some((tid, s)) => {
+                (tid, Some(s), names::read_comm(format!("/proc/self/task/{tid}/comm")))
+            }
             None => (shared.tid, main, None),
         };
         let (cpu, wchan) = cpu_and_wchan(subject);
@@ -395,7 +431,10 @@ mod tests {
             runnable: Vec::new(),
             wchan: Some("anon_pipe_read".into()),
         };
-        assert_eq!(line("writing the trace", &seen), "still writing the trace after 3.0 s: working (it ran 2.5 s of it)");
+        assert_eq!(
+            line("writing the trace", &seen),
+            "still writing the trace after 3.0 s: working (it ran 2.5 s of it)"
+        );
         seen.sched = Some(SchedStat { ran_ns: 10_000_000, waited_ns: 20_000_000 });
         assert_eq!(
             line("starting the command", &seen),
@@ -414,7 +453,10 @@ mod tests {
         let stat = "4242 (a) b (c) R 1 4242 4242 0 -1 4194304 95 0 0 0 1500 20 0 0 1 -19 1 0 9000 2584576 \
                     200 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0 0 0 0 0 0 0 0 0";
         assert_eq!(parse_task_stat(stat), Some(("a) b (c".to_string(), 'R', -19, 1, 0, 1520)));
-        assert_eq!(SchedStat::parse("190307 3177204 2\n"), Some(SchedStat { ran_ns: 190_307, waited_ns: 3_177_204 }));
+        assert_eq!(
+            SchedStat::parse("190307 3177204 2\n"),
+            Some(SchedStat { ran_ns: 190_307, waited_ns: 3_177_204 })
+        );
         assert_eq!(SchedStat::parse("x"), None);
     }
 
@@ -446,7 +488,12 @@ mod tests {
         spin(Duration::from_millis(20));
         watch.enter("a long stage");
         // until the line comes (the watch thread may be slow to run on a loaded machine)
-        let lines = said.1.wait_timeout_while(said.0.lock().unwrap(), Duration::from_secs(60), |l| l.is_empty()).unwrap().0.clone();
+        let lines = said
+            .1
+            .wait_timeout_while(said.0.lock().unwrap(), Duration::from_secs(60), |l| l.is_empty())
+            .unwrap()
+            .0
+            .clone();
         assert_eq!(lines.len(), 1, "{lines:?}");
         assert!(lines[0].starts_with("still a long stage after "), "{lines:?}");
         // a later long stage, and one held past the first's line: nothing more is said
@@ -478,8 +525,16 @@ mod tests {
         let (mut watch, said) = watch_into(false, Duration::from_millis(100));
         watch.paused(|| ());
         watch.enter("after the pause");
-        let lines = said.1.wait_timeout_while(said.0.lock().unwrap(), Duration::from_secs(60), |l| l.is_empty()).unwrap().0.clone();
-        assert!(lines.len() == 1 && lines[0].starts_with("still after the pause after "), "{lines:?}");
+        let lines = said
+            .1
+            .wait_timeout_while(said.0.lock().unwrap(), Duration::from_secs(60), |l| l.is_empty())
+            .unwrap()
+            .0
+            .clone();
+        assert!(
+            lines.len() == 1 && lines[0].starts_with("still after the pause after "),
+            "{lines:?}"
+        );
     }
 
     #[test]
@@ -487,7 +542,8 @@ mod tests {
         // SAFETY: gettid has no preconditions.
         let tid = unsafe { libc::gettid() };
         let cpu_clock = || launchgap_record::metadata::clock_ns(libc::CLOCK_THREAD_CPUTIME_ID);
-        let (sched_then, clock_then) = (SchedStat::of_thread(tid).expect("this kernel keeps schedstat"), cpu_clock());
+        let (sched_then, clock_then) =
+            (SchedStat::of_thread(tid).expect("this kernel keeps schedstat"), cpu_clock());
         while cpu_clock() - clock_then < 50_000_000 {
             std::hint::spin_loop();
         }
@@ -495,7 +551,10 @@ mod tests {
         // both are the thread's sum_exec_runtime, read a moment apart; schedstat's may lag by the slice
         // still running (a tick or so)
         let (ran, clocked) = (sched_now.ran_ns - sched_then.ran_ns, clock_now - clock_then);
-        assert!(ran.abs_diff(clocked) < 20_000_000, "schedstat {ran} ns, the thread's CPU clock {clocked} ns");
+        assert!(
+            ran.abs_diff(clocked) < 20_000_000,
+            "schedstat {ran} ns, the thread's CPU clock {clocked} ns"
+        );
     }
 
     #[test]
@@ -530,7 +589,8 @@ mod tests {
             libc::kill(pid, libc::SIGKILL);
             libc::waitpid(pid, std::ptr::null_mut(), 0);
         }
-        let child = found.iter().find(|r| r.pid == pid).expect("the spinning child is runnable on its CPU");
+        let child =
+            found.iter().find(|r| r.pid == pid).expect("the spinning child is runnable on its CPU");
         assert_eq!(child.comm, names::read_comm("/proc/thread-self/comm").unwrap());
         assert!(found.iter().all(|r| r.pid != std::process::id() as i32));
     }

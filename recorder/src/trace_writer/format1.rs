@@ -35,7 +35,9 @@ const MAX_SCHEMA_MESSAGE: u32 = 64 << 20;
 /// (as `launchgap` reads it). Reads that message only; never blocks on a FIFO.
 pub fn is_format1_trace(path: &Path) -> bool {
     let flags = libc::O_NONBLOCK | libc::O_NOFOLLOW;
-    let Ok(mut file) = OpenOptions::new().read(true).custom_flags(flags).open(path) else { return false };
+    let Ok(mut file) = OpenOptions::new().read(true).custom_flags(flags).open(path) else {
+        return false;
+    };
     let Ok(meta) = file.metadata() else { return false };
     let mut head = [0u8; 8];
     if !meta.is_file() || file.read_exact(&mut head).is_err() || head[..4] != CONTINUATION {
@@ -49,7 +51,9 @@ pub fn is_format1_trace(path: &Path) -> bool {
     if file.read_exact(&mut message).is_err() {
         return false;
     }
-    let Ok(schema) = arrow_ipc::convert::try_schema_from_flatbuffer_bytes(&message) else { return false };
+    let Ok(schema) = arrow_ipc::convert::try_schema_from_flatbuffer_bytes(&message) else {
+        return false;
+    };
     let metadata = schema.metadata();
     let named = metadata.get("format").is_some_and(|f| f.split('/').next() == Some(FORMAT_NAME));
     named || metadata.contains_key(METADATA_KEY)
@@ -84,7 +88,8 @@ impl Format1Writer {
             return Ok(());
         }
         let columns = self.builders.finish();
-        let batch = RecordBatch::try_new(self.schema.clone(), columns).context("assembling a batch")?;
+        let batch =
+            RecordBatch::try_new(self.schema.clone(), columns).context("assembling a batch")?;
         let written = self.writer.write(&batch).and_then(|()| self.writer.flush());
         let file = self.writer.get_mut().get_mut();
         if let Err(e) = written {

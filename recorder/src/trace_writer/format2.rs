@@ -27,16 +27,16 @@ use arrow_array::{RecordBatch, UInt32Array};
 use arrow_schema::{Schema, SchemaRef};
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, Encoding, ZstdLevel};
-use parquet::file::properties::{EnabledStatistics, WriterProperties, WriterVersion};
 use parquet::file::metadata::KeyValue;
+use parquet::file::properties::{EnabledStatistics, WriterProperties, WriterVersion};
 use parquet::schema::types::ColumnPath;
 
 use super::TraceSink;
 use crate::held_dir::HeldDir;
 use crate::output::{WRITING_DIR_MODE, WRITING_FILE_MODE};
 use crate::schema::{
-    kind_fields, written_columns, ColumnEncoding, Kind, KindBuilders, Row, END_FILE, FORMAT_NAME, FORMAT_VERSION,
-    META_FILE, PARTIAL_SUFFIX, SEGMENT_DIGITS, SEGMENT_ROWS, SEGMENT_SUFFIX,
+    kind_fields, written_columns, ColumnEncoding, Kind, KindBuilders, Row, END_FILE, FORMAT_NAME,
+    FORMAT_VERSION, META_FILE, PARTIAL_SUFFIX, SEGMENT_DIGITS, SEGMENT_ROWS, SEGMENT_SUFFIX,
 };
 
 /// zstd's fastest levels already find the repetition left after the encodings.
@@ -77,7 +77,10 @@ fn properties(kind: Kind) -> WriterProperties {
         .set_statistics_enabled(EnabledStatistics::None)
         .set_column_statistics_enabled(ColumnPath::from("ts_ns"), EnabledStatistics::Chunk)
         .set_key_value_metadata(Some(vec![
-            KeyValue::new("launchgap.format".to_string(), format!("{FORMAT_NAME}/{FORMAT_VERSION}")),
+            KeyValue::new(
+                "launchgap.format".to_string(),
+                format!("{FORMAT_NAME}/{FORMAT_VERSION}"),
+            ),
             KeyValue::new("launchgap.kind".to_string(), kind.name().to_string()),
         ]));
     for column in written_columns(kind) {
@@ -125,7 +128,8 @@ impl Format2Writer {
     /// Writes meta.json into DIR (the partial trace directory): a disk with no
     /// room fails here, before anything is traced.
     pub fn create(dir: HeldDir, metadata_json: &str) -> Result<Self> {
-        write_complete_file(&dir, META_FILE, metadata_json.as_bytes()).context("writing the trace's metadata")?;
+        write_complete_file(&dir, META_FILE, metadata_json.as_bytes())
+            .context("writing the trace's metadata")?;
         Ok(Self {
             metadata_json: metadata_json.to_string(),
             dir,
@@ -141,10 +145,12 @@ impl Format2Writer {
     /// One kind's held rows as the bytes of a Parquet file.
     fn encode(&mut self, kind: Kind) -> Result<Vec<u8>> {
         let columns = self.builders.finish(kind);
-        let batch = RecordBatch::try_new(self.schemas[kind as usize].clone(), columns).context("assembling a segment")?;
+        let batch = RecordBatch::try_new(self.schemas[kind as usize].clone(), columns)
+            .context("assembling a segment")?;
         let batch = sorted_by_time(batch)?;
         let properties = self.properties[kind as usize].clone();
-        let mut writer = ArrowWriter::try_new(Vec::with_capacity(1 << 20), batch.schema(), Some(properties))?;
+        let mut writer =
+            ArrowWriter::try_new(Vec::with_capacity(1 << 20), batch.schema(), Some(properties))?;
         writer.write(&batch)?;
         Ok(writer.into_inner()?)
     }
@@ -175,7 +181,8 @@ impl TraceSink for Format2Writer {
             if rows == 0 {
                 continue;
             }
-            let bytes = self.encode(kind).with_context(|| format!("encoding a {} segment", kind.name()))?;
+            let bytes =
+                self.encode(kind).with_context(|| format!("encoding a {} segment", kind.name()))?;
             let dir = self.kind_dir(kind).context("writing a segment")?;
             write_complete_file(dir, &name, &bytes).context("writing a segment")?;
             self.rows_on_disk += rows;
@@ -198,7 +205,8 @@ impl TraceSink for Format2Writer {
                 .context("writing the trace's metadata with the clock's end reading")?;
         }
         let text = serde_json::to_string_pretty(summary)?;
-        write_complete_file(&self.dir, END_FILE, text.as_bytes()).context("writing the closing summary")?;
+        write_complete_file(&self.dir, END_FILE, text.as_bytes())
+            .context("writing the closing summary")?;
         Ok(())
     }
 
@@ -214,32 +222,51 @@ mod tests {
     use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
     fn scratch(name: &str) -> std::path::PathBuf {
-        let dir = std::env::temp_dir().join(format!("launchgap-format2-{name}-{}", std::process::id()));
+        let dir =
+            std::env::temp_dir().join(format!("launchgap-format2-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         dir
     }
 
     fn launch(ts_ns: u64, tid: u32) -> Row<'static> {
-        Row::Launch(LaunchRow { ts_ns, cpu: 0, pid: 1, tid, api: "cuLaunchKernel", stream: 7, ..Default::default() })
+        Row::Launch(LaunchRow {
+            ts_ns,
+            cpu: 0,
+            pid: 1,
+            tid,
+            api: "cuLaunchKernel",
+            stream: 7,
+            ..Default::default()
+        })
     }
 
     #[test]
     fn segments_are_per_kind_sorted_by_time_and_only_complete_ones_are_visible() {
         let dir = scratch("segments");
         let held = HeldDir::open(&dir).unwrap();
-        let mut writer: Box<dyn TraceSink> = Box::new(Format2Writer::create(held, "{\"start_ns\": 1}").unwrap());
+        let mut writer: Box<dyn TraceSink> =
+            Box::new(Format2Writer::create(held, "{\"start_ns\": 1}").unwrap());
         for (ts, tid) in [(30, 2), (10, 1), (20, 1), (20, 2)] {
             writer.push(&launch(ts, tid));
         }
-        writer.push(&Row::Lost(LostRow { ts_ns: 5, cpu: None, lost_event: "switch", lost_count: 3, since_ns: 1, detail: None }));
+        writer.push(&Row::Lost(LostRow {
+            ts_ns: 5,
+            cpu: None,
+            lost_event: "switch",
+            lost_count: 3,
+            since_ns: 1,
+            detail: None,
+        }));
         writer.flush().unwrap();
         writer.push(&launch(40, 1));
         writer.finish(50, &serde_json::json!({"end_ns": 50})).unwrap();
 
         let names = |sub: &str| {
-            let mut names: Vec<String> =
-                std::fs::read_dir(dir.join(sub)).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+            let mut names: Vec<String> = std::fs::read_dir(dir.join(sub))
+                .unwrap()
+                .map(|e| e.unwrap().file_name().into_string().unwrap())
+                .collect();
             names.sort();
             names
         };
@@ -247,7 +274,12 @@ mod tests {
         assert_eq!(names("lost"), ["000001.parquet"]);
         assert_eq!(names(""), ["end.json", "launch", "lost", "meta.json"]);
         let file = std::fs::File::open(dir.join("launch/000001.parquet")).unwrap();
-        let batches: Vec<_> = ParquetRecordBatchReaderBuilder::try_new(file).unwrap().build().unwrap().map(|b| b.unwrap()).collect();
+        let batches: Vec<_> = ParquetRecordBatchReaderBuilder::try_new(file)
+            .unwrap()
+            .build()
+            .unwrap()
+            .map(|b| b.unwrap())
+            .collect();
         let ts: Vec<u64> = batches[0].column(0).as_primitive::<UInt64Type>().values().to_vec();
         let tids: Vec<u32> = batches[0]
             .column_by_name("tid")

@@ -121,7 +121,9 @@ pub struct RunningWriter {
 impl RunningWriter {
     pub fn start(job: WriterJob) -> std::io::Result<Self> {
         let (to_writer, inbox) = mpsc::channel();
-        let handle = std::thread::Builder::new().name(WRITER_THREAD_NAME.into()).spawn(move || writer_thread(job, inbox))?;
+        let handle = std::thread::Builder::new()
+            .name(WRITER_THREAD_NAME.into())
+            .spawn(move || writer_thread(job, inbox))?;
         Ok(RunningWriter { to_writer, handle })
     }
 
@@ -142,7 +144,10 @@ impl RunningWriter {
     }
 }
 
-pub fn writer_thread(job: WriterJob, inbox: mpsc::Receiver<ToWriter>) -> Result<WriterReport, WriterFailure> {
+pub fn writer_thread(
+    job: WriterJob,
+    inbox: mpsc::Receiver<ToWriter>,
+) -> Result<WriterReport, WriterFailure> {
     let WriterJob { mut sink, gpu, start_ns } = job;
     let written = write_all(sink.as_mut(), gpu, start_ns, inbox);
     written.map_err(|error| WriterFailure { error, rows_on_disk: sink.rows_on_disk() })
@@ -167,9 +172,13 @@ fn write_all(
                 }
             }
             Ok(ToWriter::Cgroups { now_ns, cgroups }) => writer.cgroups(now_ns, cgroups),
-            Ok(ToWriter::ChannelDamage { now_ns, damage }) => writer.channel_damage(now_ns, &damage),
+            Ok(ToWriter::ChannelDamage { now_ns, damage }) => {
+                writer.channel_damage(now_ns, &damage)
+            }
             Ok(ToWriter::Lost { now_ns, since_ns, drops }) => writer.drops(now_ns, since_ns, drops),
-            Ok(ToWriter::Unrecorded { now_ns, since_ns, losses }) => writer.unrecorded(now_ns, since_ns, &losses),
+            Ok(ToWriter::Unrecorded { now_ns, since_ns, losses }) => {
+                writer.unrecorded(now_ns, since_ns, &losses)
+            }
             Ok(ToWriter::End { now_ns, summary }) => return writer.end(now_ns, summary),
             Err(mpsc::RecvError) => bail!("the recorder stopped without closing the trace"),
         }
@@ -232,7 +241,9 @@ impl Writer<'_> {
             let payload = u32::from_le_bytes(frames[at..at + 4].try_into().unwrap()) as usize;
             let frame = u16::from_le_bytes([frames[at + 4], frames[at + 5]]);
             let body = &frames[at + FRAME_HEADER..at + FRAME_HEADER + payload];
-            if let Some(row) = self.counted.gate.as_mut().and_then(|gate| gate.admit(pid, frame, body)) {
+            if let Some(row) =
+                self.counted.gate.as_mut().and_then(|gate| gate.admit(pid, frame, body))
+            {
                 self.counted.push(&row);
             }
             at += FRAME_HEADER + payload;
@@ -243,7 +254,8 @@ impl Writer<'_> {
 
     fn channel_damage(&mut self, now_ns: u64, damage: &[Damage]) {
         for d in damage {
-            let detail = json!({"cause": "channel_unreadable", "pid": d.pid, "what": d.detail}).to_string();
+            let detail =
+                json!({"cause": "channel_unreadable", "pid": d.pid, "what": d.detail}).to_string();
             self.counted.push(&Row::Lost(LostRow {
                 ts_ns: now_ns,
                 cpu: None,
@@ -325,19 +337,26 @@ impl Writer<'_> {
         self.counted.sink.flush()?;
         summary[end_key::CPU_NS]["writer"] = json!(thread_cpu_ns());
         self.counted.sink.finish(now_ns, &summary)?;
-        Ok(WriterReport { rows, rows_by_kind, undecodable: self.undecodable, gpu_failures, gpu_lost, frames_refused })
+        Ok(WriterReport {
+            rows,
+            rows_by_kind,
+            undecodable: self.undecodable,
+            gpu_failures,
+            gpu_lost,
+            frames_refused,
+        })
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use anyhow::Context;
     use crate::irq_audit::Unseen;
     use crate::losses::unrecorded;
     use crate::output;
     use crate::prog_stats::ProgramMisses;
     use crate::trace_writer::format1::Format1Writer;
+    use anyhow::Context;
 
     /// A sink on a disk that fills up after `room` flushes.
     struct DiskFillsAfter {
@@ -355,7 +374,8 @@ mod tests {
         }
         fn flush(&mut self) -> Result<()> {
             if self.room == 0 {
-                return Err(std::io::Error::from_raw_os_error(libc::ENOSPC)).context("writing a segment");
+                return Err(std::io::Error::from_raw_os_error(libc::ENOSPC))
+                    .context("writing a segment");
             }
             self.room -= 1;
             self.on_disk += std::mem::take(&mut self.held);
@@ -371,10 +391,21 @@ mod tests {
 
     fn write_two_lost_rows(room: u32) -> Result<WriterReport, WriterFailure> {
         let (to_writer, inbox) = mpsc::channel();
-        let handle = std::thread::spawn(move || writer_thread(WriterJob { sink: Box::new(DiskFillsAfter { room, held: 0, on_disk: 0 }), gpu: None, start_ns: 0 }, inbox));
+        let handle = std::thread::spawn(move || {
+            writer_thread(
+                WriterJob {
+                    sink: Box::new(DiskFillsAfter { room, held: 0, on_disk: 0 }),
+                    gpu: None,
+                    start_ns: 0,
+                },
+                inbox,
+            )
+        });
         let drops = vec![(0, 0, 5), (1, 1, 7)];
         to_writer.send(ToWriter::Lost { now_ns: 20, since_ns: 10, drops }).unwrap();
-        to_writer.send(ToWriter::End { now_ns: 30, summary: json!({"cpu_ns": {"drain": 1}}) }).unwrap();
+        to_writer
+            .send(ToWriter::End { now_ns: 30, summary: json!({"cpu_ns": {"drain": 1}}) })
+            .unwrap();
         handle.join().unwrap()
     }
 
@@ -396,43 +427,74 @@ mod tests {
         use arrow_array::cast::AsArray;
         use arrow_array::types::{UInt32Type, UInt64Type};
 
-        let path = std::env::temp_dir().join(format!("launchgap-lost-rows-{}.lg", std::process::id()));
-        let writer = Format1Writer::create(std::fs::File::create(&path).unwrap(), "{}".into()).unwrap();
+        let path =
+            std::env::temp_dir().join(format!("launchgap-lost-rows-{}.lg", std::process::id()));
+        let writer =
+            Format1Writer::create(std::fs::File::create(&path).unwrap(), "{}".into()).unwrap();
         let (to_writer, inbox) = mpsc::channel();
-        let handle = std::thread::spawn(move || writer_thread(WriterJob { sink: Box::new(writer), gpu: None, start_ns: 0 }, inbox));
-        let skipped = [ProgramMisses { program: "handle_sched_waking".into(), event: "wakeup", misses: 3 }];
+        let handle = std::thread::spawn(move || {
+            writer_thread(WriterJob { sink: Box::new(writer), gpu: None, start_ns: 0 }, inbox)
+        });
+        let skipped =
+            [ProgramMisses { program: "handle_sched_waking".into(), event: "wakeup", misses: 3 }];
         let unseen = [
             Unseen { cpu: 1, event: "hardirq", counter: "/proc/interrupts 36".into(), count: 30 },
             Unseen { cpu: 1, event: "softirq", counter: "/proc/softirqs BLOCK".into(), count: 30 },
         ];
         let losses = unrecorded(&skipped, &unseen);
         to_writer.send(ToWriter::Unrecorded { now_ns: 20, since_ns: 10, losses }).unwrap();
-        to_writer.send(ToWriter::End { now_ns: 30, summary: json!({"cpu_ns": {"drain": 1}}) }).unwrap();
+        to_writer
+            .send(ToWriter::End { now_ns: 30, summary: json!({"cpu_ns": {"drain": 1}}) })
+            .unwrap();
         let report = handle.join().unwrap().ok().unwrap();
         assert_eq!((report.rows, report.rows_by_kind.get("lost")), (3, Some(&3)));
 
-        let reader = arrow_ipc::reader::StreamReader::try_new(std::fs::File::open(&path).unwrap(), None).unwrap();
+        let reader =
+            arrow_ipc::reader::StreamReader::try_new(std::fs::File::open(&path).unwrap(), None)
+                .unwrap();
         let batches: Vec<_> = reader.map(|b| b.unwrap()).collect();
         std::fs::remove_file(&path).unwrap();
         let batch = arrow_select::concat::concat_batches(&batches[0].schema(), &batches).unwrap();
         let column = |name: &str| batch.column_by_name(name).unwrap().clone();
-        let events: Vec<_> = column("event").as_string::<i32>().iter().map(|v| v.unwrap().to_string()).collect();
+        let events: Vec<_> =
+            column("event").as_string::<i32>().iter().map(|v| v.unwrap().to_string()).collect();
         assert_eq!(events, ["lost", "lost", "lost", "trace_end"]);
         let cpus: Vec<_> = column("cpu").as_primitive::<UInt32Type>().iter().take(3).collect();
         assert_eq!(cpus, [None, Some(1), Some(1)]);
-        let kinds: Vec<_> = column("lost_event").as_string::<i32>().iter().take(3).map(|v| v.unwrap().to_string()).collect();
+        let kinds: Vec<_> = column("lost_event")
+            .as_string::<i32>()
+            .iter()
+            .take(3)
+            .map(|v| v.unwrap().to_string())
+            .collect();
         assert_eq!(kinds, ["wakeup", "hardirq", "softirq"]);
-        let counts: Vec<_> = column("lost_count").as_primitive::<UInt64Type>().iter().take(3).map(Option::unwrap).collect();
+        let counts: Vec<_> = column("lost_count")
+            .as_primitive::<UInt64Type>()
+            .iter()
+            .take(3)
+            .map(Option::unwrap)
+            .collect();
         assert_eq!(counts, [3, 30, 30]);
-        let since: Vec<_> = column("since_ns").as_primitive::<UInt64Type>().iter().take(3).map(Option::unwrap).collect();
+        let since: Vec<_> = column("since_ns")
+            .as_primitive::<UInt64Type>()
+            .iter()
+            .take(3)
+            .map(Option::unwrap)
+            .collect();
         assert_eq!(since, [10, 10, 10]);
         let details: Vec<serde_json::Value> = column("detail")
             .as_string::<i32>()
             .iter()
             .map(|v| serde_json::from_str(v.unwrap()).unwrap())
             .collect();
-        assert_eq!(details[0], json!({"cause": "recursion_misses", "program": "handle_sched_waking"}));
-        assert_eq!(details[1], json!({"cause": "not_seen_by_probe", "counter": "/proc/interrupts 36"}));
+        assert_eq!(
+            details[0],
+            json!({"cause": "recursion_misses", "program": "handle_sched_waking"})
+        );
+        assert_eq!(
+            details[1],
+            json!({"cause": "not_seen_by_probe", "counter": "/proc/interrupts 36"})
+        );
         // the closing row's summary: the writer added its rows and its own CPU time
         assert_eq!(details[3]["rows"], json!({"lost": 3}));
         assert_eq!(details[3]["cpu_ns"]["drain"], json!(1));

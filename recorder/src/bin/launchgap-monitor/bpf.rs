@@ -9,7 +9,9 @@ use anyhow::{anyhow, Result};
 use libbpf_rs::btf::types::Typedef;
 use libbpf_rs::btf::Btf;
 use libbpf_rs::skel::{OpenSkel, Skel, SkelBuilder};
-use libbpf_rs::{Link, MapCore, MapFlags, OpenObject, ProgramAttachType, ProgramMut, UprobeMultiOpts, UprobeOpts};
+use libbpf_rs::{
+    Link, MapCore, MapFlags, OpenObject, ProgramAttachType, ProgramMut, UprobeMultiOpts, UprobeOpts,
+};
 
 use launchgap_record::cuda_api::{ProbeShape, APIS};
 use launchgap_record::cuda_attach::{attach_library, AttachPath, Direction};
@@ -20,7 +22,9 @@ use launchgap_record::probe_plan::LibraryPlan;
 use launchgap_record::probe_report::Probe;
 
 use crate::cli::{Config, Targets};
-use crate::skel::types::{cgroup_key, culprit_key, process_key, process_remains, thread_counters, thread_stats};
+use crate::skel::types::{
+    cgroup_key, culprit_key, process_key, process_remains, thread_counters, thread_stats,
+};
 use crate::skel::{MonitorSkel, MonitorSkelBuilder};
 
 // SAFETY: plain C structs of integers and byte arrays; any bit pattern is valid.
@@ -39,7 +43,8 @@ const TARGET_FLAG: u8 = 1;
 const BATCH: u32 = 256;
 
 /// The CUDA programs, which take uprobe_multi links where the kernel has them.
-const CUDA_PROGRAMS: [&str; 4] = ["monitor_launch", "monitor_sync_enter", "monitor_sync_exit", "monitor_cuda_init"];
+const CUDA_PROGRAMS: [&str; 4] =
+    ["monitor_launch", "monitor_sync_enter", "monitor_sync_exit", "monitor_cuda_init"];
 
 /// The function whose call makes a process a CUDA process (adopted by default).
 pub const CUDA_INIT: &str = "cuInit";
@@ -47,7 +52,11 @@ pub const CUDA_INIT: &str = "cuInit";
 /// A bit for each of the first `slots` entry points (the kernel's per-API
 /// slots, cookie - 1) after whose return the thread's GPU work is done.
 pub fn drain_api_slots(slots: usize) -> u32 {
-    APIS.iter().take(slots.min(32)).enumerate().filter(|(_, api)| api.drains()).fold(0, |mask, (slot, _)| mask | 1 << slot)
+    APIS.iter()
+        .take(slots.min(32))
+        .enumerate()
+        .filter(|(_, api)| api.drains())
+        .fold(0, |mask, (slot, _)| mask | 1 << slot)
 }
 
 pub struct Loaded<'obj> {
@@ -57,12 +66,13 @@ pub struct Loaded<'obj> {
     pub missing_tracepoints: Vec<String>,
 }
 
-
-
 /// Opens and loads the programs for this kernel (`kernel`, checked before): CO-RE relocates
 /// against the BTF the check read, and tracepoints the kernel lacks are left out.
-pub fn load<'obj>(storage: &'obj mut MaybeUninit<OpenObject>, config: &Config, kernel: &KernelSupport)
-    -> Result<Loaded<'obj>> {
+pub fn load<'obj>(
+    storage: &'obj mut MaybeUninit<OpenObject>,
+    config: &Config,
+    kernel: &KernelSupport,
+) -> Result<Loaded<'obj>> {
     let btf = Btf::from_path(&kernel.btf).map_err(|e| anyhow!("reading kernel BTF: {e}"))?;
     let mut builder = MonitorSkelBuilder::default();
     if let Some(path) = &kernel.core_btf {
@@ -108,7 +118,9 @@ pub fn attach_tracepoints(skel: &mut MonitorSkel, links: &mut Vec<Link>) -> Resu
         let section = prog.section().to_string_lossy().into_owned();
         let Some(tracepoint) = section.strip_prefix("tp_btf/") else { continue };
         if prog.autoload() {
-            links.push(prog.attach().map_err(|e| anyhow!("attaching tracepoint {tracepoint}: {e}"))?);
+            links.push(
+                prog.attach().map_err(|e| anyhow!("attaching tracepoint {tracepoint}: {e}"))?,
+            );
             attached += 1;
         }
     }
@@ -118,15 +130,22 @@ pub fn attach_tracepoints(skel: &mut MonitorSkel, links: &mut Vec<Link>) -> Resu
 /// The program for an entry point's shape: launches are only counted (no
 /// argument is read), syncs and copies timed; runtime entry points are not
 /// probed (one hit a launch, at the driver).
-fn program<'a, 'obj>(skel: &'a MonitorSkel<'obj>, shape: ProbeShape, direction: Direction)
-    -> Option<(&'a ProgramMut<'obj>, &'static str)> {
+fn program<'a, 'obj>(
+    skel: &'a MonitorSkel<'obj>,
+    shape: ProbeShape,
+    direction: Direction,
+) -> Option<(&'a ProgramMut<'obj>, &'static str)> {
     let progs = &skel.progs;
     match (shape, direction) {
         (ProbeShape::Launch | ProbeShape::LaunchEx | ProbeShape::GraphLaunch, Direction::Entry) => {
             Some((&progs.monitor_launch, "monitor_launch"))
         }
-        (ProbeShape::Sync | ProbeShape::Memcpy, Direction::Entry) => Some((&progs.monitor_sync_enter, "monitor_sync_enter")),
-        (ProbeShape::Sync | ProbeShape::Memcpy, Direction::Return) => Some((&progs.monitor_sync_exit, "monitor_sync_exit")),
+        (ProbeShape::Sync | ProbeShape::Memcpy, Direction::Entry) => {
+            Some((&progs.monitor_sync_enter, "monitor_sync_enter"))
+        }
+        (ProbeShape::Sync | ProbeShape::Memcpy, Direction::Return) => {
+            Some((&progs.monitor_sync_exit, "monitor_sync_exit"))
+        }
         _ => None,
     }
 }
@@ -144,16 +163,27 @@ pub fn attach_driver(
     probes: &mut Vec<Probe>,
     warnings: &mut Vec<String>,
 ) {
-    attach_library(plan, file, &|shape, direction| program(skel, shape, direction), multi, links, probes, warnings);
+    attach_library(
+        plan,
+        file,
+        &|shape, direction| program(skel, shape, direction),
+        multi,
+        links,
+        probes,
+        warnings,
+    );
     match find_functions(file, &[CUDA_INIT]) {
         Ok(sites) => {
             let Some(site) = sites.get(CUDA_INIT) else { return };
             let placement = place(&site.code, site.address);
             // called once a process: a single-stepped hit costs nothing that matters; one that never fires does
             if placement.cost == ProbeCost::NeverFires {
-                warnings.push(format!("{CUDA_INIT} in {} begins with {}, which the kernel refuses to probe: \
-                                       processes are adopted at their first launch instead", file.display(),
-                                      placement.probed));
+                warnings.push(format!(
+                    "{CUDA_INIT} in {} begins with {}, which the kernel refuses to probe: \
+                                       processes are adopted at their first launch instead",
+                    file.display(),
+                    placement.probed
+                ));
             }
             let offset = (site.file_offset + placement.offset) as usize;
             let prog = &skel.progs.monitor_cuda_init;
@@ -173,7 +203,8 @@ pub fn attach_driver(
                         ..Probe::uprobe(CUDA_INIT, file)
                     });
                 }
-                Err(e) => warnings.push(format!("uprobe on {CUDA_INIT} in {} failed: {e}", file.display())),
+                Err(e) => warnings
+                    .push(format!("uprobe on {CUDA_INIT} in {} failed: {e}", file.display())),
             }
         }
         Err(e) => warnings.push(format!("cannot read {}: {e:#}", file.display())),
@@ -196,7 +227,11 @@ pub fn is_target_process(skel: &MonitorSkel, pid: u32) -> bool {
 }
 
 pub fn target_processes(skel: &MonitorSkel) -> Vec<u32> {
-    skel.maps.target_processes.keys().filter_map(|k| Some(u32::from_ne_bytes(k.get(..4)?.try_into().ok()?))).collect()
+    skel.maps
+        .target_processes
+        .keys()
+        .filter_map(|k| Some(u32::from_ne_bytes(k.get(..4)?.try_into().ok()?)))
+        .collect()
 }
 
 pub fn forget_target_process(skel: &MonitorSkel, pid: u32) {
@@ -216,8 +251,10 @@ pub fn add_target_cgroup(skel: &MonitorSkel, hierarchy_id: u32, cgroup_id: u64) 
 
 unsafe impl plain::Plain for cgroup_key {}
 
-fn batched<T: plain::Plain + Default + Clone>(map: &libbpf_rs::MapMut, key_of: impl Fn(&[u8]) -> Option<T>)
-    -> Vec<(T, Vec<u8>)> {
+fn batched<T: plain::Plain + Default + Clone>(
+    map: &libbpf_rs::MapMut,
+    key_of: impl Fn(&[u8]) -> Option<T>,
+) -> Vec<(T, Vec<u8>)> {
     match map.lookup_batch(BATCH, MapFlags::ANY, MapFlags::ANY) {
         Ok(iter) => iter.filter_map(|(k, v)| Some((key_of(&k)?, v))).collect(),
         Err(_) => map
@@ -272,7 +309,9 @@ pub fn delete_culprit(skel: &MonitorSkel, key: &culprit_key) {
 }
 
 fn sum_percpu(map: &libbpf_rs::MapMut, index: u32) -> u64 {
-    let Ok(Some(per_cpu)) = map.lookup_percpu(&index.to_ne_bytes(), MapFlags::ANY) else { return 0 };
+    let Ok(Some(per_cpu)) = map.lookup_percpu(&index.to_ne_bytes(), MapFlags::ANY) else {
+        return 0;
+    };
     per_cpu.iter().filter_map(|b| Some(u64::from_ne_bytes(b.get(..8)?.try_into().ok()?))).sum()
 }
 
@@ -292,7 +331,11 @@ pub fn map_fill(skel: &MonitorSkel) -> Vec<(&'static str, u64, u64)> {
         ("threads", count(&skel.maps.threads), u64::from(skel.maps.threads.max_entries())),
         ("retired", count(&skel.maps.retired), u64::from(skel.maps.retired.max_entries())),
         ("culprits", count(&skel.maps.culprits), u64::from(skel.maps.culprits.max_entries())),
-        ("target_processes", count(&skel.maps.target_processes), u64::from(skel.maps.target_processes.max_entries())),
+        (
+            "target_processes",
+            count(&skel.maps.target_processes),
+            u64::from(skel.maps.target_processes.max_entries()),
+        ),
     ]
 }
 

@@ -119,7 +119,9 @@ pub fn parse_listen(text: &str) -> Result<SocketAddr> {
     if let Ok(addr) = text.parse::<SocketAddr>() {
         return Ok(addr);
     }
-    let Some((host, port)) = text.rsplit_once(':') else { bail!("--listen '{text}': no port ({hint})") };
+    let Some((host, port)) = text.rsplit_once(':') else {
+        bail!("--listen '{text}': no port ({hint})")
+    };
     if host.is_empty() || port.parse::<u16>().is_err() {
         bail!("--listen '{text}': not an address and port ({hint})");
     }
@@ -144,8 +146,11 @@ impl Args {
                 bail!("no such process: {pid}");
             }
         }
-        for (name, value) in [("max-threads", self.max_threads), ("max-processes", self.max_processes),
-                              ("max-culprits", self.max_culprits)] {
+        for (name, value) in [
+            ("max-threads", self.max_threads),
+            ("max-processes", self.max_processes),
+            ("max-culprits", self.max_culprits),
+        ] {
             if value == 0 {
                 bail!("--{name} must be at least 1");
             }
@@ -153,8 +158,16 @@ impl Args {
         let otlp = match &self.otlp_endpoint {
             Some(url) => Some(crate::otlp::OtlpConfig {
                 endpoint: crate::otlp::parse_endpoint(url)?,
-                interval: seconds("otlp-interval", self.otlp_interval.unwrap_or(crate::otlp::DEFAULT_INTERVAL_S), 0.1)?,
-                timeout: seconds("otlp-timeout", self.otlp_timeout.unwrap_or(crate::otlp::DEFAULT_TIMEOUT_S), 0.1)?,
+                interval: seconds(
+                    "otlp-interval",
+                    self.otlp_interval.unwrap_or(crate::otlp::DEFAULT_INTERVAL_S),
+                    0.1,
+                )?,
+                timeout: seconds(
+                    "otlp-timeout",
+                    self.otlp_timeout.unwrap_or(crate::otlp::DEFAULT_TIMEOUT_S),
+                    0.1,
+                )?,
             }),
             None if self.otlp_interval.is_some() => bail!("--otlp-interval needs --otlp-endpoint"),
             None if self.otlp_timeout.is_some() => bail!("--otlp-timeout needs --otlp-endpoint"),
@@ -216,15 +229,25 @@ mod tests {
         assert!(args.validate().is_err());
         let args = Args::try_parse_from(["m", "--rescan", "0"]).unwrap();
         assert!(args.validate().unwrap_err().to_string().contains("--rescan"));
-        let args = Args::try_parse_from(["m", "--otlp-endpoint", "http://c", "--otlp-interval", "0"]).unwrap();
+        let args =
+            Args::try_parse_from(["m", "--otlp-endpoint", "http://c", "--otlp-interval", "0"])
+                .unwrap();
         assert!(args.validate().unwrap_err().to_string().contains("--otlp-interval"));
         let args = Args::try_parse_from(["m", "--otlp-endpoint", "https://c"]).unwrap();
         assert!(args.validate().unwrap_err().to_string().contains("--otlp-endpoint"));
         let args = Args::try_parse_from(["m", "--otlp-interval", "2"]).unwrap();
-        assert_eq!(args.validate().unwrap_err().to_string(), "--otlp-interval needs --otlp-endpoint");
+        assert_eq!(
+            args.validate().unwrap_err().to_string(),
+            "--otlp-interval needs --otlp-endpoint"
+        );
         assert!(Args::try_parse_from(["m"]).unwrap().validate().unwrap().otlp.is_none());
-        let args = Args::try_parse_from(["m", "--otlp-endpoint", "http://c:1/x", "--otlp-interval", "2"]).unwrap();
+        let args =
+            Args::try_parse_from(["m", "--otlp-endpoint", "http://c:1/x", "--otlp-interval", "2"])
+                .unwrap();
         let otlp = args.validate().unwrap().otlp.unwrap();
-        assert_eq!((otlp.endpoint.url.as_str(), otlp.interval), ("http://c:1/x", Duration::from_secs(2)));
+        assert_eq!(
+            (otlp.endpoint.url.as_str(), otlp.interval),
+            ("http://c:1/x", Duration::from_secs(2))
+        );
     }
 }

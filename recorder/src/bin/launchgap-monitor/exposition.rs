@@ -10,7 +10,9 @@ use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::{Registry, Unit};
 
 use launchgap_record::cuda_api::{ProbeShape, APIS};
-use launchgap_record::vocabulary::{GAP_FIRST_BOUND_LOG2, INTERFERENCE_CAUSE_NAMES, MONITOR_GAP_CLASSES};
+use launchgap_record::vocabulary::{
+    GAP_FIRST_BOUND_LOG2, INTERFERENCE_CAUSE_NAMES, MONITOR_GAP_CLASSES,
+};
 
 use crate::skel::types::thread_counters;
 use crate::stats::{cause_name, ByCause, Culprit, ProcessKey, ProcessRecord, TargetSeries};
@@ -20,8 +22,14 @@ pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; cha
 /// enum irq_kind in bpf/monitor.h
 const IRQ_KINDS: [&str; 3] = ["hardirq", "softirq", "vector"];
 /// enum lost_update in bpf/monitor.h
-pub const LOST_UPDATE_REASONS: [&str; 6] =
-    ["thread_map_full", "uncounted_calls", "process_map_full", "retired_map_full", "culprit_map_full", "waiter_slots_full"];
+pub const LOST_UPDATE_REASONS: [&str; 6] = [
+    "thread_map_full",
+    "uncounted_calls",
+    "process_map_full",
+    "retired_map_full",
+    "culprit_map_full",
+    "waiter_slots_full",
+];
 
 const NS_PER_S: f64 = 1e9;
 
@@ -32,7 +40,13 @@ fn seconds(ns: u64) -> f64 {
 /// Every gap bucket's upper bound in seconds, the last +Inf.
 pub fn gap_bucket_bounds(buckets: usize) -> Vec<f64> {
     (0..buckets)
-        .map(|b| if b + 1 == buckets { f64::INFINITY } else { 2f64.powi(GAP_FIRST_BOUND_LOG2 + b as i32) / NS_PER_S })
+        .map(|b| {
+            if b + 1 == buckets {
+                f64::INFINITY
+            } else {
+                2f64.powi(GAP_FIRST_BOUND_LOG2 + b as i32) / NS_PER_S
+            }
+        })
         .collect()
 }
 
@@ -60,7 +74,11 @@ pub struct Snapshot {
 }
 
 /// The labels of a process's series (and a thread's, with --per-thread).
-pub fn target_labels(process: &ProcessKey, record: Option<&ProcessRecord>, tid: Option<&(u32, String)>) -> Labels {
+pub fn target_labels(
+    process: &ProcessKey,
+    record: Option<&ProcessRecord>,
+    tid: Option<&(u32, String)>,
+) -> Labels {
     let (command, cgroup, container) = match record {
         Some(r) => (r.command.clone(), r.labels.cgroup.clone(), r.labels.container_id.clone()),
         None => (String::new(), String::new(), String::new()),
@@ -112,7 +130,8 @@ fn counter_family<V: prometheus_client::encoding::EncodeCounterValue>(
     family: Family,
     series: impl IntoIterator<Item = (Labels, V)>,
 ) -> Result<(), std::fmt::Error> {
-    let mut metric = encoder.encode_descriptor(family.name, family.help, family.unit.as_ref(), family.kind)?;
+    let mut metric =
+        encoder.encode_descriptor(family.name, family.help, family.unit.as_ref(), family.kind)?;
     for (labels, value) in series {
         metric.encode_family(&labels)?.encode_counter::<NoLabelSet, _, u64>(&value, None)?;
     }
@@ -124,7 +143,8 @@ fn gauge_family<V: prometheus_client::encoding::EncodeGaugeValue>(
     family: Family,
     series: impl IntoIterator<Item = (Labels, V)>,
 ) -> Result<(), std::fmt::Error> {
-    let mut metric = encoder.encode_descriptor(family.name, family.help, family.unit.as_ref(), family.kind)?;
+    let mut metric =
+        encoder.encode_descriptor(family.name, family.help, family.unit.as_ref(), family.kind)?;
     for (labels, value) in series {
         metric.encode_family(&labels)?.encode_gauge(&value)?;
     }
@@ -141,8 +161,12 @@ fn gauge(name: &'static str, help: &'static str) -> Family<'static> {
 
 impl Snapshot {
     /// (labels + extra label, value) for every target and every index of one per-api counter array.
-    fn per_api(&self, keep: fn(ProbeShape) -> bool, values: fn(&thread_counters) -> &[u64], scale: fn(u64) -> f64)
-        -> Vec<(Labels, f64)> {
+    fn per_api(
+        &self,
+        keep: fn(ProbeShape) -> bool,
+        values: fn(&thread_counters) -> &[u64],
+        scale: fn(u64) -> f64,
+    ) -> Vec<(Labels, f64)> {
         let mut out = Vec::new();
         for (labels, series) in &self.targets {
             for (slot, &value) in values(&series.counters).iter().enumerate() {
@@ -163,7 +187,12 @@ impl Snapshot {
         self.by_kind(&INTERFERENCE_CAUSE_NAMES, "cause", |s, i| seconds(value(s)[i]))
     }
 
-    fn by_kind<V>(&self, kinds: &[&str], key: &str, value: impl Fn(&TargetSeries, usize) -> V) -> Vec<(Labels, V)> {
+    fn by_kind<V>(
+        &self,
+        kinds: &[&str],
+        key: &str,
+        value: impl Fn(&TargetSeries, usize) -> V,
+    ) -> Vec<(Labels, V)> {
         let mut out = Vec::new();
         for (labels, series) in &self.targets {
             for (i, kind) in kinds.iter().enumerate() {
@@ -191,12 +220,33 @@ impl Collector for Snapshot {
 impl Snapshot {
     /// The CUDA calls each target made, by driver entry point.
     fn encode_cuda_calls(&self, e: &mut DescriptorEncoder) -> Result<(), std::fmt::Error> {
-        counter_family(e, counter("launchgap_kernel_launches", "Kernel launches (one per driver launch call), by driver entry point.", None),
-                       self.per_api(is_launch, |c| &c.calls, |v| v as f64))?;
-        counter_family(e, counter("launchgap_syncs", "Blocking syncs and synchronous copies that returned, by driver entry point.", None),
-                       self.per_api(is_sync, |c| &c.calls, |v| v as f64))?;
-        counter_family(e, counter("launchgap_sync", "Time inside those syncs and copies, entry to return.", Some(Unit::Seconds)),
-                       self.per_api(is_sync, |c| &c.sync_ns, seconds))?;
+        counter_family(
+            e,
+            counter(
+                "launchgap_kernel_launches",
+                "Kernel launches (one per driver launch call), by driver entry point.",
+                None,
+            ),
+            self.per_api(is_launch, |c| &c.calls, |v| v as f64),
+        )?;
+        counter_family(
+            e,
+            counter(
+                "launchgap_syncs",
+                "Blocking syncs and synchronous copies that returned, by driver entry point.",
+                None,
+            ),
+            self.per_api(is_sync, |c| &c.calls, |v| v as f64),
+        )?;
+        counter_family(
+            e,
+            counter(
+                "launchgap_sync",
+                "Time inside those syncs and copies, entry to return.",
+                Some(Unit::Seconds),
+            ),
+            self.per_api(is_sync, |c| &c.sync_ns, seconds),
+        )?;
         counter_family(e, counter("launchgap_blocked_syncs", "Of those syncs and copies, the ones during which the thread was switched out voluntarily (it blocked, waiting for the GPU), by driver entry point.", None),
                        self.per_api(is_sync, |c| &c.blocked_syncs, |v| v as f64))?;
         Ok(())
@@ -213,18 +263,49 @@ impl Snapshot {
 
     /// What the scheduler and interrupts did to each target.
     fn encode_scheduling(&self, e: &mut DescriptorEncoder) -> Result<(), std::fmt::Error> {
-        counter_family(e, counter("launchgap_preempted", "Time switched out while still runnable (involuntary).", Some(Unit::Seconds)),
-                       self.each(|s| seconds(s.counters.preempted_ns)))?;
-        counter_family(e, counter("launchgap_runqueue_wait", "Time woken but not yet running.", Some(Unit::Seconds)),
-                       self.each(|s| seconds(s.counters.runqueue_ns)))?;
+        counter_family(
+            e,
+            counter(
+                "launchgap_preempted",
+                "Time switched out while still runnable (involuntary).",
+                Some(Unit::Seconds),
+            ),
+            self.each(|s| seconds(s.counters.preempted_ns)),
+        )?;
+        counter_family(
+            e,
+            counter(
+                "launchgap_runqueue_wait",
+                "Time woken but not yet running.",
+                Some(Unit::Seconds),
+            ),
+            self.each(|s| seconds(s.counters.runqueue_ns)),
+        )?;
         counter_family(e, counter("launchgap_blocked", "Time switched out voluntarily: the workload's own waits (syncs, I/O, locks, sleeps).", Some(Unit::Seconds)),
                        self.each(|s| seconds(s.counters.blocked_ns)))?;
-        counter_family(e, counter("launchgap_irq", "Time in interrupts that interrupted the thread while it ran, each counted once.", Some(Unit::Seconds)),
-                       self.by_kind(&IRQ_KINDS, "kind", |s, i| seconds(s.counters.irq_ns[i])))?;
-        counter_family(e, counter("launchgap_interrupts", "Interrupts that interrupted the thread while it ran.", None),
-                       self.by_kind(&IRQ_KINDS, "kind", |s, i| s.counters.irq_count[i]))?;
-        counter_family(e, counter("launchgap_migrations", "Moves to another CPU.", None),
-                       self.each(|s| s.counters.migrations))?;
+        counter_family(
+            e,
+            counter(
+                "launchgap_irq",
+                "Time in interrupts that interrupted the thread while it ran, each counted once.",
+                Some(Unit::Seconds),
+            ),
+            self.by_kind(&IRQ_KINDS, "kind", |s, i| seconds(s.counters.irq_ns[i])),
+        )?;
+        counter_family(
+            e,
+            counter(
+                "launchgap_interrupts",
+                "Interrupts that interrupted the thread while it ran.",
+                None,
+            ),
+            self.by_kind(&IRQ_KINDS, "kind", |s, i| s.counters.irq_count[i]),
+        )?;
+        counter_family(
+            e,
+            counter("launchgap_migrations", "Moves to another CPU.", None),
+            self.each(|s| s.counters.migrations),
+        )?;
         counter_family(e, counter("launchgap_context_switches", "Switches out: voluntary (blocked) or involuntary (preempted), as the kernel counts them.", None),
                        self.by_kind(&["voluntary", "involuntary"], "kind", |s, i| {
                            if i == 0 { s.counters.voluntary_switches } else { s.counters.involuntary_switches }
@@ -244,10 +325,12 @@ impl Snapshot {
             for (class, name) in MONITOR_GAP_CLASSES.iter().enumerate() {
                 let counts = &series.counters.gaps[class];
                 let bounds = gap_bucket_bounds(counts.len());
-                let buckets: Vec<(f64, u64)> = bounds.into_iter().zip(counts.iter().copied()).collect();
+                let buckets: Vec<(f64, u64)> =
+                    bounds.into_iter().zip(counts.iter().copied()).collect();
                 let count: u64 = counts.iter().sum();
                 let sum = seconds(series.counters.gap_sum_ns[class]);
-                metric.encode_family(&with(labels, "class", name))?
+                metric
+                    .encode_family(&with(labels, "class", name))?
                     .encode_histogram::<NoLabelSet>(sum, count, &buckets, None)?;
             }
         }
@@ -256,7 +339,11 @@ impl Snapshot {
 
     /// Threads counted, and who ran while targets waited.
     fn encode_threads(&self, e: &mut DescriptorEncoder) -> Result<(), std::fmt::Error> {
-        gauge_family(e, gauge("launchgap_threads", "Live threads being counted."), self.each(|s| s.live_threads as i64))?;
+        gauge_family(
+            e,
+            gauge("launchgap_threads", "Live threads being counted."),
+            self.each(|s| s.live_threads as i64),
+        )?;
         gauge_family(e, gauge("launchgap_launching_threads", "Threads that have launched a kernel, exited ones included: the GPU-time lower bound is counted while the process has one."),
                      self.each(|s| s.counters.launching_threads as i64))?;
         counter_family(e, counter("launchgap_culprit", "Time each command (top K per process and cause, the rest as `other`; swapper: the CPU was idle) ran on a target's CPU while the target waited there.", Some(Unit::Seconds)),
@@ -269,35 +356,94 @@ impl Snapshot {
         counter_family(e, counter("launchgap_monitor_lost_updates", "Updates the kernel side could not make, by reason (a map was full): what they would have counted is missing.", None),
                        LOST_UPDATE_REASONS.iter().zip(&self.lost_updates)
                            .map(|(reason, n)| (vec![("reason".to_string(), reason.to_string())], *n)))?;
-        counter_family(e, counter("launchgap_monitor_lost_culprit", "Culprit time not attributed because the culprit map was full.", Some(Unit::Seconds)),
-                       [(Labels::new(), seconds(self.lost_culprit_ns))])?;
-        gauge_family(e, gauge("launchgap_monitor_map_entries", "Entries in each map whose use depends on the workload."),
-                     self.maps.iter().map(|(m, n, _)| (vec![("map".to_string(), m.to_string())], *n as i64)))?;
-        gauge_family(e, gauge("launchgap_monitor_map_capacity", "Each map's fixed capacity (set at start)."),
-                     self.maps.iter().map(|(m, _, c)| (vec![("map".to_string(), m.to_string())], *c as i64)))?;
-        gauge_family(e, gauge("launchgap_monitor_target_processes", "Processes being watched now."),
-                     [(Labels::new(), self.target_processes as i64)])?;
-        gauge_family(e, gauge("launchgap_monitor_probes", "CUDA uprobes, by state."),
-                     [(vec![("state".to_string(), "attached".to_string())], self.probes_attached as i64),
-                      (vec![("state".to_string(), "failed".to_string())], self.probes_failed as i64)])?;
-        gauge_family(e, gauge("launchgap_monitor_last_scrape_duration_seconds", "How long the previous scrape took to read the maps and encode."),
-                     [(Labels::new(), self.last_scrape_seconds)])?;
-        gauge_family(e, gauge("launchgap_monitor_http_connections", "HTTP connections open now, this scrape's included."),
-                     [(Labels::new(), self.http.open as i64)])?;
-        counter_family(e, counter("launchgap_monitor_http_dropped_connections", "HTTP connections the monitor closed before their exchange was done, by reason.", None),
-                       crate::http::DROP_REASONS.iter().zip(&self.http.dropped)
-                           .map(|(reason, n)| (vec![("reason".to_string(), reason.to_string())], *n)))?;
+        counter_family(
+            e,
+            counter(
+                "launchgap_monitor_lost_culprit",
+                "Culprit time not attributed because the culprit map was full.",
+                Some(Unit::Seconds),
+            ),
+            [(Labels::new(), seconds(self.lost_culprit_ns))],
+        )?;
+        gauge_family(
+            e,
+            gauge(
+                "launchgap_monitor_map_entries",
+                "Entries in each map whose use depends on the workload.",
+            ),
+            self.maps.iter().map(|(m, n, _)| (vec![("map".to_string(), m.to_string())], *n as i64)),
+        )?;
+        gauge_family(
+            e,
+            gauge("launchgap_monitor_map_capacity", "Each map's fixed capacity (set at start)."),
+            self.maps.iter().map(|(m, _, c)| (vec![("map".to_string(), m.to_string())], *c as i64)),
+        )?;
+        gauge_family(
+            e,
+            gauge("launchgap_monitor_target_processes", "Processes being watched now."),
+            [(Labels::new(), self.target_processes as i64)],
+        )?;
+        gauge_family(
+            e,
+            gauge("launchgap_monitor_probes", "CUDA uprobes, by state."),
+            [
+                (vec![("state".to_string(), "attached".to_string())], self.probes_attached as i64),
+                (vec![("state".to_string(), "failed".to_string())], self.probes_failed as i64),
+            ],
+        )?;
+        gauge_family(
+            e,
+            gauge(
+                "launchgap_monitor_last_scrape_duration_seconds",
+                "How long the previous scrape took to read the maps and encode.",
+            ),
+            [(Labels::new(), self.last_scrape_seconds)],
+        )?;
+        gauge_family(
+            e,
+            gauge(
+                "launchgap_monitor_http_connections",
+                "HTTP connections open now, this scrape's included.",
+            ),
+            [(Labels::new(), self.http.open as i64)],
+        )?;
+        counter_family(
+            e,
+            counter(
+                "launchgap_monitor_http_dropped_connections",
+                "HTTP connections the monitor closed before their exchange was done, by reason.",
+                None,
+            ),
+            crate::http::DROP_REASONS
+                .iter()
+                .zip(&self.http.dropped)
+                .map(|(reason, n)| (vec![("reason".to_string(), reason.to_string())], *n)),
+        )?;
         if let Some(otlp) = &self.otlp {
-            counter_family(e, counter("launchgap_monitor_otlp_pushes", "OTLP pushes (--otlp-endpoint), by result: ok, or how one failed.", None),
-                           crate::otlp::RESULTS.iter().zip(&otlp.pushes)
-                               .map(|(result, n)| (vec![("result".to_string(), result.to_string())], *n)))?;
+            counter_family(
+                e,
+                counter(
+                    "launchgap_monitor_otlp_pushes",
+                    "OTLP pushes (--otlp-endpoint), by result: ok, or how one failed.",
+                    None,
+                ),
+                crate::otlp::RESULTS
+                    .iter()
+                    .zip(&otlp.pushes)
+                    .map(|(result, n)| (vec![("result".to_string(), result.to_string())], *n)),
+            )?;
         }
         Ok(())
     }
 
     /// The monitor's version and settings, as an info metric.
     fn encode_info(&self, e: &mut DescriptorEncoder) -> Result<(), std::fmt::Error> {
-        let mut metric = e.encode_descriptor("launchgap_monitor", "The monitor's version and settings.", None, MetricType::Info)?;
+        let mut metric = e.encode_descriptor(
+            "launchgap_monitor",
+            "The monitor's version and settings.",
+            None,
+            MetricType::Info,
+        )?;
         let info = vec![
             ("version".to_string(), env!("CARGO_PKG_VERSION").to_string()),
             ("targets".to_string(), self.target_mode.clone()),
@@ -314,7 +460,8 @@ pub fn render(snapshot: Snapshot) -> String {
     let mut registry = Registry::default();
     registry.register_collector(Box::new(snapshot));
     let mut text = String::new();
-    prometheus_client::encoding::text::encode(&mut text, &registry).expect("writing to a String cannot fail");
+    prometheus_client::encoding::text::encode(&mut text, &registry)
+        .expect("writing to a String cannot fail");
     text
 }
 

@@ -51,7 +51,8 @@ pub enum Dropped {
 }
 
 /// The `reason` label of each `Dropped`, in its order.
-pub const DROP_REASONS: [&str; 5] = ["capacity", "request_timeout", "response_timeout", "head_too_large", "malformed"];
+pub const DROP_REASONS: [&str; 5] =
+    ["capacity", "request_timeout", "response_timeout", "head_too_large", "malformed"];
 
 /// The server's own health, exported on the page.
 #[derive(Debug, Clone, Default)]
@@ -116,8 +117,9 @@ pub fn parse_head(input: &[u8]) -> Parsed {
     };
     let path = request.path.unwrap_or("").split('?').next().unwrap_or("").to_string();
     let is = |h: &httparse::Header, name: &str| h.name.eq_ignore_ascii_case(name);
-    let has_body = request.headers.iter()
-        .any(|h| is(h, "Transfer-Encoding") || (is(h, "Content-Length") && h.value.trim_ascii() != b"0"));
+    let has_body = request.headers.iter().any(|h| {
+        is(h, "Transfer-Encoding") || (is(h, "Content-Length") && h.value.trim_ascii() != b"0")
+    });
     let close = request.headers.iter().any(|h| is(h, "Connection") && has_token(h.value, "close"));
     let keep_alive = request.version == Some(1) && !close && !has_body;
     Parsed::Request(Request { method, path, head_len, keep_alive })
@@ -144,7 +146,14 @@ pub fn route(request: &Request) -> Route {
 }
 
 /// One answer's bytes: the status line, headers, and the body unless `head_only`.
-pub fn response(status: u16, content_type: &str, body: &[u8], head_only: bool, close: bool, date: &str) -> Vec<u8> {
+pub fn response(
+    status: u16,
+    content_type: &str,
+    body: &[u8],
+    head_only: bool,
+    close: bool,
+    date: &str,
+) -> Vec<u8> {
     let reason = match status {
         200 => "OK",
         400 => "Bad Request",
@@ -271,9 +280,14 @@ impl Server {
 
     /// Waits up to `wait` for connections and requests, and answers those
     /// that came; `metrics` renders the /metrics page.
-    pub fn turn(&mut self, wait: Duration, mut metrics: impl FnMut(&Health) -> String) -> io::Result<()> {
+    pub fn turn(
+        &mut self,
+        wait: Duration,
+        mut metrics: impl FnMut(&Health) -> String,
+    ) -> io::Result<()> {
         let now = Instant::now();
-        let soonest = self.connections.iter().map(|c| c.deadline().saturating_duration_since(now)).min();
+        let soonest =
+            self.connections.iter().map(|c| c.deadline().saturating_duration_since(now)).min();
         let timeout = soonest.map_or(wait, |d| d.min(wait));
         let mut fds: Vec<libc::pollfd> = std::iter::once(libc::pollfd {
             fd: self.listener.as_raw_fd(),
@@ -303,7 +317,11 @@ impl Server {
         for index in 0..self.connections.len() {
             let connection = &self.connections[index];
             if !connection.closed && now >= connection.deadline() {
-                let why = if connection.writing() { Dropped::ResponseTimeout } else { Dropped::RequestTimeout };
+                let why = if connection.writing() {
+                    Dropped::ResponseTimeout
+                } else {
+                    Dropped::RequestTimeout
+                };
                 self.drop_connection(index, why);
             }
         }
@@ -321,7 +339,14 @@ impl Server {
             let stream = match self.listener.accept() {
                 Ok((stream, _)) => stream,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                Err(e) if matches!(e.kind(), io::ErrorKind::Interrupted | io::ErrorKind::ConnectionAborted) => continue,
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::Interrupted | io::ErrorKind::ConnectionAborted
+                    ) =>
+                {
+                    continue
+                }
                 // out of descriptors or memory for now: the connection waits in the kernel's queue
                 Err(_) => break,
             };
@@ -384,7 +409,10 @@ impl Server {
                 }
                 Parsed::TooLarge => {
                     self.health.dropped[Dropped::HeadTooLarge as usize] += 1;
-                    (response(431, TEXT, b"request head too large\n", false, true, &now_date()), true)
+                    (
+                        response(431, TEXT, b"request head too large\n", false, true, &now_date()),
+                        true,
+                    )
                 }
                 Parsed::Malformed => {
                     self.health.dropped[Dropped::Malformed as usize] += 1;
@@ -405,8 +433,13 @@ impl Server {
         }
     }
 
-    fn answer(&mut self, index: usize, request: &Request, close: bool, metrics: &mut impl FnMut(&Health) -> String)
-        -> Vec<u8> {
+    fn answer(
+        &mut self,
+        index: usize,
+        request: &Request,
+        close: bool,
+        metrics: &mut impl FnMut(&Health) -> String,
+    ) -> Vec<u8> {
         self.make_room_for_an_answer(index);
         let head_only = request.method == Method::Head;
         let date = now_date();
@@ -414,18 +447,34 @@ impl Server {
             Route::Metrics => {
                 self.health.open = self.connections.iter().filter(|c| !c.closed).count();
                 let page = metrics(&self.health);
-                response(200, crate::exposition::CONTENT_TYPE, page.as_bytes(), head_only, close, &date)
+                response(
+                    200,
+                    crate::exposition::CONTENT_TYPE,
+                    page.as_bytes(),
+                    head_only,
+                    close,
+                    &date,
+                )
             }
             Route::Index => response(200, TEXT, INDEX_PAGE.as_bytes(), head_only, close, &date),
-            Route::NotFound => response(404, TEXT, NOT_FOUND_PAGE.as_bytes(), head_only, close, &date),
-            Route::MethodNotAllowed => response(405, TEXT, b"method not allowed: use GET or HEAD\n", false, close, &date),
+            Route::NotFound => {
+                response(404, TEXT, NOT_FOUND_PAGE.as_bytes(), head_only, close, &date)
+            }
+            Route::MethodNotAllowed => {
+                response(405, TEXT, b"method not allowed: use GET or HEAD\n", false, close, &date)
+            }
         }
     }
 
     /// Closes the connection whose answer has waited longest, if
     /// MAX_ANSWERS_IN_FLIGHT others wait already.
     fn make_room_for_an_answer(&mut self, index: usize) {
-        let waiting = || self.connections.iter().enumerate().filter(|(i, c)| *i != index && !c.closed && c.writing());
+        let waiting = || {
+            self.connections
+                .iter()
+                .enumerate()
+                .filter(|(i, c)| *i != index && !c.closed && c.writing())
+        };
         if waiting().count() < MAX_ANSWERS_IN_FLIGHT {
             return;
         }
@@ -454,7 +503,15 @@ mod tests {
     fn a_scrape_is_a_get_of_metrics_kept_alive() {
         let head = "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1:9464\r\nAccept: application/openmetrics-text\r\n\r\n";
         let r = request(head);
-        assert_eq!(r, Request { method: Method::Get, path: "/metrics".into(), head_len: head.len(), keep_alive: true });
+        assert_eq!(
+            r,
+            Request {
+                method: Method::Get,
+                path: "/metrics".into(),
+                head_len: head.len(),
+                keep_alive: true
+            }
+        );
         assert_eq!(route(&r), Route::Metrics);
     }
 
@@ -471,7 +528,9 @@ mod tests {
         let huge = request("GET /metrics HTTP/1.1\r\nContent-Length: 99999999999\r\n\r\n");
         assert!(!huge.keep_alive);
         assert_eq!(route(&huge), Route::Metrics);
-        assert!(!request("GET / HTTP/1.1\r\nContent-Length: 18446744073709551616\r\n\r\n").keep_alive);
+        assert!(
+            !request("GET / HTTP/1.1\r\nContent-Length: 18446744073709551616\r\n\r\n").keep_alive
+        );
         assert!(!request("GET / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n").keep_alive);
         assert!(request("GET / HTTP/1.1\r\nContent-Length: 0\r\n\r\n").keep_alive);
     }
@@ -493,7 +552,10 @@ mod tests {
         assert_eq!(exact.len(), MAX_HEAD_BYTES);
         assert_eq!(request(&exact).head_len, MAX_HEAD_BYTES);
         let many: String = (0..MAX_HEADERS + 1).map(|i| format!("X{i}: y\r\n")).collect();
-        assert_eq!(parse_head(format!("GET / HTTP/1.1\r\n{many}\r\n").as_bytes()), Parsed::TooLarge);
+        assert_eq!(
+            parse_head(format!("GET / HTTP/1.1\r\n{many}\r\n").as_bytes()),
+            Parsed::TooLarge
+        );
     }
 
     #[test]
@@ -518,9 +580,18 @@ mod tests {
         assert_eq!(get, format!("HTTP/1.1 200 OK\r\nDate: {date}\r\nContent-Type: {TEXT}\r\nContent-Length: 6\r\n\r\nhello\n")
             .into_bytes());
         let head = response(200, TEXT, b"hello\n", true, true, date);
-        assert_eq!(head, format!("HTTP/1.1 200 OK\r\nDate: {date}\r\nContent-Type: {TEXT}\r\nContent-Length: 6\r\n\
-                                  Connection: close\r\n\r\n").into_bytes());
+        assert_eq!(
+            head,
+            format!(
+                "HTTP/1.1 200 OK\r\nDate: {date}\r\nContent-Type: {TEXT}\r\nContent-Length: 6\r\n\
+                                  Connection: close\r\n\r\n"
+            )
+            .into_bytes()
+        );
         let refused = String::from_utf8(response(405, TEXT, b"no\n", false, false, date)).unwrap();
-        assert!(refused.starts_with("HTTP/1.1 405 Method Not Allowed\r\n") && refused.contains("\r\nAllow: GET, HEAD\r\n"));
+        assert!(
+            refused.starts_with("HTTP/1.1 405 Method Not Allowed\r\n")
+                && refused.contains("\r\nAllow: GET, HEAD\r\n")
+        );
     }
 }

@@ -15,7 +15,14 @@ mod procfs;
 mod stats;
 
 mod skel {
-    #![allow(clippy::all, unused_imports, dead_code, non_camel_case_types, non_snake_case, non_upper_case_globals)]
+    #![allow(
+        clippy::all,
+        unused_imports,
+        dead_code,
+        non_camel_case_types,
+        non_snake_case,
+        non_upper_case_globals
+    )]
     include!(concat!(env!("OUT_DIR"), "/monitor.skel.rs"));
 }
 
@@ -82,8 +89,15 @@ impl<'obj> Monitor<'obj> {
         }
         match plan_library(path, Layer::Driver) {
             Ok(plan) if !plan.probes.is_empty() => {
-                bpf::attach_driver(&self.skel, &plan, path, self.uprobe_multi, &mut self.links, &mut self.probes,
-                                   &mut warnings);
+                bpf::attach_driver(
+                    &self.skel,
+                    &plan,
+                    path,
+                    self.uprobe_multi,
+                    &mut self.links,
+                    &mut self.probes,
+                    &mut warnings,
+                );
                 self.libraries.push((identity, path.to_path_buf()));
             }
             Ok(_) => {}
@@ -97,7 +111,9 @@ impl<'obj> Monitor<'obj> {
     fn current_targets(&self) -> Vec<i32> {
         match &self.config.targets {
             Targets::Pids(pids) => pids.clone(),
-            Targets::Cgroups(_) => self.cgroups.iter().flat_map(|c| cgroups::processes_in(&c.path)).collect(),
+            Targets::Cgroups(_) => {
+                self.cgroups.iter().flat_map(|c| cgroups::processes_in(&c.path)).collect()
+            }
             Targets::CudaCallers => {
                 let me = std::process::id() as i32;
                 procfs::all_pids()
@@ -131,7 +147,8 @@ impl<'obj> Monitor<'obj> {
         if !self.records.contains_key(&key) {
             let (command, cgroup_id) = known.unwrap_or_default();
             let record = ProcessRecord {
-                command: procfs::command_of(key.pid).filter(|_| procfs::process_alive(key.pid, key.start_ns))
+                command: procfs::command_of(key.pid)
+                    .filter(|_| procfs::process_alive(key.pid, key.start_ns))
                     .unwrap_or(command),
                 labels: self.cgroup_paths.labels(cgroup_id, key.pid),
                 ..Default::default()
@@ -150,7 +167,12 @@ impl<'obj> Monitor<'obj> {
         in_kernel.extend(self.take_dead_processes());
         self.mark_gone(&in_kernel);
         let now = Instant::now();
-        for key in stats::expired(&self.records, now, self.config.retain_exited, self.config.max_processes as usize) {
+        for key in stats::expired(
+            &self.records,
+            now,
+            self.config.retain_exited,
+            self.config.max_processes as usize,
+        ) {
             self.records.remove(&key);
         }
         for pid in bpf::target_processes(&self.skel) {
@@ -225,7 +247,10 @@ impl<'obj> Monitor<'obj> {
             }
             record.gone_since = Some(now);
             for (culprit, ns) in culprits.iter().filter(|(c, _)| c.pid == key.pid) {
-                *record.culprits_taken.entry((culprit.cause, stats::comm_string(&culprit.comm))).or_default() += ns;
+                *record
+                    .culprits_taken
+                    .entry((culprit.cause, stats::comm_string(&culprit.comm)))
+                    .or_default() += ns;
                 bpf::delete_culprit(&self.skel, culprit);
             }
         }
@@ -238,7 +263,10 @@ impl<'obj> Monitor<'obj> {
             self.record_for(stats::process_of(t), Some(stats::identity_of(t)));
         }
         for (key, r) in &remains {
-            self.record_for(ProcessKey { pid: key.pid, start_ns: key.start_ns }, Some(stats::remains_identity(r)));
+            self.record_for(
+                ProcessKey { pid: key.pid, start_ns: key.start_ns },
+                Some(stats::remains_identity(r)),
+            );
         }
         let retired: Vec<(ProcessKey, skel::types::thread_counters)> = remains
             .into_iter()
@@ -261,18 +289,25 @@ impl<'obj> Monitor<'obj> {
             .into_iter()
             .map(|series| {
                 let exited = self.config.per_thread && series.tid.is_none();
-                let mut labels = exposition::target_labels(&series.process, self.records.get(&series.process),
-                                                           if exited { Some(&none) } else { series.tid.as_ref() });
+                let mut labels = exposition::target_labels(
+                    &series.process,
+                    self.records.get(&series.process),
+                    if exited { Some(&none) } else { series.tid.as_ref() },
+                );
                 if exited {
                     labels.iter_mut().filter(|(k, _)| k == "tid").for_each(|(_, v)| v.clear());
                 }
                 (labels, series)
             })
             .collect();
-        let culprits = stats::top_culprits(&self.records, &bpf::read_culprits(&self.skel), self.config.top_culprits)
-            .iter()
-            .map(|c| (exposition::culprit_labels(c, &self.records), c.ns as f64 / 1e9))
-            .collect();
+        let culprits = stats::top_culprits(
+            &self.records,
+            &bpf::read_culprits(&self.skel),
+            self.config.top_culprits,
+        )
+        .iter()
+        .map(|c| (exposition::culprit_labels(c, &self.records), c.ns as f64 / 1e9))
+        .collect();
         let attached = self.probes.iter().filter(|p| p.took()).count() as u64;
         Snapshot {
             targets,
@@ -336,11 +371,14 @@ fn run(config: Config) -> Result<i32> {
     let kernel = kernel_features::check(Program::Monitor)?;
     become_background_batch_work();
     // the address first: a port in use is found before anything is loaded
-    let mut server = http::Server::bind(config.listen).map_err(|e| anyhow!("cannot listen on {}: {e}", config.listen))?;
+    let mut server = http::Server::bind(config.listen)
+        .map_err(|e| anyhow!("cannot listen on {}: {e}", config.listen))?;
     // with port 0 the kernel picked one: say which
     let listening = server.local_addr().unwrap_or(config.listen);
     let cgroup_targets = match &config.targets {
-        Targets::Cgroups(paths) => paths.iter().map(|p| cgroups::resolve(p)).collect::<Result<Vec<_>>>()?,
+        Targets::Cgroups(paths) => {
+            paths.iter().map(|p| cgroups::resolve(p)).collect::<Result<Vec<_>>>()?
+        }
         _ => Vec::new(),
     };
     let mut storage = MaybeUninit::uninit();
@@ -366,8 +404,13 @@ impl<'obj> Monitor<'obj> {
     ) -> Result<Self> {
         let loaded = bpf::load(storage, &config, kernel)?;
         if !loaded.missing_tracepoints.is_empty() {
-            say(config.quiet, format!("warning: this kernel lacks the tracepoints {}: what they count stays 0",
-                                      loaded.missing_tracepoints.join(", ")));
+            say(
+                config.quiet,
+                format!(
+                    "warning: this kernel lacks the tracepoints {}: what they count stays 0",
+                    loaded.missing_tracepoints.join(", ")
+                ),
+            );
         }
         Ok(Monitor {
             skel: loaded.skel,
@@ -426,9 +469,16 @@ impl<'obj> Monitor<'obj> {
     fn announce(&self, listening: std::net::SocketAddr, tracepoints: usize) {
         let attached = self.probes.iter().filter(|p| p.took()).count();
         let watching = match &self.config.targets {
-            Targets::CudaCallers => format!("every CUDA process ({} now)", bpf::target_processes(&self.skel).len()),
-            Targets::Pids(pids) => format!("pid {}", pids.iter().map(|p| p.to_string()).collect::<Vec<_>>().join(", ")),
-            Targets::Cgroups(paths) => format!("cgroup {}", paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")),
+            Targets::CudaCallers => {
+                format!("every CUDA process ({} now)", bpf::target_processes(&self.skel).len())
+            }
+            Targets::Pids(pids) => {
+                format!("pid {}", pids.iter().map(|p| p.to_string()).collect::<Vec<_>>().join(", "))
+            }
+            Targets::Cgroups(paths) => format!(
+                "cgroup {}",
+                paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+            ),
         };
         say(self.config.quiet, format!("serving http://{listening}/metrics: watching {watching}; {attached} CUDA probes on {} \
                                         libraries, {tracepoints} tracepoints", self.libraries.len()));
@@ -439,9 +489,14 @@ impl<'obj> Monitor<'obj> {
         let Some(otlp) = self.config.otlp.clone() else { return Ok(()) };
         let endpoint = otlp.endpoint.url.clone();
         let every = otlp.interval;
-        self.otlp = Some(otlp::Pusher::start(otlp, std::time::SystemTime::now(), self.config.quiet)
-            .map_err(|e| anyhow!("cannot start pushing to {endpoint}: {e}"))?);
-        say(self.config.quiet, format!("pushing OTLP to {endpoint} every {} s", every.as_secs_f64()));
+        self.otlp = Some(
+            otlp::Pusher::start(otlp, std::time::SystemTime::now(), self.config.quiet)
+                .map_err(|e| anyhow!("cannot start pushing to {endpoint}: {e}"))?,
+        );
+        say(
+            self.config.quiet,
+            format!("pushing OTLP to {endpoint} every {} s", every.as_secs_f64()),
+        );
         Ok(())
     }
 
@@ -454,7 +509,8 @@ impl<'obj> Monitor<'obj> {
             if let Some(signal) = stop_signal() {
                 return Ok(signal);
             }
-            server.turn(WAIT_FOR_REQUEST, |health| self.page(health))
+            server
+                .turn(WAIT_FOR_REQUEST, |health| self.page(health))
                 .map_err(|e| anyhow!("serving {}: {e}", self.config.listen))?;
             self.push_otlp(server.health());
             let now = Instant::now();
@@ -482,7 +538,12 @@ fn one_line(error: &clap::Error) -> String {
 fn main() {
     let args = match Args::try_parse() {
         Ok(args) => args,
-        Err(e) if matches!(e.kind(), clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion) => {
+        Err(e)
+            if matches!(
+                e.kind(),
+                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion
+            ) =>
+        {
             e.exit()
         }
         Err(e) => {

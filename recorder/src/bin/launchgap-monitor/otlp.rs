@@ -23,11 +23,13 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{bail, Result};
-use opentelemetry_proto::tonic::collector::metrics::v1::{ExportMetricsServiceRequest, ExportMetricsServiceResponse};
+use opentelemetry_proto::tonic::collector::metrics::v1::{
+    ExportMetricsServiceRequest, ExportMetricsServiceResponse,
+};
 use opentelemetry_proto::tonic::common::v1::{any_value, AnyValue, InstrumentationScope, KeyValue};
 use opentelemetry_proto::tonic::metrics::v1::{
-    metric, number_data_point, AggregationTemporality, Gauge, Histogram, HistogramDataPoint, Metric, NumberDataPoint,
-    ResourceMetrics, ScopeMetrics, Sum,
+    metric, number_data_point, AggregationTemporality, Gauge, Histogram, HistogramDataPoint,
+    Metric, NumberDataPoint, ResourceMetrics, ScopeMetrics, Sum,
 };
 use opentelemetry_proto::tonic::resource::v1::Resource;
 use prost::Message;
@@ -76,7 +78,10 @@ pub fn parse_endpoint(text: &str) -> Result<Endpoint> {
         bail!("--otlp-endpoint '{text}': not an http:// URL ({hint})");
     };
     if text.chars().any(|c| c.is_whitespace() || c.is_control()) || rest.contains('#') {
-        bail!("--otlp-endpoint '{}': spaces, control characters or a fragment in the URL ({hint})", text.escape_debug());
+        bail!(
+            "--otlp-endpoint '{}': spaces, control characters or a fragment in the URL ({hint})",
+            text.escape_debug()
+        );
     }
     let (authority, path) = match rest.find('/') {
         Some(slash) => (&rest[..slash], &rest[slash..]),
@@ -88,13 +93,18 @@ pub fn parse_endpoint(text: &str) -> Result<Endpoint> {
     let (host, port) = match authority.rsplit_once(':') {
         // "[::1]" alone has colons but no port
         Some((host, port)) if !port.contains(']') => {
-            let Ok(port) = port.parse::<u16>() else { bail!("--otlp-endpoint '{text}': bad port '{port}' ({hint})") };
+            let Ok(port) = port.parse::<u16>() else {
+                bail!("--otlp-endpoint '{text}': bad port '{port}' ({hint})")
+            };
             (host, port)
         }
         _ => (authority, DEFAULT_PORT),
     };
     let bare_host = host.strip_prefix('[').and_then(|h| h.strip_suffix(']')).unwrap_or(host);
-    if bare_host.is_empty() || port == 0 || (host.starts_with('[') && bare_host.parse::<std::net::Ipv6Addr>().is_err()) {
+    if bare_host.is_empty()
+        || port == 0
+        || (host.starts_with('[') && bare_host.parse::<std::net::Ipv6Addr>().is_err())
+    {
         bail!("--otlp-endpoint '{text}': no host, or port 0 ({hint})");
     }
     let path = if path.is_empty() || path == "/" { DEFAULT_PATH } else { path };
@@ -216,20 +226,32 @@ fn read_page(page: &str) -> Result<Vec<Family>> {
         }
         if let Some(meta) = line.strip_prefix("# ") {
             let mut parts = meta.splitn(3, ' ');
-            let (what, name, text) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""), parts.next().unwrap_or(""));
+            let (what, name, text) = (
+                parts.next().unwrap_or(""),
+                parts.next().unwrap_or(""),
+                parts.next().unwrap_or(""),
+            );
             if families.last().is_none_or(|f| f.name != name) {
-                families.push(Family { name: name.to_string(), kind: Kind::Unknown, unit: String::new(),
-                                       help: String::new(), numbers: Vec::new(), histograms: Vec::new() });
+                families.push(Family {
+                    name: name.to_string(),
+                    kind: Kind::Unknown,
+                    unit: String::new(),
+                    help: String::new(),
+                    numbers: Vec::new(),
+                    histograms: Vec::new(),
+                });
             }
             let family = families.last_mut().expect("pushed above");
             match what {
-                "TYPE" => family.kind = match text {
-                    "counter" => Kind::Counter,
-                    "gauge" => Kind::Gauge,
-                    "histogram" => Kind::Histogram,
-                    "info" => Kind::Info,
-                    _ => Kind::Unknown,
-                },
+                "TYPE" => {
+                    family.kind = match text {
+                        "counter" => Kind::Counter,
+                        "gauge" => Kind::Gauge,
+                        "histogram" => Kind::Histogram,
+                        "info" => Kind::Info,
+                        _ => Kind::Unknown,
+                    }
+                }
                 "UNIT" => family.unit = text.to_string(),
                 "HELP" => family.help = unescape(text),
                 _ => {}
@@ -238,10 +260,13 @@ fn read_page(page: &str) -> Result<Vec<Family>> {
         }
         let name_end = line.find(['{', ' ']).unwrap_or(line.len());
         let sample = &line[..name_end];
-        let Some((mut labels, value)) = labels_and_value(&line[name_end..]) else { bail!("unreadable sample: {line}") };
+        let Some((mut labels, value)) = labels_and_value(&line[name_end..]) else {
+            bail!("unreadable sample: {line}")
+        };
         let value = value.split(' ').next().unwrap_or("");
         let Some(value) = number(value) else { bail!("unreadable value: {line}") };
-        let Some(family) = families.last_mut().filter(|f| sample.starts_with(f.name.as_str())) else {
+        let Some(family) = families.last_mut().filter(|f| sample.starts_with(f.name.as_str()))
+        else {
             bail!("a sample outside its family: {line}")
         };
         if family.kind != Kind::Histogram {
@@ -276,7 +301,10 @@ fn text_value(text: &str) -> Option<AnyValue> {
 }
 
 fn attributes(labels: &[(String, String)]) -> Vec<KeyValue> {
-    labels.iter().map(|(k, v)| KeyValue { key: k.clone(), value: text_value(v), ..Default::default() }).collect()
+    labels
+        .iter()
+        .map(|(k, v)| KeyValue { key: k.clone(), value: text_value(v), ..Default::default() })
+        .collect()
 }
 
 /// OpenMetrics units (base units, spelled out) as UCUM, which OTLP uses.
@@ -300,20 +328,31 @@ pub fn unix_ns(at: SystemTime) -> u64 {
     at.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64)
 }
 
-fn number_points(numbers: &[(String, Labels, Number)], start_unix_ns: u64, now_unix_ns: u64) -> Vec<NumberDataPoint> {
-    numbers.iter().map(|(_, labels, value)| NumberDataPoint {
-        attributes: attributes(labels),
-        start_time_unix_nano: start_unix_ns,
-        time_unix_nano: now_unix_ns,
-        value: Some(match *value {
-            Number::Int(i) => number_data_point::Value::AsInt(i),
-            Number::Double(d) => number_data_point::Value::AsDouble(d),
-        }),
-        ..Default::default()
-    }).collect()
+fn number_points(
+    numbers: &[(String, Labels, Number)],
+    start_unix_ns: u64,
+    now_unix_ns: u64,
+) -> Vec<NumberDataPoint> {
+    numbers
+        .iter()
+        .map(|(_, labels, value)| NumberDataPoint {
+            attributes: attributes(labels),
+            start_time_unix_nano: start_unix_ns,
+            time_unix_nano: now_unix_ns,
+            value: Some(match *value {
+                Number::Int(i) => number_data_point::Value::AsInt(i),
+                Number::Double(d) => number_data_point::Value::AsDouble(d),
+            }),
+            ..Default::default()
+        })
+        .collect()
 }
 
-fn histogram_point(labels: &[(String, String)], point: &HistogramPoint, times: Times) -> HistogramDataPoint {
+fn histogram_point(
+    labels: &[(String, String)],
+    point: &HistogramPoint,
+    times: Times,
+) -> HistogramDataPoint {
     let mut counts = Vec::with_capacity(point.buckets.len());
     let mut below = 0u64;
     for &(_, cumulative) in &point.buckets {
@@ -327,7 +366,12 @@ fn histogram_point(labels: &[(String, String)], point: &HistogramPoint, times: T
         count: point.count,
         sum: Some(point.sum),
         bucket_counts: counts,
-        explicit_bounds: point.buckets.iter().map(|(le, _)| *le).filter(|le| le.is_finite()).collect(),
+        explicit_bounds: point
+            .buckets
+            .iter()
+            .map(|(le, _)| *le)
+            .filter(|le| le.is_finite())
+            .collect(),
         ..Default::default()
     }
 }
@@ -339,21 +383,35 @@ fn cumulative() -> i32 {
 fn to_metric(family: &Family, times: Times) -> Option<Metric> {
     let (name, data) = match family.kind {
         Kind::Counter | Kind::Info => {
-            let sample = family.numbers.first().map_or_else(|| family.name.clone(), |(s, _, _)| s.clone());
+            let sample =
+                family.numbers.first().map_or_else(|| family.name.clone(), |(s, _, _)| s.clone());
             let start = if family.kind == Kind::Counter { times.start_unix_ns } else { 0 };
-            (sample, metric::Data::Sum(Sum {
-                data_points: number_points(&family.numbers, start, times.now_unix_ns),
-                aggregation_temporality: cumulative(),
-                is_monotonic: family.kind == Kind::Counter,
-            }))
+            (
+                sample,
+                metric::Data::Sum(Sum {
+                    data_points: number_points(&family.numbers, start, times.now_unix_ns),
+                    aggregation_temporality: cumulative(),
+                    is_monotonic: family.kind == Kind::Counter,
+                }),
+            )
         }
-        Kind::Gauge | Kind::Unknown => (family.name.clone(), metric::Data::Gauge(Gauge {
-            data_points: number_points(&family.numbers, 0, times.now_unix_ns),
-        })),
-        Kind::Histogram => (family.name.clone(), metric::Data::Histogram(Histogram {
-            data_points: family.histograms.iter().map(|(labels, p)| histogram_point(labels, p, times)).collect(),
-            aggregation_temporality: cumulative(),
-        })),
+        Kind::Gauge | Kind::Unknown => (
+            family.name.clone(),
+            metric::Data::Gauge(Gauge {
+                data_points: number_points(&family.numbers, 0, times.now_unix_ns),
+            }),
+        ),
+        Kind::Histogram => (
+            family.name.clone(),
+            metric::Data::Histogram(Histogram {
+                data_points: family
+                    .histograms
+                    .iter()
+                    .map(|(labels, p)| histogram_point(labels, p, times))
+                    .collect(),
+                aggregation_temporality: cumulative(),
+            }),
+        ),
     };
     let empty = match &data {
         metric::Data::Sum(s) => s.data_points.is_empty(),
@@ -422,7 +480,8 @@ pub enum Outcome {
     Busy,
 }
 
-pub const RESULTS: [&str; 8] = ["ok", "partial", "rejected", "unresolved", "connect", "timeout", "malformed", "busy"];
+pub const RESULTS: [&str; 8] =
+    ["ok", "partial", "rejected", "unresolved", "connect", "timeout", "malformed", "busy"];
 
 /// Pushes by result, for the /metrics page (launchgap_monitor_otlp_pushes_total).
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -433,11 +492,15 @@ pub struct Health {
 /// A push's end, with what to say about it the first time its kind is seen.
 fn post(endpoint: &Endpoint, body: &[u8], timeout: Duration) -> (Outcome, String) {
     let deadline = Instant::now() + timeout;
-    let addresses: Vec<_> = match (endpoint.host.trim_start_matches('[').trim_end_matches(']'), endpoint.port)
-        .to_socket_addrs() {
-        Ok(a) => a.collect(),
-        Err(e) => return (Outcome::Unresolved, format!("cannot resolve {}: {e}", endpoint.host)),
-    };
+    let addresses: Vec<_> =
+        match (endpoint.host.trim_start_matches('[').trim_end_matches(']'), endpoint.port)
+            .to_socket_addrs()
+        {
+            Ok(a) => a.collect(),
+            Err(e) => {
+                return (Outcome::Unresolved, format!("cannot resolve {}: {e}", endpoint.host))
+            }
+        };
     let Some(address) = addresses.first() else {
         return (Outcome::Unresolved, format!("cannot resolve {}: no address", endpoint.host));
     };
@@ -453,8 +516,11 @@ fn post(endpoint: &Endpoint, body: &[u8], timeout: Duration) -> (Outcome, String
          Content-Length: {}\r\nConnection: close\r\n\r\n",
         endpoint.path, endpoint.authority, env!("CARGO_PKG_VERSION"), body.len());
     let left = || deadline.saturating_duration_since(Instant::now()).max(Duration::from_millis(1));
-    let timed_out = |e: &std::io::Error| matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut);
-    let mut sent = stream.set_write_timeout(Some(left())).and_then(|_| stream.write_all(head.as_bytes()));
+    let timed_out = |e: &std::io::Error| {
+        matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut)
+    };
+    let mut sent =
+        stream.set_write_timeout(Some(left())).and_then(|_| stream.write_all(head.as_bytes()));
     if sent.is_ok() {
         sent = stream.write_all(body);
     }
@@ -480,9 +546,16 @@ fn post(endpoint: &Endpoint, body: &[u8], timeout: Duration) -> (Outcome, String
                     break;
                 }
             }
-            Err(e) if timed_out(&e) => return (Outcome::Timeout, format!("no complete answer within {timeout:?}")),
+            Err(e) if timed_out(&e) => {
+                return (Outcome::Timeout, format!("no complete answer within {timeout:?}"))
+            }
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return (Outcome::Malformed, format!("the connection ended while reading the answer: {e}")),
+            Err(e) => {
+                return (
+                    Outcome::Malformed,
+                    format!("the connection ended while reading the answer: {e}"),
+                )
+            }
         }
     }
     judge(&answer)
@@ -504,7 +577,13 @@ fn refusal(body: &[u8]) -> String {
         Ok(status) if !status.message.is_empty() => status.message,
         _ => String::from_utf8_lossy(body).into_owned(),
     };
-    let text: String = text.split_whitespace().collect::<Vec<_>>().join(" ").chars().take(MAX_SAID_CHARS).collect();
+    let text: String = text
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .chars()
+        .take(MAX_SAID_CHARS)
+        .collect();
     if text.is_empty() || text.chars().any(|c| c.is_control() || c == char::REPLACEMENT_CHARACTER) {
         return String::new();
     }
@@ -523,26 +602,44 @@ fn judge(answer: &[u8]) -> (Outcome, String) {
     let reason = response.reason.unwrap_or("").to_string();
     let body = &answer[body_at..];
     if !(200..300).contains(&status) {
-        return (Outcome::Rejected, format!("the collector answered {status} {}{}", reason.escape_debug(), refusal(body)));
+        return (
+            Outcome::Rejected,
+            format!("the collector answered {status} {}{}", reason.escape_debug(), refusal(body)),
+        );
     }
     // a 2xx is a success only with what OTLP/HTTP answers one with: an ExportMetricsServiceResponse, in protobuf
     // (the request's encoding), empty or not; anything else is not an OTLP collector's answer
-    let content_type = response.headers.iter().find(|h| h.name.eq_ignore_ascii_case("content-type")).map(|h| h.value);
+    let content_type = response
+        .headers
+        .iter()
+        .find(|h| h.name.eq_ignore_ascii_case("content-type"))
+        .map(|h| h.value);
     let protobuf = content_type.is_none_or(|v| {
-        let media = String::from_utf8_lossy(v).split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+        let media =
+            String::from_utf8_lossy(v).split(';').next().unwrap_or("").trim().to_ascii_lowercase();
         media == "application/x-protobuf" || media == "application/protobuf"
     });
     let decoded = ExportMetricsServiceResponse::decode(body);
-    let Ok(export) = decoded.as_ref().map_err(|_| ()).and_then(|r| if protobuf { Ok(r) } else { Err(()) }) else {
-        let what = content_type.map(|v| format!(" ({})", String::from_utf8_lossy(v).escape_debug())).unwrap_or_default();
+    let Ok(export) =
+        decoded.as_ref().map_err(|_| ()).and_then(|r| if protobuf { Ok(r) } else { Err(()) })
+    else {
+        let what = content_type
+            .map(|v| format!(" ({})", String::from_utf8_lossy(v).escape_debug()))
+            .unwrap_or_default();
         return (Outcome::Malformed, format!("the collector answered {status} with a body that is not an OTLP export response{what}"));
     };
     let partial = export.partial_success.clone();
     match partial {
         Some(p) if p.rejected_data_points > 0 || !p.error_message.is_empty() => {
             let said: String = p.error_message.chars().take(MAX_SAID_CHARS).collect();
-            (Outcome::Partial, format!("the collector rejected {} data points: {}", p.rejected_data_points,
-                                       said.escape_debug()))
+            (
+                Outcome::Partial,
+                format!(
+                    "the collector rejected {} data points: {}",
+                    p.rejected_data_points,
+                    said.escape_debug()
+                ),
+            )
         }
         _ => (Outcome::Ok, String::new()),
     }
@@ -571,10 +668,18 @@ fn count(health: &Mutex<Health>, outcome: Outcome) {
 
 /// The node's name, as uname(2) gives it (resource attribute host.name).
 fn host_name() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname").map(|h| h.trim().to_string()).unwrap_or_default()
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .unwrap_or_default()
 }
 
-fn push_pages(config: OtlpConfig, pages: Receiver<Page>, health: Arc<Mutex<Health>>, started_unix_ns: u64, quiet: bool) {
+fn push_pages(
+    config: OtlpConfig,
+    pages: Receiver<Page>,
+    health: Arc<Mutex<Health>>,
+    started_unix_ns: u64,
+    quiet: bool,
+) {
     let host = host_name();
     let mut said: HashSet<Outcome> = HashSet::new();
     for page in pages {
@@ -603,10 +708,17 @@ impl Pusher {
         let health = Arc::new(Mutex::new(Health::default()));
         let thread_health = Arc::clone(&health);
         let thread_config = config.clone();
-        std::thread::Builder::new()
-            .name("otlp-push".to_string())
-            .spawn(move || push_pages(thread_config, receiver, thread_health, unix_ns(started), quiet))?;
-        Ok(Pusher { next: Instant::now() + config.interval, config, pages, health, quiet, said_busy: false })
+        std::thread::Builder::new().name("otlp-push".to_string()).spawn(move || {
+            push_pages(thread_config, receiver, thread_health, unix_ns(started), quiet)
+        })?;
+        Ok(Pusher {
+            next: Instant::now() + config.interval,
+            config,
+            pages,
+            health,
+            quiet,
+            said_busy: false,
+        })
     }
 
     pub fn due(&self) -> bool {
@@ -621,8 +733,14 @@ impl Pusher {
             Err(TrySendError::Full(_)) | Err(TrySendError::Disconnected(_)) => {
                 count(&self.health, Outcome::Busy);
                 if !std::mem::replace(&mut self.said_busy, true) && !self.quiet {
-                    warn(&self.config.endpoint, Outcome::Busy,
-                         &format!("skipped: the previous push was still in flight (at most {:?} each)", self.config.timeout));
+                    warn(
+                        &self.config.endpoint,
+                        Outcome::Busy,
+                        &format!(
+                            "skipped: the previous push was still in flight (at most {:?} each)",
+                            self.config.timeout
+                        ),
+                    );
                 }
             }
         }
@@ -642,11 +760,25 @@ mod tests {
     fn endpoints_are_http_urls_with_defaults_and_the_rest_is_refused() {
         let e = parse_endpoint("http://127.0.0.1:4318/v1/metrics").unwrap();
         assert_eq!((e.host.as_str(), e.port, e.path.as_str()), ("127.0.0.1", 4318, "/v1/metrics"));
-        assert_eq!(parse_endpoint("http://collector").unwrap().url, "http://collector:4318/v1/metrics");
+        assert_eq!(
+            parse_endpoint("http://collector").unwrap().url,
+            "http://collector:4318/v1/metrics"
+        );
         assert_eq!(parse_endpoint("http://[::1]/").unwrap().url, "http://[::1]:4318/v1/metrics");
         assert_eq!(parse_endpoint("http://[::1]:9/x?y=1").unwrap().path, "/x?y=1");
-        for bad in ["https://c:4318", "127.0.0.1:4318", "http://", "http://:4318", "http://c:0", "http://c:99999",
-                    "http://c:port", "http://u:p@c:4318", "http://c:4318/a b", "http://c/#f", "http://[zz]:1"] {
+        for bad in [
+            "https://c:4318",
+            "127.0.0.1:4318",
+            "http://",
+            "http://:4318",
+            "http://c:0",
+            "http://c:99999",
+            "http://c:port",
+            "http://u:p@c:4318",
+            "http://c:4318/a b",
+            "http://c/#f",
+            "http://[zz]:1",
+        ] {
             let message = parse_endpoint(bad).unwrap_err().to_string();
             assert!(message.starts_with("--otlp-endpoint"), "{bad}: {message}");
             assert!(!message.contains('\n'), "{bad}: {message}");
@@ -678,10 +810,16 @@ t_monitor_info{version=\"0.1.0\"} 1
 ";
 
     fn label_pairs(points: &[KeyValue]) -> Vec<(String, String)> {
-        points.iter().map(|kv| {
-            let Some(AnyValue { value: Some(any_value::Value::StringValue(v)) }) = &kv.value else { panic!("{kv:?}") };
-            (kv.key.clone(), v.clone())
-        }).collect()
+        points
+            .iter()
+            .map(|kv| {
+                let Some(AnyValue { value: Some(any_value::Value::StringValue(v)) }) = &kv.value
+                else {
+                    panic!("{kv:?}")
+                };
+                (kv.key.clone(), v.clone())
+            })
+            .collect()
     }
 
     fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
@@ -702,8 +840,10 @@ t_monitor_info{version=\"0.1.0\"} 1
         assert_eq!(metrics[0].unit, "s");
         assert_eq!(metrics[0].description, "Time inside syncs\\now.");
         let point = &sum.data_points[0];
-        assert_eq!(label_pairs(&point.attributes),
-                   pairs(&[("pid", "7"), ("command", "a \"b\"\\c"), ("api", "cuCtxSynchronize")]));
+        assert_eq!(
+            label_pairs(&point.attributes),
+            pairs(&[("pid", "7"), ("command", "a \"b\"\\c"), ("api", "cuCtxSynchronize")])
+        );
         assert_eq!(point.value, Some(number_data_point::Value::AsDouble(0.25)));
         assert_eq!((point.start_time_unix_nano, point.time_unix_nano), (1_000, 5_000));
 
@@ -722,7 +862,8 @@ t_monitor_info{version=\"0.1.0\"} 1
         assert!(!info.is_monotonic);
         assert_eq!(info.data_points[0].value, Some(number_data_point::Value::AsInt(1)));
 
-        let resource = label_pairs(&request.resource_metrics[0].resource.as_ref().unwrap().attributes);
+        let resource =
+            label_pairs(&request.resource_metrics[0].resource.as_ref().unwrap().attributes);
         assert!(resource.contains(&("host.name".to_string(), "node-1".to_string())));
         // what goes on the wire reads back the same
         let bytes = request.encode_to_vec();
@@ -736,25 +877,38 @@ t_monitor_info{version=\"0.1.0\"} 1
         assert_eq!(outcome, Outcome::Rejected);
         assert_eq!(message, "the collector answered 400 Bad Request: bad data");
         assert_eq!(judge(b"SSH-2.0-OpenSSH\r\n").0, Outcome::Malformed);
-        let mut answer = b"HTTP/1.1 400 Bad Request\r\nContent-Type: application/x-protobuf\r\n\r\n".to_vec();
-        answer.extend(RpcStatus { code: 3, message: "unknown metric type".to_string() }.encode_to_vec());
+        let mut answer =
+            b"HTTP/1.1 400 Bad Request\r\nContent-Type: application/x-protobuf\r\n\r\n".to_vec();
+        answer.extend(
+            RpcStatus { code: 3, message: "unknown metric type".to_string() }.encode_to_vec(),
+        );
         assert_eq!(judge(&answer).1, "the collector answered 400 Bad Request: unknown metric type");
         let (_, message) = judge(b"HTTP/1.1 503 Busy\r\n\r\n\x1b[31mred\x00");
         assert_eq!(message, "the collector answered 503 Busy");
         let body = ExportMetricsServiceResponse {
-            partial_success: Some(opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsPartialSuccess {
-                rejected_data_points: 2,
-                error_message: "too old".to_string(),
-            }),
-        }.encode_to_vec();
+            partial_success: Some(
+                opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsPartialSuccess {
+                    rejected_data_points: 2,
+                    error_message: "too old".to_string(),
+                },
+            ),
+        }
+        .encode_to_vec();
         let mut answer = b"HTTP/1.1 200 OK\r\n\r\n".to_vec();
         answer.extend(body);
-        assert_eq!(judge(&answer), (Outcome::Partial, "the collector rejected 2 data points: too old".to_string()));
+        assert_eq!(
+            judge(&answer),
+            (Outcome::Partial, "the collector rejected 2 data points: too old".to_string())
+        );
         // a 2xx whose body is no export response is no success (issue 31, item 6: counted as ok)
-        let (outcome, message) = judge(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n<html>login</html>");
+        let (outcome, message) =
+            judge(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n<html>login</html>");
         assert_eq!(outcome, Outcome::Malformed);
         assert_eq!(message, "the collector answered 200 with a body that is not an OTLP export response (text/html)");
         assert_eq!(judge(b"HTTP/1.1 200 OK\r\n\r\n\xff\xff\xff\xff").0, Outcome::Malformed);
-        assert_eq!(judge(b"HTTP/1.1 200 OK\r\nContent-Type: application/x-protobuf\r\n\r\n").0, Outcome::Ok);
+        assert_eq!(
+            judge(b"HTTP/1.1 200 OK\r\nContent-Type: application/x-protobuf\r\n\r\n").0,
+            Outcome::Ok
+        );
     }
 }

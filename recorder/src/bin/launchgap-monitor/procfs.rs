@@ -33,7 +33,11 @@ pub fn file_identity(path: &Path) -> Option<(u64, u64)> {
 fn clock_ticks_per_second() -> u64 {
     // SAFETY: sysconf reads a constant.
     let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
-    if ticks > 0 { ticks as u64 } else { 100 }
+    if ticks > 0 {
+        ticks as u64
+    } else {
+        100
+    }
 }
 
 /// Field 22 of a /proc stat line (starttime, in clock ticks since boot).
@@ -103,7 +107,10 @@ mod tests {
         let stat = names::read_stat(format!("/proc/{pid}/task/{tid}/stat")).unwrap();
         let start_ns = start_ticks(&stat).unwrap() * (1_000_000_000 / clock_ticks_per_second());
         assert!(thread_alive(pid, tid, start_ns));
-        assert_eq!(names::read_comm(format!("/proc/{pid}/task/{tid}/comm")).as_deref(), Some("\\xffodd"));
+        assert_eq!(
+            names::read_comm(format!("/proc/{pid}/task/{tid}/comm")).as_deref(),
+            Some("\\xffodd")
+        );
         done.send(()).unwrap();
         thread.join().unwrap();
     }

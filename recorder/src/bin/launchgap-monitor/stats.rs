@@ -8,9 +8,9 @@
 use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};
 
+use crate::skel::types::{culprit_key, process_remains, thread_counters, thread_stats};
 use launchgap_record::cgroups::CgroupLabels;
 use launchgap_record::vocabulary::{INTERFERENCE_CAUSES, WAITING_RUN_STATES};
-use crate::skel::types::{culprit_key, process_remains, thread_counters, thread_stats};
 
 /// A process, told apart from a later one with the same pid by its start time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -30,7 +30,8 @@ pub const DRAINED: usize = 1;
 pub type ByCause = [u64; INTERFERENCE_CAUSES];
 
 const COUNTER_WORDS: usize = std::mem::size_of::<thread_counters>() / 8;
-const _: () = assert!(std::mem::size_of::<thread_counters>().is_multiple_of(8), "thread_counters is all u64");
+const _: () =
+    assert!(std::mem::size_of::<thread_counters>().is_multiple_of(8), "thread_counters is all u64");
 
 fn words(c: &thread_counters) -> &[u64] {
     // SAFETY: thread_counters (bpf/monitor.h) is only u64 fields and arrays of them.
@@ -98,7 +99,12 @@ pub struct TargetSeries {
 }
 
 impl TargetSeries {
-    fn new(process: ProcessKey, tid: Option<(u32, String)>, counters: thread_counters, live_threads: u64) -> Self {
+    fn new(
+        process: ProcessKey,
+        tid: Option<(u32, String)>,
+        counters: thread_counters,
+        live_threads: u64,
+    ) -> Self {
         TargetSeries { process, tid, counters, live_threads, gpu_idle_lower_ns: ByCause::default() }
     }
 
@@ -115,8 +121,12 @@ impl TargetSeries {
     }
 }
 
-fn series_of(out: &mut BTreeMap<ProcessKey, TargetSeries>, process: ProcessKey) -> &mut TargetSeries {
-    out.entry(process).or_insert_with(|| TargetSeries::new(process, None, thread_counters::default(), 0))
+fn series_of(
+    out: &mut BTreeMap<ProcessKey, TargetSeries>,
+    process: ProcessKey,
+) -> &mut TargetSeries {
+    out.entry(process)
+        .or_insert_with(|| TargetSeries::new(process, None, thread_counters::default(), 0))
 }
 
 /// Sums per process: live threads + retired in the kernel + taken here.
@@ -144,7 +154,14 @@ pub fn by_process(
 pub fn by_thread(threads: &[(u32, thread_stats)]) -> Vec<TargetSeries> {
     let mut out: Vec<TargetSeries> = threads
         .iter()
-        .map(|(tid, t)| TargetSeries::new(process_of(t), Some((*tid, comm_string(&t.state.comm))), t.counters, 1))
+        .map(|(tid, t)| {
+            TargetSeries::new(
+                process_of(t),
+                Some((*tid, comm_string(&t.state.comm))),
+                t.counters,
+                1,
+            )
+        })
         .collect();
     out.sort_by_key(|s| (s.process, s.tid.as_ref().map(|(tid, _)| *tid)));
     out
@@ -157,8 +174,11 @@ pub fn by_thread(threads: &[(u32, thread_stats)]) -> Vec<TargetSeries> {
 /// while the process has had at most one launching thread (`launching`,
 /// by process, from the processes' summed counters), and stays where it
 /// was then once a second thread launches: a counter never falls.
-pub fn gpu_idle_lower_bounds(series: &mut [TargetSeries], launching: &HashMap<ProcessKey, u64>,
-                             records: &mut HashMap<ProcessKey, ProcessRecord>) {
+pub fn gpu_idle_lower_bounds(
+    series: &mut [TargetSeries],
+    launching: &HashMap<ProcessKey, u64>,
+    records: &mut HashMap<ProcessKey, ProcessRecord>,
+) {
     for s in series {
         let Some(record) = records.get_mut(&s.process) else { continue };
         let key = s.tid.as_ref().map(|(tid, _)| *tid);
@@ -166,7 +186,8 @@ pub fn gpu_idle_lower_bounds(series: &mut [TargetSeries], launching: &HashMap<Pr
             s.gpu_idle_lower_ns = s.counters.delay_ns[DRAINED];
             record.lower_while_one_launcher.insert(key, s.gpu_idle_lower_ns);
         } else {
-            s.gpu_idle_lower_ns = record.lower_while_one_launcher.get(&key).copied().unwrap_or_default();
+            s.gpu_idle_lower_ns =
+                record.lower_while_one_launcher.get(&key).copied().unwrap_or_default();
         }
     }
 }
@@ -200,7 +221,11 @@ pub fn top_culprits(
     }
     for (key, ns) in kernel {
         let Some(process) = live.get(&key.pid) else { continue };
-        *sums.entry((*process, key.cause)).or_default().entry(comm_string(&key.comm)).or_default() += ns;
+        *sums
+            .entry((*process, key.cause))
+            .or_default()
+            .entry(comm_string(&key.comm))
+            .or_default() += ns;
     }
     let mut out = Vec::new();
     for ((process, cause), by_command) in sums {
@@ -218,8 +243,12 @@ pub fn top_culprits(
 }
 
 /// Processes gone longer than `retain`, and past `max_gone` the oldest gone: dropped.
-pub fn expired(records: &HashMap<ProcessKey, ProcessRecord>, now: Instant, retain: Duration, max_gone: usize)
-    -> Vec<ProcessKey> {
+pub fn expired(
+    records: &HashMap<ProcessKey, ProcessRecord>,
+    now: Instant,
+    retain: Duration,
+    max_gone: usize,
+) -> Vec<ProcessKey> {
     let mut gone: Vec<(Instant, ProcessKey)> =
         records.iter().filter_map(|(k, r)| r.gone_since.map(|t| (t, *k))).collect();
     gone.sort();
@@ -272,7 +301,10 @@ mod tests {
         (tid, t)
     }
 
-    fn lower_bounds(records: &mut HashMap<ProcessKey, ProcessRecord>, threads: &[(u32, thread_stats)]) -> Vec<ByCause> {
+    fn lower_bounds(
+        records: &mut HashMap<ProcessKey, ProcessRecord>,
+        threads: &[(u32, thread_stats)],
+    ) -> Vec<ByCause> {
         let mut series = by_process(records, threads, &[]);
         let launching = series.iter().map(|s| (s.process, s.counters.launching_threads)).collect();
         gpu_idle_lower_bounds(&mut series, &launching, records);
@@ -280,7 +312,8 @@ mod tests {
     }
 
     #[test]
-    fn the_lower_bound_is_the_one_launchers_drained_delay_and_stays_once_a_second_thread_launches() {
+    fn the_lower_bound_is_the_one_launchers_drained_delay_and_stays_once_a_second_thread_launches()
+    {
         let key = ProcessKey { pid: 10, start_ns: 5 };
         let mut records = HashMap::from([(key, ProcessRecord::default())]);
         let one = [launcher(10, 10, 700, 50)];
@@ -315,14 +348,22 @@ mod tests {
         let key = ProcessKey { pid: 10, start_ns: 5 };
         let mut records = HashMap::new();
         records.insert(key, ProcessRecord::default());
-        let kernel = [(culprit(10, 2, "stress-ng"), 500), (culprit(10, 2, "kworker"), 30), (culprit(10, 2, "sshd"), 20),
-                      (culprit(10, 3, "swapper"), 7), (culprit(99, 2, "x"), 1)];
+        let kernel = [
+            (culprit(10, 2, "stress-ng"), 500),
+            (culprit(10, 2, "kworker"), 30),
+            (culprit(10, 2, "sshd"), 20),
+            (culprit(10, 3, "swapper"), 7),
+            (culprit(99, 2, "x"), 1),
+        ];
         let out = top_culprits(&records, &kernel, 1);
-        assert_eq!(out, vec![
-            Culprit { process: key, cause: 2, command: "stress-ng".into(), ns: 500 },
-            Culprit { process: key, cause: 2, command: OTHER_CULPRITS.into(), ns: 50 },
-            Culprit { process: key, cause: 3, command: "swapper".into(), ns: 7 },
-        ]);
+        assert_eq!(
+            out,
+            vec![
+                Culprit { process: key, cause: 2, command: "stress-ng".into(), ns: 500 },
+                Culprit { process: key, cause: 2, command: OTHER_CULPRITS.into(), ns: 50 },
+                Culprit { process: key, cause: 3, command: "swapper".into(), ns: 7 },
+            ]
+        );
     }
 
     #[test]
@@ -331,7 +372,10 @@ mod tests {
         let mut records = HashMap::new();
         for (pid, age) in [(1, 10), (2, 1), (3, 2), (4, 0)] {
             let gone_since = (pid != 4).then(|| now - Duration::from_secs(age));
-            records.insert(ProcessKey { pid, start_ns: 0 }, ProcessRecord { gone_since, ..Default::default() });
+            records.insert(
+                ProcessKey { pid, start_ns: 0 },
+                ProcessRecord { gone_since, ..Default::default() },
+            );
         }
         let mut dropped = expired(&records, now, Duration::from_secs(5), 10);
         dropped.sort();
