@@ -170,8 +170,9 @@ def _with_firsts(values: np.ndarray, kept: np.ndarray, at: np.ndarray, firsts: n
     return out
 
 
-def thread_segments(trace: Trace, tids: list[int], bounds: Bounds) -> pl.DataFrame:
-    """tid, cpu, state, s_start, s_end for every target thread, end to end."""
+def _state_events(trace: Trace, tids: list[int]) -> pl.DataFrame:
+    """The rows that change the threads TIDS' states (ts_ns, tid, cpu, state, kind): their switches out and
+    in, their wakeups and their migrations, in that order at equal times."""
     sw = trace.scan(Event.SWITCH).select("ts_ns", "cpu", "tid", "next_tid", "prev_state", "voluntary")
     code = functools.partial(pl.lit, dtype=pl.Int8)
     outs = sw.filter(pl.col("tid").is_in(tids)).select(
@@ -187,7 +188,12 @@ def thread_segments(trace: Trace, tids: list[int], bounds: Bounds) -> pl.DataFra
         "ts_ns", "tid", pl.col("target_cpu").alias("cpu"), code(NO_STATE).alias("state"), code(WOKEN).alias("kind"))
     moves = trace.scan(Event.MIGRATE).filter(pl.col("tid").is_in(tids)).select(
         "ts_ns", "tid", pl.col("dest_cpu").alias("cpu"), code(NO_STATE).alias("state"), code(MIGRATED).alias("kind"))
-    rows = pl.concat([outs, ins, wakes, moves]).with_columns(pl.col("ts_ns").cast(pl.Int64)).collect()
+    return pl.concat([outs, ins, wakes, moves]).with_columns(pl.col("ts_ns").cast(pl.Int64)).collect()
+
+
+def thread_segments(trace: Trace, tids: list[int], bounds: Bounds) -> pl.DataFrame:
+    """tid, cpu, state, s_start, s_end for every target thread, end to end."""
+    rows = _state_events(trace, tids)
     if rows.is_empty():
         return pl.DataFrame(schema={"tid": pl.UInt32, "cpu": pl.UInt32, "state": STATE, "s_start": pl.Int64,
                                     "s_end": pl.Int64})

@@ -380,6 +380,31 @@ def apply_host_levers(m: Mitigations, host: LeverHost, changes: HostChanges) -> 
     return cgroup, verified
 
 
+def _enter_wrapper(m: Mitigations, report: Path, cgroup: Path | None) -> list[str]:
+    """The command that puts the workload under the mitigations M (in CGROUP, where one was made) before it
+    execs it, and writes what it entered to REPORT (launchgap.experiments.enter)."""
+    wrapper = [sys.executable, "-m", "launchgap.experiments.enter", "--report", str(report)]
+    if cgroup:
+        wrapper += ["--cgroup", str(cgroup)]
+    if m.cpus:
+        wrapper += ["--cpus", ",".join(map(str, m.cpus))]
+    if m.nice is not None:
+        wrapper += ["--nice", str(m.nice)]
+    if m.sched_policy is not None:
+        wrapper += ["--policy", str(m.sched_policy)]
+    return wrapper
+
+
+def _take_entered(report: Path) -> dict | None:
+    """What the wrapper wrote it entered (None where it wrote nothing readable); the file goes."""
+    try:
+        return json.loads(report.read_text())
+    except (OSError, ValueError):
+        return None
+    finally:
+        report.unlink(missing_ok=True)
+
+
 def run_once(command: list[str], scenario: Scenario, metric: Metric, trace_path: Path, disk_dir: Path | None,
              on_event=lambda text: None, journal: Journal | None = None,
              not_restored: list[str] | None = None, host: LeverHost | None = None,
@@ -406,15 +431,7 @@ def run_once(command: list[str], scenario: Scenario, metric: Metric, trace_path:
             loads.append(load)
             load.start()
             on_event(f"{load.name} load: {load.verify()}")
-        wrapper = [sys.executable, "-m", "launchgap.experiments.enter", "--report", str(report)]
-        if cgroup:
-            wrapper += ["--cgroup", str(cgroup)]
-        if m.cpus:
-            wrapper += ["--cpus", ",".join(map(str, m.cpus))]
-        if m.nice is not None:
-            wrapper += ["--nice", str(m.nice)]
-        if m.sched_policy is not None:
-            wrapper += ["--policy", str(m.sched_policy)]
+        wrapper = _enter_wrapper(m, report, cgroup)
         argv = [str(recorder), "-q", *(["--gpu-activity"] if gpu_activity else []), "-o", str(trace_path), "--",
                 *wrapper, "--", *(scenario.command or command)]
         watch = ThreadWatch(report)
@@ -435,12 +452,7 @@ def run_once(command: list[str], scenario: Scenario, metric: Metric, trace_path:
             kept = keep_stderr(err_bytes, stderr_path) if stderr_path is not None else None
             error = (failed_run_error(proc.returncode, err, trace_path.exists(), kept) if proc.returncode
                      else metric.missing(out) + (f" (its whole stderr: {kept})" if kept else ""))
-        try:
-            entered = json.loads(report.read_text())
-        except (OSError, ValueError):
-            entered = None
-        finally:
-            report.unlink(missing_ok=True)
+        entered = _take_entered(report)
         problems = sampled_problems(m, watch)
         sampled = {str(t): {"comm": e["comm"], "seen": sorted(map(list, e["seen"])), "cpus": sorted(e["cpus"])}
                    for t, e in sorted(watch.threads.items())}

@@ -148,8 +148,9 @@ def _source(raw: pl.DataFrame, echoes: int) -> str:
     return SOURCE_EXPORT
 
 
-def read_study_csv(path: str | Path) -> Trace:
-    path = Path(path)
+def _read_raw(path: Path) -> pl.DataFrame:
+    """The CSV's rows, its known columns typed (the IRQ ones null where the file has none); a TraceError
+    names the line where it cannot be read."""
     names = _check_header(path)
     try:
         raw = pl.read_csv(path, infer_schema=False, encoding="utf8-lossy")
@@ -168,6 +169,49 @@ def read_study_csv(path: str | Path) -> Trace:
     missing_time = raw["timestamp_ns"].is_null() | raw["event_type"].is_null()
     if missing_time.any():
         raise TraceError(f"{path}: line {int(missing_time.arg_true()[0]) + 2}: no timestamp_ns or event_type")
+    return raw
+
+
+def _syncs(raw: pl.DataFrame) -> pl.DataFrame:
+    """Each thread's n-th syncEnter with its n-th syncExit: one sync row (api unknown)."""
+    enters = raw.filter(pl.col("event_type") == "syncEnter").sort("tid", "timestamp_ns")
+    exits = raw.filter(pl.col("event_type") == "syncExit").sort("tid", "timestamp_ns")
+    return (enters.with_columns(pl.int_range(pl.len()).over("tid").alias("n"))
+             .join(exits.with_columns(pl.int_range(pl.len()).over("tid").alias("n"))
+                   .select("tid", "n", pl.col("timestamp_ns").alias("exit_ns")), on=["tid", "n"])
+             .select(pl.col("timestamp_ns").alias("ts_ns"), "cpu", "pid", "tid", "comm",
+                     pl.lit("unknown").alias("api"), (pl.col("exit_ns") - pl.col("timestamp_ns")).alias("duration_ns")))
+
+
+def _caveats(source: str, launch_rows: int, echoes: int, launches: int, threads_with_switches: int,
+             launching_threads: int) -> list[str]:
+    """What the CSV cannot say, for the report's caveats: what every such CSV lacks, and what the study's
+    tool (SOURCE_TOOL) or our export missed."""
+    caveats = [
+        "preempted vs blocked: the CSV does not record why a thread left the CPU, so off-CPU time is shown "
+        "unclassified, never as preemption (a sync's block is not interference)",
+        "run-queue wait: the CSV has no wakeups, so it cannot be measured",
+    ]
+    if source == SOURCE_TOOL:
+        caveats = [
+            f"launches: {launch_rows:,} rows in the CSV, {echoes:,} of them a driver row echoing the runtime launch "
+            f"just before it (the tool probed both); counted once each: {launches:,} launches",
+            *caveats,
+            f"switches: the tool only saw the main thread's (a map keyed by process id); {threads_with_switches} "
+            f"thread(s) have switches here, {launching_threads} launched kernels: other threads' off-CPU time is "
+            f"unknown",
+            "IRQs: the tool saw interrupts only while a GPU thread was current; IRQs on its CPU while it waited are "
+            "missing",
+        ]
+    else:
+        caveats.append("who ran instead: the CSV holds only the workload threads' own rows, so neither the culprits "
+                       "nor the IRQs that hit a CPU while a workload thread waited are in it")
+    return caveats
+
+
+def read_study_csv(path: str | Path) -> Trace:
+    path = Path(path)
+    raw = _read_raw(path)
 
     launches = raw.filter(pl.col("event_type").is_in(LAUNCH_TYPES)).sort("tid", "timestamp_ns")
     previous = [pl.col(c).shift(1).over("tid") for c in ["event_type", *GEOMETRY]]
@@ -187,13 +231,7 @@ def read_study_csv(path: str | Path) -> Trace:
         pl.when(pl.col("event_type") == "cudaLaunchKernel").then(pl.lit("cudaLaunchKernel")).alias("runtime_api"),
         *GEOMETRY, "stream")
 
-    enters = raw.filter(pl.col("event_type") == "syncEnter").sort("tid", "timestamp_ns")
-    exits = raw.filter(pl.col("event_type") == "syncExit").sort("tid", "timestamp_ns")
-    syncs = (enters.with_columns(pl.int_range(pl.len()).over("tid").alias("n"))
-             .join(exits.with_columns(pl.int_range(pl.len()).over("tid").alias("n"))
-                   .select("tid", "n", pl.col("timestamp_ns").alias("exit_ns")), on=["tid", "n"])
-             .select(pl.col("timestamp_ns").alias("ts_ns"), "cpu", "pid", "tid", "comm",
-                     pl.lit("unknown").alias("api"), (pl.col("exit_ns") - pl.col("timestamp_ns")).alias("duration_ns")))
+    syncs = _syncs(raw)
 
     switch_rows = raw.filter(pl.col("event_type") == "schedSwitch")
     # the tool writes 0 in the unused one of the pair ("0 means N/A"): a zero is not a time
@@ -217,27 +255,8 @@ def read_study_csv(path: str | Path) -> Trace:
     frames = {kind: frame.sort("ts_ns", maintain_order=True) for kind, frame in (
         (Event.LAUNCH, launches), (Event.SYNC, syncs), (Event.SWITCH, pl.concat([outs, ins], how="diagonal_relaxed")),
         (Event.HARDIRQ, irqs("hardirqExit")), (Event.SOFTIRQ, irqs("softirqExit")))}
-    threads_with_switches = switch_rows["tid"].n_unique()
-    launching_threads = launches["tid"].n_unique()
-    caveats = [
-        "preempted vs blocked: the CSV does not record why a thread left the CPU, so off-CPU time is shown "
-        "unclassified, never as preemption (a sync's block is not interference)",
-        "run-queue wait: the CSV has no wakeups, so it cannot be measured",
-    ]
-    if source == SOURCE_TOOL:
-        caveats = [
-            f"launches: {launch_rows:,} rows in the CSV, {echoes:,} of them a driver row echoing the runtime launch "
-            f"just before it (the tool probed both); counted once each: {launches.height:,} launches",
-            *caveats,
-            f"switches: the tool only saw the main thread's (a map keyed by process id); {threads_with_switches} "
-            f"thread(s) have switches here, {launching_threads} launched kernels: other threads' off-CPU time is "
-            f"unknown",
-            "IRQs: the tool saw interrupts only while a GPU thread was current; IRQs on its CPU while it waited are "
-            "missing",
-        ]
-    else:
-        caveats.append("who ran instead: the CSV holds only the workload threads' own rows, so neither the culprits "
-                       "nor the IRQs that hit a CPU while a workload thread waited are in it")
+    caveats = _caveats(source, launch_rows, echoes, launches.height, switch_rows["tid"].n_unique(),
+                       launches["tid"].n_unique())
     start = int(raw["timestamp_ns"].min() or 0)
     end = int(raw["timestamp_ns"].max() or 0)
     meta = {MetaKey.FORMAT: "study-csv", MetaKey.VERSION: 0, MetaKey.START_NS: start, MetaKey.MODE: "study-csv",

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import polars as pl
@@ -34,7 +35,13 @@ from launchgap import __version__
 from launchgap.procfs import escape_name
 from launchgap.trace.format2 import write_format2
 from launchgap.trace.schema import (
-    FORMAT_NAME, FORMAT_VERSION, IRQ_VECTOR_NAMES, SOFTIRQ_NAMES, TASK_DEAD, Event, MetaKey,
+    FORMAT_NAME,
+    FORMAT_VERSION,
+    IRQ_VECTOR_NAMES,
+    SOFTIRQ_NAMES,
+    TASK_DEAD,
+    Event,
+    MetaKey,
 )
 
 # x86 irq_vectors tracepoints (trace-cmd's event names: the vector's name, lower case, + _entry/_exit)
@@ -122,25 +129,9 @@ def _names_from_arrays(frame: pl.DataFrame) -> pl.DataFrame:
     return frame.with_columns(pl.col(c).replace(names) for c in columns)
 
 
-def lines_to_events(lines: list[str]) -> tuple[dict[Event, pl.DataFrame], dict]:
-    """One frame per event kind, and what was imported."""
-    raw = pl.DataFrame({"line": lines}, schema={"line": pl.Utf8})
-    lost = raw.select(pl.col("line").str.extract_groups(LOST_LINE).alias("g")).unnest("g").drop_nulls()
-    parsed = raw.select(pl.col("line").str.extract_groups(LINE).alias("g")).unnest("g").drop_nulls("name")
-    if parsed.is_empty():
-        raise DatImportError("trace-cmd decoded no events from it (a .dat cut short loses its event pages: is the "
-                             "file complete?)")
-    parsed = parsed.with_columns(
-        (pl.col("sec").cast(pl.Int64) * 1_000_000_000
-         + pl.col("frac").str.slice(0, 9).str.pad_end(9, "0").cast(pl.Int64)).alias("ts_ns"),
-        pl.col("cpu").cast(pl.UInt32), pl.col("line_pid").cast(pl.UInt32)).drop("sec", "frac")
-    out: dict[Event, list[pl.DataFrame]] = {}
-
-    def add(kind: Event, frame: pl.DataFrame) -> None:
-        out.setdefault(kind, []).append(frame)
-
-    counts = parsed.group_by("name").len()
-
+def _add_task_events(parsed: pl.DataFrame, add: Callable[[Event, pl.DataFrame], None]) -> None:
+    """The scheduler's events of the tasks (switches, wakeups, migrations, fork, exec, exit), each kind
+    given to ADD as launchgap's rows."""
     sw = _fields(parsed, ["sched_switch"], FIELDS["sched_switch"])
     if not sw.is_empty():
         state = pl.col("state").cast(pl.Int64)
@@ -182,6 +173,11 @@ def lines_to_events(lines: list[str]) -> tuple[dict[Event, pl.DataFrame], dict]:
         add(Event.EXIT, dx.select(
             "ts_ns", "cpu", pl.col("tid").cast(pl.UInt32).alias("pid"),
             pl.col("tid").cast(pl.UInt32), "comm"))
+
+
+def _add_irq_events(parsed: pl.DataFrame, add: Callable[[Event, pl.DataFrame], None]) -> None:
+    """Interrupts (hard IRQs, softirqs, the x86 vectors), each an entry paired with its exit, given to ADD
+    as launchgap's rows."""
     hard = _paired(parsed, "irq_handler_entry", "irq_handler_exit")
     if not hard.is_empty():
         hard = hard.with_columns(pl.col("fields").str.extract_groups(FIELDS["irq_handler_entry"]).alias("f")).unnest("f")
@@ -203,6 +199,29 @@ def lines_to_events(lines: list[str]) -> tuple[dict[Event, pl.DataFrame], dict]:
                 "ts_ns", "cpu", pl.col("line_pid").alias("pid"),
                 pl.col("line_pid").alias("tid"), pl.lit(IRQ_VECTOR_NAMES.index(name), pl.Int32).alias("irq"),
                 pl.lit(name).alias("irq_name"), "duration_ns"))
+
+
+def lines_to_events(lines: list[str]) -> tuple[dict[Event, pl.DataFrame], dict]:
+    """One frame per event kind, and what was imported."""
+    raw = pl.DataFrame({"line": lines}, schema={"line": pl.Utf8})
+    lost = raw.select(pl.col("line").str.extract_groups(LOST_LINE).alias("g")).unnest("g").drop_nulls()
+    parsed = raw.select(pl.col("line").str.extract_groups(LINE).alias("g")).unnest("g").drop_nulls("name")
+    if parsed.is_empty():
+        raise DatImportError("trace-cmd decoded no events from it (a .dat cut short loses its event pages: is the "
+                             "file complete?)")
+    parsed = parsed.with_columns(
+        (pl.col("sec").cast(pl.Int64) * 1_000_000_000
+         + pl.col("frac").str.slice(0, 9).str.pad_end(9, "0").cast(pl.Int64)).alias("ts_ns"),
+        pl.col("cpu").cast(pl.UInt32), pl.col("line_pid").cast(pl.UInt32)).drop("sec", "frac")
+    out: dict[Event, list[pl.DataFrame]] = {}
+
+    def add(kind: Event, frame: pl.DataFrame) -> None:
+        out.setdefault(kind, []).append(frame)
+
+    counts = parsed.group_by("name").len()
+
+    _add_task_events(parsed, add)
+    _add_irq_events(parsed, add)
     if not out:
         raise DatImportError("the trace holds none of the events launchgap uses (sched_switch, sched_wakeup, "
                            "sched_migrate_task, fork/exec/exit, irq and softirq events)")
