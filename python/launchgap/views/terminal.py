@@ -13,7 +13,7 @@ from rich.text import Text
 from launchgap.analysis.diff import CgroupCulpritsDiff
 from launchgap.console import literal, shown
 from launchgap.analysis.records import (
-    CgroupCulprit, FailedLaunches, GpuActivity, GpuCgroupCulprit, GpuTime, ProfilerFile, Report, TraceInfo,
+    CgroupCulprit, FailedLaunches, GpuActivity, GpuCgroupCulprit, GpuTime, ProfilerFile, Report, StudyMetrics, TraceInfo,
 )
 from launchgap.views import words
 
@@ -329,30 +329,9 @@ def _caveats(trace: TraceInfo, console: Console, verbose: bool) -> None:
                       f"(`launchgap report -v` says each)", highlight=False)
 
 
-def render(report: Report, console: Console, culprits_by: str = "command", verbose: bool = False) -> None:
-    """The report on CONSOLE, its culprit tables by task or, with CULPRITS_BY "cgroup", by cgroup (the caller
-    checks the trace records cgroups: Taken.culprits_by_cgroup is not None). VERBOSE adds the minor caveats
-    (report.MINOR_CAVEAT_PERCENT)."""
-    o, m, t = report.overview, report.study_metrics, report.taken
-    trace = report.trace
-    # the trace's path and command whole on one line, never folded (a reader copies it; a script greps it)
-    console.print(_header(trace), highlight=False, soft_wrap=True)
-    for damage in trace.damage:
-        console.print(f"[bold red]damaged[/]: {literal(damage)}", highlight=False)
-    # the answer first
-    style = {"negligible": "green", "light": "yellow", "heavy": "red", "uncertain": "yellow"}.get(
-        report.verdict.level, "blue")
-    _verdict(report.verdict.level, report.verdict.text, style, console)
-    _caveats(trace, console, verbose)
-    if report.profiler:
-        _profiler(report.profiler, console)
-    _gpu_time(report.gpu_time, console, culprits_by, host_seen=trace.mode != "profiler")
-    if trace.mode == "profiler":
-        console.print("No thread states in a profiler trace: the time taken from the workload, its launch gaps and "
-                      "their culprits need a launchgap recording of the same run, joined with `launchgap report "
-                      "RUN.lg --kineto TRACE`.", highlight=False)
-        return
-
+def _overview(report: Report, console: Console) -> None:
+    """The Overview table: what the trace holds, with the report's warnings beside each figure."""
+    o = report.overview
     ov = Table(title="Overview", show_header=False, title_justify="left")
     ov.add_column(style="bold")
     ov.add_column()
@@ -372,6 +351,9 @@ def render(report: Report, console: Console, culprits_by: str = "command", verbo
     ov.add_row("lost events", lost if lost == "none" else f"[bold red]{lost}[/]")
     console.print(ov)
 
+
+def _study_metrics(m: StudyMetrics, console: Console) -> None:
+    """The study's metrics, per 1,000 launches (docs/metrics.md)."""
     st = Table(title="The study's metrics (per 1,000 launches)", title_justify="left")
     for col in ("Sched/1K", "Sched/1K (study)", "SoftIRQ/1K", "HardIRQ/1K", "IRQ time", "off-CPU", "switch rate"):
         st.add_column(col, justify="right")
@@ -383,6 +365,10 @@ def render(report: Report, console: Console, culprits_by: str = "command", verbo
                _s(m.irq_ns), f"{_s(m.off_cpu_ns)} ({m.off_cpu_percent:.2f}%)", f"{m.switch_rate_hz:.1f} Hz")
     console.print(st)
 
+
+def _taken(report: Report, console: Console, culprits_by: str) -> None:
+    """The time taken from each thread of the workload, then who took it, by task or by cgroup."""
+    o, t = report.overview, report.taken
     tk = Table(title="Time taken from the workload (blocking is the app's own, shown apart)", title_justify="left")
     for col in ("thread", "launches", "preempted", "run-queue wait", "IRQ", "taken", "migrations", "blocked", "top culprit"):
         tk.add_column(col, justify="left" if col in ("thread", "top culprit") else "right")
@@ -412,6 +398,9 @@ def render(report: Report, console: Console, culprits_by: str = "command", verbo
                        _s(c.ns))
         console.print(cu)
 
+
+def _launch_gaps(report: Report, console: Console) -> None:
+    """The launch gaps by class, their tails and bursts."""
     g = report.gaps
     if g.classes:
         gt = Table(title=f"Launch gaps ({g.count:,}), classified by what took most of each" + _warn(report, "gaps"),
@@ -433,6 +422,35 @@ def render(report: Report, console: Console, culprits_by: str = "command", verbo
                           f"{_s(b.idle_between_bursts_p50_ns)}")
     else:
         console.print("No kernel launches in this trace: no launch-gap analysis.")
+
+
+def render(report: Report, console: Console, culprits_by: str = "command", verbose: bool = False) -> None:
+    """The report on CONSOLE, its culprit tables by task or, with CULPRITS_BY "cgroup", by cgroup (the caller
+    checks the trace records cgroups: Taken.culprits_by_cgroup is not None). VERBOSE adds the minor caveats
+    (report.MINOR_CAVEAT_PERCENT)."""
+    trace = report.trace
+    # the trace's path and command whole on one line, never folded (a reader copies it; a script greps it)
+    console.print(_header(trace), highlight=False, soft_wrap=True)
+    for damage in trace.damage:
+        console.print(f"[bold red]damaged[/]: {literal(damage)}", highlight=False)
+    # the answer first
+    style = {"negligible": "green", "light": "yellow", "heavy": "red", "uncertain": "yellow"}.get(
+        report.verdict.level, "blue")
+    _verdict(report.verdict.level, report.verdict.text, style, console)
+    _caveats(trace, console, verbose)
+    if report.profiler:
+        _profiler(report.profiler, console)
+    _gpu_time(report.gpu_time, console, culprits_by, host_seen=trace.mode != "profiler")
+    if trace.mode == "profiler":
+        console.print("No thread states in a profiler trace: the time taken from the workload, its launch gaps and "
+                      "their culprits need a launchgap recording of the same run, joined with `launchgap report "
+                      "RUN.lg --kineto TRACE`.", highlight=False)
+        return
+
+    _overview(report, console)
+    _study_metrics(report.study_metrics, console)
+    _taken(report, console, culprits_by)
+    _launch_gaps(report, console)
 
     if report.host_checks:
         from launchgap.doctor.render import render_host_checks
