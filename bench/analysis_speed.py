@@ -61,8 +61,11 @@ def compile_bytecode() -> None:
     """Writes launchgap's bytecode, as installing a package does: under PYTHONDONTWRITEBYTECODE (set in
     some shells and CI images) an editable checkout has none, and every timed report would then spend
     ~0.1 s compiling launchgap's own modules, a cost no installed copy pays."""
-    subprocess.run([str(PYTHON), "-m", "compileall", "-q", str(REPO / "python" / "launchgap")], check=True,
-                   stdout=subprocess.DEVNULL)
+    subprocess.run(
+        [str(PYTHON), "-m", "compileall", "-q", str(REPO / "python" / "launchgap")],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
 
 
 def report_cost(path: Path) -> tuple[float, int]:
@@ -105,12 +108,12 @@ def storm(tmp: Path, seconds: float, repeats: int) -> list[tuple[str, int, float
     ours = tmp / "storm.lg"
     trace_size.record(ours, 2, command, system=True)
     perf_data = tmp / "storm.perf.data"
-    proc = subprocess.run(["perf", "sched", "record", "-o", str(perf_data), "--", *command], capture_output=True,
-                          text=True)
+    proc = subprocess.run(
+        ["perf", "sched", "record", "-o", str(perf_data), "--", *command], capture_output=True, text=True
+    )
     if proc.returncode != 0:
         raise SystemExit(f"analysis_speed: perf sched record failed: {proc.stderr.strip()[-500:]}")
-    counted = subprocess.run(["perf", "report", "-i", str(perf_data), "--stats"], capture_output=True,
-                             text=True).stdout
+    counted = subprocess.run(["perf", "report", "-i", str(perf_data), "--stats"], capture_output=True, text=True).stdout
     # "SAMPLE events:    4283690  (99.9%)": the sched tracepoints' records (the first table is the
     # aggregate; the ones after it repeat the counts)
     perf_events = int(re.search(r"^\s*SAMPLE events:\s+(\d+)", counted, re.M).group(1))
@@ -121,11 +124,18 @@ def storm(tmp: Path, seconds: float, repeats: int) -> list[tuple[str, int, float
     for _ in range(repeats):
         ours_runs.append(report_cost(ours))
         perf_runs.append(measured(["perf", "sched", "timehist", "-i", str(perf_data)])[:2])
-    print("storm runs (s): launchgap report " + ", ".join(f"{s:.2f}" for s, _ in ours_runs)
-          + "; perf sched timehist " + ", ".join(f"{s:.2f}" for s, _ in perf_runs), flush=True)
+    print(
+        "storm runs (s): launchgap report "
+        + ", ".join(f"{s:.2f}" for s, _ in ours_runs)
+        + "; perf sched timehist "
+        + ", ".join(f"{s:.2f}" for s, _ in perf_runs),
+        flush=True,
+    )
     (ours_s, ours_peak), (perf_s, perf_peak) = (sorted(runs)[len(runs) // 2] for runs in (ours_runs, perf_runs))
-    return [("launchgap report", events_in(ours), ours_s, ours_peak),
-            ("perf sched timehist", perf_events, perf_s, perf_peak)]
+    return [
+        ("launchgap report", events_in(ours), ours_s, ours_peak),
+        ("perf sched timehist", perf_events, perf_s, perf_peak),
+    ]
 
 
 def main() -> None:
@@ -133,14 +143,25 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[6_000_000, 100_000_000])
     parser.add_argument("--tokens", type=int, default=12_400)
     parser.add_argument("--storm-seconds", type=float, default=2.0)
-    parser.add_argument("--storm-repeats", type=int, default=3,
-                        help="runs of each tool on the storm, taking turns; the median of each is compared")
+    parser.add_argument(
+        "--storm-repeats",
+        type=int,
+        default=3,
+        help="runs of each tool on the storm, taking turns; the median of each is compared",
+    )
     parser.add_argument("--skip-recording", action="store_true", help="synthetic traces only (no root needed)")
-    parser.add_argument("--storm-only", action="store_true",
-                        help="only the storm against perf sched (a quick check; the recorded run is the whole bench)")
-    parser.add_argument("--peer-pairs", type=int, default=0,
-                        help="also time the study tool's approach on the smallest synthetic trace, on this many "
-                             "launch pairs (extrapolated; the earlier target: launchgap at least 20x its events/s)")
+    parser.add_argument(
+        "--storm-only",
+        action="store_true",
+        help="only the storm against perf sched (a quick check; the recorded run is the whole bench)",
+    )
+    parser.add_argument(
+        "--peer-pairs",
+        type=int,
+        default=0,
+        help="also time the study tool's approach on the smallest synthetic trace, on this many "
+        "launch pairs (extrapolated; the earlier target: launchgap at least 20x its events/s)",
+    )
     args = parser.parse_args()
     print(f"load average at start: {load()}", flush=True)
     compile_bytecode()
@@ -153,29 +174,45 @@ def main() -> None:
         if not args.skip_recording and os.geteuid() != 0:
             raise SystemExit("analysis_speed: recording needs root (or pass --skip-recording)")
         if not args.skip_recording and not args.storm_only:
-            command = [str(trace_size.CUDASIM), "decode", "--quiet", *trace_size.LAUNCH_BOUND, "--tokens",
-                       str(args.tokens)]
+            command = [
+                str(trace_size.CUDASIM),
+                "decode",
+                "--quiet",
+                *trace_size.LAUNCH_BOUND,
+                "--tokens",
+                str(args.tokens),
+            ]
             recorded = {}
             for version in trace_size.FORMATS:
                 out = tmp / f"launch-bound-f{version}.lg"
                 recorded[version] = trace_size.record(out, version, command, system=False)
                 r = recorded[version]
-                print(f"recorded launch-bound, format {version}: {r['events']:,} events, {r['bytes_per_event']:.2f} "
-                      f"B/event, writer {r['writer_ms_per_m']:.1f} ms CPU per M events", flush=True)
+                print(
+                    f"recorded launch-bound, format {version}: {r['events']:,} events, {r['bytes_per_event']:.2f} "
+                    f"B/event, writer {r['writer_ms_per_m']:.1f} ms CPU per M events",
+                    flush=True,
+                )
                 if version == 1:
                     subprocess.run(["rm", "-rf", str(out)], check=True)
             seconds, peak = report_cost(tmp / "launch-bound-f2.lg")
             rows.append(("real launch-bound (f2)", recorded[2]["events"], seconds, peak))
-            verdicts.append(f"goal real launch-bound report peak <= 1 GiB: {peak / GIB:.2f} GiB: "
-                            f"{'met' if peak <= GIB else 'NOT met'}")
+            verdicts.append(
+                f"goal real launch-bound report peak <= 1 GiB: {peak / GIB:.2f} GiB: "
+                f"{'met' if peak <= GIB else 'NOT met'}"
+            )
             print()
             print(f"{'recording':<16} {'format':>6} {'events':>11} {'B/event':>9} {'writer ms/M ev':>15}")
             for version, r in recorded.items():
-                print(f"{'launch-bound':<16} {version:>6} {r['events']:>11,} {r['bytes_per_event']:>9.2f} "
-                      f"{r['writer_ms_per_m']:>15.1f}")
-            print(f"format 2 is {recorded[1]['bytes_per_event'] / recorded[2]['bytes_per_event']:.0f}x smaller an "
-                  f"event; its writer takes {recorded[2]['writer_ms_per_m'] / recorded[1]['writer_ms_per_m']:.2f}x "
-                  f"format 1's CPU an event", flush=True)
+                print(
+                    f"{'launch-bound':<16} {version:>6} {r['events']:>11,} {r['bytes_per_event']:>9.2f} "
+                    f"{r['writer_ms_per_m']:>15.1f}"
+                )
+            print(
+                f"format 2 is {recorded[1]['bytes_per_event'] / recorded[2]['bytes_per_event']:.0f}x smaller an "
+                f"event; its writer takes {recorded[2]['writer_ms_per_m'] / recorded[1]['writer_ms_per_m']:.2f}x "
+                f"format 1's CPU an event",
+                flush=True,
+            )
             subprocess.run(["rm", "-rf", str(tmp / "launch-bound-f2.lg")], check=True)
         for size in args.sizes:
             path = tmp / f"synthetic-{size}.lg"
@@ -184,21 +221,28 @@ def main() -> None:
             label = f"synthetic {size / 1e6:g}M"
             rows.append((label, events, seconds, peak))
             if size >= 100_000_000:
-                verdicts.append(f"goal 100M-event report under 60 s and peak <= 2 GiB: {seconds:.1f} s, "
-                                f"{peak / GIB:.2f} GiB: {'met' if seconds < 60 and peak <= 2 * GIB else 'NOT met'}")
+                verdicts.append(
+                    f"goal 100M-event report under 60 s and peak <= 2 GiB: {seconds:.1f} s, "
+                    f"{peak / GIB:.2f} GiB: {'met' if seconds < 60 and peak <= 2 * GIB else 'NOT met'}"
+                )
             print(f"{label}: {events:,} events, report {seconds:.1f} s, peak {peak / GIB:.2f} GiB", flush=True)
             if args.peer_pairs and size == min(args.sizes):
                 peer_s, sample = time_peer(path, args.peer_pairs)
                 rows.append((f"peer (pandas, per pair) {size / 1e6:g}M", events, peer_s, 0))
-                print(f"peer on {label}: {peer_s:.1f} s (timed on {sample:,} pairs, extrapolated): launchgap is "
-                      f"{peer_s / seconds:,.0f}x its events per second", flush=True)
+                print(
+                    f"peer on {label}: {peer_s:.1f} s (timed on {sample:,} pairs, extrapolated): launchgap is "
+                    f"{peer_s / seconds:,.0f}x its events per second",
+                    flush=True,
+                )
             subprocess.run(["rm", "-rf", str(path)], check=True)
         if not args.skip_recording:
             pair = storm(tmp, args.storm_seconds, args.storm_repeats)
             rows += [(f"storm: {tool}", n, s, peak) for tool, n, s, peak in pair]
             ours, perf = (n / s for _, n, s, _ in pair)
-            verdicts.append(f"goal storm events/s at least perf sched timehist's: {ours / 1e6:.2f}M vs "
-                            f"{perf / 1e6:.2f}M: {'met' if ours >= perf else 'NOT met'}")
+            verdicts.append(
+                f"goal storm events/s at least perf sched timehist's: {ours / 1e6:.2f}M vs "
+                f"{perf / 1e6:.2f}M: {'met' if ours >= perf else 'NOT met'}"
+            )
     print()
     print(f"{'trace':<34} {'events':>12} {'seconds':>8} {'M events/s':>11} {'peak MiB':>9}")
     for label, events, seconds, peak in rows:

@@ -36,15 +36,21 @@ def run(mode: str, pinned: bool, pairs: int, seconds: float, workdir: Path) -> d
     untraced = subprocess.run(storm, capture_output=True, text=True, preexec_fn=pin, check=True)
     out = workdir / f"{mode}-{pinned}-{pairs}.lg"
     flags = ["--system"] if mode == "system" else []
-    traced = subprocess.run([str(RECORDER), "-q", "-o", str(out), *flags, "--", *storm],
-                            capture_output=True, text=True, preexec_fn=pin)
+    traced = subprocess.run(
+        [str(RECORDER), "-q", "-o", str(out), *flags, "--", *storm], capture_output=True, text=True, preexec_fn=pin
+    )
     if traced.returncode != 0:
         raise SystemExit(f"recording failed: {traced.stderr.strip()}")
     trace = read_trace(out)
     events = sum(trace.count(kind) for kind in Event if kind is not Event.LOST)
     duration = (trace.end["end_ns"] - trace.meta["start_ns"]) / 1e9
-    return {"events_per_s": events / duration, "events": events, "lost": trace.end["lost_events"],
-            "storm_untraced": storm_rate(untraced.stdout), "storm_traced": storm_rate(traced.stdout)}
+    return {
+        "events_per_s": events / duration,
+        "events": events,
+        "lost": trace.end["lost_events"],
+        "storm_untraced": storm_rate(untraced.stdout),
+        "storm_traced": storm_rate(traced.stdout),
+    }
 
 
 def main() -> None:
@@ -53,16 +59,20 @@ def main() -> None:
     args = parser.parse_args()
     if os.geteuid() != 0:
         raise SystemExit("event_rate: needs root (BPF)")
-    print(f"{'mode':<8} {'storm':<9} {'events/s':>10} {'events':>10} {'lost':>8} "
-          f"{'round trips/s untraced':>23} {'traced':>8}")
+    print(
+        f"{'mode':<8} {'storm':<9} {'events/s':>10} {'events':>10} {'lost':>8} "
+        f"{'round trips/s untraced':>23} {'traced':>8}"
+    )
     with tempfile.TemporaryDirectory(prefix="launchgap-bench-") as tmp:
         for mode in ("target", "system"):
             # one pair on one CPU (densest), then two and four pairs over all CPUs (most events)
             for pinned, pairs in ((True, 1), (False, 2), (False, 4)):
                 r = run(mode, pinned, pairs, args.seconds, Path(tmp))
                 where = f"{pairs}p {'1 CPU' if pinned else 'all'}"
-                print(f"{mode:<8} {where:<9} {r['events_per_s']:>10.0f} "
-                      f"{r['events']:>10} {r['lost']:>8} {r['storm_untraced']:>23.0f} {r['storm_traced']:>8.0f}")
+                print(
+                    f"{mode:<8} {where:<9} {r['events_per_s']:>10.0f} "
+                    f"{r['events']:>10} {r['lost']:>8} {r['storm_untraced']:>23.0f} {r['storm_traced']:>8.0f}"
+                )
 
 
 if __name__ == "__main__":

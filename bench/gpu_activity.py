@@ -66,8 +66,7 @@ def run_once(mode: str, tokens: int, workdir: Path, collector: Path) -> dict:
         channel.mkdir(exist_ok=True)
         for old in channel.iterdir():
             old.unlink()
-        env.update(CUDA_INJECTION64_PATH=str(collector), LAUNCHGAP_GPU_CHANNEL=str(channel),
-                   LAUNCHGAP_CUPTI=str(CUPTI))
+        env.update(CUDA_INJECTION64_PATH=str(collector), LAUNCHGAP_GPU_CHANNEL=str(channel), LAUNCHGAP_CUPTI=str(CUPTI))
         command = workload
     elif mode == "record":
         command = [str(RECORDER), "-q", "-o", str(trace), "--", *workload]
@@ -77,11 +76,13 @@ def run_once(mode: str, tokens: int, workdir: Path, collector: Path) -> dict:
     if "tok/s:" not in proc.stdout:
         raise SystemExit(f"{mode} run failed: {proc.stderr.strip()}")
     data = json.loads(truth.read_text())
-    out = {"tokens_per_s": float(proc.stdout.split("tok/s:")[1].split()[0]),
-           "interval_ns": median_launch_interval_ns(data), "launches": data["totals"]["launches"]}
+    out = {
+        "tokens_per_s": float(proc.stdout.split("tok/s:")[1].split()[0]),
+        "interval_ns": median_launch_interval_ns(data),
+        "launches": data["totals"]["launches"],
+    }
     if mode == "record+gpu":
         from launchgap.analysis.gpu_activity import collector_states
-
         from launchgap.trace import read_trace
 
         stopped = [s for s in collector_states(read_trace(trace)) if s.state == "stopped"]
@@ -104,21 +105,28 @@ def main() -> None:
         for r in range(args.rounds):
             for mode in MODES if r % 2 == 0 else list(reversed(MODES)):
                 results[mode].append(run_once(mode, args.tokens, work, collector))
-            print(f"round {r + 1}/{args.rounds}: " + "  ".join(
-                f"{m} {results[m][-1]['interval_ns']:.0f} ns" for m in MODES), file=sys.stderr)
+            print(
+                f"round {r + 1}/{args.rounds}: "
+                + "  ".join(f"{m} {results[m][-1]['interval_ns']:.0f} ns" for m in MODES),
+                file=sys.stderr,
+            )
 
-    print(f"cudasim decode (launch-bound: --kernel-us 0:0), {args.tokens} tokens x {LAUNCHES_PER_TOKEN} launches, "
-          f"{args.rounds} interleaved rounds (medians); cost per launch from the median launch interval inside bursts; "
-          f"CUPTI: cudasim's stand-in")
+    print(
+        f"cudasim decode (launch-bound: --kernel-us 0:0), {args.tokens} tokens x {LAUNCHES_PER_TOKEN} launches, "
+        f"{args.rounds} interleaved rounds (medians); cost per launch from the median launch interval inside bursts; "
+        f"CUPTI: cudasim's stand-in"
+    )
     interval = {m: statistics.median(x["interval_ns"] for x in results[m]) for m in MODES}
     print(f"  {'mode':<11} {'tok/s':>8} {'launch interval':>16} {'added ns/launch':>16}")
     for m in MODES:
         tps = statistics.median(x["tokens_per_s"] for x in results[m])
         print(f"  {m:<11} {tps:>8.1f} {interval[m]:>13.0f} ns {interval[m] - interval['untraced']:>16.0f}")
     added_by_gpu = interval["record+gpu"] - interval["record"]
-    print(f"  --gpu-activity adds {added_by_gpu:.0f} ns a launch to recording "
-          f"({interval['record+gpu'] - interval['untraced']:.0f} against {interval['record'] - interval['untraced']:.0f}"
-          f" ns); the collector with the stand-in alone adds {interval['collector'] - interval['untraced']:.0f} ns")
+    print(
+        f"  --gpu-activity adds {added_by_gpu:.0f} ns a launch to recording "
+        f"({interval['record+gpu'] - interval['untraced']:.0f} against {interval['record'] - interval['untraced']:.0f}"
+        f" ns); the collector with the stand-in alone adds {interval['collector'] - interval['untraced']:.0f} ns"
+    )
     per_million = statistics.median(x["collector_cpu_ns"] / x["launches"] * 1e6 / 1e9 for x in results["record+gpu"])
     print(f"  the collector's own CPU: {per_million:.3f} s per million kernels (converting and writing their records)")
 

@@ -40,11 +40,19 @@ POLICIES = ("other", "fifo:10", "rr:10")
 # about half a second a run here (memory: its default, twice the last-level cache, four passes)
 SIZES = ("compute=40000", "io=512M", "mixed=20000")
 # every lever the host might be asked for, on the last CPU (one left for housekeeping)
-LEVERS = {"SCHED_FIFO 10": dict(policy="fifo:10"), "SCHED_RR 10": dict(policy="rr:10"),
-          "SCHED_BATCH": dict(policy="batch"), "SCHED_IDLE": dict(policy="idle"),
-          "preempt=full": dict(preempt="full"), "preempt=voluntary": dict(preempt="voluntary"),
-          "isolate": dict(isolate="isolated"), "isolate=root": dict(isolate="root"), "irq-away": dict(irq_away=True),
-          "workqueue-away": dict(workqueue_away=True), "timer-migration=0": dict(timer_migration=0)}
+LEVERS = {
+    "SCHED_FIFO 10": dict(policy="fifo:10"),
+    "SCHED_RR 10": dict(policy="rr:10"),
+    "SCHED_BATCH": dict(policy="batch"),
+    "SCHED_IDLE": dict(policy="idle"),
+    "preempt=full": dict(preempt="full"),
+    "preempt=voluntary": dict(preempt="voluntary"),
+    "isolate": dict(isolate="isolated"),
+    "isolate=root": dict(isolate="root"),
+    "irq-away": dict(irq_away=True),
+    "workqueue-away": dict(workqueue_away=True),
+    "timer-migration=0": dict(timer_migration=0),
+}
 
 
 def outcome(summary: dict, cls: str) -> str:
@@ -71,12 +79,34 @@ def main() -> None:
         raise SystemExit("levers: needs root (BPF, RT policies)")
     with tempfile.TemporaryDirectory(prefix="launchgap-bench-", dir=REPO) as tmp:
         out = Path(tmp) / "results"
-        proc = subprocess.run([sys.executable, "-m", "launchgap.cli", "experiment", "levers", "--classes",
-                               "compute,memory,io,mixed", "--policies", ",".join(POLICIES), "--repeat",
-                               str(args.repeat), "--threads", str(args.threads), "--disturb", args.disturb,
-                               "--dir", tmp, "--seed", str(args.seed), "-o", str(out),
-                               *(a for size in SIZES for a in ("--size", size))],
-                              cwd=REPO, env={**os.environ, "COLUMNS": "250"})
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "launchgap.cli",
+                "experiment",
+                "levers",
+                "--classes",
+                "compute,memory,io,mixed",
+                "--policies",
+                ",".join(POLICIES),
+                "--repeat",
+                str(args.repeat),
+                "--threads",
+                str(args.threads),
+                "--disturb",
+                args.disturb,
+                "--dir",
+                tmp,
+                "--seed",
+                str(args.seed),
+                "-o",
+                str(out),
+                *(a for size in SIZES for a in ("--size", size)),
+            ],
+            cwd=REPO,
+            env={**os.environ, "COLUMNS": "250"},
+        )
         if proc.returncode != 0:
             raise SystemExit(f"the experiment failed (exit {proc.returncode})")
         summary = json.loads((out / "summary.json").read_text())

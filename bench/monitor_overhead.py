@@ -37,7 +37,14 @@ import urllib.request
 from pathlib import Path
 
 from recorder_overhead import (
-    CUDASIM, LAUNCH_BOUND, LAUNCHES_PER_TOKEN, SHAPES, cheapest_spot, mark_spot, median_launch_interval_ns, run_once,
+    CUDASIM,
+    LAUNCH_BOUND,
+    LAUNCHES_PER_TOKEN,
+    SHAPES,
+    cheapest_spot,
+    mark_spot,
+    median_launch_interval_ns,
+    run_once,
 )
 
 REPO = Path(__file__).resolve().parent.parent
@@ -64,7 +71,7 @@ class Monitor:
             self.log.seek(0)
             ready = [line for line in self.log.read().splitlines() if line.startswith(READY)]
             if ready:
-                self.url = "http://" + ready[0][len(READY):].split("/metrics")[0] + "/metrics"
+                self.url = "http://" + ready[0][len(READY) :].split("/metrics")[0] + "/metrics"
                 return
             if self.proc.poll() is not None or time.monotonic() > deadline:
                 self.log.seek(0)
@@ -109,14 +116,21 @@ def watched_run(library: Path, tokens: int, workdir: Path, cgroup: Path) -> dict
         monitor.stop()
     data = json.loads(truth.read_text())
     pid = data["processes"][0]["pid"]
-    counted = sum(float(line.rsplit(" ", 1)[1]) for line in page.splitlines()
-                  if line.startswith("launchgap_kernel_launches_total{") and f'pid="{pid}"' in line)
+    counted = sum(
+        float(line.rsplit(" ", 1)[1])
+        for line in page.splitlines()
+        if line.startswith("launchgap_kernel_launches_total{") and f'pid="{pid}"' in line
+    )
     if counted != data["totals"]["launches"]:
-        raise SystemExit(f"monitor_overhead: the monitor counted {counted:.0f} launches of {data['totals']['launches']}")
+        raise SystemExit(
+            f"monitor_overhead: the monitor counted {counted:.0f} launches of {data['totals']['launches']}"
+        )
     thread = data["processes"][0]["threads"][0]
-    return {"tokens_per_s": float(proc.stdout.split("tok/s:")[1].split()[0]),
-            "interval_ns": median_launch_interval_ns(data),
-            "involuntary": thread["kernel_switches"]["nonvoluntary"]}
+    return {
+        "tokens_per_s": float(proc.stdout.split("tok/s:")[1].split()[0]),
+        "interval_ns": median_launch_interval_ns(data),
+        "involuntary": thread["kernel_switches"]["nonvoluntary"],
+    }
 
 
 TARGET_LAUNCHES_PER_S = 100_000
@@ -127,8 +141,12 @@ def about_100k_launches_a_second(library: Path, workdir: Path) -> list[str]:
     """Launch-bound cudasim options for about TARGET_LAUNCHES_PER_S: a probe run at the
     default CPU cost a launch, then each launch made that much longer in the driver."""
     probe = workdir / "probe.json"
-    subprocess.run([str(CUDASIM), "decode", "--quiet", "--tokens", "100", *LAUNCH_BOUND, "--truth", str(probe)],
-                   capture_output=True, check=True, env={**os.environ, "LD_LIBRARY_PATH": str(library.parent)})
+    subprocess.run(
+        [str(CUDASIM), "decode", "--quiet", "--tokens", "100", *LAUNCH_BOUND, "--truth", str(probe)],
+        capture_output=True,
+        check=True,
+        env={**os.environ, "LD_LIBRARY_PATH": str(library.parent)},
+    )
     data = json.loads(probe.read_text())
     per_launch_ns = data["wall_s"] * 1e9 / data["totals"]["launches"]
     launch_ns = max(DEFAULT_LAUNCH_NS, int(DEFAULT_LAUNCH_NS + 1e9 / TARGET_LAUNCHES_PER_S - per_launch_ns))
@@ -157,9 +175,12 @@ def monitor_cpu(library: Path, seconds: float, workdir: Path) -> None:
         idle = (monitor.cpu_seconds() - cpu0) / (time.monotonic() - t0)
         truth = workdir / "cpu.json"
         cpu0, t0 = monitor.cpu_seconds(), time.monotonic()
-        subprocess.run([str(CUDASIM), "decode", "--quiet", "--tokens", str(tokens), *workload_options,
-                        "--truth", str(truth)],
-                       capture_output=True, check=True, env={**os.environ, "LD_LIBRARY_PATH": str(library.parent)})
+        subprocess.run(
+            [str(CUDASIM), "decode", "--quiet", "--tokens", str(tokens), *workload_options, "--truth", str(truth)],
+            capture_output=True,
+            check=True,
+            env={**os.environ, "LD_LIBRARY_PATH": str(library.parent)},
+        )
         busy_s = time.monotonic() - t0
         busy = (monitor.cpu_seconds() - cpu0) / busy_s
     finally:
@@ -168,13 +189,17 @@ def monitor_cpu(library: Path, seconds: float, workdir: Path) -> None:
         monitor.stop()
     data = json.loads(truth.read_text())
     launches_per_s = data["totals"]["launches"] / data["wall_s"]
-    print(f"\nthe monitor's own CPU (default mode: every CUDA process, rescan every 5 s; scraped every "
-          f"{SCRAPE_EVERY_S:.0f} s, {len(scrape_times)} scrapes, median {statistics.median(scrape_times) * 1e3:.1f} ms "
-          f"each as the client saw it):")
+    print(
+        f"\nthe monitor's own CPU (default mode: every CUDA process, rescan every 5 s; scraped every "
+        f"{SCRAPE_EVERY_S:.0f} s, {len(scrape_times)} scrapes, median {statistics.median(scrape_times) * 1e3:.1f} ms "
+        f"each as the client saw it):"
+    )
     print(f"  idle, {seconds:.0f} s: {idle * 1e3:.2f} ms of CPU a second ({idle * 100:.2f}% of one CPU)")
-    print(f"  during {data['totals']['launches']} launches in {data['wall_s']:.1f} s ({launches_per_s / 1e3:.0f}k "
-          f"launches/s, cudasim {' '.join(workload_options)}): {busy * 1e3:.2f} ms of CPU a second "
-          f"({busy * 100:.2f}% of one CPU)")
+    print(
+        f"  during {data['totals']['launches']} launches in {data['wall_s']:.1f} s ({launches_per_s / 1e3:.0f}k "
+        f"launches/s, cudasim {' '.join(workload_options)}): {busy * 1e3:.2f} ms of CPU a second "
+        f"({busy * 100:.2f}% of one CPU)"
+    )
 
 
 def main() -> None:
@@ -208,8 +233,11 @@ def main() -> None:
                     else:
                         result = run_once(mode, libraries[shape], args.tokens, work)
                     results[(shape, mode)].append(result)
-                print(f"round {r + 1}/{args.rounds}: " + "  ".join(
-                    f"{s}/{m} {results[(s, m)][-1]['interval_ns']:.0f} ns" for s, m in runs), file=sys.stderr)
+                print(
+                    f"round {r + 1}/{args.rounds}: "
+                    + "  ".join(f"{s}/{m} {results[(s, m)][-1]['interval_ns']:.0f} ns" for s, m in runs),
+                    file=sys.stderr,
+                )
         finally:
             for _ in range(50):
                 try:
@@ -218,31 +246,41 @@ def main() -> None:
                 except OSError:
                     time.sleep(0.1)
 
-        print(f"cudasim decode, {args.tokens} tokens x {LAUNCHES_PER_TOKEN} launches, {args.rounds} interleaved rounds "
-              f"(medians); cost per launch from the median launch interval inside bursts")
+        print(
+            f"cudasim decode, {args.tokens} tokens x {LAUNCHES_PER_TOKEN} launches, {args.rounds} interleaved rounds "
+            f"(medians); cost per launch from the median launch interval inside bursts"
+        )
         verdicts = {}
         for shape in SHAPES:
             offset, instruction = spots[shape]
             print(f"\n{shape}: cuLaunchKernel floor at +{offset} ({instruction})")
-            print(f"  {'mode':<10} {'tok/s':>8} {'launch interval':>16} {'added ns/launch':>16} {'invol. switches':>16}")
+            print(
+                f"  {'mode':<10} {'tok/s':>8} {'launch interval':>16} {'added ns/launch':>16} {'invol. switches':>16}"
+            )
             interval = {m: statistics.median(x["interval_ns"] for x in results[(shape, m)]) for m in MODES}
             for m in MODES:
                 tps = statistics.median(x["tokens_per_s"] for x in results[(shape, m)])
                 invol = statistics.median(x["involuntary"] for x in results[(shape, m)])
-                print(f"  {m:<10} {tps:>8.1f} {interval[m]:>13.0f} ns {interval[m] - interval['untraced']:>16.0f} "
-                      f"{invol:>16.1f}")
+                print(
+                    f"  {m:<10} {tps:>8.1f} {interval[m]:>13.0f} ns {interval[m] - interval['untraced']:>16.0f} "
+                    f"{invol:>16.1f}"
+                )
             added = {m: interval[m] - interval["untraced"] for m in MODES}
             if added["floor"] > 0 and added["launchgap"] > 0:
-                print(f"  monitor / floor: {added['monitor'] / added['floor']:.2f}x; recorder / floor: "
-                      f"{added['launchgap'] / added['floor']:.2f}x; monitor / recorder: "
-                      f"{added['monitor'] / added['launchgap']:.2f}x")
+                print(
+                    f"  monitor / floor: {added['monitor'] / added['floor']:.2f}x; recorder / floor: "
+                    f"{added['launchgap'] / added['floor']:.2f}x; monitor / recorder: "
+                    f"{added['monitor'] / added['launchgap']:.2f}x"
+                )
                 verdicts[shape] = added["monitor"] <= added["launchgap"]
             else:
                 print("  the floor or the recorder added no measurable cost per launch; ratios undefined")
         if verdicts:
             met = "met" if all(verdicts.values()) else "NOT met"
-            print(f"\nthe monitor costs no more a launch than the recorder: {met} "
-                  f"({', '.join(f'{s}: {v}' for s, v in verdicts.items())})")
+            print(
+                f"\nthe monitor costs no more a launch than the recorder: {met} "
+                f"({', '.join(f'{s}: {v}' for s, v in verdicts.items())})"
+            )
         monitor_cpu(libraries["frame-pointer"], args.cpu_seconds, work)
 
 

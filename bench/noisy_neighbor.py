@@ -42,9 +42,27 @@ def main() -> None:
         raise SystemExit("noisy_neighbor: needs root (BPF, host settings)")
     with tempfile.TemporaryDirectory(prefix="launchgap-bench-", dir=REPO) as tmp:
         out = Path(tmp) / "results"
-        proc = subprocess.run([sys.executable, "-m", "launchgap.cli", "experiment", "noisy-neighbor", "--repeat",
-                               str(args.repeat), "--seed", str(args.seed), "--disk-dir", tmp, "-o", str(out), "--",
-                               *WORKLOAD], cwd=REPO, env={**os.environ, "COLUMNS": "200"})
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "launchgap.cli",
+                "experiment",
+                "noisy-neighbor",
+                "--repeat",
+                str(args.repeat),
+                "--seed",
+                str(args.seed),
+                "--disk-dir",
+                tmp,
+                "-o",
+                str(out),
+                "--",
+                *WORKLOAD,
+            ],
+            cwd=REPO,
+            env={**os.environ, "COLUMNS": "200"},
+        )
         if proc.returncode != 0:
             raise SystemExit(f"the experiment failed (exit {proc.returncode})")
         summary = json.loads((out / "summary.json").read_text())
@@ -52,15 +70,24 @@ def main() -> None:
     v = cpu["vs_baseline"]
     lost = lambda s: s["preempted_ms"] + s["runqueue_ms"]  # noqa: E731
     checks = [
-        (f"cpu: {speed(v['slowdown_percent'])} than baseline, 95% interval "
-         f"{speed_interval(v['slowdown_ci_low'], v['slowdown_ci_high'])}",
-         v["slowdown_ci_low"] > 0, "the interval excludes zero"),
-        (f"cpu top culprit: {cpu['top_culprit']}", str(cpu["top_culprit"]).startswith("stress-ng"),
-         "stress-ng named"),
-        (f"preempted: pinned {pinned['preempted_ms']:.0f} ms, cpu {cpu['preempted_ms']:.0f} ms",
-         pinned["preempted_ms"] < cpu["preempted_ms"], "pinning loses less to preemption"),
-        (f"runnable but off the CPU (preempted + run-queue wait): pinned {lost(pinned):.0f} ms, "
-         f"cpu {lost(cpu):.0f} ms", lost(pinned) < lost(cpu), "pinning loses less to the scheduler"),
+        (
+            f"cpu: {speed(v['slowdown_percent'])} than baseline, 95% interval "
+            f"{speed_interval(v['slowdown_ci_low'], v['slowdown_ci_high'])}",
+            v["slowdown_ci_low"] > 0,
+            "the interval excludes zero",
+        ),
+        (f"cpu top culprit: {cpu['top_culprit']}", str(cpu["top_culprit"]).startswith("stress-ng"), "stress-ng named"),
+        (
+            f"preempted: pinned {pinned['preempted_ms']:.0f} ms, cpu {cpu['preempted_ms']:.0f} ms",
+            pinned["preempted_ms"] < cpu["preempted_ms"],
+            "pinning loses less to preemption",
+        ),
+        (
+            f"runnable but off the CPU (preempted + run-queue wait): pinned {lost(pinned):.0f} ms, "
+            f"cpu {lost(cpu):.0f} ms",
+            lost(pinned) < lost(cpu),
+            "pinning loses less to the scheduler",
+        ),
     ]
     for text, ok, what in checks:
         print(f"{'met' if ok else 'NOT met':>8}: {what}: {text}")

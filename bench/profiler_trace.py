@@ -79,8 +79,12 @@ def make_big(path: Path, megabytes: int) -> tuple[int, int]:
 
 
 def run(script: str, path: Path) -> tuple[float, int, int, int, int]:
-    out = subprocess.run([sys.executable, "-c", script, str(path)], capture_output=True, text=True,
-                         env={"PYTHONPATH": str(REPO / "python"), "PATH": "/usr/bin:/bin"})
+    out = subprocess.run(
+        [sys.executable, "-c", script, str(path)],
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(REPO / "python"), "PATH": "/usr/bin:/bin"},
+    )
     if out.returncode != 0:
         raise SystemExit(out.stderr.strip().splitlines()[-1])
     took, rss, events, gpu, calls = out.stdout.split()
@@ -99,6 +103,7 @@ def main() -> None:
         json_bytes, gz_bytes = make_big(path, args.megabytes)
         try:
             import ijson  # noqa: F401
+
             readers = {"launchgap": READ, "ijson (yajl2_c)": READ_IJSON}
         except ImportError:
             readers = {"launchgap": READ}
@@ -106,8 +111,10 @@ def main() -> None:
         for _ in range(args.rounds):
             for name, script in readers.items():
                 results[name].append(run(script, path))
-    print(f"a PyTorch profiler trace of {json_bytes / 1e6:.0f} MB of JSON ({gz_bytes / 1e6:.1f} MB gzipped), "
-          f"from cuda_graphs.json.gz; {args.rounds} rounds, medians; a fresh process each")
+    print(
+        f"a PyTorch profiler trace of {json_bytes / 1e6:.0f} MB of JSON ({gz_bytes / 1e6:.1f} MB gzipped), "
+        f"from cuda_graphs.json.gz; {args.rounds} rounds, medians; a fresh process each"
+    )
     for name, rows in results.items():
         took = statistics.median(r[0] for r in rows)
         peak = statistics.median(r[1] for r in rows)

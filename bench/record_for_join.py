@@ -41,13 +41,16 @@ def run_once(mode: str, tokens: int, workdir: Path) -> dict:
     truth = workdir / "truth.json"
     workload = [str(CUDASIM), "decode", "--quiet", "--tokens", str(tokens), *LAUNCH_BOUND, "--truth", str(truth)]
     flags = MODES[mode]
-    command = workload if flags is None else [str(RECORDER), "-q", *flags, "-o", str(workdir / "run.lg"), "--",
-                                              *workload]
+    command = (
+        workload if flags is None else [str(RECORDER), "-q", *flags, "-o", str(workdir / "run.lg"), "--", *workload]
+    )
     proc = subprocess.run(command, capture_output=True, text=True, timeout=600)
     if "tok/s:" not in proc.stdout:
         raise SystemExit(f"{mode} run failed: {proc.stderr.strip()}")
-    return {"tokens_per_s": float(proc.stdout.split("tok/s:")[1].split()[0]),
-            "interval_ns": median_launch_interval_ns(json.loads(truth.read_text()))}
+    return {
+        "tokens_per_s": float(proc.stdout.split("tok/s:")[1].split()[0]),
+        "interval_ns": median_launch_interval_ns(json.loads(truth.read_text())),
+    }
 
 
 def main() -> None:
@@ -65,17 +68,24 @@ def main() -> None:
         for r in range(args.rounds):
             for mode in order if r % 2 == 0 else list(reversed(order)):
                 results[mode].append(run_once(mode, args.tokens, work))
-            print(f"round {r + 1}/{args.rounds}: " + "  ".join(
-                f"{m} {results[m][-1]['tokens_per_s']:.0f} tok/s" for m in order), file=sys.stderr)
-    print(f"cudasim decode (launch-bound: --kernel-us 0:0), {args.tokens} tokens x {LAUNCHES_PER_TOKEN} launches, "
-          f"{args.rounds} interleaved rounds (medians)")
+            print(
+                f"round {r + 1}/{args.rounds}: "
+                + "  ".join(f"{m} {results[m][-1]['tokens_per_s']:.0f} tok/s" for m in order),
+                file=sys.stderr,
+            )
+    print(
+        f"cudasim decode (launch-bound: --kernel-us 0:0), {args.tokens} tokens x {LAUNCHES_PER_TOKEN} launches, "
+        f"{args.rounds} interleaved rounds (medians)"
+    )
     tps = {m: statistics.median(x["tokens_per_s"] for x in results[m]) for m in order}
     interval = {m: statistics.median(x["interval_ns"] for x in results[m]) for m in order}
     print(f"  {'mode':<24} {'tok/s':>8} {'cost':>7} {'launch interval':>16} {'added ns/launch':>16}")
     for m in order:
         cost = 100.0 * (1 - tps[m] / tps["untraced"])
-        print(f"  {m:<24} {tps[m]:>8.1f} {cost:>6.1f}% {interval[m]:>13.0f} ns "
-              f"{interval[m] - interval['untraced']:>16.0f}")
+        print(
+            f"  {m:<24} {tps[m]:>8.1f} {cost:>6.1f}% {interval[m]:>13.0f} ns "
+            f"{interval[m] - interval['untraced']:>16.0f}"
+        )
 
 
 if __name__ == "__main__":

@@ -68,8 +68,12 @@ MOVABLE = re.compile(r"^(cmp[bwlq]?|test[bwlq]?|endbr64)$")
 
 def cheapest_spot(library: Path) -> tuple[int, str]:
     """(offset into FUNCTION, instruction) of the first instruction the kernel emulates."""
-    out = subprocess.run(["objdump", "-d", "--no-show-raw-insn", f"--disassemble={FUNCTION}", str(library)],
-                         capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        ["objdump", "-d", "--no-show-raw-insn", f"--disassemble={FUNCTION}", str(library)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     body = out.split(f"<{FUNCTION}>:", 1)[1]
     lines = [re.match(r"^\s+([0-9a-f]+):\t(\S+)\s*(.*)$", line) for line in body.splitlines()]
     lines = [m for m in lines if m]
@@ -95,8 +99,9 @@ def mark_spot(library: Path, offset: int, out_dir: Path) -> Path:
         symbol = next(s for s in elf.get_section_by_name(".dynsym").iter_symbols() if s.name == FUNCTION)
         spot = symbol["st_value"] + offset - text["sh_addr"]
         size = symbol["st_size"] - offset
-    subprocess.run(["objcopy", "--add-symbol", f"{SPOT}=.text:{spot:#x},function,local", str(library), str(copy)],
-                   check=True)
+    subprocess.run(
+        ["objcopy", "--add-symbol", f"{SPOT}=.text:{spot:#x},function,local", str(library), str(copy)], check=True
+    )
     # objcopy cannot give a symbol a size, and bpftrace refuses one without
     with copy.open("r+b") as f:
         symtab = ELFFile(f).get_section_by_name(".symtab")
@@ -158,8 +163,10 @@ def run_once(mode: str, library: Path, tokens: int, workdir: Path) -> dict:
         command = ["bpftrace", "-q", "-e", probe, "-c", " ".join(workload)]
     elif mode == "floor+args":
         # the spot leaves the stack as at entry: the return address at sp, argument 7 after it
-        probe = (STACK_ARGS + f"uprobe:{library}:{SPOT} {{ @launches = count(); "
-                 "$a = *(struct stack_args *)(reg(\"sp\") + 8); if ($a.stream == 1) { @one = count(); } }")
+        probe = (
+            STACK_ARGS + f"uprobe:{library}:{SPOT} {{ @launches = count(); "
+            '$a = *(struct stack_args *)(reg("sp") + 8); if ($a.stream == 1) { @one = count(); } }'
+        )
         command = ["bpftrace", "-q", "-e", probe, "-c", " ".join(workload)]
     else:
         command = [str(RECORDER), "-q", "-o", str(trace), "--", *workload]
@@ -168,11 +175,13 @@ def run_once(mode: str, library: Path, tokens: int, workdir: Path) -> dict:
         raise SystemExit(f"{mode} run failed: {proc.stderr.strip()}")
     data = json.loads(truth.read_text())
     thread = data["processes"][0]["threads"][0]
-    return {"tokens_per_s": float(proc.stdout.split("tok/s:")[1].split()[0]),
-            "interval_ns": median_launch_interval_ns(data),
-            "involuntary": thread["kernel_switches"]["nonvoluntary"],
-            "by_recorder": preemptions_by_recorder(trace, thread["tid"]) if mode == "launchgap" else 0,
-            "placed": placed_probe(trace, library) if mode == "launchgap" else None}
+    return {
+        "tokens_per_s": float(proc.stdout.split("tok/s:")[1].split()[0]),
+        "interval_ns": median_launch_interval_ns(data),
+        "involuntary": thread["kernel_switches"]["nonvoluntary"],
+        "by_recorder": preemptions_by_recorder(trace, thread["tid"]) if mode == "launchgap" else 0,
+        "placed": placed_probe(trace, library) if mode == "launchgap" else None,
+    }
 
 
 def main() -> None:
@@ -197,11 +206,16 @@ def main() -> None:
         for r in range(args.rounds):
             for shape, mode in runs if r % 2 == 0 else list(reversed(runs)):
                 results[(shape, mode)].append(run_once(mode, libraries[shape], args.tokens, work))
-            print(f"round {r + 1}/{args.rounds}: " + "  ".join(
-                f"{s}/{m} {results[(s, m)][-1]['interval_ns']:.0f} ns" for s, m in runs), file=sys.stderr)
+            print(
+                f"round {r + 1}/{args.rounds}: "
+                + "  ".join(f"{s}/{m} {results[(s, m)][-1]['interval_ns']:.0f} ns" for s, m in runs),
+                file=sys.stderr,
+            )
 
-    print(f"cudasim decode, {args.tokens} tokens x {LAUNCHES_PER_TOKEN} launches, {args.rounds} interleaved rounds "
-          f"(medians); cost per launch from the median launch interval inside bursts")
+    print(
+        f"cudasim decode, {args.tokens} tokens x {LAUNCHES_PER_TOKEN} launches, {args.rounds} interleaved rounds "
+        f"(medians); cost per launch from the median launch interval inside bursts"
+    )
     ratios = {}
     for shape in SHAPES:
         offset, instruction = spots[shape]
@@ -212,14 +226,18 @@ def main() -> None:
         for m in modes[shape]:
             tps = statistics.median(x["tokens_per_s"] for x in results[(shape, m)])
             invol = statistics.median(x["involuntary"] for x in results[(shape, m)])
-            print(f"  {m:<11} {tps:>8.1f} {interval[m]:>13.0f} ns {interval[m] - interval['untraced']:>16.0f} "
-                  f"{invol:>16.1f}")
+            print(
+                f"  {m:<11} {tps:>8.1f} {interval[m]:>13.0f} ns {interval[m] - interval['untraced']:>16.0f} "
+                f"{invol:>16.1f}"
+            )
         added = {m: interval[m] - interval["untraced"] for m in modes[shape]}
         if added["floor"] > 0 and added["floor+args"] > 0:
             ratios[shape] = added["launchgap"] / added["floor"]
-            print(f"  launchgap / floor: {ratios[shape]:.2f}x (goal <= {GOAL}x); floor+args / floor: "
-                  f"{added['floor+args'] / added['floor']:.2f}x; launchgap / floor+args: "
-                  f"{added['launchgap'] / added['floor+args']:.2f}x")
+            print(
+                f"  launchgap / floor: {ratios[shape]:.2f}x (goal <= {GOAL}x); floor+args / floor: "
+                f"{added['floor+args'] / added['floor']:.2f}x; launchgap / floor+args: "
+                f"{added['launchgap'] / added['floor+args']:.2f}x"
+            )
         else:
             print("  the floor added no measurable cost per launch; ratios undefined")
         if ENTRY_MODE in added and added["floor"] > 0:
@@ -228,8 +246,11 @@ def main() -> None:
         print(f"  times the recorder's own threads preempted the workload, all rounds: {by_recorder}")
     if len(ratios) == len(SHAPES):
         verdict = "met" if all(r <= GOAL for r in ratios.values()) else "NOT met"
-        print("\nlaunchgap / floor: " + ", ".join(f"{s} {r:.2f}x" for s, r in ratios.items())
-              + f": goal <= {GOAL}x on both {verdict}")
+        print(
+            "\nlaunchgap / floor: "
+            + ", ".join(f"{s} {r:.2f}x" for s, r in ratios.items())
+            + f": goal <= {GOAL}x on both {verdict}"
+        )
 
 
 if __name__ == "__main__":

@@ -44,8 +44,15 @@ def _token_start(k: np.ndarray) -> np.ndarray:
 
 def _end_ns(tokens: int) -> int:
     last = np.array([tokens - 1], np.int64)
-    return int(_token_start(last)[0] + (LAUNCHES_PER_TOKEN - 1) * LAUNCH_SPACING_NS
-               + (last[0] % 10 == 0) * PREEMPT_NS + 1_000 + SYNC_NS - 2_000 + 1_000_000)
+    return int(
+        _token_start(last)[0]
+        + (LAUNCHES_PER_TOKEN - 1) * LAUNCH_SPACING_NS
+        + (last[0] % 10 == 0) * PREEMPT_NS
+        + 1_000
+        + SYNC_NS
+        - 2_000
+        + 1_000_000
+    )
 
 
 def make(events: int) -> tuple[dict[Event, pl.DataFrame], dict, int]:
@@ -59,12 +66,15 @@ def _frames(first: int, last: int, from_ns: int, to_ns: int) -> dict[Event, pl.D
     """Tokens FIRST..LAST-1 and the timer interrupts in [FROM_NS, TO_NS), one frame per kind."""
     tokens = last - first
     k = np.arange(first, last, dtype=np.int64)
-    preempted = (k % 10 == 0)
+    preempted = k % 10 == 0
     token_start = _token_start(k)
 
     idx = np.arange(LAUNCHES_PER_TOKEN, dtype=np.int64)
-    launch_ts = (token_start[:, None] + idx[None, :] * LAUNCH_SPACING_NS
-                 + (preempted[:, None] & (idx[None, :] >= 200)) * PREEMPT_NS).ravel()
+    launch_ts = (
+        token_start[:, None]
+        + idx[None, :] * LAUNCH_SPACING_NS
+        + (preempted[:, None] & (idx[None, :] >= 200)) * PREEMPT_NS
+    ).ravel()
     burst_end = token_start + (LAUNCHES_PER_TOKEN - 1) * LAUNCH_SPACING_NS + preempted * PREEMPT_NS
     sync_ts = burst_end + 1_000
     block_ts = sync_ts + 500
@@ -82,44 +92,114 @@ def _frames(first: int, last: int, from_ns: int, to_ns: int) -> dict[Event, pl.D
         parts.append((kind, ts, cols))
 
     n_l = launch_ts.size
-    part(Event.LAUNCH, launch_ts, api=np.full(n_l, "cuLaunchKernel"), func=np.full(n_l, 7, np.uint64),
-         stream=np.full(n_l, 9, np.uint64), grid_x=(np.arange(n_l) % 1024 + 1).astype(np.uint32),
-         grid_y=np.ones(n_l, np.uint32), grid_z=np.ones(n_l, np.uint32), block_x=np.full(n_l, 128, np.uint32),
-         block_y=np.ones(n_l, np.uint32), block_z=np.ones(n_l, np.uint32), shared_mem=np.zeros(n_l, np.uint32))
-    part(Event.SYNC, sync_ts, api=np.full(tokens, "cuMemcpyDtoH_v2"), duration_ns=np.full(tokens, SYNC_NS, np.uint64),
-         stream=np.zeros(tokens, np.uint64), bytes=np.full(tokens, 607744, np.uint64))
-    part(Event.SWITCH, block_ts, comm=np.full(tokens, "decode"), voluntary=np.ones(tokens, bool),
-         preempt=np.zeros(tokens, bool), prev_state=np.ones(tokens, np.int64), next_pid=np.zeros(tokens, np.uint32),
-         next_tid=np.zeros(tokens, np.uint32), next_comm=np.full(tokens, "swapper/0"))
+    part(
+        Event.LAUNCH,
+        launch_ts,
+        api=np.full(n_l, "cuLaunchKernel"),
+        func=np.full(n_l, 7, np.uint64),
+        stream=np.full(n_l, 9, np.uint64),
+        grid_x=(np.arange(n_l) % 1024 + 1).astype(np.uint32),
+        grid_y=np.ones(n_l, np.uint32),
+        grid_z=np.ones(n_l, np.uint32),
+        block_x=np.full(n_l, 128, np.uint32),
+        block_y=np.ones(n_l, np.uint32),
+        block_z=np.ones(n_l, np.uint32),
+        shared_mem=np.zeros(n_l, np.uint32),
+    )
+    part(
+        Event.SYNC,
+        sync_ts,
+        api=np.full(tokens, "cuMemcpyDtoH_v2"),
+        duration_ns=np.full(tokens, SYNC_NS, np.uint64),
+        stream=np.zeros(tokens, np.uint64),
+        bytes=np.full(tokens, 607744, np.uint64),
+    )
+    part(
+        Event.SWITCH,
+        block_ts,
+        comm=np.full(tokens, "decode"),
+        voluntary=np.ones(tokens, bool),
+        preempt=np.zeros(tokens, bool),
+        prev_state=np.ones(tokens, np.int64),
+        next_pid=np.zeros(tokens, np.uint32),
+        next_tid=np.zeros(tokens, np.uint32),
+        next_comm=np.full(tokens, "swapper/0"),
+    )
     part(Event.WAKEUP, wake_ts, comm=np.full(tokens, "decode"), target_cpu=np.zeros(tokens, np.uint32))
-    part(Event.SWITCH, run_ts, pid=0, tid=0, comm=np.full(tokens, "swapper/0"), voluntary=np.zeros(tokens, bool),
-         preempt=np.zeros(tokens, bool), prev_state=np.zeros(tokens, np.int64), next_pid=np.full(tokens, PID, np.uint32),
-         next_tid=np.full(tokens, TID, np.uint32), next_comm=np.full(tokens, "decode"))
+    part(
+        Event.SWITCH,
+        run_ts,
+        pid=0,
+        tid=0,
+        comm=np.full(tokens, "swapper/0"),
+        voluntary=np.zeros(tokens, bool),
+        preempt=np.zeros(tokens, bool),
+        prev_state=np.zeros(tokens, np.int64),
+        next_pid=np.full(tokens, PID, np.uint32),
+        next_tid=np.full(tokens, TID, np.uint32),
+        next_comm=np.full(tokens, "decode"),
+    )
     n_p = pre_out.size
-    part(Event.SWITCH, pre_out, comm=np.full(n_p, "decode"), voluntary=np.zeros(n_p, bool), preempt=np.zeros(n_p, bool),
-         prev_state=np.zeros(n_p, np.int64), next_pid=np.full(n_p, HOG, np.uint32),
-         next_tid=np.full(n_p, HOG, np.uint32), next_comm=np.full(n_p, "stress-ng-cpu"))
-    part(Event.SWITCH, pre_in, pid=HOG, tid=HOG, comm=np.full(n_p, "stress-ng-cpu"), voluntary=np.zeros(n_p, bool),
-         preempt=np.zeros(n_p, bool), prev_state=np.zeros(n_p, np.int64), next_pid=np.full(n_p, PID, np.uint32),
-         next_tid=np.full(n_p, TID, np.uint32), next_comm=np.full(n_p, "decode"))
+    part(
+        Event.SWITCH,
+        pre_out,
+        comm=np.full(n_p, "decode"),
+        voluntary=np.zeros(n_p, bool),
+        preempt=np.zeros(n_p, bool),
+        prev_state=np.zeros(n_p, np.int64),
+        next_pid=np.full(n_p, HOG, np.uint32),
+        next_tid=np.full(n_p, HOG, np.uint32),
+        next_comm=np.full(n_p, "stress-ng-cpu"),
+    )
+    part(
+        Event.SWITCH,
+        pre_in,
+        pid=HOG,
+        tid=HOG,
+        comm=np.full(n_p, "stress-ng-cpu"),
+        voluntary=np.zeros(n_p, bool),
+        preempt=np.zeros(n_p, bool),
+        prev_state=np.zeros(n_p, np.int64),
+        next_pid=np.full(n_p, PID, np.uint32),
+        next_tid=np.full(n_p, TID, np.uint32),
+        next_comm=np.full(n_p, "decode"),
+    )
     n_t = timer_ts.size
-    part(Event.IRQ_VECTOR, timer_ts, irq=np.zeros(n_t, np.int32), irq_name=np.full(n_t, "LOCAL_TIMER"),
-         duration_ns=np.full(n_t, 2_000, np.uint64))
+    part(
+        Event.IRQ_VECTOR,
+        timer_ts,
+        irq=np.zeros(n_t, np.int32),
+        irq_name=np.full(n_t, "LOCAL_TIMER"),
+        duration_ns=np.full(n_t, 2_000, np.uint64),
+    )
 
     by_kind: dict[Event, list[pl.DataFrame]] = {}
     for kind, ts, cols in parts:
         n = ts.size
         pid = cols.pop("pid", PID)
         tid = cols.pop("tid", TID)
-        base = {"ts_ns": ts.astype(np.uint64), "cpu": np.zeros(n, np.uint32), "pid": np.full(n, pid, np.uint32),
-                "tid": np.full(n, tid, np.uint32), **cols}
-        by_kind.setdefault(kind, []).append(pl.DataFrame({name: pl.Series(name, values, dtype=polars_type(name))
-                                                          for name, values in base.items()}))
+        base = {
+            "ts_ns": ts.astype(np.uint64),
+            "cpu": np.zeros(n, np.uint32),
+            "pid": np.full(n, pid, np.uint32),
+            "tid": np.full(n, tid, np.uint32),
+            **cols,
+        }
+        by_kind.setdefault(kind, []).append(
+            pl.DataFrame({name: pl.Series(name, values, dtype=polars_type(name)) for name, values in base.items()})
+        )
     return {kind: pl.concat(parts, how="diagonal_relaxed").sort("ts_ns") for kind, parts in by_kind.items()}
 
 
-META = {"start_ns": START_NS, "mode": "command", "command": ["synthetic"], "command_pid": PID, "pids": [],
-        "host": {"hostname": "synthetic"}, "topology": {"count": 2}}
+META = {
+    "start_ns": START_NS,
+    "mode": "command",
+    "command": ["synthetic"],
+    "command_pid": PID,
+    "pids": [],
+    "host": {"hostname": "synthetic"},
+    "topology": {"count": 2},
+}
 
 
 def write(path, events: int, version: int = FORMAT_VERSION) -> int:
@@ -146,8 +226,9 @@ def write(path, events: int, version: int = FORMAT_VERSION) -> int:
             numbers[kind] = numbers.get(kind, 0) + 1
             (path / kind.value).mkdir(exist_ok=True)
             table = kind_table(kind, frame)
-            pq.write_table(table, path / kind.value / segment_name(numbers[kind]),
-                           **_write_options(kind, table.schema.names))
+            pq.write_table(
+                table, path / kind.value / segment_name(numbers[kind]), **_write_options(kind, table.schema.names)
+            )
             rows += frame.height
     (path / END_FILE).write_text(json.dumps(summary, indent=1))
     return rows

@@ -50,8 +50,11 @@ def record(out: Path, version: int, command: list[str], system: bool) -> dict:
     from launchgap.trace import Event, read_trace
 
     flags = ["--system"] if system else []
-    proc = subprocess.run([str(RECORDER), "-q", "--format", str(version), *flags, "-o", str(out), "--", *command],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [str(RECORDER), "-q", "--format", str(version), *flags, "-o", str(out), "--", *command],
+        capture_output=True,
+        text=True,
+    )
     if proc.returncode != 0:
         raise SystemExit(f"trace_size: recording failed: {proc.stderr.strip()}")
     trace = read_trace(out)
@@ -60,9 +63,15 @@ def record(out: Path, version: int, command: list[str], system: bool) -> dict:
     read_back = sum(trace.count(kind) for kind in Event)
     if read_back != rows or trace.damage:
         raise SystemExit(f"trace_size: {out} holds {read_back:,} rows, the recorder says {rows:,} ({trace.damage})")
-    result = {"format": version, "events": rows, "bytes": size_on_disk(out),
-              "writer_ns": summary["cpu_ns"]["writer"], "drain_ns": summary["cpu_ns"]["drain"],
-              "seconds": (summary["end_ns"] - trace.meta["start_ns"]) / 1e9, "rows": summary["rows"]}
+    result = {
+        "format": version,
+        "events": rows,
+        "bytes": size_on_disk(out),
+        "writer_ns": summary["cpu_ns"]["writer"],
+        "drain_ns": summary["cpu_ns"]["drain"],
+        "seconds": (summary["end_ns"] - trace.meta["start_ns"]) / 1e9,
+        "rows": summary["rows"],
+    }
     result["bytes_per_event"] = result["bytes"] / rows
     result["writer_ms_per_m"] = result["writer_ns"] / rows * 1e6 / 1e6
     result["drain_ms_per_m"] = result["drain_ns"] / rows * 1e6 / 1e6
@@ -95,31 +104,47 @@ def main() -> None:
                     run = record(out, version, command, system)
                     runs[name][version].append(run)
                     subprocess.run(["rm", "-rf", str(out)], check=True)
-                    print(f"round {round_ + 1} {name:<15} format {version}: {run['events']:>10,} events "
-                          f"{run['bytes']:>14,} bytes {run['bytes_per_event']:>8.2f} B/event, writer "
-                          f"{run['writer_ms_per_m']:>7.1f} ms CPU per M events, drain {run['drain_ms_per_m']:>6.1f}",
-                          flush=True)
+                    print(
+                        f"round {round_ + 1} {name:<15} format {version}: {run['events']:>10,} events "
+                        f"{run['bytes']:>14,} bytes {run['bytes_per_event']:>8.2f} B/event, writer "
+                        f"{run['writer_ms_per_m']:>7.1f} ms CPU per M events, drain {run['drain_ms_per_m']:>6.1f}",
+                        flush=True,
+                    )
     print()
-    print(f"{'recording':<16} {'format':>6} {'events':>11} {'bytes':>15} {'B/event':>9} {'writer ms/M ev':>15} "
-          f"{'drain ms/M ev':>14}")
+    print(
+        f"{'recording':<16} {'format':>6} {'events':>11} {'bytes':>15} {'B/event':>9} {'writer ms/M ev':>15} "
+        f"{'drain ms/M ev':>14}"
+    )
     verdicts = []
     for name, by_format in runs.items():
-        med = {v: {k: statistics.median(r[k] for r in rs) for k in ("events", "bytes", "bytes_per_event",
-                                                                      "writer_ms_per_m", "drain_ms_per_m")}
-               for v, rs in by_format.items()}
+        med = {
+            v: {
+                k: statistics.median(r[k] for r in rs)
+                for k in ("events", "bytes", "bytes_per_event", "writer_ms_per_m", "drain_ms_per_m")
+            }
+            for v, rs in by_format.items()
+        }
         for v in FORMATS:
             m = med[v]
-            print(f"{name:<16} {v:>6} {m['events']:>11,.0f} {m['bytes']:>15,.0f} {m['bytes_per_event']:>9.2f} "
-                  f"{m['writer_ms_per_m']:>15.1f} {m['drain_ms_per_m']:>14.1f}")
+            print(
+                f"{name:<16} {v:>6} {m['events']:>11,.0f} {m['bytes']:>15,.0f} {m['bytes_per_event']:>9.2f} "
+                f"{m['writer_ms_per_m']:>15.1f} {m['drain_ms_per_m']:>14.1f}"
+            )
         size_ratio = med[1]["bytes_per_event"] / med[2]["bytes_per_event"]
         cpu_ratio = med[2]["writer_ms_per_m"] / med[1]["writer_ms_per_m"]
-        print(f"{name:<16} format 2 is {size_ratio:.0f}x smaller an event; its writer takes {cpu_ratio:.2f}x "
-              f"format 1's CPU an event")
+        print(
+            f"{name:<16} format 2 is {size_ratio:.0f}x smaller an event; its writer takes {cpu_ratio:.2f}x "
+            f"format 1's CPU an event"
+        )
         if name == "launch-bound":
-            verdicts.append(f"goal <= {GOAL_BYTES_PER_EVENT:g} bytes an event (format 2, launch-bound): "
-                            f"{med[2]['bytes_per_event']:.2f}: {'met' if med[2]['bytes_per_event'] <= GOAL_BYTES_PER_EVENT else 'NOT met'}")
-        verdicts.append(f"goal less writer CPU an event than format 1 ({name}): {cpu_ratio:.2f}x: "
-                        f"{'met' if cpu_ratio < 1 else 'NOT met'}")
+            verdicts.append(
+                f"goal <= {GOAL_BYTES_PER_EVENT:g} bytes an event (format 2, launch-bound): "
+                f"{med[2]['bytes_per_event']:.2f}: {'met' if med[2]['bytes_per_event'] <= GOAL_BYTES_PER_EVENT else 'NOT met'}"
+            )
+        verdicts.append(
+            f"goal less writer CPU an event than format 1 ({name}): {cpu_ratio:.2f}x: "
+            f"{'met' if cpu_ratio < 1 else 'NOT met'}"
+        )
     print()
     for line in verdicts:
         print(line)

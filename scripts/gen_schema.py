@@ -123,9 +123,11 @@ def check_vocabularies(schema: dict) -> None:
     # the kernel picks a gap's class as the analysis does, the first of equal largest: the same order
     if not is_subsequence(classes["monitor"], values) or classes["monitor"][0] != "clean":
         raise SchemaError("gap_classes.monitor: clean first, then classes in gap_classes.values' order")
-    if classes["monitor_causes"][:len(interference)] != interference or not set(classes["monitor_causes"]) < set(values):
+    if classes["monitor_causes"][: len(interference)] != interference or not set(classes["monitor_causes"]) < set(
+        values
+    ):
         raise SchemaError("gap_classes.monitor_causes: the interference causes first, then other classes")
-    if schema["names"]["gpu_idle_cause"]["values"][:len(interference)] != interference:
+    if schema["names"]["gpu_idle_cause"]["values"][: len(interference)] != interference:
         raise SchemaError("names.gpu_idle_cause must begin with gap_classes.interference, in its order")
     check_cuda_apis(schema)
     longest = schema["constants"]["TASK_COMM_LEN"]["value"] - 1
@@ -149,20 +151,25 @@ def check_cuda_apis(schema: dict) -> None:
         raise SchemaError("cuda.apis: an entry point is listed twice")
     layers = [api["layer"] for api in apis]
     if layers != sorted(layers) or set(layers) != {"driver", "runtime"}:
-        raise SchemaError("cuda.apis: the driver's entry points first (the monitor counts them by position), "
-                          "then the runtime's")
+        raise SchemaError(
+            "cuda.apis: the driver's entry points first (the monitor counts them by position), then the runtime's"
+        )
     for api in apis:
         if api["does"] not in PROBES_BY_DOES:
             raise SchemaError(f"cuda.apis {api['name']}: does {api['does']!r} is not one of {sorted(PROBES_BY_DOES)}")
         if api["layer"] == "driver" and (api.get("probe") not in PROBES_BY_DOES[api["does"]] or "cupti" in api):
-            raise SchemaError(f"cuda.apis {api['name']}: a driver entry point that does {api['does']} needs a probe "
-                              f"of {sorted(PROBES_BY_DOES[api['does']])} (and no cupti)")
+            raise SchemaError(
+                f"cuda.apis {api['name']}: a driver entry point that does {api['does']} needs a probe "
+                f"of {sorted(PROBES_BY_DOES[api['does']])} (and no cupti)"
+            )
         if api["layer"] == "runtime" and ("probe" in api or not api.get("cupti")):
             raise SchemaError(f"cuda.apis {api['name']}: a runtime entry point has its cupti version, no probe")
         for suffix in schema["cuda"]["stream_variant_suffixes"]:
             base = by_name.get(api["name"].removesuffix(suffix))
-            if api["name"].endswith(suffix) and (base is None or (base["layer"], base["does"], base.get("probe")) !=
-                                                 (api["layer"], api["does"], api.get("probe"))):
+            if api["name"].endswith(suffix) and (
+                base is None
+                or (base["layer"], base["does"], base.get("probe")) != (api["layer"], api["does"], api.get("probe"))
+            ):
                 raise SchemaError(f"cuda.apis {api['name']}: a stream variant of an entry point not listed alike")
     for name in schema["names"]["drain_api"]["values"]:
         if by_name.get(name, {}).get("layer") != "driver" or by_name[name]["does"] == "launch":
@@ -181,12 +188,17 @@ def kind_columns(schema: dict, kind: dict) -> list[dict]:
         if name not in listed:
             continue
         column = schema["columns"][name]
-        out.append({
-            "name": name, "type": column["type"], "role": column.get("role"),
-            "encoding": column.get("encoding", DEFAULT_ENCODING),
-            "nullable": name not in kind["columns"], "optional": name in kind.get("optional", []),
-            "doc": kind.get("notes", {}).get(name, column["doc"]),
-        })
+        out.append(
+            {
+                "name": name,
+                "type": column["type"],
+                "role": column.get("role"),
+                "encoding": column.get("encoding", DEFAULT_ENCODING),
+                "nullable": name not in kind["columns"],
+                "optional": name in kind.get("optional", []),
+                "doc": kind.get("notes", {}).get(name, column["doc"]),
+            }
+        )
     return out
 
 
@@ -195,6 +207,7 @@ def enum_member(name: str) -> str:
 
 
 # --- the Python module ---------------------------------------------------------
+
 
 def python_module(schema: dict) -> str:
     fmt, layout = schema["format"], schema["layout"]
@@ -228,10 +241,16 @@ def python_module(schema: dict) -> str:
         "",
     ]
     for name, constant in sorted(schema["constants"].items()):
-        lines.append(f"{name} = {constant['value']:#x}  # {constant['doc']}" if name == "TASK_DEAD"
-                     else f"{name} = {constant['value']!r}  # {constant['doc']}")
-    lines += ["", "# enum event_type: the record types BPF programs put in the ring buffer; `lost_event` values",
-              "RECORDS: dict[str, int] = {"]
+        lines.append(
+            f"{name} = {constant['value']:#x}  # {constant['doc']}"
+            if name == "TASK_DEAD"
+            else f"{name} = {constant['value']!r}  # {constant['doc']}"
+        )
+    lines += [
+        "",
+        "# enum event_type: the record types BPF programs put in the ring buffer; `lost_event` values",
+        "RECORDS: dict[str, int] = {",
+    ]
     lines += [f"    {name!r}: {number}," for name, number in schema["records"].items()]
     lines += ["}", ""]
     for table, spec in schema["names"].items():
@@ -269,51 +288,95 @@ def python_module(schema: dict) -> str:
         "KIND_RECORD: dict[Event, str | None] = {",
     ]
     lines += [f"    Event.{enum_member(k['name'])}: {k.get('record')!r}," for k in schema["kind"]]
-    lines += ["}", "", "# the kinds the CUPTI collector sends (--gpu-activity), by their frame id on its channel",
-              "COLLECTOR_FRAMES: dict[Event, int] = {"]
+    lines += [
+        "}",
+        "",
+        "# the kinds the CUPTI collector sends (--gpu-activity), by their frame id on its channel",
+        "COLLECTOR_FRAMES: dict[Event, int] = {",
+    ]
     lines += [f"    Event.{enum_member(name)}: {number}," for name, number in schema["collector"]["frames"].items()]
-    lines += ["}", "", "# the kinds of GPU activity (--gpu-activity): what CUPTI saw, not what a host CPU did",
-              "GPU_ACTIVITY_KINDS: frozenset[Event] = frozenset((",]
+    lines += [
+        "}",
+        "",
+        "# the kinds of GPU activity (--gpu-activity): what CUPTI saw, not what a host CPU did",
+        "GPU_ACTIVITY_KINDS: frozenset[Event] = frozenset((",
+    ]
     lines += [f"    Event.{enum_member(name)}," for name in schema["collector"]["frames"] if name != "lost"]
-    lines += ["))", "# the kinds of host events: every kind but GPU activity, lost rows and those that describe the",
-              "# tasks (their cgroups); each has pid, tid and cpu",
-              "HOST_KINDS: tuple[Event, ...] = ("]
-    lines += [f"    Event.{enum_member(k['name'])}," for k in schema["kind"]
-              if k["name"] not in schema["collector"]["frames"] and k["name"] != "lost"
-              and not k.get("describes_tasks")]
+    lines += [
+        "))",
+        "# the kinds of host events: every kind but GPU activity, lost rows and those that describe the",
+        "# tasks (their cgroups); each has pid, tid and cpu",
+        "HOST_KINDS: tuple[Event, ...] = (",
+    ]
+    lines += [
+        f"    Event.{enum_member(k['name'])},"
+        for k in schema["kind"]
+        if k["name"] not in schema["collector"]["frames"] and k["name"] != "lost" and not k.get("describes_tasks")
+    ]
     lines += [")", "", "KIND_DOC: dict[Event, str] = {"]
     lines += [f"    Event.{enum_member(k['name'])}: {k['doc']!r}," for k in schema["kind"]]
     lines += ["}", "", "KIND_COLUMNS: dict[Event, tuple[Column, ...]] = {"]
     for kind in schema["kind"]:
         lines.append(f"    Event.{enum_member(kind['name'])}: (")
         for c in kind_columns(schema, kind):
-            lines.append(f"        Column({c['name']!r}, {c['type']!r}, {c['nullable']!r}, {c['optional']!r}, "
-                         f"{c['role']!r}, {c['encoding']!r},")
+            lines.append(
+                f"        Column({c['name']!r}, {c['type']!r}, {c['nullable']!r}, {c['optional']!r}, "
+                f"{c['role']!r}, {c['encoding']!r},"
+            )
             lines.append(f"               {c['doc']!r}),")
         lines.append("    ),")
     lines += ["}", "", "# every column's Arrow type (one type wherever it appears)", "COLUMN_TYPES: dict[str, str] = {"]
     lines += [f"    {name!r}: {schema['columns'][name]['type']!r}," for name in schema["format1"]["columns"]]
-    lines += ["}", "", "# format 1: one wide table, these columns in this order", "FORMAT1_COLUMNS: tuple[str, ...] = ("]
+    lines += [
+        "}",
+        "",
+        "# format 1: one wide table, these columns in this order",
+        "FORMAT1_COLUMNS: tuple[str, ...] = (",
+    ]
     lines += [f"    {name!r}," for name in schema["format1"]["columns"]]
-    lines += [")", "# the columns format 1 began with (a file without one is damaged)",
-              "FORMAT1_ORIGINAL: frozenset[str] = frozenset((",]
+    lines += [
+        ")",
+        "# the columns format 1 began with (a file without one is damaged)",
+        "FORMAT1_ORIGINAL: frozenset[str] = frozenset((",
+    ]
     lines += [f"    {name!r}," for name in schema["format1"]["original"]]
-    lines += ["))", "# format 1's closing row (format 2: END_FILE)",
-              f"FORMAT1_END_EVENT = {schema['end']['format1_event']!r}", "",
-              "# the closing summary's keys", "END_KEYS: dict[str, str] = {"]
+    lines += [
+        "))",
+        "# format 1's closing row (format 2: END_FILE)",
+        f"FORMAT1_END_EVENT = {schema['end']['format1_event']!r}",
+        "",
+        "# the closing summary's keys",
+        "END_KEYS: dict[str, str] = {",
+    ]
     lines += [f"    {key!r}: {doc!r}," for key, doc in schema["end"]["keys"].items()]
     lines += ["}", ""]
     meta = schema["meta"]["keys"]
-    lines += python_names_class("MetaKey", "A key of the metadata (meta.json)", list(meta),
-                                {key: spec.get("written_by", "") and f"written by {spec['written_by']} only" for key, spec in meta.items()})
-    lines += ["", "", "# the metadata's keys whose value's type the reader checks (the analysis relies on them): the JSON",
-              "# types each may have", "META_CHECKED_TYPES: dict[str, tuple[str, ...]] = {"]
-    lines += [f"    MetaKey.{enum_member(key)}: {tuple(spec['type'])!r}," for key, spec in meta.items() if spec.get("checked")]
+    lines += python_names_class(
+        "MetaKey",
+        "A key of the metadata (meta.json)",
+        list(meta),
+        {key: spec.get("written_by", "") and f"written by {spec['written_by']} only" for key, spec in meta.items()},
+    )
+    lines += [
+        "",
+        "",
+        "# the metadata's keys whose value's type the reader checks (the analysis relies on them): the JSON",
+        "# types each may have",
+        "META_CHECKED_TYPES: dict[str, tuple[str, ...]] = {",
+    ]
+    lines += [
+        f"    MetaKey.{enum_member(key)}: {tuple(spec['type'])!r}," for key, spec in meta.items() if spec.get("checked")
+    ]
     lines += ["}", "", ""]
     recorder = schema["recorder"]
-    lines += ["# the recorder's binary (its main thread's name, which its unnamed threads inherit) and the threads it",
-              "# names itself", f"RECORDER_BINARY = {recorder['binary']!r}",
-              f"RECORDER_THREADS: tuple[str, ...] = {tuple(recorder['threads'].values())!r}", "", ""]
+    lines += [
+        "# the recorder's binary (its main thread's name, which its unnamed threads inherit) and the threads it",
+        "# names itself",
+        f"RECORDER_BINARY = {recorder['binary']!r}",
+        f"RECORDER_THREADS: tuple[str, ...] = {tuple(recorder['threads'].values())!r}",
+        "",
+        "",
+    ]
     lines += python_vocabularies(schema)
     return "\n".join(lines)
 
@@ -321,42 +384,70 @@ def python_module(schema: dict) -> str:
 def python_names_class(name: str, what: str, values: list[str], docs: dict[str, str]) -> list[str]:
     """A class of string constants, one a value, for code to name each value without a literal."""
     lines = ["", "", f"class {name}:", f'    """{what}, for code to name one."""', ""]
-    lines += [f"    {enum_member(value)} = {value!r}" + (f"  # {docs[value]}" if docs[value] else "") for value in values]
+    lines += [
+        f"    {enum_member(value)} = {value!r}" + (f"  # {docs[value]}" if docs[value] else "") for value in values
+    ]
     return lines
 
 
 def python_vocabularies(schema: dict) -> list[str]:
     states, classes = schema["thread_states"], schema["gap_classes"]
-    lines = ["# thread states: where a thread is, by its own switches and wakeups; the analysis numbers its",
-             "# segments in this order",
-             f"THREAD_STATES: tuple[str, ...] = {tuple(states['values'])!r}",
-             "# waiting for a CPU another task holds: who ran instead is the culprit",
-             f"WAITING_STATES: tuple[str, ...] = {tuple(states['waiting'])!r}"]
+    lines = [
+        "# thread states: where a thread is, by its own switches and wakeups; the analysis numbers its",
+        "# segments in this order",
+        f"THREAD_STATES: tuple[str, ...] = {tuple(states['values'])!r}",
+        "# waiting for a CPU another task holds: who ran instead is the culprit",
+        f"WAITING_STATES: tuple[str, ...] = {tuple(states['waiting'])!r}",
+    ]
     lines += python_names_class("ThreadState", "A thread state (THREAD_STATES)", states["values"], states["docs"])
-    lines += ["", "", "# launch-gap classes: the cause that took the most time inside a gap (the first of equal largest,",
-              "# in this order), clean when none took any",
-              f"GAP_CLASSES: tuple[str, ...] = {tuple(classes['values'])!r}",
-              "# interference: another task's or an interrupt's doing, what isolating the workload would remove",
-              f"INTERFERENCE_CAUSES: tuple[str, ...] = {tuple(classes['interference'])!r}"]
+    lines += [
+        "",
+        "",
+        "# launch-gap classes: the cause that took the most time inside a gap (the first of equal largest,",
+        "# in this order), clean when none took any",
+        f"GAP_CLASSES: tuple[str, ...] = {tuple(classes['values'])!r}",
+        "# interference: another task's or an interrupt's doing, what isolating the workload would remove",
+        f"INTERFERENCE_CAUSES: tuple[str, ...] = {tuple(classes['interference'])!r}",
+    ]
     lines += python_names_class("GapClassName", "A launch-gap class (GAP_CLASSES)", classes["values"], classes["docs"])
     cuda = schema["cuda"]
-    lines += ["", "", "@dataclass(frozen=True)", "class CudaApi:",
-              '    """A CUDA entry point launchgap probes: its library (driver or runtime) and what it does (launch, sync,',
-              '    or copy: a synchronous copy, which waits as a sync does)."""', "",
-              "    name: str", "    layer: str", "    does: str", "", "",
-              "# the CUDA entry points launchgap probes, in the order that numbers them (a record's api id is the",
-              "# position plus one), the driver's first", "CUDA_APIS: tuple[CudaApi, ...] = ("]
+    lines += [
+        "",
+        "",
+        "@dataclass(frozen=True)",
+        "class CudaApi:",
+        '    """A CUDA entry point launchgap probes: its library (driver or runtime) and what it does (launch, sync,',
+        '    or copy: a synchronous copy, which waits as a sync does)."""',
+        "",
+        "    name: str",
+        "    layer: str",
+        "    does: str",
+        "",
+        "",
+        "# the CUDA entry points launchgap probes, in the order that numbers them (a record's api id is the",
+        "# position plus one), the driver's first",
+        "CUDA_APIS: tuple[CudaApi, ...] = (",
+    ]
     lines += [f"    CudaApi({api['name']!r}, {api['layer']!r}, {api['does']!r})," for api in cuda["apis"]]
-    lines += [")", "# the runtime's launch entry points: a runtime_only row of one with a nonzero return code is a launch",
-              "# attempt that failed before the driver",
-              "RUNTIME_LAUNCH_APIS: tuple[str, ...] = ("]
+    lines += [
+        ")",
+        "# the runtime's launch entry points: a runtime_only row of one with a nonzero return code is a launch",
+        "# attempt that failed before the driver",
+        "RUNTIME_LAUNCH_APIS: tuple[str, ...] = (",
+    ]
     lines += [f"    {api['name']!r}," for api in cuda["apis"] if api["layer"] == "runtime" and api["does"] == "launch"]
-    lines += [")", "# the suffixes of the per-thread default stream's variants: the same API path as the entry point named",
-              "# without it", f"STREAM_VARIANT_SUFFIXES: tuple[str, ...] = {tuple(cuda['stream_variant_suffixes'])!r}", ""]
+    lines += [
+        ")",
+        "# the suffixes of the per-thread default stream's variants: the same API path as the entry point named",
+        "# without it",
+        f"STREAM_VARIANT_SUFFIXES: tuple[str, ...] = {tuple(cuda['stream_variant_suffixes'])!r}",
+        "",
+    ]
     return lines
 
 
 # --- the documentation's tables ---------------------------------------------------
+
 
 def _cell(text: str) -> str:
     return text.replace("|", "\\|")
@@ -366,9 +457,13 @@ def doc_kinds(schema: dict) -> str:
     rows = ["| kind | from | what |", "|---|---|---|"]
     for kind in schema["kind"]:
         frame = schema["collector"]["frames"].get(kind["name"])
-        source = (f"record `{kind['record']}`" if kind.get("record") else
-                  f"the CUPTI collector (frame {frame})" if frame and kind["name"] != "lost" else
-                  "the recorder (user space)")
+        source = (
+            f"record `{kind['record']}`"
+            if kind.get("record")
+            else f"the CUPTI collector (frame {frame})"
+            if frame and kind["name"] != "lost"
+            else "the recorder (user space)"
+        )
         if kind.get("variant"):
             source += f" ({kind['variant']})"
         rows.append(f"| `{kind['name']}` | {source} | {_cell(kind['doc'])} |")
@@ -407,8 +502,10 @@ def doc_names(schema: dict) -> str:
 
 def doc_meta(schema: dict) -> str:
     rows = ["| key | type | written by | meaning |", "|---|---|---|---|"]
-    rows += [f"| `{key}` | {' or '.join(spec['type'])} | {spec.get('written_by', 'the recorder')} | {_cell(spec['doc'])} |"
-             for key, spec in schema["meta"]["keys"].items()]
+    rows += [
+        f"| `{key}` | {' or '.join(spec['type'])} | {spec.get('written_by', 'the recorder')} | {_cell(spec['doc'])} |"
+        for key, spec in schema["meta"]["keys"].items()
+    ]
     return "\n".join(rows)
 
 
@@ -434,10 +531,22 @@ def fill_doc(doc: str, schema: dict) -> str:
 
 # --- the collector's channel encoders (C) ------------------------------------------
 
-C_TYPES = {"uint32": "uint32_t", "int32": "int32_t", "uint64": "uint64_t", "int64": "int64_t", "bool": "uint8_t",
-           "utf8": "const char *"}
-C_PUT = {"uint32": "lg_wire_u32", "int32": "lg_wire_i32", "uint64": "lg_wire_u64", "int64": "lg_wire_i64",
-         "bool": "lg_wire_u8", "utf8": "lg_wire_str"}
+C_TYPES = {
+    "uint32": "uint32_t",
+    "int32": "int32_t",
+    "uint64": "uint64_t",
+    "int64": "int64_t",
+    "bool": "uint8_t",
+    "utf8": "const char *",
+}
+C_PUT = {
+    "uint32": "lg_wire_u32",
+    "int32": "lg_wire_i32",
+    "uint64": "lg_wire_u64",
+    "int64": "lg_wire_i64",
+    "bool": "lg_wire_u8",
+    "utf8": "lg_wire_str",
+}
 
 
 def wire_header(schema: dict) -> str:
@@ -473,8 +582,12 @@ def wire_header(schema: dict) -> str:
     out.append("};")
     for table, spec in schema["names"].items():
         values = ", ".join(f'"{v}"' for v in spec["values"])
-        out += ["", f"/* {spec['doc']} */", f"static const char *const lg_{table}_names[] = {{{values}}};",
-                f"#define LG_{table.upper()}_COUNT {len(spec['values'])}"]
+        out += [
+            "",
+            f"/* {spec['doc']} */",
+            f"static const char *const lg_{table}_names[] = {{{values}}};",
+            f"#define LG_{table.upper()}_COUNT {len(spec['values'])}",
+        ]
     out += [
         "",
         "/* A cursor over a frame being written: `at` past the end means it did not fit. */",
@@ -530,21 +643,28 @@ def wire_header(schema: dict) -> str:
             if c["nullable"]:
                 out.append(f"\tuint8_t has_{c['name']}; /* 0: null */")
             out.append(f"\t{C_TYPES[c['type']]} {c['name']};")
-        out += ["};", "",
-                f"/* Encodes ROW as a frame into OUT; its length, or 0 when ROOM is too small. */",
-                f"static inline size_t lg_encode_{name}(uint8_t *out, size_t room, const struct lg_{name}_row *row)",
-                "{", "\tstruct lg_wire w;", f"\tlg_wire_begin(&w, out, room, LG_FRAME_{name.upper()});"]
+        out += [
+            "};",
+            "",
+            "/* Encodes ROW as a frame into OUT; its length, or 0 when ROOM is too small. */",
+            f"static inline size_t lg_encode_{name}(uint8_t *out, size_t room, const struct lg_{name}_row *row)",
+            "{",
+            "\tstruct lg_wire w;",
+            f"\tlg_wire_begin(&w, out, room, LG_FRAME_{name.upper()});",
+        ]
         for c in columns:
             put = f"{C_PUT[c['type']]}(&w, row->{c['name']});"
             if c["nullable"]:
-                out += [f"\tlg_wire_u8(&w, row->has_{c['name']} ? 1 : 0);", f"\tif (row->has_{c['name']})",
-                        f"\t\t{put}"]
+                out += [
+                    f"\tlg_wire_u8(&w, row->has_{c['name']} ? 1 : 0);",
+                    f"\tif (row->has_{c['name']})",
+                    f"\t\t{put}",
+                ]
             else:
                 out.append(f"\t{put}")
         out += ["\treturn lg_wire_end(&w);", "}"]
     out += ["", "#endif /* LAUNCHGAP_GPU_WIRE_H */", ""]
     return "\n".join(out)
-
 
 
 # --- the recorder's BPF header and Rust modules ------------------------------------
@@ -563,8 +683,14 @@ RUST_TYPES = {
     "bool": ("bool", "BooleanBuilder", "Boolean"),
     "utf8": ("&'a str", "StringBuilder", "Utf8"),
 }
-RUST_READS = {"uint32": "r.u32()", "int32": "r.i32()", "uint64": "r.u64()", "int64": "r.i64()", "bool": "r.bool()",
-              "utf8": "r.str()"}
+RUST_READS = {
+    "uint32": "r.u32()",
+    "int32": "r.i32()",
+    "uint64": "r.u64()",
+    "int64": "r.i64()",
+    "bool": "r.bool()",
+    "utf8": "r.str()",
+}
 
 
 def rust_str(text: str) -> str:
@@ -598,8 +724,13 @@ def records_by_id(schema: dict) -> list[tuple[str, int]]:
 
 def trace_c_header(schema: dict) -> str:
     """trace_schema.h: the record types, the name tables' C enums and the constants, for the BPF programs."""
-    out = [f"/* {GENERATED_LINE} */", "/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */",
-           "#ifndef LAUNCHGAP_TRACE_SCHEMA_H", "#define LAUNCHGAP_TRACE_SCHEMA_H", ""]
+    out = [
+        f"/* {GENERATED_LINE} */",
+        "/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */",
+        "#ifndef LAUNCHGAP_TRACE_SCHEMA_H",
+        "#define LAUNCHGAP_TRACE_SCHEMA_H",
+        "",
+    ]
     for name, constant in sorted(schema["constants"].items()):
         out += [f"/* {constant['doc']} */", f"#define {name} {constant['value']}"]
     out += ["", "/* the record types BPF programs put in the ring buffer */", "enum event_type {"]
@@ -616,8 +747,11 @@ def trace_c_header(schema: dict) -> str:
         out.append("};")
         if "c_x_macro" in spec:
             entries = " ".join(f"X(arg, {value}, {value.lower()})" for value in spec["values"])
-            out += [f"/* X(arg, NAME, name) for each, arg passed through: {spec['c_prefix']}NAME its enum member, name its "
-                    "tracepoints' prefix */", f"#define {spec['c_x_macro']}(X, arg) {entries}"]
+            out += [
+                f"/* X(arg, NAME, name) for each, arg passed through: {spec['c_prefix']}NAME its enum member, name its "
+                "tracepoints' prefix */",
+                f"#define {spec['c_x_macro']}(X, arg) {entries}",
+            ]
     out += ["", "#endif /* LAUNCHGAP_TRACE_SCHEMA_H */", ""]
     return "\n".join(out)
 
@@ -627,11 +761,15 @@ def rust_name_tables(schema: dict) -> list[str]:
     binary's, takes them from there)."""
     out = []
     for table, spec in sorted(schema["names"].items()):
-        out += [f"/// {spec['doc']}",
-                f"pub const {table.upper()}_NAMES: [&str; {len(spec['values'])}] = {rust_list(spec['values'])};"]
+        out += [
+            f"/// {spec['doc']}",
+            f"pub const {table.upper()}_NAMES: [&str; {len(spec['values'])}] = {rust_list(spec['values'])};",
+        ]
     tables = [f"({rust_str(table)}, &{table.upper()}_NAMES)" for table in sorted(schema["names"])]
-    out += ["/// Every name table, by name.",
-            f"pub const NAME_TABLES: [(&str, &[&str]); {len(tables)}] = [{', '.join(tables)}];"]
+    out += [
+        "/// Every name table, by name.",
+        f"pub const NAME_TABLES: [(&str, &[&str]); {len(tables)}] = [{', '.join(tables)}];",
+    ]
     return out
 
 
@@ -643,17 +781,20 @@ def trace_rust_module(schema: dict) -> str:
     """trace_schema.rs: record ids, name tables, event kinds, one row type and one Arrow builder per kind,
     the collector channel's decoders and format 1's wide builder (the recorder's src/schema.rs includes it)."""
     fmt, layout, kinds = schema["format"], schema["layout"], schema["kind"]
-    w = [f"// {GENERATED_LINE}", "",
-         f"pub const FORMAT_NAME: &str = {rust_str(fmt['name'])};",
-         f"pub const FORMAT_VERSION: u32 = {fmt['version']};",
-         f"pub const META_FILE: &str = {rust_str(layout['meta'])};",
-         f"pub const END_FILE: &str = {rust_str(layout['end'])};",
-         f"pub const SEGMENT_DIGITS: usize = {layout['segment_digits']};",
-         f"pub const SEGMENT_SUFFIX: &str = {rust_str(layout['segment_suffix'])};",
-         f"pub const PARTIAL_SUFFIX: &str = {rust_str(layout['partial_suffix'])};",
-         f"pub const SEGMENT_SECONDS: u64 = {layout['segment_seconds']};",
-         f"pub const SEGMENT_ROWS: usize = {layout['segment_rows']};",
-         f"pub const FORMAT1_END_EVENT: &str = {rust_str(schema['end']['format1_event'])};"]
+    w = [
+        f"// {GENERATED_LINE}",
+        "",
+        f"pub const FORMAT_NAME: &str = {rust_str(fmt['name'])};",
+        f"pub const FORMAT_VERSION: u32 = {fmt['version']};",
+        f"pub const META_FILE: &str = {rust_str(layout['meta'])};",
+        f"pub const END_FILE: &str = {rust_str(layout['end'])};",
+        f"pub const SEGMENT_DIGITS: usize = {layout['segment_digits']};",
+        f"pub const SEGMENT_SUFFIX: &str = {rust_str(layout['segment_suffix'])};",
+        f"pub const PARTIAL_SUFFIX: &str = {rust_str(layout['partial_suffix'])};",
+        f"pub const SEGMENT_SECONDS: u64 = {layout['segment_seconds']};",
+        f"pub const SEGMENT_ROWS: usize = {layout['segment_rows']};",
+        f"pub const FORMAT1_END_EVENT: &str = {rust_str(schema['end']['format1_event'])};",
+    ]
     constants = sorted(schema["constants"].items())
     for name, constant in constants:
         w += [f"/// {constant['doc']}", f"pub const {name}: u32 = {constant['value']};"]
@@ -668,58 +809,106 @@ def trace_rust_module(schema: dict) -> str:
     names = ["unknown"] * count
     for name, number in records:
         names[number] = name
-    w += ["/// The name of each record type (`lost_event` values), by id.",
-          f"pub const RECORD_NAMES: [&str; {count}] = {rust_list(names)};"]
-    w += ["/// The name tables: the library's (trace_names.rs), written once.",
-          "pub use launchgap_record::schema_names::*;"]
+    w += [
+        "/// The name of each record type (`lost_event` values), by id.",
+        f"pub const RECORD_NAMES: [&str; {count}] = {rust_list(names)};",
+    ]
+    w += [
+        "/// The name tables: the library's (trace_names.rs), written once.",
+        "pub use launchgap_record::schema_names::*;",
+    ]
 
     # event kinds
     every_kind = [f"Kind::{camel(k['name'])}" for k in kinds]
-    w += ["", "/// An event kind: one table in format 2, one `event` value in format 1.",
-          "#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]", "pub enum Kind {"]
+    w += [
+        "",
+        "/// An event kind: one table in format 2, one `event` value in format 1.",
+        "#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]",
+        "pub enum Kind {",
+    ]
     w += [f"    {camel(k['name'])}," for k in kinds]
-    w += ["}", "", "impl Kind {",
-          f"    pub const ALL: [Kind; {len(kinds)}] = [{', '.join(every_kind)}];",
-          "    pub const fn name(self) -> &'static str {", "        match self {"]
+    w += [
+        "}",
+        "",
+        "impl Kind {",
+        f"    pub const ALL: [Kind; {len(kinds)}] = [{', '.join(every_kind)}];",
+        "    pub const fn name(self) -> &'static str {",
+        "        match self {",
+    ]
     w += [f"            Kind::{camel(k['name'])} => {rust_str(k['name'])}," for k in kinds]
-    w += ["        }", "    }", "", "    /// The columns of the kind's table (format 2), in order.",
-          "    pub fn columns(self) -> &'static [ColumnSpec] {", "        KIND_COLUMNS[self as usize]", "    }", "",
-          "    /// The kind a wakeup record of this variant (enum wakeup_variant) is.",
-          "    pub fn of_wakeup_variant(variant: u32) -> Option<Kind> {", "        match variant {"]
+    w += [
+        "        }",
+        "    }",
+        "",
+        "    /// The columns of the kind's table (format 2), in order.",
+        "    pub fn columns(self) -> &'static [ColumnSpec] {",
+        "        KIND_COLUMNS[self as usize]",
+        "    }",
+        "",
+        "    /// The kind a wakeup record of this variant (enum wakeup_variant) is.",
+        "    pub fn of_wakeup_variant(variant: u32) -> Option<Kind> {",
+        "        match variant {",
+    ]
     variants = schema["names"]["wakeup_variant"]["values"]
-    w += [f"            {variants.index(k['variant'])} => Some(Kind::{camel(k['name'])})," for k in kinds
-          if k.get("variant")]
-    w += ["            _ => None,", "        }", "    }", "",
-          "    /// The record type the kind is decoded from (None: made in user space).",
-          "    pub const fn record(self) -> Option<u32> {", "        match self {"]
-    w += [f"            Kind::{camel(k['name'])} => Some(record::{k['record'].upper()})," if k.get("record")
-          else f"            Kind::{camel(k['name'])} => None," for k in kinds]
+    w += [
+        f"            {variants.index(k['variant'])} => Some(Kind::{camel(k['name'])}),"
+        for k in kinds
+        if k.get("variant")
+    ]
+    w += [
+        "            _ => None,",
+        "        }",
+        "    }",
+        "",
+        "    /// The record type the kind is decoded from (None: made in user space).",
+        "    pub const fn record(self) -> Option<u32> {",
+        "        match self {",
+    ]
+    w += [
+        f"            Kind::{camel(k['name'])} => Some(record::{k['record'].upper()}),"
+        if k.get("record")
+        else f"            Kind::{camel(k['name'])} => None,"
+        for k in kinds
+    ]
     w += ["        }", "    }", "}", ""]
 
     # column specs
     def spec(name: str, arrow: str, nullable: bool, optional: bool, role: str | None, encoding: str) -> str:
         role_text = f"Some({rust_str(role)})" if role else "None"
-        return (f"ColumnSpec {{ name: {rust_str(name)}, arrow: ArrowType::{RUST_TYPES[arrow][2]}, "
-                f"nullable: {str(nullable).lower()}, optional: {str(optional).lower()}, role: {role_text}, "
-                f"encoding: ColumnEncoding::{camel(encoding)} }}")
+        return (
+            f"ColumnSpec {{ name: {rust_str(name)}, arrow: ArrowType::{RUST_TYPES[arrow][2]}, "
+            f"nullable: {str(nullable).lower()}, optional: {str(optional).lower()}, role: {role_text}, "
+            f"encoding: ColumnEncoding::{camel(encoding)} }}"
+        )
 
-    w += ["/// Each kind's columns (format 2), by Kind as usize; optional ones last written by other sources.",
-          f"pub const KIND_COLUMNS: [&[ColumnSpec]; {len(kinds)}] = ["]
+    w += [
+        "/// Each kind's columns (format 2), by Kind as usize; optional ones last written by other sources.",
+        f"pub const KIND_COLUMNS: [&[ColumnSpec]; {len(kinds)}] = [",
+    ]
     for kind in kinds:
         w.append("    &[")
-        w += [f"        {spec(c['name'], c['type'], c['nullable'], c['optional'], c['role'], c['encoding'])},"
-              for c in kind_columns(schema, kind)]
+        w += [
+            f"        {spec(c['name'], c['type'], c['nullable'], c['optional'], c['role'], c['encoding'])},"
+            for c in kind_columns(schema, kind)
+        ]
         w.append("    ],")
-    w += ["];", "", "/// Format 1's wide table: every column, nullable but ts_ns and event.",
-          "pub const FORMAT1_COLUMNS: &[ColumnSpec] = &["]
+    w += [
+        "];",
+        "",
+        "/// Format 1's wide table: every column, nullable but ts_ns and event.",
+        "pub const FORMAT1_COLUMNS: &[ColumnSpec] = &[",
+    ]
     wide = [(name, schema["columns"][name]["type"]) for name in schema["format1"]["columns"]]
     w += [f"    {spec(name, arrow, name not in ('ts_ns', 'event'), False, None, 'plain')}," for name, arrow in wide]
     w += ["];", ""]
 
     # rows
     for kind in kinds:
-        w += [f"/// A `{kind['name']}` row; `None` is null.", "#[derive(Clone, Copy, Debug, Default, PartialEq)]",
-              f"pub struct {row_type(schema, kind)} {{"]
+        w += [
+            f"/// A `{kind['name']}` row; `None` is null.",
+            "#[derive(Clone, Copy, Debug, Default, PartialEq)]",
+            f"pub struct {row_type(schema, kind)} {{",
+        ]
         for c in written_columns(schema, kind):
             rust = RUST_TYPES[c["type"]][0]
             w.append(f"    pub {c['name']}: {f'Option<{rust}>' if c['nullable'] else rust},")
@@ -741,11 +930,21 @@ def trace_rust_module(schema: dict) -> str:
         w += [f"            {c['name']}: {RUST_TYPES[c['type']][1]}::new()," for c in columns]
         lifetime = "<'_>" if any(c["type"] == "utf8" for c in columns) else ""
         w += ["        }", "    }", "", f"    pub fn append(&mut self, row: &{name}Row{lifetime}) {{"]
-        w += [f"        self.{c['name']}.{'append_option' if c['nullable'] else 'append_value'}(row.{c['name']});"
-              for c in columns]
-        w += ["    }", "", "    pub fn len(&self) -> usize {", f"        self.{columns[0]['name']}.len()", "    }", "",
-              "    /// The arrays of the rows appended since the last finish, in column order.",
-              "    pub fn finish(&mut self) -> Vec<ArrayRef> {", "        vec!["]
+        w += [
+            f"        self.{c['name']}.{'append_option' if c['nullable'] else 'append_value'}(row.{c['name']});"
+            for c in columns
+        ]
+        w += [
+            "    }",
+            "",
+            "    pub fn len(&self) -> usize {",
+            f"        self.{columns[0]['name']}.len()",
+            "    }",
+            "",
+            "    /// The arrays of the rows appended since the last finish, in column order.",
+            "    pub fn finish(&mut self) -> Vec<ArrayRef> {",
+            "        vec![",
+        ]
         w += [f"            Arc::new(self.{c['name']}.finish()) as ArrayRef," for c in columns]
         w += ["        ]", "    }", "}", ""]
     w += ["/// One builder per kind.", "pub struct KindBuilders {"]
@@ -756,7 +955,13 @@ def trace_rust_module(schema: dict) -> str:
     w += [f"            Row::{camel(k['name'])}(r) => self.{k['name']}.append(r)," for k in kinds]
     w += ["        }", "    }", "", "    pub fn len(&self, kind: Kind) -> usize {", "        match kind {"]
     w += [f"            Kind::{camel(k['name'])} => self.{k['name']}.len()," for k in kinds]
-    w += ["        }", "    }", "", "    pub fn finish(&mut self, kind: Kind) -> Vec<ArrayRef> {", "        match kind {"]
+    w += [
+        "        }",
+        "    }",
+        "",
+        "    pub fn finish(&mut self, kind: Kind) -> Vec<ArrayRef> {",
+        "        match kind {",
+    ]
     w += [f"            Kind::{camel(k['name'])} => self.{k['name']}.finish()," for k in kinds]
     w += ["        }", "    }", "}", ""]
 
@@ -764,31 +969,43 @@ def trace_rust_module(schema: dict) -> str:
     collector = schema["collector"]
     frames = sorted(collector["frames"].items(), key=lambda item: item[1])
     required = collector["cupti_required"]
-    w += ["/// The collector channel's largest frame, header included ([collector] max_frame).",
-          f"pub const COLLECTOR_MAX_FRAME: usize = {collector['max_frame']};",
-          "/// CUPTI's entry points the collector cannot work without.",
-          f"pub const CUPTI_REQUIRED: [&str; {len(required)}] = {rust_list(required)};",
-          "/// The collector channel's frames: (kind, frame id).",
-          f"pub const COLLECTOR_FRAMES: [(&str, u16); {len(frames)}] = "
-          f"[{', '.join(f'({rust_str(name)}, {number})' for name, number in frames)}];",
-          "/// The collector channel's frame ids ([collector] frames), by kind.", "pub mod collector_frame {"]
+    w += [
+        "/// The collector channel's largest frame, header included ([collector] max_frame).",
+        f"pub const COLLECTOR_MAX_FRAME: usize = {collector['max_frame']};",
+        "/// CUPTI's entry points the collector cannot work without.",
+        f"pub const CUPTI_REQUIRED: [&str; {len(required)}] = {rust_list(required)};",
+        "/// The collector channel's frames: (kind, frame id).",
+        f"pub const COLLECTOR_FRAMES: [(&str, u16); {len(frames)}] = "
+        f"[{', '.join(f'({rust_str(name)}, {number})' for name, number in frames)}];",
+        "/// The collector channel's frame ids ([collector] frames), by kind.",
+        "pub mod collector_frame {",
+    ]
     w += [f"    pub const {name.upper()}: u16 = {number};" for name, number in frames]
-    w += ["}", "",
-          "/// No collector file grows past this many bytes ([collector] file_bytes + staging_bytes).",
-          f"pub const COLLECTOR_MAX_FILE: u64 = {collector['file_bytes'] + collector['staging_bytes']};",
-          ""]
+    w += [
+        "}",
+        "",
+        "/// No collector file grows past this many bytes ([collector] file_bytes + staging_bytes).",
+        f"pub const COLLECTOR_MAX_FILE: u64 = {collector['file_bytes'] + collector['staging_bytes']};",
+        "",
+    ]
     w += collector_refusal_rust(schema)
-    w += ["/// Decodes a collector frame's payload into its row: None for an unknown frame id, a",
-          "/// payload too short or too long for its kind, a flag byte other than 0 or 1, or text that is not UTF-8.",
-          "pub fn decode_collector_frame(frame: u16, payload: &[u8]) -> Option<Row<'_>> {",
-          "    let mut r = WireReader::new(payload);", "    let row = match frame {"]
+    w += [
+        "/// Decodes a collector frame's payload into its row: None for an unknown frame id, a",
+        "/// payload too short or too long for its kind, a flag byte other than 0 or 1, or text that is not UTF-8.",
+        "pub fn decode_collector_frame(frame: u16, payload: &[u8]) -> Option<Row<'_>> {",
+        "    let mut r = WireReader::new(payload);",
+        "    let row = match frame {",
+    ]
     by_name = {k["name"]: k for k in kinds}
     for name, number in frames:
         w.append(f"        {number} => Row::{camel(name)}({camel(name)}Row {{")
         for c in written_columns(schema, by_name[name]):
             read = RUST_READS[c["type"]]
-            w.append(f"            {c['name']}: if r.present()? {{ Some({read}?) }} else {{ None }}," if c["nullable"]
-                     else f"            {c['name']}: {read}?,")
+            w.append(
+                f"            {c['name']}: if r.present()? {{ Some({read}?) }} else {{ None }},"
+                if c["nullable"]
+                else f"            {c['name']}: {read}?,"
+            )
         w.append("        }),")
     w += ["        _ => return None,", "    };", "    r.is_empty().then_some(row)", "}", ""]
 
@@ -811,14 +1028,29 @@ def trace_rust_module(schema: dict) -> str:
             else:
                 w.append(f"                self.{name}.append_value(r.{name});")
         w.append("            }")
-    w += ["        }", "    }", "", "    /// Format 1's closing row: its detail is the closing summary's JSON.",
-          "    pub fn push_end(&mut self, ts_ns: u64, detail: &str) {"]
-    closing = {"ts_ns": "        self.ts_ns.append_value(ts_ns);",
-               "event": "        self.event.append_value(FORMAT1_END_EVENT);",
-               "detail": "        self.detail.append_value(detail);"}
+    w += [
+        "        }",
+        "    }",
+        "",
+        "    /// Format 1's closing row: its detail is the closing summary's JSON.",
+        "    pub fn push_end(&mut self, ts_ns: u64, detail: &str) {",
+    ]
+    closing = {
+        "ts_ns": "        self.ts_ns.append_value(ts_ns);",
+        "event": "        self.event.append_value(FORMAT1_END_EVENT);",
+        "detail": "        self.detail.append_value(detail);",
+    }
     w += [closing.get(name, f"        self.{name}.append_null();") for name, _ in wide]
-    w += ["    }", "", "    pub fn len(&self) -> usize {", "        self.ts_ns.len()", "    }", "",
-          "    pub fn finish(&mut self) -> Vec<ArrayRef> {", "        vec!["]
+    w += [
+        "    }",
+        "",
+        "    pub fn len(&self) -> usize {",
+        "        self.ts_ns.len()",
+        "    }",
+        "",
+        "    pub fn finish(&mut self) -> Vec<ArrayRef> {",
+        "        vec![",
+    ]
     w += [f"            Arc::new(self.{name}.finish()) as ArrayRef," for name, _ in wide]
     w += ["        ]", "    }", "}", ""]
     return "\n".join(w)
@@ -829,23 +1061,27 @@ def collector_refusal_rust(schema: dict) -> list[str]:
     collector = schema["collector"]
     kinds = {k["name"]: k for k in schema["kind"]}
     frames = sorted(collector["frames"].items(), key=lambda item: item[1])
-    w = ["/// Why ROW, decoded from a frame in the channel file of process FILE_PID, is not one that process's",
-         "/// collector sends ([collector] values; a `pid` that is not the file's); None when it may be.",
-         "pub fn collector_frame_refusal(row: &Row, file_pid: u32) -> Option<&'static str> {",
-         "    match row {"]
+    w = [
+        "/// Why ROW, decoded from a frame in the channel file of process FILE_PID, is not one that process's",
+        "/// collector sends ([collector] values; a `pid` that is not the file's); None when it may be.",
+        "pub fn collector_frame_refusal(row: &Row, file_pid: u32) -> Option<&'static str> {",
+        "    match row {",
+    ]
     for name, _ in frames:
         variant = f"Row::{camel(name)}"
         if "pid" in kind_column_names(kinds[name]):
-            w.append(f"        {variant}(r) if r.pid != file_pid => Some(\"its pid is not its file's\"),")
+            w.append(f'        {variant}(r) if r.pid != file_pid => Some("its pid is not its file\'s"),')
         for key, allowed in collector.get("values", {}).items():
             kind, _, column = key.partition(".")
             if kind != name:
                 continue
             values = f"{allowed.upper()}_NAMES" if isinstance(allowed, str) else rust_list(allowed)
-            w.append(f"        {variant}(r) if !{values}.contains(&r.{column}) => "
-                     f"Some(\"its {column} is not one its collector sends\"),")
+            w.append(
+                f"        {variant}(r) if !{values}.contains(&r.{column}) => "
+                f'Some("its {column} is not one its collector sends"),'
+            )
     w.append("        " + " | ".join(f"Row::{camel(name)}(_)" for name, _ in frames) + " => None,")
-    w += ["        _ => Some(\"not a kind the collector sends\"),", "    }", "}", ""]
+    w += ['        _ => Some("not a kind the collector sends"),', "    }", "}", ""]
     return w
 
 
@@ -866,30 +1102,53 @@ def vocabulary_c_header(schema: dict) -> str:
     """vocabulary.h: the thread states, gap classes, gap causes and driver entry points the monitor's BPF
     programs count by."""
     states, classes = schema["thread_states"], schema["gap_classes"]
-    out = [f"/* {GENERATED_LINE} */", "/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */",
-           "#ifndef LAUNCHGAP_VOCABULARY_H", "#define LAUNCHGAP_VOCABULARY_H"]
-    out += c_enum("run_state", "Where a thread is, by its own switches and wakeups (docs/metrics.md \"Thread states\")",
-                  [(f"RUN_{s.upper()}", states["docs"][s]) for s in states["monitor"]], "RUN_STATE_COUNT")
-    out += c_enum("gap_class", "A launch gap's class: what took the most time inside it (the first of equal largest)",
-                  [(f"GAP_{c.upper()}", classes["docs"][c]) for c in classes["monitor"]], "GAP_CLASS_COUNT")
-    cause_docs = {**classes["docs"], "blocked": "a voluntary block: the sync's if the gap holds one, else the thread's own"}
-    out += c_enum("gap_cause", "Time inside the open gap, by what took it: the interference causes first",
-                  [(f"CAUSE_{c.upper()}", cause_docs[c]) for c in classes["monitor_causes"]], "GAP_CAUSE_COUNT")
-    out += ["",
-            "/* The interference causes: enum gap_cause's first, in the order of names.gpu_idle_cause's first */",
-            f"#define INTERFERENCE_CAUSES {len(classes['interference'])}",
-            "",
-            "/*",
-            " * Launch-gap histograms, log2 buckets with inclusive upper bounds",
-            " * (Prometheus' `le`): bucket b < GAP_BUCKETS - 1 holds gaps up to",
-            " * 2^(GAP_FIRST_BOUND_LOG2 + b) ns; the last one, +Inf.",
-            " */",
-            f"#define GAP_FIRST_BOUND_LOG2 {classes['histogram_first_bound_log2']}",
-            f"#define GAP_BUCKETS {classes['histogram_buckets']}",
-            "",
-            "/* The driver's entry points, by attach cookie - 1: the first of schema/trace.toml's [cuda] apis */",
-            f"#define DRIVER_API_SLOTS {sum(api['layer'] == 'driver' for api in schema['cuda']['apis'])}",
-            "", "#endif /* LAUNCHGAP_VOCABULARY_H */", ""]
+    out = [
+        f"/* {GENERATED_LINE} */",
+        "/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */",
+        "#ifndef LAUNCHGAP_VOCABULARY_H",
+        "#define LAUNCHGAP_VOCABULARY_H",
+    ]
+    out += c_enum(
+        "run_state",
+        'Where a thread is, by its own switches and wakeups (docs/metrics.md "Thread states")',
+        [(f"RUN_{s.upper()}", states["docs"][s]) for s in states["monitor"]],
+        "RUN_STATE_COUNT",
+    )
+    out += c_enum(
+        "gap_class",
+        "A launch gap's class: what took the most time inside it (the first of equal largest)",
+        [(f"GAP_{c.upper()}", classes["docs"][c]) for c in classes["monitor"]],
+        "GAP_CLASS_COUNT",
+    )
+    cause_docs = {
+        **classes["docs"],
+        "blocked": "a voluntary block: the sync's if the gap holds one, else the thread's own",
+    }
+    out += c_enum(
+        "gap_cause",
+        "Time inside the open gap, by what took it: the interference causes first",
+        [(f"CAUSE_{c.upper()}", cause_docs[c]) for c in classes["monitor_causes"]],
+        "GAP_CAUSE_COUNT",
+    )
+    out += [
+        "",
+        "/* The interference causes: enum gap_cause's first, in the order of names.gpu_idle_cause's first */",
+        f"#define INTERFERENCE_CAUSES {len(classes['interference'])}",
+        "",
+        "/*",
+        " * Launch-gap histograms, log2 buckets with inclusive upper bounds",
+        " * (Prometheus' `le`): bucket b < GAP_BUCKETS - 1 holds gaps up to",
+        " * 2^(GAP_FIRST_BOUND_LOG2 + b) ns; the last one, +Inf.",
+        " */",
+        f"#define GAP_FIRST_BOUND_LOG2 {classes['histogram_first_bound_log2']}",
+        f"#define GAP_BUCKETS {classes['histogram_buckets']}",
+        "",
+        "/* The driver's entry points, by attach cookie - 1: the first of schema/trace.toml's [cuda] apis */",
+        f"#define DRIVER_API_SLOTS {sum(api['layer'] == 'driver' for api in schema['cuda']['apis'])}",
+        "",
+        "#endif /* LAUNCHGAP_VOCABULARY_H */",
+        "",
+    ]
     return "\n".join(out)
 
 
@@ -898,20 +1157,24 @@ def vocabulary_rust_module(schema: dict) -> str:
     states, classes = schema["thread_states"], schema["gap_classes"]
     waiting = [f"({states['monitor'].index(s)}, {rust_str(s)})" for s in states["waiting"]]
     interference = classes["interference"]
-    w = [f"// {GENERATED_LINE}", "",
-         "/// The thread states a culprit is charged under (waiting for a CPU another task holds):",
-         "/// (its number in enum run_state, its name).",
-         f"pub const WAITING_RUN_STATES: [(u8, &str); {len(waiting)}] = [{', '.join(waiting)}];",
-         "/// enum gap_class: the launch-gap classes the monitor counts, by number.",
-         f"pub const MONITOR_GAP_CLASSES: [&str; {len(classes['monitor'])}] = {rust_list(classes['monitor'])};",
-         "/// The interference causes (another task's or an interrupt's doing), enum gap_cause's first, by number:",
-         "/// the first of names.gpu_idle_cause, which the GPU-time bounds are split by.",
-         f"pub const INTERFERENCE_CAUSE_NAMES: [&str; {len(interference)}] = {rust_list(interference)};",
-         f"pub const INTERFERENCE_CAUSES: usize = {len(interference)};",
-         "/// The launch-gap histograms: bucket b below the last holds gaps up to 2^(GAP_FIRST_BOUND_LOG2 + b) ns;",
-         "/// the last, +Inf.",
-         f"pub const GAP_FIRST_BOUND_LOG2: i32 = {classes['histogram_first_bound_log2']};",
-         f"pub const GAP_BUCKETS: usize = {classes['histogram_buckets']};", ""]
+    w = [
+        f"// {GENERATED_LINE}",
+        "",
+        "/// The thread states a culprit is charged under (waiting for a CPU another task holds):",
+        "/// (its number in enum run_state, its name).",
+        f"pub const WAITING_RUN_STATES: [(u8, &str); {len(waiting)}] = [{', '.join(waiting)}];",
+        "/// enum gap_class: the launch-gap classes the monitor counts, by number.",
+        f"pub const MONITOR_GAP_CLASSES: [&str; {len(classes['monitor'])}] = {rust_list(classes['monitor'])};",
+        "/// The interference causes (another task's or an interrupt's doing), enum gap_cause's first, by number:",
+        "/// the first of names.gpu_idle_cause, which the GPU-time bounds are split by.",
+        f"pub const INTERFERENCE_CAUSE_NAMES: [&str; {len(interference)}] = {rust_list(interference)};",
+        f"pub const INTERFERENCE_CAUSES: usize = {len(interference)};",
+        "/// The launch-gap histograms: bucket b below the last holds gaps up to 2^(GAP_FIRST_BOUND_LOG2 + b) ns;",
+        "/// the last, +Inf.",
+        f"pub const GAP_FIRST_BOUND_LOG2: i32 = {classes['histogram_first_bound_log2']};",
+        f"pub const GAP_BUCKETS: usize = {classes['histogram_buckets']};",
+        "",
+    ]
     return "\n".join(w)
 
 
@@ -924,19 +1187,29 @@ def trace_files_rust_module(schema: dict) -> str:
     written = {key: spec for key, spec in schema["meta"]["keys"].items() if "written_by" not in spec}
     typed = ", ".join(f"({rust_str(key)}, &{rust_list(spec['type'])})" for key, spec in written.items())
     recorder = schema["recorder"]
-    w = [f"// {GENERATED_LINE}", "",
-         "/// meta.json's keys the recorder writes (schema/trace.toml [meta]), each with the JSON types its value may",
-         "/// have: TraceMeta serializes to exactly these.",
-         f"pub const META_KEYS: [(&str, &[&str]); {len(written)}] = [{typed}];", "",
-         "/// The closing summary's keys (end.json; format 1's closing row's detail).", "pub mod end_key {"]
+    w = [
+        f"// {GENERATED_LINE}",
+        "",
+        "/// meta.json's keys the recorder writes (schema/trace.toml [meta]), each with the JSON types its value may",
+        "/// have: TraceMeta serializes to exactly these.",
+        f"pub const META_KEYS: [(&str, &[&str]); {len(written)}] = [{typed}];",
+        "",
+        "/// The closing summary's keys (end.json; format 1's closing row's detail).",
+        "pub mod end_key {",
+    ]
     for key, doc in schema["end"]["keys"].items():
         w += [f"    /// {doc}", f"    pub const {key.upper()}: &str = {rust_str(key)};"]
-    w += ["}", "",
-          "/// The recorder's binary: its main thread's name, which the threads it leaves unnamed inherit.",
-          f"pub const RECORDER_BINARY: &str = {rust_str(recorder['binary'])};"]
+    w += [
+        "}",
+        "",
+        "/// The recorder's binary: its main thread's name, which the threads it leaves unnamed inherit.",
+        f"pub const RECORDER_BINARY: &str = {rust_str(recorder['binary'])};",
+    ]
     for key, name in recorder["threads"].items():
-        w += [f"/// The name of the recorder's {key} thread.",
-              f"pub const {key.upper()}_THREAD_NAME: &str = {rust_str(name)};"]
+        w += [
+            f"/// The name of the recorder's {key} thread.",
+            f"pub const {key.upper()}_THREAD_NAME: &str = {rust_str(name)};",
+        ]
     w.append("")
     return "\n".join(w)
 
@@ -944,20 +1217,32 @@ def trace_files_rust_module(schema: dict) -> str:
 CUDA_APIS_RUST_MODULE = RECORDER_GENERATED / "cuda_apis.rs"
 CUDASIM_APIS_HEADER = Path("workloads/cudasim/include/cudasim_apis.h")
 # a driver entry point's probe -> cuda_api.rs's ProbeShape
-PROBE_SHAPES = {"launch": "Launch", "launch_ex": "LaunchEx", "graph_launch": "GraphLaunch", "sync": "Sync",
-                "memcpy": "Memcpy"}
+PROBE_SHAPES = {
+    "launch": "Launch",
+    "launch_ex": "LaunchEx",
+    "graph_launch": "GraphLaunch",
+    "sync": "Sync",
+    "memcpy": "Memcpy",
+}
 # what an entry point does -> how cudasim's driver logs it (a synchronous copy as a sync, as the trace has it)
 CUDASIM_KINDS = {"launch": "CUSIM_KIND_LAUNCH", "sync": "CUSIM_KIND_SYNC", "copy": "CUSIM_KIND_SYNC"}
 
 
 def cuda_apis_rust_module(schema: dict) -> str:
     """cuda_apis.rs: `APIS`, the table cuda_api.rs (the library's) numbers the probes by."""
-    w = [f"// {GENERATED_LINE}", "",
-         "/// The CUDA entry points launchgap probes (schema/trace.toml's [cuda] apis), in the order that",
-         "/// numbers them: the driver's first.",
-         "pub const APIS: &[CudaApi] = &["]
-    w += [f"    driver({rust_str(api['name'])}, ProbeShape::{PROBE_SHAPES[api['probe']]})," if api["layer"] == "driver"
-          else f"    runtime({rust_str(api['name'])})," for api in schema["cuda"]["apis"]]
+    w = [
+        f"// {GENERATED_LINE}",
+        "",
+        "/// The CUDA entry points launchgap probes (schema/trace.toml's [cuda] apis), in the order that",
+        "/// numbers them: the driver's first.",
+        "pub const APIS: &[CudaApi] = &[",
+    ]
+    w += [
+        f"    driver({rust_str(api['name'])}, ProbeShape::{PROBE_SHAPES[api['probe']]}),"
+        if api["layer"] == "driver"
+        else f"    runtime({rust_str(api['name'])}),"
+        for api in schema["cuda"]["apis"]
+    ]
     w += ["];", ""]
     return "\n".join(w)
 
@@ -967,24 +1252,35 @@ def cudasim_apis_header(schema: dict) -> str:
     apis = schema["cuda"]["apis"]
     x_lines = ['X(NONE, "", CUSIM_KIND_NONE)']
     x_lines += [f'X({api["name"]}, "{api["name"]}", {CUDASIM_KINDS[api["does"]]})' for api in apis]
-    callbacks = [f"DRIVER({api['name']})" if api["layer"] == "driver" else f"RUNTIME({api['name']}, {api['cupti']})"
-                 for api in apis]
+    callbacks = [
+        f"DRIVER({api['name']})" if api["layer"] == "driver" else f"RUNTIME({api['name']}, {api['cupti']})"
+        for api in apis
+    ]
 
     def macro(head: str, body: list[str]) -> list[str]:
         """A multi-line #define, its line continuations in one column."""
         width = max(len(head), *(len(line) + 4 for line in body)) + 1
         return [f"{head:<{width}}\\", *(f"    {line:<{width - 4}}\\" for line in body[:-1]), f"    {body[-1]}"]
 
-    out = [f"/* {GENERATED_LINE} */", "/*",
-           " * The CUDA entry points launchgap probes (schema/trace.toml's [cuda] apis), in its order:",
-           " * every API cudasim's driver logs, named once.",
-           " */", "#ifndef CUDASIM_APIS_H", "#define CUDASIM_APIS_H", "",
-           "/* X(enum_suffix, \"name\", kind): NONE (no API), then each entry point */"]
+    out = [
+        f"/* {GENERATED_LINE} */",
+        "/*",
+        " * The CUDA entry points launchgap probes (schema/trace.toml's [cuda] apis), in its order:",
+        " * every API cudasim's driver logs, named once.",
+        " */",
+        "#ifndef CUDASIM_APIS_H",
+        "#define CUDASIM_APIS_H",
+        "",
+        '/* X(enum_suffix, "name", kind): NONE (no API), then each entry point */',
+    ]
     out += macro("#define CUSIM_APIS(X)", x_lines)
-    out += ["", "/*",
-            " * Each as CUPTI's callbacks name it: DRIVER(api) for CUPTI_DRIVER_TRACE_CBID_<api>, RUNTIME(api,",
-            " * version) for CUPTI_RUNTIME_TRACE_CBID_<api>_<version>",
-            " */"]
+    out += [
+        "",
+        "/*",
+        " * Each as CUPTI's callbacks name it: DRIVER(api) for CUPTI_DRIVER_TRACE_CBID_<api>, RUNTIME(api,",
+        " * version) for CUPTI_RUNTIME_TRACE_CBID_<api>_<version>",
+        " */",
+    ]
     out += macro("#define CUSIM_CUPTI_CALLBACKS(DRIVER, RUNTIME)", callbacks)
     out += ["", "#endif", ""]
     return "\n".join(out)
@@ -993,12 +1289,19 @@ def cudasim_apis_header(schema: dict) -> str:
 def generated(root: Path) -> dict[Path, str]:
     """What each generated file must hold, from ROOT's schema/trace.toml."""
     schema = load((root / SCHEMA).read_text())
-    return {PYTHON_MODULE: python_module(schema), DOC: fill_doc((root / DOC).read_text(), schema),
-            WIRE_HEADER: wire_header(schema), TRACE_C_HEADER: trace_c_header(schema),
-            TRACE_RUST_MODULE: trace_rust_module(schema), NAMES_RUST_MODULE: names_rust_module(schema),
-            VOCABULARY_C_HEADER: vocabulary_c_header(schema), VOCABULARY_RUST_MODULE: vocabulary_rust_module(schema),
-            CUDA_APIS_RUST_MODULE: cuda_apis_rust_module(schema), CUDASIM_APIS_HEADER: cudasim_apis_header(schema),
-            TRACE_FILES_RUST_MODULE: trace_files_rust_module(schema)}
+    return {
+        PYTHON_MODULE: python_module(schema),
+        DOC: fill_doc((root / DOC).read_text(), schema),
+        WIRE_HEADER: wire_header(schema),
+        TRACE_C_HEADER: trace_c_header(schema),
+        TRACE_RUST_MODULE: trace_rust_module(schema),
+        NAMES_RUST_MODULE: names_rust_module(schema),
+        VOCABULARY_C_HEADER: vocabulary_c_header(schema),
+        VOCABULARY_RUST_MODULE: vocabulary_rust_module(schema),
+        CUDA_APIS_RUST_MODULE: cuda_apis_rust_module(schema),
+        CUDASIM_APIS_HEADER: cudasim_apis_header(schema),
+        TRACE_FILES_RUST_MODULE: trace_files_rust_module(schema),
+    }
 
 
 def differences(root: Path) -> list[str]:

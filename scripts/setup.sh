@@ -53,6 +53,16 @@ check_rust() {
     echo "setup: cargo not found; install Rust (rustup, 1.88 or newer) and re-run" >&2
     exit 1
   fi
+  # make lint checks the Rust's layout with cargo fmt; a minimal rustup profile leaves it out
+  if ! cargo fmt --version >/dev/null 2>&1; then
+    if command -v rustup >/dev/null 2>&1; then
+      log "adding rustfmt (rustup component add rustfmt)"
+      rustup component add rustfmt >/dev/null
+    else
+      echo "setup: cargo fmt not found (make lint needs it); install rustfmt and re-run" >&2
+      exit 1
+    fi
+  fi
 }
 
 setup_python() {

@@ -28,8 +28,10 @@ TESTS = Path(__file__).resolve().parent
 
 # (what a skip's reason begins with, why a CI host may lack it)
 EXPECTED_SKIPS_IN_CI = (
-    ("PyTorch is not installed here", "PyTorch is not a launchgap dependency; scripts/gpu-validate's part a and "
-                                      "the decode script need it"),
+    (
+        "PyTorch is not installed here",
+        "PyTorch is not a launchgap dependency; scripts/gpu-validate's part a and the decode script need it",
+    ),
     ("no GPU", "the GPU checks (scripts/gpu-validate on a real device) need one; CI hosts have none"),
 )
 
@@ -45,7 +47,7 @@ def expected_skip(reason: str) -> bool:
 # ---- the assertions that ran, per test -----------------------------------------------------------------
 
 _checks: dict[str, int] = {}
-_current: list[str] = []       # the nodeid of the test running now (empty between tests)
+_current: list[str] = []  # the nodeid of the test running now (empty between tests)
 
 
 def _count() -> None:
@@ -75,7 +77,7 @@ class _CountedRaises:
 def _counting(raises):
     def counted(*args, **kwargs):
         result = raises(*args, **kwargs)
-        if len(args) > 1 or kwargs.get("func") is not None:   # the function form: it raised, or raises failed
+        if len(args) > 1 or kwargs.get("func") is not None:  # the function form: it raised, or raises failed
             _count()
             return result
         return _CountedRaises(result)
@@ -107,7 +109,7 @@ def _remove_stale_rewrites() -> list[Path]:
     (pytest rewrites the module again on import); returns the sources whose cache was stale."""
     try:
         from _pytest.assertion.rewrite import PYC_TAIL, get_cache_dir
-    except ImportError:   # another pytest's layout: nothing to clean
+    except ImportError:  # another pytest's layout: nothing to clean
         return []
     stale = []
     for source in TESTS.rglob("*.py"):
@@ -126,18 +128,21 @@ def _remove_stale_rewrites() -> list[Path]:
 # removed, and every package under tests/ marked for rewriting, so that the asserts of helpers (builders,
 # references, checks shared by several files) count for the test that called them.
 _stale = _remove_stale_rewrites()
-pytest.register_assert_rewrite(*[name for name in sorted(f"tests.{p.parent.name}" for p in TESTS.glob("*/__init__.py"))
-                                 if name not in sys.modules])
+pytest.register_assert_rewrite(
+    *[name for name in sorted(f"tests.{p.parent.name}" for p in TESTS.glob("*/__init__.py")) if name not in sys.modules]
+)
 if not getattr(pytest.raises, "_census", False):
     pytest.raises = _counting(pytest.raises)
-_skips_in_ci: list[tuple[str, str, bool]] = []   # nodeid, reason, expected
+_skips_in_ci: list[tuple[str, str, bool]] = []  # nodeid, reason, expected
 _CENSUS_ON = pytest.StashKey[bool]()
 
 
 def pytest_configure(config) -> None:
     if not config.getini("enable_assertion_pass_hook"):
-        raise pytest.UsageError("tests/census.py counts assertions through pytest_assertion_pass: set "
-                                "enable_assertion_pass_hook = true in [tool.pytest.ini_options]")
+        raise pytest.UsageError(
+            "tests/census.py counts assertions through pytest_assertion_pass: set "
+            "enable_assertion_pass_hook = true in [tool.pytest.ini_options]"
+        )
     # tests/conftest.py, imported before its stale cache was removed, counts none of its asserts this run
     config.stash[_CENSUS_ON] = TESTS / "conftest.py" not in _stale
 
@@ -162,16 +167,25 @@ def pytest_runtest_makereport(item, call):
         _skips_in_ci.append((item.nodeid, reason, expected))
         if not expected:
             report.outcome = "failed"
-            report.longrepr = (f"skipped in CI, and not an expected skip: {reason!r}. CI must run it (expected "
-                               f"skips, tests/census.py EXPECTED_SKIPS_IN_CI: "
-                               f"{', '.join(repr(p) for p, _ in EXPECTED_SKIPS_IN_CI)})")
+            report.longrepr = (
+                f"skipped in CI, and not an expected skip: {reason!r}. CI must run it (expected "
+                f"skips, tests/census.py EXPECTED_SKIPS_IN_CI: "
+                f"{', '.join(repr(p) for p, _ in EXPECTED_SKIPS_IN_CI)})"
+            )
         return report
-    if (report.when == "call" and report.passed and not hasattr(report, "wasxfail")
-            and item.config.stash.get(_CENSUS_ON, True) and not _checks.get(item.nodeid)):
+    if (
+        report.when == "call"
+        and report.passed
+        and not hasattr(report, "wasxfail")
+        and item.config.stash.get(_CENSUS_ON, True)
+        and not _checks.get(item.nodeid)
+    ):
         report.outcome = "failed"
-        report.longrepr = ("asserted nothing: no assert passed and no pytest.raises caught its exception in this "
-                           "test, its fixtures or its helpers under tests/ (a loop over nothing? a check that "
-                           "returned early?). A test checks something against a truth (tests/census.py)")
+        report.longrepr = (
+            "asserted nothing: no assert passed and no pytest.raises caught its exception in this "
+            "test, its fixtures or its helpers under tests/ (a loop over nothing? a check that "
+            "returned early?). A test checks something against a truth (tests/census.py)"
+        )
     return report
 
 
@@ -196,11 +210,15 @@ def _skip_reason(report) -> str:
 def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
     write = terminalreporter.write_line
     if _stale:
-        write(f"census: removed {len(_stale)} assertion-rewrite caches made without the pass hook "
-              f"({', '.join(str(s.relative_to(TESTS.parent)) for s in _stale[:3])}{', ...' if len(_stale) > 3 else ''})")
+        write(
+            f"census: removed {len(_stale)} assertion-rewrite caches made without the pass hook "
+            f"({', '.join(str(s.relative_to(TESTS.parent)) for s in _stale[:3])}{', ...' if len(_stale) > 3 else ''})"
+        )
     if not config.stash.get(_CENSUS_ON, True):
-        write("census: tests/conftest.py's cache was stale this run: tests asserting nothing were not failed; "
-              "the next run counts")
+        write(
+            "census: tests/conftest.py's cache was stale this run: tests asserting nothing were not failed; "
+            "the next run counts"
+        )
     if in_ci():
         unexpected = [s for s in _skips_in_ci if not s[2]]
         write(f"census (CI): {len(_skips_in_ci) - len(unexpected)} expected skips, {len(unexpected)} unexpected")

@@ -37,8 +37,11 @@ REAL_LIBCUDART_12 = REAL_CUDA / "cudart-12" / "libcudart.so.12"
 
 def needs_real(path: Path):
     """Skips, saying why, when a real NVIDIA library could not be fetched."""
-    return pytest.mark.skipif(not path.exists(), reason=f"{path.relative_to(REPO)} is missing: "
-                              "scripts/fetch_real_cuda.sh could not download it (see `make setup`)")
+    return pytest.mark.skipif(
+        not path.exists(),
+        reason=f"{path.relative_to(REPO)} is missing: "
+        "scripts/fetch_real_cuda.sh could not download it (see `make setup`)",
+    )
 
 
 @dataclass
@@ -66,10 +69,7 @@ def run_cudasim(tmp_path: Path):
     def run(*args: str, binary: Path = CUDASIM) -> CudasimRun:
         truth_path = tmp_path / "truth.json"
         proc = subprocess.run(
-            [str(binary), "decode", *args, "--truth", str(truth_path)],
-            capture_output=True,
-            text=True,
-            timeout=120,
+            [str(binary), "decode", *args, "--truth", str(truth_path)], capture_output=True, text=True, timeout=120
         )
         assert proc.returncode == 0, proc.stderr
         return CudasimRun(proc.stdout, proc.stderr, json.loads(truth_path.read_text()))

@@ -12,7 +12,7 @@ from tests.conftest import REPO
 
 pytest_plugins = ["pytester"]
 
-CASES = '''
+CASES = """
 import pytest
 
 def helper(x):
@@ -55,7 +55,7 @@ def test_skips_for_root():
 @pytest.mark.skipif(True, reason="no GPU here (for the census test)")
 def test_skips_for_a_gpu():
     assert False
-'''
+"""
 
 
 def outcomes(pytester: pytest.Pytester, monkeypatch, ci: str | None) -> tuple[dict[str, str], str]:
@@ -74,14 +74,26 @@ def outcomes(pytester: pytest.Pytester, monkeypatch, ci: str | None) -> tuple[di
 
 def test_a_test_that_asserts_nothing_fails_and_every_kind_of_check_counts(pytester, monkeypatch):
     found, text = outcomes(pytester, monkeypatch, ci=None)
-    assert {name: found.get(name) for name in (
-        "test_asserts", "test_asserts_through_a_helper", "test_asserts_only_in_its_fixture",
-        "test_catches_what_it_expects", "test_catches_through_the_function_form", "test_nothing",
-        "test_a_loop_over_nothing")} == {
-        "test_asserts": "PASSED", "test_asserts_through_a_helper": "PASSED",
-        "test_asserts_only_in_its_fixture": "PASSED", "test_catches_what_it_expects": "PASSED",
-        "test_catches_through_the_function_form": "PASSED", "test_nothing": "FAILED",
-        "test_a_loop_over_nothing": "FAILED"}, text
+    assert {
+        name: found.get(name)
+        for name in (
+            "test_asserts",
+            "test_asserts_through_a_helper",
+            "test_asserts_only_in_its_fixture",
+            "test_catches_what_it_expects",
+            "test_catches_through_the_function_form",
+            "test_nothing",
+            "test_a_loop_over_nothing",
+        )
+    } == {
+        "test_asserts": "PASSED",
+        "test_asserts_through_a_helper": "PASSED",
+        "test_asserts_only_in_its_fixture": "PASSED",
+        "test_catches_what_it_expects": "PASSED",
+        "test_catches_through_the_function_form": "PASSED",
+        "test_nothing": "FAILED",
+        "test_a_loop_over_nothing": "FAILED",
+    }, text
     assert re.search(r"^FAILED test_cases.py::test_nothing - asserted nothing", text, re.M), text
     # outside CI every skip is a skip
     assert re.search(r"\b2 failed, 5 passed, 3 skipped\b", text), text
@@ -95,8 +107,9 @@ def test_in_ci_only_the_expected_skips_are_skips(pytester, monkeypatch):
     # each skip said, with why, at the end
     assert "census (CI): 2 expected skips, 1 unexpected" in text
     assert re.search(r"^  UNEXPECTED test_cases.py::test_skips_for_root: needs root$", text, re.M), text
-    assert re.search(r"^  expected   test_cases.py::test_skips_for_a_gpu: no GPU here \(for the census test\)$",
-                     text, re.M), text
+    assert re.search(
+        r"^  expected   test_cases.py::test_skips_for_a_gpu: no GPU here \(for the census test\)$", text, re.M
+    ), text
 
 
 @pytest.mark.parametrize("value", ["", "0", "false"])
@@ -120,9 +133,10 @@ def test_in_ci_a_module_skipped_whole_is_judged_too(pytester, monkeypatch):
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(REPO), str(REPO / "python")]))
     pytester.makepyfile(
         test_torch='import pytest\npytest.importorskip("no_module_here", reason="PyTorch is not installed here")\n'
-                   'def test_a():\n    assert True\n',
+        "def test_a():\n    assert True\n",
         test_other='import pytest\npytest.importorskip("no_module_here", reason="needs root")\n'
-                   'def test_b():\n    assert True\n')
+        "def test_b():\n    assert True\n",
+    )
     result = pytester.runpytest_subprocess("-p", "tests.census", "-o", "enable_assertion_pass_hook=true")
     text = "\n".join(result.outlines)
     assert re.search(r"^ERROR test_other.py - skipped in CI, and not an expected skip: 'needs root'", text, re.M), text

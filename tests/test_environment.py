@@ -6,17 +6,20 @@ import os
 import subprocess
 import sys
 
-PROBE = ("import os, launchgap.quiet_blas; "
-         "print(os.environ.get('OPENBLAS_NUM_THREADS'), len(os.listdir('/proc/self/task')))")
+PROBE = (
+    "import os, launchgap.quiet_blas; print(os.environ.get('OPENBLAS_NUM_THREADS'), len(os.listdir('/proc/self/task')))"
+)
 # the order modules begin to import in, as a finder first asked for each sees it
-ORDER = ("import sys\n"
-         "seen = []\n"
-         "class Log:\n"
-         "    def find_spec(self, name, path=None, target=None):\n"
-         "        seen.append(name)\n"
-         "sys.meta_path.insert(0, Log())\n"
-         "import launchgap.cli\n"
-         "print(seen.index('launchgap.quiet_blas') < seen.index('numpy'))")
+ORDER = (
+    "import sys\n"
+    "seen = []\n"
+    "class Log:\n"
+    "    def find_spec(self, name, path=None, target=None):\n"
+    "        seen.append(name)\n"
+    "sys.meta_path.insert(0, Log())\n"
+    "import launchgap.cli\n"
+    "print(seen.index('launchgap.quiet_blas') < seen.index('numpy'))"
+)
 
 
 def test_the_cli_quiets_openblas_before_anything_imports_numpy():

@@ -58,8 +58,12 @@ def host_settings() -> dict[str, str | None]:
 
 
 def test_there_is_an_example_of_every_kind_and_every_key():
-    assert {p.name for p in EXAMPLES} >= {"noisy-neighbours.toml", "mitigations.toml", "policies.toml",
-                                          "host-levers.toml"}
+    assert {p.name for p in EXAMPLES} >= {
+        "noisy-neighbours.toml",
+        "mitigations.toml",
+        "policies.toml",
+        "host-levers.toml",
+    }
     text = "\n".join(p.read_text() for p in EXAMPLES)
     scenario_keys = SCENARIO_FILE_SCHEMA["properties"]["scenarios"]["additionalProperties"]["properties"]
     mitigations = scenario_keys["mitigations"]["properties"]
@@ -68,7 +72,7 @@ def test_there_is_an_example_of_every_kind_and_every_key():
     assert not missing, f"no example shows {missing}"
     assert all(re.search(rf'"{kind}"', text) for kind in LOAD_KINDS)
     for example in EXAMPLES:
-        assert len(from_toml(example)) >= 3, example.name   # valid, and more than a baseline
+        assert len(from_toml(example)) >= 3, example.name  # valid, and more than a baseline
         assert documented_command(example)[:4] == ["launchgap", "experiment", "run", f"examples/{example.name}"]
 
 
@@ -76,7 +80,6 @@ def test_there_is_an_example_of_every_kind_and_every_key():
 @pytest.mark.parametrize("example", EXAMPLES, ids=[p.stem for p in EXAMPLES])
 def test_every_example_runs_as_documented(example, tmp_path):
     from launchgap.experiments.levers import LeverHost
-
     from tests.experiments.lever_hosts import refusal_once_settled
 
     for scenario in from_toml(example):
@@ -86,8 +89,13 @@ def test_every_example_runs_as_documented(example, tmp_path):
     changes_host = any(s.mitigations.changes_host for s in from_toml(example))
     before = host_settings() if changes_host else None
     out = tmp_path / "out"
-    proc = subprocess.Popen(shortened(documented_command(example), out), cwd=REPO, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        shortened(documented_command(example), out),
+        cwd=REPO,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     irqs: dict = {}
     try:
         if changes_host:

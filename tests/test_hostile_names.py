@@ -33,13 +33,13 @@ NAMES = {
     "[/]": "[/]",
     "[bold]x": "[bold]x",
     "[link=file:///etc/passwd]x[/link]": "[link=file:///etc/passwd]x[/link]",
-    "bad\\xffname": "bad\\xffname",                   # a byte that was not UTF-8, as the escape that stands for it
-    f"{ESC}[31mred": "\\x1b[31mred",                  # an SGR colour
+    "bad\\xffname": "bad\\xffname",  # a byte that was not UTF-8, as the escape that stands for it
+    f"{ESC}[31mred": "\\x1b[31mred",  # an SGR colour
     f"{ESC}]8;;http://x\x07t": "\\x1b]8;;http://x\\x07t",  # an OSC 8 hyperlink
     "L" * 300 + "[/]": "L" * 300 + "[/]",
     ":smile:": ":smile:",
-    "a$\\frac$b": "a$\\frac$b",                       # TeX to matplotlib
-    "end\\": "end\\",                                 # a trailing backslash escapes the markup after it
+    "a$\\frac$b": "a$\\frac$b",  # TeX to matplotlib
+    "end\\": "end\\",  # a trailing backslash escapes the markup after it
 }
 # a path can hold neither "/" in a name nor NUL: [/] across two directories, the rest in one name
 HOSTILE_DIR = f"x[:smile:[bold]b{ESC}[31m"
@@ -60,8 +60,15 @@ def png_width(path) -> int:
 def launchgap(*args: str, cwd: Path | None = None, timeout: int = 300) -> subprocess.CompletedProcess:
     # a report fits 100 columns in a pipe (COLUMNS where set): as wide as the widest allowed, so that no
     # hostile name these tests look for is folded across lines
-    return subprocess.run([sys.executable, "-m", "launchgap.cli", *args], capture_output=True, text=True,
-                          errors="replace", cwd=cwd, timeout=timeout, env={**os.environ, "COLUMNS": "1000"})
+    return subprocess.run(
+        [sys.executable, "-m", "launchgap.cli", *args],
+        capture_output=True,
+        text=True,
+        errors="replace",
+        cwd=cwd,
+        timeout=timeout,
+        env={**os.environ, "COLUMNS": "1000"},
+    )
 
 
 def succeeded(proc: subprocess.CompletedProcess) -> str:
@@ -102,9 +109,9 @@ def test_the_report_shows_every_name_literally(trace):
     out = succeeded(launchgap("report", str(trace)))
     header = f"{trace.parent.parent}/{HOSTILE_PATH_SHOWN}: command [/] \\x1b[2J on test"
     assert out.splitlines()[0].startswith(header)
-    for i, (name, shown) in enumerate(NAMES.items()):
-        assert f"{shown} 100/{101 + i}" in out, shown            # the thread
-        assert re.search(rf"│ {re.escape(shown)} +│ {200 + i} +│ preempted", out), shown   # who ran instead
+    for i, (_name, shown) in enumerate(NAMES.items()):
+        assert f"{shown} 100/{101 + i}" in out, shown  # the thread
+        assert re.search(rf"│ {re.escape(shown)} +│ {200 + i} +│ preempted", out), shown  # who ran instead
     assert "interrupts on traced CPUs" in out and "\\x1b[31mred 1" in out
     assert "😄" not in out
 
@@ -117,11 +124,11 @@ def test_timeline_statistics_and_drawings_take_every_name(trace, tmp_path):
         commands = [line.split("│")[1].strip() for line in out.splitlines() if line.startswith("│")]
         # each name switched in twice: its thread and its hog
         assert sorted(c for c in commands if c != "swapper/0") == sorted(NAMES.values())
-        if output.endswith(".png"):   # a PNG that decodes, drawn at the timeline's width (14 in at 150 dpi)
+        if output.endswith(".png"):  # a PNG that decodes, drawn at the timeline's width (14 in at 150 dpi)
             assert png_width(tmp_path / output) == 2100
     page = (tmp_path / "cores.html").read_text()
     meta = json.loads(re.search(r'<script id="lg-meta" type="application/json">(.*?)</script>', page, re.S)[1])
-    assert {task["comm"] for task in meta["panels"][0]["tasks"]} >= set(NAMES)   # the page keeps them exact
+    assert {task["comm"] for task in meta["panels"][0]["tasks"]} >= set(NAMES)  # the page keeps them exact
 
 
 def test_running_waiting_and_diff_show_a_hostile_trace_path(trace, tmp_path):
@@ -145,8 +152,17 @@ def test_an_error_line_shows_a_hostile_path_visibly(tmp_path):
 
 
 def run(scenario: str, metric: float, culprit: str, warmup: bool = False) -> dict:
-    return {"scenario": scenario, "metric": metric, "wall_s": metric, "warmup": warmup, "preempted_ms": 1.0,
-            "runqueue_ms": 2.0, "irq_ms": 0.5, "sched_per_1k": 3.0, "top_culprit": culprit}
+    return {
+        "scenario": scenario,
+        "metric": metric,
+        "wall_s": metric,
+        "warmup": warmup,
+        "preempted_ms": 1.0,
+        "runqueue_ms": 2.0,
+        "irq_ms": 0.5,
+        "sched_per_1k": 3.0,
+        "top_culprit": culprit,
+    }
 
 
 def test_experiment_show_takes_hostile_scenarios_and_culprits(tmp_path):
@@ -155,20 +171,31 @@ def test_experiment_show_takes_hostile_scenarios_and_culprits(tmp_path):
     scenario_names = ["[/]", "[bold]x", "a$\\frac$b", "bad\\xffname"]
     culprits = [name for name in NAMES if name not in scenario_names]
     scenarios = [{"name": "baseline"}] + [{"name": name} for name in scenario_names]
-    runs = [run("baseline", 10.0, culprits[0], warmup=True), run("baseline", 10.0, culprits[0]),
-            run("baseline", 10.5, culprits[0])]
+    runs = [
+        run("baseline", 10.0, culprits[0], warmup=True),
+        run("baseline", 10.0, culprits[0]),
+        run("baseline", 10.5, culprits[0]),
+    ]
     for i, name in enumerate(scenario_names):
         runs += [run(name, 11.0 + i, culprits[1 + i]), run(name, 11.5 + i, culprits[1 + i])]
     # the metric's name as the user gave it (--metric-name), markup and all
-    results = {"schema": "launchgap-experiment/1", "status": "complete", "metric": "tok/s: ([0-9.]+)",
-               "metric_name": "tok/s [/] [bold]x", "higher_is_better": True, "scenarios": scenarios, "runs": runs}
+    results = {
+        "schema": "launchgap-experiment/1",
+        "status": "complete",
+        "metric": "tok/s: ([0-9.]+)",
+        "metric_name": "tok/s [/] [bold]x",
+        "higher_is_better": True,
+        "scenarios": scenarios,
+        "runs": runs,
+    }
     (tmp_path / "results.json").write_text(json.dumps(results))
     out = succeeded(launchgap("experiment", "show", str(tmp_path)))
     assert "tok/s [/] [bold]x (higher is better), status: complete" in out
     rows = [[c.strip() for c in line.strip("│").split("│")] for line in out.splitlines() if line.startswith("│")]
     assert [(r[0], r[-1]) for r in rows] == [("baseline", NAMES[culprits[0]])] + [
-        (NAMES[name], NAMES[culprits[1 + i]]) for i, name in enumerate(scenario_names)]
-    assert png_width(tmp_path / "slowdown.png") > 0   # a PNG that decodes (its size follows the scenarios)
+        (NAMES[name], NAMES[culprits[1 + i]]) for i, name in enumerate(scenario_names)
+    ]
+    assert png_width(tmp_path / "slowdown.png") > 0  # a PNG that decodes (its size follows the scenarios)
 
 
 def test_a_lever_grids_table_takes_a_hostile_culprit(tmp_path):
@@ -176,15 +203,22 @@ def test_a_lever_grids_table_takes_a_hostile_culprit(tmp_path):
     cells = [("compute", "other"), ("compute", "fifo:10")]
     scenarios = [{"name": f"{c}/{v}", "class": c, "variant": v, "baseline": "compute/other"} for c, v in cells]
     culprits = {"compute/other": "[/]", "compute/fifo:10": f"{ESC}[31mred"}
-    runs = [run(s["name"], 2.0 + i * 0.1 + k * 0.01, culprits[s["name"]]) for i, s in enumerate(scenarios)
-            for k in range(3)]
-    results = {"schema": "launchgap-experiment/1", "status": "complete", "metric": "elapsed_s",
-               "higher_is_better": False, "scenarios": scenarios, "runs": runs, "grid": {"classes": ["compute"]}}
+    runs = [
+        run(s["name"], 2.0 + i * 0.1 + k * 0.01, culprits[s["name"]]) for i, s in enumerate(scenarios) for k in range(3)
+    ]
+    results = {
+        "schema": "launchgap-experiment/1",
+        "status": "complete",
+        "metric": "elapsed_s",
+        "higher_is_better": False,
+        "scenarios": scenarios,
+        "runs": runs,
+        "grid": {"classes": ["compute"]},
+    }
     (tmp_path / "results.json").write_text(json.dumps(results))
     out = succeeded(launchgap("experiment", "show", str(tmp_path)))
     rows = [[c.strip() for c in line.strip("│").split("│")] for line in out.splitlines() if line.startswith("│")]
-    assert [(r[0], r[1], r[-1]) for r in rows] == [("compute", "other", "[/]"),
-                                                   ("compute", "fifo:10", "\\x1b[31mred")]
+    assert [(r[0], r[1], r[-1]) for r in rows] == [("compute", "other", "[/]"), ("compute", "fifo:10", "\\x1b[31mred")]
 
 
 @pytest.mark.parametrize("name", [n for n in NAMES if " " not in n])
@@ -196,7 +230,7 @@ def test_doctor_shows_a_hostile_interrupt_name_literally(tmp_path, name):
     out = succeeded(launchgap("doctor", "--root", str(root), "--cpus", "2"))
     flat = " ".join(out.split())
     assert f"lands on isolated CPUs 1-3: {NAMES[name]} (" in flat
-    assert f"1-edge {NAMES[name]}" in flat      # the evidence line
+    assert f"1-edge {NAMES[name]}" in flat  # the evidence line
 
 
 def test_probes_shows_a_hostile_library_path_literally(tmp_path):
@@ -226,12 +260,16 @@ def test_a_real_recording_of_a_workload_that_renames_itself(tmp_path):
     if SKIP_REASON:
         pytest.skip(SKIP_REASON)
     trace = tmp_path / "renamed.lg"
-    proc = subprocess.run([str(RECORDER), "-q", "-o", str(trace), "--", sys.executable, "-c", RENAMES_ITSELF],
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [str(RECORDER), "-q", "-o", str(trace), "--", sys.executable, "-c", RENAMES_ITSELF],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr
     out = succeeded(launchgap("report", str(trace)))
     pid = json.loads((trace / "meta.json").read_text())["command_pid"]
-    assert re.search(rf"│ \[/\] {pid}/{pid} +│", out), out      # the workload's thread, by its new name
+    assert re.search(rf"│ \[/\] {pid}/{pid} +│", out), out  # the workload's thread, by its new name
     out = succeeded(launchgap("timeline", str(trace), "-o", str(tmp_path / "cores.png")))
     assert any(line.startswith("│ [/] ") for line in out.splitlines()), out
     os.remove(tmp_path / "cores.png")
@@ -243,9 +281,13 @@ def test_a_process_named_with_a_byte_that_is_not_utf8_stops_no_scan_of_proc():
     thread watch read /proc/PID/stat as UTF-8 (UnicodeDecodeError in the leash after each run)."""
     from launchgap.experiments import leash, levers, loadgen
 
-    hostile = subprocess.Popen(["runuser", "-u", "nobody", "--", "sh", "-c",
-                                r"printf '\377[/]' > /proc/self/comm; echo $$; read never"],
-                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, start_new_session=True)
+    hostile = subprocess.Popen(
+        ["runuser", "-u", "nobody", "--", "sh", "-c", r"printf '\377[/]' > /proc/self/comm; echo $$; read never"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     try:
         assert hostile.stdout is not None
         pid = int(hostile.stdout.readline())
@@ -287,9 +329,29 @@ def test_the_gpu_verdict_names_a_culprit_as_the_characters_it_holds(tmp_path):
     hog = subprocess.Popen([sys.executable, "-c", ESCAPING_HOG], start_new_session=True)
     try:
         trace = tmp_path / "hogged.lg"
-        proc = subprocess.run([str(RECORDER), "-q", "--gpu-activity", "-o", str(trace), "--", "taskset", "-c", "1",
-                               str(CUDASIM), "decode", "--quiet", "--tokens", "20", "--kernel-us", "2:4"],
-                              capture_output=True, text=True, timeout=300)
+        proc = subprocess.run(
+            [
+                str(RECORDER),
+                "-q",
+                "--gpu-activity",
+                "-o",
+                str(trace),
+                "--",
+                "taskset",
+                "-c",
+                "1",
+                str(CUDASIM),
+                "decode",
+                "--quiet",
+                "--tokens",
+                "20",
+                "--kernel-us",
+                "2:4",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
     finally:
         os.killpg(hog.pid, 9)
         hog.wait()

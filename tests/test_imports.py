@@ -36,7 +36,8 @@ def module_files() -> dict[str, Path]:
 def _is_type_checking(node: ast.If) -> bool:
     test = node.test
     return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
 
 
 def _imports(tree: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
@@ -86,11 +87,12 @@ def import_graph() -> dict[str, set[str]]:
             else:
                 source = _resolve(name, is_package, node)
                 # a name that is a submodule is an edge to it; any other name, to the module it is read from
-                targets = [f"{source}.{alias.name}" if f"{source}.{alias.name}" in modules else source
-                           for alias in node.names]
+                targets = [
+                    f"{source}.{alias.name}" if f"{source}.{alias.name}" in modules else source for alias in node.names
+                ]
             for target in targets:
                 known = _known(target, modules) if target.split(".")[0] == PACKAGE else None
-                if known is not None and known != PACKAGE:   # launchgap/__init__.py holds the version alone
+                if known is not None and known != PACKAGE:  # launchgap/__init__.py holds the version alone
                     graph[name].add(known)
     return graph
 
@@ -200,6 +202,7 @@ def test_no_package_imports_itself_back():
 
 # ---- the walker itself, on hand-built graphs and sources ------------------------------------------------
 
+
 def test_a_cycle_is_named_as_its_path():
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c", "a"]]
     assert cycles({"a": {"a"}}) == [["a", "a"]]
@@ -212,10 +215,16 @@ def test_function_level_and_relative_imports_are_edges(tmp_path, monkeypatch):
     (package / "__init__.py").write_text("")
     (package / "sub" / "__init__.py").write_text("from .a import thing\n")
     (package / "sub" / "a.py").write_text("def f():\n    from ..b import g\n")
-    (package / "b.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from launchgap.sub import a\n"
-                                  "def g():\n    from launchgap.sub import thing\n")
+    (package / "b.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from launchgap.sub import a\n"
+        "def g():\n    from launchgap.sub import thing\n"
+    )
     monkeypatch.setitem(globals(), "ROOT", tmp_path)
     graph = import_graph()
-    assert graph == {"launchgap": set(), "launchgap.sub": {"launchgap.sub.a"}, "launchgap.sub.a": {"launchgap.b"},
-                     "launchgap.b": {"launchgap.sub"}}
+    assert graph == {
+        "launchgap": set(),
+        "launchgap.sub": {"launchgap.sub.a"},
+        "launchgap.sub.a": {"launchgap.b"},
+        "launchgap.b": {"launchgap.sub"},
+    }
     assert cycles(graph) == [["launchgap.b", "launchgap.sub", "launchgap.sub.a", "launchgap.b"]]

@@ -31,8 +31,14 @@ BINARIES = ("launchgap-record", "launchgap-monitor")
 # unwinder Rust's standard library links (every glibc system has it: glibc's own
 # pthread_cancel loads it). libbpf, libelf and zlib are linked in.
 GLIBC_LIBRARIES = {
-    "linux-vdso.so.1", "ld-linux-x86-64.so.2", "libc.so.6", "libm.so.6", "libpthread.so.0", "libdl.so.2",
-    "librt.so.1", "libgcc_s.so.1",
+    "linux-vdso.so.1",
+    "ld-linux-x86-64.so.2",
+    "libc.so.6",
+    "libm.so.6",
+    "libpthread.so.0",
+    "libdl.so.2",
+    "librt.so.1",
+    "libgcc_s.so.1",
 }
 # What must not be reachable from the user's environment
 BUILD_TOOLS = ("cc", "gcc", "clang", "cargo", "rustc", "ld", "make", "pkg-config")
@@ -49,8 +55,7 @@ def wheel(tmp_path_factory) -> Path:
     the binaries are setup's release build, so nothing is compiled twice)."""
     out = tmp_path_factory.mktemp("dist")
     started = time.monotonic()
-    proc = subprocess.run([str(REPO / "scripts" / "dist.sh"), str(out)], capture_output=True, text=True,
-                          timeout=1800)
+    proc = subprocess.run([str(REPO / "scripts" / "dist.sh"), str(out)], capture_output=True, text=True, timeout=1800)
     assert proc.returncode == 0, proc.stderr
     print(f"scripts/dist.sh took {time.monotonic() - started:.1f} s")
     wheels = list(out.glob("*.whl"))
@@ -74,13 +79,22 @@ def user_env(wheel, tmp_path_factory) -> dict:
     system_python = shutil.which("python3", path="/usr/bin:/bin")
     subprocess.run([system_python, "-m", "venv", str(venv)], check=True, timeout=300)
     # only what pip and Python need from ours: its certificates, timeouts, cache (HOME), locale
-    env = {key: value for key, value in os.environ.items()
-           if key.startswith(("PIP_", "SSL_", "REQUESTS_CA")) or key in ("HOME", "LANG", "LC_ALL", "TMPDIR")}
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if key.startswith(("PIP_", "SSL_", "REQUESTS_CA")) or key in ("HOME", "LANG", "LC_ALL", "TMPDIR")
+    }
     env.pop("PIP_FIND_LINKS", None)
     env["PATH"] = f"{venv / 'bin'}:{tools}"
     started = time.monotonic()
-    proc = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", str(wheel)],
-                          env=env, capture_output=True, text=True, timeout=1800, cwd=home)
+    proc = subprocess.run(
+        [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", str(wheel)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+        cwd=home,
+    )
     assert proc.returncode == 0, proc.stderr
     print(f"pip install of the wheel took {time.monotonic() - started:.1f} s")
     return {"env": env, "venv": venv, "home": home}
@@ -89,8 +103,12 @@ def user_env(wheel, tmp_path_factory) -> dict:
 def test_the_wheel_has_a_manylinux_tag_auditwheel_accepts(wheel):
     name = WHEEL_NAME.fullmatch(wheel.name)
     assert name, wheel.name
-    shown = subprocess.run([str(REPO / ".venv" / "bin" / "auditwheel"), "show", "--json", str(wheel)],
-                           capture_output=True, text=True, timeout=300)
+    shown = subprocess.run(
+        [str(REPO / ".venv" / "bin" / "auditwheel"), "show", "--json", str(wheel)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert shown.returncode == 0, shown.stderr
     audit = json.loads(shown.stdout)
     assert audit["pure"] is False
@@ -114,12 +132,17 @@ def test_dist_refuses_binaries_that_need_a_library_outside_glibc(tmp_path):
     binaries = tmp_path / "binaries"
     binaries.mkdir()
     source = tmp_path / "uses_zlib.c"
-    source.write_text('#include <zlib.h>\nint main(void) { return zlibVersion()[0] == 0; }\n')
+    source.write_text("#include <zlib.h>\nint main(void) { return zlibVersion()[0] == 0; }\n")
     for binary in BINARIES:
         subprocess.run([compiler, "-o", str(binaries / binary), str(source), "-lz"], check=True, timeout=120)
     out = tmp_path / "dist"
-    proc = subprocess.run([str(REPO / "scripts" / "dist.sh"), str(out)], capture_output=True, text=True,
-                          timeout=600, env={**os.environ, "LAUNCHGAP_DIST_BINARIES": str(binaries)})
+    proc = subprocess.run(
+        [str(REPO / "scripts" / "dist.sh"), str(out)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "LAUNCHGAP_DIST_BINARIES": str(binaries)},
+    )
     assert proc.returncode == 1, proc.stderr
     assert proc.stderr.splitlines()[-1] == "dist: the binaries need libraries outside glibc: libz.so.1"
     assert not list(out.glob("*.whl"))
@@ -145,17 +168,30 @@ def test_the_user_environment_has_no_compiler_cargo_or_checkout(user_env):
 def test_the_installed_package_runs_its_own_binaries(user_env):
     venv, env = user_env["venv"], user_env["env"]
     where = subprocess.run(
-        [str(venv / "bin" / "python"), "-c",
-         "import launchgap.recorder as r; print(r.find_recorder()); print(r.find_monitor())"],
-        env=env, capture_output=True, text=True, timeout=120, cwd=user_env["home"],
+        [
+            str(venv / "bin" / "python"),
+            "-c",
+            "import launchgap.recorder as r; print(r.find_recorder()); print(r.find_monitor())",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=user_env["home"],
     )
     assert where.returncode == 0, where.stderr
     recorder, monitor = (Path(line) for line in where.stdout.splitlines())
     site_packages = next((venv / "lib").glob("python3*/site-packages"))
     assert recorder == site_packages / "launchgap" / "bin" / "launchgap-record"
     assert monitor == site_packages / "launchgap" / "bin" / "launchgap-monitor"
-    version = subprocess.run([str(venv / "bin" / "launchgap"), "monitor", "--version"], env=env,
-                             capture_output=True, text=True, timeout=120, cwd=user_env["home"])
+    version = subprocess.run(
+        [str(venv / "bin" / "launchgap"), "monitor", "--version"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=user_env["home"],
+    )
     assert version.returncode == 0, version.stderr
     assert version.stdout.split() == ["launchgap-monitor", "0.1.0"]
 
@@ -165,17 +201,42 @@ def test_installed_launchgap_records_and_reports_the_checkouts_numbers(user_env,
     venv, env = user_env["venv"], user_env["env"]
     trace, truth_path = tmp_path / "run.lg", tmp_path / "truth.json"
     record = subprocess.run(
-        [str(venv / "bin" / "launchgap"), "record", "-q", "-o", str(trace), "--",
-         str(CUDASIM), "decode", "--quiet", "--tokens", "4", "--threads", "2", "--truth", str(truth_path)],
-        env=env, capture_output=True, text=True, timeout=600, cwd=tmp_path,
+        [
+            str(venv / "bin" / "launchgap"),
+            "record",
+            "-q",
+            "-o",
+            str(trace),
+            "--",
+            str(CUDASIM),
+            "decode",
+            "--quiet",
+            "--tokens",
+            "4",
+            "--threads",
+            "2",
+            "--truth",
+            str(truth_path),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=tmp_path,
     )
     assert record.returncode == 0, record.stderr
     truth = json.loads(truth_path.read_text())["totals"]
     assert read_trace(trace).of(Event.LAUNCH).height == truth["launches"] == 2 * 4 * (2 + 28 * 17)
 
     def report(launchgap: Path, environment: dict | None) -> dict:
-        proc = subprocess.run([str(launchgap), "report", "--json", trace.name], env=environment,
-                              capture_output=True, text=True, timeout=600, cwd=tmp_path)
+        proc = subprocess.run(
+            [str(launchgap), "report", "--json", trace.name],
+            env=environment,
+            capture_output=True,
+            text=True,
+            timeout=600,
+            cwd=tmp_path,
+        )
         assert proc.returncode == 0, proc.stderr
         return json.loads(proc.stdout)
 
@@ -197,9 +258,25 @@ def test_the_recorder_binary_alone_records(tmp_path):
     (tools / "ldconfig").symlink_to(shutil.which("ldconfig", path="/usr/sbin:/sbin:/usr/bin:/bin"))
     truth_path = tmp_path / "truth.json"
     proc = subprocess.run(
-        [str(recorder), "-q", "-o", str(tmp_path / "run.lg"), "--",
-         str(CUDASIM), "decode", "--quiet", "--tokens", "2", "--truth", str(truth_path)],
-        env={"PATH": str(tools)}, capture_output=True, text=True, timeout=600, cwd=alone,
+        [
+            str(recorder),
+            "-q",
+            "-o",
+            str(tmp_path / "run.lg"),
+            "--",
+            str(CUDASIM),
+            "decode",
+            "--quiet",
+            "--tokens",
+            "2",
+            "--truth",
+            str(truth_path),
+        ],
+        env={"PATH": str(tools)},
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=alone,
     )
     assert proc.returncode == 0, proc.stderr
     launches = read_trace(tmp_path / "run.lg").of(Event.LAUNCH).height

@@ -16,8 +16,13 @@ HOG = (200, 200, "another-rather-long-command-name")
 
 
 def launchgap(*args: str, columns: str = "40") -> subprocess.CompletedProcess:
-    proc = subprocess.run([sys.executable, "-m", "launchgap.cli", *args], capture_output=True, text=True,
-                          env={**os.environ, "COLUMNS": columns}, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "launchgap.cli", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "COLUMNS": columns},
+        timeout=120,
+    )
     assert proc.returncode in (0, 1), proc.stderr
     return proc
 
@@ -50,7 +55,7 @@ def test_the_report_in_a_pipe_is_whole(tmp_path):
 
 
 def test_a_note_on_stderr_is_one_line(tmp_path):
-    b = TraceBuilder()                                                       # target mode: the views add a note
+    b = TraceBuilder()  # target mode: the views add a note
     b.switch(2_000, 0, IDLE, LONG)
     b.switch(9_000, 0, LONG, HOG)
     trace = b.write(tmp_path / "t.lg")
@@ -62,9 +67,19 @@ def test_a_note_on_stderr_is_one_line(tmp_path):
 def test_the_experiment_table_in_a_log_is_whole(tmp_path):
     from tests.experiments.test_failures import results_with, run_row
 
-    (tmp_path / "results.json").write_text(json.dumps(results_with([
-        run_row("baseline", 10.0, warmup=True), run_row("baseline", 10.0), run_row("baseline", 11.0),
-        run_row("cpu", 7.0), run_row("cpu", 7.5)])))
+    (tmp_path / "results.json").write_text(
+        json.dumps(
+            results_with(
+                [
+                    run_row("baseline", 10.0, warmup=True),
+                    run_row("baseline", 10.0),
+                    run_row("baseline", 11.0),
+                    run_row("cpu", 7.0),
+                    run_row("cpu", 7.5),
+                ]
+            )
+        )
+    )
     proc = launchgap("experiment", "show", str(tmp_path))
     assert "…" not in proc.stdout
     header = next(line for line in proc.stdout.splitlines() if "scenario" in line)

@@ -20,7 +20,7 @@ from tests.test_hostile_input import results_of
 from tests.test_output_safety import small_trace
 
 DEEP = '{"deep": ' + "[" * 100_000 + "]" * 100_000 + "}"
-MAX_JSON_DEPTH = 100    # as docs/trace-format.md says
+MAX_JSON_DEPTH = 100  # as docs/trace-format.md says
 NESTING = f"nested deeper than {MAX_JSON_DEPTH} levels"
 
 
@@ -35,7 +35,7 @@ def test_the_reader_takes_what_launchgap_writes_and_refuses_the_rest(tmp_path):
     assert parse_json(nested(MAX_JSON_DEPTH), "f") == {"x": json.loads("[" * 99 + "]" * 99)}
     for text, problem in [
         (nested(MAX_JSON_DEPTH + 1), NESTING),
-        (DEEP, NESTING),                                       # RecursionError in the parser
+        (DEEP, NESTING),  # RecursionError in the parser
         (b'{"a": "\xff"}', "not UTF-8 text"),
         ('{"a": "\\ud800"}', "holds a lone surrogate (an unpaired \\ud800-\\udfff escape), not text"),
         ('["\\udc80", 1]', "holds a lone surrogate (an unpaired \\ud800-\\udfff escape), not text"),
@@ -44,7 +44,7 @@ def test_the_reader_takes_what_launchgap_writes_and_refuses_the_rest(tmp_path):
         with pytest.raises(JsonError) as refused:
             parse_json(text, "f.json")
         assert (refused.value.problem, str(refused.value)) == (problem, f"f.json: {problem}")
-    assert parse_json('{"a": "\\ud83d\\ude00"}', "f") == {"a": "\U0001f600"}    # a pair is text
+    assert parse_json('{"a": "\\ud83d\\ude00"}', "f") == {"a": "\U0001f600"}  # a pair is text
     # brackets in strings, after escaped quotes and backslashes, are text, not nesting
     tricky = '{"a": "' + "[" * 300 + '\\" \\\\", "b": ["\\\\", "]]]{", "\\\\\\""], "c": "{{"}'
     assert parse_json(tricky, "f") == json.loads(tricky) and json.loads(tricky)["b"][2] == '\\"'
@@ -64,9 +64,14 @@ def test_the_reader_takes_what_launchgap_writes_and_refuses_the_rest(tmp_path):
 
 
 TRACE_COMMANDS = [
-    ["report", "{t}"], ["report", "{t}", "--json"], ["diff", "{good}", "{t}"], ["timeline", "{t}", "-o", "{o}.png"],
-    ["running-waiting", "{t}", "-o", "{o}.png"], ["export", "--csv", "{t}", "-o", "{o}.csv"],
-    ["export", "--perfetto", "{t}", "-o", "{o}.pftrace"], ["convert", "{t}", "{o}.lg1"],
+    ["report", "{t}"],
+    ["report", "{t}", "--json"],
+    ["diff", "{good}", "{t}"],
+    ["timeline", "{t}", "-o", "{o}.png"],
+    ["running-waiting", "{t}", "-o", "{o}.png"],
+    ["export", "--csv", "{t}", "-o", "{o}.csv"],
+    ["export", "--perfetto", "{t}", "-o", "{o}.pftrace"],
+    ["convert", "{t}", "{o}.lg1"],
     ["doctor", "--trace", "{t}"],
 ]
 
@@ -81,8 +86,10 @@ def test_deep_metadata_is_one_line_in_every_command(traces, tmp_path, command):
     good, path = traces
     (path / META_FILE).write_text(DEEP)
     code, stdout, stderr = run(*[a.format(t=path, good=good, o=tmp_path / "out") for a in command])
-    assert (code, stderr) == (2, f"launchgap: {path}: damaged trace: its metadata (meta.json) cannot be read "
-                                 f"({NESTING})\n")
+    assert (code, stderr) == (
+        2,
+        f"launchgap: {path}: damaged trace: its metadata (meta.json) cannot be read ({NESTING})\n",
+    )
     assert not list(tmp_path.glob("out*"))
 
 
@@ -94,7 +101,7 @@ def test_a_deep_closing_summary_is_left_out_and_said_in_every_command(traces, tm
     line = f"its closing summary is damaged ({NESTING}) and was left out: the trace has no clean end"
     code, stdout, stderr = run(*[a.format(t=path, good=good, o=tmp_path / "out") for a in command])
     assert code == 0 and "Traceback" not in stderr + stdout, stderr
-    if command[0] == "report":   # the report says it itself
+    if command[0] == "report":  # the report says it itself
         shown = json.loads(stdout)["trace"]["damage"] if "--json" in command else " ".join(stdout.split())
         assert line in shown
     else:
@@ -110,24 +117,30 @@ def test_deep_format_1_metadata_and_closing_row_are_one_line(tmp_path):
     with pa.OSFile(str(deep_meta), "wb") as sink, pa.ipc.new_stream(sink, schema) as writer:
         writer.write_table(table.replace_schema_metadata(schema.metadata))
     code, _, stderr = run("report", str(deep_meta))
-    assert (code, stderr) == (2, f"launchgap: {deep_meta}: damaged trace: its metadata (the `launchgap` JSON in the "
-                                 f"schema) cannot be read ({NESTING})\n")
+    assert (code, stderr) == (
+        2,
+        f"launchgap: {deep_meta}: damaged trace: its metadata (the `launchgap` JSON in the "
+        f"schema) cannot be read ({NESTING})\n",
+    )
     detail = table.column("detail").to_pylist()
     end = next(i for i, e in enumerate(table.column("event").to_pylist()) if e == "trace_end")
     detail[end] = DEEP
     deep_end = tmp_path / "end.lg1"
     with pa.OSFile(str(deep_end), "wb") as sink, pa.ipc.new_stream(sink, table.schema) as writer:
-        writer.write_table(table.set_column(table.schema.get_field_index("detail"), "detail",
-                                            pa.array(detail, pa.string())))
+        writer.write_table(
+            table.set_column(table.schema.get_field_index("detail"), "detail", pa.array(detail, pa.string()))
+        )
     code, stdout, _ = run("report", str(deep_end), "--json")
     assert code == 0
     assert json.loads(stdout)["trace"]["damage"] == [
-        f"its closing summary is damaged ({NESTING}) and was left out: the trace has no clean end"]
+        f"its closing summary is damaged ({NESTING}) and was left out: the trace has no clean end"
+    ]
 
 
 @pytest.mark.parametrize("command", [["experiment", "show", "{a}"], ["experiment", "compare", "{b}", "{a}"]])
-@pytest.mark.parametrize("content, problem", [(DEEP, f"not JSON: {NESTING}"), (nested(MAX_JSON_DEPTH + 1),
-                                                                               f"not JSON: {NESTING}")])
+@pytest.mark.parametrize(
+    "content, problem", [(DEEP, f"not JSON: {NESTING}"), (nested(MAX_JSON_DEPTH + 1), f"not JSON: {NESTING}")]
+)
 def test_deep_results_are_one_line(tmp_path, command, content, problem):
     good = results_of(tmp_path, "b")
     damaged = tmp_path / "a"
@@ -140,10 +153,16 @@ def test_deep_results_are_one_line(tmp_path, command, content, problem):
 def test_results_that_are_a_fifo_are_one_line(tmp_path):
     (tmp_path / "results.json").unlink(missing_ok=True)
     os.mkfifo(tmp_path / "results.json")
-    proc = subprocess.run([sys.executable, "-m", "launchgap.cli", "experiment", "show", str(tmp_path)],
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "launchgap.cli", "experiment", "show", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert (proc.returncode, proc.stderr) == (
-        2, f"launchgap: {tmp_path / 'results.json'}: not an experiment's results (a FIFO, not a regular file)\n")
+        2,
+        f"launchgap: {tmp_path / 'results.json'}: not an experiment's results (a FIFO, not a regular file)\n",
+    )
 
 
 STALE = """
@@ -167,13 +186,19 @@ def test_damaged_files_in_the_journal_registry_are_skipped_with_one_line_each(tm
     (registry / "deep.json").write_text(DEEP)
     os.mkfifo(registry / "fifo.json", 0o600)
     (registry / "zero.json").symlink_to("/dev/zero")
-    proc = subprocess.run([sys.executable, "-c", STALE, str(host_root)], capture_output=True, text=True, timeout=120,
-                          cwd=Path(__file__).resolve().parent.parent)
+    proc = subprocess.run(
+        [sys.executable, "-c", STALE, str(host_root)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=Path(__file__).resolve().parent.parent,
+    )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines() == [
         f"{registry / 'deep.json'}: not a journal launchgap wrote (nested too deeply); left alone",
         f"{registry / 'fifo.json'}: is not a regular file; refusing to use it (remove it); left alone",
-        f"{registry / 'zero.json'}: is a symbolic link; refusing to follow it (remove it); left alone"]
+        f"{registry / 'zero.json'}: is a symbolic link; refusing to follow it (remove it); left alone",
+    ]
 
 
 def test_deep_cudasim_truth_is_one_line(tmp_path):

@@ -24,10 +24,10 @@ import json
 import re
 import shutil
 import subprocess
-import tomllib
 from pathlib import Path
 
 import pytest
+import tomllib
 
 from launchgap.recorder import RECORDER_COMMS
 from launchgap.trace.schema import TASK_COMM_LEN
@@ -67,6 +67,7 @@ def edit(path: Path, old: str, new: str) -> None:
 
 # --- the committed generated files: Python module and documentation tables -----------------------------
 
+
 def test_every_generated_file_is_made_from_the_schema(gen):
     assert gen.differences(REPO) == []
 
@@ -82,8 +83,12 @@ def test_a_change_to_the_schema_alone_is_found(gen, scratch):
     edit(scratch / gen.SCHEMA, 'cpu = { type = "uint32", role = "cpu"', 'cpu = { type = "uint64", role = "cpu"')
     found = gen.differences(scratch)
     # cpu is a column of lost rows, which the collector sends too
-    assert [line.split(" ")[0] for line in found] == [str(gen.PYTHON_MODULE), str(gen.DOC), str(gen.WIRE_HEADER),
-                                                      str(gen.TRACE_RUST_MODULE)]
+    assert [line.split(" ")[0] for line in found] == [
+        str(gen.PYTHON_MODULE),
+        str(gen.DOC),
+        str(gen.WIRE_HEADER),
+        str(gen.TRACE_RUST_MODULE),
+    ]
 
 
 def test_a_change_to_the_python_module_alone_is_found(gen, scratch):
@@ -104,18 +109,24 @@ def test_a_change_to_the_collectors_encoders_alone_is_found(gen, scratch):
 def test_a_change_to_the_recorders_generated_code_alone_is_found(gen, scratch):
     edit(scratch / gen.TRACE_C_HEADER, "EVENT_SWITCH = 3,", "EVENT_SWITCH = 4,")
     edit(scratch / gen.TRACE_RUST_MODULE, "pub const SWITCH: u32 = 3;", "pub const SWITCH: u32 = 4;")
-    assert [line.split(" ")[0] for line in gen.differences(scratch)] == [str(gen.TRACE_C_HEADER),
-                                                                         str(gen.TRACE_RUST_MODULE)]
+    assert [line.split(" ")[0] for line in gen.differences(scratch)] == [
+        str(gen.TRACE_C_HEADER),
+        str(gen.TRACE_RUST_MODULE),
+    ]
 
 
 def test_the_schema_refuses_to_contradict_itself(gen, scratch):
-    edit(scratch / gen.SCHEMA, 'columns = ["ts_ns", "cpu", "pid", "tid", "api", "duration_ns"]',
-         'columns = ["ts_ns", "cpu", "pid", "tid", "api", "duration", "duration_ns"]')
+    edit(
+        scratch / gen.SCHEMA,
+        'columns = ["ts_ns", "cpu", "pid", "tid", "api", "duration_ns"]',
+        'columns = ["ts_ns", "cpu", "pid", "tid", "api", "duration", "duration_ns"]',
+    )
     with pytest.raises(gen.SchemaError, match="kind sync: no column 'duration'"):
         gen.differences(scratch)
 
 
 # --- the recorder: what it was built with ------------------------------------------------------------
+
 
 def expected_from_schema(gen, text: str) -> dict:
     """What the recorder's --print-schema must say, from the TOML."""
@@ -125,22 +136,39 @@ def expected_from_schema(gen, text: str) -> dict:
         "records": schema["records"],
         "names": {table: spec["values"] for table, spec in schema["names"].items()},
         "constants": {name: c["value"] for name, c in schema["constants"].items()},
-        "kinds": [{"name": k["name"], "record": k.get("record"),
-                   "columns": [{key: c[key] for key in ("name", "type", "nullable", "optional")}
-                               for c in gen.kind_columns(schema, k)]} for k in schema["kind"]],
+        "kinds": [
+            {
+                "name": k["name"],
+                "record": k.get("record"),
+                "columns": [
+                    {key: c[key] for key in ("name", "type", "nullable", "optional")}
+                    for c in gen.kind_columns(schema, k)
+                ],
+            }
+            for k in schema["kind"]
+        ],
         "format1": {"columns": schema["format1"]["columns"], "end_event": schema["end"]["format1_event"]},
-        "collector": {"frames": schema["collector"]["frames"], "max_frame": schema["collector"]["max_frame"],
-                      "cupti_required": schema["collector"]["cupti_required"]},
-        "layout": {"meta": schema["layout"]["meta"], "end": schema["layout"]["end"],
-                   **{key: schema["layout"][key] for key in ("segment_digits", "segment_suffix", "partial_suffix",
-                                                               "segment_seconds", "segment_rows")}},
+        "collector": {
+            "frames": schema["collector"]["frames"],
+            "max_frame": schema["collector"]["max_frame"],
+            "cupti_required": schema["collector"]["cupti_required"],
+        },
+        "layout": {
+            "meta": schema["layout"]["meta"],
+            "end": schema["layout"]["end"],
+            **{
+                key: schema["layout"][key]
+                for key in ("segment_digits", "segment_suffix", "partial_suffix", "segment_seconds", "segment_rows")
+            },
+        },
     }
 
 
 def c_header_values(text: str) -> dict[str, int]:
     """Every #define and enum constant of a C header, with its value."""
-    values = {name: int(value, 0) for name, value in re.findall(r"^#define (\w+) (\w+)$", text, re.M)
-              if value[0].isdigit()}
+    values = {
+        name: int(value, 0) for name, value in re.findall(r"^#define (\w+) (\w+)$", text, re.M) if value[0].isdigit()
+    }
     for body in re.findall(r"enum \w+ \{(.*?)\};", text, re.S):
         values.update({name: int(value, 0) for name, value in re.findall(r"(\w+) = (\w+),", body)})
     return values
@@ -163,8 +191,9 @@ def expected_c_values(gen, text: str) -> dict[str, int]:
 def built():
     if not RECORDER.exists():
         pytest.fail("the recorder is not built: run `make setup`")
-    return json.loads(subprocess.run([str(RECORDER), "--print-schema"], capture_output=True, text=True,
-                                     check=True).stdout)
+    return json.loads(
+        subprocess.run([str(RECORDER), "--print-schema"], capture_output=True, text=True, check=True).stdout
+    )
 
 
 def without_header(printed: dict) -> dict:
@@ -192,6 +221,7 @@ def test_a_change_on_either_side_of_the_recorder_is_found(gen, built):
 
 # --- events.h: the wire layout, which includes the generated names rather than copying them ----------
 
+
 def events_h_problems(text: str, generated_names: set[str]) -> list[str]:
     problems = []
     if '#include "trace_schema.h"' not in text:
@@ -211,11 +241,14 @@ def test_events_h_takes_its_names_from_the_generated_header(gen, built):
     # and a copy made in it again is found
     copied = text.replace('#include "trace_schema.h"\n', '#include "trace_schema.h"\n#define TASK_COMM_LEN 16\n')
     assert events_h_problems(copied, names) == ["events.h defines TASK_COMM_LEN itself"]
-    assert events_h_problems(copied + "\nenum event_type { EVENT_LAUNCH = 1 };\n", names)[-1] == \
-        "events.h declares enum event_type itself"
+    assert (
+        events_h_problems(copied + "\nenum event_type { EVENT_LAUNCH = 1 };\n", names)[-1]
+        == "events.h declares enum event_type itself"
+    )
 
 
 # --- the Python side refers to kinds through the enum ----------------------------------------------------
+
 
 def kind_literal() -> re.Pattern:
     """A kind's name (or format 1's closing row's) as a string literal, every kind the schema has."""
@@ -259,6 +292,7 @@ def test_python_code_names_event_kinds_through_the_enum():
 
 # --- the recorder's threads, as the report knows them --------------------------------------------------
 
+
 def thread_names_in_source(sources: dict[str, str]) -> set[str]:
     """Every name the recorder's source gives a thread by string literal (thread::Builder::name)."""
     return {name for text in sources.values() for name in re.findall(r'Builder::new\(\)\s*\.name\(\s*"([^"]+)"', text)}
@@ -271,13 +305,19 @@ def test_the_recorder_threads_the_report_knows_are_the_recorders_own():
     [recorder], which the Rust names its threads from too. The sources under src/bin/ are other binaries'
     (the monitor records no trace)."""
     recorder = generator().load(SCHEMA_TOML.read_text())["recorder"]
-    binary = next(b["name"] for b in tomllib.loads((REPO / "recorder" / "Cargo.toml").read_text())["bin"]
-                  if b["path"] == "src/main.rs")
+    binary = next(
+        b["name"]
+        for b in tomllib.loads((REPO / "recorder" / "Cargo.toml").read_text())["bin"]
+        if b["path"] == "src/main.rs"
+    )
     assert binary == recorder["binary"]
-    assert set(RECORDER_COMMS) == {name[:TASK_COMM_LEN - 1] for name in (binary, *recorder["threads"].values())}
+    assert set(RECORDER_COMMS) == {name[: TASK_COMM_LEN - 1] for name in (binary, *recorder["threads"].values())}
     src = REPO / "recorder" / "src"
-    sources = {str(path.relative_to(src)): path.read_text() for path in sorted(src.rglob("*.rs"))
-               if path.relative_to(src).parts[0] != "bin"}
+    sources = {
+        str(path.relative_to(src)): path.read_text()
+        for path in sorted(src.rglob("*.rs"))
+        if path.relative_to(src).parts[0] != "bin"
+    }
     assert thread_names_in_source(sources) == set()
     # as rustfmt lays it out, over lines or on one
     assert "Builder::new().name(WRITER_THREAD_NAME.into())" in re.sub(r"\s+", "", sources["trace_writer/thread.rs"])
@@ -304,21 +344,29 @@ def literal_of(words) -> re.Pattern:
 
 def lines_matching(path: Path, pattern: re.Pattern, root: Path) -> list[str]:
     name = path.relative_to(root) if path.is_relative_to(root) else path
-    return [f"{name}:{number}: {line.strip()}"
-            for number, line in enumerate(path.read_text().splitlines(), start=1) if pattern.search(line)]
+    return [
+        f"{name}:{number}: {line.strip()}"
+        for number, line in enumerate(path.read_text().splitlines(), start=1)
+        if pattern.search(line)
+    ]
 
 
 def rust_sources() -> list[Path]:
     """The recorder's and the monitor's hand-written Rust (src/generated/ is the generator's)."""
-    return [path for path in sorted(RECORDER_SRC.rglob("*.rs")) if "generated" not in path.relative_to(RECORDER_SRC).parts]
+    return [
+        path for path in sorted(RECORDER_SRC.rglob("*.rs")) if "generated" not in path.relative_to(RECORDER_SRC).parts
+    ]
 
 
 def hand_copied_lists(words, paths: list[Path]) -> list[str]:
     """Lines that list two or more of WORDS as string literals: a vocabulary copied by hand."""
     literal = literal_of(words)
-    return [f"{path.name}:{number}: {line.strip()}" for path in paths
-            for number, line in enumerate(path.read_text().splitlines(), start=1)
-            if len(set(literal.findall(line))) >= 2]
+    return [
+        f"{path.name}:{number}: {line.strip()}"
+        for path in paths
+        for number, line in enumerate(path.read_text().splitlines(), start=1)
+        if len(set(literal.findall(line))) >= 2
+    ]
 
 
 def c_names(text: str) -> set[str]:
@@ -330,14 +378,23 @@ def c_names(text: str) -> set[str]:
 
 
 # the analysis modules that name thread states and gap classes: through the generated constants only
-STATE_AND_CLASS_USERS = ("analysis/timeline.py", "analysis/taken.py", "analysis/gaps.py", "analysis/gap_stream.py",
-                         "analysis/gpu_time.py", "analysis/diff.py")
+STATE_AND_CLASS_USERS = (
+    "analysis/timeline.py",
+    "analysis/taken.py",
+    "analysis/gaps.py",
+    "analysis/gap_stream.py",
+    "analysis/gpu_time.py",
+    "analysis/diff.py",
+)
 
 
 def test_the_analysis_names_thread_states_and_gap_classes_through_the_schema():
     words = {*schema()["thread_states"]["values"], *schema()["gap_classes"]["values"]}
-    found = [line for relative in STATE_AND_CLASS_USERS for line in lines_matching(PACKAGE / relative, literal_of(words),
-                                                                                   PACKAGE)]
+    found = [
+        line
+        for relative in STATE_AND_CLASS_USERS
+        for line in lines_matching(PACKAGE / relative, literal_of(words), PACKAGE)
+    ]
     assert found == []
 
 
@@ -383,14 +440,18 @@ def test_the_recorder_and_cudasim_take_the_cuda_entry_points_from_the_schema():
     hand_written = [*sorted((CUDASIM / "include").glob("*.h")), *sorted((CUDASIM / "src").glob("*.[ch]"))]
     generated = REPO / generator().CUDASIM_APIS_HEADER
     assert generated in hand_written
-    assert {path.name: cudasim_api_lists(path.read_text()) for path in hand_written if path != generated} == \
-        {path.name: [] for path in hand_written if path != generated}
+    assert {path.name: cudasim_api_lists(path.read_text()) for path in hand_written if path != generated} == {
+        path.name: [] for path in hand_written if path != generated
+    }
     # and a copy made again is found
-    assert cudasim_api_lists("#define CUSIM_APIS(X) X(cuLaunchKernel, \"cuLaunchKernel\", CUSIM_KIND_LAUNCH)") == \
-        ["cuLaunchKernel"]
+    assert cudasim_api_lists('#define CUSIM_APIS(X) X(cuLaunchKernel, "cuLaunchKernel", CUSIM_KIND_LAUNCH)') == [
+        "cuLaunchKernel"
+    ]
     # the monitor's kernel counts the driver's entry points by slot: as many as the schema lists
     vocabulary_h = (REPO / generator().VOCABULARY_C_HEADER).read_text()
-    assert c_header_values(vocabulary_h)["DRIVER_API_SLOTS"] == sum(a["layer"] == "driver" for a in schema()["cuda"]["apis"])
+    assert c_header_values(vocabulary_h)["DRIVER_API_SLOTS"] == sum(
+        a["layer"] == "driver" for a in schema()["cuda"]["apis"]
+    )
     assert "DRIVER_API_SLOTS" not in c_names((RECORDER_SRC / "bpf" / "monitor.h").read_text())
 
 
@@ -402,12 +463,17 @@ def meta_key_reads(keys, text: str) -> list[str]:
 
 def test_python_reads_the_metadatas_keys_through_the_schema():
     keys = list(schema()["meta"]["keys"])
-    found = {str(path.relative_to(PACKAGE)): meta_key_reads(keys, path.read_text())
-             for path in sorted(PACKAGE.rglob("*.py")) if path != PACKAGE / "trace" / "schema.py"}
+    found = {
+        str(path.relative_to(PACKAGE)): meta_key_reads(keys, path.read_text())
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if path != PACKAGE / "trace" / "schema.py"
+    }
     assert {path: reads for path, reads in found.items() if reads} == {}
     # and one read by literal again is found
-    assert meta_key_reads(keys, 'start = trace.meta.get("start_ns")\ncommand = meta["command"]') == \
-        ["start_ns", "command"]
+    assert meta_key_reads(keys, 'start = trace.meta.get("start_ns")\ncommand = meta["command"]') == [
+        "start_ns",
+        "command",
+    ]
 
 
 # the Rust that writes the closing summary
@@ -423,8 +489,9 @@ def end_key_literals(keys, text: str) -> list[str]:
 
 def test_the_recorder_writes_the_closing_summary_with_the_schemas_keys():
     keys = list(schema()["end"]["keys"])
-    assert {path: end_key_literals(keys, (RECORDER_SRC / path).read_text()) for path in SUMMARY_WRITERS} == \
-        {path: [] for path in SUMMARY_WRITERS}
+    assert {path: end_key_literals(keys, (RECORDER_SRC / path).read_text()) for path in SUMMARY_WRITERS} == {
+        path: [] for path in SUMMARY_WRITERS
+    }
     assert end_key_literals(keys, 'let s = json!({"end_ns": 1});\nsummary["rows"] = json!(2);') == ["end_ns", "rows"]
 
 
@@ -449,8 +516,10 @@ def test_the_interrupt_programs_are_written_once_for_the_schemas_vectors():
     shared = (bpf / "irq_programs.bpf.h").read_text()
     assert "IRQ_VECTORS(VECTOR_PROGRAMS, prefix)" in shared and '#include "trace_schema.h"' in shared
     # and the copies the monitor's programs once had are found
-    copied = ('enum system_vector {\n\tSYSTEM_VECTOR_LOCAL_TIMER = 0,\n};\n'
-              'SEC("tp_btf/local_timer_entry")\nint BPF_PROG(monitor_local_timer_entry, int vector) { return 0; }\n')
+    copied = (
+        "enum system_vector {\n\tSYSTEM_VECTOR_LOCAL_TIMER = 0,\n};\n"
+        'SEC("tp_btf/local_timer_entry")\nint BPF_PROG(monitor_local_timer_entry, int vector) { return 0; }\n'
+    )
     assert irq_copies(copied, vectors) == ["local_timer_entry", "SYSTEM_VECTOR_LOCAL_TIMER"]
 
 
@@ -460,4 +529,6 @@ def test_the_columns_that_may_hold_task_cpu_unknown_say_so():
     filled = re.findall(r"e->(\w+) = task_cpu_of\(", (RECORDER_SRC / "bpf" / "sched.bpf.c").read_text())
     assert sorted(filled) == ["orig_cpu", "target_cpu"]
     columns = schema()["columns"]
-    assert [c for c in filled if not {"TASK_CPU_UNKNOWN", "4294967295"} <= set(re.findall(r"\w+", columns[c]["doc"]))] == []
+    assert [
+        c for c in filled if not {"TASK_CPU_UNKNOWN", "4294967295"} <= set(re.findall(r"\w+", columns[c]["doc"]))
+    ] == []

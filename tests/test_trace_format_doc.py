@@ -35,8 +35,25 @@ def queries() -> dict[str, str]:
 @pytest.fixture(scope="module")
 def recording(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("doc") / "run.lg"
-    proc = subprocess.run([str(RECORDER), "-q", "-o", str(out), "--", str(CUDASIM), "decode", "--quiet", "--tokens",
-                           "30", "--threads", "2"], capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [
+            str(RECORDER),
+            "-q",
+            "-o",
+            str(out),
+            "--",
+            str(CUDASIM),
+            "decode",
+            "--quiet",
+            "--tokens",
+            "30",
+            "--threads",
+            "2",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     return out
 
@@ -55,18 +72,28 @@ def test_duckdb_reads_the_launch_table_with_nothing_to_install(recording):
     trace = read_trace(recording)
     duckdb.sql("SET autoinstall_known_extensions = false; SET autoload_known_extensions = false")
     got = run_python(queries()["duckdb"], recording)
-    expected = (trace.of(Event.LAUNCH).group_by("tid")
-                .agg(pl.len().alias("launches"), ((pl.col("ts_ns").max() - pl.col("ts_ns").min()) / 1e9).alias("s")))
+    expected = (
+        trace.of(Event.LAUNCH)
+        .group_by("tid")
+        .agg(pl.len().alias("launches"), ((pl.col("ts_ns").max() - pl.col("ts_ns").min()) / 1e9).alias("s"))
+    )
     assert sorted((tid, n) for tid, n, _ in got) == sorted(expected.select("tid", "launches").rows())
     assert sum(n for _, n, _ in got) == trace.count(Event.LAUNCH) == 2 * 30 * 478
-    parquet = duckdb.sql("SELECT installed, loaded, install_mode FROM duckdb_extensions() "
-                         "WHERE extension_name = 'parquet'").fetchall()[0]
+    parquet = duckdb.sql(
+        "SELECT installed, loaded, install_mode FROM duckdb_extensions() WHERE extension_name = 'parquet'"
+    ).fetchall()[0]
     assert parquet[1] and parquet[2] == "STATICALLY_LINKED", parquet
 
 
 def preemptions(trace) -> list[tuple[str, int]]:
-    return (trace.of(Event.SWITCH, "voluntary", "next_comm").filter(~pl.col("voluntary"))
-            .group_by("next_comm").len().sort(["len", "next_comm"], descending=[True, False]).rows())
+    return (
+        trace.of(Event.SWITCH, "voluntary", "next_comm")
+        .filter(~pl.col("voluntary"))
+        .group_by("next_comm")
+        .len()
+        .sort(["len", "next_comm"], descending=[True, False])
+        .rows()
+    )
 
 
 def test_polars_reads_the_switch_table(recording):

@@ -108,34 +108,61 @@ EXIT_LOST_EVENTS = 3
 def _require_cgroups(path: str, result) -> None:
     """--culprits-by cgroup on a trace that does not say which cgroup each task was in: one line, and out."""
     if result.taken.culprits_by_cgroup is None:
-        fail(f"{path}: the trace does not record each task's cgroup (recorded by an older launchgap, imported, or "
-             "a study CSV), so its culprits cannot be grouped by cgroup; record it again with this launchgap")
+        fail(
+            f"{path}: the trace does not record each task's cgroup (recorded by an older launchgap, imported, or "
+            "a study CSV), so its culprits cannot be grouped by cgroup; record it again with this launchgap"
+        )
 
 
 @main.command("report", epilog=PERMISSIONS_HELP)
 @click.argument("trace", type=click.Path())
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (docs/report-schema.md).")
 @click.option("--csv", "csv_path", type=click.Path(), help="Also write the study's 19-column CSV here.")
-@click.option("--strict", is_flag=True,
-              help=f"Exit {EXIT_LOST_EVENTS} if lost events affect any metric, or the trace is incomplete (cut short, "
-                   "or damaged rows left out).")
-@click.option("--culprits-by", "culprits_by", type=click.Choice([*CULPRIT_GROUPINGS, "task"]), default="command",
-              show_default=True,
-              help="Group the culprit tables (who cost the GPU time; who ran while the workload waited) by command (a "
-                   "command's processes together), by process (\"task\" is the same), or by cgroup: each container, "
-                   "pod or service the tasks ran in, named by its pod and container where its cgroup path names them "
-                   "(as the monitor labels them). --json always has every grouping.")
-@click.option("-v", "--verbose", is_flag=True,
-              help=f"Show each caveat on what the trace could see (the report says how many), and the minor ones: "
-                   f"those bearing on at most {MINOR_CAVEAT_PERCENT:g}% of the time taken from the workload (always in "
-                   "--json, under trace.caveats and trace.minor_caveats).")
-@click.option("--kineto", "kineto", multiple=True, type=click.Path(dir_okay=False), metavar="PROFILER_TRACE",
-              help="A PyTorch profiler (Kineto) trace of the same run (.json or .json.gz; repeat it, one file per "
-                   "rank): its GPU work, on TRACE's clock and task ids, gives the exact GPU-time answer with no "
-                   "CUPTI of launchgap's in the process. Record TRACE with --no-cuda-probes (or with the probes: "
-                   "then the clocks are fitted to the launches both saw). A file of another run is refused.")
-def report(trace: str, as_json: bool, csv_path: str | None, strict: bool, culprits_by: str, verbose: bool,
-           kineto: tuple[str, ...]) -> None:
+@click.option(
+    "--strict",
+    is_flag=True,
+    help=f"Exit {EXIT_LOST_EVENTS} if lost events affect any metric, or the trace is incomplete (cut short, "
+    "or damaged rows left out).",
+)
+@click.option(
+    "--culprits-by",
+    "culprits_by",
+    type=click.Choice([*CULPRIT_GROUPINGS, "task"]),
+    default="command",
+    show_default=True,
+    help="Group the culprit tables (who cost the GPU time; who ran while the workload waited) by command (a "
+    'command\'s processes together), by process ("task" is the same), or by cgroup: each container, '
+    "pod or service the tasks ran in, named by its pod and container where its cgroup path names them "
+    "(as the monitor labels them). --json always has every grouping.",
+)
+@click.option(
+    "-v",
+    "--verbose",
+    is_flag=True,
+    help=f"Show each caveat on what the trace could see (the report says how many), and the minor ones: "
+    f"those bearing on at most {MINOR_CAVEAT_PERCENT:g}% of the time taken from the workload (always in "
+    "--json, under trace.caveats and trace.minor_caveats).",
+)
+@click.option(
+    "--kineto",
+    "kineto",
+    multiple=True,
+    type=click.Path(dir_okay=False),
+    metavar="PROFILER_TRACE",
+    help="A PyTorch profiler (Kineto) trace of the same run (.json or .json.gz; repeat it, one file per "
+    "rank): its GPU work, on TRACE's clock and task ids, gives the exact GPU-time answer with no "
+    "CUPTI of launchgap's in the process. Record TRACE with --no-cuda-probes (or with the probes: "
+    "then the clocks are fitted to the launches both saw). A file of another run is refused.",
+)
+def report(
+    trace: str,
+    as_json: bool,
+    csv_path: str | None,
+    strict: bool,
+    culprits_by: str,
+    verbose: bool,
+    kineto: tuple[str, ...],
+) -> None:
     """What the scheduler and interrupts took from the workload in TRACE, from whom, and what to do.
     TRACE may be a PyTorch profiler trace itself (.json, .json.gz): then its GPU time, and how to learn
     what the host did."""
@@ -168,9 +195,13 @@ def report(trace: str, as_json: bool, csv_path: str | None, strict: bool, culpri
 @click.argument("a", type=click.Path())
 @click.argument("b", type=click.Path())
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
-@click.option("--culprits-by", "culprits_by", type=click.Choice(["cgroup"]),
-              help="Also compare the culprits of both traces by cgroup: the time each container, pod or service "
-                   "took from the workload in A and in B (and, where both have GPU time, the GPU idle it caused).")
+@click.option(
+    "--culprits-by",
+    "culprits_by",
+    type=click.Choice(["cgroup"]),
+    help="Also compare the culprits of both traces by cgroup: the time each container, pod or service "
+    "took from the workload in A and in B (and, where both have GPU time, the GPU idle it caused).",
+)
 def diff(a: str, b: str, as_json: bool, culprits_by: str | None) -> None:
     """Compare two traces (e.g. baseline and noisy): every metric side by side with the change."""
     report_a, report_b = build_report(_load(a)), build_report(_load(b))
@@ -187,10 +218,13 @@ def diff(a: str, b: str, as_json: bool, culprits_by: str | None) -> None:
 @main.command("export", epilog=PERMISSIONS_HELP)
 @click.argument("trace", type=click.Path())
 @click.option("--csv", "as_csv", is_flag=True, help="The original study's 19-column CSV layout.")
-@click.option("--perfetto", "as_perfetto", is_flag=True,
-              help="A Perfetto trace (ui.perfetto.dev): CPU and thread-state tracks, IRQs, CUDA calls, and with GPU activity one track per GPU stream with a flow from each launch to its kernel.")
-@click.option("-o", "--output", type=click.Path(),
-              help="Where to write (default: TRACE with .csv or .pftrace).")
+@click.option(
+    "--perfetto",
+    "as_perfetto",
+    is_flag=True,
+    help="A Perfetto trace (ui.perfetto.dev): CPU and thread-state tracks, IRQs, CUDA calls, and with GPU activity one track per GPU stream with a flow from each launch to its kernel.",
+)
+@click.option("-o", "--output", type=click.Path(), help="Where to write (default: TRACE with .csv or .pftrace).")
 def export(trace: str, as_csv: bool, as_perfetto: bool, output: str | None) -> None:
     """Write TRACE in another tool's format."""
     if as_csv == as_perfetto:
@@ -212,16 +246,21 @@ def export(trace: str, as_csv: bool, as_perfetto: bool, output: str | None) -> N
             counts = write_perfetto(loaded, partial)
     except ValueError as err:  # a value Perfetto's messages cannot hold: a damaged trace the checks let through
         fail(f"{trace}: cannot be written as a Perfetto trace ({' '.join(str(err).split())[:200]})")
-    note(f"wrote {out}: {counts['ftrace_events']:,} scheduling and IRQ events, {counts['track_events']:,} CUDA "
-         f"and vector events; open it at ui.perfetto.dev")
+    note(
+        f"wrote {out}: {counts['ftrace_events']:,} scheduling and IRQ events, {counts['track_events']:,} CUDA "
+        f"and vector events; open it at ui.perfetto.dev"
+    )
 
 
 @main.command("import", epilog=PERMISSIONS_HELP)
 @click.argument("dat", type=click.Path(dir_okay=False))
-@click.option("-o", "--output", type=click.Path(),
-              help="The launchgap trace to write, a directory (default: DAT.lg).")
-@click.option("--target", "targets", multiple=True,
-              help="Command name prefix of the workload (repeatable), so `report` knows whom to analyse.")
+@click.option("-o", "--output", type=click.Path(), help="The launchgap trace to write, a directory (default: DAT.lg).")
+@click.option(
+    "--target",
+    "targets",
+    multiple=True,
+    help="Command name prefix of the workload (repeatable), so `report` knows whom to analyse.",
+)
 def import_cmd(dat: str, output: str | None, targets: tuple[str, ...]) -> None:
     """Turn a trace-cmd .dat (sched_switch, wakeups, migrations, fork/exec/exit,
     IRQs, softirqs, irq_vectors), or a PyTorch profiler trace (.json, .json.gz:
@@ -238,18 +277,25 @@ def import_cmd(dat: str, output: str | None, targets: tuple[str, ...]) -> None:
         _import_profiler(dat, out, targets)
         return
     try:
-        with (console.status(f"decoding {literal(dat)} with trace-cmd"),
-              safe_output(out, [dat], directory=True, replaces_trace=True) as partial):
+        with (
+            console.status(f"decoding {literal(dat)} with trace-cmd"),
+            safe_output(out, [dat], directory=True, replaces_trace=True) as partial,
+        ):
             stats = import_dat(Path(dat), partial, list(targets))
     except DatImportError as err:
         fail(str(err))
     names = stats["events_by_name"]
-    console.print(f"imported {sum(names.values()):,} events ({names.get('sched_switch', 0):,} sched_switch) over "
-                  f"{(stats['end_ns'] - stats['start_ns']) / 1e9:.3f} s on {stats['cpu_count']} CPUs; "
-                  f"lost: {stats['lost_events']:,}", highlight=False)
+    console.print(
+        f"imported {sum(names.values()):,} events ({names.get('sched_switch', 0):,} sched_switch) over "
+        f"{(stats['end_ns'] - stats['start_ns']) / 1e9:.3f} s on {stats['cpu_count']} CPUs; "
+        f"lost: {stats['lost_events']:,}",
+        highlight=False,
+    )
     if not targets:
-        console.print("no --target given: `launchgap report` will have no workload to analyse; the views "
-                      "need none", highlight=False)
+        console.print(
+            "no --target given: `launchgap report` will have no workload to analyse; the views need none",
+            highlight=False,
+        )
     note(f"wrote {out}")
 
 
@@ -259,22 +305,31 @@ def _import_profiler(path: str, out: Path, targets: tuple[str, ...]) -> None:
     if targets:
         fail("--target names a trace-cmd .dat's workload; a PyTorch profiler trace names its own process")
     try:
-        with (console.status(f"reading {literal(path)}"),
-              safe_output(out, [path], directory=True, replaces_trace=True) as partial):
+        with (
+            console.status(f"reading {literal(path)}"),
+            safe_output(out, [path], directory=True, replaces_trace=True) as partial,
+        ):
             run = import_profiler_trace(Path(path), partial)
     except KinetoError as err:
         fail(str(err))
-    console.print(f"imported a PyTorch profiler trace: {run.gpu.height:,} GPU events on device(s) "
-                  f"{', '.join(map(str, run.devices))} and {run.calls.height:,} CUDA calls of process {run.pid} over "
-                  f"{(run.window[1] - run.window[0]) / 1e9:.3f} s (its active window)", highlight=False)
+    console.print(
+        f"imported a PyTorch profiler trace: {run.gpu.height:,} GPU events on device(s) "
+        f"{', '.join(map(str, run.devices))} and {run.calls.height:,} CUDA calls of process {run.pid} over "
+        f"{(run.window[1] - run.window[0]) / 1e9:.3f} s (its active window)",
+        highlight=False,
+    )
     note(f"wrote {out}")
 
 
 @main.command("convert", epilog=PERMISSIONS_HELP)
 @click.argument("source", metavar="IN", type=click.Path())
 @click.argument("output", metavar="OUT", type=click.Path())
-@click.option("--format", "version", type=click.Choice(["1", "2"]),
-              help="The format to write (default: the other one: 2 for a format-1 trace, 1 for a format-2 one).")
+@click.option(
+    "--format",
+    "version",
+    type=click.Choice(["1", "2"]),
+    help="The format to write (default: the other one: 2 for a format-1 trace, 1 for a format-2 one).",
+)
 def convert_cmd(source: str, output: str, version: str | None) -> None:
     """Turn a trace into the other format: format 1 (one Arrow IPC stream, the
     legacy format) into format 2 (a directory of Parquet tables, one per event
@@ -288,8 +343,10 @@ def convert_cmd(source: str, output: str, version: str | None) -> None:
     target = int(version) if version else (2 if loaded.format == 1 else 1)
     if not Path(output).parent.exists():
         fail(f"{Path(output).parent}: no such directory")
-    with console.status(f"writing {literal(output)} (format {target})"), \
-            safe_output(output, [source], directory=target == 2, replaces_trace=True) as partial:
+    with (
+        console.status(f"writing {literal(output)} (format {target})"),
+        safe_output(output, [source], directory=target == 2, replaces_trace=True) as partial,
+    ):
         rows = convert(loaded, partial, target)
     note(f"wrote {output}: format {target}, {rows:,} rows")
 
@@ -319,8 +376,10 @@ def _view_traces(traces: tuple[str, ...], refusal=None) -> list:
     loaded = [_load(t, warn=False) for t in traces]
     for trace in loaded:
         if trace.meta.get(MetaKey.MODE) == "study-csv":
-            fail(f"{trace.path}: the study's CSV does not say who ran next on a CPU, which these views draw; "
-                 "record a launchgap trace (or import a trace-cmd .dat)")
+            fail(
+                f"{trace.path}: the study's CSV does not say who ran next on a CPU, which these views draw; "
+                "record a launchgap trace (or import a trace-cmd .dat)"
+            )
         if not trace.count(Event.SWITCH):
             fail(f"{trace.path}: no context switches in the trace, nothing to draw")
         if refusal is not None and (why := refusal(trace)):
@@ -328,8 +387,10 @@ def _view_traces(traces: tuple[str, ...], refusal=None) -> list:
     for trace in loaded:
         warn_damage(trace)
         if not records_every_switch(trace):
-            note(f"note: {trace.path} was recorded in target mode: a CPU's switches are there only from the first "
-                 "time a target ran on it; record with --system for the whole machine")
+            note(
+                f"note: {trace.path} was recorded in target mode: a CPU's switches are there only from the first "
+                "time a target ran on it; record with --system for the whole machine"
+            )
     return loaded
 
 
@@ -339,45 +400,68 @@ def _window_inside(trace, window) -> None:
 
     bounds = trace_bounds(trace)
     if window.lo_ns >= bounds.end_ns or window.hi_ns <= bounds.start_ns:
-        fail(f"{trace.path}: the window {(window.lo_ns - window.origin_ns) / 1e9:.6f}.."
-             f"{(window.hi_ns - window.origin_ns) / 1e9:.6f} s lies outside the trace, which spans "
-             f"{(bounds.start_ns - window.origin_ns) / 1e9:.6f}..{(bounds.end_ns - window.origin_ns) / 1e9:.6f} s "
-             f"(seconds from the axis' origin); choose --min and --max inside it")
+        fail(
+            f"{trace.path}: the window {(window.lo_ns - window.origin_ns) / 1e9:.6f}.."
+            f"{(window.hi_ns - window.origin_ns) / 1e9:.6f} s lies outside the trace, which spans "
+            f"{(bounds.start_ns - window.origin_ns) / 1e9:.6f}..{(bounds.end_ns - window.origin_ns) / 1e9:.6f} s "
+            f"(seconds from the axis' origin); choose --min and --max inside it"
+        )
 
 
 def view_window_options(command):
     """The options timeline and running-waiting share: which time and which tasks."""
-    for option in reversed([
-        click.option("--min", "min_s", type=float, callback=finite_seconds,
-                     help="Start, in seconds after the axis' origin."),
-        click.option("--max", "max_s", type=float, callback=finite_seconds,
-                     help="End, in seconds after the axis' origin."),
-        click.option("--forked", is_flag=True, help="Only tasks created during the trace (the workload's)."),
-        click.option("--after-sleep", is_flag=True, help="The origin is where a leading `sleep` ended."),
-        click.option("--from-workload", is_flag=True, help="The origin is where the traced command started."),
-    ]):
+    for option in reversed(
+        [
+            click.option(
+                "--min", "min_s", type=float, callback=finite_seconds, help="Start, in seconds after the axis' origin."
+            ),
+            click.option(
+                "--max", "max_s", type=float, callback=finite_seconds, help="End, in seconds after the axis' origin."
+            ),
+            click.option("--forked", is_flag=True, help="Only tasks created during the trace (the workload's)."),
+            click.option("--after-sleep", is_flag=True, help="The origin is where a leading `sleep` ended."),
+            click.option("--from-workload", is_flag=True, help="The origin is where the traced command started."),
+        ]
+    ):
         command = option(command)
     return command
 
 
 @main.command("timeline", epilog=PERMISSIONS_HELP)
 @click.argument("traces", nargs=-1, type=click.Path())
-@click.option("-o", "--output", type=click.Path(),
-              help="cores.png, .pdf, .svg, or .html (interactive: zoom and pan). Default: NAME.timeline.png in the "
-                   "current directory, NAME the first trace's name without its suffix")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(),
+    help="cores.png, .pdf, .svg, or .html (interactive: zoom and pan). Default: NAME.timeline.png in the "
+    "current directory, NAME the first trace's name without its suffix",
+)
 @view_window_options
 @click.option("--target", help="Colour only tasks whose command starts with this; the others are black.")
-@click.option("--color-by", type=click.Choice(["command", "pid"]), default="command", show_default=True,
-              help="command: a colour per command, busiest first, each named in the legend with its statistics; "
-                   "pid: a colour per task (the kernel's pid, our tid), from 20 colours that repeat, no legend.")
+@click.option(
+    "--color-by",
+    type=click.Choice(["command", "pid"]),
+    default="command",
+    show_default=True,
+    help="command: a colour per command, busiest first, each named in the legend with its statistics; "
+    "pid: a colour per task (the kernel's pid, our tid), from 20 colours that repeat, no legend.",
+)
 @click.option("--socket-order", is_flag=True, help="Order CPUs by package and core (from the trace's topology).")
-@click.option("--marks", default="irq,launch,sync,migrate", show_default=True,
-              help="Overlay marks to draw (comma separated; empty for none).")
-@click.option("--gpu/--no-gpu", default=None,
-              help="Draw when each process's GPU was busy, a band under the cores (default: when the trace has GPU "
-                   "activity, recorded with --gpu-activity). PNG, PDF and SVG only.")
-def timeline(traces, output, min_s, max_s, target, color_by, forked, socket_order, after_sleep, from_workload,
-             marks, gpu) -> None:
+@click.option(
+    "--marks",
+    default="irq,launch,sync,migrate",
+    show_default=True,
+    help="Overlay marks to draw (comma separated; empty for none).",
+)
+@click.option(
+    "--gpu/--no-gpu",
+    default=None,
+    help="Draw when each process's GPU was busy, a band under the cores (default: when the trace has GPU "
+    "activity, recorded with --gpu-activity). PNG, PDF and SVG only.",
+)
+def timeline(
+    traces, output, min_s, max_s, target, color_by, forked, socket_order, after_sleep, from_workload, marks, gpu
+) -> None:
     """Which task ran on which CPU over time (dat2graph's picture): one line per
     stretch a task ran, gaps are idle; one graph per trace, all on the slowest
     run's time scale; per-command statistics printed."""
@@ -393,8 +477,9 @@ def timeline(traces, output, min_s, max_s, target, color_by, forked, socket_orde
         fail(f"--marks: unknown {unknown}; choose from {', '.join(MARK_KINDS)}")
     if after_sleep and from_workload:
         fail("choose one of --after-sleep and --from-workload")
-    options = TimelineOptions(min_s, max_s, target, color_by, forked, socket_order, after_sleep, from_workload, kinds,
-                              gpu)
+    options = TimelineOptions(
+        min_s, max_s, target, color_by, forked, socket_order, after_sleep, from_workload, kinds, gpu
+    )
     loaded = _view_traces(traces)
     try:
         for trace in loaded:
@@ -406,28 +491,33 @@ def timeline(traces, output, min_s, max_s, target, color_by, forked, socket_orde
     if target:
         for data in datas:
             if not data.slices.filter(pl.col("comm").str.starts_with(target)).height:
-                note(f"warning: --target {target}: no task in {data.name}'s window has a command starting with "
-                     f"{target!r}; every task is drawn black")
+                note(
+                    f"warning: --target {target}: no task in {data.name}'s window has a command starting with "
+                    f"{target!r}; every task is drawn black"
+                )
     for data in datas:
         if data.unknown is not None and not data.unknown.is_empty():
             per_cpu = data.unknown.group_by("cpu").agg((pl.col("end_ns") - pl.col("start_ns")).sum()).sort("cpu")
             cpus = per_cpu["cpu"].to_list()
-            note(f"note: {data.name}: the switches of CPU{'s' if len(cpus) > 1 else ''} {', '.join(map(str, cpus))} "
-                 f"do not chain (a "
-                 f"switch was never recorded), so who ran there is unknown for "
-                 f"{int(per_cpu['end_ns'].sum()) / 1e6:.3f} ms of the window, drawn hatched (grey in .html); "
-                 f"`launchgap report` says how much of the workload's waiting lies there")
+            note(
+                f"note: {data.name}: the switches of CPU{'s' if len(cpus) > 1 else ''} {', '.join(map(str, cpus))} "
+                f"do not chain (a "
+                f"switch was never recorded), so who ran there is unknown for "
+                f"{int(per_cpu['end_ns'].sum()) / 1e6:.3f} ms of the window, drawn hatched (grey in .html); "
+                f"`launchgap report` says how much of the workload's waiting lies there"
+            )
         if data.marks_in_window > data.marks.height:
-            note(f"note: {data.name}: the window holds {data.marks_in_window:,} marks, more than "
-                 f"{MARKS_KEPT_WHOLE:,}; the earliest per kind, CPU and slice of the window are drawn "
-                 f"({data.marks.height:,}): narrow it with --min/--max to see each")
+            note(
+                f"note: {data.name}: the window holds {data.marks_in_window:,} marks, more than "
+                f"{MARKS_KEPT_WHOLE:,}; the earliest per kind, CPU and slice of the window are drawn "
+                f"({data.marks.height:,}): narrow it with --min/--max to see each"
+            )
         console.print(command_table(data))
     span = shared_span_s([d.window for d in datas])
     drawing = console.status(f"drawing {sum(d.slices.height for d in datas):,} slices")
     with drawing, safe_output(out, traces) as partial:
         if out.suffix.lower() == ".html":
             from launchgap.views.html import cores_panel, write_html
-
             from launchgap.views.timeline import UNKNOWN_COLOUR, UNKNOWN_LABEL
 
             legend = dict(list(datas[0].legend.items())[:24])
@@ -441,9 +531,13 @@ def timeline(traces, output, min_s, max_s, target, color_by, forked, socket_orde
 
 @main.command("running-waiting", epilog=PERMISSIONS_HELP)
 @click.argument("traces", nargs=-1, type=click.Path())
-@click.option("-o", "--output", type=click.Path(),
-              help="rw.png, .pdf, .svg, or .html (interactive). Default: NAME.running-waiting.png in the current "
-                   "directory, NAME the first trace's name without its suffix")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(),
+    help="rw.png, .pdf, .svg, or .html (interactive). Default: NAME.running-waiting.png in the current "
+    "directory, NAME the first trace's name without its suffix",
+)
 @view_window_options
 def running_waiting_cmd(traces, output, min_s, max_s, forked, after_sleep, from_workload) -> None:
     """Running and runnable task counts over time against the CPU count
@@ -468,19 +562,29 @@ def running_waiting_cmd(traces, output, min_s, max_s, forked, after_sleep, from_
         fail(str(err))
     for window, g in graphs:
         seconds = (window.hi_ns - window.lo_ns) / 1e9
-        console.print(f"{literal(g.name)}: {g.rw.n_cpus} CPUs, peak {int(g.rw.steps['runnable'].max() or 0)} runnable; "
-                      f"work-conservation failures: {g.rw.failures.height:,} stretches, "
-                      f"{g.rw.failure_ns / 1e6:.3f} ms ({100 * g.rw.failure_ns / 1e9 / max(seconds, 1e-9):.2f}% of "
-                      f"{seconds:.3f} s)", highlight=False)
+        console.print(
+            f"{literal(g.name)}: {g.rw.n_cpus} CPUs, peak {int(g.rw.steps['runnable'].max() or 0)} runnable; "
+            f"work-conservation failures: {g.rw.failures.height:,} stretches, "
+            f"{g.rw.failure_ns / 1e6:.3f} ms ({100 * g.rw.failure_ns / 1e9 / max(seconds, 1e-9):.2f}% of "
+            f"{seconds:.3f} s)",
+            highlight=False,
+        )
     span = shared_span_s([w for w, _ in graphs])
     with safe_output(out, traces) as partial:
         if out.suffix.lower() == ".html":
             from launchgap.views.html import steps_panel, write_html
 
-            write_html(partial, [steps_panel(g.rw, g.origin_ns, g.name) for _, g in graphs], span,
-                       "launchgap running/waiting", legend={"running": "#2ca02c",
-                                                            "runnable (running + waiting)": "#d62728",
-                                                            "work-conservation failure": "#ffa500"})
+            write_html(
+                partial,
+                [steps_panel(g.rw, g.origin_ns, g.name) for _, g in graphs],
+                span,
+                "launchgap running/waiting",
+                legend={
+                    "running": "#2ca02c",
+                    "runnable (running + waiting)": "#d62728",
+                    "work-conservation failure": "#ffa500",
+                },
+            )
         else:
             draw_static([g for _, g in graphs], partial, span)
     note(f"wrote {out}")
@@ -498,9 +602,14 @@ def cudasim_truth(path: str) -> None:
 
 
 @main.command("probes")
-@click.option("--cuda-lib", "cuda_libs", multiple=True, type=click.Path(dir_okay=False),
-              help="A CUDA driver or runtime library (or an executable with the runtime linked in) to list "
-                   "besides those found (repeatable).")
+@click.option(
+    "--cuda-lib",
+    "cuda_libs",
+    multiple=True,
+    type=click.Path(dir_okay=False),
+    help="A CUDA driver or runtime library (or an executable with the runtime linked in) to list "
+    "besides those found (repeatable).",
+)
 @click.option("-p", "--pid", "pids", multiple=True, type=int, help="Look in this running process's maps (repeatable).")
 @click.option("--json", "as_json", is_flag=True, help="Print the recorder's listing as JSON.")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
@@ -515,8 +624,12 @@ def probes(cuda_libs: tuple[str, ...], pids: tuple[int, ...], as_json: bool, com
     binary = find_recorder()
     if binary is None or not binary.exists():
         fail(f"cannot find the recorder binary ({recorder_binary_hint()})")
-    argv = [str(binary), "--list-probes", *(a for lib in cuda_libs for a in ("--cuda-lib", lib)),
-            *(a for pid in pids for a in ("-p", str(pid)))]
+    argv = [
+        str(binary),
+        "--list-probes",
+        *(a for lib in cuda_libs for a in ("--cuda-lib", lib)),
+        *(a for pid in pids for a in ("-p", str(pid))),
+    ]
     if command:
         argv += ["--", *command]
     if not binary.is_file() or not os.access(binary, os.X_OK):
@@ -533,16 +646,18 @@ def probes(cuda_libs: tuple[str, ...], pids: tuple[int, ...], as_json: bool, com
         if not isinstance(listing, dict):
             raise ValueError("not an object")
     except ValueError:
-        fail(f"{binary} did not answer as a launchgap recorder (its --list-probes output is not JSON; "
-             f"{recorder_binary_hint()})")
+        fail(
+            f"{binary} did not answer as a launchgap recorder (its --list-probes output is not JSON; "
+            f"{recorder_binary_hint()})"
+        )
     if as_json:
         click.echo(proc.stdout.rstrip())
     else:
         try:
             render_probes(listing, console)
         except (KeyError, TypeError, ValueError, AttributeError) as err:
-            fail(f"{binary} did not answer as a launchgap recorder (its listing lacks {err}; "
-                 f"{recorder_binary_hint()})")
+            fail(f"{binary} did not answer as a launchgap recorder (its listing lacks {err}; {recorder_binary_hint()})")
+
 
 main.add_command(doctor)  # launchgap/doctor/command.py
 main.add_command(experiment)  # launchgap/experiments/commands.py

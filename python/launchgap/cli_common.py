@@ -94,11 +94,12 @@ def load(path: str, warn: bool = True) -> Trace:
 
 def warn_damage(trace: Trace) -> None:
     if trace.truncated:
-        note(f"warning: {trace.path} was cut short (the recorder did not stop cleanly): it is read up to its last "
-             f"complete batch, so every count is a lower bound")
+        note(
+            f"warning: {trace.path} was cut short (the recorder did not stop cleanly): it is read up to its last "
+            f"complete batch, so every count is a lower bound"
+        )
     elif trace.meta.get(MetaKey.MODE) != "study-csv" and trace.end is None:
-        note(f"warning: {trace.path} has no closing row (the recorder did not stop cleanly): its end is its last "
-             f"event")
+        note(f"warning: {trace.path} has no closing row (the recorder did not stop cleanly): its end is its last event")
     for damage in trace.damage:
         note(f"warning: {trace.path} is damaged: {damage}")
 
@@ -112,8 +113,9 @@ def check_output(output: str | Path, inputs: Iterable[str | Path]) -> None:
 
 
 @contextmanager
-def safe_output(path: str | Path, inputs: Iterable[str | Path] = (), *, directory: bool = False,
-                replaces_trace: bool = False) -> Iterator[Path]:
+def safe_output(
+    path: str | Path, inputs: Iterable[str | Path] = (), *, directory: bool = False, replaces_trace: bool = False
+) -> Iterator[Path]:
     """A temporary path for the writer to fill (write there, not to PATH; an empty
     directory with DIRECTORY); moved to PATH when complete. Writing over an input, a
     read-only place or a full disk becomes one line, and PATH is left as it was.

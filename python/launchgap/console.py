@@ -39,7 +39,7 @@ _UNSHOWABLE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2
 
 def _visible(char: str) -> str:
     code = ord(char)
-    if 0xDC80 <= code <= 0xDCFF:   # surrogateescape's stand-in for the byte code - 0xDC00
+    if 0xDC80 <= code <= 0xDCFF:  # surrogateescape's stand-in for the byte code - 0xDC00
         return f"\\x{code - 0xDC00:02x}"
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 

@@ -47,6 +47,7 @@ class ValidationError(Exception):
 
 # --- reading -----------------------------------------------------------------
 
+
 def read_trace_table(path: str | Path) -> pa.Table:
     """Every complete batch of a format-1 trace; a stream cut short keeps what was written."""
     try:
@@ -76,9 +77,15 @@ def read_launches(path: str | Path) -> pa.Table:
     except (OSError, pa.ArrowInvalid) as err:
         raise ValidationError(f"{path}: not a readable trace ({err})") from err
     if not tables:
-        return pa.table({"pid": pa.array([], pa.uint32()), "tid": pa.array([], pa.uint32()),
-                         "api": pa.array([], pa.string()), "runtime_api": pa.array([], pa.string()),
-                         "ts_ns": pa.array([], pa.uint64())})
+        return pa.table(
+            {
+                "pid": pa.array([], pa.uint32()),
+                "tid": pa.array([], pa.uint32()),
+                "api": pa.array([], pa.string()),
+                "runtime_api": pa.array([], pa.string()),
+                "ts_ns": pa.array([], pa.uint64()),
+            }
+        )
     return pa.concat_tables(tables, promote_options="default")
 
 
@@ -117,36 +124,57 @@ def gpu_activity_check(path: str | Path, counts: dict | None) -> dict:
         for row in graphs.group_by("pid").aggregate([("pid", "count")]).to_pylist():
             executions[row["pid"]] = executions.get(row["pid"], 0) + row["pid_count"]
     launched = {r["pid"]: r["pid_count"] for r in launches.group_by("pid").aggregate([("pid", "count")]).to_pylist()}
-    per_process = [{"pid": pid, "launch_rows": n, "gpu_executions": executions.get(pid, 0),
-                    "exact": executions.get(pid, 0) == n} for pid, n in sorted(launched.items())]
+    per_process = [
+        {"pid": pid, "launch_rows": n, "gpu_executions": executions.get(pid, 0), "exact": executions.get(pid, 0) == n}
+        for pid, n in sorted(launched.items())
+    ]
     calls = {}
     if api is not None:
         names = set(launches["api"].to_pylist())
         driver_calls = api.filter(pc.is_in(api["api"], value_set=pa.array(sorted(names), pa.string())))
-        calls = {r["tid"]: r["tid_count"] for r in driver_calls.group_by("tid").aggregate([("tid", "count")]).to_pylist()}
+        calls = {
+            r["tid"]: r["tid_count"] for r in driver_calls.group_by("tid").aggregate([("tid", "count")]).to_pylist()
+        }
     rows_by_tid = {r["tid"]: r["tid_count"] for r in launches.group_by("tid").aggregate([("tid", "count")]).to_pylist()}
-    per_thread = [{"tid": tid, "launch_rows": n, "launch_calls_seen_by_cupti": calls.get(tid, 0),
-                   "exact": calls.get(tid, 0) == n} for tid, n in sorted(rows_by_tid.items())]
+    per_thread = [
+        {"tid": tid, "launch_rows": n, "launch_calls_seen_by_cupti": calls.get(tid, 0), "exact": calls.get(tid, 0) == n}
+        for tid, n in sorted(rows_by_tid.items())
+    ]
     collectors = []
-    for row in (states.to_pylist() if states is not None else []):
+    for row in states.to_pylist() if states is not None else []:
         try:
             detail = json.loads(row["detail"])
         except (TypeError, ValueError):
             detail = {}
-        collectors.append({"pid": row["pid"], "state": row["state"], "clock": detail.get("clock"),
-                           "reason": detail.get("reason"), "cupti_version": detail.get("cupti_version")})
-    gpu_lost = [] if lost is None else [
-        r for r in lost.to_pylist() if str(r.get("lost_event", "")).startswith("gpu_")]
-    result = {"processes": per_process, "threads": per_thread, "collectors": collectors,
-              "lost": [{"lost_event": r["lost_event"], "lost_count": r["lost_count"], "detail": r.get("detail")}
-                       for r in gpu_lost],
-              "clock_error_ns": max((c["clock"] or {}).get("error_ns", 0) for c in collectors) if collectors else None}
+        collectors.append(
+            {
+                "pid": row["pid"],
+                "state": row["state"],
+                "clock": detail.get("clock"),
+                "reason": detail.get("reason"),
+                "cupti_version": detail.get("cupti_version"),
+            }
+        )
+    gpu_lost = [] if lost is None else [r for r in lost.to_pylist() if str(r.get("lost_event", "")).startswith("gpu_")]
+    result = {
+        "processes": per_process,
+        "threads": per_thread,
+        "collectors": collectors,
+        "lost": [
+            {"lost_event": r["lost_event"], "lost_count": r["lost_count"], "detail": r.get("detail")} for r in gpu_lost
+        ],
+        "clock_error_ns": max((c["clock"] or {}).get("error_ns", 0) for c in collectors) if collectors else None,
+    }
     if counts is not None:
         expected = sum(p["calls"] - p.get("failed", 0) for t in counts.get("threads", []) for p in t.get("paths", []))
         result["program_launches"] = expected
         result["program_exact"] = sum(executions.values()) == expected
-    result["exact"] = (all(p["exact"] for p in per_process) and all(t["exact"] for t in per_thread)
-                       and result.get("program_exact", True) and bool(per_process))
+    result["exact"] = (
+        all(p["exact"] for p in per_process)
+        and all(t["exact"] for t in per_thread)
+        and result.get("program_exact", True)
+        and bool(per_process)
+    )
     return result
 
 
@@ -163,14 +191,18 @@ def launch_rows(table: pa.Table) -> pa.Table:
     """Launch rows: pid, tid, api, runtime_api (null where not named), ts_ns; from format 1's wide table (its
     launch rows) or format 2's launch table."""
     launches = table.filter(pc.equal(table["event"], Event.LAUNCH.value)) if "event" in table.column_names else table
-    runtime = launches["runtime_api"] if "runtime_api" in launches.column_names else pa.nulls(len(launches), pa.string())
-    return pa.table({
-        "pid": launches["pid"].cast(pa.int64()),
-        "tid": launches["tid"].cast(pa.int64()),
-        "api": launches["api"].cast(pa.string()),
-        "runtime_api": pc.fill_null(runtime.cast(pa.string()), NO_RUNTIME_API),
-        "ts_ns": launches["ts_ns"].cast(pa.int64()),
-    })
+    runtime = (
+        launches["runtime_api"] if "runtime_api" in launches.column_names else pa.nulls(len(launches), pa.string())
+    )
+    return pa.table(
+        {
+            "pid": launches["pid"].cast(pa.int64()),
+            "tid": launches["tid"].cast(pa.int64()),
+            "api": launches["api"].cast(pa.string()),
+            "runtime_api": pc.fill_null(runtime.cast(pa.string()), NO_RUNTIME_API),
+            "ts_ns": launches["ts_ns"].cast(pa.int64()),
+        }
+    )
 
 
 def load_counts(path: str | Path) -> dict:
@@ -193,13 +225,18 @@ def api_family(api: str) -> str:
 
 # --- launches: the program's own counts against the trace --------------------
 
+
 def recorded_counts(launches: pa.Table, key: str) -> dict[tuple[int, str], int]:
     """(tid, key value) -> launches, key being `api` or `runtime_api`."""
     if len(launches) == 0:
         return {}
     grouped = launches.group_by(["tid", key]).aggregate([([], "count_all")])
-    return {(tid, name): count for tid, name, count in
-            zip(grouped["tid"].to_pylist(), grouped[key].to_pylist(), grouped["count_all"].to_pylist())}
+    return {
+        (tid, name): count
+        for tid, name, count in zip(
+            grouped["tid"].to_pylist(), grouped[key].to_pylist(), grouped["count_all"].to_pylist()
+        )
+    }
 
 
 def _side_by_side(expected: dict[str, int], recorded: dict[str, int]) -> list[dict]:
@@ -224,7 +261,8 @@ def compare_launch_counts(counts: dict, launches: pa.Table, *, api_names: bool) 
     by_runtime = recorded_counts(launches, "runtime_api") if api_names else {}
     pairs = recorded_counts(
         launches.append_column("pair", pc.binary_join_element_wise(launches["runtime_api"], launches["api"], " -> ")),
-        "pair")
+        "pair",
+    )
 
     threads = []
     counted_tids = set()
@@ -238,30 +276,39 @@ def compare_launch_counts(counts: dict, launches: pa.Table, *, api_names: bool) 
             expected_driver[path["driver_api"]] = expected_driver.get(path["driver_api"], 0) + int(path["calls"])
             expected_runtime[path["runtime_api"]] = expected_runtime.get(path["runtime_api"], 0) + int(path["calls"])
         driver_rows = _side_by_side(
-            {k: v for k, v in expected_driver.items() if v}, {a: n for (t, a), n in by_driver_family.items() if t == tid})
-        runtime_rows = _side_by_side(
-            {k: v for k, v in expected_runtime.items() if v}, {a: n for (t, a), n in by_runtime.items() if t == tid}
-        ) if api_names else []
+            {k: v for k, v in expected_driver.items() if v},
+            {a: n for (t, a), n in by_driver_family.items() if t == tid},
+        )
+        runtime_rows = (
+            _side_by_side(
+                {k: v for k, v in expected_runtime.items() if v}, {a: n for (t, a), n in by_runtime.items() if t == tid}
+            )
+            if api_names
+            else []
+        )
         launched = sum(expected_driver.values())
         recorded = sum(n for (t, _), n in by_driver_family.items() if t == tid)
         thread_exact = launched == recorded and all(r["exact"] for r in driver_rows + runtime_rows)
         exact = exact and thread_exact
-        threads.append({
-            "index": thread["index"],
-            "tid": tid,
-            "launched": launched,
-            "recorded": recorded,
-            "exact": thread_exact,
-            "failed_calls": sum(int(p.get("failed", 0)) for p in thread["paths"]),
-            "launches_per_s": _launch_rate(thread),
-            "by_driver_api": driver_rows,
-            "by_runtime_api": runtime_rows,
-            "paths": [{k: p[k] for k in ("path", "runtime_api", "driver_api", "calls")} for p in thread["paths"]],
-            "recorded_runtime_to_driver": {pair: n for (t, pair), n in sorted(pairs.items()) if t == tid},
-        })
+        threads.append(
+            {
+                "index": thread["index"],
+                "tid": tid,
+                "launched": launched,
+                "recorded": recorded,
+                "exact": thread_exact,
+                "failed_calls": sum(int(p.get("failed", 0)) for p in thread["paths"]),
+                "launches_per_s": _launch_rate(thread),
+                "by_driver_api": driver_rows,
+                "by_runtime_api": runtime_rows,
+                "paths": [{k: p[k] for k in ("path", "runtime_api", "driver_api", "calls")} for p in thread["paths"]],
+                "recorded_runtime_to_driver": {pair: n for (t, pair), n in sorted(pairs.items()) if t == tid},
+            }
+        )
     own = launches.filter(pc.equal(launches["pid"], pid))
-    others = recorded_counts(own.filter(pc.invert(pc.is_in(own["tid"], pa.array(sorted(counted_tids), pa.int64())))),
-                             "api")
+    others = recorded_counts(
+        own.filter(pc.invert(pc.is_in(own["tid"], pa.array(sorted(counted_tids), pa.int64())))), "api"
+    )
     other_threads: dict[int, int] = {}
     for (tid, _), n in others.items():
         other_threads[tid] = other_threads.get(tid, 0) + n
@@ -283,10 +330,13 @@ def compare_launch_counts(counts: dict, launches: pa.Table, *, api_names: bool) 
 
 # --- part (a): tokens/s untraced and traced ----------------------------------
 
+
 def launches_in_window(launches: pa.Table, pid: int, tid: int, start_ns: int, end_ns: int) -> int:
     """Launches the decoding thread made while the timed tokens ran."""
-    mask = pc.and_(pc.and_(pc.equal(launches["pid"], pid), pc.equal(launches["tid"], tid)),
-                   pc.and_(pc.greater_equal(launches["ts_ns"], start_ns), pc.less(launches["ts_ns"], end_ns)))
+    mask = pc.and_(
+        pc.and_(pc.equal(launches["pid"], pid), pc.equal(launches["tid"], tid)),
+        pc.and_(pc.greater_equal(launches["ts_ns"], start_ns), pc.less(launches["ts_ns"], end_ns)),
+    )
     return int(pc.sum(mask.cast(pa.int64())).as_py() or 0)
 
 
@@ -329,17 +379,33 @@ def report_digest(report: dict) -> dict:
         "launches_by_api": overview.get("launches_by_api"),
         "launch_rate_hz": overview.get("launch_rate_hz"),
         "syncs_by_api": overview.get("syncs_by_api"),
-        "top_culprits": [c for c in report.get("taken", {}).get("culprits", [])
-                         if not c.get("is_recorder") and not c.get("is_idle")][:3],
+        "top_culprits": [
+            c for c in report.get("taken", {}).get("culprits", []) if not c.get("is_recorder") and not c.get("is_idle")
+        ][:3],
         "warnings": report.get("warnings", {}),
     }
 
 
 def probe_digest(metadata: dict) -> list[dict]:
     """Each CUDA probe's function, file, cost class and whether it attached, from a trace's metadata."""
-    keep = ("function", "file", "layer", "offset", "placed_offset", "first_instruction", "moved_over",
-            "probed_instruction", "probe_cost", "link", "return_probe", "attached", "error")
-    return [{k: p.get(k) for k in keep if k in p} for p in metadata.get(MetaKey.PROBES, []) if p.get("kind") == "uprobe"]
+    keep = (
+        "function",
+        "file",
+        "layer",
+        "offset",
+        "placed_offset",
+        "first_instruction",
+        "moved_over",
+        "probed_instruction",
+        "probe_cost",
+        "link",
+        "return_probe",
+        "attached",
+        "error",
+    )
+    return [
+        {k: p.get(k) for k in keep if k in p} for p in metadata.get(MetaKey.PROBES, []) if p.get("kind") == "uprobe"
+    ]
 
 
 def probe_line(probes: list[dict]) -> str:
@@ -360,11 +426,13 @@ def listing_line(listing: dict) -> str:
         classes[probe.get("probe_cost") or "unknown"] = classes.get(probe.get("probe_cost") or "unknown", 0) + 1
     costs = ", ".join(f"{n} {cost}" for cost, n in sorted(classes.items()))
     warnings = "; ".join(listing.get("warnings", []))
-    return (f"{kinds or 'no CUDA library found'}; {len(listing.get('probes', []))} probes ({costs or 'none'})"
-            + (f"; {warnings}" if warnings else ""))
+    return f"{kinds or 'no CUDA library found'}; {len(listing.get('probes', []))} probes ({costs or 'none'})" + (
+        f"; {warnings}" if warnings else ""
+    )
 
 
 # --- part (c): the culprit -----------------------------------------------------
+
 
 def thread_taken(report: dict, tid: int) -> dict | None:
     for thread in report.get("taken", {}).get("threads", []):
@@ -382,8 +450,15 @@ def culprits_by_process(thread: dict) -> list[dict]:
     return sorted(totals.values(), key=lambda c: (-c["ns"], c["pid"]))
 
 
-def culprit_check(report: dict, counts: dict, *, hog_pid: int, thread_index: int,
-                  baseline: dict | None = None, baseline_counts: dict | None = None) -> dict:
+def culprit_check(
+    report: dict,
+    counts: dict,
+    *,
+    hog_pid: int,
+    thread_index: int,
+    baseline: dict | None = None,
+    baseline_counts: dict | None = None,
+) -> dict:
     """Whether the report names the hog as who took most from the thread it was pinned beside."""
     thread = next((t for t in counts["threads"] if t["index"] == thread_index), None)
     if thread is None:
@@ -426,6 +501,7 @@ def _launch_rate(thread: dict) -> float | None:
 
 # --- the machine -------------------------------------------------------------------
 
+
 def _command_output(*command: str) -> str | None:
     try:
         done = subprocess.run(command, capture_output=True, text=True, errors="backslashreplace", timeout=60)
@@ -436,8 +512,9 @@ def _command_output(*command: str) -> str | None:
 
 def machine_facts() -> dict:
     """What the validation ran on: GPU, driver, CUDA compiler, PyTorch, kernel."""
-    gpu = _command_output("nvidia-smi", "--query-gpu=name,driver_version,memory.total,compute_cap",
-                          "--format=csv,noheader")
+    gpu = _command_output(
+        "nvidia-smi", "--query-gpu=name,driver_version,memory.total,compute_cap", "--format=csv,noheader"
+    )
     first = [field.strip() for field in gpu.splitlines()[0].split(",")] if gpu else []
     nvcc = _command_output(os.environ.get("NVCC", "nvcc"), "--version")
     release = _os_release().get("PRETTY_NAME")
@@ -465,8 +542,7 @@ def _torch_facts() -> dict:
         import torch  # noqa: PLC0415 - optional: only the GPU machine has it
     except ImportError as err:
         return {"torch": None, "torch_error": str(err)}
-    facts = {"torch": torch.__version__, "torch_cuda": torch.version.cuda,
-             "torch_sees_gpu": torch.cuda.is_available()}
+    facts = {"torch": torch.__version__, "torch_cuda": torch.version.cuda, "torch_sees_gpu": torch.cuda.is_available()}
     if facts["torch_sees_gpu"]:
         facts["torch_device"] = torch.cuda.get_device_name(0)
     return facts
@@ -482,7 +558,10 @@ def _os_release() -> dict:
 
 # --- the summary file ----------------------------------------------------------
 
-def set_part(summary_path: Path, part: str, status: str, *, detail: dict | None = None, note: str | None = None) -> dict:
+
+def set_part(
+    summary_path: Path, part: str, status: str, *, detail: dict | None = None, note: str | None = None
+) -> dict:
     """Records one part's status (and its numbers) in the summary, written whole each time."""
     if status not in STATUSES:
         raise ValidationError(f"status must be one of {', '.join(STATUSES)}, not {status!r}")
@@ -514,13 +593,17 @@ def summary_lines(summary: dict) -> list[str]:
 def _detail_lines(part: str, detail: dict) -> list[str]:
     out = []
     if part == "a" and "untraced_median" in detail:
-        out.append(f"tokens/s untraced {', '.join(f'{v:.1f}' for v in detail['untraced_tokens_per_s'])} "
-                   f"(median {detail['untraced_median']:.1f}); traced "
-                   f"{', '.join(f'{v:.1f}' for v in detail['traced_tokens_per_s'])} (median {detail['traced_median']:.1f})")
+        out.append(
+            f"tokens/s untraced {', '.join(f'{v:.1f}' for v in detail['untraced_tokens_per_s'])} "
+            f"(median {detail['untraced_median']:.1f}); traced "
+            f"{', '.join(f'{v:.1f}' for v in detail['traced_tokens_per_s'])} (median {detail['traced_median']:.1f})"
+        )
         cost = detail.get("added_us_per_launch")
-        out.append(f"slowdown {detail['slowdown_percent']:.1f}% (x{detail['slowdown_ratio']:.3f}); "
-                   f"{detail.get('launches_per_token') or 0:.0f} launches a token; "
-                   f"{'%.2f us' % cost if cost is not None else 'unknown'} added a launch")
+        out.append(
+            f"slowdown {detail['slowdown_percent']:.1f}% (x{detail['slowdown_ratio']:.3f}); "
+            f"{detail.get('launches_per_token') or 0:.0f} launches a token; "
+            f"{'%.2f us' % cost if cost is not None else 'unknown'} added a launch"
+        )
         if detail.get("report"):
             out.append(f"verdict: {detail['report'].get('verdict')} ({detail['report'].get('taken_percent')}% taken)")
     if isinstance(detail.get("probes"), list) and detail["probes"]:
@@ -532,11 +615,19 @@ def _detail_lines(part: str, detail: dict) -> list[str]:
     for key in ("driver", "api_names", "pinned", "hog"):
         compare = detail.get(key) if isinstance(detail.get(key), dict) else None
         if compare and "threads" in compare:
-            per_thread = "; ".join(f"thread {t['index']} {t['recorded']}/{t['launched']}, "
-                                   f"{t.get('launches_per_s') or 0:,.0f}/s" for t in compare["threads"])
-            verdict = "exact" if compare["exact"] else (
-                "NOT exact: totals exact, entry points differ from the paths expected" if compare.get("totals_exact")
-                else "NOT exact")
+            per_thread = "; ".join(
+                f"thread {t['index']} {t['recorded']}/{t['launched']}, {t.get('launches_per_s') or 0:,.0f}/s"
+                for t in compare["threads"]
+            )
+            verdict = (
+                "exact"
+                if compare["exact"]
+                else (
+                    "NOT exact: totals exact, entry points differ from the paths expected"
+                    if compare.get("totals_exact")
+                    else "NOT exact"
+                )
+            )
             out.append(f"{key}: {verdict} (recorded/launched: {per_thread})")
             if compare.get("probes"):
                 out.append(f"{key} probes: {probe_line(compare['probes'])}")
@@ -547,13 +638,16 @@ def _detail_lines(part: str, detail: dict) -> list[str]:
     culprit = detail.get("culprit")
     if culprit:
         top = culprit.get("top_culprit") or {}
-        out.append(f"top culprit of thread {culprit['thread_index']}: {top.get('comm')} (pid {top.get('pid')}, "
-                   f"{(top.get('ns') or 0) / 1e6:.1f} ms); the hog (pid {culprit['hog_pid']}, "
-                   f"{culprit['hog_ns'] / 1e6:.1f} ms): {'named' if culprit['hog_is_top_culprit'] else 'NOT named'}")
+        out.append(
+            f"top culprit of thread {culprit['thread_index']}: {top.get('comm')} (pid {top.get('pid')}, "
+            f"{(top.get('ns') or 0) / 1e6:.1f} ms); the hog (pid {culprit['hog_pid']}, "
+            f"{culprit['hog_ns'] / 1e6:.1f} ms): {'named' if culprit['hog_is_top_culprit'] else 'NOT named'}"
+        )
     return out
 
 
 # --- command line ------------------------------------------------------------------
+
 
 def _fail(message: str) -> None:
     click.echo(f"gpu-validation: {message}", err=True)
@@ -584,11 +678,15 @@ def compare(trace: str, counts: str, api_names: bool, json_out: str | None) -> N
         _fail(str(err))
     _write(json_out, result)
     for thread in result["threads"]:
-        click.echo(f"thread {thread['index']} (tid {thread['tid']}): recorded {thread['recorded']} of "
-                   f"{thread['launched']} launches: {'exact' if thread['exact'] else 'NOT exact'}")
+        click.echo(
+            f"thread {thread['index']} (tid {thread['tid']}): recorded {thread['recorded']} of "
+            f"{thread['launched']} launches: {'exact' if thread['exact'] else 'NOT exact'}"
+        )
         for row in thread["by_driver_api"] + thread["by_runtime_api"]:
-            click.echo(f"  {row['api']:<32} launched {row['launched']:>8}  recorded {row['recorded']:>8}"
-                       f"{'' if row['exact'] else '  MISMATCH'}")
+            click.echo(
+                f"  {row['api']:<32} launched {row['launched']:>8}  recorded {row['recorded']:>8}"
+                f"{'' if row['exact'] else '  MISMATCH'}"
+            )
     for other in result["other_threads"]:
         click.echo(f"thread tid {other['tid']} (not a launching thread): recorded {other['recorded']} launches")
     click.echo(f"launches: {'exact' if result['exact'] else 'NOT exact'}")
@@ -607,11 +705,15 @@ def gpu_activity_command(trace: str, counts: str | None, json_out: str | None) -
         _fail(str(err))
     _write(json_out, result)
     for p in result["processes"]:
-        click.echo(f"pid {p['pid']}: {p['gpu_executions']} kernels and graphs for {p['launch_rows']} launch rows: "
-                   f"{'exact' if p['exact'] else 'NOT exact'}")
+        click.echo(
+            f"pid {p['pid']}: {p['gpu_executions']} kernels and graphs for {p['launch_rows']} launch rows: "
+            f"{'exact' if p['exact'] else 'NOT exact'}"
+        )
     for c in result["collectors"]:
-        click.echo(f"collector pid {c['pid']}: {c['state']} (CUPTI {c['cupti_version']}, clock {c['clock']})"
-                   + (f": {c['reason']}" if c["reason"] else ""))
+        click.echo(
+            f"collector pid {c['pid']}: {c['state']} (CUPTI {c['cupti_version']}, clock {c['clock']})"
+            + (f": {c['reason']}" if c["reason"] else "")
+        )
     for row in result["lost"]:
         click.echo(f"lost: {row['lost_count']} {row['lost_event']} ({row['detail']})")
     click.echo(f"GPU activity: {'exact' if result['exact'] else 'NOT exact'}")
@@ -621,10 +723,21 @@ def gpu_activity_command(trace: str, counts: str | None, json_out: str | None) -
 @main.command()
 @click.option("--untraced", "untraced", multiple=True, required=True, type=click.Path(dir_okay=False))
 @click.option("--traced", "traced", multiple=True, required=True, type=click.Path(dir_okay=False))
-@click.option("--trace", "traces", multiple=True, required=True, type=click.Path(),
-              help="The traced runs' traces, in the order of --traced.")
-@click.option("--report", "reports", multiple=True, type=click.Path(dir_okay=False),
-              help="`launchgap report --json` of the traces (the last one is summarised).")
+@click.option(
+    "--trace",
+    "traces",
+    multiple=True,
+    required=True,
+    type=click.Path(),
+    help="The traced runs' traces, in the order of --traced.",
+)
+@click.option(
+    "--report",
+    "reports",
+    multiple=True,
+    type=click.Path(dir_okay=False),
+    help="`launchgap report --json` of the traces (the last one is summarised).",
+)
 @click.option("--json-out", type=click.Path(dir_okay=False))
 def decode(untraced, traced, traces, reports, json_out) -> None:
     """Tokens/s untraced and traced (qwen3_decode.py --result files), the slowdown and the cost a launch."""
@@ -636,8 +749,9 @@ def decode(untraced, traced, traces, reports, json_out) -> None:
         windows = []
         for run, trace in zip(recorded, traces):
             launches = launch_rows(read_launches(trace))
-            windows.append(launches_in_window(launches, run["pid"], run["tid"], run["window_start_ns"],
-                                              run["window_end_ns"]))
+            windows.append(
+                launches_in_window(launches, run["pid"], run["tid"], run["window_start_ns"], run["window_end_ns"])
+            )
         result = decode_summary(plain, recorded, windows)
         result["window_launches"] = windows
         result["probes"] = probe_digest(trace_metadata(traces[-1]))
@@ -653,18 +767,28 @@ def decode(untraced, traced, traces, reports, json_out) -> None:
 @click.argument("report", type=click.Path(dir_okay=False))
 @click.argument("counts", type=click.Path(dir_okay=False))
 @click.option("--hog-pid", type=int, required=True)
-@click.option("--thread", "thread_index", type=int, default=0, show_default=True,
-              help="The launching thread the hog was pinned beside.")
+@click.option(
+    "--thread",
+    "thread_index",
+    type=int,
+    default=0,
+    show_default=True,
+    help="The launching thread the hog was pinned beside.",
+)
 @click.option("--baseline", type=click.Path(dir_okay=False), help="The report of the same run without the hog.")
 @click.option("--baseline-counts", type=click.Path(dir_okay=False))
 @click.option("--json-out", type=click.Path(dir_okay=False))
 def culprit(report, counts, hog_pid, thread_index, baseline, baseline_counts, json_out) -> None:
     """Whether REPORT names the hog as the top culprit of the thread it shared a CPU with; exit 1 if not."""
     try:
-        result = culprit_check(json.loads(Path(report).read_text()), load_counts(counts), hog_pid=hog_pid,
-                               thread_index=thread_index,
-                               baseline=json.loads(Path(baseline).read_text()) if baseline else None,
-                               baseline_counts=load_counts(baseline_counts) if baseline_counts else None)
+        result = culprit_check(
+            json.loads(Path(report).read_text()),
+            load_counts(counts),
+            hog_pid=hog_pid,
+            thread_index=thread_index,
+            baseline=json.loads(Path(baseline).read_text()) if baseline else None,
+            baseline_counts=load_counts(baseline_counts) if baseline_counts else None,
+        )
     except (OSError, json.JSONDecodeError, ValidationError) as err:
         _fail(str(err))
     _write(json_out, result)

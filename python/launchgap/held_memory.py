@@ -33,5 +33,7 @@ def hold_freed_memory() -> bool:
         return False
     mallopt.argtypes, mallopt.restype = (ctypes.c_int, ctypes.c_int), ctypes.c_int
     # mallopt returns 1 on success
-    return all(mallopt(param, value) == 1 for param, value in
-               ((M_MMAP_MAX, 0), (M_TRIM_THRESHOLD, KEEP_FREED), (M_TOP_PAD, GROW_BY)))
+    return all(
+        mallopt(param, value) == 1
+        for param, value in ((M_MMAP_MAX, 0), (M_TRIM_THRESHOLD, KEEP_FREED), (M_TOP_PAD, GROW_BY))
+    )

@@ -31,8 +31,13 @@ MAX_JSON_BYTES = 64 << 20
 # recurse once a level and fail near 1,000
 MAX_JSON_DEPTH = 100
 
-KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
-         (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a directory"))
+KINDS = (
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISDIR, "a directory"),
+)
 
 # how much of a value that cannot be parsed a message shows: enough to recognise it, never a whole file
 EXCERPT_CHARS = 60

@@ -94,8 +94,7 @@ def refuse_inputs(output: str | Path, inputs: Iterable[str | Path]) -> None:
             what = "the input" if str(source) == str(output) else f"the same file as the input {source}"
             raise OutputError(f"{output}: this is {what}; refusing to write over it (choose another output)")
         if contains(output, source):
-            raise OutputError(f"{output}: holds the input {source}; refusing to replace it (choose another "
-                              f"output)")
+            raise OutputError(f"{output}: holds the input {source}; refusing to replace it (choose another output)")
 
 
 def file_mode() -> int:
@@ -126,8 +125,10 @@ def invoking_user() -> tuple[int, int] | None:
     if not uid and not gid:
         return None
     if not (uid.isdigit() and gid.isdigit()):
-        raise OutputError(f"SUDO_UID={uid!r} / SUDO_GID={gid!r}: not both user and group numbers; refusing to "
-                          f"write files that would belong to root (unset both to write as root)")
+        raise OutputError(
+            f"SUDO_UID={uid!r} / SUDO_GID={gid!r}: not both user and group numbers; refusing to "
+            f"write files that would belong to root (unset both to write as root)"
+        )
     return int(uid), int(gid)
 
 
@@ -172,8 +173,14 @@ def make_directory(path: str | Path) -> Path:
 KERNEL_TREES = (Path("/proc"), Path("/sys"))
 # names that stand for an open file descriptor (the shell's redirection, a pipe, a terminal): an output
 # written there through a temporary file and a rename would replace the name, not write to the descriptor
-DESCRIPTOR_NAMES = (Path("/dev/stdin"), Path("/dev/stdout"), Path("/dev/stderr"), Path("/dev/fd"),
-                    Path("/proc/self/fd"), Path("/proc/thread-self/fd"))
+DESCRIPTOR_NAMES = (
+    Path("/dev/stdin"),
+    Path("/dev/stdout"),
+    Path("/dev/stderr"),
+    Path("/dev/fd"),
+    Path("/proc/self/fd"),
+    Path("/proc/thread-self/fd"),
+)
 
 
 def _under(path: Path, roots: Iterable[Path]) -> bool:
@@ -187,13 +194,20 @@ def real_target(path: str | Path) -> Path:
     device or other file that is not a regular file."""
     given = Path(os.path.abspath(path))
     resolved = Path(os.path.realpath(given))
-    if _under(given, DESCRIPTOR_NAMES) or re.fullmatch(r"/proc/\d+/fd(/.*)?", str(given)) or \
-            not resolved.is_absolute() or ":[" in resolved.name:
-        raise OutputError(f"{path}: names an open file descriptor, not a file; launchgap writes its outputs to "
-                          f"files (give a file path)")
+    if (
+        _under(given, DESCRIPTOR_NAMES)
+        or re.fullmatch(r"/proc/\d+/fd(/.*)?", str(given))
+        or not resolved.is_absolute()
+        or ":[" in resolved.name
+    ):
+        raise OutputError(
+            f"{path}: names an open file descriptor, not a file; launchgap writes its outputs to "
+            f"files (give a file path)"
+        )
     if _under(resolved, KERNEL_TREES):
-        raise OutputError(f"{path}: is in the kernel's {resolved.parts[1]} file system, not a place for files; "
-                          f"give a file path")
+        raise OutputError(
+            f"{path}: is in the kernel's {resolved.parts[1]} file system, not a place for files; give a file path"
+        )
     return resolved
 
 
@@ -207,8 +221,10 @@ def is_replaceable_trace_file(path: Path) -> bool:
 def _check_target(path: Path, directory: bool, replaces_trace: bool) -> None:
     if path.is_dir():
         if not (replaces_trace and is_trace_directory(path)):
-            raise OutputError(f"{path}: is a directory" + (" (and not a launchgap trace); refusing to replace it"
-                                                           if replaces_trace else ""))
+            raise OutputError(
+                f"{path}: is a directory"
+                + (" (and not a launchgap trace); refusing to replace it" if replaces_trace else "")
+            )
     elif path.exists() and not stat.S_ISREG(os.stat(path).st_mode):
         raise OutputError(f"{path}: not a regular file; refusing to replace it")
     elif replaces_trace and path.exists() and not is_replaceable_trace_file(path):
@@ -220,7 +236,7 @@ def _pid_alive(pid: int) -> bool:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    except PermissionError:   # another user's process: alive
+    except PermissionError:  # another user's process: alive
         return True
     return True
 
@@ -322,7 +338,7 @@ def _move_into_place(partial: Path, path: Path) -> None:
 def _finish_tree(root: Path, mode: int, user: tuple[int, int] | None, sync: bool = True) -> None:
     """Flushes every file under ROOT to disk (SYNC) and gives everything launchgap's permissions and owner."""
     dir_mode = mode | ((mode & 0o444) >> 2)
-    for current, dirs, files in os.walk(root):
+    for current, _dirs, files in os.walk(root):
         for name in files:
             path = Path(current) / name
             if sync:
@@ -337,8 +353,9 @@ def _finish_tree(root: Path, mode: int, user: tuple[int, int] | None, sync: bool
 
 
 @contextmanager
-def atomic_output(path: str | Path, inputs: Iterable[str | Path] = (), *, directory: bool = False,
-                  replaces_trace: bool = False) -> Iterator[Path]:
+def atomic_output(
+    path: str | Path, inputs: Iterable[str | Path] = (), *, directory: bool = False, replaces_trace: bool = False
+) -> Iterator[Path]:
     """Yields a temporary path beside PATH for the writer to fill (an empty
     directory with DIRECTORY); on success everything is flushed, given
     launchgap's permissions and moved to PATH. On any failure (an exception,
@@ -359,8 +376,7 @@ def atomic_output(path: str | Path, inputs: Iterable[str | Path] = (), *, direct
         partial = Path(tempfile.mkdtemp(prefix=f".{path.name}.{pid}.", suffix=PARTIAL_MARK, dir=parent))
         held = os.open(partial, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     else:
-        held, name = tempfile.mkstemp(prefix=f".{path.stem}.{pid}.", suffix=f"{PARTIAL_MARK}{path.suffix}",
-                                      dir=parent)
+        held, name = tempfile.mkstemp(prefix=f".{path.stem}.{pid}.", suffix=f"{PARTIAL_MARK}{path.suffix}", dir=parent)
         partial = Path(name)
     # held until the end: a later writer's remove_stale_partials leaves a locked partial alone
     _lock(held)

@@ -33,4 +33,4 @@ def read_stat(path: str | Path) -> tuple[str, list[str]]:
     open_at, close_at = raw.find(b"("), raw.rfind(b")")
     if open_at < 0 or close_at < open_at:
         raise ValueError(f"{path}: not a stat line")
-    return escape_name(raw[open_at + 1:close_at]), raw[close_at + 1:].decode("ascii", "replace").split()
+    return escape_name(raw[open_at + 1 : close_at]), raw[close_at + 1 :].decode("ascii", "replace").split()

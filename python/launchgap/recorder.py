@@ -13,7 +13,7 @@ BINARY = RECORDER_BINARY
 # The recorder's threads as a trace names them (a task's name holds TASK_COMM_LEN - 1 bytes): its main
 # thread, named after the binary, whose name its unnamed threads inherit, and each thread it names itself
 # (schema/trace.toml's [recorder]). Never the workload, but they may be culprits.
-RECORDER_COMMS = tuple(name[:TASK_COMM_LEN - 1] for name in (BINARY, *RECORDER_THREADS))
+RECORDER_COMMS = tuple(name[: TASK_COMM_LEN - 1] for name in (BINARY, *RECORDER_THREADS))
 ENV_OVERRIDE = "LAUNCHGAP_RECORDER"
 MONITOR_BINARY = "launchgap-monitor"
 MONITOR_ENV_OVERRIDE = "LAUNCHGAP_MONITOR"

@@ -19,7 +19,14 @@ import numpy as np
 import polars as pl
 
 from launchgap.analysis.gaps import (
-    BREAK_RULE, BURST_BREAK_FACTOR, CLASSES, CLEAN, SYNC_OR_BLOCK, classify, interference_ns, nearest_quantile,
+    BREAK_RULE,
+    BURST_BREAK_FACTOR,
+    CLASSES,
+    CLEAN,
+    SYNC_OR_BLOCK,
+    classify,
+    interference_ns,
+    nearest_quantile,
 )
 from launchgap.analysis.records import Bursts, GapClass, Gaps, GapTail, Report, TailShare
 from launchgap.analysis.report import report_from, workload_of
@@ -28,10 +35,10 @@ from launchgap.trace import Event, Trace
 
 @dataclass(frozen=True)
 class LaunchGaps:
-    gap_ns: np.ndarray          # every gap, threads one after another
+    gap_ns: np.ndarray  # every gap, threads one after another
     thread_offsets: np.ndarray  # where each thread's gaps start in gap_ns (and the end)
-    klass: np.ndarray           # index into CLASSES for each gap
-    affected: pl.DataFrame      # gap_id and ns by cause, for the gaps that are not clean (gaps.classify)
+    klass: np.ndarray  # index into CLASSES for each gap
+    affected: pl.DataFrame  # gap_id and ns by cause, for the gaps that are not clean (gaps.classify)
 
     @property
     def count(self) -> int:
@@ -41,8 +48,12 @@ class LaunchGaps:
 def in_memory_report(trace: Trace) -> Report:
     """build_report with the workload's launches counted and their gaps classified in memory."""
     workload = workload_of(trace)
-    launches = (trace.scan(Event.LAUNCH).filter(pl.col("pid").is_in(list(workload.pids)))
-                .select("ts_ns", "pid", "tid", "api", "runtime_api").collect())
+    launches = (
+        trace.scan(Event.LAUNCH)
+        .filter(pl.col("pid").is_in(list(workload.pids)))
+        .select("ts_ns", "pid", "tid", "api", "runtime_api")
+        .collect()
+    )
     counted = launches.group_by("tid", "api", "runtime_api").agg(pl.len().alias("launches"))
     workload = replace(workload, launches=counted)
     gaps = launch_gaps(launches, workload.segments, workload.target_irqs, workload.syncs)
@@ -57,14 +68,14 @@ def _place(ts: np.ndarray, at: np.ndarray) -> np.ndarray:
     return index
 
 
-def launch_gaps(launches: pl.DataFrame, segments: pl.DataFrame, irqs: pl.DataFrame, syncs: pl.DataFrame
-                ) -> LaunchGaps:
+def launch_gaps(launches: pl.DataFrame, segments: pl.DataFrame, irqs: pl.DataFrame, syncs: pl.DataFrame) -> LaunchGaps:
     """launches: tid, ts_ns; segments: tid, state, s_start, s_end; irqs: tid, i_start, exclusive_ns;
     syncs: tid, ts_ns."""
     gap_parts, offsets, placed = [], [0], []
     # the state as a string: the gaps' other rows (irq, sync_call) are no segment states
     off_cpu = segments.filter(pl.col("state").is_in(["preempted", "runqueue", "blocked", "offcpu"])).with_columns(
-        pl.col("state").cast(pl.Utf8))
+        pl.col("state").cast(pl.Utf8)
+    )
     for tid, group in launches.select("tid", "ts_ns").partition_by("tid", as_dict=True).items():
         tid = tid[0]
         ts = np.sort(group["ts_ns"].to_numpy().astype(np.int64))
@@ -77,20 +88,41 @@ def launch_gaps(launches: pl.DataFrame, segments: pl.DataFrame, irqs: pl.DataFra
             at = _place(ts, start)
             ok = at >= 0
             overlap = np.minimum(end[ok], ts[at[ok] + 1]) - np.maximum(start[ok], ts[at[ok]])
-            placed.append(pl.DataFrame({"gap_id": base + at[ok], "state": mine["state"].filter(pl.Series(ok)),
-                                        "ns": np.clip(overlap, 0, None)}))
+            placed.append(
+                pl.DataFrame(
+                    {
+                        "gap_id": base + at[ok],
+                        "state": mine["state"].filter(pl.Series(ok)),
+                        "ns": np.clip(overlap, 0, None),
+                    }
+                )
+            )
         mine = irqs.filter(pl.col("tid") == tid)
         if mine.height:
             at = _place(ts, mine["i_start"].to_numpy())
             ok = at >= 0
-            placed.append(pl.DataFrame({"gap_id": base + at[ok], "state": np.full(ok.sum(), "irq"),
-                                        "ns": mine["exclusive_ns"].to_numpy()[ok]}))
+            placed.append(
+                pl.DataFrame(
+                    {
+                        "gap_id": base + at[ok],
+                        "state": np.full(ok.sum(), "irq"),
+                        "ns": mine["exclusive_ns"].to_numpy()[ok],
+                    }
+                )
+            )
         mine = syncs.filter(pl.col("tid") == tid)
         if mine.height:
             at = _place(ts, mine["ts_ns"].to_numpy().astype(np.int64))
             ok = at >= 0
-            placed.append(pl.DataFrame({"gap_id": base + at[ok], "state": np.full(ok.sum(), "sync_call"),
-                                        "ns": np.zeros(ok.sum(), np.int64)}))
+            placed.append(
+                pl.DataFrame(
+                    {
+                        "gap_id": base + at[ok],
+                        "state": np.full(ok.sum(), "sync_call"),
+                        "ns": np.zeros(ok.sum(), np.int64),
+                    }
+                )
+            )
     gap_ns = np.concatenate(gap_parts) if gap_parts else np.zeros(0, np.int64)
     klass = np.full(gap_ns.size, CLEAN, np.int8)
     affected = classify(placed)
@@ -111,12 +143,18 @@ def class_table(gaps: LaunchGaps) -> list[GapClass]:
         if values.size == 0:
             continue
         p50 = float(np.median(values))
-        rows.append(GapClass(
-            klass=name, count=int(values.size), share=values.size / gaps.count,
-            p50_ns=p50, p90_ns=nearest_quantile(values, 0.9), p99_ns=nearest_quantile(values, 0.99),
-            total_ns=int(values.sum()),
-            penalty_ns=(p50 - clean_median) if clean_median is not None else None,
-        ))
+        rows.append(
+            GapClass(
+                klass=name,
+                count=int(values.size),
+                share=values.size / gaps.count,
+                p50_ns=p50,
+                p90_ns=nearest_quantile(values, 0.9),
+                p99_ns=nearest_quantile(values, 0.99),
+                total_ns=int(values.sum()),
+                penalty_ns=(p50 - clean_median) if clean_median is not None else None,
+            )
+        )
     return rows
 
 
@@ -134,8 +172,9 @@ def tail_attribution(gaps: LaunchGaps) -> list[GapTail]:
         for index, name in enumerate(CLASSES):
             mine = tail & (gaps.klass == index)
             count = int(mine.sum())
-            shares[name] = TailShare(count=count, share=count / n,
-                                     time_share=float(gaps.gap_ns[mine].sum()) / total_time)
+            shares[name] = TailShare(
+                count=count, share=count / n, time_share=float(gaps.gap_ns[mine].sum()) / total_time
+            )
         out.append(GapTail(percentile=int(q * 100), threshold_ns=threshold, gaps=n, by_class=shares))
     return out
 

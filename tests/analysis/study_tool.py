@@ -26,8 +26,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-HEADER = ("timestamp_ns,event_type,pid,tid,comm,cpu,grid_x,grid_y,grid_z,block_x,block_y,block_z,shared_mem,"
-          "stream,last_offcpu_ns,last_oncpu_ns,irq_num,irq_name,duration_ns")
+HEADER = (
+    "timestamp_ns,event_type,pid,tid,comm,cpu,grid_x,grid_y,grid_z,block_x,block_y,block_z,shared_mem,"
+    "stream,last_offcpu_ns,last_oncpu_ns,irq_num,irq_name,duration_ns"
+)
 # where bpf_ktime_get_ns() stood when the tool saw its first event (the last_* fields are absolute)
 KTIME_AT_FIRST_EVENT = 807_316_145_614
 
@@ -39,8 +41,7 @@ class StudyToolCsv:
     def _lead(self, ts, kind, pid, tid, comm, cpu) -> str:
         return f"{ts},{kind},{pid},{tid},{comm},{cpu},"
 
-    def launch(self, ts, pid, tid, comm, cpu, grid, block, shared_mem=0, stream=0x7EFD90000C40,
-               runtime=False) -> None:
+    def launch(self, ts, pid, tid, comm, cpu, grid, block, shared_mem=0, stream=0x7EFD90000C40, runtime=False) -> None:
         kind = "cudaLaunchKernel" if runtime else "cuLaunchKernel"
         geometry = ",".join(str(v) for v in (*grid, *block, shared_mem))
         self.lines.append(self._lead(ts, kind, pid, tid, comm, cpu) + f"{geometry},0x{stream:x}," + "0,0")
@@ -51,12 +52,14 @@ class StudyToolCsv:
         self.launch(ts + echo_after, pid, tid, comm, cpu, grid, block, **kw)
 
     def switch_out(self, ts, task_pid, comm, cpu) -> None:
-        self.lines.append(self._lead(ts, "schedSwitch", task_pid, task_pid, comm, cpu) + ",,,,,,,,"
-                          + f"{KTIME_AT_FIRST_EVENT + ts},0")
+        self.lines.append(
+            self._lead(ts, "schedSwitch", task_pid, task_pid, comm, cpu) + ",,,,,,,," + f"{KTIME_AT_FIRST_EVENT + ts},0"
+        )
 
     def switch_in(self, ts, task_pid, comm, cpu) -> None:
-        self.lines.append(self._lead(ts, "schedSwitch", task_pid, task_pid, comm, cpu) + ",,,,,,,,"
-                          + f"0,{KTIME_AT_FIRST_EVENT + ts}")
+        self.lines.append(
+            self._lead(ts, "schedSwitch", task_pid, task_pid, comm, cpu) + ",,,,,,,," + f"0,{KTIME_AT_FIRST_EVENT + ts}"
+        )
 
     def sync(self, ts, pid, tid, comm, cpu, duration) -> None:
         for at, kind in ((ts, "syncEnter"), (ts + duration, "syncExit")):
@@ -64,9 +67,15 @@ class StudyToolCsv:
 
     def irq(self, ts, pid, tid, comm, cpu, number, name, duration, soft=False) -> None:
         kind = "softirq" if soft else "hardirq"
-        self.lines.append(self._lead(ts, f"{kind}Entry", pid, tid, comm, cpu) + ",,,,,,,," + ",," + f"{number},{name},0")
-        self.lines.append(self._lead(ts + duration, f"{kind}Exit", pid, tid, comm, cpu) + ",,,,,,,," + ",,"
-                          + f"{number},{name},{duration}")
+        self.lines.append(
+            self._lead(ts, f"{kind}Entry", pid, tid, comm, cpu) + ",,,,,,,," + ",," + f"{number},{name},0"
+        )
+        self.lines.append(
+            self._lead(ts + duration, f"{kind}Exit", pid, tid, comm, cpu)
+            + ",,,,,,,,"
+            + ",,"
+            + f"{number},{name},{duration}"
+        )
 
     def write(self, path: Path) -> Path:
         path.write_text("\n".join(self.lines) + "\n")
@@ -83,7 +92,7 @@ def qwen_like(path: Path) -> Path:
     for i in range(6):
         csv.runtime_launch(t, *main, cpu=0, grid=(i + 1, 1, 1), block=(256, 1, 1))
         t += 1_000
-    csv.switch_out(t, 100, "llama-cli", 0)          # off the CPU ...
+    csv.switch_out(t, 100, "llama-cli", 0)  # off the CPU ...
     csv.switch_in(t + 20_000, 100, "llama-cli", 0)  # ... 20 us later
     t += 21_000
     csv.sync(t, *main, cpu=0, duration=5_000)
@@ -91,7 +100,7 @@ def qwen_like(path: Path) -> Path:
     csv.switch_out(t, 100, "llama-cli", 0)
     csv.switch_in(t + 10_000, 100, "llama-cli", 1)
     t += 11_000
-    for i in range(4):
+    for _ in range(4):
         csv.launch(t, *worker, cpu=1, grid=(9, 1, 1), block=(128, 1, 1))
         t += 2_000
     csv.irq(t, *main, cpu=0, number=24, name="virtio0-input.0", duration=3_000)

@@ -34,15 +34,18 @@ def beside_a_hog(tmp_path_factory):
 def truth_work(truth: dict) -> pl.DataFrame:
     """Every kernel's interval on the GPU, from the truth."""
     return pl.DataFrame(truth["launches"], schema=truth["launch_columns"], orient="row").select(
-        pl.col("gpu_start_ns").alias("start"), pl.col("gpu_end_ns").alias("end"))
+        pl.col("gpu_start_ns").alias("start"), pl.col("gpu_end_ns").alias("end")
+    )
 
 
 def truth_active_span(truth: dict) -> tuple[int, int]:
     """The GPU's first work and its last, from the truth: kernels and copies (a copy's GPU interval runs from
     copy_start_ns to waited_for_ns: truth_idle)."""
-    copies = pl.DataFrame(truth["syncs"], schema=truth["sync_columns"], orient="row").filter(
-        pl.col("copy_start_ns").is_not_null()).select(pl.col("copy_start_ns").alias("start"),
-                                                      pl.col("waited_for_ns").alias("end"))
+    copies = (
+        pl.DataFrame(truth["syncs"], schema=truth["sync_columns"], orient="row")
+        .filter(pl.col("copy_start_ns").is_not_null())
+        .select(pl.col("copy_start_ns").alias("start"), pl.col("waited_for_ns").alias("end"))
+    )
     work = pl.concat([truth_work(truth), copies])
     return int(work["start"].min()), int(work["end"].max())
 
@@ -104,8 +107,12 @@ def test_the_report_gives_the_answer_first_in_a_pipe(beside_a_hog):
     hog (by the pid the test started) with its share, and says the throughput without the interference against
     the measured one, which is the truth's tokens over its active span; every line but the header fits 100 columns."""
     run, hog, report = beside_a_hog
-    proc = subprocess.run([sys.executable, "-m", "launchgap.cli", "report", str(run.trace.path)], capture_output=True,
-                          text=True, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, "-m", "launchgap.cli", "report", str(run.trace.path)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     assert lines[1] == f"Verdict: {report.verdict.level}" and report.verdict.level in ("light", "heavy")

@@ -48,8 +48,15 @@ def busy_trace(seed: int) -> TraceBuilder:
             if action < 0.7:
                 b.launch(t, cpu, task, api=rng.choice(["cuLaunchKernel", "cuLaunchKernelEx"]))
             elif action < 0.8:
-                b.irq(t, cpu, task, rng.choice([Event.HARDIRQ, Event.SOFTIRQ]), "virtio0", rng.randrange(200, 3_000),
-                      number=24)
+                b.irq(
+                    t,
+                    cpu,
+                    task,
+                    rng.choice([Event.HARDIRQ, Event.SOFTIRQ]),
+                    "virtio0",
+                    rng.randrange(200, 3_000),
+                    number=24,
+                )
                 t += 3_000
             elif action < 0.9:
                 wait = rng.randrange(10_000, 200_000)
@@ -85,8 +92,15 @@ def one_cause_trace(seed: int) -> tuple[TraceBuilder, dict[str, list[int]]]:
             cause = rng.choice(list(gaps))
             if cause == "irq":
                 t += rng.randrange(100, 1_000)
-                b.irq(t, cpu, task, rng.choice([Event.HARDIRQ, Event.SOFTIRQ]), "virtio0", rng.randrange(500, 3_000),
-                      number=24)
+                b.irq(
+                    t,
+                    cpu,
+                    task,
+                    rng.choice([Event.HARDIRQ, Event.SOFTIRQ]),
+                    "virtio0",
+                    rng.randrange(500, 3_000),
+                    number=24,
+                )
                 t += 3_000
             elif cause == "preempted":
                 t += rng.randrange(100, 1_000)
@@ -101,7 +115,7 @@ def one_cause_trace(seed: int) -> tuple[TraceBuilder, dict[str, list[int]]]:
                 b.wakeup(t + wait - 2_000, task, cpu)
                 b.switch(t + wait, cpu, IDLE, task)
                 t += wait + 100
-            gaps[cause].append(launched)   # the gap starts here and ends at the thread's next launch
+            gaps[cause].append(launched)  # the gap starts here and ends at the thread's next launch
     return b, gaps
 
 
@@ -194,9 +208,34 @@ def test_segments_out_of_order_are_still_read_in_time_order(tmp_path, monkeypatc
 # --- the typed report and docs/report-schema.md ---------------------------------
 
 # placeholders in the doc's layout (a map's keys, a list's element type), not keys of the JSON
-DOC_PLACEHOLDERS = {"api", "n", "event", "int", "str", "metric", "null", "true", "false", "doctor", "check",
-                    "negligible", "light", "heavy", "not", "given", "launchgap", "report", "lower", "bound", "were",
-                    "lost", "events", "the", "incomplete", "uncertain"}
+DOC_PLACEHOLDERS = {
+    "api",
+    "n",
+    "event",
+    "int",
+    "str",
+    "metric",
+    "null",
+    "true",
+    "false",
+    "doctor",
+    "check",
+    "negligible",
+    "light",
+    "heavy",
+    "not",
+    "given",
+    "launchgap",
+    "report",
+    "lower",
+    "bound",
+    "were",
+    "lost",
+    "events",
+    "the",
+    "incomplete",
+    "uncertain",
+}
 # keys of host_checks.counts, the doctor's statuses (docs/doctor.md): a map's keys, not fields of a record
 DOCTOR_KEYS = {"ok", "warn", "fail", "unknown"}
 
@@ -222,8 +261,8 @@ def _record_types(hint) -> list[type]:
 def doc_keys() -> set[str]:
     text = (REPO / "docs" / "report-schema.md").read_text()
     layout = text.split("```")[1]
-    layout = re.sub(r"#[^\n]*", "", layout)          # comments
-    layout = re.sub(r'"[^"\n]*"', "", layout)        # literal values
+    layout = re.sub(r"#[^\n]*", "", layout)  # comments
+    layout = re.sub(r'"[^"\n]*"', "", layout)  # literal values
     return set(re.findall(r"[a-z_][a-z0-9_]*", layout)) - DOC_PLACEHOLDERS
 
 
@@ -246,11 +285,13 @@ def test_the_json_has_exactly_the_record_fields(tmp_path):
 
 # --- verdicts that cannot be given, or rest on part of a trace -------------------
 
+
 def test_no_target_no_verdict(tmp_path):
     """A trace-cmd import without --target (mode system, no pids, nothing used CUDA): the threads in it
     are whatever ran, so no verdict, and the text says how to name the workload."""
-    b = TraceBuilder(meta_extra={"mode": "system", "command": None, "command_pid": None, "pids": [],
-                                 "source": "/tmp/x.dat"})
+    b = TraceBuilder(
+        meta_extra={"mode": "system", "command": None, "command_pid": None, "pids": [], "source": "/tmp/x.dat"}
+    )
     b.switch(2_000, 0, IDLE, HOG)
     b.switch(50_000, 0, HOG, IDLE)
     report = report_json(b.write(tmp_path / "t.lg"))
@@ -262,7 +303,7 @@ def test_no_target_no_verdict(tmp_path):
 
 def test_an_incomplete_trace_says_so_in_warnings_and_verdict(tmp_path):
     b = busy_trace(1)
-    trace = b.write(tmp_path / "t.lg", clean_end=False)   # the recorder was killed: no closing summary
+    trace = b.write(tmp_path / "t.lg", clean_end=False)  # the recorder was killed: no closing summary
     report = report_json(trace)
     assert report["trace"]["truncated"] is True
     assert report["warnings"]["trace"].startswith("incomplete: the recorder did not stop cleanly")

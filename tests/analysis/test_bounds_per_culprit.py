@@ -11,7 +11,7 @@ import pytest
 from launchgap.analysis.report import build_report
 from tests.analysis.builder import IDLE, TraceBuilder
 
-APP = (100, 100, "decode")             # the launching thread, CPU 1
+APP = (100, 100, "decode")  # the launching thread, CPU 1
 HOG = (200, 200, "hog")
 CC1 = (300, 300, "cc1")
 RECORDER = (999, 999, "trace-writer")  # meta.json's recorder_pid
@@ -33,8 +33,16 @@ RECORDER = (999, 999, "trace-writer")  # meta.json's recorder_pid
 # Steps 0, 1, 2, 4 and 5 take 1350 ns each. From x = 10 000 the steps start at 10 000, 11 350, 12 700, 14 050,
 # 15 600, 16 950, 18 300, 19 750; the first launch is at 10 100, the last (step 7's second) at 19 750 + 1300 =
 # 21 050: the active span is 10 950 ns.
-PLAN = [None, None, None, ("between", HOG, 700), None, ("between", CC1, 300), ("window", HOG, 100),
-        ("between", RECORDER, 700)]
+PLAN = [
+    None,
+    None,
+    None,
+    ("between", HOG, 700),
+    None,
+    ("between", CC1, 300),
+    ("window", HOG, 100),
+    ("between", RECORDER, 700),
+]
 
 
 def decode_beside_culprits() -> TraceBuilder:
@@ -59,13 +67,13 @@ def decode_beside_culprits() -> TraceBuilder:
         b.launch(a1, 1, APP)
         b.launch(a2, 1, APP)
         entry = a2 + 100
-        done = max(a1 + 50 + 1000, a2 + 50) + 100      # kernel 2's end
+        done = max(a1 + 50 + 1000, a2 + 50) + 100  # kernel 2's end
         b.switch(entry, 1, APP, IDLE, voluntary=True)
         b.wakeup(done, APP, 1)
         b.switch(done + 50, 1, IDLE, APP)
         b.sync(entry, 1, APP, done + 100 - entry)
         x = done + 100
-    assert x == 21_300          # the last step's return: 19 750 + 1550
+    assert x == 21_300  # the last step's return: 19 750 + 1550
     b.switch(x + 500, 1, APP, IDLE, dead=True)
     return b
 
@@ -87,7 +95,9 @@ def test_each_culprit_has_its_own_lower_bound(tmp_path):
     assert (g.active_ns, g.interference_low_ns, g.interference_high_ns) == (10_950, 300, 1100)
     for rows in (g.culprits, g.culprits_by_process):
         assert [(c.name, c.pids, c.low_ns, c.high_ns, c.causes) for c in rows] == [
-            ("hog", [200], 300, 800, {"preempted": 800}), ("cc1", [300], 0, 300, {"preempted": 300})]
+            ("hog", [200], 300, 800, {"preempted": 800}),
+            ("cc1", [300], 0, 300, {"preempted": 300}),
+        ]
         # nobody else waited for CPU 1: taking a culprit away gives the thread all of it, in the same bounds
         assert [(c.recoverable_low_ns, c.recoverable_high_ns) for c in rows] == [(300, 800), (0, 300)]
         assert [c.share_percent for c in rows] == [pytest.approx(100 * 800 / 1100), pytest.approx(100 * 300 / 1100)]
@@ -107,14 +117,20 @@ def test_measurement_and_wakeup_latency_stay_out_of_the_bounds_and_the_predictio
     p = g.prediction
     assert (p.basis, p.steps) == ("steps", 8)
     assert p.measured_per_s == pytest.approx(8 / 10_950e-9)
-    assert (p.predicted_low_per_s, p.predicted_high_per_s) == (pytest.approx(8 / 10_650e-9),
-                                                               pytest.approx(8 / 9_850e-9))
-    assert (p.gain_low_percent, p.gain_high_percent) == (pytest.approx(100 * (10_950 / 10_650 - 1)),
-                                                         pytest.approx(100 * (10_950 / 9_850 - 1)))
+    assert (p.predicted_low_per_s, p.predicted_high_per_s) == (
+        pytest.approx(8 / 10_650e-9),
+        pytest.approx(8 / 9_850e-9),
+    )
+    assert (p.gain_low_percent, p.gain_high_percent) == (
+        pytest.approx(100 * (10_950 / 10_650 - 1)),
+        pytest.approx(100 * (10_950 / 9_850 - 1)),
+    )
     # 300 and 1100 of 10 950: 2.74% (light) to 10.05% (heavy), so uncertain
     assert report.verdict.level == "uncertain"
     assert (report.verdict.gpu_idle_low_percent, report.verdict.gpu_idle_high_percent) == (
-        pytest.approx(100 * 300 / 10_950), pytest.approx(100 * 1100 / 10_950))
+        pytest.approx(100 * 300 / 10_950),
+        pytest.approx(100 * 1100 / 10_950),
+    )
     text = report.verdict.text
     assert "between 300 ns and 1 us of its 11 us of work" in text
     assert "Most of it was hog (pid 200): 300 ns to 800 ns" in text
@@ -122,6 +138,7 @@ def test_measurement_and_wakeup_latency_stay_out_of_the_bounds_and_the_predictio
 
 
 # ---- a trace without its switch table ----------------------------------------------------------------------
+
 
 def without_switches() -> TraceBuilder:
     """Two launching threads of one process, woken at 1200 and never seen to run (no switch rows): each is taken to
@@ -149,10 +166,21 @@ def test_no_culprits_bound_is_over_the_span(tmp_path):
     assert (g.interference_low_ns, g.interference_high_ns) == (0, 80_500)
     # one culprit (nobody known), its 160 000 ns of delays at most the span: 80 500, all the interference
     for rows in (g.culprits, g.culprits_by_process):
-        assert [(c.name, c.pids, c.low_ns, c.high_ns, c.share_percent, c.causes, c.recoverable_low_ns,
-                 c.recoverable_high_ns) for c in rows] == [
-            (None, [], 0, 80_500, 100.0, {"runqueue": 80_500}, 0, 80_500)]
+        assert [
+            (
+                c.name,
+                c.pids,
+                c.low_ns,
+                c.high_ns,
+                c.share_percent,
+                c.causes,
+                c.recoverable_low_ns,
+                c.recoverable_high_ns,
+            )
+            for c in rows
+        ] == [(None, [], 0, 80_500, 100.0, {"runqueue": 80_500}, 0, 80_500)]
     assert [(c.name, c.low_ns, c.high_ns, c.recoverable_high_ns) for c in g.culprits_by_cgroup] == [
-        ("no task known", 0, 80_500, 80_500)]
+        ("no task known", 0, 80_500, 80_500)
+    ]
     assert (report.verdict.gpu_idle_low_percent, report.verdict.gpu_idle_high_percent) == (0.0, 100.0)
     assert "Most of it was an unnamed task: 0 ns to 80 us, 100% of it." in report.verdict.text

@@ -11,9 +11,9 @@ from launchgap.analysis.report import build_report
 from tests.analysis.builder import IDLE, TraceBuilder
 
 WORK = (100, 101, "cudasim")
-HOG = (200, 201, "hog")          # in /pod-a (v2), moved to /pod-c at 50_000
-DOCKER = (300, 301, "dockerd")   # v2 root; its cpu controller's v1 cgroup is a docker container
-STRAY = (400, 401, "stray")      # no task_cgroup row
+HOG = (200, 201, "hog")  # in /pod-a (v2), moved to /pod-c at 50_000
+DOCKER = (300, 301, "dockerd")  # v2 root; its cpu controller's v1 cgroup is a docker container
+STRAY = (400, 401, "stray")  # no task_cgroup row
 CONTAINER = "ab" * 32
 POD = "6b0f3f5e-6f9a-4b8e-9d0e-3c1a2b4c5d6e"
 
@@ -54,9 +54,13 @@ def rows(report) -> dict[tuple[str, str], int]:
 
 def test_each_cgroup_gets_its_tasks_time(tmp_path):
     report = build_report(shared_cpu().write(tmp_path / "t.lg"))
-    assert rows(report) == {("/pod-a", "preempted"): 5000, (f"container {CONTAINER[:12]}", "preempted"): 3000,
-                            ("/pod-c", "preempted"): 2000, ("cgroup not recorded", "preempted"): 1000,
-                            ("CPU idle", "runqueue"): 4000}
+    assert rows(report) == {
+        ("/pod-a", "preempted"): 5000,
+        (f"container {CONTAINER[:12]}", "preempted"): 3000,
+        ("/pod-c", "preempted"): 2000,
+        ("cgroup not recorded", "preempted"): 1000,
+        ("CPU idle", "runqueue"): 4000,
+    }
     docker = next(r for r in report.taken.culprits_by_cgroup if r.container_id)
     assert (docker.cgroup, docker.pod, docker.processes, docker.is_idle) == (f"/docker/{CONTAINER}", None, 1, False)
     idle = next(r for r in report.taken.culprits_by_cgroup if r.is_idle)
@@ -118,7 +122,10 @@ def test_diff_says_each_cgroups_change_in_words(tmp_path):
     b = build_report(quieter.write(tmp_path / "b.lg"))
     console = Console(record=True, width=UNBOUNDED_WIDTH, soft_wrap=True, emoji=False)
     render_cgroup_diff(diff_reports(a, b, "cgroup").culprits_by_cgroup, console)
-    rows = {line.split("│")[1].strip(): [c.strip() for c in line.split("│")[2:-1]]
-            for line in console.export_text().splitlines() if line.startswith("│")}
+    rows = {
+        line.split("│")[1].strip(): [c.strip() for c in line.split("│")[2:-1]]
+        for line in console.export_text().splitlines()
+        if line.startswith("│")
+    }
     assert rows[f"container {CONTAINER[:12]}"][-1] == "100.0% lower"
     assert rows["/pod-a"][-1] == "no change"

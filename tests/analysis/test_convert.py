@@ -31,8 +31,9 @@ SYNCS = 2 * (2 + 1)
 
 
 def launchgap(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "launchgap.cli", *args], capture_output=True, text=True, cwd=cwd,
-                          timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "launchgap.cli", *args], capture_output=True, text=True, cwd=cwd, timeout=300
+    )
 
 
 def report(path: Path) -> dict:
@@ -69,7 +70,7 @@ def test_convert_both_ways_keeps_every_row_the_summary_and_the_report(tmp_path):
     assert report(two) == report(FORMAT1)
 
     back = tmp_path / "back.lg"
-    proc = launchgap("convert", str(two), str(back))   # the other format by default
+    proc = launchgap("convert", str(two), str(back))  # the other format by default
     assert proc.returncode == 0, proc.stderr
     again = read_trace(back)
     assert again.format == 1 and back.is_file() and rows(again) == rows(one) and again.end == one.end
@@ -129,7 +130,7 @@ def test_a_trace_cut_short_converts_what_is_readable_and_says_so(tmp_path):
         b.launch(3_000 + i * 10, 0, task)
     whole = b.write(tmp_path / "whole.lg", batch_rows=1000, version=1).path
     cut = tmp_path / "cut.lg"
-    cut.write_bytes(whole.read_bytes()[:-5_000])   # inside the third batch
+    cut.write_bytes(whole.read_bytes()[:-5_000])  # inside the third batch
     proc = launchgap("convert", str(cut), str(tmp_path / "cut2.lg"))
     assert proc.returncode == 0, proc.stderr
     assert f"warning: {cut} was cut short" in " ".join(proc.stderr.split())
@@ -151,8 +152,9 @@ def test_an_output_that_holds_the_input_is_refused_and_the_input_kept(tmp_path):
     for output, version in (("m.lg", "2"), ("m.lg", "1"), ("via-link.lg", "2")):
         proc = launchgap("convert", "m.lg/inner.lg1", output, "--format", version, cwd=tmp_path)
         assert proc.returncode == 2
-        assert proc.stderr == (f"launchgap: {output}: holds the input m.lg/inner.lg1; refusing to replace it "
-                               f"(choose another output)\n")
+        assert proc.stderr == (
+            f"launchgap: {output}: holds the input m.lg/inner.lg1; refusing to replace it (choose another output)\n"
+        )
     assert inner.read_bytes() == FORMAT1.read_bytes()
     assert {p: p.read_bytes() for p in (tmp_path / "m.lg").rglob("*") if p.is_file()} == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m.lg", "m1.lg1", "via-link.lg"]
@@ -201,8 +203,11 @@ main(sys.argv[1:])
 
 
 def convert_that_waits(source: Path, output: Path) -> tuple[subprocess.Popen, Path]:
-    proc = subprocess.Popen([sys.executable, "-c", CONVERT_THAT_WAITS, "convert", str(source), str(output)],
-                            stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", CONVERT_THAT_WAITS, "convert", str(source), str(output)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     assert proc.stdout is not None
     return proc, Path(proc.stdout.readline().strip())
 
@@ -217,7 +222,7 @@ def test_a_killed_converts_partial_is_removed_by_the_next_and_a_live_ones_kept(t
         assert stale.is_dir() and stale.parent == tmp_path and stale.name.startswith(".out.lg.")
         killed.kill()
         killed.wait(timeout=60)
-        assert stale.is_dir()                           # what SIGKILL leaves behind
+        assert stale.is_dir()  # what SIGKILL leaves behind
         live, writing = convert_that_waits(FORMAT1, out)
         started.append(live)
         assert writing.is_dir() and writing != stale

@@ -35,8 +35,9 @@ def run(*args: str) -> tuple[int, str, str]:
     """The CLI in this process (hundreds of runs: a fresh interpreter each would take minutes)."""
     result = CliRunner().invoke(main, list(args))
     if result.exception is not None and not isinstance(result.exception, SystemExit):
-        raise AssertionError(f"launchgap {' '.join(args)} raised {result.exception!r}\n{result.output}") \
-            from result.exception
+        raise AssertionError(
+            f"launchgap {' '.join(args)} raised {result.exception!r}\n{result.output}"
+        ) from result.exception
     return result.exit_code, result.stdout, result.stderr
 
 
@@ -48,9 +49,32 @@ def one_line_error(code: int, stderr: str) -> bool:
 def record_small(out: Path, *formats: str) -> Path:
     """A real recording, small, in several segments or batches (the recorder closes one at least once a
     second): two launching threads, slow host steps."""
-    proc = subprocess.run([str(RECORDER), "-q", *formats, "-o", str(out), "--", str(CUDASIM), "decode", "--quiet",
-                           "--tokens", "12", "--layers", "2", "--kernels-per-layer", "4", "--host-us", "150000",
-                           "--threads", "2"], capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [
+            str(RECORDER),
+            "-q",
+            *formats,
+            "-o",
+            str(out),
+            "--",
+            str(CUDASIM),
+            "decode",
+            "--quiet",
+            "--tokens",
+            "12",
+            "--layers",
+            "2",
+            "--kernels-per-layer",
+            "4",
+            "--host-us",
+            "150000",
+            "--threads",
+            "2",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     return out
 
@@ -74,13 +98,13 @@ def damaged(data: bytes, seed: int) -> bytes:
     rng = random.Random(seed)
     kind = seed % 6
     if kind == 0:
-        return data[:rng.randrange(len(data))]
+        return data[: rng.randrange(len(data))]
     if kind == 1:
         return bytes(rng.randrange(256) for _ in range(rng.choice([16, 4096, 65536])))
     b = bytearray(data)
     if kind == 2:
         at = rng.randrange(max(1, len(b) - 64))
-        b[at:at + 64] = bytes(rng.randrange(256) for _ in range(64))
+        b[at : at + 64] = bytes(rng.randrange(256) for _ in range(64))
         return bytes(b)
     for _ in range({3: 1, 4: 3, 5: 40}[kind]):
         i = rng.randrange(len(b))
@@ -98,8 +122,13 @@ def damaged_directory(source: Path, target: Path, seed: int) -> str:
     # most segments are small kinds' few rows: the launch and switch segments hold nearly every byte
     heavy = [p for p in segments if p.parent.name in (Event.LAUNCH.value, Event.SWITCH.value)]
     choice = rng.random()
-    victim = (rng.choice(heavy) if choice < 0.5 else rng.choice(segments) if choice < 0.8
-              else rng.choice([target / META_FILE, target / END_FILE]))
+    victim = (
+        rng.choice(heavy)
+        if choice < 0.5
+        else rng.choice(segments)
+        if choice < 0.8
+        else rng.choice([target / META_FILE, target / END_FILE])
+    )
     if seed % 7 == 6:
         victim.unlink()
         return f"removed {victim.relative_to(target)}"
@@ -108,9 +137,13 @@ def damaged_directory(source: Path, target: Path, seed: int) -> str:
 
 
 COMMANDS = [
-    ["report", "{t}"], ["report", "{t}", "--json"], ["diff", "{good}", "{t}", "--json"],
-    ["export", "--csv", "{t}", "-o", "{o}.csv"], ["export", "--perfetto", "{t}", "-o", "{o}.pftrace"],
-    ["timeline", "{t}", "-o", "{o}.t.html"], ["running-waiting", "{t}", "-o", "{o}.rw.html"],
+    ["report", "{t}"],
+    ["report", "{t}", "--json"],
+    ["diff", "{good}", "{t}", "--json"],
+    ["export", "--csv", "{t}", "-o", "{o}.csv"],
+    ["export", "--perfetto", "{t}", "-o", "{o}.pftrace"],
+    ["timeline", "{t}", "-o", "{o}.t.html"],
+    ["running-waiting", "{t}", "-o", "{o}.rw.html"],
 ]
 
 
@@ -157,15 +190,16 @@ def test_a_damaged_segment_is_left_out_and_said(small_real_trace, tmp_path):
     whole = read_trace(small_real_trace)
     segment = sorted((copy / Event.SWITCH.value).glob("*.parquet"))[0]
     lost = pq.read_metadata(segment).num_rows
-    segment.write_bytes(segment.read_bytes()[:-20])   # its footer gone
+    segment.write_bytes(segment.read_bytes()[:-20])  # its footer gone
     trace = read_trace(copy)
     assert trace.count(Event.SWITCH) == whole.count(Event.SWITCH) - lost
     assert trace.count(Event.LAUNCH) == whole.count(Event.LAUNCH)
     # the segment said, and the rows it held against the recorder's own count of switches written
     written = json.loads((copy / END_FILE).read_text())["rows"][Event.SWITCH.value]
     assert len(trace.damage) == 2 and f"segment switch/{segment.name} is damaged" in trace.damage[0]
-    assert trace.damage[1] == (f"switch: end.json counts {written:,} rows written, its segments hold "
-                               f"{written - lost:,}: {lost:,} are missing")
+    assert trace.damage[1] == (
+        f"switch: end.json counts {written:,} rows written, its segments hold {written - lost:,}: {lost:,} are missing"
+    )
     code, stdout, stderr = run("report", str(copy))
     assert code == 0 and f"segment switch/{segment.name} is damaged" in " ".join(stdout.split())
     # the JSON says it too, beside the metrics, and the verdict rests on part of the trace and says so
@@ -176,7 +210,7 @@ def test_a_damaged_segment_is_left_out_and_said(small_real_trace, tmp_path):
     assert run("report", "--strict", str(copy))[0] == 3
 
 
-@needs_bpf   # root, for tracefs
+@needs_bpf  # root, for tracefs
 def test_seeded_damage_to_a_real_dat_is_one_line(tmp_path):
     """Each damaged .dat is refused in one line naming it, or imported: then the trace holds exactly the
     events `trace-cmd report` itself lists in that damaged file (trace-cmd is the truth of what it holds)."""
@@ -192,12 +226,13 @@ def test_seeded_damage_to_a_real_dat_is_one_line(tmp_path):
         code, _, stderr = run("import", str(path), "-o", str(out))
         assert code in (0, 2), (seed, code, stderr)
         if code == 2:
-            assert one_line_error(code, stderr) and str(path) in stderr, (seed, stderr)   # which file, always
+            assert one_line_error(code, stderr) and str(path) in stderr, (seed, stderr)  # which file, always
             outcomes["refused"] += 1
             continue
         listed, trace = report_counts(path), read_trace(out)
         assert {name: trace.count(kind) for name, kind in IMPORTED_AS.items()} == {
-            name: listed.get(name, 0) for name in IMPORTED_AS}, (seed, stderr)
+            name: listed.get(name, 0) for name in IMPORTED_AS
+        }, (seed, stderr)
         outcomes["read"] += 1
     # the damage reached both paths (a cut or a flip in the event pages is refused; one in a page's unused tail,
     # or in a field nothing reads, is imported)
@@ -211,9 +246,10 @@ def test_an_impossible_duration_is_left_out_and_said(tmp_path):
     b.switch(2_000, 0, IDLE, T)
     for i in range(50):
         b.irq(10_000 + i * 1_000_000, 0, T, Event.HARDIRQ, "virtio0", 3_000, number=24)
-    b.irq(60_000_000, 0, T, Event.HARDIRQ, "virtio0", 2_600_000_000, number=24)   # the flipped one
-    b.rows.append({"ts_ns": 70_000_000, "event": Event.LAUNCH, "cpu": 7, "pid": 100, "tid": 101,
-                   "api": "cuLaunchKernel"})
+    b.irq(60_000_000, 0, T, Event.HARDIRQ, "virtio0", 2_600_000_000, number=24)  # the flipped one
+    b.rows.append(
+        {"ts_ns": 70_000_000, "event": Event.LAUNCH, "cpu": 7, "pid": 100, "tid": 101, "api": "cuLaunchKernel"}
+    )
     trace = b.write(tmp_path / "t.lg")
     assert trace.of(Event.HARDIRQ).height == 50 and trace.of(Event.LAUNCH).height == 0
     # 53 rows: the switch, 50 interrupts, the flipped one and the launch on a CPU the trace has not
@@ -226,8 +262,10 @@ def test_an_impossible_duration_is_left_out_and_said(tmp_path):
     assert next(i for i in report["overview"]["irqs"] if i["name"] == "virtio0")["ns"] == 50 * 3_000
     code, stdout, stderr = run("report", str(trace.path), "--strict")
     assert code == 3 and trace.damage[0] in " ".join(stdout.split())
-    for argv in (["export", "--csv", str(trace.path), "-o", str(tmp_path / "t.csv")],
-                 ["diff", str(trace.path), str(trace.path)]):
+    for argv in (
+        ["export", "--csv", str(trace.path), "-o", str(tmp_path / "t.csv")],
+        ["diff", str(trace.path), str(trace.path)],
+    ):
         code, _, stderr = run(*argv)
         assert code == 0 and "is damaged: 2 of" in " ".join(stderr.split())
 
@@ -240,12 +278,31 @@ def test_a_cpu_the_recorder_could_not_read_is_unknown_not_impossible(tmp_path):
 
     b = TraceBuilder(start_ns=1_000, end_ns=380_000_000)
     b.switch(2_000, 0, IDLE, T)
-    b.rows.append({"ts_ns": 3_000, "event": Event.WAKEUP, "cpu": 0, "pid": 100, "tid": 102, "comm": "w",
-                   "target_cpu": TASK_CPU_UNKNOWN})
-    b.rows.append({"ts_ns": 4_000, "event": Event.MIGRATE, "cpu": 0, "pid": 100, "tid": 102,
-                   "orig_cpu": TASK_CPU_UNKNOWN, "dest_cpu": 0})
-    b.rows.append({"ts_ns": 5_000, "event": Event.WAKEUP, "cpu": 0, "pid": 100, "tid": 103, "comm": "w",
-                   "target_cpu": 9})
+    b.rows.append(
+        {
+            "ts_ns": 3_000,
+            "event": Event.WAKEUP,
+            "cpu": 0,
+            "pid": 100,
+            "tid": 102,
+            "comm": "w",
+            "target_cpu": TASK_CPU_UNKNOWN,
+        }
+    )
+    b.rows.append(
+        {
+            "ts_ns": 4_000,
+            "event": Event.MIGRATE,
+            "cpu": 0,
+            "pid": 100,
+            "tid": 102,
+            "orig_cpu": TASK_CPU_UNKNOWN,
+            "dest_cpu": 0,
+        }
+    )
+    b.rows.append(
+        {"ts_ns": 5_000, "event": Event.WAKEUP, "cpu": 0, "pid": 100, "tid": 103, "comm": "w", "target_cpu": 9}
+    )
     trace = b.write(tmp_path / "t.lg")
     assert trace.of(Event.WAKEUP)["tid"].to_list() == [102] and trace.of(Event.MIGRATE).height == 1
     # the switch and three rows: only the wakeup to CPU 9 is out of the trace's 2 CPUs
@@ -253,7 +310,7 @@ def test_a_cpu_the_recorder_could_not_read_is_unknown_not_impossible(tmp_path):
 
 
 def test_a_trace_whose_bounds_are_damaged_is_refused(tmp_path):
-    b = TraceBuilder(start_ns=1_000, end_ns=5_000)   # say the end row's end_ns lost a high bit
+    b = TraceBuilder(start_ns=1_000, end_ns=5_000)  # say the end row's end_ns lost a high bit
     for i in range(2000):
         b.launch(2_000 + i * 1_000_000, 0, T)
     with pytest.raises(TraceError, match="its start, end or topology must be damaged"):
@@ -278,14 +335,19 @@ def test_damaged_metadata_is_called_that_not_a_csv_problem(tmp_path, version):
     assert "damaged trace: its metadata" in stderr and "CSV" not in stderr
 
 
-@pytest.mark.parametrize("text, message", [
-    (None, None),                                     # a BOM before the study's header: read
-    ("100,cuLaunchKernel,1,1,x,0,1,1,1,1,1,1,0,0x7,0,0\n", "a CSV without a header row"),
-    ("timestamp_ns,event_type,pid,tid,comm,cpu\n1,schedSwitch,1,1,x,0\n", "no column grid_x, grid_y"),
-    ("timestamp_ns,event_type,pid,tid,comm,cpu,grid_x,grid_y,grid_z,block_x,block_y,block_z,shared_mem,stream,"
-     "last_offcpu_ns,last_oncpu_ns\n1,cuLaunchKernel,1,1,x,0,1,1,1,1,1,abc,0,0x7,0,0\n",
-     "line 2: column block_z holds 'abc', not a number"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        (None, None),  # a BOM before the study's header: read
+        ("100,cuLaunchKernel,1,1,x,0,1,1,1,1,1,1,0,0x7,0,0\n", "a CSV without a header row"),
+        ("timestamp_ns,event_type,pid,tid,comm,cpu\n1,schedSwitch,1,1,x,0\n", "no column grid_x, grid_y"),
+        (
+            "timestamp_ns,event_type,pid,tid,comm,cpu,grid_x,grid_y,grid_z,block_x,block_y,block_z,shared_mem,stream,"
+            "last_offcpu_ns,last_oncpu_ns\n1,cuLaunchKernel,1,1,x,0,1,1,1,1,1,abc,0,0x7,0,0\n",
+            "line 2: column block_z holds 'abc', not a number",
+        ),
+    ],
+)
 def test_csv_problems_are_named(tmp_path, text, message):
     from tests.analysis.study_tool import HEADER
 
@@ -315,8 +377,10 @@ def test_a_single_batch_trace_cut_short_says_truncated(tmp_path):
 
 def test_every_column_checked(tmp_path):
     """A column of the wrong type (a damaged schema, or another tool's stream) is named."""
-    schema = pa.schema([pa.field(f.name, pa.string()) if f.name == "cpu" else f for f in format1_arrow_fields()],
-                       metadata={"format": "launchgap-trace/1", "launchgap": json.dumps({"start_ns": 0})})
+    schema = pa.schema(
+        [pa.field(f.name, pa.string()) if f.name == "cpu" else f for f in format1_arrow_fields()],
+        metadata={"format": "launchgap-trace/1", "launchgap": json.dumps({"start_ns": 0})},
+    )
     path = tmp_path / "t.lg"
     with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_stream(sink, schema):
         pass
@@ -332,12 +396,14 @@ def test_a_segment_with_a_column_of_the_wrong_type_is_left_out_and_said(tmp_path
     path = b.write(tmp_path / "t.lg").path
     segment = path / Event.LAUNCH.value / "000001.parquet"
     table = pq.read_table(segment)
-    pq.write_table(table.set_column(table.schema.get_field_index("cpu"), "cpu", table["cpu"].cast(pa.string())),
-                   segment)
+    pq.write_table(
+        table.set_column(table.schema.get_field_index("cpu"), "cpu", table["cpu"].cast(pa.string())), segment
+    )
     trace = read_trace(path)
     assert trace.count(Event.LAUNCH) == 0 and trace.count(Event.SWITCH) == 1
-    assert trace.damage == ("segment launch/000001.parquet is damaged (column 'cpu' is String, not uint32) and was "
-                            "left out",)
+    assert trace.damage == (
+        "segment launch/000001.parquet is damaged (column 'cpu' is String, not uint32) and was left out",
+    )
 
 
 def cut_trace(tmp_path: Path, version: int, every_switch: bool = False) -> Path:
@@ -363,16 +429,24 @@ def cut_trace(tmp_path: Path, version: int, every_switch: bool = False) -> Path:
 
 
 @pytest.mark.parametrize("version", [2, 1])
-@pytest.mark.parametrize("command", [
-    ["export", "--csv", "{cut}", "-o", "{tmp}/x.csv"], ["export", "--perfetto", "{cut}", "-o", "{tmp}/x.pftrace"],
-    ["timeline", "{cut}", "-o", "{tmp}/x.png"], ["running-waiting", "{cut}", "-o", "{tmp}/x.png"],
-    ["diff", "{cut}", "{cut}"],
-])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["export", "--csv", "{cut}", "-o", "{tmp}/x.csv"],
+        ["export", "--perfetto", "{cut}", "-o", "{tmp}/x.pftrace"],
+        ["timeline", "{cut}", "-o", "{tmp}/x.png"],
+        ["running-waiting", "{cut}", "-o", "{tmp}/x.png"],
+        ["diff", "{cut}", "{cut}"],
+    ],
+)
 def test_every_command_says_a_trace_was_cut_short(tmp_path, command, version):
     # running-waiting counts only a trace that records every switch (it refuses a target-mode one)
     cut = cut_trace(tmp_path, version, every_switch=command[0] == "running-waiting")
-    proc = subprocess.run([sys.executable, "-m", "launchgap.cli", *[a.format(cut=cut, tmp=tmp_path) for a in command]],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "launchgap.cli", *[a.format(cut=cut, tmp=tmp_path) for a in command]],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 0, proc.stderr
     assert f"warning: {cut} was cut short (the recorder did not stop cleanly)" in " ".join(proc.stderr.split())
 
@@ -394,8 +468,18 @@ def test_a_column_added_to_the_format_later_reads_as_nulls_from_older_traces(tmp
     b = TraceBuilder()
     b.switch(2_000, 0, IDLE, T)
     b.sync(3_000, 0, T, 500)
-    b.rows.append({"ts_ns": 4_000, "event": Event.RUNTIME_ONLY, "cpu": 0, "pid": 100, "tid": 101,
-                   "runtime_api": "cudaLaunchKernel", "return_code": 100, "duration_ns": 50})
+    b.rows.append(
+        {
+            "ts_ns": 4_000,
+            "event": Event.RUNTIME_ONLY,
+            "cpu": 0,
+            "pid": 100,
+            "tid": 101,
+            "runtime_api": "cudaLaunchKernel",
+            "return_code": 100,
+            "duration_ns": 50,
+        }
+    )
     path = b.write(tmp_path / "t2.lg").path
     segment = path / Event.SYNC.value / "000001.parquet"
     pq.write_table(pq.read_table(segment).drop_columns(["bytes"]), segment)
@@ -417,11 +501,13 @@ def test_a_truncated_dat_names_its_file(tmp_path):
         pytest.skip("needs root to make a .dat with tracefs (CI runs as root)")
     data = make_dat(tmp_path / "real.dat", ["sleep", "0.05"]).read_bytes()
     cut = tmp_path / "cut.dat"
-    cut.write_bytes(data[: len(data) // 10])   # trace-cmd reads such a file without complaint, and finds nothing
+    cut.write_bytes(data[: len(data) // 10])  # trace-cmd reads such a file without complaint, and finds nothing
     code, _, stderr = run("import", str(cut), "-o", str(tmp_path / "cut.lg"))
     assert one_line_error(code, stderr)
-    assert stderr.strip() == (f"launchgap: {cut}: trace-cmd decoded no events from it (a .dat cut short loses its "
-                              f"event pages: is the file complete?)")
+    assert stderr.strip() == (
+        f"launchgap: {cut}: trace-cmd decoded no events from it (a .dat cut short loses its "
+        f"event pages: is the file complete?)"
+    )
     assert not (tmp_path / "cut.lg").exists()
 
 

@@ -30,8 +30,13 @@ def pin() -> None:
 def record(tmp_path: Path, *args: str, pinned: bool = True) -> dict:
     """Records cudasim; pinned, the workload (and the recorder) share one CPU with the load."""
     out = tmp_path / "run.lg"
-    proc = subprocess.run([str(RECORDER), "-q", "-o", str(out), "--", *cudasim_command(*args)],
-                          capture_output=True, text=True, timeout=300, preexec_fn=pin if pinned else None)
+    proc = subprocess.run(
+        [str(RECORDER), "-q", "-o", str(out), "--", *cudasim_command(*args)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        preexec_fn=pin if pinned else None,
+    )
     assert proc.returncode == 0, proc.stderr
     return report_json(read_trace(out))
 
@@ -40,8 +45,9 @@ class Background:
     """A load generator in its own process group, stopped on every path."""
 
     def __init__(self, command: list[str]):
-        self.proc = subprocess.Popen(command, preexec_fn=lambda: (pin(), os.setpgrp()),
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.proc = subprocess.Popen(
+            command, preexec_fn=lambda: (pin(), os.setpgrp()), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
 
     def __enter__(self):
         return self
@@ -64,9 +70,12 @@ def test_quiet_run_counts_every_launch_and_its_waits_are_the_kernels(tmp_path):
     `kernel_schedstat` in the truth). On a shared machine (other jobs, `stress-ng --cpu 2 --io 2` beside the
     suite) neighbours do preempt it: how much is not fixed, what the kernel counted is."""
     out, truth_path = tmp_path / "run.lg", tmp_path / "truth.json"
-    proc = subprocess.run([str(RECORDER), "-q", "-o", str(out), "--",
-                           *cudasim_command("--tokens", "100", "--truth", str(truth_path))],
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [str(RECORDER), "-q", "-o", str(out), "--", *cudasim_command("--tokens", "100", "--truth", str(truth_path))],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr
     truth = load_truth(truth_path)
     trace = read_trace(out)
@@ -92,30 +101,49 @@ def test_the_report_shows_the_runtime_names_recorded_with_api_names(tmp_path):
     """Recorded with --api-names, launches and syncs are counted by the runtime's entry point as well as
     the driver's, in the JSON and on screen, exactly as cudasim's runtime made them (its truth.json)."""
     out, truth_path = tmp_path / "run.lg", tmp_path / "truth.json"
-    proc = subprocess.run([str(RECORDER), "-q", "--api-names", "-o", str(out), "--",
-                           *cudasim_command("--tokens", "6", "--launch", "mixed", "--sync", "mixed",
-                                            "--truth", str(truth_path))],
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [
+            str(RECORDER),
+            "-q",
+            "--api-names",
+            "-o",
+            str(out),
+            "--",
+            *cudasim_command("--tokens", "6", "--launch", "mixed", "--sync", "mixed", "--truth", str(truth_path)),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr
     truth = load_truth(truth_path)
     by_runtime = lambda frame: dict(frame.group_by("runtime_api").len().sort("runtime_api").rows())  # noqa: E731
     expected_launches, expected_syncs = by_runtime(truth.launches), by_runtime(truth.syncs)
-    assert len(expected_launches) >= 3 and None not in expected_launches   # mixed: several runtime entry points
+    assert len(expected_launches) >= 3 and None not in expected_launches  # mixed: several runtime entry points
     overview = report_json(read_trace(out))["overview"]
     assert overview["launches_by_runtime_api"] == expected_launches
     assert overview["syncs_by_runtime_api"] == expected_syncs
     assert overview["launches_by_api"] == truth.raw["totals"]["launches_by_api"]
     # as wide as a pipe may ask: the names are in a table's cell, which folds at 100 columns
-    shown = subprocess.run([sys.executable, "-m", "launchgap.cli", "report", str(out)], capture_output=True,
-                           text=True, timeout=300, env={**os.environ, "COLUMNS": "1000"})
+    shown = subprocess.run(
+        [sys.executable, "-m", "launchgap.cli", "report", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "COLUMNS": "1000"},
+    )
     assert shown.returncode == 0, shown.stderr
     text = " ".join(shown.stdout.split())
     assert "runtime: " + ", ".join(f"{api} {n:,}" for api, n in expected_launches.items()) in text
 
     # without --api-names the trace has no runtime names, and the report says none
     plain = tmp_path / "plain.lg"
-    proc = subprocess.run([str(RECORDER), "-q", "-o", str(plain), "--", *cudasim_command("--tokens", "2")],
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [str(RECORDER), "-q", "-o", str(plain), "--", *cudasim_command("--tokens", "2")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr
     overview = report_json(read_trace(plain))["overview"]
     assert overview["launches_by_runtime_api"] is None and overview["syncs_by_runtime_api"] is None
@@ -164,13 +192,21 @@ def test_loopback_network_load_shows_net_rx_softirqs(tmp_path):
     kernel's by what landed in between."""
     from tests.recorder.test_irqs import EDGE_TOLERANCE, assert_within, counted, deltas, lost
 
-    load = [sys.executable, "-c", "import sys; sys.path.insert(0, %r); from tests.recorder.irq_load import loopback\n"
-            "while True: loopback()" % str(REPO)]
+    load = [
+        sys.executable,
+        "-c",
+        "import sys; sys.path.insert(0, %r); from tests.recorder.irq_load import loopback\n"
+        "while True: loopback()" % str(REPO),
+    ]
     out = tmp_path / "run.lg"
     with Background(load):
-        proc = subprocess.run([str(RECORDER), "-q", "--system", "-o", str(out), "--",
-                               *cudasim_command("--tokens", "100")],
-                              capture_output=True, text=True, timeout=300, preexec_fn=pin)
+        proc = subprocess.run(
+            [str(RECORDER), "-q", "--system", "-o", str(out), "--", *cudasim_command("--tokens", "100")],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            preexec_fn=pin,
+        )
     assert proc.returncode == 0, proc.stderr
     trace = read_trace(out)
     report = report_json(trace)
@@ -182,11 +218,12 @@ def test_loopback_network_load_shows_net_rx_softirqs(tmp_path):
     dropped = lost(trace, Event.SOFTIRQ, "/proc/softirqs NET_RX")
     kernel = {cpu: delta for (name, cpu), delta in deltas(counters, "softirqs").items() if name == "NET_RX"}
     for cpu, delta in kernel.items():
-        assert_within(delta, surely.get((cpu,), 0), possibly.get((cpu,), 0), EDGE_TOLERANCE + dropped.get(cpu, 0),
-                      ("NET_RX", cpu))
+        assert_within(
+            delta, surely.get((cpu,), 0), possibly.get((cpu,), 0), EDGE_TOLERANCE + dropped.get(cpu, 0), ("NET_RX", cpu)
+        )
     # the background's traffic is received on its CPU (loopback processes a packet where it was sent)
     assert kernel[CPU] > 1000, "the loopback traffic should have raised NET_RX on its CPU thousands of times"
-    assert net_rx["ns"] >= net_rx["count"]   # each took time
+    assert net_rx["ns"] >= net_rx["count"]  # each took time
 
 
 def perf_switch_outs(perf_data: Path, tid: int) -> int:
@@ -205,8 +242,27 @@ def test_switch_counts_agree_with_perf_sched_and_waits_with_the_kernel(tmp_path)
     while the kernel's run_delay agreed with ours within 0.3 ms in those same runs."""
     perf_data, out, truth_path = tmp_path / "perf.data", tmp_path / "run.lg", tmp_path / "truth.json"
     workload = cudasim_command("--tokens", "15", "--threads", "2", "--host-us", "800", "--truth", str(truth_path))
-    proc = subprocess.run(["perf", "sched", "record", "-q", "-o", str(perf_data), "--", str(RECORDER), "-q", "-o",
-                           str(out), "--", *workload], capture_output=True, text=True, timeout=300, preexec_fn=pin)
+    proc = subprocess.run(
+        [
+            "perf",
+            "sched",
+            "record",
+            "-q",
+            "-o",
+            str(perf_data),
+            "--",
+            str(RECORDER),
+            "-q",
+            "-o",
+            str(out),
+            "--",
+            *workload,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        preexec_fn=pin,
+    )
     assert proc.returncode == 0, proc.stderr
     trace = read_trace(out)
     threads = {t["tid"]: t for p in load_truth(truth_path).raw["processes"] for t in p["threads"]}
@@ -248,11 +304,19 @@ def assert_waits_as_the_kernel_counted(trace, thread: dict, segments: pl.DataFra
     # the kernel adds a wait to run_delay as it ends (the switch-in): the waits that ended between the reads;
     # one ending inside a read may have been counted by either
     waits = segments.filter((pl.col("tid") == tid) & pl.col("state").is_in(["preempted", "runqueue"]))
-    ended = lambda lo, hi: int(waits.filter((pl.col("s_end") > lo) & (pl.col("s_end") <= hi))  # noqa: E731
-                               .select((pl.col("s_end") - pl.col("s_start")).sum()).item() or 0)
+
+    def ended(lo, hi):
+        return int(
+            waits.filter((pl.col("s_end") > lo) & (pl.col("s_end") <= hi))  # noqa: E731
+            .select((pl.col("s_end") - pl.col("s_start")).sum())
+            .item()
+            or 0
+        )
+
     waited_ns = ended(at_start["read_end_ns"], at_end["read_start_ns"])
-    inside_reads = (ended(at_start["read_start_ns"], at_start["read_end_ns"])
-                    + ended(at_end["read_start_ns"], at_end["read_end_ns"]))
+    inside_reads = ended(at_start["read_start_ns"], at_start["read_end_ns"]) + ended(
+        at_end["read_start_ns"], at_end["read_end_ns"]
+    )
     kernel_ns = at_end["run_delay_ns"] - at_start["run_delay_ns"]
     # The kernel starts a wait at the enqueue and ends it with the run queue's clock as last updated
     # (at the start of __schedule): ours, from the tracepoints, ran up to ~15 us longer a wait here
@@ -261,7 +325,12 @@ def assert_waits_as_the_kernel_counted(trace, thread: dict, segments: pl.DataFra
     # lasts to the next switch-out the trace has: up to that much of ours may be more than the kernel's
     unseen = unseen_switch_in_waits(trace, tid, at_end["read_end_ns"])
     assert waited_ns - unseen - allowed <= kernel_ns <= waited_ns + inside_reads + allowed, (
-        tid, waited_ns, unseen, inside_reads, kernel_ns)
+        tid,
+        waited_ns,
+        unseen,
+        inside_reads,
+        kernel_ns,
+    )
 
 
 def unseen_switch_in_waits(trace, tid: int, until_ns: int) -> int:
@@ -269,26 +338,29 @@ def unseen_switch_in_waits(trace, tid: int, until_ns: int) -> int:
     of its own with no switch-in since, that is, a wait whose end the trace does not show, up to UNTIL_NS."""
     sw = trace.of(Event.SWITCH, "ts_ns", "tid", "next_tid", "voluntary")
     wakeups = trace.of(Event.WAKEUP, "ts_ns", "tid").filter(pl.col("tid") == tid)
-    events = sorted([(ts, 0, v) for ts, _, _, v in sw.filter(pl.col("tid") == tid).iter_rows()]
-                    + [(ts, 1, None) for ts, *_ in sw.filter(pl.col("next_tid") == tid).iter_rows()]
-                    + [(ts, 2, None) for ts, _ in wakeups.iter_rows()])
+    events = sorted(
+        [(ts, 0, v) for ts, _, _, v in sw.filter(pl.col("tid") == tid).iter_rows()]
+        + [(ts, 1, None) for ts, *_ in sw.filter(pl.col("next_tid") == tid).iter_rows()]
+        + [(ts, 2, None) for ts, _ in wakeups.iter_rows()]
+    )
     total, state, since = 0, None, None
     for ts, what, voluntary in events:
         if ts >= until_ns:
             break
-        if what == 0:       # switched out: a wait under way ended unseen
+        if what == 0:  # switched out: a wait under way ended unseen
             if state == "runnable":
                 total += ts - since
             state, since = ("runnable", ts) if voluntary is False else ("blocked", None)
-        elif what == 1:     # switched in
+        elif what == 1:  # switched in
             state = "running"
-        elif state != "running" and state != "runnable":   # woken
+        elif state != "running" and state != "runnable":  # woken
             state, since = "runnable", ts
     return total
 
 
 def waits_before(segments: pl.DataFrame, tid: int, until_ns: int) -> int:
     """The thread's preempted and run-queue time up to UNTIL_NS."""
-    waits = segments.filter((pl.col("tid") == tid) & (pl.col("s_start") < until_ns)
-                            & pl.col("state").is_in(["preempted", "runqueue"]))
+    waits = segments.filter(
+        (pl.col("tid") == tid) & (pl.col("s_start") < until_ns) & pl.col("state").is_in(["preempted", "runqueue"])
+    )
     return int((waits["s_end"].clip(upper_bound=until_ns) - waits["s_start"]).sum())

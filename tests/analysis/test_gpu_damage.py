@@ -24,16 +24,37 @@ from tests.recorder.conftest import RECORDER, needs_bpf
 pytestmark = needs_bpf
 
 LAUNCHGAP = [sys.executable, "-m", "launchgap.cli"]
-U64_MAX = 2 ** 64 - 1
+U64_MAX = 2**64 - 1
 
 
 @pytest.fixture(scope="module")
 def recording(tmp_path_factory) -> tuple[Path, dict]:
     folder = tmp_path_factory.mktemp("gpu-damage")
     out, truth = folder / "run.lg", folder / "truth.json"
-    proc = subprocess.run([str(RECORDER), "-q", "-o", str(out), "--gpu-activity", "--", str(CUDASIM), "decode",
-                           "--quiet", "--tokens", "4", "--threads", "1", "--sync", "stream", "--truth", str(truth)],
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [
+            str(RECORDER),
+            "-q",
+            "-o",
+            str(out),
+            "--gpu-activity",
+            "--",
+            str(CUDASIM),
+            "decode",
+            "--quiet",
+            "--tokens",
+            "4",
+            "--threads",
+            "1",
+            "--sync",
+            "stream",
+            "--truth",
+            str(truth),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr
     return out, json.loads(truth.read_text())
 
@@ -60,13 +81,14 @@ def every_kind_of_wrong(frame: pl.DataFrame) -> tuple[pl.DataFrame, list[int]]:
     ts = frame["ts_ns"]
     end = frame["end_ns"].to_list()
     corr = frame["correlation_id"].to_list()
-    end[10] = ts[10] + 10 ** 15
+    end[10] = ts[10] + 10**15
     end[11] = U64_MAX
     end[12] = ts[12] - 1000
     corr[14] = corr[13]
     corr[15], corr[16] = 4_000_000_000, 4_000_000_001
-    return frame.with_columns(pl.Series("end_ns", end, pl.UInt64), pl.Series("correlation_id", corr, pl.UInt32)), \
-        list(range(10, 17))
+    return frame.with_columns(pl.Series("end_ns", end, pl.UInt64), pl.Series("correlation_id", corr, pl.UInt32)), list(
+        range(10, 17)
+    )
 
 
 def union_ns(intervals: list[tuple[int, int]]) -> int:
@@ -98,8 +120,11 @@ def test_wrong_gpu_rows_are_left_out_and_said(recording, tmp_path):
     key = ["pid", "ts_ns", "correlation_id"]
     # exactly the spoiled rows are gone, every other row is as it was
     assert kept.height == before.count(Event.GPU_KERNEL) - spoiled.height == after.count(Event.GPU_KERNEL)
-    assert kept.select(key).sort(key).equals(
-        before.of(Event.GPU_KERNEL).join(spoiled.select(key), on=key, how="anti").select(key).sort(key))
+    assert (
+        kept.select(key)
+        .sort(key)
+        .equals(before.of(Event.GPU_KERNEL).join(spoiled.select(key), on=key, how="anti").select(key).sort(key))
+    )
     said = " | ".join(after.damage)
     assert "3 of " in said and "ends before starts" in said, said
     assert "2 gpu_kernel rows share 1 correlation ids within their process" in said, said
@@ -113,9 +138,12 @@ def test_the_report_of_a_trace_with_wrong_gpu_rows_is_whole_and_right(recording,
     assert left["gpu_time"]["mode"] == "exact"
     assert left["gpu_time"]["busy_percent"] <= 100
     # the GPU time the left-out kernels ran, from the truth: what the busy time lost, and nothing more
-    kernels = [(start, end) for start, end in
-               pl.DataFrame(truth["launches"], schema=truth["launch_columns"], orient="row")
-               .select("gpu_start_ns", "gpu_end_ns").rows()]
+    kernels = [
+        (start, end)
+        for start, end in pl.DataFrame(truth["launches"], schema=truth["launch_columns"], orient="row")
+        .select("gpu_start_ns", "gpu_end_ns")
+        .rows()
+    ]
     starts = sorted(spoiled["ts_ns"].to_list())
     # the trace's starts are the truth's within the collector's stated clock error
     error = max(s.detail["clock"]["error_ns"] for s in collector_states(read_trace(original)) if s.state == "started")
@@ -131,15 +159,17 @@ def test_an_end_at_the_top_of_a_u64_is_one_damaged_row_not_a_traceback(recording
     original, _ = recording
 
     def top(frame):
-        return frame.with_columns(pl.when(pl.col("row") == 3).then(pl.lit(U64_MAX, pl.UInt64))
-                                  .otherwise(pl.col("end_ns")).alias("end_ns")), [3]
+        return frame.with_columns(
+            pl.when(pl.col("row") == 3).then(pl.lit(U64_MAX, pl.UInt64)).otherwise(pl.col("end_ns")).alias("end_ns")
+        ), [3]
 
     damaged, _ = damaged_copy(original, tmp_path, top)
     proc = subprocess.run([*LAUNCHGAP, *command, str(damaged)], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert "Traceback" not in proc.stderr and "PanicException" not in proc.stderr
-    diff = subprocess.run([*LAUNCHGAP, "diff", str(original), str(damaged)], capture_output=True, text=True,
-                          timeout=300)
+    diff = subprocess.run(
+        [*LAUNCHGAP, "diff", str(original), str(damaged)], capture_output=True, text=True, timeout=300
+    )
     assert diff.returncode == 0, diff.stderr
     assert "Traceback" not in diff.stderr
 
@@ -151,8 +181,12 @@ def numbered_by_the_runtime_call(original: Path, where: Path) -> Path:
     copy = where / "runtime-ids.lg"
     shutil.copytree(original, copy)
     api = read_trace(original).of(Event.GPU_API)
-    runtime = set(zip(api.filter(pl.col("api") == "cudaLaunchKernel")["pid"],
-                      api.filter(pl.col("api") == "cudaLaunchKernel")["correlation_id"]))
+    runtime = set(
+        zip(
+            api.filter(pl.col("api") == "cudaLaunchKernel")["pid"],
+            api.filter(pl.col("api") == "cudaLaunchKernel")["correlation_id"],
+        )
+    )
     for segment in sorted((copy / "gpu_kernel").glob("*.parquet")):
         frame = pl.read_parquet(segment)
         assert all((p, c - 1) in runtime for p, c in zip(frame["pid"], frame["correlation_id"]))
@@ -165,8 +199,12 @@ def test_kernels_numbered_by_their_runtime_call_report_the_same_without_a_warnin
     report whose kernels carry their runtime call's id, as real CUPTI's do."""
     original, _ = recording
     renumbered = numbered_by_the_runtime_call(original, tmp_path)
-    proc = subprocess.run([sys.executable, "-W", "error::UserWarning", "-m", "launchgap.cli", "report", "--json",
-                           str(renumbered)], capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-W", "error::UserWarning", "-m", "launchgap.cli", "report", "--json", str(renumbered)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr == ""
     same, whole = json.loads(proc.stdout)["gpu_time"], report_json(original)["gpu_time"]

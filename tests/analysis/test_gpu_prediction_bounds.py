@@ -13,18 +13,38 @@ def test_a_bound_that_covers_the_span_is_no_bound():
     p = _prediction(steps=10, active_ns=1_000_000_000, low_ns=200_000_000, high_ns=1_000_000_000)
     assert (p.measured_per_s, p.predicted_low_per_s, p.predicted_high_per_s) == (10.0, 12.5, None)
     assert (p.gain_low_percent, p.gain_high_percent) == (25.0, None)
-    assert prediction(p.predicted_low_per_s, p.predicted_high_per_s, p.gain_low_percent, p.gain_high_percent,
-                      p.measured_per_s, "steps") == (
+    assert prediction(
+        p.predicted_low_per_s,
+        p.predicted_high_per_s,
+        p.gain_low_percent,
+        p.gain_high_percent,
+        p.measured_per_s,
+        "steps",
+    ) == (
         "at least 12.50 steps/s instead of 10.00 (25.0% more); no upper bound: the interference may have kept "
-        "the GPU idle the whole span")
+        "the GPU idle the whole span"
+    )
 
 
 def test_bounds_inside_the_span_are_a_range():
     p = _prediction(steps=10, active_ns=1_000_000_000, low_ns=200_000_000, high_ns=500_000_000)
     assert (p.predicted_low_per_s, p.predicted_high_per_s, p.gain_low_percent, p.gain_high_percent) == (
-        12.5, 20.0, 25.0, 100.0)
-    assert prediction(p.predicted_low_per_s, p.predicted_high_per_s, p.gain_low_percent, p.gain_high_percent,
-                      p.measured_per_s, "steps") == "12.50 to 20.00 steps/s instead of 10.00 (25.0% to 100.0% more)"
+        12.5,
+        20.0,
+        25.0,
+        100.0,
+    )
+    assert (
+        prediction(
+            p.predicted_low_per_s,
+            p.predicted_high_per_s,
+            p.gain_low_percent,
+            p.gain_high_percent,
+            p.measured_per_s,
+            "steps",
+        )
+        == "12.50 to 20.00 steps/s instead of 10.00 (25.0% to 100.0% more)"
+    )
     whole = _prediction(steps=0, active_ns=1_000, low_ns=1_000, high_ns=1_000)
     assert (whole.basis, whole.predicted_low_per_s, whole.gain_low_percent) == ("gpu_span", None, None)
 

@@ -73,8 +73,10 @@ def culprit(kind: str, weighty: bool = False):
     if kind == "hog":
         command = [sys.executable, "-c", HOG % CPU]
     else:
-        loop = ("import runpy, sys, os\nos.sched_setaffinity(0, {%d})\nsys.argv = ['irq_load']\n"
-                "mod = runpy.run_path(%r)\nwhile True:\n    mod['loopback']()\n") % (SENDER_CPU, str(IRQ_LOAD))
+        loop = (
+            "import runpy, sys, os\nos.sched_setaffinity(0, {%d})\nsys.argv = ['irq_load']\n"
+            "mod = runpy.run_path(%r)\nwhile True:\n    mod['loopback']()\n"
+        ) % (SENDER_CPU, str(IRQ_LOAD))
         command = [sys.executable, "-c", loop]
         steering = packets_received_on(CPU)
     with steering, process_group(command, weighty) as pid:
@@ -85,8 +87,12 @@ def culprit(kind: str, weighty: bool = False):
 def process_group(command: list[str], weighty: bool = False):
     """COMMAND in a session of its own (run heavy where WEIGHTY), its pid given; it and its process group
     stopped on every path."""
-    proc = subprocess.Popen(["nice", "-n", str(HEAVY_NICE), *command] if weighty else command,
-                            start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        ["nice", "-n", str(HEAVY_NICE), *command] if weighty else command,
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         if weighty:
             heavy_autogroup(proc.pid)
@@ -128,17 +134,38 @@ def record(tmp_path: Path, workloads: list[list[str]], env: dict, name: str = "r
     """cudasim processes (one per argument list, started together by one shell), pinned to CPU, recorded with
     GPU activity; each writes its own truth. WEIGHTY: the workload runs heavy (the recorder does not)."""
     truths = [tmp_path / f"{name}-truth-{i}.json" for i in range(len(workloads))]
-    parts = [" ".join([str(CUDASIM), "decode", "--quiet", *args, "--truth", str(t)]) + " &"
-             for args, t in zip(workloads, truths)]
+    parts = [
+        " ".join([str(CUDASIM), "decode", "--quiet", *args, "--truth", str(t)]) + " &"
+        for args, t in zip(workloads, truths)
+    ]
     script = " ".join(parts) + " wait"
     out = tmp_path / f"{name}.lg"
     # the workloads run under a shell, whose script the recorder cannot look into: it is told the driver
     # the shape uses and the CUPTI beside it, as a user would
     driver = LIBCUDA_THUNK if env.get("LD_LIBRARY_PATH") else LIBCUDA
     shell = ["bash", "-c", script] if not weighty else heavy(["bash", "-c", HEAVY_AUTOGROUP + script])
-    proc = subprocess.run([str(RECORDER), "-q", "--gpu-activity", "--cupti", str(CUPTI), "--cuda-lib", str(driver),
-                           "-o", str(out), "--", "taskset", "-c", str(CPU), *shell],
-                          capture_output=True, text=True, timeout=600, env={**os.environ, **env})
+    proc = subprocess.run(
+        [
+            str(RECORDER),
+            "-q",
+            "--gpu-activity",
+            "--cupti",
+            str(CUPTI),
+            "--cuda-lib",
+            str(driver),
+            "-o",
+            str(out),
+            "--",
+            "taskset",
+            "-c",
+            str(CPU),
+            *shell,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, **env},
+    )
     assert proc.returncode == 0, proc.stderr
     return Run(read_trace(out), [json.loads(t.read_text()) for t in truths], proc.stdout)
 
@@ -148,21 +175,35 @@ def truth_idle(truth: dict) -> pl.DataFrame:
     thread whose work ended it and the gap's host part (until that work's call returned)."""
     launches = pl.DataFrame(truth["launches"], schema=truth["launch_columns"], orient="row")
     syncs = pl.DataFrame(truth["syncs"], schema=truth["sync_columns"], orient="row")
-    work = pl.concat([
-        launches.select("pid", "tid", pl.col("gpu_start_ns").alias("start"), pl.col("gpu_end_ns").alias("end"),
-                        pl.col("t_exit_ns").alias("call_end")),
-        syncs.filter(pl.col("copy_start_ns").is_not_null()).select(
-            "pid", "tid", pl.col("copy_start_ns").alias("start"), pl.col("waited_for_ns").alias("end"),
-            pl.col("t_exit_ns").alias("call_end")),
-    ]).sort("start")
+    work = pl.concat(
+        [
+            launches.select(
+                "pid",
+                "tid",
+                pl.col("gpu_start_ns").alias("start"),
+                pl.col("gpu_end_ns").alias("end"),
+                pl.col("t_exit_ns").alias("call_end"),
+            ),
+            syncs.filter(pl.col("copy_start_ns").is_not_null()).select(
+                "pid",
+                "tid",
+                pl.col("copy_start_ns").alias("start"),
+                pl.col("waited_for_ns").alias("end"),
+                pl.col("t_exit_ns").alias("call_end"),
+            ),
+        ]
+    ).sort("start")
     rows = []
     reach = None
     for pid, tid, start, end, call_end in work.iter_rows():
         if reach is not None and start > reach:
             rows.append((pid, tid, reach, start, min(start, max(reach, call_end))))
         reach = end if reach is None else max(reach, end)
-    return pl.DataFrame(rows, schema={"pid": pl.Int64, "tid": pl.Int64, "g_start": pl.Int64, "g_end": pl.Int64,
-                                      "host_end": pl.Int64}, orient="row")
+    return pl.DataFrame(
+        rows,
+        schema={"pid": pl.Int64, "tid": pl.Int64, "g_start": pl.Int64, "g_end": pl.Int64, "host_end": pl.Int64},
+        orient="row",
+    )
 
 
 def runs_of(trace, pid: int) -> list[tuple[int, int]]:
@@ -184,10 +225,13 @@ def not_interference_runs(trace) -> list[tuple[int, int]]:
     threads the collector named), from the trace's switch rows."""
     recorder = trace.meta["recorder_pid"]
     ours = set(trace.of(Event.GPU_COLLECTOR_THREAD, "tid")["tid"].to_list())
-    sw = trace.of(Event.SWITCH, "ts_ns", "cpu", "tid", "pid", "next_pid", "next_tid").filter(
-        pl.col("cpu") == CPU).sort("ts_ns")
+    sw = (
+        trace.of(Event.SWITCH, "ts_ns", "cpu", "tid", "pid", "next_pid", "next_tid")
+        .filter(pl.col("cpu") == CPU)
+        .sort("ts_ns")
+    )
     out, since = [], None
-    for ts, _, tid, pid, nxt_pid, nxt_tid in sw.iter_rows():
+    for ts, _, _tid, _pid, nxt_pid, nxt_tid in sw.iter_rows():
         if since is not None:
             out.append((since, ts))
             since = None
@@ -276,8 +320,13 @@ def idle_by_culprit(trace) -> pl.DataFrame:
 
     bounds = trace_bounds(trace)
     tids = target_threads(trace, target_pids(trace))["tid"].to_list()
-    _, _, idle = gpu_idle(trace, thread_segments(trace, tids, bounds), cpu_runs(trace, bounds), irq_intervals(trace),
-                          (bounds.start_ns, bounds.end_ns))
+    _, _, idle = gpu_idle(
+        trace,
+        thread_segments(trace, tids, bounds),
+        cpu_runs(trace, bounds),
+        irq_intervals(trace),
+        (bounds.start_ns, bounds.end_ns),
+    )
     return idle
 
 
@@ -310,10 +359,15 @@ def check_bounds(run: Run, truth_ns: int, tolerance: int) -> object:
     """Without GPU activity the host bounds the GPU idle the interference caused: the truth lies between."""
     bounds = build_report(without_gpu_activity(run.trace)).gpu_time
     assert bounds.mode == "bounds" and bounds.why == "attached with -p: for the test"
-    assert bounds.interference_low_ns - tolerance <= truth_ns <= bounds.interference_high_ns + tolerance, \
-        (bounds.interference_low_ns, truth_ns, bounds.interference_high_ns)
-    print(f"truth {truth_ns / 1e6:.2f} ms, bounds {bounds.interference_low_ns / 1e6:.2f}.."
-          f"{bounds.interference_high_ns / 1e6:.2f} ms ({bounds.note})")
+    assert bounds.interference_low_ns - tolerance <= truth_ns <= bounds.interference_high_ns + tolerance, (
+        bounds.interference_low_ns,
+        truth_ns,
+        bounds.interference_high_ns,
+    )
+    print(
+        f"truth {truth_ns / 1e6:.2f} ms, bounds {bounds.interference_low_ns / 1e6:.2f}.."
+        f"{bounds.interference_high_ns / 1e6:.2f} ms ({bounds.note})"
+    )
     return bounds
 
 
@@ -349,8 +403,17 @@ def check_exact(run: Run, culprit_pid: int | None) -> dict:
     interference, _ = truth_caused(run)
     assert abs(g.interference_high_ns - interference) <= tolerance, (g.interference_high_ns, interference)
     bounds = check_bounds(run, interference, tolerance)
-    return {"report": report, "truth_caused": culprits_part, "named": named, "tolerance": tolerance,
-            "between": between, "gpu": g, "idle": idle, "bounds": bounds, "exposed": exposed}
+    return {
+        "report": report,
+        "truth_caused": culprits_part,
+        "named": named,
+        "tolerance": tolerance,
+        "between": between,
+        "gpu": g,
+        "idle": idle,
+        "bounds": bounds,
+        "exposed": exposed,
+    }
 
 
 @pytest.mark.parametrize("shape", list(SHAPES))
@@ -395,27 +458,62 @@ def test_a_gpu_that_hardly_noticed_is_told_hidden_not_heavy():
     from launchgap.analysis.records import GpuCulprit, GpuTime, Verdict
     from launchgap.analysis.report import _gpu_verdict
 
-    cpu = Verdict(level="heavy", taken_percent=40.0, taken_ns=400_000_000, main_cause="preemption",
-                  recoverable_ns=0, text="the study's CPU-side verdict")
-    hog = GpuCulprit(name="hog", pids=[7], is_interrupt=False, low_ns=3_000_000, high_ns=3_000_000, share_percent=100.0,
-                     causes={"preempted": 3_000_000}, recoverable_low_ns=3_000_000, recoverable_high_ns=3_000_000)
-    g = GpuTime(mode="exact", why=None, span_ns=5_000_000_000, busy_ns=4_500_000_000, idle_ns=500_000_000,
-                busy_percent=90.0, causes=[], interference_low_ns=3_000_000, interference_high_ns=3_000_000,
-                own_ns=1_000_000, culprits=[hog], cpu_interference_ns=400_000_000, hidden_low_ns=397_000_000,
-                hidden_high_ns=397_000_000, hidden_percent=99.25, processes=[], active_ns=4_000_000_000,
-                prediction=None, note=None)
+    cpu = Verdict(
+        level="heavy",
+        taken_percent=40.0,
+        taken_ns=400_000_000,
+        main_cause="preemption",
+        recoverable_ns=0,
+        text="the study's CPU-side verdict",
+    )
+    hog = GpuCulprit(
+        name="hog",
+        pids=[7],
+        is_interrupt=False,
+        low_ns=3_000_000,
+        high_ns=3_000_000,
+        share_percent=100.0,
+        causes={"preempted": 3_000_000},
+        recoverable_low_ns=3_000_000,
+        recoverable_high_ns=3_000_000,
+    )
+    g = GpuTime(
+        mode="exact",
+        why=None,
+        span_ns=5_000_000_000,
+        busy_ns=4_500_000_000,
+        idle_ns=500_000_000,
+        busy_percent=90.0,
+        causes=[],
+        interference_low_ns=3_000_000,
+        interference_high_ns=3_000_000,
+        own_ns=1_000_000,
+        culprits=[hog],
+        cpu_interference_ns=400_000_000,
+        hidden_low_ns=397_000_000,
+        hidden_high_ns=397_000_000,
+        hidden_percent=99.25,
+        processes=[],
+        active_ns=4_000_000_000,
+        prediction=None,
+        note=None,
+    )
     verdict = _gpu_verdict(cpu, g)
     assert (verdict.level, verdict.basis) == ("negligible", "gpu_time")
     assert verdict.text == (
         "The GPU lost 3.0 ms of its 4.00 s of work to interference (0.07%): negligible: no action needed (below 1% "
         "negligible, from 5% heavy). Its launching threads lost 400.0 ms of CPU time meanwhile; queued GPU work hid "
-        "99% of it. No scheduler or IRQ tuning is needed; monitor only.")
-    heavy = _gpu_verdict(cpu, GpuTime(**{**g.__dict__, "interference_low_ns": 400_000_000,
-                                         "interference_high_ns": 400_000_000}))
+        "99% of it. No scheduler or IRQ tuning is needed; monitor only."
+    )
+    heavy = _gpu_verdict(
+        cpu, GpuTime(**{**g.__dict__, "interference_low_ns": 400_000_000, "interference_high_ns": 400_000_000})
+    )
     assert heavy.level == "heavy"
-    assert heavy.text.startswith("The GPU lost 400.0 ms of its 4.00 s of work to interference (10.00%): heavy "
-                                 "(below 1% negligible, from 5% heavy). Most of it was hog (pid 7): 3.0 ms, 100% of "
-                                 "it. Isolate cores")
+    assert heavy.text.startswith(
+        "The GPU lost 400.0 ms of its 4.00 s of work to interference (10.00%): heavy "
+        "(below 1% negligible, from 5% heavy). Most of it was hog (pid 7): 3.0 ms, 100% of "
+        "it. Isolate cores"
+    )
 
 
 @pytest.mark.parametrize("shape", list(SHAPES))
@@ -449,7 +547,8 @@ def test_interrupts_on_the_launching_cpu_are_named(tmp_path, shape):
 
     counters = run.trace.end["proc_counters"]
     net_rx = run.trace.of(Event.SOFTIRQ, "ts_ns", "cpu", "irq_name", "duration_ns").filter(
-        (pl.col("cpu") == CPU) & (pl.col("irq_name") == "NET_RX"))
+        (pl.col("cpu") == CPU) & (pl.col("irq_name") == "NET_RX")
+    )
     surely, _ = counted(net_rx, counters, "softirqs", ["cpu"])
     assert surely.get((CPU,), 0) <= deltas(counters, "softirqs")[("NET_RX", CPU)] + EDGE_TOLERANCE
     caused = overlap(found["exposed"], [(ts, ts + d) for ts, *_, d in net_rx.iter_rows()])
@@ -458,7 +557,9 @@ def test_interrupts_on_the_launching_cpu_are_named(tmp_path, shape):
     # named part can fall short of it only where another interrupt nested inside a NET_RX (its own culprit)
     assert caused > 0, "no NET_RX landed in a gap's host part: the traffic missed the launching thread"
     assert caused - 0.05 * found["truth_caused"] - found["tolerance"] <= named <= caused + found["tolerance"], (
-        named, caused)
+        named,
+        caused,
+    )
 
 
 def without_gpu_activity(trace):
@@ -466,8 +567,11 @@ def without_gpu_activity(trace):
     still ran in it: the row naming it stays, so that its time is measurement here as there."""
     from launchgap.trace.model import FrameTables, Trace
 
-    frames = {kind: trace.of(kind) for kind in Event if trace.count(kind)
-              and (not kind.value.startswith("gpu_") or kind is Event.GPU_COLLECTOR_THREAD)}
+    frames = {
+        kind: trace.of(kind)
+        for kind in Event
+        if trace.count(kind) and (not kind.value.startswith("gpu_") or kind is Event.GPU_COLLECTOR_THREAD)
+    }
     meta = {**trace.meta, "gpu_activity": {"recorded": False, "why": "attached with -p: for the test"}}
     return Trace(path=trace.path, meta=meta, tables=FrameTables(frames), truncated=False, summary=trace.summary)
 
@@ -527,8 +631,10 @@ def test_the_gain_predicted_at_default_settings_is_what_runs_without_the_hog_mea
         measured.append(at_the_rest_of(free, rest_rate(run, hog)))
         raw.append(free.truths[0]["tokens_per_s"])
     ratio = statistics.median(predicted) / statistics.median(measured)
-    print(f"default settings: predicted tok/s {predicted}, measured {raw}, at the hog runs' rest {measured}; "
-          f"medians' ratio {ratio:.3f}")
+    print(
+        f"default settings: predicted tok/s {predicted}, measured {raw}, at the hog runs' rest {measured}; "
+        f"medians' ratio {ratio:.3f}"
+    )
     assert abs(ratio - 1) <= 0.10
 
 

@@ -19,8 +19,10 @@ pytestmark = needs_bpf
 
 # a name of its own: other busy loops on this shared host (another suite's) are called python too
 HOG_NAME = "lg-diff-hog"
-HOG = ("import ctypes, os\nctypes.CDLL(None).prctl(15, %r, 0, 0, 0)\nos.sched_setaffinity(0, {%d})\n"
-       "while True:\n    pass\n") % (HOG_NAME.encode(), CPU)
+HOG = (
+    "import ctypes, os\nctypes.CDLL(None).prctl(15, %r, 0, 0, 0)\nos.sched_setaffinity(0, {%d})\n"
+    "while True:\n    pass\n"
+) % (HOG_NAME.encode(), CPU)
 
 
 def named_hog():
@@ -33,8 +35,13 @@ def test_diff_gives_both_traces_gpu_time_and_the_change_against_the_truth(tmp_pa
     quiet = record(tmp_path, [args], {}, name="quiet")
     with named_hog() as hog:
         loaded = record(tmp_path, [args], {}, name="loaded")
-    proc = subprocess.run([sys.executable, "-m", "launchgap.cli", "diff", str(quiet.trace.path),
-                           str(loaded.trace.path), "--json"], capture_output=True, text=True, cwd=REPO, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, "-m", "launchgap.cli", "diff", str(quiet.trace.path), str(loaded.trace.path), "--json"],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr
     gpu = json.loads(proc.stdout)["gpu_time"]
     for side, run in (("a", quiet), ("b", loaded)):
@@ -60,8 +67,13 @@ def test_diff_gives_both_traces_gpu_time_and_the_change_against_the_truth(tmp_pa
     assert abs(named - hog_truth) <= tolerance + 0.05 * hog_truth
     assert sum(r["change_high_ns"] for r in rows) == named
     # and the table says it, with the culprit's name
-    table = subprocess.run([sys.executable, "-m", "launchgap.cli", "diff", str(quiet.trace.path),
-                            str(loaded.trace.path)], capture_output=True, text=True, cwd=REPO, timeout=600)
+    table = subprocess.run(
+        [sys.executable, "-m", "launchgap.cli", "diff", str(quiet.trace.path), str(loaded.trace.path)],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=600,
+    )
     assert table.returncode == 0, table.stderr
     assert "GPU time (A: exact, from GPU activity; B: exact, from GPU activity)" in table.stdout
     assert "Who cost the GPU time, A and B" in table.stdout

@@ -14,14 +14,46 @@ ME, CULPRIT = 10, 20
 # The kernel's own table, as kernel/sched/core.c states it (sched_prio_to_weight, nice -20 to 19), not the
 # product's copy: the truth the analysis' weights are held to
 SCHED_PRIO_TO_WEIGHT = (
-    88761, 71755, 56483, 46273, 36291,   # -20
-    29154, 23254, 18705, 14949, 11916,   # -15
-    9548, 7620, 6100, 4904, 3906,        # -10
-    3121, 2501, 1991, 1586, 1277,        # -5
-    1024, 820, 655, 526, 423,            # 0
-    335, 272, 215, 172, 137,             # 5
-    110, 87, 70, 56, 45,                 # 10
-    36, 29, 23, 18, 15,                  # 15
+    88761,
+    71755,
+    56483,
+    46273,
+    36291,  # -20
+    29154,
+    23254,
+    18705,
+    14949,
+    11916,  # -15
+    9548,
+    7620,
+    6100,
+    4904,
+    3906,  # -10
+    3121,
+    2501,
+    1991,
+    1586,
+    1277,  # -5
+    1024,
+    820,
+    655,
+    526,
+    423,  # 0
+    335,
+    272,
+    215,
+    172,
+    137,  # 5
+    110,
+    87,
+    70,
+    56,
+    45,  # 10
+    36,
+    29,
+    23,
+    18,
+    15,  # 15
 )
 
 
@@ -38,42 +70,49 @@ def test_the_analysis_weighs_each_nice_level_as_the_kernel_does():
 
 def waits(*rows: tuple[int, int, int, int, int]) -> pl.DataFrame:
     """(cpu, tid, start, end, prio) -> the competition's waits, each at its prio's weight."""
-    return pl.DataFrame([(cpu, tid, start, end, weight(prio)) for cpu, tid, start, end, prio in rows],
-                        schema={"cpu": pl.UInt32, "tid": pl.UInt32, "r_start": pl.Int64, "r_end": pl.Int64,
-                                "weight": pl.Int64}, orient="row")
+    return pl.DataFrame(
+        [(cpu, tid, start, end, weight(prio)) for cpu, tid, start, end, prio in rows],
+        schema={"cpu": pl.UInt32, "tid": pl.UInt32, "r_start": pl.Int64, "r_end": pl.Int64, "weight": pl.Int64},
+        orient="row",
+    )
 
 
 def piece(start: int, end: int, cpu: int = 1) -> pl.DataFrame:
-    return pl.DataFrame({"cpu": [cpu], "tid": [ME], "culprit_tid": [CULPRIT], "p_start": [start], "p_end": [end]},
-                        schema={"cpu": pl.UInt32, "tid": pl.UInt32, "culprit_tid": pl.UInt32, "p_start": pl.Int64,
-                                "p_end": pl.Int64})
+    return pl.DataFrame(
+        {"cpu": [cpu], "tid": [ME], "culprit_tid": [CULPRIT], "p_start": [start], "p_end": [end]},
+        schema={"cpu": pl.UInt32, "tid": pl.UInt32, "culprit_tid": pl.UInt32, "p_start": pl.Int64, "p_end": pl.Int64},
+    )
 
 
 def share(pieces: pl.DataFrame, competition_waits: pl.DataFrame, my_prio: int = 120) -> float:
-    weights = pl.DataFrame({"tid": [ME], "weight": [weight(my_prio)]},
-                           schema={"tid": pl.UInt32, "weight": pl.Int64})
+    weights = pl.DataFrame({"tid": [ME], "weight": [weight(my_prio)]}, schema={"tid": pl.UInt32, "weight": pl.Int64})
     return with_share(pieces, Competition(competition_waits, weights))["share"].item()
 
 
 def test_alone_the_thread_gets_all_of_it():
     # its own wait and the culprit's are not competition; a task waiting on another CPU is not either
-    assert share(piece(0, 1000), waits((1, ME, 0, 1000, 120), (1, CULPRIT, 1000, 2000, 120),
-                                       (0, 40, 0, 1000, 120))) == 1.0
+    assert (
+        share(piece(0, 1000), waits((1, ME, 0, 1000, 120), (1, CULPRIT, 1000, 2000, 120), (0, 40, 0, 1000, 120))) == 1.0
+    )
 
 
 def test_overlapping_waits_all_count_by_their_weights():
     # on the piece's CPU: a nice-0 task all along; a nice-10 task half of it; two nice-0 tasks whose waits
     # overlap each other (both count while both wait)
-    competition = waits((1, 30, 0, 1000, 120), (1, 31, 500, 1000, 130), (1, 32, 200, 400, 120),
-                        (1, 33, 300, 600, 120), (1, ME, 0, 1000, 120))
+    competition = waits(
+        (1, 30, 0, 1000, 120),
+        (1, 31, 500, 1000, 130),
+        (1, 32, 200, 400, 120),
+        (1, 33, 300, 600, 120),
+        (1, ME, 0, 1000, 120),
+    )
     others = (1024 * 1000 + 110 * 500 + 1024 * 200 + 1024 * 300) / 1000 / 1024
     assert share(piece(0, 1000), competition) == pytest.approx(1 / (1 + others))
 
 
 def test_a_heavier_thread_takes_more_of_it():
     # the launching thread at nice -10 (9548) against one nice-0 task (1024) all along
-    assert share(piece(0, 1000), waits((1, 30, 0, 1000, 120)), my_prio=110) == pytest.approx(
-        9548 / (9548 + 1024))
+    assert share(piece(0, 1000), waits((1, 30, 0, 1000, 120)), my_prio=110) == pytest.approx(9548 / (9548 + 1024))
 
 
 def test_the_culprits_own_wait_is_not_competition():
@@ -92,18 +131,31 @@ def test_real_time_comes_first():
 
 def grouped(*rows: tuple[int, int, int, int, int, str, int]) -> pl.DataFrame:
     """(cpu, tid, start, end, prio, group, group's nice) -> waits with their scheduler groups' weights."""
-    return pl.DataFrame([(cpu, tid, start, end, weight(prio), group, SCHED_PRIO_TO_WEIGHT[20 + nice])
-                         for cpu, tid, start, end, prio, group, nice in rows],
-                        schema={"cpu": pl.UInt32, "tid": pl.UInt32, "r_start": pl.Int64, "r_end": pl.Int64,
-                                "weight": pl.Int64, "group": pl.String, "group_weight": pl.Int64}, orient="row")
+    return pl.DataFrame(
+        [
+            (cpu, tid, start, end, weight(prio), group, SCHED_PRIO_TO_WEIGHT[20 + nice])
+            for cpu, tid, start, end, prio, group, nice in rows
+        ],
+        schema={
+            "cpu": pl.UInt32,
+            "tid": pl.UInt32,
+            "r_start": pl.Int64,
+            "r_end": pl.Int64,
+            "weight": pl.Int64,
+            "group": pl.String,
+            "group_weight": pl.Int64,
+        },
+        orient="row",
+    )
 
 
 def group_share(competition_waits: pl.DataFrame, my_group: str = "mine", my_group_nice: int = 0) -> float:
     weights = pl.DataFrame({"tid": [ME], "weight": [1024]}, schema={"tid": pl.UInt32, "weight": pl.Int64})
     # the launching thread in MY_GROUP since before the piece
-    groups = pl.DataFrame({"ts_ns": [-1], "tid": [ME], "group": [my_group],
-                           "group_weight": [SCHED_PRIO_TO_WEIGHT[20 + my_group_nice]]},
-                          schema={"ts_ns": pl.Int64, "tid": pl.UInt32, "group": pl.String, "group_weight": pl.Int64})
+    groups = pl.DataFrame(
+        {"ts_ns": [-1], "tid": [ME], "group": [my_group], "group_weight": [SCHED_PRIO_TO_WEIGHT[20 + my_group_nice]]},
+        schema={"ts_ns": pl.Int64, "tid": pl.UInt32, "group": pl.String, "group_weight": pl.Int64},
+    )
     return with_share(piece(0, 1000), Competition(competition_waits, weights, groups))["share"].item()
 
 
@@ -115,8 +167,9 @@ def test_another_group_weighs_as_one_however_many_of_its_tasks_wait():
 
 def test_a_group_counts_while_any_of_its_tasks_waits():
     # two tasks of one other group waiting one after the other (0-400, 300-700): the group waits 0-700
-    assert group_share(grouped((1, 30, 0, 400, 120, "theirs", 0), (1, 31, 300, 700, 120, "theirs", 0))
-                       ) == pytest.approx(1 / (1 + 700 / 1000))
+    assert group_share(
+        grouped((1, 30, 0, 400, 120, "theirs", 0), (1, 31, 300, 700, 120, "theirs", 0))
+    ) == pytest.approx(1 / (1 + 700 / 1000))
 
 
 def test_groups_weigh_by_their_weights_and_tasks_within_a_group_by_theirs():
@@ -150,14 +203,14 @@ def test_a_wait_begins_at_a_preemption_or_a_wakeup_and_ends_at_the_switch_in(tmp
     from tests.analysis.builder import IDLE, TraceBuilder
 
     b = TraceBuilder()
-    b.switch(2000, 1, OTHER, LAUNCHER)                  # preempted: waits on CPU 1
-    b.wakeup(2500, OTHER, 1)                            # a wakeup of a task already waiting: no second wait
-    b.switch(3000, 1, LAUNCHER, OTHER)                  # switched in: the wait ends
-    b.switch(4000, 1, OTHER, LAUNCHER)                  # preempted again: it still wanted the CPU
+    b.switch(2000, 1, OTHER, LAUNCHER)  # preempted: waits on CPU 1
+    b.wakeup(2500, OTHER, 1)  # a wakeup of a task already waiting: no second wait
+    b.switch(3000, 1, LAUNCHER, OTHER)  # switched in: the wait ends
+    b.switch(4000, 1, OTHER, LAUNCHER)  # preempted again: it still wanted the CPU
     b.switch(4200, 1, LAUNCHER, OTHER)
-    b.switch(4500, 1, OTHER, IDLE, voluntary=True)      # blocks
-    b.wakeup(5000, OTHER, 0)                            # woken onto CPU 0: waits there
-    b.switch(5600, 0, IDLE, OTHER)                      # and runs to the trace's end
+    b.switch(4500, 1, OTHER, IDLE, voluntary=True)  # blocks
+    b.wakeup(5000, OTHER, 0)  # woken onto CPU 0: waits there
+    b.switch(5600, 0, IDLE, OTHER)  # and runs to the trace's end
     # the wait of 4000-4200 is left out: the run it led to ended with the task blocking (next test)
     assert waits_of(b, tmp_path) == [(0, 201, 5000, 5600), (1, 201, 2000, 3000)]
 
@@ -175,17 +228,23 @@ def test_a_co_waiter_that_blocks_after_its_turn_takes_no_share(tmp_path):
     def launcher_share(other_ends_voluntarily: bool) -> float:
         b = TraceBuilder()
         b.switch(500, 1, IDLE, LAUNCHER)
-        b.wakeup(900, OTHER, 1)                         # OTHER waits on CPU 1 from 900 ...
-        b.switch(1000, 1, LAUNCHER, culprit)            # the culprit preempts the launching thread
+        b.wakeup(900, OTHER, 1)  # OTHER waits on CPU 1 from 900 ...
+        b.switch(1000, 1, LAUNCHER, culprit)  # the culprit preempts the launching thread
         b.switch(3000, 1, culprit, LAUNCHER)
         b.switch(3500, 1, LAUNCHER, OTHER, voluntary=True)  # ... to 3500
         b.switch(3700, 1, OTHER, IDLE, voluntary=other_ends_voluntarily)
         b.switch(3800, 1, IDLE, LAUNCHER)
         trace = b.write(tmp_path / f"t{int(other_ends_voluntarily)}.lg")
-        pieces = pl.DataFrame({"cpu": [1], "tid": [LAUNCHER[1]], "culprit_tid": [culprit[1]], "p_start": [1000],
-                               "p_end": [3000]}, schema={"cpu": pl.UInt32, "tid": pl.UInt32,
-                                                         "culprit_tid": pl.UInt32, "p_start": pl.Int64,
-                                                         "p_end": pl.Int64})
+        pieces = pl.DataFrame(
+            {"cpu": [1], "tid": [LAUNCHER[1]], "culprit_tid": [culprit[1]], "p_start": [1000], "p_end": [3000]},
+            schema={
+                "cpu": pl.UInt32,
+                "tid": pl.UInt32,
+                "culprit_tid": pl.UInt32,
+                "p_start": pl.Int64,
+                "p_end": pl.Int64,
+            },
+        )
         return with_share(pieces, competitors(trace))["share"].item()
 
     assert launcher_share(other_ends_voluntarily=True) == 1.0
@@ -199,9 +258,9 @@ def test_a_wait_whose_switch_in_went_unseen_is_left_out(tmp_path):
     from tests.analysis.builder import TraceBuilder
 
     b = TraceBuilder()
-    b.switch(2000, 1, OTHER, SILENT)                    # preempted by the silent task ...
-    b.switch(3000, 1, OTHER, LAUNCHER)                  # ... which switched it back in unseen: it ran till here
-    b.switch(3500, 1, LAUNCHER, OTHER)                  # this wait is whole
+    b.switch(2000, 1, OTHER, SILENT)  # preempted by the silent task ...
+    b.switch(3000, 1, OTHER, LAUNCHER)  # ... which switched it back in unseen: it ran till here
+    b.switch(3500, 1, LAUNCHER, OTHER)  # this wait is whole
     assert waits_of(b, tmp_path) == [(1, 201, 3000, 3500)]
 
 
@@ -212,56 +271,104 @@ def test_each_wait_is_in_the_group_its_task_was_in_then(tmp_path):
     from tests.analysis.builder import IDLE, TraceBuilder
 
     b = TraceBuilder()
-    b.switch(2000, 1, OTHER, LAUNCHER)                  # preempted: waits on CPU 1 (before its first row)
+    b.switch(2000, 1, OTHER, LAUNCHER)  # preempted: waits on CPU 1 (before its first row)
     b.task_cgroup(2000, 1, LAUNCHER, 1, autogroup_id=7, group_weight=1024)
     b.task_cgroup(2500, 1, OTHER, 1, autogroup_id=8, group_weight=335)
     b.switch(3000, 1, LAUNCHER, OTHER)
-    b.switch(4000, 1, OTHER, SILENT)                    # preempted again, now in its session's new cgroup
+    b.switch(4000, 1, OTHER, SILENT)  # preempted again, now in its session's new cgroup
     b.task_cgroup(4000, 1, OTHER, 1, sched_cgroup_id=42, group_weight=2048)
     b.switch(4200, 1, SILENT, OTHER)
-    b.switch(4500, 1, OTHER, IDLE)                      # preempted by nothing seen: runs on, a wait not ended
+    b.switch(4500, 1, OTHER, IDLE)  # preempted by nothing seen: runs on, a wait not ended
     competition = competitors(b.write(tmp_path / "t.lg"))
     waits = competition.waits.filter(pl.col("tid") == OTHER[1]).sort("r_start")
     assert waits.select("r_start", "r_end", "group", "group_weight").rows() == [
-        (2000, 3000, "a8", 335), (4000, 4200, "c42", 2048)]
+        (2000, 3000, "a8", 335),
+        (4000, 4200, "c42", 2048),
+    ]
     assert competition.groups.select("ts_ns", "tid", "group", "group_weight").rows() == [
-        (2000, LAUNCHER[1], "a7", 1024), (2500, OTHER[1], "a8", 335), (4000, OTHER[1], "c42", 2048)]
+        (2000, LAUNCHER[1], "a7", 1024),
+        (2500, OTHER[1], "a8", 335),
+        (4000, OTHER[1], "c42", 2048),
+    ]
+
     # the launching thread's group for a piece is the one it was in when the piece began; a task without
     # rows is in the unknown group
     def share_group(tid: int, at: int) -> str:
-        pieces = pl.DataFrame({"cpu": [1], "tid": [tid], "culprit_tid": [None], "p_start": [at], "p_end": [at + 10]},
-                              schema={"cpu": pl.UInt32, "tid": pl.UInt32, "culprit_tid": pl.UInt32,
-                                      "p_start": pl.Int64, "p_end": pl.Int64})
-        waits = pl.DataFrame({"cpu": [1], "tid": [999], "r_start": [at], "r_end": [at + 10], "weight": [3121],
-                              "group": ["a8"], "group_weight": [1024]},
-                             schema={**competition.waits.schema})
+        pieces = pl.DataFrame(
+            {"cpu": [1], "tid": [tid], "culprit_tid": [None], "p_start": [at], "p_end": [at + 10]},
+            schema={
+                "cpu": pl.UInt32,
+                "tid": pl.UInt32,
+                "culprit_tid": pl.UInt32,
+                "p_start": pl.Int64,
+                "p_end": pl.Int64,
+            },
+        )
+        waits = pl.DataFrame(
+            {
+                "cpu": [1],
+                "tid": [999],
+                "r_start": [at],
+                "r_end": [at + 10],
+                "weight": [3121],
+                "group": ["a8"],
+                "group_weight": [1024],
+            },
+            schema={**competition.waits.schema},
+        )
         # a nice -5 task of group a8 (at nice 0's group weight) waits all along: the share says which group
         # the thread was in
         return with_share(pieces, Competition(waits, competition.weights, competition.groups))["share"].item()
 
-    assert share_group(OTHER[1], 3000) == pytest.approx(1024 / (1024 + 3121))   # in a8: by the tasks' weights
-    assert share_group(OTHER[1], 4100) == pytest.approx(2048 / (2048 + 1024))   # in c42 by then
-    assert share_group(SILENT[1], 4100) == 0.5 and UNKNOWN_GROUP == "?"          # unknown group, nice 0's weight
+    assert share_group(OTHER[1], 3000) == pytest.approx(1024 / (1024 + 3121))  # in a8: by the tasks' weights
+    assert share_group(OTHER[1], 4100) == pytest.approx(2048 / (2048 + 1024))  # in c42 by then
+    assert share_group(SILENT[1], 4100) == 0.5 and UNKNOWN_GROUP == "?"  # unknown group, nice 0's weight
 
 
 # ---- gain_without(): what a run without the culprits would do ---------------------------------------
 
+
 def gpu_time(active: int, low: int, high: int, culprits) -> object:
     from launchgap.analysis.records import GpuTime
 
-    return GpuTime(mode="exact" if low == high else "bounds", why=None, span_ns=active, busy_ns=None, idle_ns=None,
-                   busy_percent=None, causes=[], interference_low_ns=low, interference_high_ns=high, own_ns=None,
-                   culprits=culprits, cpu_interference_ns=high, hidden_low_ns=0, hidden_high_ns=0,
-                   hidden_percent=None, processes=[], active_ns=active, prediction=None, note=None,
-                   culprits_by_process=culprits)
+    return GpuTime(
+        mode="exact" if low == high else "bounds",
+        why=None,
+        span_ns=active,
+        busy_ns=None,
+        idle_ns=None,
+        busy_percent=None,
+        causes=[],
+        interference_low_ns=low,
+        interference_high_ns=high,
+        own_ns=None,
+        culprits=culprits,
+        cpu_interference_ns=high,
+        hidden_low_ns=0,
+        hidden_high_ns=0,
+        hidden_percent=None,
+        processes=[],
+        active_ns=active,
+        prediction=None,
+        note=None,
+        culprits_by_process=culprits,
+    )
 
 
 def culprit(pid: int, cause: str, low: int, high: int, recoverable_low: int, recoverable_high: int):
     from launchgap.analysis.records import GpuCulprit
 
-    return GpuCulprit(name="x", pids=[] if cause == "irq" else [pid], is_interrupt=cause == "irq", low_ns=low,
-                      high_ns=high, share_percent=None, causes={cause: high}, recoverable_low_ns=recoverable_low,
-                      recoverable_high_ns=recoverable_high)
+    return GpuCulprit(
+        name="x",
+        pids=[] if cause == "irq" else [pid],
+        is_interrupt=cause == "irq",
+        low_ns=low,
+        high_ns=high,
+        share_percent=None,
+        causes={cause: high},
+        recoverable_low_ns=recoverable_low,
+        recoverable_high_ns=recoverable_high,
+    )
 
 
 def test_the_gain_takes_the_culprits_out_and_keeps_the_rest_at_its_rate():

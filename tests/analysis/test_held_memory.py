@@ -24,8 +24,9 @@ FRESH_PAGES_AT_LEAST = (64 << 20) // (2 << 20)
 
 
 def faults_of_second_allocation(mode: str) -> tuple[str, int]:
-    out = subprocess.run([sys.executable, "-c", SECOND_ALLOCATION_FAULTS, mode], capture_output=True, text=True,
-                         check=True).stdout.split()
+    out = subprocess.run(
+        [sys.executable, "-c", SECOND_ALLOCATION_FAULTS, mode], capture_output=True, text=True, check=True
+    ).stdout.split()
     return out[0], int(out[1])
 
 

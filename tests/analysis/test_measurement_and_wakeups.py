@@ -10,15 +10,15 @@ import json
 import pytest
 
 from launchgap.analysis.report import build_report
-from launchgap.trace.model import FrameTables, Trace
 from launchgap.trace import Event
+from launchgap.trace.model import FrameTables, Trace
 from tests.analysis.builder import GPU_ACTIVITY, IDLE, TraceBuilder
 
-RECORDER = (999, 999, "trace-writer")      # meta.json's recorder_pid
-APP = (100, 100, "decode")                  # the launching thread, CPU 1
-COLLECTOR = (100, 105, "cupti-worker")      # the thread the collector names
+RECORDER = (999, 999, "trace-writer")  # meta.json's recorder_pid
+APP = (100, 100, "decode")  # the launching thread, CPU 1
+COLLECTOR = (100, 105, "cupti-worker")  # the thread the collector names
 HOG = (200, 200, "hog")
-IMPOSTOR = (300, 300, "trace-writer")       # any task can take the recorder's threads' names
+IMPOSTOR = (300, 300, "trace-writer")  # any task can take the recorder's threads' names
 
 
 def gap_trace() -> TraceBuilder:
@@ -56,13 +56,25 @@ def test_exact_gpu_idle_keeps_measurement_and_wakeup_latency_apart(tmp_path):
     g = build_report(gap_trace().write(tmp_path / "t.lg")).gpu_time
     assert g.mode == "exact"
     assert {c.cause: c.ns for c in g.causes} == {
-        "before_first": 1000, "host_work": 3000, "measurement": 1500, "blocked": 500, "wakeup_latency": 500,
-        "preempted": 500, "launch_call": 100, "gpu_side": 900, "after_last": 1000}
+        "before_first": 1000,
+        "host_work": 3000,
+        "measurement": 1500,
+        "blocked": 500,
+        "wakeup_latency": 500,
+        "preempted": 500,
+        "launch_call": 100,
+        "gpu_side": 900,
+        "after_last": 1000,
+    }
     assert (g.interference_low_ns, g.interference_high_ns) == (500, 500)
     assert [(c.name, c.pids, c.high_ns, c.causes) for c in g.culprits] == [
-        ("trace-writer", [300], 300, {"preempted": 300}), ("hog", [200], 200, {"preempted": 200})]
-    assert [(t.name, t.pid, t.ns) for t in g.measurement.tasks] == [("trace-writer", 999, 1000),
-                                                                     ("cupti-worker", 100, 500)]
+        ("trace-writer", [300], 300, {"preempted": 300}),
+        ("hog", [200], 200, {"preempted": 200}),
+    ]
+    assert [(t.name, t.pid, t.ns) for t in g.measurement.tasks] == [
+        ("trace-writer", 999, 1000),
+        ("cupti-worker", 100, 500),
+    ]
     assert (g.measurement.tasks_low_ns, g.measurement.tasks_high_ns) == (1500, 1500)
     assert (g.wakeup_latency_low_ns, g.wakeup_latency_high_ns) == (500, 500)
     # busy over the process's active span, [2000, 11000): 2000 of 9000
@@ -82,14 +94,17 @@ def test_bounds_keep_them_apart_too(tmp_path):
     trace = gap_trace().write(tmp_path / "t.lg")
     kept = {k: trace.of(k) for k in Event if trace.count(k) and k not in (Event.GPU_KERNEL, Event.GPU_API)}
     meta = {**trace.meta, "gpu_activity": {"recorded": False, "why": "attached with -p"}}
-    g = build_report(Trace(path=trace.path, meta=meta, tables=FrameTables(kept), truncated=False,
-                           summary=trace.summary)).gpu_time
+    g = build_report(
+        Trace(path=trace.path, meta=meta, tables=FrameTables(kept), truncated=False, summary=trace.summary)
+    ).gpu_time
     assert g.mode == "bounds"
     # every delay of the launching thread from its first launch to its last, [1500, 9000], by cause
     assert {(c.name, tuple(c.pids)) for c in g.culprits} == {("trace-writer", (300,)), ("hog", (200,))}
     assert g.interference_high_ns == 500
-    assert [(t.name, t.pid, t.ns) for t in g.measurement.tasks] == [("trace-writer", 999, 1000),
-                                                                     ("cupti-worker", 100, 500)]
+    assert [(t.name, t.pid, t.ns) for t in g.measurement.tasks] == [
+        ("trace-writer", 999, 1000),
+        ("cupti-worker", 100, 500),
+    ]
     assert (g.measurement.tasks_low_ns, g.measurement.tasks_high_ns) == (0, 1500)
     assert (g.wakeup_latency_low_ns, g.wakeup_latency_high_ns) == (0, 500)
     assert json.loads(json.dumps(g.to_json()))["wakeup_latency_high_ns"] == 500
@@ -98,16 +113,27 @@ def test_bounds_keep_them_apart_too(tmp_path):
 # ---- a quiet run: what measuring cost is most of what the GPU waited for --------------------------------------
 # (the issue's quiet --gpu-activity run: launchgap's own threads were 78% of what the verdict called interference)
 
+
 def uprobe(function: str, layer: str, cost: str, attached: bool = True) -> dict:
     """A probe report as meta.json's probes[] holds it (docs/trace-format.md)."""
-    return {"kind": "uprobe", "function": function, "file": "/lib/libcuda.so.1", "layer": layer, "probe_cost": cost,
-            "attached": attached, "error": None}
+    return {
+        "kind": "uprobe",
+        "function": function,
+        "file": "/lib/libcuda.so.1",
+        "layer": layer,
+        "probe_cost": cost,
+        "attached": attached,
+        "error": None,
+    }
 
 
 # the launch entry point's probe is emulated (1 us a hit); the sync's, single-stepped (11 us), is no launch's
-PROBES = [uprobe("cuLaunchKernel", "driver", "emulated"), uprobe("cuStreamSynchronize", "driver", "single-stepped"),
-          uprobe("cuMemcpyHtoD_v2", "driver", "single-stepped"),
-          {"kind": "tracepoint", "name": "sched_switch", "attached": True, "error": None}]
+PROBES = [
+    uprobe("cuLaunchKernel", "driver", "emulated"),
+    uprobe("cuStreamSynchronize", "driver", "single-stepped"),
+    uprobe("cuMemcpyHtoD_v2", "driver", "single-stepped"),
+    {"kind": "tracepoint", "name": "sched_switch", "attached": True, "error": None},
+]
 
 
 def quiet_trace(probes: list[dict] | None = None, options: dict | None = None) -> TraceBuilder:
@@ -154,17 +180,28 @@ def test_a_quiet_run_is_negligible_whatever_measuring_cost(tmp_path):
     report = build_report(quiet_trace(PROBES).write(tmp_path / "t.lg"))
     g = report.gpu_time
     assert {c.cause: c.ns for c in g.causes} == {
-        "before_first": 1000, "host_work": 23_000, "measurement": 15_000, "launch_call": 2800, "gpu_side": 700,
-        "blocked": 2000, "wakeup_latency": 3000, "preempted": 500, "after_last": 98_000}
+        "before_first": 1000,
+        "host_work": 23_000,
+        "measurement": 15_000,
+        "launch_call": 2800,
+        "gpu_side": 700,
+        "blocked": 2000,
+        "wakeup_latency": 3000,
+        "preempted": 500,
+        "after_last": 98_000,
+    }
     assert (g.active_ns, g.interference_low_ns, g.interference_high_ns) == (100_000, 500, 500)
     assert [(c.name, c.pids, c.high_ns, c.share_percent) for c in g.culprits] == [("hog", [200], 500, 100.0)]
-    assert [(t.name, t.pid, t.ns) for t in g.measurement.tasks] == [("trace-writer", 999, 10_000),
-                                                                     ("cupti-worker", 100, 5000)]
+    assert [(t.name, t.pid, t.ns) for t in g.measurement.tasks] == [
+        ("trace-writer", 999, 10_000),
+        ("cupti-worker", 100, 5000),
+    ]
     # the level, the advice and the words: the hog's 0.5% alone
     assert report.verdict.level == "negligible"
     assert report.verdict.gpu_idle_low_percent == report.verdict.gpu_idle_high_percent == 0.5
     assert report.verdict.text.startswith(
-        "The GPU lost 500 ns of its 100 us of work to interference (0.50%): negligible: no action needed")
+        "The GPU lost 500 ns of its 100 us of work to interference (0.50%): negligible: no action needed"
+    )
     for ours in ("trace-writer", "cupti-worker", "swapper", "999"):
         assert ours not in report.verdict.text
     # without the interference: one span of 100 000 - 500 ns instead of 100 000 (no drain syncs: no steps)
@@ -194,8 +231,10 @@ def test_the_probes_cost_is_estimated_inside_the_launch_calls(tmp_path):
     assert {c.cause: c.ns for c in g.causes}["launch_call"] == 2800 and g.interference_high_ns == 500
     # with --api-names the runtime launch entry point's entry and return probes too, 2 x 1000 (its sync's are no
     # launch's): 3000 a launch, so the whole of both calls
-    runtime = [uprobe("cudaLaunchKernel", "runtime", "emulated"),
-               uprobe("cudaStreamSynchronize", "runtime", "single-stepped")]
+    runtime = [
+        uprobe("cudaLaunchKernel", "runtime", "emulated"),
+        uprobe("cudaStreamSynchronize", "runtime", "single-stepped"),
+    ]
     g = build_report(quiet_trace(PROBES + runtime, {"api_names": True}).write(tmp_path / "b.lg")).gpu_time
     assert (g.measurement.probes_estimated_ns, g.measurement.probe_ns_per_launch) == (2800, 3000)
     # a trace that reports no probes has no estimate
@@ -206,16 +245,18 @@ def test_the_probes_cost_is_estimated_inside_the_launch_calls(tmp_path):
 def test_what_a_launchs_probes_cost_by_entry_point(tmp_path):
     from launchgap.analysis.measurement import probe_ns_per_launch
 
-    probes = [uprobe("cuLaunchKernel", "driver", "emulated"),
-              uprobe("cuLaunchKernel_ptsz", "driver", "single-stepped"),
-              uprobe("cuGraphLaunch", "driver", "never-fires"),
-              uprobe("cuLaunchKernelEx", "driver", "single-stepped", attached=False),
-              uprobe("cuStreamSynchronize", "driver", "single-stepped"),
-              uprobe("cuCtxSynchronize", "driver", "emulated"),
-              uprobe("cudaLaunchKernel", "runtime", "emulated"),
-              uprobe("cudaGraphLaunch", "runtime", "emulated"),
-              uprobe("cudaMemcpy", "runtime", "single-stepped"),
-              {"kind": "tracepoint", "name": "sched_switch", "attached": True, "error": None}]
+    probes = [
+        uprobe("cuLaunchKernel", "driver", "emulated"),
+        uprobe("cuLaunchKernel_ptsz", "driver", "single-stepped"),
+        uprobe("cuGraphLaunch", "driver", "never-fires"),
+        uprobe("cuLaunchKernelEx", "driver", "single-stepped", attached=False),
+        uprobe("cuStreamSynchronize", "driver", "single-stepped"),
+        uprobe("cuCtxSynchronize", "driver", "emulated"),
+        uprobe("cudaLaunchKernel", "runtime", "emulated"),
+        uprobe("cudaGraphLaunch", "runtime", "emulated"),
+        uprobe("cudaMemcpy", "runtime", "single-stepped"),
+        {"kind": "tracepoint", "name": "sched_switch", "attached": True, "error": None},
+    ]
     # a hit: 1 us emulated, 11 us single-stepped, nothing where it never fires; a probe not attached costs nothing
     trace = quiet_trace(probes).write(tmp_path / "a.lg")
     assert probe_ns_per_launch(trace) == {"cuLaunchKernel": 1000, "cuLaunchKernel_ptsz": 11_000, "cuGraphLaunch": 0}

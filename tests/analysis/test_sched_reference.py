@@ -39,24 +39,24 @@ def every_rule_trace() -> TraceBuilder:
     a thread born by fork, one that dies, one seen first by a wakeup and one by a switch-in, and several
     events of one thread at the same nanosecond."""
     b = TraceBuilder(start_ns=1_000, end_ns=10_000_000)
-    b.switch(2_000, 0, A, HOG)                      # A seen first switched out: running before
-    b.wakeup(3_000, B, 1)                           # B seen first woken: blocked before
+    b.switch(2_000, 0, A, HOG)  # A seen first switched out: running before
+    b.wakeup(3_000, B, 1)  # B seen first woken: blocked before
     b.switch(4_000, 1, IDLE, B)
-    b.migrate(5_000, A, 0, 1)                       # A waits (preempted) and moves: a wait with a migration
+    b.migrate(5_000, A, 0, 1)  # A waits (preempted) and moves: a wait with a migration
     b.switch(6_000, 1, B, A)
     b.switch(6_000, 0, HOG, IDLE)
-    b.wakeup(7_000, B, 0)                           # woken while still runnable: stays preempted
+    b.wakeup(7_000, B, 0)  # woken while still runnable: stays preempted
     b.switch(8_000, 0, IDLE, B)
-    b.migrate(9_000, B, 0, 1)                       # while running: no wait
+    b.migrate(9_000, B, 0, 1)  # while running: no wait
     b.fork(10_000, 1, A, CHILD)
     b.wakeup(10_000, CHILD, 0, new=True)
-    b.switch(10_000, 0, B, CHILD)                   # B preempted at the child's wakeup time
+    b.switch(10_000, 0, B, CHILD)  # B preempted at the child's wakeup time
     b.switch(12_000, 0, CHILD, B, voluntary=True)
-    b.switch(13_000, 1, A, HOG, voluntary=True)     # A blocks
-    b.wakeup(15_000, A, 1)                          # and waits on the run queue behind the hog
+    b.switch(13_000, 1, A, HOG, voluntary=True)  # A blocks
+    b.wakeup(15_000, A, 1)  # and waits on the run queue behind the hog
     b.migrate(16_000, A, 1, 0)
     b.switch(17_000, 0, B, A)
-    b.switch(18_000, 0, A, IDLE, dead=True)         # A dies
+    b.switch(18_000, 0, A, IDLE, dead=True)  # A dies
     b.switch(20_000, 1, HOG, IDLE)
     b.launch(21_000, 0, B)
     return b
@@ -71,15 +71,39 @@ def every_rule_trace() -> TraceBuilder:
 #    preempted by the child 10,000-12,000; running 12,000-17,000; preempted 17,000 to the end.
 # CHILD  born 10,000; running 10,000-12,000; blocked 12,000 to the end.
 EVERY_RULE_THREADS = {
-    A[1]: {"lifetime_ns": 17_000, "running_ns": 9_000, "blocked_ns": 2_000, "preempted_ns": 4_000,
-           "runqueue_ns": 2_000, "preempted_switches": 1, "blocked_switches": 2, "migrations": 2,
-           "runnable_around_migrations_ns": 6_000},
-    B[1]: {"lifetime_ns": 9_999_000, "running_ns": 9_000, "blocked_ns": 2_000, "preempted_ns": 9_987_000,
-           "runqueue_ns": 1_000, "preempted_switches": 3, "blocked_switches": 0, "migrations": 1,
-           "runnable_around_migrations_ns": 0},
-    CHILD[1]: {"lifetime_ns": 9_990_000, "running_ns": 2_000, "blocked_ns": 9_988_000, "preempted_ns": 0,
-               "runqueue_ns": 0, "preempted_switches": 0, "blocked_switches": 1, "migrations": 0,
-               "runnable_around_migrations_ns": 0},
+    A[1]: {
+        "lifetime_ns": 17_000,
+        "running_ns": 9_000,
+        "blocked_ns": 2_000,
+        "preempted_ns": 4_000,
+        "runqueue_ns": 2_000,
+        "preempted_switches": 1,
+        "blocked_switches": 2,
+        "migrations": 2,
+        "runnable_around_migrations_ns": 6_000,
+    },
+    B[1]: {
+        "lifetime_ns": 9_999_000,
+        "running_ns": 9_000,
+        "blocked_ns": 2_000,
+        "preempted_ns": 9_987_000,
+        "runqueue_ns": 1_000,
+        "preempted_switches": 3,
+        "blocked_switches": 0,
+        "migrations": 1,
+        "runnable_around_migrations_ns": 0,
+    },
+    CHILD[1]: {
+        "lifetime_ns": 9_990_000,
+        "running_ns": 2_000,
+        "blocked_ns": 9_988_000,
+        "preempted_ns": 0,
+        "runqueue_ns": 0,
+        "preempted_switches": 0,
+        "blocked_switches": 1,
+        "migrations": 0,
+        "runnable_around_migrations_ns": 0,
+    },
 }
 
 
@@ -101,11 +125,20 @@ def test_a_real_recording_matches_the_kernels_counters_and_the_earlier_implement
 
     out, truth_path = tmp_path / "run.lg", tmp_path / "truth.json"
     cpu = sorted(os.sched_getaffinity(0))[0]
-    proc = subprocess.run([str(RECORDER), "-q", "-o", str(out), "--",
-                           *cudasim_command("--tokens", "10", "--threads", "2", "--host-us", "800",
-                                            "--truth", str(truth_path))],
-                          capture_output=True, text=True, timeout=300,
-                          preexec_fn=lambda: os.sched_setaffinity(0, {cpu}))
+    proc = subprocess.run(
+        [
+            str(RECORDER),
+            "-q",
+            "-o",
+            str(out),
+            "--",
+            *cudasim_command("--tokens", "10", "--threads", "2", "--host-us", "800", "--truth", str(truth_path)),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        preexec_fn=lambda: os.sched_setaffinity(0, {cpu}),
+    )
     assert proc.returncode == 0, proc.stderr
     trace = read_trace(out)
     report = assert_same_as_reference(trace, monkeypatch)
@@ -117,4 +150,6 @@ def test_a_real_recording_matches_the_kernels_counters_and_the_earlier_implement
         mine = switches.filter(pl.col("tid") == tid)
         assert_switches_as_the_kernel_counted(mine, thread["kernel_switches"])
         assert (reported[tid]["preempted_switches"], reported[tid]["blocked_switches"]) == (
-            mine.filter(~pl.col("voluntary")).height, mine.filter(pl.col("voluntary")).height)
+            mine.filter(~pl.col("voluntary")).height,
+            mine.filter(pl.col("voluntary")).height,
+        )

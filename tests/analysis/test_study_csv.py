@@ -8,8 +8,8 @@ import csv
 
 from launchgap.analysis.report import report_json
 from launchgap.exports.study_csv import COLUMNS, write_study_csv
-from launchgap.trace.study_csv import HEADER, read_study_csv
 from launchgap.trace import Event
+from launchgap.trace.study_csv import HEADER, read_study_csv
 from tests.analysis.builder import IDLE, TraceBuilder
 
 T = (100, 101, "launcher, v2")  # a comma in the name: must be quoted
@@ -37,11 +37,11 @@ def test_export_writes_the_studys_layout_one_row_per_launch(tmp_path):
     assert rows == len(parsed)
     kinds = [r["event_type"] for r in parsed]
     assert kinds.count("cuLaunchKernel") == 3
-    assert kinds.count("schedSwitch") == 3           # the first switch-in, then out and in around the preemption
+    assert kinds.count("schedSwitch") == 3  # the first switch-in, then out and in around the preemption
     assert kinds.count("syncEnter") == kinds.count("syncExit") == 1
     assert kinds.count("softirqExit") == 1
     outs = [r for r in parsed if r["event_type"] == "schedSwitch" and r["last_offcpu_ns"]]
-    assert [int(r["timestamp_ns"]) for r in outs] == [6_000 - 1_000]   # relative to the trace start
+    assert [int(r["timestamp_ns"]) for r in outs] == [6_000 - 1_000]  # relative to the trace start
     assert {r["pid"] for r in parsed if r["event_type"] == "cuLaunchKernel"} == {"100"}
     assert {r["tid"] for r in parsed if r["event_type"] == "cuLaunchKernel"} == {"101"}
     assert '"launcher, v2"' in text
@@ -65,18 +65,18 @@ def test_the_study_tools_own_csv_is_deduplicated_and_its_limits_stated(tmp_path)
     path = tmp_path / "study.csv"
     lines = [HEADER]
     t = 1_000
-    for i in range(4):   # the study tool wrote a runtime row, then the driver's echo of the same launch
+    for i in range(4):  # the study tool wrote a runtime row, then the driver's echo of the same launch
         lines.append(f"{t},cudaLaunchKernel,100,101,qwen,0,{i + 1},1,1,256,1,1,0,7,,,,,")
         lines.append(f"{t + 50},cuLaunchKernel,100,101,qwen,0,{i + 1},1,1,256,1,1,0,7,,,,,")
         t += 1_000
-    lines.append(f"{t},cuLaunchKernel,100,101,qwen,0,9,1,1,256,1,1,0,7,,,,,")          # a driver-only launch
-    lines.append(f"{t + 100},schedSwitch,100,101,qwen,0,,,,,,,,,{t + 100},,,,")          # off the CPU ...
-    lines.append(f"{t + 5_100},schedSwitch,100,101,qwen,0,,,,,,,,,,{t + 5_100},,,")      # ... back 5 us later
+    lines.append(f"{t},cuLaunchKernel,100,101,qwen,0,9,1,1,256,1,1,0,7,,,,,")  # a driver-only launch
+    lines.append(f"{t + 100},schedSwitch,100,101,qwen,0,,,,,,,,,{t + 100},,,,")  # off the CPU ...
+    lines.append(f"{t + 5_100},schedSwitch,100,101,qwen,0,,,,,,,,,,{t + 5_100},,,")  # ... back 5 us later
     lines.append(f"{t + 6_000},cuLaunchKernel,100,101,qwen,0,10,1,1,256,1,1,0,7,,,,,")
     path.write_text("\n".join(lines) + "\n")
     trace = read_study_csv(path)
     report = report_json(trace)
-    assert report["overview"]["launches"] == 6       # 10 launch rows, 4 of them echoes
+    assert report["overview"]["launches"] == 6  # 10 launch rows, 4 of them echoes
     assert report["overview"]["launches_by_api"] == {"cuLaunchKernel": 6}
     runtime_named = trace.of(Event.LAUNCH).filter(trace.of(Event.LAUNCH)["runtime_api"] == "cudaLaunchKernel")
     assert runtime_named.height == 4
@@ -90,13 +90,14 @@ def test_the_study_tools_own_csv_is_deduplicated_and_its_limits_stated(tmp_path)
 
 # --- the study tool's real output (tests/analysis/study_tool.py says how it was checked) ---
 
+
 def test_the_tools_own_file_loads_with_hex_streams_ragged_rows_and_zeros(tmp_path):
     from tests.analysis.study_tool import qwen_like
 
     trace = read_study_csv(qwen_like(tmp_path / "tool.csv"))
     launches = trace.of(Event.LAUNCH)
-    assert launches.height == 10                                     # 16 launch rows, 6 of them driver echoes
-    assert set(launches["stream"].to_list()) == {0x7EFD90000C40}     # `0x7efd90000c40`, read as hex
+    assert launches.height == 10  # 16 launch rows, 6 of them driver echoes
+    assert set(launches["stream"].to_list()) == {0x7EFD90000C40}  # `0x7efd90000c40`, read as hex
     assert trace.meta["csv_source"] == "cuda_sched_trace"
 
 
@@ -111,7 +112,7 @@ def test_a_zero_in_the_unused_last_field_is_not_a_switch(tmp_path):
     report = report_json(trace)
     assert report["overview"]["switches"] == 2
     main = next(t for t in report["taken"]["threads"] if t["tid"] == 100)
-    assert main["offcpu_ns"] == 20_000 + 10_000                      # out -> in, twice; never doubled
+    assert main["offcpu_ns"] == 20_000 + 10_000  # out -> in, twice; never doubled
 
 
 def test_threads_without_switch_rows_have_a_name_and_a_lifetime(tmp_path):
@@ -120,7 +121,7 @@ def test_threads_without_switch_rows_have_a_name_and_a_lifetime(tmp_path):
     report = report_json(read_study_csv(qwen_like(tmp_path / "tool.csv")))
     worker = next(t for t in report["taken"]["threads"] if t["tid"] == 101)
     assert worker["comm"] == "llama-worker"
-    assert worker["lifetime_ns"] == 3 * 2_000                        # first to last launch: 4 launches 2 us apart
+    assert worker["lifetime_ns"] == 3 * 2_000  # first to last launch: 4 launches 2 us apart
 
 
 def test_no_verdict_from_a_study_csv_and_what_it_supports(tmp_path):
@@ -143,7 +144,7 @@ def test_reading_our_export_back_has_none_of_the_tools_caveats(tmp_path):
     assert trace.meta["csv_source"] == "launchgap export"
     caveats = " ".join(trace.meta["caveats"])
     assert "echo" not in caveats and "main thread" not in caveats and "GPU thread was current" not in caveats
-    assert "does not record why a thread left the CPU" in caveats   # a limit of the layout itself
+    assert "does not record why a thread left the CPU" in caveats  # a limit of the layout itself
     from tests.analysis.study_tool import qwen_like
 
     tool = " ".join(read_study_csv(qwen_like(tmp_path / "tool.csv")).meta["caveats"])
@@ -163,7 +164,7 @@ def test_the_exports_rows_carry_the_workloads_name_not_the_recorders(tmp_path):
     rows = list(csv.DictReader(out.read_text().splitlines()))
     assert rows[0]["event_type"] == "schedSwitch" and rows[0]["comm"] == T[2]
     assert {r["comm"] for r in rows} == {T[2]}
-    assert next(r for r in rows if r["event_type"] == "cuLaunchKernel")["stream"] == "0x7"   # hex, as the tool
+    assert next(r for r in rows if r["event_type"] == "cuLaunchKernel")["stream"] == "0x7"  # hex, as the tool
 
 
 def test_the_report_header_of_a_csv_shows_no_unknowns(tmp_path):
@@ -177,8 +178,10 @@ def test_the_report_header_of_a_csv_shows_no_unknowns(tmp_path):
     assert proc.returncode == 0, proc.stderr
     head = proc.stdout.splitlines()[0]
     assert "?" not in head and "None" not in head
-    assert head == (f"{path}: the study's CSV layout, written by the study's tool (cuda_sched_trace); no host, "
-                    f"kernel or CPU information in the file")
+    assert head == (
+        f"{path}: the study's CSV layout, written by the study's tool (cuda_sched_trace); no host, "
+        f"kernel or CPU information in the file"
+    )
 
 
 def test_sched_per_1k_both_definitions(tmp_path):
@@ -190,8 +193,11 @@ def test_sched_per_1k_both_definitions(tmp_path):
 
     path = qwen_like(tmp_path / "tool.csv")
     rows = list(csv.DictReader(path.read_text().splitlines()))
-    script = sum(r["event_type"] == "schedSwitch" for r in rows) / sum(
-        r["event_type"] == "cuLaunchKernel" for r in rows) * 1000
+    script = (
+        sum(r["event_type"] == "schedSwitch" for r in rows)
+        / sum(r["event_type"] == "cuLaunchKernel" for r in rows)
+        * 1000
+    )
     m = report_json(read_study_csv(path))["study_metrics"]
     assert m["sched_rows_per_1k_launches_study"] == script == 4 / 10 * 1000
     assert m["sched_per_1k_launches"] == 2 / 10 * 1000
@@ -224,15 +230,17 @@ def test_a_csv_written_by_the_study_tool_itself():
     path = DATA / "cuda_sched_trace-cudasim.csv"
     rows = list(csv.DictReader(path.read_text().splitlines()))
     counters = tool_counters()
-    assert counters["cudaLaunchKernel"] == 12 * 2 * (2 * 3 + 2)      # tokens x threads x (layers x kernels + 2)
+    assert counters["cudaLaunchKernel"] == 12 * 2 * (2 * 3 + 2)  # tokens x threads x (layers x kernels + 2)
     trace = read_study_csv(path)
     assert trace.meta["csv_source"] == "cuda_sched_trace"
     report = report_json(trace)
     o, m = report["overview"], report["study_metrics"]
-    assert o["launches"] == counters["cudaLaunchKernel"]             # every driver echo merged away
+    assert o["launches"] == counters["cudaLaunchKernel"]  # every driver echo merged away
     assert o["syncs"] == counters["cudaSync Exit"]
     # the study's Sched/1K, exactly as its script computed it from this run's counters
-    assert m["sched_rows_per_1k_launches_study"] == counters["Sched Switches Tracked"] / counters["cuLaunchKernel"] * 1000
+    assert (
+        m["sched_rows_per_1k_launches_study"] == counters["Sched Switches Tracked"] / counters["cuLaunchKernel"] * 1000
+    )
     outs = sum(r["event_type"] == "schedSwitch" and r["last_offcpu_ns"] != "0" for r in rows)
     ins = sum(r["event_type"] == "schedSwitch" and r["last_oncpu_ns"] != "0" for r in rows)
     assert outs + ins == counters["Sched Switches Tracked"] and o["switches"] == outs

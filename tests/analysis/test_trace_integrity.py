@@ -55,8 +55,13 @@ def numbers(trace: Path) -> set[int]:
 def launchgap(*args: str, timeout: int = 120, preexec_fn=None) -> subprocess.CompletedProcess:
     """A command in its own process, with a deadline: one that blocks on a FIFO fails the test instead of
     hanging it."""
-    return subprocess.run([sys.executable, "-m", "launchgap.cli", *args], capture_output=True, text=True,
-                          timeout=timeout, preexec_fn=preexec_fn)
+    return subprocess.run(
+        [sys.executable, "-m", "launchgap.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        preexec_fn=preexec_fn,
+    )
 
 
 def hand_built(path: Path, summary: dict | None, version: int = 2, batch_rows: int | None = None) -> Path:
@@ -67,13 +72,30 @@ def hand_built(path: Path, summary: dict | None, version: int = 2, batch_rows: i
         b.launch(3_000 + i * 1_000, 0, T)
     b.switch(30_000, 0, T, HOG)
     b.switch(40_000, 0, HOG, T)
-    meta = {"format": "launchgap-trace", "version": version, "start_ns": b.start_ns, "mode": "system",
-            "command": ["test"], "command_pid": 100, "pids": [], "recorder_pid": 1, "host": {}, "topology": {"count": 2}}
-    return write_trace(path, frames_from_rows(sorted(b.rows, key=lambda r: r["ts_ns"])), meta, summary,
-                       version=version, segment_rows=batch_rows)
+    meta = {
+        "format": "launchgap-trace",
+        "version": version,
+        "start_ns": b.start_ns,
+        "mode": "system",
+        "command": ["test"],
+        "command_pid": 100,
+        "pids": [],
+        "recorder_pid": 1,
+        "host": {},
+        "topology": {"count": 2},
+    }
+    return write_trace(
+        path,
+        frames_from_rows(sorted(b.rows, key=lambda r: r["ts_ns"])),
+        meta,
+        summary,
+        version=version,
+        segment_rows=batch_rows,
+    )
 
 
 # ---- 6. rows against end.json, segments against the recorder's sequence -------------------------------
+
 
 @needs_bpf
 def test_a_whole_recording_holds_every_row_the_recorder_counted(recording):
@@ -99,10 +121,16 @@ def test_a_kind_removed_is_damage_in_the_report_and_its_json(recording, tmp_path
 
 
 @needs_bpf
-@pytest.mark.parametrize("command", [
-    ["diff", "{whole}", "{t}"], ["diff", "{whole}", "{t}", "--json"], ["export", "--csv", "{t}", "-o", "{o}.csv"],
-    ["export", "--perfetto", "{t}", "-o", "{o}.pftrace"], ["convert", "{t}", "{o}.lg1"],
-])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["diff", "{whole}", "{t}"],
+        ["diff", "{whole}", "{t}", "--json"],
+        ["export", "--csv", "{t}", "-o", "{o}.csv"],
+        ["export", "--perfetto", "{t}", "-o", "{o}.pftrace"],
+        ["convert", "{t}", "{o}.lg1"],
+    ],
+)
 def test_every_command_says_a_kind_is_missing(recording, tmp_path, command):
     """diff, the exports and convert exited 0 without a word."""
     copy = copy_of(recording, tmp_path)
@@ -124,12 +152,17 @@ def test_a_removed_launch_segment_is_counted(recording, tmp_path):
     segment = copy / Event.LAUNCH.value / "000002.parquet"
     removed = pq.read_metadata(segment).num_rows
     segment.unlink()
-    expected = [f"launch: end.json counts {launches:,} rows written, its segments hold {launches - removed:,}: "
-                f"{removed:,} are missing"]
-    if 2 not in numbers(copy):     # no other kind had rows in that flush: the sequence shows the gap too
-        expected.insert(0, "segment number 000002 is in no kind's directory, though "
-                           f"{max(numbers(copy)):06d} is: the recorder numbers its flushes 1, 2, 3, ... over all "
-                           "kinds, so segments were removed (or one added out of sequence)")
+    expected = [
+        f"launch: end.json counts {launches:,} rows written, its segments hold {launches - removed:,}: "
+        f"{removed:,} are missing"
+    ]
+    if 2 not in numbers(copy):  # no other kind had rows in that flush: the sequence shows the gap too
+        expected.insert(
+            0,
+            "segment number 000002 is in no kind's directory, though "
+            f"{max(numbers(copy)):06d} is: the recorder numbers its flushes 1, 2, 3, ... over all "
+            "kinds, so segments were removed (or one added out of sequence)",
+        )
     trace = read_trace(copy)
     assert trace.count(Event.LAUNCH) == launches - removed
     assert list(trace.damage) == expected
@@ -142,8 +175,9 @@ def test_a_copied_segment_is_left_out(recording, tmp_path):
     later = max(numbers(copy)) + 1
     shutil.copyfile(copy / "launch" / "000001.parquet", copy / "launch" / f"{later:06d}.parquet")
     trace = read_trace(copy)
-    assert trace.damage == (f"segment launch/{later:06d}.parquet holds the very bytes of launch/000001.parquet (a "
-                            f"copy) and was left out",)
+    assert trace.damage == (
+        f"segment launch/{later:06d}.parquet holds the very bytes of launch/000001.parquet (a copy) and was left out",
+    )
     assert trace.count(Event.LAUNCH) == launches
 
 
@@ -159,7 +193,8 @@ def test_stray_parquet_files_are_left_out(recording, tmp_path):
     trace = read_trace(copy)
     assert trace.damage == tuple(
         f"launch/{name} is not a segment the recorder writes (they are named NNNNNN.parquet) and was left out"
-        for name in ("\\x1b[31mred.parquet", "000001 (copy).parquet", "1.parquet"))   # in the order of their names
+        for name in ("\\x1b[31mred.parquet", "000001 (copy).parquet", "1.parquet")
+    )  # in the order of their names
     assert trace.count(Event.LAUNCH) == launches
 
 
@@ -172,34 +207,41 @@ def test_rows_added_under_a_segment_name_are_counted(recording, tmp_path):
     added = pq.read_table(first).slice(1)
     pq.write_table(added, copy / "launch" / f"{max(numbers(copy)) + 1:06d}.parquet")
     trace = read_trace(copy)
-    assert trace.damage == (f"launch: end.json counts {launches:,} rows written, its segments hold "
-                            f"{launches + added.num_rows:,}: {added.num_rows:,} were added that the recorder did "
-                            f"not write",)
+    assert trace.damage == (
+        f"launch: end.json counts {launches:,} rows written, its segments hold "
+        f"{launches + added.num_rows:,}: {added.num_rows:,} were added that the recorder did "
+        f"not write",
+    )
     assert run("report", str(copy), "--strict")[0] == 3
 
 
 def test_a_killed_recording_is_checked_against_the_sequence(tmp_path):
     """No end.json (a killed recorder): no counts to check, but a flush missing from every kind is said."""
-    path = hand_built(tmp_path / "t.lg", None, batch_rows=5)     # launch 000001..000004, switch 000001
+    path = hand_built(tmp_path / "t.lg", None, batch_rows=5)  # launch 000001..000004, switch 000001
     assert sorted(numbers(path)) == [1, 2, 3, 4]
-    assert read_trace(path).damage == ()                          # cut short is not damage
+    assert read_trace(path).damage == ()  # cut short is not damage
     (path / "launch" / "000002.parquet").unlink()
     (path / "launch" / "000003.parquet").unlink()
     trace = read_trace(path)
     assert trace.truncated is True
-    assert trace.damage == ("segment numbers 000002..000003 are in no kind's directory, though 000004 is: the "
-                            "recorder numbers its flushes 1, 2, 3, ... over all kinds, so segments were removed "
-                            "(or one added out of sequence)",)
+    assert trace.damage == (
+        "segment numbers 000002..000003 are in no kind's directory, though 000004 is: the "
+        "recorder numbers its flushes 1, 2, 3, ... over all kinds, so segments were removed "
+        "(or one added out of sequence)",
+    )
     assert trace.count(Event.LAUNCH) == 10
 
 
-@pytest.mark.parametrize("version, written_by, held_in", [(2, "end.json", "its segments"),
-                                                           (1, "the closing row", "its batches")])
+@pytest.mark.parametrize(
+    "version, written_by, held_in", [(2, "end.json", "its segments"), (1, "the closing row", "its batches")]
+)
 def test_rows_against_the_closing_summary_in_either_format(tmp_path, version, written_by, held_in):
     summary = {"end_ns": 120_000, "lost_events": 0, "rows": {"launch": 25, "switch": 3, "sync": 2}}
     trace = read_trace(hand_built(tmp_path / "t.lg", summary, version=version, batch_rows=5))
-    assert trace.damage == (f"launch: {written_by} counts 25 rows written, {held_in} hold 20: 5 are missing",
-                            f"sync: {written_by} counts 2 rows written, {held_in} hold 0: 2 are missing")
+    assert trace.damage == (
+        f"launch: {written_by} counts 25 rows written, {held_in} hold 20: 5 are missing",
+        f"sync: {written_by} counts 2 rows written, {held_in} hold 0: 2 are missing",
+    )
     # as the recorder counts them: whole
     summary["rows"] = {"launch": 20, "switch": 3}
     assert read_trace(hand_built(tmp_path / "u.lg", summary, version=version)).damage == ()
@@ -209,7 +251,8 @@ def test_rows_against_the_closing_summary_in_either_format(tmp_path, version, wr
     summary["rows"] = {"launch": "many"}
     assert read_trace(hand_built(tmp_path / "w.lg", summary, version=version)).damage == (
         "its closing summary's row counts are damaged ({'launch': 'many'}): the rows read were not checked against "
-        "them",)
+        "them",
+    )
 
 
 @needs_bpf
@@ -222,14 +265,18 @@ def test_convert_carries_the_count_and_says_it(recording, tmp_path):
     segment.unlink()
     code, _, stderr = run("convert", str(copy), str(tmp_path / "t.lg1"))
     assert code == 0
-    line = f"sync: end.json counts {syncs:,} rows written, its segments hold {syncs - removed:,}: {removed:,} are missing"
+    line = (
+        f"sync: end.json counts {syncs:,} rows written, its segments hold {syncs - removed:,}: {removed:,} are missing"
+    )
     assert f"launchgap: warning: {copy} is damaged: {line}" in stderr.splitlines()
     assert read_trace(tmp_path / "t.lg1").damage[-1] == (
         f"sync: the closing row counts {syncs:,} rows written, its batches hold {syncs - removed:,}: {removed:,} are "
-        f"missing")
+        f"missing"
+    )
 
 
 # ---- 7. FIFOs: nothing opened that is not a regular file ---------------------------------------------
+
 
 @pytest.fixture
 def with_fifo_segment(tmp_path) -> Path:
@@ -247,8 +294,10 @@ def test_a_fifo_segment_is_left_out_without_blocking(with_fifo_segment, tmp_path
     out = tmp_path / "t.csv"
     proc = launchgap("export", "--csv", str(with_fifo_segment), "-o", str(out))
     assert proc.returncode == 0, proc.stderr
-    assert proc.stderr.splitlines() == [f"launchgap: warning: {with_fifo_segment} is damaged: {FIFO_LEFT_OUT}",
-                                        f"launchgap: wrote 18 rows to {out}"]   # 15 launches and 3 switches
+    assert proc.stderr.splitlines() == [
+        f"launchgap: warning: {with_fifo_segment} is damaged: {FIFO_LEFT_OUT}",
+        f"launchgap: wrote 18 rows to {out}",
+    ]  # 15 launches and 3 switches
 
 
 def test_a_fifo_segment_is_left_out_by_the_views(with_fifo_segment, tmp_path):
@@ -264,8 +313,9 @@ def test_a_fifo_closing_summary_is_left_out_without_blocking(tmp_path):
     proc = launchgap("report", str(path), "--json")
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)
-    assert report["trace"]["damage"] == ["its closing summary (end.json) is a FIFO, not a regular file, and was left "
-                                         "out: the trace has no clean end"]
+    assert report["trace"]["damage"] == [
+        "its closing summary (end.json) is a FIFO, not a regular file, and was left out: the trace has no clean end"
+    ]
     assert report["trace"]["clean_end"] is False
 
 
@@ -275,14 +325,18 @@ def test_a_fifo_metadata_is_one_line_without_blocking(tmp_path):
     os.mkfifo(path / META_FILE)
     proc = launchgap("report", str(path))
     assert (proc.returncode, proc.stderr) == (
-        2, f"launchgap: {path}: damaged trace: its metadata (meta.json) is a FIFO, not a regular file\n")
+        2,
+        f"launchgap: {path}: damaged trace: its metadata (meta.json) is a FIFO, not a regular file\n",
+    )
 
 
 # ---- 8. meta.json and end.json: bounded, regular files only ------------------------------------------
 
+
 def _address_space(limit_bytes: int):
     def apply() -> None:
         resource.setrlimit(resource.RLIMIT_AS, (limit_bytes, limit_bytes))
+
     return apply
 
 
@@ -294,7 +348,9 @@ def test_metadata_linked_to_dev_zero_is_one_line(tmp_path):
     (path / META_FILE).symlink_to("/dev/zero")
     proc = launchgap("report", str(path), preexec_fn=_address_space(3 << 30))
     assert (proc.returncode, proc.stderr) == (
-        2, f"launchgap: {path}: damaged trace: its metadata (meta.json) is a character device, not a regular file\n")
+        2,
+        f"launchgap: {path}: damaged trace: its metadata (meta.json) is a character device, not a regular file\n",
+    )
 
 
 def test_a_closing_summary_linked_to_dev_zero_is_left_out(tmp_path):
@@ -305,7 +361,8 @@ def test_a_closing_summary_linked_to_dev_zero_is_left_out(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["trace"]["damage"] == [
         "its closing summary (end.json) is a character device, not a regular file, and was left out: the trace has "
-        "no clean end"]
+        "no clean end"
+    ]
 
 
 def test_a_huge_metadata_file_is_refused_before_it_is_read(tmp_path):
@@ -316,8 +373,10 @@ def test_a_huge_metadata_file_is_refused_before_it_is_read(tmp_path):
         meta.truncate(size)
     proc = launchgap("report", str(path))
     assert (proc.returncode, proc.stderr) == (
-        2, f"launchgap: {path}: damaged trace: its metadata (meta.json) is {size:,} bytes, more than the "
-           f"67,108,864 such a file may hold\n")
+        2,
+        f"launchgap: {path}: damaged trace: its metadata (meta.json) is {size:,} bytes, more than the "
+        f"67,108,864 such a file may hold\n",
+    )
 
 
 READ = """

@@ -20,12 +20,39 @@ def gpu_trace(tmp_path, with_states: bool):
         b.switch(1_000, 0, (0, 0, "swapper/0"), task)
     for ts, end, corr in ((5_000, 8_000, 1), (45_000, 48_000, 2)):
         b.launch(ts, 0, task)
-        b.rows.append({"event": "gpu_api", "ts_ns": ts, "end_ns": end, "pid": PID, "tid": TID,
-                       "api": "cuLaunchKernel", "correlation_id": corr, "return_code": 0})
+        b.rows.append(
+            {
+                "event": "gpu_api",
+                "ts_ns": ts,
+                "end_ns": end,
+                "pid": PID,
+                "tid": TID,
+                "api": "cuLaunchKernel",
+                "correlation_id": corr,
+                "return_code": 0,
+            }
+        )
     for start, end, corr in ((10_000, 20_000, 1), (50_000, 60_000, 2)):
-        b.rows.append({"event": "gpu_kernel", "ts_ns": start, "end_ns": end, "pid": PID, "device_id": 0,
-                       "context_id": 1, "stream_id": 7, "correlation_id": corr, "kernel_name": "k", "grid_x": 1,
-                       "grid_y": 1, "grid_z": 1, "block_x": 1, "block_y": 1, "block_z": 1, "shared_mem": 0})
+        b.rows.append(
+            {
+                "event": "gpu_kernel",
+                "ts_ns": start,
+                "end_ns": end,
+                "pid": PID,
+                "device_id": 0,
+                "context_id": 1,
+                "stream_id": 7,
+                "correlation_id": corr,
+                "kernel_name": "k",
+                "grid_x": 1,
+                "grid_y": 1,
+                "grid_z": 1,
+                "block_x": 1,
+                "block_y": 1,
+                "block_z": 1,
+                "shared_mem": 0,
+            }
+        )
     return b.write(tmp_path / "t.lg")
 
 

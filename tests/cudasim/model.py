@@ -16,9 +16,23 @@ from dataclasses import dataclass
 
 MASK64 = (1 << 64) - 1
 QWEN3_LAYER_KERNELS = [
-    "rmsnorm_in", "q_proj", "k_proj", "v_proj", "q_norm", "k_norm", "rope", "kv_append",
-    "attn_scores", "softmax", "attn_values", "o_proj", "residual_1", "rmsnorm_post",
-    "gate_up_proj", "swiglu", "down_proj",
+    "rmsnorm_in",
+    "q_proj",
+    "k_proj",
+    "v_proj",
+    "q_norm",
+    "k_norm",
+    "rope",
+    "kv_append",
+    "attn_scores",
+    "softmax",
+    "attn_values",
+    "o_proj",
+    "residual_1",
+    "rmsnorm_post",
+    "gate_up_proj",
+    "swiglu",
+    "down_proj",
 ]
 ATTENTION_KERNELS = {"attn_scores", "softmax", "attn_values"}
 ATTENTION_HEADS = 16
@@ -53,12 +67,12 @@ def _make_kernel(name: str, rng: SplitMix64, kmin: int, kmax: int, attention: bo
     grid_x = 1 + rng.next() % 1024
     block_x = 32 << (rng.next() % 5)
     shared = (rng.next() % 4) * 4096
-    return Kernel(name, duration, (grid_x, ATTENTION_HEADS if attention else 1, 1),
-                  (block_x, 1, 1), shared, attention)
+    return Kernel(name, duration, (grid_x, ATTENTION_HEADS if attention else 1, 1), (block_x, 1, 1), shared, attention)
 
 
-def kernels(seed: int = 42, kernels_per_layer: int = 17, kmin_ns: int = 4000,
-            kmax_ns: int = 16000) -> tuple[Kernel, list[Kernel], Kernel]:
+def kernels(
+    seed: int = 42, kernels_per_layer: int = 17, kmin_ns: int = 4000, kmax_ns: int = 16000
+) -> tuple[Kernel, list[Kernel], Kernel]:
     rng = SplitMix64(seed)
     embedding = _make_kernel("embedding", rng, kmin_ns, kmax_ns, False)
     layer = []
@@ -80,8 +94,9 @@ def launch_args(kernel: Kernel, position: int) -> tuple[int, ...]:
 GRAPH_ARGS = (0, 0, 0, 0, 0, 0, 0)
 
 
-def expected_launches(tokens: int, layers: int = 28, seed: int = 42, graph: bool = False,
-                      kernels_per_layer: int = 17) -> list[tuple[int, ...]]:
+def expected_launches(
+    tokens: int, layers: int = 28, seed: int = 42, graph: bool = False, kernels_per_layer: int = 17
+) -> list[tuple[int, ...]]:
     """The launch arguments one thread issues, in order, for a non-mixed run."""
     embedding, layer, lm_head = kernels(seed, kernels_per_layer)
     out: list[tuple[int, ...]] = []

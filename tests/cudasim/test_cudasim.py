@@ -40,8 +40,13 @@ def launch_args_of(truth: dict, tid: int) -> list[tuple[int, ...]]:
 # The reference test of rand_xoshiro (rust-random/rngs, rand_xoshiro/src/splitmix64.rs, "produced with the
 # reference implementation" http://xoshiro.di.unimi.it/splitmix64.c): a seed and its first outputs
 SPLITMIX64_SEED = 1477776061723855037
-SPLITMIX64_OUTPUTS = [1985237415132408290, 2979275885539914483, 13511426838097143398, 8488337342461049707,
-                      15141737807933549159]
+SPLITMIX64_OUTPUTS = [
+    1985237415132408290,
+    2979275885539914483,
+    13511426838097143398,
+    8488337342461049707,
+    15141737807933549159,
+]
 
 
 # cudasim's --seed takes 0..2^31-1: seed 1's first four outputs, as the generator held to the published ones
@@ -94,8 +99,7 @@ def test_default_decode_logs_every_launch_with_its_arguments(run_cudasim):
     assert len({r["func"] for r in launches}) == 19  # embedding, 17 layer kernels, lm_head
     assert len({r["stream"] for r in launches}) == 1 and launches[0]["stream"] != 0
     # the tokens/s cudasim prints is its truth's: tokens over the wall time between start_ns and end_ns
-    assert run.tokens_per_s == pytest.approx(truth["tokens"] / ((truth["end_ns"] - truth["start_ns"]) / 1e9),
-                                             rel=1e-3)
+    assert run.tokens_per_s == pytest.approx(truth["tokens"] / ((truth["end_ns"] - truth["start_ns"]) / 1e9), rel=1e-3)
     assert run.tokens_per_s == pytest.approx(truth["tokens_per_s"], abs=0.01)
 
 
@@ -107,11 +111,9 @@ def test_default_decode_logs_every_launch_with_its_arguments(run_cudasim):
         (CUDASIM, ["--api", "driver"], "cuLaunchKernel", None, LAUNCHES_PER_TOKEN),
         (CUDASIM, ["--launch", "ex"], "cuLaunchKernelEx", "cudaLaunchKernelExC", LAUNCHES_PER_TOKEN),
         (CUDASIM, ["--api", "driver", "--launch", "ex"], "cuLaunchKernelEx", None, LAUNCHES_PER_TOKEN),
-        (CUDASIM, ["--launch", "coop"], "cuLaunchCooperativeKernel", "cudaLaunchCooperativeKernel",
-         LAUNCHES_PER_TOKEN),
+        (CUDASIM, ["--launch", "coop"], "cuLaunchCooperativeKernel", "cudaLaunchCooperativeKernel", LAUNCHES_PER_TOKEN),
         (CUDASIM, ["--ptsz"], "cuLaunchKernel_ptsz", "cudaLaunchKernel_ptsz", LAUNCHES_PER_TOKEN),
-        (CUDASIM, ["--api", "driver", "--launch", "ex", "--ptsz"], "cuLaunchKernelEx_ptsz", None,
-         LAUNCHES_PER_TOKEN),
+        (CUDASIM, ["--api", "driver", "--launch", "ex", "--ptsz"], "cuLaunchKernelEx_ptsz", None, LAUNCHES_PER_TOKEN),
     ],
 )
 def test_each_api_path_reaches_the_driver_once_per_launch(
@@ -163,15 +165,17 @@ def test_mixed_launches_and_syncs_cover_every_kind(run_cudasim):
     truth = run_cudasim("--tokens", "8", "--launch", "mixed", "--sync", "mixed").truth
     jsonschema.validate(truth, SCHEMA)
     by_api = truth["totals"]["launches_by_api"]
-    assert set(by_api) == {"cuLaunchKernel", "cuLaunchKernelEx", "cuLaunchCooperativeKernel",
-                           "cuGraphLaunch"}
+    assert set(by_api) == {"cuLaunchKernel", "cuLaunchKernelEx", "cuLaunchCooperativeKernel", "cuGraphLaunch"}
     graphs = by_api["cuGraphLaunch"]
     assert truth["totals"]["launches"] == 8 * 2 + graphs + (8 * 28 - graphs) * 17
     assert truth["totals"]["kernels"] == 8 * LAUNCHES_PER_TOKEN
     # one end-of-token sync per token, rotating memcpy, stream, device, event
     assert truth["totals"]["syncs_by_api"] == {
-        "cuMemcpyHtoD_v2": 1, "cuMemcpyDtoH_v2": 2, "cuStreamSynchronize": 2,
-        "cuCtxSynchronize": 2, "cuEventSynchronize": 2,
+        "cuMemcpyHtoD_v2": 1,
+        "cuMemcpyDtoH_v2": 2,
+        "cuStreamSynchronize": 2,
+        "cuCtxSynchronize": 2,
+        "cuEventSynchronize": 2,
     }
     runtime = truth["totals"]["calls_by_runtime_api"]
     assert runtime["cudaDeviceSynchronize"] == 2 and runtime["cudaEventSynchronize"] == 2
@@ -181,7 +185,10 @@ def test_same_seed_gives_same_launches_and_other_seed_differs(run_cudasim):
     a = run_cudasim("--tokens", "2", "--launch", "mixed", "--seed", "7").truth
     b = run_cudasim("--tokens", "2", "--launch", "mixed", "--seed", "7").truth
     c = run_cudasim("--tokens", "2", "--launch", "mixed", "--seed", "8").truth
-    key = lambda t: [(r["api"], *[r[c] for c in ARG_COLUMNS]) for r in rows(t, "launches")]
+
+    def key(t):
+        return [(r["api"], *[r[c] for c in ARG_COLUMNS]) for r in rows(t, "launches")]
+
     assert key(a) == key(b)
     assert key(a) != key(c)
 
@@ -212,14 +219,34 @@ def _symbols(path: Path) -> dict[str, int]:
     return out
 
 
-RUNTIME_APIS = ["cudaLaunchKernel", "cudaLaunchKernelExC", "cudaLaunchCooperativeKernel",
-                "cudaGraphLaunch", "cudaDeviceSynchronize", "cudaStreamSynchronize",
-                "cudaEventSynchronize", "cudaMemcpy"]
-DRIVER_APIS = ["cuLaunchKernel", "cuLaunchKernelEx", "cuLaunchCooperativeKernel", "cuGraphLaunch",
-               "cuStreamSynchronize", "cuCtxSynchronize", "cuEventSynchronize", "cuMemcpyHtoD_v2",
-               "cuMemcpyDtoH_v2", "cuLaunchKernel_ptsz", "cuLaunchKernelEx_ptsz",
-               "cuLaunchCooperativeKernel_ptsz", "cuGraphLaunch_ptsz", "cuStreamSynchronize_ptsz",
-               "cuMemcpyHtoD_v2_ptds", "cuMemcpyDtoH_v2_ptds"]
+RUNTIME_APIS = [
+    "cudaLaunchKernel",
+    "cudaLaunchKernelExC",
+    "cudaLaunchCooperativeKernel",
+    "cudaGraphLaunch",
+    "cudaDeviceSynchronize",
+    "cudaStreamSynchronize",
+    "cudaEventSynchronize",
+    "cudaMemcpy",
+]
+DRIVER_APIS = [
+    "cuLaunchKernel",
+    "cuLaunchKernelEx",
+    "cuLaunchCooperativeKernel",
+    "cuGraphLaunch",
+    "cuStreamSynchronize",
+    "cuCtxSynchronize",
+    "cuEventSynchronize",
+    "cuMemcpyHtoD_v2",
+    "cuMemcpyDtoH_v2",
+    "cuLaunchKernel_ptsz",
+    "cuLaunchKernelEx_ptsz",
+    "cuLaunchCooperativeKernel_ptsz",
+    "cuGraphLaunch_ptsz",
+    "cuStreamSynchronize_ptsz",
+    "cuMemcpyHtoD_v2_ptds",
+    "cuMemcpyDtoH_v2_ptds",
+]
 
 
 def test_static_build_carries_the_runtime_inside_the_executable():
@@ -231,25 +258,25 @@ def test_static_build_carries_the_runtime_inside_the_executable():
     assert all(api in _symbols(LIBCUDART) for api in RUNTIME_APIS)
     # the driver stays a shared library even for the static build
     assert not any(api in static_syms for api in DRIVER_APIS)
-    needed = subprocess.run(["readelf", "-d", str(CUDASIM_STATIC)], capture_output=True,
-                            text=True, check=True).stdout
+    needed = subprocess.run(["readelf", "-d", str(CUDASIM_STATIC)], capture_output=True, text=True, check=True).stdout
     assert "[libcuda.so.1]" in needed and "libcudart" not in needed
 
 
 def _first_instructions(path: Path, symbol: str) -> list[str]:
-    out = subprocess.run(["objdump", "-d", "--no-show-raw-insn", f"--disassemble={symbol}",
-                          str(path)], capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        ["objdump", "-d", "--no-show-raw-insn", f"--disassemble={symbol}", str(path)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     body = out.split(f"<{symbol}>:", 1)[1]
-    instructions = [line.split(":", 1)[1].strip() for line in body.splitlines()
-                    if re.match(r"^\s+[0-9a-f]+:", line)]
+    instructions = [line.split(":", 1)[1].strip() for line in body.splitlines() if re.match(r"^\s+[0-9a-f]+:", line)]
     return [re.sub(r"\s+", " ", i) for i in instructions[:2]]
 
 
-@pytest.mark.parametrize("path, symbols", [
-    (LIBCUDA, DRIVER_APIS),
-    (LIBCUDART, RUNTIME_APIS),
-    (CUDASIM_STATIC, RUNTIME_APIS),
-])
+@pytest.mark.parametrize(
+    "path, symbols", [(LIBCUDA, DRIVER_APIS), (LIBCUDART, RUNTIME_APIS), (CUDASIM_STATIC, RUNTIME_APIS)]
+)
 def test_entry_points_begin_like_the_real_libraries(path, symbols):
     for symbol in symbols:
         assert _first_instructions(path, symbol) == ["push %rbp", "mov %rsp,%rbp"], symbol
@@ -262,8 +289,9 @@ def test_a_delayed_cpu_thread_starves_the_virtual_gpu(run_cudasim):
     could not hold under load (the quiet run slows too)."""
     stall_every, tokens = 119, 20
     stall_ns = 10_000_000
-    stalled = run_cudasim("--tokens", str(tokens), "--stall-us", str(stall_ns // 1000),
-                          "--stall-every", str(stall_every))
+    stalled = run_cudasim(
+        "--tokens", str(tokens), "--stall-us", str(stall_ns // 1000), "--stall-every", str(stall_every)
+    )
     config = stalled.truth["config"]
     per_token, layer_kernels = config["launches_per_token"], config["layers"] * config["kernels_per_layer"]
     launches = rows(stalled.truth, "launches")
@@ -281,8 +309,13 @@ def test_a_delayed_cpu_thread_starves_the_virtual_gpu(run_cudasim):
         gpu_done = max(gpu_done, before["gpu_end_ns"])
         at = i % per_token
         if 1 <= at <= layer_kernels and at % stall_every == 0:
-            stalls.append((after["t_enter_ns"] - before["t_exit_ns"], gpu_done - before["t_exit_ns"],
-                           after["gpu_start_ns"] - gpu_done))
+            stalls.append(
+                (
+                    after["t_enter_ns"] - before["t_exit_ns"],
+                    gpu_done - before["t_exit_ns"],
+                    after["gpu_start_ns"] - gpu_done,
+                )
+            )
     assert len(stalls) == tokens * layer_kernels // stall_every
     for host_gap, queued, gpu_idle in stalls:
         assert host_gap >= stall_ns  # the sleep is where the launch count says it is
@@ -302,9 +335,14 @@ def test_a_cpu_hog_on_the_same_core_lowers_tokens_per_second(tmp_path):
         os.nice(10)
 
     def tokens_per_s() -> float:
-        out = subprocess.run([str(CUDASIM), "decode", "--tokens", "150", "--quiet"],
-                             capture_output=True, text=True, check=True,
-                             preexec_fn=pin_and_lower_priority, timeout=120).stdout
+        out = subprocess.run(
+            [str(CUDASIM), "decode", "--tokens", "150", "--quiet"],
+            capture_output=True,
+            text=True,
+            check=True,
+            preexec_fn=pin_and_lower_priority,
+            timeout=120,
+        ).stdout
         return float(out.split("tok/s: ")[1])
 
     # interleaved, three pairs: a burst of outside load (another suite's stress-ng) slows a run or two, not
@@ -321,12 +359,15 @@ def test_a_cpu_hog_on_the_same_core_lowers_tokens_per_second(tmp_path):
     assert statistics.median(contended) < 0.6 * statistics.median(quiet), (quiet, contended)
 
 
-@pytest.mark.parametrize("args, message", [
-    (["decode", "--tokens", "0"], "--tokens expects an integer in [1, 10000000], got '0'"),
-    (["decode", "--api", "opencl"], "--api does not accept 'opencl'"),
-    (["train"], "unknown mode 'train' (known: decode)"),
-    (["decode", "--kernel-us", "9:3"], "--kernel-us: MAX must not be below MIN"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["decode", "--tokens", "0"], "--tokens expects an integer in [1, 10000000], got '0'"),
+        (["decode", "--api", "opencl"], "--api does not accept 'opencl'"),
+        (["train"], "unknown mode 'train' (known: decode)"),
+        (["decode", "--kernel-us", "9:3"], "--kernel-us: MAX must not be below MIN"),
+    ],
+)
 def test_bad_arguments_give_one_clear_line(args, message):
     proc = subprocess.run([str(CUDASIM), *args], capture_output=True, text=True)
     assert proc.returncode == 2

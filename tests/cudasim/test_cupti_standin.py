@@ -21,7 +21,8 @@ REAL_INCLUDE = REAL_CUDA / "cuda-12-include"
 needs_real_headers = pytest.mark.skipif(
     not (REAL_INCLUDE / "cupti" / "cupti.h").exists(),
     reason="NVIDIA's CUPTI headers are missing from .cache/real-cuda: scripts/fetch_real_cuda.sh could not "
-           "download them (see `make setup`)")
+    "download them (see `make setup`)",
+)
 
 
 def declared_records(header: str) -> dict[str, list[str]]:
@@ -47,8 +48,10 @@ def probe_program(header: str) -> str:
     for struct, fields in declared_records(header).items():
         lines.append(f'    printf("sizeof {struct} %zu\\n", sizeof({struct}));')
         for field in fields:
-            lines.append(f'    printf("{struct}.{field} %zu %zu\\n", offsetof({struct}, {field}), '
-                         f'sizeof(((({struct} *)0)->{field})));')
+            lines.append(
+                f'    printf("{struct}.{field} %zu %zu\\n", offsetof({struct}, {field}), '
+                f"sizeof(((({struct} *)0)->{field})));"
+            )
     for value in declared_values(header):
         lines.append(f'    printf("{value} %lld\\n", (long long){value});')
     lines += ["    return 0;", "}"]
@@ -59,16 +62,25 @@ def run_probe(tmp_path: Path, name: str, includes: list[Path]) -> list[str]:
     source = tmp_path / f"{name}.c"
     source.write_text(probe_program(STANDIN_HEADER.read_text()))
     binary = tmp_path / name
-    compiled = subprocess.run(["cc", "-std=gnu11", *[f"-I{d}" for d in includes], str(source), "-o", str(binary)],
-                              capture_output=True, text=True)
+    compiled = subprocess.run(
+        ["cc", "-std=gnu11", *[f"-I{d}" for d in includes], str(source), "-o", str(binary)],
+        capture_output=True,
+        text=True,
+    )
     assert compiled.returncode == 0, compiled.stderr
     return subprocess.run([str(binary)], capture_output=True, text=True, check=True).stdout.splitlines()
 
 
 def test_the_probe_covers_every_record_and_field_the_collector_reads():
     records = declared_records(STANDIN_HEADER.read_text())
-    assert set(records) >= {"CUpti_ActivityAPI", "CUpti_ActivityKernel9", "CUpti_ActivityMemcpy6",
-                            "CUpti_ActivityMemset4", "CUpti_ActivitySynchronization2", "CUpti_ActivityGraphTrace2"}
+    assert set(records) >= {
+        "CUpti_ActivityAPI",
+        "CUpti_ActivityKernel9",
+        "CUpti_ActivityMemcpy6",
+        "CUpti_ActivityMemset4",
+        "CUpti_ActivitySynchronization2",
+        "CUpti_ActivityGraphTrace2",
+    }
     # the fields the collector reads (collector/cupti_collector.c): each must be checked
     collector = (REPO / "collector" / "cupti_collector.c").read_text()
     read = set(re.findall(r"\b[kmsga]->(\w+)", collector))
@@ -93,6 +105,9 @@ def test_the_old_cupti_build_lacks_what_older_cuptis_lack():
 
     new = exported(CUDASIM_BUILD / "lib" / "libcupti.so.12")
     old = exported(CUDASIM_BUILD / "lib-cupti-old" / "libcupti.so.12")
-    newer_only = {"cuptiActivityRegisterTimestampCallback", "cuptiActivityEnableDriverApi",
-                  "cuptiActivityEnableRuntimeApi"}
+    newer_only = {
+        "cuptiActivityRegisterTimestampCallback",
+        "cuptiActivityEnableDriverApi",
+        "cuptiActivityEnableRuntimeApi",
+    }
     assert new - old == newer_only

@@ -15,43 +15,84 @@ from pathlib import Path
 import pytest
 from elftools.elf.elffile import ELFFile
 
-from tests.conftest import (CUDASIM, CUDASIM_STATIC, LIBCUDA, LIBCUDA_CET, LIBCUDA_THUNK, REAL_LIBCUDA,
-                            needs_real)
+from tests.conftest import CUDASIM, CUDASIM_STATIC, LIBCUDA, LIBCUDA_CET, LIBCUDA_THUNK, REAL_LIBCUDA, needs_real
 from tests.cudasim.model import expected_launches
 from tests.cudasim.test_cudasim import DRIVER_APIS, launch_args_of
 
 # The real thunk, displacements masked (None): see workloads/cudasim/src/driver_thunks.S
-THUNK_BYTES = [0x81, 0x3D, None, None, None, None, 0x00, 0xBA, 0x1C, 0x32,  # cmpl $0x321cba00,disp(%rip)
-               0x74, 0x0C,                                                    # je +12
-               0xFF, 0x25, None, None, None, None,                            # jmp *disp(%rip)
-               0x66, 0x0F, 0x1F, 0x44, 0x00, 0x00,                            # nopw 0x0(%rax,%rax,1)
-               0xB8, 0x04, 0x00, 0x00, 0x00,                                  # mov $0x4,%eax
-               0xC3]                                                          # ret
-THUNK_INSTRUCTIONS = [r"cmpl \$0x321cba00,0x[0-9a-f]+\(%rip\)", r"je [0-9a-f]+ <(\S+)\+0x18>",
-                      r"jmp \*0x[0-9a-f]+\(%rip\)", r"nopw 0x0\(%rax,%rax,1\)", r"mov \$0x4,%eax", r"ret"]
+THUNK_BYTES = [
+    0x81,
+    0x3D,
+    None,
+    None,
+    None,
+    None,
+    0x00,
+    0xBA,
+    0x1C,
+    0x32,  # cmpl $0x321cba00,disp(%rip)
+    0x74,
+    0x0C,  # je +12
+    0xFF,
+    0x25,
+    None,
+    None,
+    None,
+    None,  # jmp *disp(%rip)
+    0x66,
+    0x0F,
+    0x1F,
+    0x44,
+    0x00,
+    0x00,  # nopw 0x0(%rax,%rax,1)
+    0xB8,
+    0x04,
+    0x00,
+    0x00,
+    0x00,  # mov $0x4,%eax
+    0xC3,
+]  # ret
+THUNK_INSTRUCTIONS = [
+    r"cmpl \$0x321cba00,0x[0-9a-f]+\(%rip\)",
+    r"je [0-9a-f]+ <(\S+)\+0x18>",
+    r"jmp \*0x[0-9a-f]+\(%rip\)",
+    r"nopw 0x0\(%rax,%rax,1\)",
+    r"mov \$0x4,%eax",
+    r"ret",
+]
 
 
 def exported_functions(path: Path) -> dict[str, tuple[int, int]]:
     """name -> (address, size) of every function the library exports."""
     with path.open("rb") as f:
         dynsym = ELFFile(f).get_section_by_name(".dynsym")
-        return {s.name.split("@")[0]: (s["st_value"], s["st_size"]) for s in dynsym.iter_symbols()
-                if s["st_info"]["type"] == "STT_FUNC" and s["st_shndx"] != "SHN_UNDEF"}
+        return {
+            s.name.split("@")[0]: (s["st_value"], s["st_size"])
+            for s in dynsym.iter_symbols()
+            if s["st_info"]["type"] == "STT_FUNC" and s["st_shndx"] != "SHN_UNDEF"
+        }
 
 
 def code_bytes(path: Path, address: int, size: int) -> bytes:
     with path.open("rb") as f:
         elf = ELFFile(f)
         for section in elf.iter_sections():
-            if section["sh_addr"] <= address < section["sh_addr"] + section["sh_size"] and section["sh_type"] == "SHT_PROGBITS":
+            if (
+                section["sh_addr"] <= address < section["sh_addr"] + section["sh_size"]
+                and section["sh_type"] == "SHT_PROGBITS"
+            ):
                 f.seek(address - section["sh_addr"] + section["sh_offset"])
                 return f.read(size)
     raise AssertionError(f"{address:#x} is in no section of {path}")
 
 
 def instructions(path: Path, symbol: str) -> list[str]:
-    out = subprocess.run(["objdump", "-d", "--no-show-raw-insn", f"--disassemble={symbol}", str(path)],
-                         capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        ["objdump", "-d", "--no-show-raw-insn", f"--disassemble={symbol}", str(path)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     body = out.split(f"<{symbol}", 1)[1].split(">:", 1)[1]
     lines = [line.split(":", 1)[1] for line in body.splitlines() if re.match(r"^\s+[0-9a-f]+:\t", line)]
     return [re.sub(r"\s+", " ", line.split("#")[0]).strip() for line in lines]
@@ -99,8 +140,13 @@ def test_the_cet_driver_begins_every_entry_point_with_endbr64():
 def run_decode(binary: Path, library_dir: Path | None, tmp_path: Path, *args: str) -> dict:
     truth = tmp_path / "truth.json"
     env = {**os.environ, "LD_LIBRARY_PATH": str(library_dir)} if library_dir else None
-    proc = subprocess.run([str(binary), "decode", "--quiet", *args, "--truth", str(truth)], capture_output=True,
-                          text=True, timeout=120, env=env)
+    proc = subprocess.run(
+        [str(binary), "decode", "--quiet", *args, "--truth", str(truth)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
     assert proc.returncode == 0, proc.stderr
     return json.loads(truth.read_text())
 
@@ -132,7 +178,8 @@ def test_the_runtime_refuses_empty_launches_and_the_truth_logs_each(run_cudasim)
 
 
 def test_only_the_runtime_refuses_empty_launches():
-    proc = subprocess.run([str(CUDASIM), "decode", "--api", "driver", "--invalid-every", "5"],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [str(CUDASIM), "decode", "--api", "driver", "--invalid-every", "5"], capture_output=True, text=True
+    )
     assert proc.returncode == 2
     assert proc.stderr.strip() == "cudasim: --invalid-every needs --api runtime: the runtime is what refuses the launch"

@@ -21,8 +21,13 @@ STATUSES = {"ok", "warn", "fail", "unknown"}
 
 
 def doctor(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([*LAUNCHGAP, "doctor", *args], capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "COLUMNS": "200", **(env or {})})
+    return subprocess.run(
+        [*LAUNCHGAP, "doctor", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "COLUMNS": "200", **(env or {})},
+    )
 
 
 def _shape_ok(result: dict) -> None:
@@ -83,20 +88,25 @@ def test_root_tree_output_names_the_problem(tmp_path):
     proc = doctor("--root", str(root), "--cpus", "2")
     assert proc.returncode == 0, proc.stderr
     text = " ".join(proc.stdout.split())
-    assert "fail device interrupts kept off isolated CPUs: 1 device interrupt lands on isolated CPUs 1-3: " \
-           "virtio2-input.0 (nic, IRQ 38) on CPU 2" in text
+    assert (
+        "fail device interrupts kept off isolated CPUs: 1 device interrupt lands on isolated CPUs 1-3: "
+        "virtio2-input.0 (nic, IRQ 38) on CPU 2" in text
+    )
     assert "warn RCU callbacks kept off the nohz_full CPUs: nohz_full=1-3 without rcu_nocbs" in text
     assert "fix: add rcu_nocbs=1-3 to the kernel command line" in text
     assert "target: the CPUs given (2)" in text
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--cpus", "1", "-p", "1"], "give --cpus or -p, not both"),
-    (["--cpus", "4096"], "--cpus 4096: CPU 4096 is not online"),
-    (["--cpus", "one"], "--cpus one: bad CPU number 'one'"),
-    (["-p", "999999999"], "-p 999999999: no such process (ENOENT)"),
-    (["--root", "/no/such/dir"], "--root /no/such/dir: no such directory"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--cpus", "1", "-p", "1"], "give --cpus or -p, not both"),
+        (["--cpus", "4096"], "--cpus 4096: CPU 4096 is not online"),
+        (["--cpus", "one"], "--cpus one: bad CPU number 'one'"),
+        (["-p", "999999999"], "-p 999999999: no such process (ENOENT)"),
+        (["--root", "/no/such/dir"], "--root /no/such/dir: no such directory"),
+    ],
+)
 def test_user_errors_are_one_line(args, message):
     proc = doctor(*args)
     assert proc.returncode == 2
@@ -112,9 +122,32 @@ def test_fixture_tree_is_left_as_it_was(tmp_path):
 
 
 # syscalls that create, change or remove a file
-CHANGING = ("creat", "mkdir", "mkdirat", "unlink", "unlinkat", "rename", "renameat", "renameat2", "truncate",
-            "ftruncate", "chmod", "fchmod", "fchmodat", "chown", "fchown", "fchownat", "symlink", "symlinkat", "link",
-            "linkat", "mknod", "mknodat", "utimensat", "mount")
+CHANGING = (
+    "creat",
+    "mkdir",
+    "mkdirat",
+    "unlink",
+    "unlinkat",
+    "rename",
+    "renameat",
+    "renameat2",
+    "truncate",
+    "ftruncate",
+    "chmod",
+    "fchmod",
+    "fchmodat",
+    "chown",
+    "fchown",
+    "fchownat",
+    "symlink",
+    "symlinkat",
+    "link",
+    "linkat",
+    "mknod",
+    "mknodat",
+    "utimensat",
+    "mount",
+)
 WRITING = ("write", "pwrite64", "writev", "pwritev", "pwritev2")
 OPEN_FOR_WRITING = re.compile(r"\bO_(WRONLY|RDWR|CREAT|TRUNC|APPEND)\b")
 
@@ -125,10 +158,25 @@ def test_doctor_on_this_host_writes_nothing(tmp_path):
     writing, none created, changed or removed; writes only to stdout/stderr."""
     log = tmp_path / "strace.log"
     proc = subprocess.run(
-        ["strace", "-f", "-qq", "-o", str(log), "-e", "trace=" + ",".join(("open", "openat", "openat2") + CHANGING +
-                                                                         WRITING),
-         *LAUNCHGAP, "doctor", "--json", "-p", str(os.getpid())],
-        capture_output=True, text=True, timeout=300, env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
+        [
+            "strace",
+            "-f",
+            "-qq",
+            "-o",
+            str(log),
+            "-e",
+            "trace=" + ",".join(("open", "openat", "openat2") + CHANGING + WRITING),
+            *LAUNCHGAP,
+            "doctor",
+            "--json",
+            "-p",
+            str(os.getpid()),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+    )
     assert proc.returncode == 0, proc.stderr
     json.loads(proc.stdout)
     calls = log.read_text().splitlines()
@@ -138,7 +186,6 @@ def test_doctor_on_this_host_writes_nothing(tmp_path):
     assert [c for c in calls if re.match(rf"\d+\s+({'|'.join(CHANGING)})\(", c)] == []
     writes = [c for c in calls if re.match(rf"\d+\s+({'|'.join(WRITING)})\(", c)]
     assert writes and all(re.match(rf"\d+\s+({'|'.join(WRITING)})\([12],", c) for c in writes), writes[:5]
-
 
 
 def test_trace_gives_the_verdicts_of_the_recorded_host(tmp_path):

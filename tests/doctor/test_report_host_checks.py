@@ -36,8 +36,9 @@ def _text(report: dict) -> str:
 
 def _launching_on(tmp_path, cpus_launched: list[int], snapshot: dict | None) -> dict:
     # a 4-CPU node (the reader drops events on CPUs beyond the trace's topology)
-    b = TraceBuilder(meta_extra={"topology": {"count": 4},
-                                 **({"host_files": snapshot} if snapshot is not None else {})})
+    b = TraceBuilder(
+        meta_extra={"topology": {"count": 4}, **({"host_files": snapshot} if snapshot is not None else {})}
+    )
     b.switch(2_000, cpus_launched[0], IDLE, APP)
     for i, cpu in enumerate(cpus_launched):
         b.launch(5_000 + i * 1_000, cpu, APP)
@@ -56,12 +57,12 @@ def test_the_launching_threads_cpus_are_the_target(tmp_path):
     assert checks["irq.target"]["data"]["count"] == 1
     assert [i["irq"] for i in checks["irq.target"]["data"]["irqs"]] == [38]
     # what bears on the run: the failure, the warning, and every check about the target's CPUs
-    assert sorted(checks) == ["boot.rcu_nocbs", "cpu.governor", "cpu.gpu_numa", "cpu.smt", "irq.isolated",
-                              "irq.target"]
+    assert sorted(checks) == ["boot.rcu_nocbs", "cpu.governor", "cpu.gpu_numa", "cpu.smt", "irq.isolated", "irq.target"]
     assert section["counts"] == {"ok": 15, "warn": 2, "fail": 1, "unknown": 0}
     text = _text(report)
-    assert "1 device interrupt lands on the launching threads' CPUs (2-3): virtio2-input.0 (nic, IRQ 38) on CPU 2" \
-        in text
+    assert (
+        "1 device interrupt lands on the launching threads' CPUs (2-3): virtio2-input.0 (nic, IRQ 38) on CPU 2" in text
+    )
     assert "Host settings at record time (doctor; the launching threads' CPUs: 2-3)" in text
 
 
@@ -79,8 +80,25 @@ def _last_cpu() -> int:
 def test_a_real_recording_carries_the_host_files_and_the_report_checks_them(tmp_path):
     cpu = _last_cpu()
     out = tmp_path / "run.lg"
-    proc = subprocess.run([str(RECORDER), "-o", str(out), "--", "taskset", "-c", str(cpu), str(CUDASIM), "decode",
-                           "--quiet", "--tokens", "20"], capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [
+            str(RECORDER),
+            "-o",
+            str(out),
+            "--",
+            "taskset",
+            "-c",
+            str(cpu),
+            str(CUDASIM),
+            "decode",
+            "--quiet",
+            "--tokens",
+            "20",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr
     trace = read_trace(out)
     snapshot = trace.meta["host_files"]
@@ -93,8 +111,9 @@ def test_a_real_recording_carries_the_host_files_and_the_report_checks_them(tmp_
     assert section["target"] == {"cpus": [cpu], "description": "the launching threads' CPUs"}
     live = {c.id: c for c in run_doctor(DirectoryHost("/"), target_from_cpus(DirectoryHost("/"), str(cpu))).checks}
     recorded = {c["id"]: c for c in section["checks"]}
-    assert [i["irq"] for i in recorded["irq.target"]["data"]["irqs"]] == \
-        [i["irq"] for i in live["irq.target"].data["irqs"]]
+    assert [i["irq"] for i in recorded["irq.target"]["data"]["irqs"]] == [
+        i["irq"] for i in live["irq.target"].data["irqs"]
+    ]
     assert recorded["irq.target"]["status"] == live["irq.target"].status.value
     n = recorded["irq.target"]["data"]["count"]
     text = _text(report)
@@ -120,8 +139,11 @@ def test_the_snapshot_holds_every_file_the_doctor_reads_here(tmp_path):
     process = re.compile(r"/proc/\d+/")
     irqbalance = {f"/proc/{pid}/" for pid in snapshot["dirs"]["/proc"]}
     captured = set(snapshot["files"]) | set(snapshot["errors"])
-    missing = [p for p in set(host.read_paths) if p not in captured
-               and not (process.match(p) and not any(p.startswith(i) for i in irqbalance))]
+    missing = [
+        p
+        for p in set(host.read_paths)
+        if p not in captured and not (process.match(p) and not any(p.startswith(i) for i in irqbalance))
+    ]
     assert missing == []
     unlisted = [p for p in set(host.listed_paths) if p not in snapshot["dirs"] and p not in snapshot["errors"]]
     assert unlisted == []

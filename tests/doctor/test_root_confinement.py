@@ -19,8 +19,13 @@ SECRET = "root:$6$SECRETHASH:19000:0:99999:7:::\n"
 
 
 def doctor(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "launchgap.cli", "doctor", *args], capture_output=True, text=True,
-                          timeout=120, env={**os.environ, "COLUMNS": "200"})
+    return subprocess.run(
+        [sys.executable, "-m", "launchgap.cli", "doctor", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "COLUMNS": "200"},
+    )
 
 
 def evidence_of(result: dict, path: str) -> set[str]:
@@ -34,7 +39,7 @@ def test_a_link_out_of_the_root_is_not_read_and_its_text_never_shown(tmp_path):
     (tmp_path / "secret").write_text(SECRET)
     root = make_tree(tmp_path, "node-4cpu", {ONLINE: None})
     (root / ONLINE.lstrip("/")).symlink_to("../../../../../secret")
-    assert (root / ONLINE.lstrip("/")).read_text() == SECRET        # the link does lead to the secret
+    assert (root / ONLINE.lstrip("/")).read_text() == SECRET  # the link does lead to the secret
     shown = doctor("--root", str(root), "--json")
     assert shown.returncode == 0, shown.stderr
     assert "SECRETHASH" not in shown.stdout + shown.stderr
@@ -48,14 +53,17 @@ def test_every_way_out_is_refused_and_links_inside_are_followed(tmp_path):
     (tmp_path / "secret").write_text(SECRET)
     (tmp_path / "devices").mkdir()
     (tmp_path / "devices" / "0000:99:00.0").mkdir()
-    root = make_tree(tmp_path, "node-4cpu", {ONLINE: None, "/sys/devices/system/cpu/isolated": None,
-                                             "/sys/bus/pci/devices": None, "/proc/cmdline": None})
+    root = make_tree(
+        tmp_path,
+        "node-4cpu",
+        {ONLINE: None, "/sys/devices/system/cpu/isolated": None, "/sys/bus/pci/devices": None, "/proc/cmdline": None},
+    )
     cpu = root / "sys" / "devices" / "system" / "cpu"
-    (cpu / "online").symlink_to(tmp_path / "secret")                        # absolute, out
-    (cpu / "isolated").symlink_to("../../../../proc/../../secret")          # through a directory in the root
-    (root / "sys" / "bus" / "pci" / "devices").symlink_to("../../../../devices")   # a directory, out
+    (cpu / "online").symlink_to(tmp_path / "secret")  # absolute, out
+    (cpu / "isolated").symlink_to("../../../../proc/../../secret")  # through a directory in the root
+    (root / "sys" / "bus" / "pci" / "devices").symlink_to("../../../../devices")  # a directory, out
     (root / "proc" / "cmdline.real").write_text("ro quiet\n")
-    (root / "proc" / "cmdline").symlink_to("cmdline.real")                 # inside: followed
+    (root / "proc" / "cmdline").symlink_to("cmdline.real")  # inside: followed
     host = DirectoryHost(root)
     for path in (ONLINE, "/sys/devices/system/cpu/isolated"):
         reading = host.read(path)
@@ -82,7 +90,7 @@ def test_a_link_swapped_in_after_the_check_is_not_read(tmp_path, monkeypatch):
 
 
 def test_the_live_host_is_read_as_it_is():
-    assert DirectoryHost("/").read("/proc/self/status").ok          # /proc/self: a link, on the host itself
+    assert DirectoryHost("/").read("/proc/self/status").ok  # /proc/self: a link, on the host itself
 
 
 def test_a_value_that_cannot_be_parsed_is_a_short_escaped_excerpt(tmp_path):
@@ -96,8 +104,9 @@ def test_a_value_that_cannot_be_parsed_is_a_short_escaped_excerpt(tmp_path):
     assert proc.returncode == 0, proc.stderr
     checks = {c["id"]: c for c in json.loads(proc.stdout)["checks"]}
     shown = "0-\\x1b[2J" + "A" * 48 + "..."
-    assert checks["boot.isolation"]["summary"] == (f"cannot parse /sys/devices/system/cpu/isolated: {shown} (bad CPU "
-                                                   f"number '\\x1b[2J{'A' * 10}...')")
+    assert checks["boot.isolation"]["summary"] == (
+        f"cannot parse /sys/devices/system/cpu/isolated: {shown} (bad CPU number '\\x1b[2J{'A' * 10}...')"
+    )
     assert evidence_of({"checks": [checks["boot.isolation"]]}, "/sys/devices/system/cpu/isolated") == {shown}
     text = doctor("--root", str(root))
     assert "\x1b" not in text.stdout and "A" * 49 not in text.stdout
@@ -111,5 +120,7 @@ def test_a_bad_cmdline_value_is_an_excerpt_too(tmp_path):
 
     summary = {c["id"]: c for c in json.loads(proc.stdout)["checks"]}["boot.isolation"]["summary"]
     # 60 characters: "1-", three escapes of 4, 43 nines and "..."; of the word, 12 + 5 + 3
-    assert summary == ("the kernel cannot parse nohz_full=1-\\x07\\x07\\x07" + "9" * 43 + "...: bad CPU number "
-                       "'\\x07\\x07\\x07" + "9" * 5 + "...'")
+    assert summary == (
+        "the kernel cannot parse nohz_full=1-\\x07\\x07\\x07" + "9" * 43 + "...: bad CPU number "
+        "'\\x07\\x07\\x07" + "9" * 5 + "...'"
+    )

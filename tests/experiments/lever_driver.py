@@ -18,8 +18,9 @@ from launchgap.experiments.runner import ExperimentError, Metric, preflight, run
 from launchgap.experiments.scenarios import Scenario
 from tests.experiments.lever_hosts import FakeDebugfsHost
 
-EVERY_LEVER = dict(policy="fifo:10", isolate="isolated", irq_away=True, workqueue_away=True, timer_migration=0,
-                   preempt="voluntary")
+EVERY_LEVER = dict(
+    policy="fifo:10", isolate="isolated", irq_away=True, workqueue_away=True, timer_migration=0, preempt="voluntary"
+)
 
 
 def main(argv: list[str]) -> None:

@@ -38,8 +38,9 @@ WITH_TRUTH = 'exec "$@" --truth "$0/truth-$$.json"'
 
 
 def launchgap(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "launchgap.cli", *args], capture_output=True, text=True, cwd=cwd,
-                          timeout=1200)
+    return subprocess.run(
+        [sys.executable, "-m", "launchgap.cli", *args], capture_output=True, text=True, cwd=cwd, timeout=1200
+    )
 
 
 def table_rows(stdout: str, title: str) -> dict[str, dict[str, str]]:
@@ -48,8 +49,8 @@ def table_rows(stdout: str, title: str) -> dict[str, dict[str, str]]:
     start = next(i for i, line in enumerate(lines) if line.startswith(title))
     header = next(cells(line) for line in lines[start:] if "┃" in line)
     rows = {}
-    for line in lines[start + 1:]:
-        if line.startswith("└"):   # the table's bottom edge
+    for line in lines[start + 1 :]:
+        if line.startswith("└"):  # the table's bottom edge
             break
         if line.startswith("│"):
             row = cells(line)
@@ -64,9 +65,32 @@ def test_each_runs_gpu_idle_is_the_truth_and_show_gives_its_statistics_and_the_g
     scenarios = tmp_path / "s.toml"
     scenarios.write_text(SCENARIOS)
     out = tmp_path / "out"
-    proc = launchgap("experiment", "run", str(scenarios), "--gpu-activity", "--repeat", "2", "--seed", "3",
-                     "-o", str(out), "--", "sh", "-c", WITH_TRUTH, str(truths), str(CUDASIM), "decode", "--quiet",
-                     "--kernel-us", "2:4", "--tokens", "40", "--seed", "7")
+    proc = launchgap(
+        "experiment",
+        "run",
+        str(scenarios),
+        "--gpu-activity",
+        "--repeat",
+        "2",
+        "--seed",
+        "3",
+        "-o",
+        str(out),
+        "--",
+        "sh",
+        "-c",
+        WITH_TRUTH,
+        str(truths),
+        str(CUDASIM),
+        "decode",
+        "--quiet",
+        "--kernel-us",
+        "2:4",
+        "--tokens",
+        "40",
+        "--seed",
+        "7",
+    )
     assert proc.returncode == 0, proc.stderr + proc.stdout
     results = json.loads((out / "results.json").read_text())
     assert results["gpu_activity"] is True
@@ -88,8 +112,13 @@ def test_each_runs_gpu_idle_is_the_truth_and_show_gives_its_statistics_and_the_g
         assert g["idle_caused_low_ns"] == g["idle_caused_high_ns"]
         # what a failure needs to be understood: the trace's losses and the report's causes beside the numbers
         assert abs(g["idle_caused_high_ns"] - caused) <= tolerance, (
-            run["scenario"], g, caused, tolerance, trace.lost.rows(),
-            [(c.cause, c.ns) for c in build_report(trace).gpu_time.causes])
+            run["scenario"],
+            g,
+            caused,
+            tolerance,
+            trace.lost.rows(),
+            [(c.cause, c.ns) for c in build_report(trace).gpu_time.causes],
+        )
         if run["scenario"] == "hog":
             # the load's processes: the leash, stress-ng and its worker; the prediction made without them
             assert len(g["load_pids"]) >= 3
@@ -97,8 +126,10 @@ def test_each_runs_gpu_idle_is_the_truth_and_show_gives_its_statistics_and_the_g
         else:
             assert g["load_pids"] == [] and g["predicted_gain_high_percent"] is None
     summary = json.loads((out / "summary.json").read_text())
-    measured = {name: [i for i, r in enumerate(results["runs"]) if r["scenario"] == name and not r["warmup"]]
-                for name in ("baseline", "hog")}
+    measured = {
+        name: [i for i, r in enumerate(results["runs"]) if r["scenario"] == name and not r["warmup"]]
+        for name in ("baseline", "hog")
+    }
     for name, runs in measured.items():
         idle = summary[name]["gpu_idle_caused"]
         assert idle["mode"] == "exact" and idle["runs"] == 2
@@ -125,11 +156,16 @@ def test_each_runs_gpu_idle_is_the_truth_and_show_gives_its_statistics_and_the_g
 
 
 def gpu(mode: str, low_ms: float, high_ms: float, gain: tuple[float, float] | None = None) -> dict:
-    return {"mode": mode, "why": None, "idle_caused_low_ns": int(low_ms * 1e6),
-            "idle_caused_high_ns": int(high_ms * 1e6),
-            "active_ns": 2_000_000_000, "load_pids": [11, 12] if gain else [],
-            "predicted_gain_low_percent": gain[0] if gain else None,
-            "predicted_gain_high_percent": gain[1] if gain else None}
+    return {
+        "mode": mode,
+        "why": None,
+        "idle_caused_low_ns": int(low_ms * 1e6),
+        "idle_caused_high_ns": int(high_ms * 1e6),
+        "active_ns": 2_000_000_000,
+        "load_pids": [11, 12] if gain else [],
+        "predicted_gain_low_percent": gain[0] if gain else None,
+        "predicted_gain_high_percent": gain[1] if gain else None,
+    }
 
 
 def with_gpu(directory: Path, per_scenario: dict[str, list[dict]]) -> None:
@@ -147,19 +183,24 @@ def with_gpu(directory: Path, per_scenario: dict[str, list[dict]]) -> None:
 
 def test_show_gives_the_gpu_idle_statistics_and_the_gains_worked_by_hand(tmp_path):
     out = experiment(tmp_path / "e", {"baseline": BASE, "cpu": SLOWER, "net": SLOWER})
-    with_gpu(out, {"baseline": [gpu("exact", 1, 1), gpu("exact", 2, 2), gpu("exact", 3, 3)],
-                   "cpu": [gpu("exact", 10, 10, (30, 30)), gpu("exact", 12, 12, (34, 34)),
-                           gpu("exact", 14, 14, (32, 32))],
-                   "net": [gpu("bounds", 4, 20, (5, 40)), gpu("bounds", 6, 30, (7, 50)),
-                           gpu("bounds", 5, 25, (6, 45))]})
+    with_gpu(
+        out,
+        {
+            "baseline": [gpu("exact", 1, 1), gpu("exact", 2, 2), gpu("exact", 3, 3)],
+            "cpu": [gpu("exact", 10, 10, (30, 30)), gpu("exact", 12, 12, (34, 34)), gpu("exact", 14, 14, (32, 32))],
+            "net": [gpu("bounds", 4, 20, (5, 40)), gpu("bounds", 6, 30, (7, 50)), gpu("bounds", 5, 25, (6, 45))],
+        },
+    )
     proc = launchgap("experiment", "show", str(out))
     assert proc.returncode == 0, proc.stderr
     summary = json.loads((out / "summary.json").read_text())
     cpu = summary["cpu"]["gpu_idle_caused"]
     assert cpu["mode"] == "exact" and cpu["high_ms"]["median"] == 12.0
     # 12 +- t(0.975, 2) * 2 / sqrt(3) = 12 +- 4.9683
-    assert (cpu["high_ms"]["ci_low"], cpu["high_ms"]["ci_high"]) == (pytest.approx(7.0317, abs=1e-4),
-                                                                     pytest.approx(16.9683, abs=1e-4))
+    assert (cpu["high_ms"]["ci_low"], cpu["high_ms"]["ci_high"]) == (
+        pytest.approx(7.0317, abs=1e-4),
+        pytest.approx(16.9683, abs=1e-4),
+    )
     assert column(proc.stdout, "cpu", "GPU idle caused") == "12.00 ms"
     assert column(proc.stdout, "cpu", "GPU idle 95% CI") == "7.03..16.97 ms"
     assert column(proc.stdout, "baseline", "GPU idle caused") == "2.00 ms"
@@ -176,11 +217,22 @@ def test_show_gives_the_gpu_idle_statistics_and_the_gains_worked_by_hand(tmp_pat
     assert summary["baseline"]["gain"] is None
     rows = table_rows(proc.stdout, "without each scenario's load")
     assert list(rows) == ["cpu", "net"]
-    assert [rows["cpu"][c] for c in ("traces", "GPU time", "predicted gain", "predicted, over the runs",
-                                     "measured gain", "measured 95% CI")] == [
-        "3", "exact", "32.0%", "30.0%..34.0%", "33.3%", "29.4%..37.5%"]
+    assert [
+        rows["cpu"][c]
+        for c in (
+            "traces",
+            "GPU time",
+            "predicted gain",
+            "predicted, over the runs",
+            "measured gain",
+            "measured 95% CI",
+        )
+    ] == ["3", "exact", "32.0%", "30.0%..34.0%", "33.3%", "29.4%..37.5%"]
     assert [rows["net"][c] for c in ("GPU time", "predicted gain", "predicted, over the runs")] == [
-        "bounds", "6.0% to 45.0%", "5.0%..50.0%"]
+        "bounds",
+        "6.0% to 45.0%",
+        "5.0%..50.0%",
+    ]
 
 
 def test_results_from_before_gpu_time_show_dashes_and_no_gain_table(tmp_path):

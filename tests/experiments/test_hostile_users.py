@@ -43,11 +43,13 @@ def shared_dir():
 
 
 def as_nobody(script: str) -> subprocess.CompletedProcess:
-    return subprocess.run(["runuser", "-u", "nobody", "--", "bash", "-c", script], capture_output=True, text=True,
-                          timeout=120, cwd="/")
+    return subprocess.run(
+        ["runuser", "-u", "nobody", "--", "bash", "-c", script], capture_output=True, text=True, timeout=120, cwd="/"
+    )
 
 
 # ---- item 1: a journal beside the results -------------------------------------------------------------
+
 
 @needs_root
 @needs_nobody
@@ -62,16 +64,44 @@ def test_a_journal_another_user_left_beside_the_results_is_never_acted_on(shared
     shared.mkdir()
     shared.chmod(0o1777)
     planted_results = json.dumps({"status": "running"})
-    planted_journal = json.dumps([{"kind": "write", "path": str(victim / "target.txt"), "old": "OWNED"},
-                                  {"kind": "scratch", "path": str(victim / "tree")}])
+    planted_journal = json.dumps(
+        [
+            {"kind": "write", "path": str(victim / "target.txt"), "old": "OWNED"},
+            {"kind": "scratch", "path": str(victim / "tree")},
+        ]
+    )
     evil = shared / "evil"
-    planted = as_nobody(f"mkdir {evil} && printf %s {shlex.quote(planted_results)} > {evil}/results.json && "
-                        f"printf %s {shlex.quote(planted_journal)} > {evil}/host-changes.json")
+    planted = as_nobody(
+        f"mkdir {evil} && printf %s {shlex.quote(planted_results)} > {evil}/results.json && "
+        f"printf %s {shlex.quote(planted_journal)} > {evil}/host-changes.json"
+    )
     assert planted.returncode == 0, planted.stderr
     out = shared / "exp"
-    proc = subprocess.run([sys.executable, "-m", "launchgap.cli", "experiment", "levers", "--classes", "compute",
-                           "--policies", "other", "--repeat", "2", "--size", "compute=2000", "--cpus", "1", "-o",
-                           str(out)], cwd=REPO, capture_output=True, text=True, timeout=900)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "launchgap.cli",
+            "experiment",
+            "levers",
+            "--classes",
+            "compute",
+            "--policies",
+            "other",
+            "--repeat",
+            "2",
+            "--size",
+            "compute=2000",
+            "--cpus",
+            "1",
+            "-o",
+            str(out),
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert (victim / "target.txt").read_text() == "original\n"
     assert (victim / "tree" / "kept.txt").read_text() == "kept\n"
     assert str(victim) not in proc.stderr and str(evil) not in proc.stderr
@@ -95,8 +125,13 @@ def test_files_in_the_registry_that_launchgap_did_not_write_are_left_alone(tmp_p
     registry = journals.registry(host)
     victim = tmp_path / "victim.txt"
     victim.write_text("original\n")
-    foreign = {"schema": journals.SCHEMA, "status": "running", "owner": {"pid": 1, "start_ticks": 0},
-               "results": str(tmp_path), "changes": [{"kind": "write", "path": str(victim), "old": "OWNED"}]}
+    foreign = {
+        "schema": journals.SCHEMA,
+        "status": "running",
+        "owner": {"pid": 1, "start_ticks": 0},
+        "results": str(tmp_path),
+        "changes": [{"kind": "write", "path": str(victim), "old": "OWNED"}],
+    }
     (registry / "theirs.json").write_text(json.dumps(foreign))
     os.chown(registry / "theirs.json", NOBODY_UID or 65534, NOBODY_UID or 65534)
     (registry / "linked.json").symlink_to(registry / "theirs.json")
@@ -106,7 +141,8 @@ def test_files_in_the_registry_that_launchgap_did_not_write_are_left_alone(tmp_p
         f"{registry / 'deep.json'}: not a journal launchgap wrote (nested too deeply); left alone",
         f"{registry / 'linked.json'}: is a symbolic link; refusing to follow it (remove it); left alone",
         f"{registry / 'theirs.json'}: belongs to uid {NOBODY_UID or 65534}, not root; refusing to use it (remove "
-        f"it: another user may have put it there); left alone"]
+        f"it: another user may have put it there); left alone",
+    ]
     assert victim.read_text() == "original\n"
     assert sorted(p.name for p in registry.iterdir()) == ["deep.json", "linked.json", "theirs.json"]
 
@@ -139,7 +175,7 @@ def test_nobody_cannot_open_or_hold_the_lever_lock(shared_dir, left_by_an_older_
     lock = HostLock(host)
     lock.acquire()
     lock.release()
-    tried = as_nobody(f"python3 -c {shlex.quote(LOCK_AS)} {lock_file}")   # the system's: the venv is root's
+    tried = as_nobody(f"python3 -c {shlex.quote(LOCK_AS)} {lock_file}")  # the system's: the venv is root's
     assert tried.stdout == "refused: Permission denied\n", tried.stderr
     assert stat.S_IMODE(lock_file.parent.stat().st_mode) == 0o700 and lock_file.parent.stat().st_uid == 0
     assert stat.S_IMODE(lock_file.stat().st_mode) == 0o600 and lock_file.stat().st_uid == 0
@@ -150,17 +186,27 @@ def test_nobody_cannot_open_or_hold_the_lever_lock(shared_dir, left_by_an_older_
 
 
 @needs_root
-@pytest.mark.parametrize("planted, message", [
-    ("lock owned by nobody", "belongs to uid {uid}, not root; refusing to use it (remove it: another user may have "
-                             "put it there)"),
-    ("lock a symlink", "is a symbolic link; refusing to follow it (remove it)"),
-    ("lock a FIFO", "is not a regular file; refusing to use it (remove it)"),
-    ("directory owned by nobody", "belongs to uid {uid}, not root; refusing to use it (remove it: another user "
-                                  "may have put it there)"),
-    ("directory a symlink", "is a symbolic link; refusing to follow it (remove it)"),
-    ("directory writable by all", "others may write to this directory (mode 0777); refusing to use it (remove it: "
-                                  "another user may have changed it)"),
-])
+@pytest.mark.parametrize(
+    "planted, message",
+    [
+        (
+            "lock owned by nobody",
+            "belongs to uid {uid}, not root; refusing to use it (remove it: another user may have put it there)",
+        ),
+        ("lock a symlink", "is a symbolic link; refusing to follow it (remove it)"),
+        ("lock a FIFO", "is not a regular file; refusing to use it (remove it)"),
+        (
+            "directory owned by nobody",
+            "belongs to uid {uid}, not root; refusing to use it (remove it: another user may have put it there)",
+        ),
+        ("directory a symlink", "is a symbolic link; refusing to follow it (remove it)"),
+        (
+            "directory writable by all",
+            "others may write to this directory (mode 0777); refusing to use it (remove it: "
+            "another user may have changed it)",
+        ),
+    ],
+)
 def test_a_lock_another_user_could_have_placed_is_refused_in_one_line(tmp_path, planted, message):
     uid = NOBODY_UID or 65534
     host = LeverHost(tmp_path / "host")
@@ -215,8 +261,9 @@ os._exit(0)            # the experiment is gone; the lock file still names it
 @needs_root
 def test_the_refusal_names_the_process_really_holding_the_lock_not_a_dead_pid_in_the_file(tmp_path):
     root = tmp_path / "host"
-    proc = subprocess.Popen([sys.executable, "-c", HOLD_AND_DIE, str(root)], cwd=REPO, stdout=subprocess.PIPE,
-                            text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", HOLD_AND_DIE, str(root)], cwd=REPO, stdout=subprocess.PIPE, text=True
+    )
     child = None
     try:
         child = int(proc.stdout.readline())
@@ -228,10 +275,13 @@ def test_the_refusal_names_the_process_really_holding_the_lock_not_a_dead_pid_in
             HostLock(LeverHost(root)).acquire()
         message = str(err.value)
         assert f"pid {dead}" not in message
-        assert message.startswith(f"host settings are being changed by another process (pid {child}, "
-                                  f"`{sys.executable} -c ")
-        assert message.endswith(f"; it holds {root / LOCK_PATH.lstrip('/')}: run again when it has finished (two "
-                                f"at once would each save the other's changes as the host's own)")
+        assert message.startswith(
+            f"host settings are being changed by another process (pid {child}, `{sys.executable} -c "
+        )
+        assert message.endswith(
+            f"; it holds {root / LOCK_PATH.lstrip('/')}: run again when it has finished (two "
+            f"at once would each save the other's changes as the host's own)"
+        )
     finally:
         if child is not None:
             os.kill(child, 9)

@@ -20,8 +20,12 @@ from tests.experiments.test_mitigations import affinities_of, journalled_irq_wri
 
 
 def cgroups() -> set[str]:
-    return {p.name for root in (Path("/sys/fs/cgroup"), Path("/sys/fs/cgroup/cpuset")) if root.exists()
-            for p in root.glob("launchgap-*")}
+    return {
+        p.name
+        for root in (Path("/sys/fs/cgroup"), Path("/sys/fs/cgroup/cpuset"))
+        if root.exists()
+        for p in root.glob("launchgap-*")
+    }
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="experiments load BPF and change host settings: needs root")
@@ -41,10 +45,33 @@ loads = [{{ type = "network", streams = 2 }}, {{ type = "disk", jobs = 1 }}, "cp
 mitigations = {{ cpus = [{last}], nice = -5, cpuset = true, irq_away = true }}
 """)
     out = tmp_path / "results"
-    proc = subprocess.Popen([sys.executable, "-m", "launchgap.cli", "experiment", "run", str(scenario_file),
-                             "--repeat", "2", "--seed", "1", "--disk-dir", str(disk_dir), "-o", str(out), "--",
-                             str(CUDASIM), "decode", "--tokens", "3000"], cwd=REPO,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "launchgap.cli",
+            "experiment",
+            "run",
+            str(scenario_file),
+            "--repeat",
+            "2",
+            "--seed",
+            "1",
+            "--disk-dir",
+            str(disk_dir),
+            "-o",
+            str(out),
+            "--",
+            str(CUDASIM),
+            "decode",
+            "--tokens",
+            "3000",
+        ],
+        cwd=REPO,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     started: dict = {}
     try:
         deadline = time.monotonic() + 90
@@ -52,8 +79,7 @@ mitigations = {{ cpus = [{last}], nice = -5, cpuset = true, irq_away = true }}
         # experiment's own processes count: others (another suite's stress-ng) may run on the machine
         # (the CPU load last: every load is running once its workers are, whether or not a loaded machine
         # gives them the CPU share its verification asks for)
-        while time.monotonic() < deadline and not ("stress-ng-cpu" in started.values()
-                                                   and cgroups() - cgroups_before):
+        while time.monotonic() < deadline and not ("stress-ng-cpu" in started.values() and cgroups() - cgroups_before):
             started.update(descendants(proc.pid))
             time.sleep(0.2)
         assert cgroups() - cgroups_before, "the scenario never started"
@@ -71,7 +97,7 @@ mitigations = {{ cpus = [{last}], nice = -5, cpuset = true, irq_away = true }}
     # as the shell reports a process ended by the signal: 128 + its number (130 for SIGINT, 143 for SIGTERM)
     assert proc.returncode == 128 + sig, stderr
     assert "interrupted: everything stopped and restored" in stderr
-    deadline = time.monotonic() + 10       # the experiment's custodian sees it gone, finds nothing to do, exits
+    deadline = time.monotonic() + 10  # the experiment's custodian sees it gone, finds nothing to do, exits
     while time.monotonic() < deadline and alive(started):
         time.sleep(0.1)
     assert alive(started) == []

@@ -48,13 +48,19 @@ def descendants(root: int) -> dict[tuple[int, str], str]:
 
 
 def alive(processes: dict[tuple[int, str], str]) -> list[str]:
-    return [f"{pid}:{comm}" for (pid, start), comm in processes.items()
-            if (fields := _stat(pid)) and fields[20] == start and fields[1] != "Z"]
+    return [
+        f"{pid}:{comm}"
+        for (pid, start), comm in processes.items()
+        if (fields := _stat(pid)) and fields[20] == start and fields[1] != "Z"
+    ]
 
 
 def group_members(pgid: int) -> list[int]:
-    return [int(e.name) for e in Path("/proc").iterdir()
-            if e.name.isdigit() and (f := _stat(int(e.name))) and int(f[3]) == pgid and f[1] != "Z"]
+    return [
+        int(e.name)
+        for e in Path("/proc").iterdir()
+        if e.name.isdigit() and (f := _stat(int(e.name))) and int(f[3]) == pgid and f[1] != "Z"
+    ]
 
 
 def pgids(processes) -> set[int]:
@@ -64,10 +70,32 @@ def pgids(processes) -> set[int]:
 def start_experiment(tmp_path: Path, scenario: str, out: Path, disk_dir: Path, tokens: int) -> subprocess.Popen:
     scenario_file = tmp_path / "s.toml"
     scenario_file.write_text(scenario)
-    return subprocess.Popen([sys.executable, "-m", "launchgap.cli", "experiment", "run", str(scenario_file),
-                             "--repeat", "2", "--seed", "1", "--disk-dir", str(disk_dir), "-o", str(out), "--",
-                             str(CUDASIM), "decode", "--tokens", str(tokens)], cwd=REPO,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "launchgap.cli",
+            "experiment",
+            "run",
+            str(scenario_file),
+            "--repeat",
+            "2",
+            "--seed",
+            "1",
+            "--disk-dir",
+            str(disk_dir),
+            "-o",
+            str(out),
+            "--",
+            str(CUDASIM),
+            "decode",
+            "--tokens",
+            str(tokens),
+        ],
+        cwd=REPO,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
 
 
 def reported(out: Path) -> list[str]:
@@ -92,17 +120,23 @@ def wait_for(proc: subprocess.Popen, names: set[str], timeout_s: float = 180) ->
 
 @needs_root
 def test_sigkill_during_a_load_leaves_nothing_running_and_nothing_changed(tmp_path):
-    disk_dir = Path(tempfile.mkdtemp(prefix=".test-disk-", dir=REPO))   # fio needs a real block device
+    disk_dir = Path(tempfile.mkdtemp(prefix=".test-disk-", dir=REPO))  # fio needs a real block device
     cgroups_before = cgroups()
     last = max(os.sched_getaffinity(0))
     out = tmp_path / "results" / "killed"
     # the CPU load last: the experiment is killed while its workers start, after the other loads are
     # running, whether or not a loaded machine lets them reach the CPU share verification asks for
-    proc = start_experiment(tmp_path, f"""
+    proc = start_experiment(
+        tmp_path,
+        f"""
 [scenarios.everything]
 loads = [{{ type = "network", streams = 2 }}, {{ type = "disk", jobs = 1 }}, {{ type = "cpu", workers = 2 }}]
 mitigations = {{ cpus = [{last}], cpuset = true, irq_away = true }}
-""", out, disk_dir, tokens=20)
+""",
+        out,
+        disk_dir,
+        tokens=20,
+    )
     started: dict = {}
     try:
         started = wait_for(proc, {"stress-ng-cpu", "iperf3", "fio"})
@@ -113,21 +147,22 @@ mitigations = {{ cpus = [{last}], cpuset = true, irq_away = true }}
         # CPU): only these are compared afterwards, whatever else moves IRQs on the host
         ours_irqs = journalled_irq_writes({proc.pid} | {pid for pid, _ in started})
         steered = bool(ours_irqs)
-        proc.kill()                                       # SIGKILL: no handler of the experiment runs
+        proc.kill()  # SIGKILL: no handler of the experiment runs
         proc.wait(timeout=10)
         deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and (alive(started) or cgroups() & ours
-                                               or affinities_of(ours_irqs) != ours_irqs or any(disk_dir.iterdir())):
+        while time.monotonic() < deadline and (
+            alive(started) or cgroups() & ours or affinities_of(ours_irqs) != ours_irqs or any(disk_dir.iterdir())
+        ):
             time.sleep(0.2)
-        assert alive(started) == []                       # the exact processes: loads (stress-ng's workers
-        assert [g for g in groups if group_members(g)] == []   # included), recorder, workload
+        assert alive(started) == []  # the exact processes: loads (stress-ng's workers
+        assert [g for g in groups if group_members(g)] == []  # included), recorder, workload
         assert cgroups() & ours == set()
         assert affinities_of(ours_irqs) == ours_irqs
-        assert list(disk_dir.iterdir()) == []             # fio's files
+        assert list(disk_dir.iterdir()) == []  # fio's files
     finally:
         if proc.poll() is None:
             proc.kill()
-        for (pid, _), _comm in started.items():          # on failure, still leave nothing running
+        for (pid, _), _comm in started.items():  # on failure, still leave nothing running
             try:
                 os.kill(pid, 9)
             except ProcessLookupError:
@@ -144,9 +179,26 @@ mitigations = {{ cpus = [{last}], cpuset = true, irq_away = true }}
 
     # the next experiment says so, once
     def again(name: str) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "launchgap.cli", "experiment", "noisy-neighbor", "--scenarios",
-                               "baseline", "--repeat", "2", "-o", str(tmp_path / "results" / name), "--", "false"],
-                              capture_output=True, text=True, cwd=tmp_path)
+        return subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "launchgap.cli",
+                "experiment",
+                "noisy-neighbor",
+                "--scenarios",
+                "baseline",
+                "--repeat",
+                "2",
+                "-o",
+                str(tmp_path / "results" / name),
+                "--",
+                "false",
+            ],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+        )
 
     first = again("next")
     text = " ".join(first.stderr.split())
@@ -161,7 +213,7 @@ def test_sigkill_during_a_run_ends_the_recorder_and_the_workload(tmp_path):
     proc = start_experiment(tmp_path, "[scenarios.quiet]\n", out, tmp_path, tokens=100_000)
     started: dict = {}
     try:
-        started = wait_for(proc, {"launchgap-recor", "cudasim"})   # the warm-up run
+        started = wait_for(proc, {"launchgap-recor", "cudasim"})  # the warm-up run
         proc.kill()
         proc.wait(timeout=10)
         deadline = time.monotonic() + 30
@@ -208,25 +260,33 @@ def test_results_left_running_by_a_dead_experiment_are_reported_and_its_changes_
     victim.write_text("original\n")
     try:
         journal = journals.register(host, dead, who)
-        journal.save_changes([{"kind": "dir", "path": str(leftover)},
-                              {"kind": "write", "path": str(victim), "old": "OWNED"},
-                              {"kind": "scratch", "path": str(tmp_path)}])
+        journal.save_changes(
+            [
+                {"kind": "dir", "path": str(leftover)},
+                {"kind": "write", "path": str(victim), "old": "OWNED"},
+                {"kind": "scratch", "path": str(tmp_path)},
+            ]
+        )
         lines = stale_results(host)
-        assert len(lines) == 1 and lines[0].startswith(f"{dead}: experiment pid {gone.pid} died before finishing "
-                                                       f"(its custodian died too)")
+        assert len(lines) == 1 and lines[0].startswith(
+            f"{dead}: experiment pid {gone.pid} died before finishing (its custodian died too)"
+        )
         assert f"host changes restored: cgroup {leftover} (made by launchgap)" in lines[0]
-        assert lines[0].endswith(f"; journal entries refused, left alone (not changes launchgap makes): "
-                                 f"write {victim} (not a file a lever writes), scratch {tmp_path} (not a scratch "
-                                 f"directory launchgap makes)")
+        assert lines[0].endswith(
+            f"; journal entries refused, left alone (not changes launchgap makes): "
+            f"write {victim} (not a file a lever writes), scratch {tmp_path} (not a scratch "
+            f"directory launchgap makes)"
+        )
         assert not leftover.exists()
         assert victim.read_text() == "original\n" and tmp_path.is_dir()
         killed = json.loads((dead / "results.json").read_text())
         assert killed["status"] == "killed"
         assert killed["killed"]["journal_entries_refused"] == [
             f"write {victim} (not a file a lever writes)",
-            f"scratch {tmp_path} (not a scratch directory launchgap makes)"]
+            f"scratch {tmp_path} (not a scratch directory launchgap makes)",
+        ]
         assert not journal.path.exists()
-        assert stale_results(host) == []              # reported once
+        assert stale_results(host) == []  # reported once
     finally:
         if leftover.exists():
             leftover.rmdir()
@@ -240,12 +300,13 @@ def test_a_leashed_process_tree_dies_with_its_parent(tmp_path):
         "from launchgap.experiments import leash\n"
         "p = leash.popen(['sh', '-c', 'sleep 300 & sleep 300 & wait'])\n"
         "print(p.pid, flush=True)\n"
-        "time.sleep(300)\n")
+        "time.sleep(300)\n"
+    )
     parent = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
     try:
         group = int(parent.stdout.readline())
         deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and len(group_members(group)) < 4:   # leash, sh, 2 sleeps
+        while time.monotonic() < deadline and len(group_members(group)) < 4:  # leash, sh, 2 sleeps
             time.sleep(0.05)
         members = group_members(group)
         assert len(members) == 4, members

@@ -23,8 +23,14 @@ needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="experiments load BPF 
 
 
 def launchgap(*args: str, env: dict | None = None, cwd: Path = REPO) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "launchgap.cli", *args], capture_output=True, text=True, cwd=cwd,
-                          env={**os.environ, "COLUMNS": "250", **(env or {})}, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-m", "launchgap.cli", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env={**os.environ, "COLUMNS": "250", **(env or {})},
+        timeout=600,
+    )
 
 
 def words(text: str) -> str:
@@ -38,15 +44,35 @@ def small_grid(tmp_path_factory) -> Path:
     if os.geteuid() != 0:
         pytest.skip("experiments load BPF and change host settings: needs root")
     out = tmp_path_factory.mktemp("grid") / "levers"
-    proc = launchgap("experiment", "levers", "--classes", "compute,memory", "--policies", "other,fifo:10",
-                     "--repeat", "2", "--threads", "1", "--cpus", str(CPU), "--size", "compute=2000",
-                     "--size", "memory=2M", "--seed", "4", "-o", str(out))
+    proc = launchgap(
+        "experiment",
+        "levers",
+        "--classes",
+        "compute,memory",
+        "--policies",
+        "other,fifo:10",
+        "--repeat",
+        "2",
+        "--threads",
+        "1",
+        "--cpus",
+        str(CPU),
+        "--size",
+        "compute=2000",
+        "--size",
+        "memory=2M",
+        "--seed",
+        "4",
+        "-o",
+        str(out),
+    )
     assert proc.returncode == 0, proc.stderr
     (out / "stdout.txt").write_text(proc.stdout)
     return out
 
 
 # ---- statistics by hand --------------------------------------------------------------------------
+
 
 def mean(xs: list[float]) -> float:
     return sum(xs) / len(xs)
@@ -75,7 +101,7 @@ def welch(base: list[float], xs: list[float]) -> tuple[float, float, float]:
     (the t distribution's tail as a regularised incomplete beta function)."""
     vb, vx = sd(base) ** 2 / len(base), sd(xs) ** 2 / len(xs)
     t = (mean(base) - mean(xs)) / math.sqrt(vb + vx)
-    df = (vb + vx) ** 2 / (vb ** 2 / (len(base) - 1) + vx ** 2 / (len(xs) - 1))
+    df = (vb + vx) ** 2 / (vb**2 / (len(base) - 1) + vx**2 / (len(xs) - 1))
     p = float(special.betainc(df / 2, 0.5, df / (df + t * t)))
     return t, df, p
 
@@ -141,11 +167,12 @@ def test_the_table_shows_every_cell_and_the_vm_caution(small_grid):
     fifo = summary["compute/fifo:10"]
     assert f"compute fifo:10 2 0 2/2 {fifo['metric']['mean']:.4f}" in shown
     slowdown = fifo["vs_baseline"]["mean_slowdown_percent"]
-    assert (f"{abs(slowdown):.1f}% {'slower' if slowdown > 0 else 'faster'}" if round(slowdown, 1) else "no change") \
-        in shown
+    assert (
+        f"{abs(slowdown):.1f}% {'slower' if slowdown > 0 else 'faster'}" if round(slowdown, 1) else "no change"
+    ) in shown
     from tests.test_hostile_names import png_width
 
-    assert png_width(small_grid / "levers.png") > 0   # a PNG that decodes
+    assert png_width(small_grid / "levers.png") > 0  # a PNG that decodes
     shown = launchgap("experiment", "show", str(small_grid))
     assert shown.returncode == 0
     results = json.loads((small_grid / "results.json").read_text())
@@ -163,8 +190,13 @@ def test_every_result_records_the_doctors_findings_at_its_start(small_grid):
     now = run_doctor(DirectoryHost("/"), Target(frozenset({CPU}), "the workload's CPUs")).to_dict()
     assert [c["id"] for c in recorded["checks"]] == [c["id"] for c in now["checks"]]
     # in the report's order although the levers import the scheduler's checks first (docs/doctor.md)
-    assert [c["id"] for c in recorded["checks"]][:5] == ["boot.isolation", "boot.rcu_nocbs", "boot.housekeeping",
-                                                         "boot.kernel_support", "irq.isolated"]
+    assert [c["id"] for c in recorded["checks"]][:5] == [
+        "boot.isolation",
+        "boot.rcu_nocbs",
+        "boot.housekeeping",
+        "boot.kernel_support",
+        "irq.isolated",
+    ]
     assert recorded["target"] == {"cpus": [CPU], "description": "the workload's CPUs"}
     stable = ("boot.isolation", "sched.rt_throttling", "sched.preemption", "cpu.smt", "cpu.hypervisor")
     assert [c for c in recorded["checks"] if c["id"] in stable] == [c for c in now["checks"] if c["id"] in stable]
@@ -172,25 +204,46 @@ def test_every_result_records_the_doctors_findings_at_its_start(small_grid):
 
 # ---- refused before any run ----------------------------------------------------------------------
 
+
 @needs_root
-@pytest.mark.parametrize("args, env, line", [
-    (["--levers", "preempt=full"], {}, None),   # the doctor's reason on this host
-    (["--policies", "other,fifo:10"], "rt-off", "launchgap: scenario compute/fifo:10: SCHED_FIFO 10: RT throttling is "
-     "off here (sched_rt_runtime_us = -1), so a spinning RT workload could hang its CPUs; turn it on (sysctl "
-     "kernel.sched_rt_runtime_us=950000) or pass --allow-rt-unthrottled"),
-    (["--levers", "isolate", "--cpus", ",".join(map(str, sorted(ONLINE)))], {}, "launchgap: scenario "
-     "compute/isolate: isolate needs at least one CPU left for housekeeping"),
-    (["--levers", "isolate"], {}, "launchgap: scenario compute/isolate: isolate needs the workload's cpus"),
-    (["--levers", "nohz_full"], {}, "launchgap: lever 'nohz_full': not one of isolate, isolate=root, irq-away, "
-     "workqueue-away, timer-migration=0, timer-migration=1, preempt=none, preempt=voluntary, preempt=full, "
-     "preempt=lazy (join several with +)"),
-    (["--policies", "other,fifo:99"], {}, "launchgap: policy fifo:99: RT priority must be 1..49 (the kernel's own RT "
-     "threads run at 50 and up)"),
-])
+@pytest.mark.parametrize(
+    "args, env, line",
+    [
+        (["--levers", "preempt=full"], {}, None),  # the doctor's reason on this host
+        (
+            ["--policies", "other,fifo:10"],
+            "rt-off",
+            "launchgap: scenario compute/fifo:10: SCHED_FIFO 10: RT throttling is "
+            "off here (sched_rt_runtime_us = -1), so a spinning RT workload could hang its CPUs; turn it on (sysctl "
+            "kernel.sched_rt_runtime_us=950000) or pass --allow-rt-unthrottled",
+        ),
+        (
+            ["--levers", "isolate", "--cpus", ",".join(map(str, sorted(ONLINE)))],
+            {},
+            "launchgap: scenario compute/isolate: isolate needs at least one CPU left for housekeeping",
+        ),
+        (["--levers", "isolate"], {}, "launchgap: scenario compute/isolate: isolate needs the workload's cpus"),
+        (
+            ["--levers", "nohz_full"],
+            {},
+            "launchgap: lever 'nohz_full': not one of isolate, isolate=root, irq-away, "
+            "workqueue-away, timer-migration=0, timer-migration=1, preempt=none, preempt=voluntary, preempt=full, "
+            "preempt=lazy (join several with +)",
+        ),
+        (
+            ["--policies", "other,fifo:99"],
+            {},
+            "launchgap: policy fifo:99: RT priority must be 1..49 (the kernel's own RT threads run at 50 and up)",
+        ),
+    ],
+)
 def test_a_lever_the_host_cannot_apply_is_refused_in_one_line_before_any_run(tmp_path, args, env, line):
     if env == "rt-off":
-        env = {"LAUNCHGAP_LEVER_ROOT": str(make_tree(tmp_path, "vm-2cpu",
-                                                     {"/proc/sys/kernel/sched_rt_runtime_us": "-1\n"}))}
+        env = {
+            "LAUNCHGAP_LEVER_ROOT": str(
+                make_tree(tmp_path, "vm-2cpu", {"/proc/sys/kernel/sched_rt_runtime_us": "-1\n"})
+            )
+        }
     out = tmp_path / "out"
     proc = launchgap("experiment", "levers", "--classes", "compute", "--repeat", "2", *args, "-o", str(out), env=env)
     if line is None:
@@ -198,19 +251,35 @@ def test_a_lever_the_host_cannot_apply_is_refused_in_one_line_before_any_run(tmp
         from launchgap.experiments.levers import LeverHost
 
         summary = scheduler.preemption(LeverHost().facts(), None).summary
-        line = (f"launchgap: scenario compute/preempt=full: preempt=full: the preemption model cannot be switched "
-                f"here: {summary}")
+        line = (
+            f"launchgap: scenario compute/preempt=full: preempt=full: the preemption model cannot be switched "
+            f"here: {summary}"
+        )
     assert proc.returncode == 2
     assert proc.stderr == line + "\n"
-    assert not out.exists()        # nothing ran: no results, no trace
+    assert not out.exists()  # nothing ran: no results, no trace
 
 
 @needs_root
 def test_a_workload_that_leaves_its_policy_is_caught_by_the_trace(tmp_path):
     out = tmp_path / "out"
     # the shell demotes itself to SCHED_OTHER, then runs a child: both at prio 120 in a fifo:10 cell
-    proc = launchgap("experiment", "levers", "--policies", "other,fifo:10", "--repeat", "2", "--cpus", str(CPU),
-                     "-o", str(out), "--", "sh", "-c", "chrt -o -p 0 $$ >/dev/null && sleep 0.05")
+    proc = launchgap(
+        "experiment",
+        "levers",
+        "--policies",
+        "other,fifo:10",
+        "--repeat",
+        "2",
+        "--cpus",
+        str(CPU),
+        "-o",
+        str(out),
+        "--",
+        "sh",
+        "-c",
+        "chrt -o -p 0 $$ >/dev/null && sleep 0.05",
+    )
     assert proc.returncode == 1
     results = json.loads((out / "results.json").read_text())
     assert results["grid"]["classes"] == ["workload"]
@@ -223,12 +292,15 @@ def test_a_workload_that_leaves_its_policy_is_caught_by_the_trace(tmp_path):
         # (prio 120) before its sleep: its switches at those two prios and no other, some at 120
         assert trace["verified"] is False and set(trace["prio"]) <= {"89", "120"} and trace["prio"]["120"] >= 1
         assert run["error"].startswith("settings not in effect: ")
-        assert f"switches of the workload's threads were not at prio 89 ({trace['prio']['120']} at prio 120)" in \
-            run["error"]
+        assert (
+            f"switches of the workload's threads were not at prio 89 ({trace['prio']['120']} at prio 120)"
+            in run["error"]
+        )
     assert "error: scenario workload/fifo:10: every run failed" in words(proc.stderr)
 
 
 # ---- compare -------------------------------------------------------------------------------------
+
 
 def copy_results(source: Path, dest: Path, edit=None) -> Path:
     dest.mkdir(parents=True)
@@ -277,16 +349,27 @@ def test_compare_refuses_to_pool_runs_whose_settings_differ_and_says_which(small
     b = copy_results(small_grid, tmp_path / "nohz", tickless)
     refused = launchgap("experiment", "compare", str(a), str(b), "--pool")
     assert refused.returncode == 2
-    asked_a = json.dumps(next(c for c in json.loads((a / "results.json").read_text())["doctor"]["checks"]
-                              if c["id"] == "boot.isolation")["data"]["asked"], sort_keys=True) or "none"
+    asked_a = (
+        json.dumps(
+            next(
+                c
+                for c in json.loads((a / "results.json").read_text())["doctor"]["checks"]
+                if c["id"] == "boot.isolation"
+            )["data"]["asked"],
+            sort_keys=True,
+        )
+        or "none"
+    )
     asked_a = "none" if asked_a == "{}" else asked_a
-    model_a = next(c for c in json.loads((a / "results.json").read_text())["doctor"]["checks"]
-                   if c["id"] == "sched.preemption")["data"]
+    model_a = next(
+        c for c in json.loads((a / "results.json").read_text())["doctor"]["checks"] if c["id"] == "sched.preemption"
+    )["data"]
     model_a = model_a["model"] or f"booted as {model_a['booted_as']}"
     assert refused.stderr == (
         "launchgap: cannot pool: the host settings differ: boot isolation asked (nohz_full, isolcpus, rcu_nocbs, "
-        f"irqaffinity) (plain: {asked_a}, nohz: {{\"nohz_full\": \"1\", \"rcu_nocbs\": \"1\"}}); preemption model "
-        f"(plain: {model_a}, nohz: full)\n")
+        f'irqaffinity) (plain: {asked_a}, nohz: {{"nohz_full": "1", "rcu_nocbs": "1"}}); preemption model '
+        f"(plain: {model_a}, nohz: full)\n"
+    )
     side = launchgap("experiment", "compare", str(a), str(b))
     assert side.returncode == 0
     shown = words(side.stdout)
@@ -303,9 +386,12 @@ def test_compare_refuses_experiments_that_measure_different_things(small_grid, t
     b = copy_results(small_grid, tmp_path / "b", other_metric)
     proc = launchgap("experiment", "compare", str(a), str(b))
     assert proc.returncode == 2
-    assert proc.stderr == ("launchgap: the experiments measure different things (a: elapsed_s=([0-9.]+); b: tok/s: "
-                           "([0-9.]+))\n")
+    assert proc.stderr == (
+        "launchgap: the experiments measure different things (a: elapsed_s=([0-9.]+); b: tok/s: ([0-9.]+))\n"
+    )
     older = copy_results(small_grid, tmp_path / "older", lambda r: (another_boot(r), r.pop("doctor")))
     proc = launchgap("experiment", "compare", str(a), str(older), "--pool")
-    assert proc.stderr == ("launchgap: cannot pool: older recorded no host settings (results from before experiments "
-                           "ran the doctor), so whether they match is unknown\n")
+    assert proc.stderr == (
+        "launchgap: cannot pool: older recorded no host settings (results from before experiments "
+        "ran the doctor), so whether they match is unknown\n"
+    )

@@ -32,16 +32,19 @@ V1 = Path("/sys/fs/cgroup/cpuset")
 def host_state(fake: Path) -> dict:
     """Every host setting the levers change, as read now; IRQ affinities apart (watch_irqs): irqbalance, or
     anything else on the host, may move IRQs the experiment never touched."""
+
     def read(path: str) -> str | None:
         try:
             return Path(path).read_text()
         except OSError:
             return None
 
-    return {"timer_migration": read("/proc/sys/kernel/timer_migration"),
-            "workqueue": read("/sys/devices/virtual/workqueue/cpumask"),
-            "cpuset_balance": read(str(V1 / "cpuset.sched_load_balance")),
-            "preempt": levers.preempt_state(FakeDebugfsHost(fake))[0]}
+    return {
+        "timer_migration": read("/proc/sys/kernel/timer_migration"),
+        "workqueue": read("/sys/devices/virtual/workqueue/cpumask"),
+        "cpuset_balance": read(str(V1 / "cpuset.sched_load_balance")),
+        "preempt": levers.preempt_state(FakeDebugfsHost(fake))[0],
+    }
 
 
 def watch_irqs(proc: subprocess.Popen, started: dict, irqs: dict[Path, str]) -> None:
@@ -65,9 +68,22 @@ def _skip_unless_every_lever_applies(fake: Path) -> None:
 
 
 def start(tmp_path: Path, fake: Path, command: list[str]) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "tests.experiments.lever_driver", str(tmp_path / "out"),
-                             str(fake), str(CPU), "--", *command], cwd=REPO, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "tests.experiments.lever_driver",
+            str(tmp_path / "out"),
+            str(fake),
+            str(CPU),
+            "--",
+            *command,
+        ],
+        cwd=REPO,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def where_each_is(processes: dict[tuple[int, str], str]) -> list[str]:
@@ -85,14 +101,14 @@ def where_each_is(processes: dict[tuple[int, str], str]) -> list[str]:
 
 
 def isolation_groups(results: dict) -> list[str]:
-    return [line.split(":")[0] for run in results["runs"] for line in run["verified"]["host"]
-            if "launchgap-iso-" in line]
+    return [
+        line.split(":")[0] for run in results["runs"] for line in run["verified"]["host"] if "launchgap-iso-" in line
+    ]
 
 
 def assert_nothing_left(before: dict, fake: Path, started: dict, irqs: dict[Path, str], deadline_s: float = 30) -> None:
     deadline = time.monotonic() + deadline_s
-    while time.monotonic() < deadline and (host_state(fake) != before or alive(started)
-                                           or affinities_of(irqs) != irqs):
+    while time.monotonic() < deadline and (host_state(fake) != before or alive(started) or affinities_of(irqs) != irqs):
         time.sleep(0.2)
     assert alive(started) == []
     assert host_state(fake) == before
@@ -104,8 +120,11 @@ def test_every_lever_is_in_effect_for_the_workload_and_restored_after(tmp_path, 
     fake = make_fake_preempt(tmp_path)
     _skip_unless_every_lever_applies(fake)
     before = host_state(fake)
-    command = ([str(LEVER_WORKLOAD), "compute", "--size", "2000", "--cpus", str(CPU)] if ending == "success"
-               else ["sh", "-c", "exit 3"])
+    command = (
+        [str(LEVER_WORKLOAD), "compute", "--size", "2000", "--cpus", str(CPU)]
+        if ending == "success"
+        else ["sh", "-c", "exit 3"]
+    )
     proc = start(tmp_path, fake, command)
     started: dict = {}
     irqs: dict[Path, str] = {}
@@ -120,8 +139,10 @@ def test_every_lever_is_in_effect_for_the_workload_and_restored_after(tmp_path, 
     assert groups and not any(Path(g).exists() for g in groups)
     if ending == "failure":
         assert proc.returncode == 1
-        assert stderr == ("launchgap: the warm-up run (levers, no load) failed: the command exited with status 3; "
-                          "every run would, so none was measured\n")
+        assert stderr == (
+            "launchgap: the warm-up run (levers, no load) failed: the command exited with status 3; "
+            "every run would, so none was measured\n"
+        )
         assert results["status"] == "failed" and len(results["runs"]) == 1
         return
     assert proc.returncode == 0, stderr
@@ -129,12 +150,16 @@ def test_every_lever_is_in_effect_for_the_workload_and_restored_after(tmp_path, 
     for run in results["runs"]:
         assert "error" not in run
         host = run["verified"]["host"]
-        assert host[1:] == [f"{len(run_irqs(host))} IRQs moved to CPUs {','.join(map(str, sorted(ONLINE - {CPU})))}",
-                            f"/sys/devices/virtual/workqueue/cpumask: {levers.format_cpumask(ONLINE - {CPU})} "
-                            f"(CPUs {','.join(map(str, sorted(ONLINE - {CPU})))})",
-                            "/proc/sys/kernel/timer_migration: 0", "/sys/kernel/debug/sched/preempt: voluntary"]
-        assert host[0].endswith(f": CPUs {CPU}, cpu_exclusive 1, sched_load_balance 0 (no load balancing); top "
-                                f"cpuset sched_load_balance 0")
+        assert host[1:] == [
+            f"{len(run_irqs(host))} IRQs moved to CPUs {','.join(map(str, sorted(ONLINE - {CPU})))}",
+            f"/sys/devices/virtual/workqueue/cpumask: {levers.format_cpumask(ONLINE - {CPU})} "
+            f"(CPUs {','.join(map(str, sorted(ONLINE - {CPU})))})",
+            "/proc/sys/kernel/timer_migration: 0",
+            "/sys/kernel/debug/sched/preempt: voluntary",
+        ]
+        assert host[0].endswith(
+            f": CPUs {CPU}, cpu_exclusive 1, sched_load_balance 0 (no load balancing); top cpuset sched_load_balance 0"
+        )
         entered = run["verified"]["enter"]
         assert (entered["policy"], entered["rt_priority"], entered["cpus"]) == ("fifo", 10, [CPU])
         assert entered["cpuset"] == "/" + Path(host[0].split(":")[0]).name
@@ -158,7 +183,7 @@ def test_every_lever_is_restored_when_the_experiment_is_stopped(tmp_path, sig):
     fake = make_fake_preempt(tmp_path)
     _skip_unless_every_lever_applies(fake)
     before = host_state(fake)
-    proc = start(tmp_path, fake, ["sleep", "60"])    # a SCHED_FIFO task that sleeps costs its CPU nothing
+    proc = start(tmp_path, fake, ["sleep", "60"])  # a SCHED_FIFO task that sleeps costs its CPU nothing
     started: dict = {}
     irqs: dict[Path, str] = {}
     try:
@@ -168,12 +193,17 @@ def test_every_lever_is_restored_when_the_experiment_is_stopped(tmp_path, sig):
         began = time.monotonic()
         deadline = began + 240
         # under way: the workload runs and the last lever applied (the model) reads back
-        while time.monotonic() < deadline and proc.poll() is None and not (
-                "sleep" in started.values() and levers.preempt_state(FakeDebugfsHost(fake))[0] == "voluntary"):
+        while (
+            time.monotonic() < deadline
+            and proc.poll() is None
+            and not ("sleep" in started.values() and levers.preempt_state(FakeDebugfsHost(fake))[0] == "voluntary")
+        ):
             started.update(descendants(proc.pid))
             time.sleep(0.1)
-        assert "sleep" in started.values(), (f"the workload never started in {time.monotonic() - began:.0f} s "
-                                             f"(exit {proc.poll()}): {where_each_is(started)}")
+        assert "sleep" in started.values(), (
+            f"the workload never started in {time.monotonic() - began:.0f} s "
+            f"(exit {proc.poll()}): {where_each_is(started)}"
+        )
         during = host_state(fake)
         assert (during["timer_migration"], during["preempt"], during["cpuset_balance"]) == ("0\n", "voluntary", "0\n")
         workload = next(pid for (pid, _), comm in started.items() if comm == "sleep")
@@ -181,7 +211,7 @@ def test_every_lever_is_restored_when_the_experiment_is_stopped(tmp_path, sig):
         ours = [iso, iso.with_name(iso.name.replace("-iso-", "-house-"))]
         assert iso.name.startswith("launchgap-iso-") and all(g.exists() for g in ours)
         started.update(descendants(proc.pid))
-        watch_irqs(proc, started, irqs)   # its host levers, the IRQs among them, are applied before the workload
+        watch_irqs(proc, started, irqs)  # its host levers, the IRQs among them, are applied before the workload
         proc.send_signal(sig)
         proc.wait(timeout=60)
     finally:
@@ -202,10 +232,15 @@ def test_every_lever_is_restored_when_the_experiment_is_stopped(tmp_path, sig):
         assert results["status"] == "killed"
         restored = " ".join(results["killed"]["host_changes_restored"])
         assert results["killed"]["host_changes_not_restored"] == []
-        for changed in ("/proc/sys/kernel/timer_migration (was '1')" if before["timer_migration"] == "1\n" else "",
-                        "/sys/devices/virtual/workqueue/cpumask", "cpuset.sched_load_balance (was '1')",
-                        f"{fake} (was 'full')", "launchgap-iso-", "launchgap-house-"):
+        for changed in (
+            "/proc/sys/kernel/timer_migration (was '1')" if before["timer_migration"] == "1\n" else "",
+            "/sys/devices/virtual/workqueue/cpumask",
+            "cpuset.sched_load_balance (was '1')",
+            f"{fake} (was 'full')",
+            "launchgap-iso-",
+            "launchgap-house-",
+        ):
             assert changed in restored
-        assert len(reported(tmp_path / "out")) == 1     # and the next experiment says so
+        assert len(reported(tmp_path / "out")) == 1  # and the next experiment says so
     else:
         assert results["status"] == "incomplete"

@@ -18,8 +18,7 @@ from tests.conftest import REPO
 
 
 def alive(pids: list[int]) -> list[int]:
-    return [p for p in pids if Path(f"/proc/{p}").exists()
-            and procfs.read_stat(f"/proc/{p}/stat")[1][0] != "Z"]
+    return [p for p in pids if Path(f"/proc/{p}").exists() and procfs.read_stat(f"/proc/{p}/stat")[1][0] != "Z"]
 
 
 def group_members(pgids: list[int]) -> list[int]:
@@ -67,12 +66,14 @@ def writes_completed(directory: Path) -> int:
 # what the kernel counts of each load (the independent truth that it loads), and how much of it, once the
 # generator is verified, is enough: a quarter of one CPU wanted, 5 MB over loopback, 5 writes (each a quarter
 # or half of what the generator's own check wants a second, so a few seconds of a busy machine never miss it)
-KERNEL_COUNTS = {"cpu": (cpu_wanted_ns, 250_000_000), "network": (lambda _: loopback_bytes(), 5 << 20),
-                 "disk": (lambda _: writes_completed(REPO), 5)}
+KERNEL_COUNTS = {
+    "cpu": (cpu_wanted_ns, 250_000_000),
+    "network": (lambda _: loopback_bytes(), 5 << 20),
+    "disk": (lambda _: writes_completed(REPO), 5),
+}
 
 
-@pytest.mark.parametrize("make", [lambda: CpuLoad(workers=1), lambda: NetworkLoad(streams=2),
-                                  lambda: DiskLoad(REPO)])
+@pytest.mark.parametrize("make", [lambda: CpuLoad(workers=1), lambda: NetworkLoad(streams=2), lambda: DiskLoad(REPO)])
 def test_each_load_is_verified_and_then_gone_without_a_trace(make):
     gen = make()
     with gen:
@@ -131,8 +132,9 @@ def test_a_cpu_load_on_a_busy_cpu_is_verified_by_the_cpu_it_wants():
     """Three other hogs pinned to CPU0 leave our worker there a quarter of it (less beside the suite's
     own stress-ng): what it gets is under MIN_CPU_SHARE, which the old measure (CPU got) refused as
     "not loading"; it is runnable all the time, so it loads the CPU, and is verified."""
-    competitors = subprocess.Popen(["stress-ng", "--cpu", "3", "--taskset", "0", "--timeout", "120", "--quiet"],
-                                   start_new_session=True)
+    competitors = subprocess.Popen(
+        ["stress-ng", "--cpu", "3", "--taskset", "0", "--timeout", "120", "--quiet"], start_new_session=True
+    )
     try:
         # With sched_autogroup on (as here), each session is one scheduling entity: our worker's session and
         # the competitors' would split CPU0 half and half, right at MIN_CPU_SHARE. Weighting the competitors'

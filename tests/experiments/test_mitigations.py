@@ -10,8 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from launchgap.experiments.mitigations import (HostChanges, MitigationError, Mitigations, child_setup,
-                                               make_cpuset, steer_irqs_away)
+from launchgap.experiments.mitigations import (
+    HostChanges,
+    MitigationError,
+    Mitigations,
+    child_setup,
+    make_cpuset,
+    steer_irqs_away,
+)
 
 ONLINE = set(os.sched_getaffinity(0))
 LAST = max(ONLINE)
@@ -39,7 +45,7 @@ def journalled_irq_writes(pids: set[int]) -> dict[Path, str]:
         try:
             record = json.loads(path.read_text())
         except (OSError, ValueError):
-            continue   # gone, or being rewritten
+            continue  # gone, or being rewritten
         if record.get("owner", {}).get("pid") not in pids:
             continue
         for entry in record.get("changes", []):
@@ -59,22 +65,28 @@ def affinities_of(paths) -> dict[Path, str]:
 def test_pinning_nice_and_rt_policy_reach_only_the_workload():
     m = Mitigations(cpus=[LAST], nice=5, rt_policy="fifo", rt_priority=7)
     m.validate(ONLINE)
-    script = ("import os; print(sorted(os.sched_getaffinity(0)), os.getpriority(os.PRIO_PROCESS, 0), "
-              "os.sched_getscheduler(0) == os.SCHED_FIFO, os.sched_getparam(0).sched_priority)")
-    out = subprocess.run(["python3", "-c", script], capture_output=True, text=True, check=True,
-                         preexec_fn=child_setup(m, None)).stdout.split()
+    script = (
+        "import os; print(sorted(os.sched_getaffinity(0)), os.getpriority(os.PRIO_PROCESS, 0), "
+        "os.sched_getscheduler(0) == os.SCHED_FIFO, os.sched_getparam(0).sched_priority)"
+    )
+    out = subprocess.run(
+        ["python3", "-c", script], capture_output=True, text=True, check=True, preexec_fn=child_setup(m, None)
+    ).stdout.split()
     assert out == [f"[{LAST}]", "5", "True", "7"]
     assert os.sched_getaffinity(0) == ONLINE and os.sched_getscheduler(0) == os.SCHED_OTHER
 
 
-@pytest.mark.parametrize("bad, message", [
-    (Mitigations(cpus=[9999]), "not all online"),
-    (Mitigations(nice=40), "outside -20..19"),
-    (Mitigations(rt_policy="deadline"), "fifo or rr"),
-    (Mitigations(rt_policy="fifo", rt_priority=90), "rt_priority must be 1..49"),
-    (Mitigations(cpuset=True), "need the workload's cpus"),
-    (Mitigations(cpus=sorted(ONLINE), irq_away=True), "at least one CPU left"),
-])
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        (Mitigations(cpus=[9999]), "not all online"),
+        (Mitigations(nice=40), "outside -20..19"),
+        (Mitigations(rt_policy="deadline"), "fifo or rr"),
+        (Mitigations(rt_policy="fifo", rt_priority=90), "rt_priority must be 1..49"),
+        (Mitigations(cpuset=True), "need the workload's cpus"),
+        (Mitigations(cpus=sorted(ONLINE), irq_away=True), "at least one CPU left"),
+    ],
+)
 def test_bad_mitigations_are_refused(bad, message):
     with pytest.raises(MitigationError, match=message):
         bad.validate(ONLINE)
@@ -91,7 +103,7 @@ def _let_one_irq_run_on(cpu: int, changes: HostChanges) -> None:
         try:
             current = path.read_text().strip()
             if cpu in parse_cpulist(current):
-                path.write_text(current)   # one that may move (a managed IRQ refuses even its own value)
+                path.write_text(current)  # one that may move (a managed IRQ refuses even its own value)
                 return
         except OSError:
             continue
@@ -121,9 +133,13 @@ def test_irq_affinity_and_cpuset_are_restored():
         others = ",".join(map(str, sorted(ONLINE - {LAST})))
         assert moved == len(steered) >= 1
         assert affinities_of(steered) == dict.fromkeys(steered, others)
-        out = subprocess.run(["python3", "-c", "import os; print(sorted(os.sched_getaffinity(0)))"],
-                             capture_output=True, text=True, check=True,
-                             preexec_fn=child_setup(Mitigations(cpus=[LAST]), group)).stdout.strip()
+        out = subprocess.run(
+            ["python3", "-c", "import os; print(sorted(os.sched_getaffinity(0)))"],
+            capture_output=True,
+            text=True,
+            check=True,
+            preexec_fn=child_setup(Mitigations(cpus=[LAST]), group),
+        ).stdout.strip()
         assert out == f"[{LAST}]"
     finally:
         first_values: dict[Path, str] = {}

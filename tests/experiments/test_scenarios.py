@@ -54,23 +54,48 @@ mitigations = { cpus = [1], policy = "batch", isolate = "root" }
     tuned, partition = from_toml(path)[1:]
     m = tuned.mitigations
     assert (str(m.sched_policy), m.isolate, m.irq_away, m.workqueue_away, m.timer_migration, m.preempt) == (
-        "rr:5", "isolated", True, True, 0, "full")
-    assert m.describe() == ("pinned to CPUs 1, SCHED_RR 5, CPUs isolated, IRQs steered away, unbound workqueues "
-                            "steered away, timer migration off, preemption full")
+        "rr:5",
+        "isolated",
+        True,
+        True,
+        0,
+        "full",
+    )
+    assert m.describe() == (
+        "pinned to CPUs 1, SCHED_RR 5, CPUs isolated, IRQs steered away, unbound workqueues "
+        "steered away, timer migration off, preemption full"
+    )
     assert (str(partition.mitigations.sched_policy), partition.mitigations.isolate) == ("batch", "root")
 
 
-@pytest.mark.parametrize("text, message", [
-    ("[scenarios.x]\nmitigations = { preempt = 'server' }", "scenarios.x.mitigations.preempt: 'server' is not one of"),
-    ("[scenarios.x]\nmitigations = { timer_migration = 2 }", "scenarios.x.mitigations.timer_migration: 2 is not one of"),
-    ("[scenarios.x]\nmitigations = { policy = 'fifo:70' }", "scenarios.x.mitigations: policy fifo:70: RT priority "
-                                                              "must be 1..49"),
-    ("[scenarios.x]\nmitigations = { isolate = true }", "scenarios.x.mitigations: isolate needs the workload's cpus"),
-    ("[scenarios.x]\nloads = ['gpu']", "unknown load 'gpu'"),
-    ("[scenarios.x]\nmitigations = { pin = [1] }", "scenarios.x.mitigations: unknown key(s) ('pin' was unexpected)"),
-    ("nothing = 1", "no [scenarios.NAME] tables"),
-    ("[scenarios.x", "Expected"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        (
+            "[scenarios.x]\nmitigations = { preempt = 'server' }",
+            "scenarios.x.mitigations.preempt: 'server' is not one of",
+        ),
+        (
+            "[scenarios.x]\nmitigations = { timer_migration = 2 }",
+            "scenarios.x.mitigations.timer_migration: 2 is not one of",
+        ),
+        (
+            "[scenarios.x]\nmitigations = { policy = 'fifo:70' }",
+            "scenarios.x.mitigations: policy fifo:70: RT priority must be 1..49",
+        ),
+        (
+            "[scenarios.x]\nmitigations = { isolate = true }",
+            "scenarios.x.mitigations: isolate needs the workload's cpus",
+        ),
+        ("[scenarios.x]\nloads = ['gpu']", "unknown load 'gpu'"),
+        (
+            "[scenarios.x]\nmitigations = { pin = [1] }",
+            "scenarios.x.mitigations: unknown key(s) ('pin' was unexpected)",
+        ),
+        ("nothing = 1", "no [scenarios.NAME] tables"),
+        ("[scenarios.x", "Expected"),
+    ],
+)
 def test_bad_scenario_files_say_what_is_wrong(tmp_path, text, message):
     path = tmp_path / "s.toml"
     path.write_text(text)
@@ -79,7 +104,9 @@ def test_bad_scenario_files_say_what_is_wrong(tmp_path, text, message):
 
 
 def test_unknown_builtin_scenario_lists_the_known_ones():
-    with pytest.raises(MitigationError, match="unknown scenario gpu .built in: baseline, cpu, network, disk, heavy, pinned"):
+    with pytest.raises(
+        MitigationError, match="unknown scenario gpu .built in: baseline, cpu, network, disk, heavy, pinned"
+    ):
         builtin(["gpu"])
 
 

@@ -35,12 +35,12 @@ def test_one_value_has_no_spread():
 def test_slowdown_of_a_throughput_with_welch_interval_and_both_tests():
     base, noisy = [100.0, 101.0, 99.0], [80.0, 82.0, 78.0]
     c = compare(base, noisy)
-    assert c.slowdown_percent == pytest.approx(20.0)          # medians 100 and 80
+    assert c.slowdown_percent == pytest.approx(20.0)  # medians 100 and 80
     welch = sps.ttest_ind(base, noisy, equal_var=False)
     ci = welch.confidence_interval(0.95)
     assert c.welch_p == pytest.approx(welch.pvalue)
     assert (c.slowdown_ci_low, c.slowdown_ci_high) == (pytest.approx(ci.low), pytest.approx(ci.high))  # base mean 100
-    assert c.significant is True   # the interval above excludes 0
+    assert c.significant is True  # the interval above excludes 0
     # three against three: Mann-Whitney's floor is p = 2/20
     assert c.mannwhitney_p == pytest.approx(0.1)
 
@@ -50,8 +50,10 @@ def test_wall_time_slowdown_is_positive_when_runs_get_longer():
     assert c.slowdown_percent == pytest.approx(50.0)
     # Welch's interval of the longer runs' mean less the baseline's, as a share of the baseline's mean (2.0667)
     ci = sps.ttest_ind([3.0, 3.0, 3.3], [2.0, 2.0, 2.2], equal_var=False).confidence_interval(0.95)
-    assert (c.slowdown_ci_low, c.slowdown_ci_high) == (pytest.approx(100 * ci.low / (6.2 / 3)),
-                                                       pytest.approx(100 * ci.high / (6.2 / 3)))
+    assert (c.slowdown_ci_low, c.slowdown_ci_high) == (
+        pytest.approx(100 * ci.low / (6.2 / 3)),
+        pytest.approx(100 * ci.high / (6.2 / 3)),
+    )
 
 
 def test_no_difference_is_not_significant():

@@ -16,6 +16,8 @@ def real_trace(name: str) -> Path:
     """The real trace NAME (e.g. simple_add.json.gz), or a skip naming where it was looked for."""
     path = REAL_KINETO / name
     if not path.is_file():
-        pytest.skip(f"{path} is absent: the real PyTorch profiler traces live in shared/real-traces/kineto beside "
-                    f"the repository (its README gives their known figures)")
+        pytest.skip(
+            f"{path} is absent: the real PyTorch profiler traces live in shared/real-traces/kineto beside "
+            f"the repository (its README gives their known figures)"
+        )
     return path

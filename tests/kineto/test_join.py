@@ -22,7 +22,15 @@ from launchgap.cli import main
 from launchgap.trace import Event, read_trace
 from launchgap.trace.kineto_join import JoinError, join
 from tests.analysis.test_gpu_time import (
-    CPU, LAUNCH_BOUND, culprit, idle_by_culprit, intersect, overlap, runs_of, thread_states, truth_idle,
+    CPU,
+    LAUNCH_BOUND,
+    culprit,
+    idle_by_culprit,
+    intersect,
+    overlap,
+    runs_of,
+    thread_states,
+    truth_idle,
 )
 from tests.conftest import CUDASIM
 from tests.recorder.conftest import RECORDER, needs_bpf
@@ -30,14 +38,42 @@ from tests.recorder.conftest import RECORDER, needs_bpf
 pytestmark = needs_bpf
 
 
-def record(tmp_path: Path, name: str, probes: bool, layout: str = "relative", extra: tuple[str, ...] = (),
-           wrap: tuple[str, ...] = ()) -> tuple[Path, dict, Path]:
+def record(
+    tmp_path: Path,
+    name: str,
+    probes: bool,
+    layout: str = "relative",
+    extra: tuple[str, ...] = (),
+    wrap: tuple[str, ...] = (),
+) -> tuple[Path, dict, Path]:
     """cudasim on CPU (launch-bound, 40 tokens), recorded without GPU activity (with or without the CUDA probes),
     writing its truth and its profiler trace: (the recording, the truth, the profiler trace)."""
     out, truth, kineto = tmp_path / f"{name}.lg", tmp_path / f"{name}-truth.json", tmp_path / f"{name}.json.gz"
-    command = [str(RECORDER), "-q", *([] if probes else ["--no-cuda-probes"]), "-o", str(out), "--",
-               "taskset", "-c", str(CPU), *wrap, str(CUDASIM), "decode", "--quiet", *LAUNCH_BOUND, "--tokens", "40",
-               "--truth", str(truth), "--kineto", str(kineto), "--kineto-layout", layout, *extra]
+    command = [
+        str(RECORDER),
+        "-q",
+        *([] if probes else ["--no-cuda-probes"]),
+        "-o",
+        str(out),
+        "--",
+        "taskset",
+        "-c",
+        str(CPU),
+        *wrap,
+        str(CUDASIM),
+        "decode",
+        "--quiet",
+        *LAUNCH_BOUND,
+        "--tokens",
+        "40",
+        "--truth",
+        str(truth),
+        "--kineto",
+        str(kineto),
+        "--kineto-layout",
+        layout,
+        *extra,
+    ]
     proc = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     return out, json.loads(truth.read_text()), kineto
@@ -100,8 +136,12 @@ def test_the_clock_fit_puts_every_kernel_where_the_truth_has_it(tmp_path):
 def test_another_runs_profiler_trace_is_refused_in_one_line(tmp_path):
     out, _, _ = record(tmp_path, "one", probes=False)
     other = tmp_path / "other.json"
-    subprocess.run([str(CUDASIM), "decode", "--quiet", "--tokens", "3", "--layers", "2", "--kineto", str(other)],
-                   check=True, capture_output=True, timeout=60)
+    subprocess.run(
+        [str(CUDASIM), "decode", "--quiet", "--tokens", "3", "--layers", "2", "--kineto", str(other)],
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
     result = CliRunner().invoke(main, ["report", str(out), "--kineto", str(other)])
     assert result.exit_code == 2
     lines = result.output.strip().splitlines()
@@ -135,7 +175,8 @@ def test_a_profiler_in_its_own_pid_namespace_is_found_by_its_namespace_ids(tmp_p
     recording = read_trace(out)
     # the host's own pid 1 (init) is there too, its ids the same in both: cudasim's are not
     ids = recording.of(Event.TASK_CGROUP, "pid", "tid", "ns_pid", "ns_tid").filter(
-        (pl.col("ns_pid") == 1) & (pl.col("pid") != 1))
+        (pl.col("ns_pid") == 1) & (pl.col("pid") != 1)
+    )
     assert ids.height and ids["pid"].n_unique() == 1
     joined = join(recording, [kineto])
     (f,) = joined.meta["profiler"]

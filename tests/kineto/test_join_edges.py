@@ -32,6 +32,7 @@ MS = 1_000_000
 
 # --- helpers ------------------------------------------------------------------------------------------------
 
+
 def load_kineto(path: Path) -> dict:
     opener = gzip.open if path.name.endswith(".gz") else open
     with opener(path, "rt") as f:
@@ -101,6 +102,7 @@ def copy_of(run_lg: Path, tmp_path: Path) -> Path:
 
 # --- 1. another run's profiler file, refused in one line ------------------------------------------------------
 
+
 @needs_bpf
 @pytest.mark.parametrize("hours", [1, -1], ids=["after", "before"])
 def test_a_profiler_window_wholly_outside_the_recording_is_refused_in_one_line(recorded, tmp_path, hours):
@@ -138,8 +140,10 @@ def test_a_call_before_the_recordings_thread_existed_is_refused_in_one_line(reco
     (process,) = truth["processes"]
     (thread,) = process["threads"]
     tid = thread["tid"]
-    born = min(int(recording.of(kind, "tid", "ts_ns").filter(pl.col("tid") == tid)["ts_ns"].min() or 2**63)
-               for kind in (Event.SWITCH, Event.WAKEUP, Event.WAKEUP_NEW))
+    born = min(
+        int(recording.of(kind, "tid", "ts_ns").filter(pl.col("tid") == tid)["ts_ns"].min() or 2**63)
+        for kind in (Event.SWITCH, Event.WAKEUP, Event.WAKEUP_NEW)
+    )
     # the refusal is only possible when the thread appeared after the recording began (else nothing can be said)
     assert born > start + 1_200_000, f"cudasim's thread was seen {(born - start) / 1e6:.3f} ms into the recording"
     doc = load_kineto(kineto)
@@ -153,6 +157,7 @@ def test_a_call_before_the_recordings_thread_existed_is_refused_in_one_line(reco
 
 
 # --- 2. the system clock stepped during the recording --------------------------------------------------------------
+
 
 @needs_bpf
 def test_a_stepped_system_clock_is_said_and_the_offset_interpolated(recorded, tmp_path):
@@ -198,18 +203,49 @@ def test_a_stepped_system_clock_is_said_and_the_offset_interpolated(recorded, tm
 
 # --- 3. the device from the GPU events, not the process labels ------------------------------------------------------
 
+
 def hand_trace(tmp_path: Path, gpu_events: list[dict], name: str = "hand.json") -> Path:
     """A relative-layout profiler file: process 42's cudaLaunchKernel calls on thread 43 (correlations 1, 2, 3)
     and the GPU events given, with the "GPU 0" / "GPU 1" process labels Kineto writes for pids 0 and 1."""
-    calls = [{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 42, "tid": 43, "ts": ts,
-              "dur": 1.0, "args": {"correlation": c}} for c, ts in ((1, 1.0), (2, 3.0), (3, 5.0))]
-    labels = [ev for pid in (0, 1) for ev in (
-        {"name": "process_name", "ph": "M", "ts": 0, "pid": pid, "tid": 0, "args": {"name": "python"}},
-        {"name": "process_labels", "ph": "M", "ts": 0, "pid": pid, "tid": 0, "args": {"labels": f"GPU {pid}"}})]
-    window = [{"ph": "X", "cat": "Trace", "ts": 0.5, "dur": 20.0, "pid": "Spans", "tid": "PyTorch Profiler",
-               "name": "PyTorch Profiler (0)", "args": {"Op count": 0}}]
-    doc = {"schemaVersion": 1, "deviceProperties": [], "baseTimeNanoseconds": 1_700_000_000_000_000_000,
-           "traceEvents": calls + gpu_events + labels + window}
+    calls = [
+        {
+            "ph": "X",
+            "cat": "cuda_runtime",
+            "name": "cudaLaunchKernel",
+            "pid": 42,
+            "tid": 43,
+            "ts": ts,
+            "dur": 1.0,
+            "args": {"correlation": c},
+        }
+        for c, ts in ((1, 1.0), (2, 3.0), (3, 5.0))
+    ]
+    labels = [
+        ev
+        for pid in (0, 1)
+        for ev in (
+            {"name": "process_name", "ph": "M", "ts": 0, "pid": pid, "tid": 0, "args": {"name": "python"}},
+            {"name": "process_labels", "ph": "M", "ts": 0, "pid": pid, "tid": 0, "args": {"labels": f"GPU {pid}"}},
+        )
+    ]
+    window = [
+        {
+            "ph": "X",
+            "cat": "Trace",
+            "ts": 0.5,
+            "dur": 20.0,
+            "pid": "Spans",
+            "tid": "PyTorch Profiler",
+            "name": "PyTorch Profiler (0)",
+            "args": {"Op count": 0},
+        }
+    ]
+    doc = {
+        "schemaVersion": 1,
+        "deviceProperties": [],
+        "baseTimeNanoseconds": 1_700_000_000_000_000_000,
+        "traceEvents": calls + gpu_events + labels + window,
+    }
     return write_kineto(doc, tmp_path / name)
 
 
@@ -224,10 +260,13 @@ def test_the_device_is_the_gpu_events_not_the_process_label(tmp_path):
     """Two kernels on device 5 (args.device), filed under pids 0 and 1, which the process labels call "GPU 0"
     and "GPU 1". By hand: device 5 only, busy 1.000 + 2.500 us = 3,500 ns, idle between them 6.0 - 5.0 us =
     1,000 ns; the report and the imported trace put both on device 5, none on 0 or 1."""
-    path = hand_trace(tmp_path, [
-        kernel(1, 4.0, 1.0, 0, {"device": 5, "stream": 7, "correlation": 1}),
-        kernel(2, 6.0, 2.5, 1, {"device": 5, "stream": 7, "correlation": 2}),
-    ])
+    path = hand_trace(
+        tmp_path,
+        [
+            kernel(1, 4.0, 1.0, 0, {"device": 5, "stream": 7, "correlation": 1}),
+            kernel(2, 6.0, 2.5, 1, {"device": 5, "stream": 7, "correlation": 2}),
+        ],
+    )
     run = read_profiler_trace(path)
     assert run.devices == [5] and run.gpu["device_id"].to_list() == [5, 5]
 
@@ -248,6 +287,7 @@ def test_the_device_is_the_gpu_events_not_the_process_label(tmp_path):
 
 
 # --- 4. a profiler window over part of the recording ------------------------------------------------------------
+
 
 @needs_bpf
 def test_a_profiler_window_over_part_of_the_recording_is_said(recorded, tmp_path):
@@ -288,16 +328,22 @@ def test_a_profiler_window_over_part_of_the_recording_is_said(recorded, tmp_path
 
 # --- 5. a GPU event with no device ------------------------------------------------------------------------
 
-@pytest.mark.parametrize("args", [{"stream": 7, "correlation": 3}, {"device": None, "stream": 7, "correlation": 3},
-                                  None], ids=["no-device-key", "null-device", "no-args"])
+
+@pytest.mark.parametrize(
+    "args",
+    [{"stream": 7, "correlation": 3}, {"device": None, "stream": 7, "correlation": 3}, None],
+    ids=["no-device-key", "null-device", "no-args"],
+)
 def test_a_gpu_event_without_a_device_is_left_out_and_counted(tmp_path, args):
     """docs/gpu-time.md: "Events with no readable ts, a negative duration or no device are left out and counted
     as damage" (and the device comes from the GPU event, never from its pid, the "GPU N" label). By hand: the
     third kernel (pid 0, no device) is left out, the two on device 5 stay (busy 3,500 ns), and the damage is
     one line in the report: 1 GPU event without a device. A file whose only GPU work has no device has no GPU
     work: one line, exit 2."""
-    good = [kernel(1, 4.0, 1.0, 0, {"device": 5, "stream": 7, "correlation": 1}),
-            kernel(2, 6.0, 2.5, 0, {"device": 5, "stream": 7, "correlation": 2})]
+    good = [
+        kernel(1, 4.0, 1.0, 0, {"device": 5, "stream": 7, "correlation": 1}),
+        kernel(2, 6.0, 2.5, 0, {"device": 5, "stream": 7, "correlation": 2}),
+    ]
     path = hand_trace(tmp_path, [*good, kernel(3, 10.0, 1.0, 0, args)])
     run = read_profiler_trace(path)
     assert run.damage == {"GPU events without a device": 1}

@@ -25,9 +25,27 @@ from tests.conftest import CUDASIM
 
 def cudasim_trace(tmp_path: Path, layout: str, name: str = "k.json.gz", *extra: str) -> tuple[Path, dict]:
     truth, kineto = tmp_path / f"{layout}-truth.json", tmp_path / f"{layout}-{name}"
-    subprocess.run([str(CUDASIM), "decode", "--quiet", "--tokens", "6", "--layers", "3", "--truth", str(truth),
-                    "--kineto", str(kineto), "--kineto-layout", layout, *extra], check=True, capture_output=True,
-                   timeout=60)
+    subprocess.run(
+        [
+            str(CUDASIM),
+            "decode",
+            "--quiet",
+            "--tokens",
+            "6",
+            "--layers",
+            "3",
+            "--truth",
+            str(truth),
+            "--kineto",
+            str(kineto),
+            "--kineto-layout",
+            layout,
+            *extra,
+        ],
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
     return kineto, json.loads(truth.read_text())
 
 
@@ -42,7 +60,11 @@ def test_both_layouts_put_every_kernel_where_the_truth_and_the_writers_clock_say
     kernels = np.sort(run.gpu.filter(pl.col("work") == "kernel")["ts_ns"].to_numpy().astype(np.int64))
     launches = pl.DataFrame(truth["launches"], schema=truth["launch_columns"], orient="row")
     expected = np.sort(launches["gpu_start_ns"].to_numpy().astype(np.int64))
-    written = expected + clock["offset_ns"] + np.round(clock["drift_ppm"] * 1e-6 * (expected - clock["t0_ns"])).astype(np.int64)
+    written = (
+        expected
+        + clock["offset_ns"]
+        + np.round(clock["drift_ppm"] * 1e-6 * (expected - clock["t0_ns"])).astype(np.int64)
+    )
     assert kernels.size == expected.size
     assert np.abs(kernels - written).max() <= clock["jitter_ns"] + 1
     # the calls carry the truth's threads, the GPU work the truth's device, copies their direction
@@ -65,19 +87,60 @@ def test_a_hand_written_relative_trace_is_read_to_the_nanosecond(tmp_path):
     ...457,790; a negative duration and an event without ts are left out and counted; a user annotation on
     the GPU is not work."""
     events = [
-        {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 42, "tid": 43, "ts": 1.001,
-         "dur": 2.5, "args": {"correlation": 7}},
-        {"ph": "X", "cat": "kernel", "name": "k", "pid": 3, "tid": 7, "ts": 4.000, "dur": 0.999,
-         "args": {"device": 3, "stream": 7, "correlation": 7}},
-        {"ph": "X", "cat": "kernel", "name": "bad", "pid": 3, "tid": 7, "ts": 9.0, "dur": -1.0,
-         "args": {"device": 3, "stream": 7, "correlation": 8}},
-        {"ph": "X", "cat": "kernel", "name": "no ts", "pid": 3, "tid": 7, "dur": 1.0,
-         "args": {"device": 3, "stream": 7, "correlation": 9}},
-        {"ph": "X", "cat": "gpu_user_annotation", "name": "step", "pid": 3, "tid": 7, "ts": 3.0, "dur": 3.0,
-         "args": {}},
+        {
+            "ph": "X",
+            "cat": "cuda_runtime",
+            "name": "cudaLaunchKernel",
+            "pid": 42,
+            "tid": 43,
+            "ts": 1.001,
+            "dur": 2.5,
+            "args": {"correlation": 7},
+        },
+        {
+            "ph": "X",
+            "cat": "kernel",
+            "name": "k",
+            "pid": 3,
+            "tid": 7,
+            "ts": 4.000,
+            "dur": 0.999,
+            "args": {"device": 3, "stream": 7, "correlation": 7},
+        },
+        {
+            "ph": "X",
+            "cat": "kernel",
+            "name": "bad",
+            "pid": 3,
+            "tid": 7,
+            "ts": 9.0,
+            "dur": -1.0,
+            "args": {"device": 3, "stream": 7, "correlation": 8},
+        },
+        {
+            "ph": "X",
+            "cat": "kernel",
+            "name": "no ts",
+            "pid": 3,
+            "tid": 7,
+            "dur": 1.0,
+            "args": {"device": 3, "stream": 7, "correlation": 9},
+        },
+        {
+            "ph": "X",
+            "cat": "gpu_user_annotation",
+            "name": "step",
+            "pid": 3,
+            "tid": 7,
+            "ts": 3.0,
+            "dur": 3.0,
+            "args": {},
+        },
     ]
-    text = ('{"schemaVersion": 1, "deviceProperties": [], "baseTimeNanoseconds": 1700000000123456789, '
-            '"traceEvents": [' + ",\n".join(json.dumps(e) for e in events) + "]}")
+    text = (
+        '{"schemaVersion": 1, "deviceProperties": [], "baseTimeNanoseconds": 1700000000123456789, '
+        '"traceEvents": [' + ",\n".join(json.dumps(e) for e in events) + "]}"
+    )
     # json.dumps writes 1.001 and 4.0 as Python floats: the text is what is parsed
     path = tmp_path / "hand.json"
     path.write_text(text)
@@ -131,14 +194,22 @@ def test_a_corrupt_gzip_gets_one_line(tmp_path):
     assert str(bad) in line and ("gzip" in line or "JSON" in line or "cut short" in line)
 
 
-@pytest.mark.parametrize("text, said", [
-    ('{"displayTimeUnit": "ms"}', "no traceEvents"),
-    ("hello, world", "no traceEvents"),
-    ('{"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 1, "tid": 1, "ts": 1, "dur": 1}]}',
-     "no GPU work"),
-    ('{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur": 1', "cut short"),
-    ("", "no traceEvents"),
-])
+@pytest.mark.parametrize(
+    "text, said",
+    [
+        ('{"displayTimeUnit": "ms"}', "no traceEvents"),
+        ("hello, world", "no traceEvents"),
+        (
+            '{"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 1, "tid": 1, "ts": 1, "dur": 1}]}',
+            "no GPU work",
+        ),
+        (
+            '{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur": 1',
+            "cut short",
+        ),
+        ("", "no traceEvents"),
+    ],
+)
 def test_json_that_is_not_a_profiler_trace_gets_one_line(tmp_path, text, said):
     path = tmp_path / "not.json"
     path.write_text(text)

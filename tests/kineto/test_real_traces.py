@@ -76,11 +76,13 @@ def test_nanosecond_decimals_are_read_exactly():
     0.25 us only. Every call's start is the raw text's decimal, to the nanosecond."""
     path = real_trace("ns_resolution.json.gz")
     raw = gzip.open(path).read().decode()
-    texts = re.findall(r'"cat": "cuda_runtime", "name": "(\w+)", "pid": (\d+), "tid": (\d+),\s*"ts": ([0-9.]+)',
-                       raw)
+    texts = re.findall(r'"cat": "cuda_runtime", "name": "(\w+)", "pid": (\d+), "tid": (\d+),\s*"ts": ([0-9.]+)', raw)
     assert len(texts) > 10_000
-    expected = sorted(int(ts.split(".")[0]) * 1000 + int((ts.split(".") + [""])[1].ljust(3, "0")[:3])
-                      for _, _, tid, ts in texts if 1 <= int(tid) <= PID_MAX_LIMIT)
+    expected = sorted(
+        int(ts.split(".")[0]) * 1000 + int((ts.split(".") + [""])[1].ljust(3, "0")[:3])
+        for _, _, tid, ts in texts
+        if 1 <= int(tid) <= PID_MAX_LIMIT
+    )
     ours = sorted(read_profiler_trace(path).calls["ts_ns"].to_list())
     assert ours == expected
     assert 1712195495505543140 in ours  # the cudaLaunchKernel the README's example shows

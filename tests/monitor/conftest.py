@@ -72,8 +72,13 @@ class Monitor:
 
     def __init__(self, args: list[str], env: dict | None = None):
         self.stderr_file = tempfile.TemporaryFile(mode="w+")
-        self.proc = subprocess.Popen([str(MONITOR), "--listen", "127.0.0.1:0", *args], stdout=subprocess.DEVNULL,
-                                     stderr=self.stderr_file, text=True, env=env)
+        self.proc = subprocess.Popen(
+            [str(MONITOR), "--listen", "127.0.0.1:0", *args],
+            stdout=subprocess.DEVNULL,
+            stderr=self.stderr_file,
+            text=True,
+            env=env,
+        )
         self.url = self._wait_until_serving()
 
     def stderr(self) -> str:
@@ -85,7 +90,7 @@ class Monitor:
         while time.monotonic() < deadline:
             for line in self.stderr().splitlines():
                 if line.startswith(READY_PREFIX):
-                    return "http://" + line[len(READY_PREFIX):].split("/metrics")[0] + "/metrics"
+                    return "http://" + line[len(READY_PREFIX) :].split("/metrics")[0] + "/metrics"
             if self.proc.poll() is not None:
                 raise AssertionError(f"the monitor exited ({self.proc.returncode}): {self.stderr()}")
             time.sleep(0.05)
@@ -165,15 +170,19 @@ def scratch_cgroup(root: Path, name: str) -> Iterator[Path]:
 
 def join_cgroup(path: Path):
     """A preexec_fn putting the child in the cgroup before it runs anything."""
+
     def join() -> None:
         (path / "cgroup.procs").write_text(str(os.getpid()))
+
     return join
 
 
 HOG_COMM = "launchgap-hog"
 # spins on one CPU under a name no other task has, so its culprit time is its own
-_HOG = (f"import ctypes, os; ctypes.CDLL(None).prctl(15, b'{HOG_COMM}', 0, 0, 0); "
-        "os.sched_setaffinity(0, {int(os.environ['HOG_CPU'])})\nwhile True: pass")
+_HOG = (
+    f"import ctypes, os; ctypes.CDLL(None).prctl(15, b'{HOG_COMM}', 0, 0, 0); "
+    "os.sched_setaffinity(0, {int(os.environ['HOG_CPU'])})\nwhile True: pass"
+)
 
 
 def _spinning(pid: int) -> bool:
@@ -187,8 +196,13 @@ def _spinning(pid: int) -> bool:
 @contextmanager
 def cpu_hog(cpu: int) -> Iterator[subprocess.Popen]:
     """A busy loop pinned on one CPU, in its own process group, stopped by that group."""
-    hog = subprocess.Popen([sys.executable, "-c", _HOG], env={**os.environ, "HOG_CPU": str(cpu)},
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    hog = subprocess.Popen(
+        [sys.executable, "-c", _HOG],
+        env={**os.environ, "HOG_CPU": str(cpu)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     try:
         # spinning before the workload starts: named (it names itself first), and on a CPU (its schedstat)
         deadline = time.monotonic() + 30

@@ -58,19 +58,23 @@ def launches_with_an_interrupt_just_after(trace, pid: int) -> int:
     """How many of PID's launches have an interrupt (hard IRQ, softirq or system vector) on their CPU beginning
     within STAMP_SKEW_NS after the recorder's stamp of the launch: those that may have fallen between the two
     programs' stamps."""
-    interrupts = pl.concat([trace.of(kind, "ts_ns", "cpu", "duration_ns")
-                            for kind in (Event.HARDIRQ, Event.SOFTIRQ, Event.IRQ_VECTOR)])
+    interrupts = pl.concat(
+        [trace.of(kind, "ts_ns", "cpu", "duration_ns") for kind in (Event.HARDIRQ, Event.SOFTIRQ, Event.IRQ_VECTOR)]
+    )
     launches = trace.of(Event.LAUNCH, "ts_ns", "cpu", "pid").filter(pl.col("pid") == pid)
-    begins = (interrupts.select(pl.col("cpu"), (pl.col("ts_ns") - pl.col("duration_ns")).alias("begins_ns"))
-              .sort("begins_ns"))
+    begins = interrupts.select(pl.col("cpu"), (pl.col("ts_ns") - pl.col("duration_ns")).alias("begins_ns")).sort(
+        "begins_ns"
+    )
     # each launch's first interrupt beginning at or after its stamp, on its CPU
-    first_after = launches.sort("ts_ns").join_asof(begins, left_on="ts_ns", right_on="begins_ns", by="cpu",
-                                                   strategy="forward", check_sortedness=False)
+    first_after = launches.sort("ts_ns").join_asof(
+        begins, left_on="ts_ns", right_on="begins_ns", by="cpu", strategy="forward", check_sortedness=False
+    )
     return first_after.filter(pl.col("begins_ns") - pl.col("ts_ns") <= STAMP_SKEW_NS).height
 
 
-def assert_agreement_is_the_kernels(trace, process: dict, monitor_wait_ns: float, recorded_wait_ns: int,
-                                    waits: int) -> None:
+def assert_agreement_is_the_kernels(
+    trace, process: dict, monitor_wait_ns: float, recorded_wait_ns: int, waits: int
+) -> None:
     """Two programs agreeing could agree on a mistake: both against the kernel's own counts, for the launching
     threads (cudasim reads them as each finishes: `kernel_switches`, `kernel_schedstat` in its truth). Their
     switches in the trace (which the monitor's equal, above) against the kernel's counters; and the time they
@@ -84,18 +88,24 @@ def assert_agreement_is_the_kernels(trace, process: dict, monitor_wait_ns: float
     switches = trace.of(Event.SWITCH)
     workers = process["threads"]
     for thread in workers:
-        assert_switches_as_the_kernel_counted(switches.filter(pl.col("tid") == thread["tid"]),
-                                              thread["kernel_switches"])
+        assert_switches_as_the_kernel_counted(
+            switches.filter(pl.col("tid") == thread["tid"]), thread["kernel_switches"]
+        )
     if not all("kernel_schedstat" in t for t in workers):
-        return   # this kernel keeps no sched_info: the switches are what it counts
+        return  # this kernel keeps no sched_info: the switches are what it counts
     segments = thread_segments(trace, [t["tid"] for t in workers], trace_bounds(trace))
     kernel = sum(t["kernel_schedstat"]["run_delay_ns"] for t in workers)
     counted_by_both = sum(waits_before(segments, t["tid"], t["kernel_schedstat"]["read_end_ns"]) for t in workers)
-    allowed = sum(0.02 * t["kernel_schedstat"]["run_delay_ns"] + 50_000 * t["kernel_schedstat"]["timeslices"]
-                  for t in workers)
+    allowed = sum(
+        0.02 * t["kernel_schedstat"]["run_delay_ns"] + 50_000 * t["kernel_schedstat"]["timeslices"] for t in workers
+    )
     expected = kernel + (recorded_wait_ns - counted_by_both)
     assert abs(monitor_wait_ns - expected) <= allowed + SCHED_RELATIVE * recorded_wait_ns + PER_WAIT_NS * waits, (
-        monitor_wait_ns, kernel, recorded_wait_ns, counted_by_both)
+        monitor_wait_ns,
+        kernel,
+        recorded_wait_ns,
+        counted_by_both,
+    )
 
 
 def within(monitor_ns: float, trace_ns: float, relative: float, per_event_ns: int, events: int) -> bool:
@@ -111,14 +121,23 @@ def test_the_monitor_and_a_recording_of_the_same_run_agree(tmp_path):
     # CPU-bound tokens with a sync each: preemption, run-queue waits, blocks and interrupts all happen. Under
     # a shell that outlives it, so the recording lasts until cudasim's last thread has switched out for good
     # (the dying thread may still wait for the CPU after its parent was told it exited).
-    decode = (f"taskset -c {cpu} {CUDASIM} decode --quiet --tokens 150 --threads 2 --host-us 1000 --kernel-us 2:40 "
-              f"--truth {truth_path}")
+    decode = (
+        f"taskset -c {cpu} {CUDASIM} decode --quiet --tokens 150 --threads 2 --host-us 1000 --kernel-us 2:40 "
+        f"--truth {truth_path}"
+    )
     workload = ["sh", "-c", f"{decode} && sleep {SHELL_OUTLIVES_S}"]
-    with scratch_cgroup(root, "launchgap-monitor-agree") as cgroup, cpu_hog(cpu), \
-            running_monitor("--cgroup", str(cgroup), "--cuda-lib", str(LIBCUDA)) as monitor:
-        proc = subprocess.run([str(RECORDER), "-q", "--cuda-lib", str(LIBCUDA), "-o", str(trace_path), "--", *workload],
-                              capture_output=True,
-                              text=True, timeout=300, preexec_fn=join_cgroup(cgroup))
+    with (
+        scratch_cgroup(root, "launchgap-monitor-agree") as cgroup,
+        cpu_hog(cpu),
+        running_monitor("--cgroup", str(cgroup), "--cuda-lib", str(LIBCUDA)) as monitor,
+    ):
+        proc = subprocess.run(
+            [str(RECORDER), "-q", "--cuda-lib", str(LIBCUDA), "-o", str(trace_path), "--", *workload],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            preexec_fn=join_cgroup(cgroup),
+        )
         assert proc.returncode == 0, proc.stderr
         scrape = monitor.scrape()
     truth = json.loads(truth_path.read_text())
@@ -150,14 +169,19 @@ def test_the_monitor_and_a_recording_of_the_same_run_agree(tmp_path):
     interrupts = int(scrape.total("launchgap_interrupts_total", pid=pid))
     assert interrupts == sum(i["count"] for t in threads for i in t["irqs"])
     recorded = {"preempted": preempted, "runqueue": runqueue, "irq": irq}
-    print(f"waits {waits}, interrupts {interrupts}; monitor vs recording (ns): "
-          + ", ".join(f"{c} {measured[c]:.0f} vs {recorded[c]}" for c in recorded))
-    for cause, bound in (("preempted", (SCHED_RELATIVE, PER_WAIT_NS, waits)),
-                         ("runqueue", (SCHED_RELATIVE, PER_WAIT_NS, waits)),
-                         ("irq", (IRQ_RELATIVE, PER_INTERRUPT_NS, interrupts))):
+    print(
+        f"waits {waits}, interrupts {interrupts}; monitor vs recording (ns): "
+        + ", ".join(f"{c} {measured[c]:.0f} vs {recorded[c]}" for c in recorded)
+    )
+    for cause, bound in (
+        ("preempted", (SCHED_RELATIVE, PER_WAIT_NS, waits)),
+        ("runqueue", (SCHED_RELATIVE, PER_WAIT_NS, waits)),
+        ("irq", (IRQ_RELATIVE, PER_INTERRUPT_NS, interrupts)),
+    ):
         assert within(measured[cause], recorded[cause], *bound), (cause, measured[cause], recorded[cause])
-    assert_agreement_is_the_kernels(trace, process, measured["preempted"] + measured["runqueue"],
-                                    preempted + runqueue, waits)
+    assert_agreement_is_the_kernels(
+        trace, process, measured["preempted"] + measured["runqueue"], preempted + runqueue, waits
+    )
 
     # the GPU-time upper bound: the launching threads' delays between each one's first GPU work and its
     # last launch, which the report bounds the same way without GPU activity (two launching threads: it

@@ -16,7 +16,6 @@ import subprocess
 import time
 import urllib.parse
 import urllib.request
-from pathlib import Path
 
 import pytest
 import yaml
@@ -29,8 +28,7 @@ ALERTS = REPO / "deploy" / "prometheus" / "launchgap-alerts.yaml"
 DAEMONSET = REPO / "deploy" / "kubernetes" / "launchgap-monitor.yaml"
 UNIT = REPO / "deploy" / "systemd" / "launchgap-monitor.service"
 # Grafana's variables, as a query over everything would set them
-GRAFANA_VARIABLES = {"$instance": ".*", "$command": ".*", "$class": ".*", "$__rate_interval": "10s",
-                     "$__range": "5m"}
+GRAFANA_VARIABLES = {"$instance": ".*", "$command": ".*", "$class": ".*", "$__rate_interval": "10s", "$__range": "5m"}
 # series Prometheus makes itself, not the monitor
 PROMETHEUS_SERIES = {"up"}
 PROMETHEUS_READY_S = 60
@@ -114,20 +112,34 @@ def test_prometheus_scraping_the_monitor_answers_every_dashboard_and_alert_query
     cpu = sorted(os.sched_getaffinity(0))[-1]
     with cpu_hog(cpu), running_monitor("--cuda-lib", str(LIBCUDA)) as monitor:
         # a workload beside the hog, so culprits, gaps of every kind and launches exist
-        workload = subprocess.Popen(["taskset", "-c", str(cpu), str(CUDASIM), "decode", "--quiet", "--tokens", "400",
-                                     "--host-us", "1000"], stdout=subprocess.DEVNULL)
+        workload = subprocess.Popen(
+            ["taskset", "-c", str(cpu), str(CUDASIM), "decode", "--quiet", "--tokens", "400", "--host-us", "1000"],
+            stdout=subprocess.DEVNULL,
+        )
         port = free_loopback_port()
         config = tmp_path / "prometheus.yml"
         shutil.copy(ALERTS, tmp_path / ALERTS.name)
         target = monitor.url.split("//")[1].split("/")[0]
-        config.write_text(yaml.safe_dump({
-            "global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
-            "rule_files": [ALERTS.name],
-            "scrape_configs": [{"job_name": "launchgap", "static_configs": [{"targets": [target]}]}],
-        }))
-        server = subprocess.Popen(["prometheus", f"--config.file={config}", f"--storage.tsdb.path={tmp_path / 'tsdb'}",
-                                   f"--web.listen-address=127.0.0.1:{port}"], stdout=subprocess.DEVNULL,
-                                  stderr=subprocess.DEVNULL, start_new_session=True)
+        config.write_text(
+            yaml.safe_dump(
+                {
+                    "global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
+                    "rule_files": [ALERTS.name],
+                    "scrape_configs": [{"job_name": "launchgap", "static_configs": [{"targets": [target]}]}],
+                }
+            )
+        )
+        server = subprocess.Popen(
+            [
+                "prometheus",
+                f"--config.file={config}",
+                f"--storage.tsdb.path={tmp_path / 'tsdb'}",
+                f"--web.listen-address=127.0.0.1:{port}",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
         base = f"http://127.0.0.1:{port}"
         try:
             deadline = time.monotonic() + PROMETHEUS_READY_S
@@ -145,8 +157,9 @@ def test_prometheus_scraping_the_monitor_answers_every_dashboard_and_alert_query
             scrape = monitor.scrape()
             targets = prometheus_api(base, "targets")["data"]["activeTargets"]
             assert [t["health"] for t in targets] == ["up"]
-            results = {expr: prometheus_api(base, "query", query=grafana_to_promql(expr))
-                       for expr in dashboard_queries()}
+            results = {
+                expr: prometheus_api(base, "query", query=grafana_to_promql(expr)) for expr in dashboard_queries()
+            }
             rules = prometheus_api(base, "rules")["data"]["groups"][0]["rules"]
         finally:
             workload.kill()

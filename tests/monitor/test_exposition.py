@@ -16,7 +16,13 @@ import pytest
 
 from tests.conftest import CUDASIM, LIBCUDA, LIBCUDA_THUNK, REAL_LIBCUDA, REPO, needs_real
 from tests.monitor.conftest import (
-    HOG_COMM, cgroup2_root, cpu_hog, join_cgroup, needs_bpf, running_monitor, scratch_cgroup,
+    HOG_COMM,
+    cgroup2_root,
+    cpu_hog,
+    join_cgroup,
+    needs_bpf,
+    running_monitor,
+    scratch_cgroup,
 )
 from tests.recorder.conftest import RECORDER
 
@@ -27,8 +33,14 @@ DOCS = REPO / "docs" / "monitor.md"
 
 def cudasim(tmp_path: Path, *args: str, env: dict | None = None, preexec_fn=None, prefix: tuple[str, ...] = ()) -> dict:
     truth = tmp_path / f"truth-{time.monotonic_ns()}.json"
-    proc = subprocess.run([*prefix, str(CUDASIM), "decode", "--quiet", *args, "--truth", str(truth)],
-                          capture_output=True, text=True, timeout=300, env=env, preexec_fn=preexec_fn)
+    proc = subprocess.run(
+        [*prefix, str(CUDASIM), "decode", "--quiet", *args, "--truth", str(truth)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+        preexec_fn=preexec_fn,
+    )
     assert proc.returncode == 0, proc.stderr
     return json.loads(truth.read_text())
 
@@ -82,8 +94,21 @@ def test_the_page_is_openmetrics_and_every_name_is_documented(tmp_path):
 def test_launches_and_syncs_match_the_ground_truth_exactly(tmp_path):
     """Two processes of two threads each, every launch API and every sync API."""
     with running_monitor("--cuda-lib", str(LIBCUDA)) as monitor:
-        truth = cudasim(tmp_path, "--tokens", "40", "--procs", "2", "--threads", "2", "--launch", "mixed",
-                        "--sync", "mixed", "--api", "driver")
+        truth = cudasim(
+            tmp_path,
+            "--tokens",
+            "40",
+            "--procs",
+            "2",
+            "--threads",
+            "2",
+            "--launch",
+            "mixed",
+            "--sync",
+            "mixed",
+            "--api",
+            "driver",
+        )
         monitor.settle()
         scrape = monitor.scrape()
     assert len(truth["processes"]) == 2
@@ -127,8 +152,9 @@ def test_processes_are_adopted_when_they_initialise_cuda(tmp_path):
 def test_per_thread_series_split_each_process_by_thread(tmp_path):
     truth_path = tmp_path / "truth.json"
     with running_monitor("--cuda-lib", str(LIBCUDA), "--per-thread") as monitor:
-        workload = subprocess.Popen([str(CUDASIM), "decode", "--quiet", "--tokens", "400", "--threads", "2",
-                                     "--truth", str(truth_path)])
+        workload = subprocess.Popen(
+            [str(CUDASIM), "decode", "--quiet", "--tokens", "400", "--threads", "2", "--truth", str(truth_path)]
+        )
         try:
             during = None
             for _ in range(100):
@@ -213,15 +239,19 @@ def test_culprits_name_the_cpu_hog_and_cover_the_waiting(tmp_path):
     cpu = os.sched_getaffinity(0).pop()
     with cpu_hog(cpu) as hog, running_monitor("--cuda-lib", str(LIBCUDA)) as monitor:
         hog_ran = int(Path(f"/proc/{hog.pid}/schedstat").read_text().split()[0])
-        truth = cudasim(tmp_path, "--tokens", "60", "--host-us", "2000", "--kernel-us", "0:0",
-                        prefix=("taskset", "-c", str(cpu)))
+        truth = cudasim(
+            tmp_path, "--tokens", "60", "--host-us", "2000", "--kernel-us", "0:0", prefix=("taskset", "-c", str(cpu))
+        )
         hog_ran = int(Path(f"/proc/{hog.pid}/schedstat").read_text().split()[0]) - hog_ran
         scrape = monitor.scrape()
     pid = str(truth["processes"][0]["pid"])
-    waited = (scrape.total("launchgap_preempted_seconds_total", pid=pid)
-              + scrape.total("launchgap_runqueue_wait_seconds_total", pid=pid))
-    culprits = {(s.labels["culprit"], s.labels["cause"]): s.value
-                for s in scrape.select("launchgap_culprit_seconds_total", pid=pid)}
+    waited = scrape.total("launchgap_preempted_seconds_total", pid=pid) + scrape.total(
+        "launchgap_runqueue_wait_seconds_total", pid=pid
+    )
+    culprits = {
+        (s.labels["culprit"], s.labels["cause"]): s.value
+        for s in scrape.select("launchgap_culprit_seconds_total", pid=pid)
+    }
     assert waited > 0.05, "the hog took no time from the workload"
     # the hog, always runnable on the workload's CPU, is named (whatever else this machine runs), for no more
     # than the kernel counted it on a CPU meanwhile (its schedstat)
@@ -236,8 +266,14 @@ def test_nvidia_s_real_driver_gets_every_probe():
     """NVIDIA's libcuda 535: every driver entry point it defines, and cuInit,
     attached (each on the `je` past the thunk's `cmpl`), none failed. No GPU
     here, so nothing calls them; the attach is what can be checked."""
-    listing = json.loads(subprocess.run([str(RECORDER), "--list-probes", "--cuda-lib", str(REAL_LIBCUDA)],
-                                        capture_output=True, text=True, check=True).stdout)
+    listing = json.loads(
+        subprocess.run(
+            [str(RECORDER), "--list-probes", "--cuda-lib", str(REAL_LIBCUDA)],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+    )
     driver = [p for p in listing["probes"] if p["layer"] == "driver"]
     assert driver and all(p["probe_cost"] == "emulated" for p in driver)
     with running_monitor("--cuda-lib", str(REAL_LIBCUDA), "-p", str(os.getpid())) as monitor:

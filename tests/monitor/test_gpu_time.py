@@ -28,9 +28,9 @@ import os
 from dataclasses import dataclass
 
 from launchgap.trace.schema import DRAIN_API_NAMES, GPU_IDLE_CAUSE_NAMES
+from tests.conftest import LIBCUDA
 from tests.monitor.conftest import cpu_hog, needs_bpf, running_monitor
 from tests.monitor.test_exposition import by_api, cudasim
-from tests.conftest import LIBCUDA
 
 pytestmark = needs_bpf
 
@@ -49,8 +49,16 @@ LAUNCH_BOUND = ("--kernel-us", "2:4", "--tokens", "100")
 # the host step outlasts a tick (250 Hz: 4 ms), so every drained window holds a delay: the tick's
 # interrupt if the thread ran, else the time it waited
 GPU_BOUND_HOST_NS = 5_000_000
-GPU_BOUND = ("--kernel-us", "500:1000", "--launch-ns", "50000", "--tokens", "6",
-             "--host-us", str(GPU_BOUND_HOST_NS // 1000))
+GPU_BOUND = (
+    "--kernel-us",
+    "500:1000",
+    "--launch-ns",
+    "50000",
+    "--tokens",
+    "6",
+    "--host-us",
+    str(GPU_BOUND_HOST_NS // 1000),
+)
 
 
 def table(truth: dict, name: str) -> list[dict]:
@@ -84,14 +92,17 @@ def beside_a_hog(tmp_path, *args: str) -> Observed:
     for name in (LOWER, UPPER):
         assert {s.labels["cause"] for s in scrape.select(name, pid=pid)} == set(CAUSES), f"{name} not exported"
     return Observed(
-        truth=truth, process=process, thread=process["threads"][0],
+        truth=truth,
+        process=process,
+        thread=process["threads"][0],
         launches=sorted(table(truth, "launch"), key=lambda r: r["t_enter_ns"]),
         syncs=sorted(table(truth, "sync"), key=lambda r: r["t_enter_ns"]),
         lower={c: scrape.total(LOWER, pid=pid, cause=c) * 1e9 for c in CAUSES},
         upper={c: scrape.total(UPPER, pid=pid, cause=c) * 1e9 for c in CAUSES},
         blocked=by_api(scrape, "launchgap_blocked_syncs_total", process["pid"]),
         syncs_by_api=by_api(scrape, "launchgap_syncs_total", process["pid"]),
-        launching_threads=scrape.total("launchgap_launching_threads", pid=pid))
+        launching_threads=scrape.total("launchgap_launching_threads", pid=pid),
+    )
 
 
 def idle_gaps(run: Observed) -> list[tuple[int, int]]:
@@ -142,17 +153,21 @@ def check_bounds(run: Observed, host_step_ns: int) -> tuple[float, float, int]:
     unexplained = sum(max(0, end - start - host_step_ns - UNDISTURBED_GAP_NS) for start, end in gaps)
     schedstat = run.thread["kernel_schedstat"]
     waits = run.upper["preempted"] + run.upper["runqueue"]
-    print(f"GPU idle {idle / 1e6:.2f} ms in {len(gaps)} gaps ({unexplained / 1e6:.2f} ms more than the host's own "
-          f"work explains), drained windows {windows / 1e6:.2f} ms; lower {lower / 1e6:.3f} ms "
-          f"{ {c: round(v / 1e6, 3) for c, v in run.lower.items()} }, upper {upper / 1e6:.3f} ms "
-          f"{ {c: round(v / 1e6, 3) for c, v in run.upper.items()} }; run_delay {schedstat['run_delay_ns'] / 1e6:.2f} ms")
+    print(
+        f"GPU idle {idle / 1e6:.2f} ms in {len(gaps)} gaps ({unexplained / 1e6:.2f} ms more than the host's own "
+        f"work explains), drained windows {windows / 1e6:.2f} ms; lower {lower / 1e6:.3f} ms "
+        f"{ {c: round(v / 1e6, 3) for c, v in run.lower.items()} }, upper {upper / 1e6:.3f} ms "
+        f"{ {c: round(v / 1e6, 3) for c, v in run.upper.items()} }; run_delay {schedstat['run_delay_ns'] / 1e6:.2f} ms"
+    )
     assert run.launching_threads == 1
     for cause in CAUSES:
         assert 0 <= run.lower[cause] <= run.upper[cause], cause
     assert windows <= idle
     assert lower <= windows
     assert unexplained <= upper
-    assert waits <= schedstat["run_delay_ns"] * (1 + SCHEDSTAT_RELATIVE) + SCHEDSTAT_PER_RUN_NS * schedstat["timeslices"]
+    assert (
+        waits <= schedstat["run_delay_ns"] * (1 + SCHEDSTAT_RELATIVE) + SCHEDSTAT_PER_RUN_NS * schedstat["timeslices"]
+    )
     return lower, upper, unexplained
 
 

@@ -12,8 +12,6 @@ import subprocess
 import time
 from pathlib import Path
 
-import pytest
-
 from tests.conftest import LIBCUDA
 from tests.monitor.conftest import needs_bpf, parse, running_monitor
 
@@ -122,9 +120,25 @@ def test_thousands_of_idle_connections_from_a_user_take_no_threads_and_are_close
     once and the rest when their request timeout ends, each counted."""
     with running_monitor("--cuda-lib", str(LIBCUDA)) as monitor:
         host, port = address(monitor)
-        client = subprocess.Popen(["runuser", "-u", "nobody", "--", SYSTEM_PYTHON, "-c", _IDLE_CLIENT, host, str(port),
-                                   str(IDLE_CONNECTIONS)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-                                  cwd="/", start_new_session=True)
+        client = subprocess.Popen(
+            [
+                "runuser",
+                "-u",
+                "nobody",
+                "--",
+                SYSTEM_PYTHON,
+                "-c",
+                _IDLE_CLIENT,
+                host,
+                str(port),
+                str(IDLE_CONNECTIONS),
+            ],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd="/",
+            start_new_session=True,
+        )
 
         def answer() -> int:
             ready, _, _ = select.select([client.stdout], [], [], 300)
@@ -223,7 +237,7 @@ def test_every_path_answers_as_before_and_a_connection_carries_several_requests(
             while chunk := s.recv(65536):
                 received += chunk
         status, fields, rest = split_response(received)
-        first, second = rest[:int(fields["content-length"])], rest[int(fields["content-length"]):]
+        first, second = rest[: int(fields["content-length"])], rest[int(fields["content-length"]) :]
         assert (status, first) == (200, INDEX)
         status, fields, page = split_response(second)
         assert status == 200 and int(fields["content-length"]) == len(page)

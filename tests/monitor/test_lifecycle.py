@@ -16,7 +16,14 @@ import pytest
 
 from tests.conftest import CUDASIM, LIBCUDA, ODD_NAME, ODD_NAME_SHOWN, REPO
 from tests.monitor.conftest import (
-    MONITOR, Monitor, cgroup2_root, join_cgroup, loaded_maps, monitor_programs, needs_bpf, running_monitor,
+    MONITOR,
+    Monitor,
+    cgroup2_root,
+    join_cgroup,
+    loaded_maps,
+    monitor_programs,
+    needs_bpf,
+    running_monitor,
     scratch_cgroup,
 )
 
@@ -59,8 +66,9 @@ def our_map(maps: dict[str, dict], name: str) -> dict:
 
 
 def map_dump(map_id: int) -> list:
-    out = subprocess.run(["bpftool", "-j", "map", "dump", "id", str(map_id)], capture_output=True, text=True,
-                         check=True).stdout
+    out = subprocess.run(
+        ["bpftool", "-j", "map", "dump", "id", str(map_id)], capture_output=True, text=True, check=True
+    ).stdout
     return json.loads(out)
 
 
@@ -73,9 +81,12 @@ def test_memory_is_fixed_and_exited_threads_leave_nothing_in_the_kernel(tmp_path
     if root is None:
         pytest.skip("no cgroup v2 hierarchy is mounted here")
     runs = 20
-    with scratch_cgroup(root, "launchgap-monitor-churn") as cgroup, \
-            running_monitor("--cgroup", str(cgroup), "--cuda-lib", str(LIBCUDA), "--max-threads", "256",
-                            "--max-processes", "256") as monitor:
+    with (
+        scratch_cgroup(root, "launchgap-monitor-churn") as cgroup,
+        running_monitor(
+            "--cgroup", str(cgroup), "--cuda-lib", str(LIBCUDA), "--max-threads", "256", "--max-processes", "256"
+        ) as monitor,
+    ):
         maps = our_maps()
         assert maps["threads"]["max_entries"] == 256
         assert maps["retired"]["max_entries"] == 256
@@ -83,9 +94,25 @@ def test_memory_is_fixed_and_exited_threads_leave_nothing_in_the_kernel(tmp_path
         truths = []
         for run in range(runs):
             truth = tmp_path / f"truth-{run}.json"
-            proc = subprocess.run([str(CUDASIM), "decode", "--quiet", "--tokens", "2", "--threads", "3", "--procs", "3",
-                                   "--truth", str(truth)], capture_output=True, text=True, timeout=120,
-                                  preexec_fn=join_cgroup(cgroup))
+            proc = subprocess.run(
+                [
+                    str(CUDASIM),
+                    "decode",
+                    "--quiet",
+                    "--tokens",
+                    "2",
+                    "--threads",
+                    "3",
+                    "--procs",
+                    "3",
+                    "--truth",
+                    str(truth),
+                ],
+                capture_output=True,
+                text=True,
+                timeout=120,
+                preexec_fn=join_cgroup(cgroup),
+            )
             assert proc.returncode == 0, proc.stderr
             truths.append(json.loads(truth.read_text()))
         monitor.settle(3.5)  # two sweeps: exited processes' counters are taken from the kernel
@@ -111,12 +138,18 @@ def test_a_full_thread_map_is_counted_never_silent(tmp_path):
     root = cgroup2_root()
     if root is None:
         pytest.skip("no cgroup v2 hierarchy is mounted here")
-    with scratch_cgroup(root, "launchgap-monitor-full") as cgroup, \
-            running_monitor("--cgroup", str(cgroup), "--cuda-lib", str(LIBCUDA), "--max-threads", "2") as monitor:
+    with (
+        scratch_cgroup(root, "launchgap-monitor-full") as cgroup,
+        running_monitor("--cgroup", str(cgroup), "--cuda-lib", str(LIBCUDA), "--max-threads", "2") as monitor,
+    ):
         truth_path = tmp_path / "truth.json"
-        proc = subprocess.run([str(CUDASIM), "decode", "--quiet", "--tokens", "20", "--threads", "4",
-                               "--truth", str(truth_path)], capture_output=True, text=True, timeout=120,
-                              preexec_fn=join_cgroup(cgroup))
+        proc = subprocess.run(
+            [str(CUDASIM), "decode", "--quiet", "--tokens", "20", "--threads", "4", "--truth", str(truth_path)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            preexec_fn=join_cgroup(cgroup),
+        )
         assert proc.returncode == 0, proc.stderr
         scrape = monitor.scrape()
     truth = json.loads(truth_path.read_text())["totals"]
@@ -172,8 +205,12 @@ def test_a_process_named_in_bytes_is_watched_and_named_as_the_trace_names_it(tmp
     truth_path = tmp_path / "truth.json"
     env = {**os.environ, "LD_LIBRARY_PATH": str(LIBCUDA.parent)}
     with running_monitor("--cuda-lib", str(LIBCUDA)) as monitor:
-        proc = subprocess.run([str(odd), "decode", "--quiet", "--tokens", "200", "--host-us", "5000",
-                               "--truth", str(truth_path)], env=env, capture_output=True, timeout=300)
+        proc = subprocess.run(
+            [str(odd), "decode", "--quiet", "--tokens", "200", "--host-us", "5000", "--truth", str(truth_path)],
+            env=env,
+            capture_output=True,
+            timeout=300,
+        )
         assert proc.returncode == 0, proc.stderr
         monitor.settle()
         scrape = monitor.scrape()

@@ -133,8 +133,12 @@ def pushed_series(request: ExportMetricsServiceRequest) -> dict:
 
 def scraped_series(scrape) -> dict:
     """The page, in the shape of pushed_series, by the names Prometheus stores."""
-    kinds = {"counter": ("sum", True, "_total"), "gauge": ("gauge", None, ""), "info": ("sum", False, "_info"),
-             "histogram": ("histogram", None, "")}
+    kinds = {
+        "counter": ("sum", True, "_total"),
+        "gauge": ("gauge", None, ""),
+        "info": ("sum", False, "_info"),
+        "histogram": ("histogram", None, ""),
+    }
     out = {}
     for name, family in scrape.families.items():
         if not family.samples:
@@ -161,23 +165,29 @@ def scraped_series(scrape) -> dict:
 
 def cudasim(tmp_path: Path, *args: str) -> dict:
     truth = tmp_path / "truth.json"
-    proc = subprocess.run([str(CUDASIM), "decode", "--quiet", *args, "--truth", str(truth)],
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [str(CUDASIM), "decode", "--quiet", *args, "--truth", str(truth)], capture_output=True, text=True, timeout=300
+    )
     assert proc.returncode == 0, proc.stderr
     return json.loads(truth.read_text())
 
 
 def test_a_push_carries_the_names_units_types_labels_and_values_of_the_page(tmp_path):
-    with receiver_on_loopback() as receiver, \
-            running_monitor("--cuda-lib", str(LIBCUDA), "--otlp-endpoint", receiver.url,
-                            "--otlp-interval", "0.5") as monitor:
+    with (
+        receiver_on_loopback() as receiver,
+        running_monitor(
+            "--cuda-lib", str(LIBCUDA), "--otlp-endpoint", receiver.url, "--otlp-interval", "0.5"
+        ) as monitor,
+    ):
         truth = cudasim(tmp_path, "--tokens", "30", "--threads", "2", "--launch", "mixed")
         # the process has exited: once the sweeps have taken its threads' counters, they stay as they are
         monitor.settle()
         before_ns = time.time_ns()
         before = monitor.scrape()
-        wait_for("a push of a page taken after the scrape", lambda: any(
-            taken_at(r) > before_ns for _, _, r in list(receiver.requests)))
+        wait_for(
+            "a push of a page taken after the scrape",
+            lambda: any(taken_at(r) > before_ns for _, _, r in list(receiver.requests)),
+        )
         after = monitor.scrape()
         after_ns = time.time_ns()
         assert monitor.stop() == 0
@@ -210,16 +220,27 @@ def test_a_push_carries_the_names_units_types_labels_and_values_of_the_page(tmp_
     # cudasim's series all stood still: they are among those compared, and equal its truth
     process = truth["processes"][0]
     pid = str(process["pid"])
-    cudasim_series = {(name, labels) for name, (_, _, _, values) in last.items() for labels in values
-                      if ("pid", pid) in labels}
+    cudasim_series = {
+        (name, labels) for name, (_, _, _, values) in last.items() for labels in values if ("pid", pid) in labels
+    }
     assert {name for name, _ in cudasim_series} >= {
-        "launchgap_kernel_launches_total", "launchgap_syncs_total", "launchgap_sync_seconds_total",
-        "launchgap_preempted_seconds_total", "launchgap_runqueue_wait_seconds_total", "launchgap_irq_seconds_total",
-        "launchgap_context_switches_total", "launchgap_launch_gap_seconds", "launchgap_threads",
-        "launchgap_gpu_idle_caused_upper_seconds_total"}
+        "launchgap_kernel_launches_total",
+        "launchgap_syncs_total",
+        "launchgap_sync_seconds_total",
+        "launchgap_preempted_seconds_total",
+        "launchgap_runqueue_wait_seconds_total",
+        "launchgap_irq_seconds_total",
+        "launchgap_context_switches_total",
+        "launchgap_launch_gap_seconds",
+        "launchgap_threads",
+        "launchgap_gpu_idle_caused_upper_seconds_total",
+    }
     assert cudasim_series <= compared
-    launches = {dict(labels)["api"]: value for labels, value in pushed["launchgap_kernel_launches_total"][3].items()
-                if ("pid", pid) in labels}
+    launches = {
+        dict(labels)["api"]: value
+        for labels, value in pushed["launchgap_kernel_launches_total"][3].items()
+        if ("pid", pid) in labels
+    }
     assert launches == process["launches_by_api"]
     assert last["launchgap_monitor_otlp_pushes_total"][3][(("result", "ok"),)] >= 1
 
@@ -245,8 +266,9 @@ def failing_pushes(receiver: Receiver, monitor) -> None:
 def test_a_failed_push_is_counted_said_once_for_each_kind_and_never_holds_up_the_page():
     with receiver_on_loopback() as receiver:
         receiver.mode = "reject"
-        with running_monitor("--otlp-endpoint", receiver.url, "--otlp-interval", "0.2", "--otlp-timeout", "3") \
-                as monitor:
+        with running_monitor(
+            "--otlp-endpoint", receiver.url, "--otlp-interval", "0.2", "--otlp-timeout", "3"
+        ) as monitor:
             failing_pushes(receiver, monitor)
             stderr = monitor.stderr()
             assert monitor.stop() == 0
@@ -254,8 +276,11 @@ def test_a_failed_push_is_counted_said_once_for_each_kind_and_never_holds_up_the
     kinds = Counter(line.split(" failed (")[1].split(")")[0] for line in warnings)
     # each kind once, however often it happened (a push caught by the receiver's shutdown may end malformed)
     assert set(kinds.values()) == {1}, warnings
-    assert {"busy", "connect", "rejected", "timeout"} <= set(kinds) <= {"busy", "connect", "rejected", "timeout",
-                                                                         "malformed"}, warnings
+    assert (
+        {"busy", "connect", "rejected", "timeout"}
+        <= set(kinds)
+        <= {"busy", "connect", "rejected", "timeout", "malformed"}
+    ), warnings
     rejected = next(line for line in warnings if "(rejected)" in line)
     assert "the collector answered 400 Bad Request: bad data" in rejected
     assert receiver.requests == []

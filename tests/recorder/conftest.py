@@ -10,11 +10,15 @@ import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from launchgap.trace import Trace, read_trace
 from tests.conftest import CUDASIM, LIBCUDA, LIBCUDA_THUNK, REPO, directory_in_tmp
+
+if TYPE_CHECKING:
+    import polars as pl
 
 RECORDER = REPO / "recorder" / "target" / "release" / "launchgap-record"
 STORM = REPO / "workloads" / "storm" / "build" / "storm"
@@ -49,15 +53,25 @@ class Recording:
 def record(tmp_path: Path):
     """Runs the recorder on a command; returns its trace and cudasim's truth if any."""
 
-    def run(command: list[str], *recorder_args: str, truth: bool = True, check: bool = True,
-            env: dict | None = None, preexec_fn=None) -> Recording:
+    def run(
+        command: list[str],
+        *recorder_args: str,
+        truth: bool = True,
+        check: bool = True,
+        env: dict | None = None,
+        preexec_fn=None,
+    ) -> Recording:
         out = tmp_path / "run.lg"
         truth_path = tmp_path / "truth.json"
         if truth:
             command = [*command, "--truth", str(truth_path)]
         proc = subprocess.run(
             [str(RECORDER), "-o", str(out), *recorder_args, "--", *command],
-            capture_output=True, text=True, timeout=300, env=env, preexec_fn=preexec_fn,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env=env,
+            preexec_fn=preexec_fn,
         )
         if check:
             assert proc.returncode == 0, proc.stderr
@@ -85,8 +99,12 @@ def assert_switches_as_the_kernel_counted(mine, counters: dict) -> None:
     before = mine.filter(pl.col("ts_ns") < counters["read_start_ns"])
     by_end = mine.filter(pl.col("ts_ns") <= counters["read_end_ns"])
     for kind, recorded in (("voluntary", pl.col("voluntary")), ("nonvoluntary", ~pl.col("voluntary"))):
-        assert before.filter(recorded).height <= counters[kind] <= by_end.filter(recorded).height, \
-            (kind, before.filter(recorded).height, by_end.filter(recorded).height, counters)
+        assert before.filter(recorded).height <= counters[kind] <= by_end.filter(recorded).height, (
+            kind,
+            before.filter(recorded).height,
+            by_end.filter(recorded).height,
+            counters,
+        )
 
 
 def cudasim_command(*args: str, binary: Path = CUDASIM) -> list[str]:
@@ -137,5 +155,7 @@ def assert_same_launches(recorded: pl.DataFrame, expected: pl.DataFrame) -> None
     ours, theirs = recorded.select(columns), expected.select(columns)
     assert ours.height == theirs.height
     differ = ours.with_row_index("i").filter(pl.any_horizontal(pl.col(c) != theirs[c] for c in columns))
-    assert differ.height == 0, (f"{differ.height} of {ours.height} launches differ, first at {differ['i'][0]}: "
-                                f"{ours.row(differ['i'][0])} recorded, {theirs.row(differ['i'][0])} launched")
+    assert differ.height == 0, (
+        f"{differ.height} of {ours.height} launches differ, first at {differ['i'][0]}: "
+        f"{ours.row(differ['i'][0])} recorded, {theirs.row(differ['i'][0])} launched"
+    )

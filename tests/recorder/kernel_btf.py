@@ -50,20 +50,20 @@ class Btf:
         if magic != MAGIC:
             raise ValueError("not raw BTF")
         self.version, self.flags = version, flags
-        self.extra_header = raw[HEADER.size:hdr_len]
+        self.extra_header = raw[HEADER.size : hdr_len]
         body = raw[hdr_len:]
-        self.strings = bytearray(body[str_off:str_off + str_len])
-        types = body[type_off:type_off + type_len]
+        self.strings = bytearray(body[str_off : str_off + str_len])
+        types = body[type_off : type_off + type_len]
         self.types: list[Type] = []  # type id N is self.types[N - 1]
         at = 0
         while at < len(types):
             name_off, info, size_or_type = struct.unpack_from("<III", types, at)
             kind, vlen = (info >> 24) & 0x1F, info & 0xFFFF
             at += 12
-            tail = types[at:at + TAIL.get(kind, 0)]
+            tail = types[at : at + TAIL.get(kind, 0)]
             at += len(tail)
             width = RECORD.get(kind, 0)
-            records = [types[at + i * width:at + (i + 1) * width] for i in range(vlen if width else 0)]
+            records = [types[at + i * width : at + (i + 1) * width] for i in range(vlen if width else 0)]
             at += width * len(records)
             self.types.append(Type(name_off, kind, bool(info >> 31), size_or_type, tail, records))
 
@@ -78,7 +78,7 @@ class Btf:
         path.write_bytes(header + self.extra_header + types + bytes(self.strings))
 
     def text(self, offset: int) -> str:
-        return self.strings[offset:self.strings.index(b"\0", offset)].decode()
+        return self.strings[offset : self.strings.index(b"\0", offset)].decode()
 
     def string(self, text: str) -> int:
         """The offset of TEXT in the string section, added at its end if new."""

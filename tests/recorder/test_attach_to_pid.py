@@ -23,8 +23,12 @@ def record_running_cudasim(tmp_path, cudasim_args: list[str], settle_s: float, *
     workload = subprocess.Popen(cudasim_command(*cudasim_args, "--truth", str(truth_path)), stdout=subprocess.DEVNULL)
     try:
         time.sleep(settle_s)
-        proc = subprocess.run([str(RECORDER), "-q", "-o", str(out), "-p", str(workload.pid), *recorder_args],
-                              capture_output=True, text=True, timeout=120)
+        proc = subprocess.run(
+            [str(RECORDER), "-q", "-o", str(out), "-p", str(workload.pid), *recorder_args],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert proc.returncode == 0, proc.stderr
         assert workload.wait(timeout=120) == 0
     finally:
@@ -58,8 +62,9 @@ def test_launches_staged_when_the_recording_stops_are_written(tmp_path):
     or at exit). A thread that launched 100 times and then sleeps holds 4
     staged launches whenever the recording stops: they must be written too."""
     # attached while asleep after its first 100 launches
-    trace, truth = record_running_cudasim(tmp_path, ["--tokens", "1", "--stall-every", "100", "--stall-us", "500000"],
-                                          0.2, "--duration", "0.7")
+    trace, truth = record_running_cudasim(
+        tmp_path, ["--tokens", "1", "--stall-every", "100", "--stall-us", "500000"], 0.2, "--duration", "0.7"
+    )
     assert trace.end["stop_reason"] == "the duration elapsed"
     expected = pl.DataFrame(truth["launches"], schema=truth["launch_columns"], orient="row").sort("seq")
     recorded = trace.of(Event.LAUNCH).sort("ts_ns")
@@ -71,5 +76,7 @@ def test_launches_staged_when_the_recording_stops_are_written(tmp_path):
     may = expected.filter((pl.col("t_enter_ns") > detaching) & (pl.col("t_enter_ns") <= trace.end["end_ns"]))
     assert must.height >= 100
     assert must.height <= recorded.height <= must.height + may.height
-    assert recorded.head(must.height).select("grid_x", "block_x", "shared_mem").rows() == \
-        must.select("grid_x", "block_x", "shared_mem").rows()
+    assert (
+        recorded.head(must.height).select("grid_x", "block_x", "shared_mem").rows()
+        == must.select("grid_x", "block_x", "shared_mem").rows()
+    )

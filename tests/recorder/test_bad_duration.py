@@ -18,29 +18,44 @@ pytestmark = needs_bpf
 def test_a_bad_duration_is_one_line_and_nothing_runs(tmp_path, value):
     marker, out = tmp_path / "ran", tmp_path / "x.lg"
     before = our_programs_loaded()
-    proc = subprocess.run([str(RECORDER), "-o", str(out), f"--duration={value}", "--", "touch", str(marker)],
-                          capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [str(RECORDER), "-o", str(out), f"--duration={value}", "--", "touch", str(marker)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1, proc.stderr
-    assert lines[0].startswith(f"launchgap-record: invalid value '{value}' for '--duration <SECS>': use a number of seconds")
+    assert lines[0].startswith(
+        f"launchgap-record: invalid value '{value}' for '--duration <SECS>': use a number of seconds"
+    )
     assert not marker.exists()
     assert not out.exists()
     assert our_programs_loaded() == before
 
 
 def test_a_negative_duration_as_a_separate_word_is_the_same_line(tmp_path):
-    proc = subprocess.run([str(RECORDER), "-o", str(tmp_path / "x.lg"), "--duration", "-1", "--", "true"],
-                          capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [str(RECORDER), "-o", str(tmp_path / "x.lg"), "--duration", "-1", "--", "true"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 2
-    assert proc.stderr.strip() == ("launchgap-record: invalid value '-1' for '--duration <SECS>': "
-                                   "use a number of seconds above 0, e.g. 10 or 0.5")
+    assert proc.stderr.strip() == (
+        "launchgap-record: invalid value '-1' for '--duration <SECS>': use a number of seconds above 0, e.g. 10 or 0.5"
+    )
 
 
 def test_a_good_duration_stops_the_recording_and_the_command_keeps_running(tmp_path):
     out = tmp_path / "x.lg"
-    proc = subprocess.run([str(RECORDER), "-o", str(out), "--duration", "0.3", "--", "sh", "-c", "sleep 1.5; exit 4"],
-                          capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [str(RECORDER), "-o", str(out), "--duration", "0.3", "--", "sh", "-c", "sleep 1.5; exit 4"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 4, proc.stderr
     trace = read_trace(out)
     assert trace.end["stop_reason"] == "the duration elapsed"

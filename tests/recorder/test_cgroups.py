@@ -15,9 +15,9 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 import polars as pl
 import pytest
@@ -60,8 +60,9 @@ def hierarchy_root(hierarchy: str) -> Path | None:
 
 
 def _own_v2_cgroup() -> str | None:
-    return next((line[3:] for line in Path("/proc/self/cgroup").read_text().splitlines() if line.startswith("0::")),
-                None)
+    return next(
+        (line[3:] for line in Path("/proc/self/cgroup").read_text().splitlines() if line.startswith("0::")), None
+    )
 
 
 def _why_not(hierarchy: str) -> str | None:
@@ -73,8 +74,10 @@ def _why_not(hierarchy: str) -> str | None:
     return None
 
 
-HIERARCHIES = [pytest.param(h, marks=pytest.mark.skipif(_why_not(h) is not None, reason=_why_not(h) or ""))
-               for h in ("v2", "v1_cpu")]
+HIERARCHIES = [
+    pytest.param(h, marks=pytest.mark.skipif(_why_not(h) is not None, reason=_why_not(h) or ""))
+    for h in ("v2", "v1_cpu")
+]
 
 
 def _procs(cgroup: Path) -> list[str]:
@@ -114,8 +117,10 @@ def made_cgroups(root: Path, *relative: str) -> Iterator[dict[str, Path]]:
     assert not top.exists(), f"{top} was left behind"
 
 
-_HOG = ("import ctypes, os, sys; ctypes.CDLL(None).prctl(15, sys.argv[1].encode(), 0, 0, 0); "
-        "os.sched_setaffinity(0, {int(sys.argv[2])})\nwhile True: pass")
+_HOG = (
+    "import ctypes, os, sys; ctypes.CDLL(None).prctl(15, sys.argv[1].encode(), 0, 0, 0); "
+    "os.sched_setaffinity(0, {int(sys.argv[2])})\nwhile True: pass"
+)
 
 
 @contextmanager
@@ -125,11 +130,17 @@ def hogs_in(placed: dict[str, Path], cpu: int) -> Iterator[dict[str, subprocess.
     started: dict[str, subprocess.Popen] = {}
     try:
         for name, cgroup in placed.items():
+
             def join(cgroup: Path = cgroup) -> None:
                 (cgroup / "cgroup.procs").write_text(str(os.getpid()))
-            started[name] = subprocess.Popen([sys.executable, "-c", _HOG, name, str(cpu)], preexec_fn=join,
-                                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                             start_new_session=True)
+
+            started[name] = subprocess.Popen(
+                [sys.executable, "-c", _HOG, name, str(cpu)],
+                preexec_fn=join,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+            )
         time.sleep(0.5)
         for name, hog in started.items():
             assert hog.poll() is None, f"the hog {name} did not start"
@@ -146,8 +157,16 @@ def hogs_in(placed: dict[str, Path], cpu: int) -> Iterator[dict[str, subprocess.
 
 def record_beside(record, cpu: int, *recorder_args: str, tokens: int = 120):
     """cudasim pinned to CPU (host work between launches, so the hogs preempt it), recorded."""
-    return record(["taskset", "-c", str(cpu), *cudasim_command("--tokens", str(tokens), "--host-us", "1000",
-                                                               "--kernel-us", "0:0")], *recorder_args, truth=False)
+    return record(
+        [
+            "taskset",
+            "-c",
+            str(cpu),
+            *cudasim_command("--tokens", str(tokens), "--host-us", "1000", "--kernel-us", "0:0"),
+        ],
+        *recorder_args,
+        truth=False,
+    )
 
 
 def task_rows(culprits, pid: int) -> dict[str, int]:
@@ -186,8 +205,11 @@ def cgroup_rows(rows, path: str) -> dict[str, int]:
 def same_time(grouped: dict[str, int], own: dict[str, int]) -> bool:
     """A cgroup's rows hold the task's time for each cause the task's rows show (they are the top ten of the
     trace: a small row of the hog's may be past them), and no cause that is not a task's own."""
-    return bool(own) and all(grouped.get(cause) == ns for cause, ns in own.items()) \
+    return (
+        bool(own)
+        and all(grouped.get(cause) == ns for cause, ns in own.items())
         and set(grouped) <= {"preempted", "runqueue"}
+    )
 
 
 def relative(cgroup: Path, hierarchy: str) -> str:
@@ -198,8 +220,10 @@ def relative(cgroup: Path, hierarchy: str) -> str:
 def test_culprits_grouped_by_cgroup_name_each_hogs_cgroup_with_its_time(record, tmp_path, hierarchy):
     cpu = sorted(os.sched_getaffinity(0))[0]
     root = hierarchy_root(hierarchy)
-    with made_cgroups(root, "pod-a", "pod-b") as made, \
-            hogs_in({"lg-hog-a": made["pod-a"], "lg-hog-b": made["pod-b"]}, cpu) as hogs:
+    with (
+        made_cgroups(root, "pod-a", "pod-b") as made,
+        hogs_in({"lg-hog-a": made["pod-a"], "lg-hog-b": made["pod-b"]}, cpu) as hogs,
+    ):
         run = record_beside(record, cpu, "--gpu-activity")
         paths = {name: relative(made[f"pod-{name[-1]}"], hierarchy) for name in hogs}
         pids = {name: hog.pid for name, hog in hogs.items()}
@@ -241,12 +265,20 @@ def test_culprits_grouped_by_cgroup_name_each_hogs_cgroup_with_its_time(record, 
         assert same_time(cgroup_rows(g.culprits_by_cgroup, paths[name]), own), name
 
     # the command line: the grouped table on the terminal, the same rows in --json
-    shown = subprocess.run([*CLI, "report", str(trace.path), "--culprits-by", "cgroup"], capture_output=True,
-                           text=True, timeout=600, env={**os.environ, "COLUMNS": "400"})
+    shown = subprocess.run(
+        [*CLI, "report", str(trace.path), "--culprits-by", "cgroup"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "COLUMNS": "400"},
+    )
     assert shown.returncode == 0, shown.stderr
     assert paths["lg-hog-a"] in shown.stdout and paths["lg-hog-b"] in shown.stdout
-    as_json = json.loads(subprocess.run([*CLI, "report", str(trace.path), "--json"], capture_output=True, text=True,
-                                        timeout=600, check=True).stdout)
+    as_json = json.loads(
+        subprocess.run(
+            [*CLI, "report", str(trace.path), "--json"], capture_output=True, text=True, timeout=600, check=True
+        ).stdout
+    )
     assert as_json["taken"]["culprits_by_cgroup"] == [r.to_json() for r in by_cgroup]
 
 
@@ -264,14 +296,21 @@ def test_diff_compares_culprits_by_cgroup(record, tmp_path, hierarchy):
         with hogs_in({"lg-hog-a": made["pod-a"]}, cpu):
             second = record_beside(record, cpu).trace
     report_a, report_b = build_report(read_trace(moved)), build_report(second)
-    out = subprocess.run([*CLI, "diff", str(moved), str(second.path), "--culprits-by", "cgroup", "--json"],
-                         capture_output=True, text=True, timeout=900)
+    out = subprocess.run(
+        [*CLI, "diff", str(moved), str(second.path), "--culprits-by", "cgroup", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert out.returncode == 0, out.stderr
     rows = json.loads(out.stdout)["culprits_by_cgroup"]
     for side in ("cpu", "gpu"):
         got = {(r["cgroup"], r["cause"]): (r["a_ns"], r["b_ns"]) for r in rows[side]}
-        sides = ((report_a.taken.culprits_by_cgroup, report_b.taken.culprits_by_cgroup) if side == "cpu" else
-                 (report_a.gpu_time.culprits_by_cgroup, report_b.gpu_time.culprits_by_cgroup))
+        sides = (
+            (report_a.taken.culprits_by_cgroup, report_b.taken.culprits_by_cgroup)
+            if side == "cpu"
+            else (report_a.gpu_time.culprits_by_cgroup, report_b.gpu_time.culprits_by_cgroup)
+        )
         for path in (path_a, path_b):
             a, b = cgroup_rows(sides[0], path), cgroup_rows(sides[1], path)
             for cause in set(a) | set(b):
@@ -279,8 +318,13 @@ def test_diff_compares_culprits_by_cgroup(record, tmp_path, hierarchy):
         # the second hog was gone from B: its cgroup took nothing there
         assert sum(cgroup_rows(sides[0], path_b).values()) > 0
         assert cgroup_rows(sides[1], path_b) == {}
-    shown = subprocess.run([*CLI, "diff", str(moved), str(second.path), "--culprits-by", "cgroup"],
-                           capture_output=True, text=True, timeout=900, env={**os.environ, "COLUMNS": "400"})
+    shown = subprocess.run(
+        [*CLI, "diff", str(moved), str(second.path), "--culprits-by", "cgroup"],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env={**os.environ, "COLUMNS": "400"},
+    )
     assert shown.returncode == 0 and path_a in shown.stdout, shown.stderr
 
 
@@ -310,14 +354,24 @@ def test_a_container_started_while_recording_is_named_by_its_pod_and_container(t
         os.kill(hog_pid, signal.SIGSTOP)
         _stopped(hog_pid)
         recorder = subprocess.Popen(
-            [str(REPO / "recorder" / "target" / "release" / "launchgap-record"), "-o", str(out), "--",
-             "taskset", "-c", str(cpu),
-             *cudasim_command("--tokens", "3000", "--host-us", "1000", "--kernel-us", "0:0")],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
+            [
+                str(REPO / "recorder" / "target" / "release" / "launchgap-record"),
+                "-o",
+                str(out),
+                "--",
+                "taskset",
+                "-c",
+                str(cpu),
+                *cudasim_command("--tokens", "3000", "--host-us", "1000", "--kernel-us", "0:0"),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
         try:
             deadline = time.monotonic() + 120
-            while not (out.parent / f".{out.name}.partial-{recorder.pid}" / "meta.json").exists() \
-                    and not out.exists():
+            while not (out.parent / f".{out.name}.partial-{recorder.pid}" / "meta.json").exists() and not out.exists():
                 assert time.monotonic() < deadline and recorder.poll() is None, "the recorder never started tracing"
                 time.sleep(0.05)
             with made_cgroups(root, container) as made:
@@ -337,7 +391,8 @@ def test_a_container_started_while_recording_is_named_by_its_pod_and_container(t
                 recorder.wait()
     trace = read_trace(out)
     named = trace.of(Event.CGROUP, "ts_ns", "hierarchy", "cgroup_id", "cgroup_path", "container_id", "pod").filter(
-        pl.col("cgroup_path") == path)
+        pl.col("cgroup_path") == path
+    )
     assert named.height == 1 and named["ts_ns"][0] > trace.meta["start_ns"], "not named by cgroup_mkdir"
     assert (named["hierarchy"][0], named["cgroup_id"][0]) == (hierarchy, inode)
     assert (named["container_id"][0], named["pod"][0]) == (CONTAINER_ID, POD_UID)
@@ -355,8 +410,10 @@ def test_a_container_started_while_recording_is_named_by_its_pod_and_container(t
 
 
 def test_grouping_a_trace_without_cgroups_is_refused_in_one_line():
-    for command in (["report", str(OLD_TRACE), "--culprits-by", "cgroup"],
-                    ["diff", str(OLD_TRACE), str(OLD_TRACE), "--culprits-by", "cgroup"]):
+    for command in (
+        ["report", str(OLD_TRACE), "--culprits-by", "cgroup"],
+        ["diff", str(OLD_TRACE), str(OLD_TRACE), "--culprits-by", "cgroup"],
+    ):
         out = subprocess.run([*CLI, *command], capture_output=True, text=True, timeout=300)
         lines = out.stderr.strip().splitlines()
         assert out.returncode != 0 and len(lines) == 1, out.stderr
@@ -374,8 +431,19 @@ def test_cgroups_named_with_bytes_that_are_not_utf8_keep_them_escaped(tmp_path):
     before, during = os.fsdecode(b"lg\xffa"), os.fsdecode(b"lg\xfea")
     out = tmp_path / "odd.lg"
     with made_cgroups(root, before) as early:
-        recorder = subprocess.Popen([str(REPO / "recorder" / "target" / "release" / "launchgap-record"), "-q", "-o",
-                                     str(out), "--", "sleep", "2"], stderr=subprocess.PIPE, text=True)
+        recorder = subprocess.Popen(
+            [
+                str(REPO / "recorder" / "target" / "release" / "launchgap-record"),
+                "-q",
+                "-o",
+                str(out),
+                "--",
+                "sleep",
+                "2",
+            ],
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         try:
             deadline = time.monotonic() + 120
             while not (out.parent / f".{out.name}.partial-{recorder.pid}" / "meta.json").exists():

@@ -50,9 +50,24 @@ def test_the_standin_allows_one_subscriber_as_cupti_does():
 
 def test_the_client_alone_gets_every_kernel_of_its_window(tmp_path):
     truth_path = tmp_path / "truth.json"
-    subprocess.run([str(CUDASIM), "decode", "--quiet", "--tokens", "20", "--layers", "3", "--cupti-client",
-                    f"{WINDOW[0]}:{WINDOW[1]}", "--truth", str(truth_path)], check=True, capture_output=True,
-                   timeout=60)
+    subprocess.run(
+        [
+            str(CUDASIM),
+            "decode",
+            "--quiet",
+            "--tokens",
+            "20",
+            "--layers",
+            "3",
+            "--cupti-client",
+            f"{WINDOW[0]}:{WINDOW[1]}",
+            "--truth",
+            str(truth_path),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
     truth = json.loads(truth_path.read_text())
     client = truth["cupti_client"]
     assert client["subscribe_result"] == 0
@@ -62,10 +77,31 @@ def test_the_client_alone_gets_every_kernel_of_its_window(tmp_path):
 @needs_bpf
 def test_a_profiler_in_the_workload_and_the_collector_both_keep_their_data(tmp_path):
     out, truth_path = tmp_path / "run.lg", tmp_path / "truth.json"
-    proc = subprocess.run([str(RECORDER), "--gpu-activity", "--cupti", str(CUPTI), "-o", str(out), "--",
-                           str(CUDASIM), "decode", "--quiet", "--tokens", "20", "--layers", "3", "--cupti-client",
-                           f"{WINDOW[0]}:{WINDOW[1]}", "--truth", str(truth_path)],
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [
+            str(RECORDER),
+            "--gpu-activity",
+            "--cupti",
+            str(CUPTI),
+            "-o",
+            str(out),
+            "--",
+            str(CUDASIM),
+            "decode",
+            "--quiet",
+            "--tokens",
+            "20",
+            "--layers",
+            "3",
+            "--cupti-client",
+            f"{WINDOW[0]}:{WINDOW[1]}",
+            "--truth",
+            str(truth_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr
     truth = json.loads(truth_path.read_text())
     client = truth["cupti_client"]

@@ -36,8 +36,11 @@ def tmpfs(options: str):
     mountpoint = Path(tempfile.mkdtemp(prefix="launchgap-full-disk-"))
     mounted = False
     try:
-        subprocess.run(["mount", "-t", "tmpfs", "-o", f"{options},mode=0700", "launchgap-test", str(mountpoint)],
-                       check=True, capture_output=True)
+        subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", f"{options},mode=0700", "launchgap-test", str(mountpoint)],
+            check=True,
+            capture_output=True,
+        )
         mounted = True
         yield mountpoint
     finally:
@@ -110,8 +113,11 @@ def test_a_full_disk_stops_tracing_keeps_the_trace_and_the_command_runs_on(small
     release = tmp_path / "command-may-finish"
     # the command keeps running until the test has seen the recorder stop tracing
     command = ["sh", "-c", f'while [ ! -e "{release}" ]; do sleep 0.05; done; exit 7']
-    proc = subprocess.Popen([str(RECORDER), "--system", "--format", str(version), "-o", str(out), "--", *command],
-                            stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [str(RECORDER), "--system", "--format", str(version), "-o", str(out), "--", *command],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert proc.stderr is not None
         partial = small_disk / f".run.lg.partial-{proc.pid}"
@@ -123,8 +129,11 @@ def test_a_full_disk_stops_tracing_keeps_the_trace_and_the_command_runs_on(small
         wait_until(lambda: on_disk(partial, version) > header, 60, "a first segment or batch on disk")
         fill(small_disk)
         full = proc.stderr.readline()
-        said = re.fullmatch(rf"launchgap-record: No space left on device \({re.escape(str(out))}\): tracing stopped; "
-                            r"the recording is truncated: it keeps the (\d+) rows written before", full.strip())
+        said = re.fullmatch(
+            rf"launchgap-record: No space left on device \({re.escape(str(out))}\): tracing stopped; "
+            r"the recording is truncated: it keeps the (\d+) rows written before",
+            full.strip(),
+        )
         assert said, full
         # tracing has stopped while the command still runs: the recorder holds no BPF program
         wait_until(lambda: not our_program_ids(proc.pid), 60, "the probes to detach")
@@ -167,10 +176,12 @@ def test_a_disk_with_no_room_for_any_event_keeps_the_earlier_trace_and_fails(com
     with tmpfs(f"size={TMPFS_SIZE},nr_inodes={INODES_FOR_METADATA_ONLY}") as disk:
         out = disk / "run.lg"
         out.write_bytes(EARLIER)
-        proc = subprocess.run([str(RECORDER), "-q", "-o", str(out), "--", *command], capture_output=True, text=True,
-                              timeout=120)
-        assert proc.stderr.strip() == (f"launchgap-record: No space left on device ({out}): nothing recorded, "
-                                       f"the earlier {out} kept")
+        proc = subprocess.run(
+            [str(RECORDER), "-q", "-o", str(out), "--", *command], capture_output=True, text=True, timeout=120
+        )
+        assert proc.stderr.strip() == (
+            f"launchgap-record: No space left on device ({out}): nothing recorded, the earlier {out} kept"
+        )
         assert proc.returncode == code
         assert out.read_bytes() == EARLIER
         assert {p.name for p in disk.iterdir()} == {"run.lg"}
@@ -179,8 +190,9 @@ def test_a_disk_with_no_room_for_any_event_keeps_the_earlier_trace_and_fails(com
 def test_a_disk_with_no_room_for_any_event_and_no_earlier_trace_leaves_nothing():
     with tmpfs(f"size={TMPFS_SIZE},nr_inodes={INODES_FOR_METADATA_ONLY - 1}") as disk:
         out = disk / "run.lg"
-        proc = subprocess.run([str(RECORDER), "-q", "-o", str(out), "--", "sleep", "0.5"], capture_output=True,
-                              text=True, timeout=120)
+        proc = subprocess.run(
+            [str(RECORDER), "-q", "-o", str(out), "--", "sleep", "0.5"], capture_output=True, text=True, timeout=120
+        )
         assert proc.stderr.strip() == f"launchgap-record: No space left on device ({out}): nothing recorded"
         assert proc.returncode == 1
         assert list(disk.iterdir()) == []

@@ -47,8 +47,11 @@ class User:
 
 def made_user(prefix: str):
     name = f"{prefix}-{secrets.token_hex(3)}"
-    subprocess.run(["useradd", "--no-create-home", "--shell", "/usr/sbin/nologin", "--user-group", name],
-                   check=True, capture_output=True)
+    subprocess.run(
+        ["useradd", "--no-create-home", "--shell", "/usr/sbin/nologin", "--user-group", name],
+        check=True,
+        capture_output=True,
+    )
     entry = pwd.getpwnam(name)
     return User(name, entry.pw_uid, entry.pw_gid)
 
@@ -79,7 +82,7 @@ def tree(root: Path) -> dict[str, tuple]:
     out = {}
     for path in [root, *sorted(root.rglob("*"))]:
         st = path.lstat()
-        content = (os.readlink(path) if path.is_symlink() else path.read_bytes() if path.is_file() else None)
+        content = os.readlink(path) if path.is_symlink() else path.read_bytes() if path.is_file() else None
         out[str(path.relative_to(root))] = (st.st_mode >> 12, content, st.st_uid, st.st_gid, st.st_mode & 0o7777)
     return out
 
@@ -112,9 +115,13 @@ sleep 1.5
 
 
 def record_as(user: User, out: Path, *args: str, command: list[str], quiet: bool = True, **extra_env: str):
-    return subprocess.run([str(RECORDER), *(["-q"] if quiet else []), "-o", str(out), *args, "--", *command],
-                          capture_output=True,
-                          text=True, timeout=120, env=user.sudo_env(OUT=str(out), **extra_env))
+    return subprocess.run(
+        [str(RECORDER), *(["-q"] if quiet else []), "-o", str(out), *args, "--", *command],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=user.sudo_env(OUT=str(out), **extra_env),
+    )
 
 
 def one_error_line(proc: subprocess.CompletedProcess) -> str:
@@ -144,7 +151,8 @@ def test_a_link_put_in_place_of_the_trace_being_written_leads_nowhere(users, att
         partial = next(p for p in attacker_dir.iterdir() if p.name.startswith(".run.lg.partial-"))
         assert one_error_line(proc) == (
             f"launchgap-record: cannot move the trace into place at {out}: {partial} was renamed or replaced while "
-            "recording (by the command, or another process of its user); the recording is left wherever it was moved")
+            "recording (by the command, or another process of its user); the recording is left wherever it was moved"
+        )
         assert proc.returncode == 1
         # the recording itself went where it was moved, whole, and is the invoker's: nothing of root's is left
         moved = read_trace(attacker_dir / "moved")
@@ -197,35 +205,66 @@ exec(ENCODE, _encoder)
 # The workload: the frames given as JSON in argv[1] ({file name template: [[frame id, columns], ...]}), each file
 # written whole into its channel (the recorder reads them once the command has exited, as it reads what a collector
 # flushed last).
-FORGE = ENCODE + """
+FORGE = (
+    ENCODE
+    + """
 import json, os, sys
 channel, pid = os.environ["LAUNCHGAP_GPU_CHANNEL"], os.getpid()
 for name, frames in json.loads(sys.argv[1]).items():
     with open(os.path.join(channel, name.replace("$PID", str(pid))), "xb") as out:
         out.write(b"".join(encode(frame_id, columns, pid) for frame_id, columns in frames))
 """
+)
 
 
 def frame(kind: Event, **values) -> list:
     """KIND's frame id and columns ([type, nullable, value]) for ENCODE."""
-    columns = [[c.type, c.nullable, values.get(c.name, "" if c.type == "utf8" else 0)]
-               for c in KIND_COLUMNS[kind] if not c.optional]
+    columns = [
+        [c.type, c.nullable, values.get(c.name, "" if c.type == "utf8" else 0)]
+        for c in KIND_COLUMNS[kind]
+        if not c.optional
+    ]
     return [COLLECTOR_FRAMES[kind], columns]
 
 
-U64_MAX = 2 ** 64 - 1
+U64_MAX = 2**64 - 1
 OWN_DROP = '{"cause": "cupti_dropped", "pid": $PID}'
 
 # Frames a workload might write into its own file, what each claims, and the refusals they bring ("why": count).
 FORGED = [
     # believed: what this process's collector could say
     frame(Event.GPU_COLLECTOR, ts_ns="$NOW", pid="$PID", state="started", detail="{}"),
-    frame(Event.LOST, ts_ns="$NOW", cpu=None, lost_event="gpu_activity", lost_count=U64_MAX, since_ns="$NOW", detail=OWN_DROP),
-    frame(Event.LOST, ts_ns="$NOW", cpu=None, lost_event="gpu_activity", lost_count=14, since_ns="$NOW", detail=OWN_DROP),
+    frame(
+        Event.LOST,
+        ts_ns="$NOW",
+        cpu=None,
+        lost_event="gpu_activity",
+        lost_count=U64_MAX,
+        since_ns="$NOW",
+        detail=OWN_DROP,
+    ),
+    frame(
+        Event.LOST, ts_ns="$NOW", cpu=None, lost_event="gpu_activity", lost_count=14, since_ns="$NOW", detail=OWN_DROP
+    ),
     # refused
-    frame(Event.LOST, ts_ns="$NOW", cpu=None, lost_event="switch\x1b[2J", lost_count=U64_MAX, since_ns="$NOW", detail=OWN_DROP),
-    frame(Event.LOST, ts_ns="$NOW", cpu=None, lost_event="gpu_activity", lost_count=7, since_ns="$NOW",
-          detail='{"cause": "cupti_dropped", "pid": 1}'),
+    frame(
+        Event.LOST,
+        ts_ns="$NOW",
+        cpu=None,
+        lost_event="switch\x1b[2J",
+        lost_count=U64_MAX,
+        since_ns="$NOW",
+        detail=OWN_DROP,
+    ),
+    frame(
+        Event.LOST,
+        ts_ns="$NOW",
+        cpu=None,
+        lost_event="gpu_activity",
+        lost_count=7,
+        since_ns="$NOW",
+        detail='{"cause": "cupti_dropped", "pid": 1}',
+    ),
     frame(Event.GPU_KERNEL, ts_ns="$NOW", end_ns="$NOW", pid=1, kernel_name="forged", graph_id=None),
     frame(Event.GPU_KERNEL, ts_ns="$NOW", end_ns="$NOW", pid=1, kernel_name="forged", graph_id=None),
     frame(Event.GPU_COLLECTOR, ts_ns="$NOW", pid=1, state="failed", detail='{"reason": "forged"}'),
@@ -253,21 +292,37 @@ def test_frames_a_workload_forges_are_refused_counted_and_recorded(users, attack
     end.json's lost_events, kernels and a failed collector for pid 1 were all taken as recorded."""
     attacker, _ = users
     out = attacker_dir / "run.lg"
-    files = {"$PID-000001.lgc": FORGED,
-             "1-000001.lgc": [frame(Event.GPU_KERNEL, ts_ns="$NOW", end_ns="$NOW", pid=1, kernel_name="k",
-                                     graph_id=None)] * 2}
-    proc = record_as(attacker, out, "--gpu-activity", "--cupti", str(CUPTI), "--cuda-lib", str(LIBCUDA),
-                     command=["/usr/bin/python3", "-c", FORGE, json.dumps(files)], quiet=False)
+    files = {
+        "$PID-000001.lgc": FORGED,
+        "1-000001.lgc": [frame(Event.GPU_KERNEL, ts_ns="$NOW", end_ns="$NOW", pid=1, kernel_name="k", graph_id=None)]
+        * 2,
+    }
+    proc = record_as(
+        attacker,
+        out,
+        "--gpu-activity",
+        "--cupti",
+        str(CUPTI),
+        "--cuda-lib",
+        str(LIBCUDA),
+        command=["/usr/bin/python3", "-c", FORGE, json.dumps(files)],
+        quiet=False,
+    )
     assert proc.returncode == 0, proc.stderr
     trace = read_trace(out)
     pid = trace.meta["command_pid"]
     lost = trace.of(Event.LOST)
     details = [json.loads(d) for d in lost["detail"].to_list()]
-    refused = {(d["pid"], d["why"]): n for d, n in zip(details, lost["lost_count"].to_list())
-               if d.get("cause") == "frames_refused"}
+    refused = {
+        (d["pid"], d["why"]): n
+        for d, n in zip(details, lost["lost_count"].to_list())
+        if d.get("cause") == "frames_refused"
+    }
     # everything in the file named after pid 1 (two kernels) is refused whole
-    assert refused == {**{(pid, why): n for why, n in FORGED_REFUSALS.items()},
-                       (1, "its file is named after a process that is not the recorded command's"): 2}
+    assert refused == {
+        **{(pid, why): n for why, n in FORGED_REFUSALS.items()},
+        (1, "its file is named after a process that is not the recorded command's"): 2,
+    }
     assert trace.of(Event.GPU_KERNEL).height == 0
     assert trace.of(Event.GPU_COLLECTOR).select("pid", "state").rows() == [(pid, "started")]
     believed = lost.filter(pl.col("detail").str.contains('"cupti_dropped"'))["lost_count"].sort().to_list()
@@ -276,8 +331,10 @@ def test_frames_a_workload_forges_are_refused_counted_and_recorded(users, attack
     # the sum of every count stays at the top of a u64 rather than wrapping to a small number
     assert trace.end["lost_events"] == U64_MAX
     refused_total = sum(FORGED_REFUSALS.values()) + 2
-    assert (f"launchgap-record: warning: {refused_total} frames in the GPU collector channel were not believed and "
-            "left out (the trace's lost rows say why)") in proc.stderr.splitlines()
+    assert (
+        f"launchgap-record: warning: {refused_total} frames in the GPU collector channel were not believed and "
+        "left out (the trace's lost rows say why)"
+    ) in proc.stderr.splitlines()
 
 
 # Runs argv[1:] and says on stderr's last line the largest resident set (KiB) it or anything it waited for had. A
@@ -296,8 +353,7 @@ sys.exit(os.waitstatus_to_exitcode(status))
 
 def peak_rss_of(argv: list[str], env: dict) -> tuple[subprocess.CompletedProcess, int]:
     """Runs ARGV; its result (stderr less the launcher's line) and its peak resident set in bytes."""
-    proc = subprocess.run([sys.executable, "-c", PEAK_RSS, *argv], capture_output=True, text=True, env=env,
-                          timeout=300)
+    proc = subprocess.run([sys.executable, "-c", PEAK_RSS, *argv], capture_output=True, text=True, env=env, timeout=300)
     *lines, peak = proc.stderr.splitlines()
     return subprocess.CompletedProcess(argv, proc.returncode, proc.stdout, "\n".join(lines)), int(peak) * 1024
 
@@ -307,21 +363,42 @@ def test_channel_files_that_claim_gigabytes_or_are_no_files_are_refused_unread(u
     trace and its lock; 1 GiB took it to 2.1 GB. A FIFO or a link there is refused without blocking."""
     attacker, _ = users
     out = attacker_dir / "run.lg"
-    script = ('cd "$LAUNCHGAP_GPU_CHANNEL" && truncate -s 30G $$-000001.lgc && truncate -s 1G $$-000002.lgc && '
-              'mkfifo $$-000003.lgc && ln -s /etc/shadow $$-000004.lgc && sleep 0.3')
-    proc, peak = peak_rss_of([str(RECORDER), "-q", "-o", str(out), "--gpu-activity", "--cupti", str(CUPTI),
-                              "--cuda-lib", str(LIBCUDA), "--", "sh", "-c", script], attacker.sudo_env())
+    script = (
+        'cd "$LAUNCHGAP_GPU_CHANNEL" && truncate -s 30G $$-000001.lgc && truncate -s 1G $$-000002.lgc && '
+        "mkfifo $$-000003.lgc && ln -s /etc/shadow $$-000004.lgc && sleep 0.3"
+    )
+    proc, peak = peak_rss_of(
+        [
+            str(RECORDER),
+            "-q",
+            "-o",
+            str(out),
+            "--gpu-activity",
+            "--cupti",
+            str(CUPTI),
+            "--cuda-lib",
+            str(LIBCUDA),
+            "--",
+            "sh",
+            "-c",
+            script,
+        ],
+        attacker.sudo_env(),
+    )
     assert proc.returncode == 0, proc.stderr
     assert "panicked" not in proc.stderr and "memory allocation" not in proc.stderr
-    assert peak < 300 * 2 ** 20, peak
+    assert peak < 300 * 2**20, peak
     trace = read_trace(out)
     pid = trace.meta["command_pid"]
-    unread = {json.loads(d)["what"] for d in trace.of(Event.LOST)["detail"].to_list()
-              if json.loads(d).get("cause") == "channel_unreadable"}
+    unread = {
+        json.loads(d)["what"]
+        for d in trace.of(Event.LOST)["detail"].to_list()
+        if json.loads(d).get("cause") == "channel_unreadable"
+    }
     assert unread == {
-        f"{pid}-000001.lgc: it holds {30 * 2 ** 30} bytes, more than a collector writes to one file "
+        f"{pid}-000001.lgc: it holds {30 * 2**30} bytes, more than a collector writes to one file "
         f"({MAX_COLLECTOR_FILE}): not read",
-        f"{pid}-000002.lgc: it holds {2 ** 30} bytes, more than a collector writes to one file "
+        f"{pid}-000002.lgc: it holds {2**30} bytes, more than a collector writes to one file "
         f"({MAX_COLLECTOR_FILE}): not read",
         f"{pid}-000003.lgc: cannot open it: not a regular file (a FIFO)",
         f"{pid}-000004.lgc: cannot open it: Too many levels of symbolic links (os error 40)",
@@ -334,23 +411,44 @@ def test_another_users_file_at_the_lock_name_is_named_with_what_to_do(users, att
     _, victim = users
     os.chmod(attacker_dir, 0o1777)  # a shared folder, as /tmp is
     lock = attacker_dir / ".run.lg.lock"
-    subprocess.run(["setpriv", f"--reuid={victim.uid}", f"--regid={victim.gid}", "--clear-groups",
-                    "ln", "-s", "/etc/nothing", str(lock)], check=True)
-    proc = subprocess.run([str(RECORDER), "-q", "-o", str(attacker_dir / "run.lg"), "--", "true"],
-                          capture_output=True, text=True, timeout=60)
+    subprocess.run(
+        [
+            "setpriv",
+            f"--reuid={victim.uid}",
+            f"--regid={victim.gid}",
+            "--clear-groups",
+            "ln",
+            "-s",
+            "/etc/nothing",
+            str(lock),
+        ],
+        check=True,
+    )
+    proc = subprocess.run(
+        [str(RECORDER), "-q", "-o", str(attacker_dir / "run.lg"), "--", "true"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert one_error_line(proc) == (
         f"launchgap-record: cannot write {attacker_dir / 'run.lg'}: {lock} is a symbolic link belonging to uid "
-        f"{victim.uid} ({victim.name}), not a lock of launchgap's; remove it, or choose another -o")
+        f"{victim.uid} ({victim.name}), not a lock of launchgap's; remove it, or choose another -o"
+    )
     lock.unlink()
-    subprocess.run(["setpriv", f"--reuid={victim.uid}", f"--regid={victim.gid}", "--clear-groups",
-                    "touch", str(lock)], check=True)
-    proc = subprocess.run([str(RECORDER), "-q", "-o", str(attacker_dir / "run.lg"), "--", "true"],
-                          capture_output=True, text=True, timeout=60)
+    subprocess.run(
+        ["setpriv", f"--reuid={victim.uid}", f"--regid={victim.gid}", "--clear-groups", "touch", str(lock)], check=True
+    )
+    proc = subprocess.run(
+        [str(RECORDER), "-q", "-o", str(attacker_dir / "run.lg"), "--", "true"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert one_error_line(proc) == (
         f"launchgap-record: cannot write {attacker_dir / 'run.lg'}: {lock} belongs to uid {victim.uid} "
-        f"({victim.name}): another user's file is in the way; remove it, or choose another -o")
+        f"({victim.name}): another user's file is in the way; remove it, or choose another -o"
+    )
     assert sorted(p.name for p in attacker_dir.iterdir()) == [".run.lg.lock"]
-
 
 
 def test_root_never_runs_a_program_found_through_the_callers_path(tmp_path):
@@ -363,7 +461,12 @@ def test_root_never_runs_a_program_found_through_the_callers_path(tmp_path):
     fake.write_text(f"#!/bin/sh\ntouch {ran}\n")
     fake.chmod(0o755)
     env = {**os.environ, "PATH": f"{folder}:{os.environ['PATH']}"}
-    proc = subprocess.run([str(RECORDER), "-q", "-o", str(tmp_path / "run.lg"), "--", "true"], capture_output=True,
-                          text=True, timeout=120, env=env)
+    proc = subprocess.run(
+        [str(RECORDER), "-q", "-o", str(tmp_path / "run.lg"), "--", "true"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
     assert proc.returncode == 0, proc.stderr
     assert not ran.exists()

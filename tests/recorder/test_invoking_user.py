@@ -40,8 +40,11 @@ def user_with_a_supplementary_group():
     try:
         subprocess.run(["groupadd", group], check=True, capture_output=True)
         created_group = True
-        subprocess.run(["useradd", "--no-create-home", "--shell", "/usr/sbin/nologin", "--user-group",
-                        "--groups", group, name], check=True, capture_output=True)
+        subprocess.run(
+            ["useradd", "--no-create-home", "--shell", "/usr/sbin/nologin", "--user-group", "--groups", group, name],
+            check=True,
+            capture_output=True,
+        )
         created_user = True
         entry = pwd.getpwnam(name)
         yield MadeUser(name, entry.pw_uid, entry.pw_gid, grp.getgrnam(group).gr_gid)
@@ -55,15 +58,21 @@ def user_with_a_supplementary_group():
 def test_the_command_has_the_invoking_users_groups_and_the_trace_is_theirs(user_with_a_supplementary_group, tmp_path):
     user = user_with_a_supplementary_group
     out = tmp_path / "x.lg"
-    proc = subprocess.run([str(RECORDER), "-q", "-o", str(out), "--", "sh", "-c", "id -u; id -g; id -G"],
-                          capture_output=True, text=True, env=user.sudo_env())
+    proc = subprocess.run(
+        [str(RECORDER), "-q", "-o", str(out), "--", "sh", "-c", "id -u; id -g; id -G"],
+        capture_output=True,
+        text=True,
+        env=user.sudo_env(),
+    )
     assert proc.returncode == 0, proc.stderr
     uid, gid, groups = proc.stdout.splitlines()
     assert (int(uid), int(gid)) == (user.uid, user.gid)
     assert sorted(int(g) for g in groups.split()) == sorted({user.gid, user.extra_gid})
     # the trace directory, its kinds' directories (0700) and every file in them (0600)
     assert {(p.stat().st_uid, p.stat().st_gid, p.stat().st_mode & 0o7777) for p in [out, *out.rglob("*")]} == {
-        (user.uid, user.gid, 0o700), (user.uid, user.gid, 0o600)}
+        (user.uid, user.gid, 0o700),
+        (user.uid, user.gid, 0o600),
+    }
     assert read_trace(out).end["command_exit_code"] == 0
 
 
@@ -74,24 +83,39 @@ def one_error_line(proc: subprocess.CompletedProcess) -> str:
     return lines[0]
 
 
-@pytest.mark.parametrize("sudo_vars, message", [
-    ({"SUDO_UID": "abc", "SUDO_GID": "0"},
-     "SUDO_UID=\"abc\" is not a numeric id: refusing to run the command as root (unset SUDO_UID or fix it)"),
-    ({"SUDO_UID": "-1", "SUDO_GID": "0"},
-     "SUDO_UID=\"-1\" is not a numeric id: refusing to run the command as root (unset SUDO_UID or fix it)"),
-    ({"SUDO_UID": "65534"}, "SUDO_UID is set but SUDO_GID is not: refusing to run the command as root"),
-    ({"SUDO_UID": "65534", "SUDO_GID": ""},
-     "SUDO_GID=\"\" is not a numeric id: refusing to run the command as root (unset SUDO_GID or fix it)"),
-    ({"SUDO_GID": "65534"}, "SUDO_GID is set but SUDO_UID is not: refusing to run the command as root"),
-    ({"SUDO_UID": "3999999", "SUDO_GID": "3999999"},
-     "SUDO_UID=3999999 is not in the user database: cannot tell its groups"),
-])
+@pytest.mark.parametrize(
+    "sudo_vars, message",
+    [
+        (
+            {"SUDO_UID": "abc", "SUDO_GID": "0"},
+            'SUDO_UID="abc" is not a numeric id: refusing to run the command as root (unset SUDO_UID or fix it)',
+        ),
+        (
+            {"SUDO_UID": "-1", "SUDO_GID": "0"},
+            'SUDO_UID="-1" is not a numeric id: refusing to run the command as root (unset SUDO_UID or fix it)',
+        ),
+        ({"SUDO_UID": "65534"}, "SUDO_UID is set but SUDO_GID is not: refusing to run the command as root"),
+        (
+            {"SUDO_UID": "65534", "SUDO_GID": ""},
+            'SUDO_GID="" is not a numeric id: refusing to run the command as root (unset SUDO_GID or fix it)',
+        ),
+        ({"SUDO_GID": "65534"}, "SUDO_GID is set but SUDO_UID is not: refusing to run the command as root"),
+        (
+            {"SUDO_UID": "3999999", "SUDO_GID": "3999999"},
+            "SUDO_UID=3999999 is not in the user database: cannot tell its groups",
+        ),
+    ],
+)
 def test_untrustworthy_sudo_ids_stop_the_recorder_before_the_command_runs(tmp_path, sudo_vars, message):
     env = {k: v for k, v in os.environ.items() if k not in ("SUDO_UID", "SUDO_GID", "SUDO_USER")}
     marker = tmp_path / "ran-as-root"
     out = tmp_path / "x.lg"
-    proc = subprocess.run([str(RECORDER), "-o", str(out), "--", "touch", str(marker)],
-                          capture_output=True, text=True, env={**env, **sudo_vars})
+    proc = subprocess.run(
+        [str(RECORDER), "-o", str(out), "--", "touch", str(marker)],
+        capture_output=True,
+        text=True,
+        env={**env, **sudo_vars},
+    )
     assert one_error_line(proc) == f"launchgap-record: {message}"
     assert not marker.exists()
     assert not out.exists()

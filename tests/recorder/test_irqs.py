@@ -21,21 +21,27 @@ pytestmark = needs_bpf
 # One interrupt may straddle each edge of a read, per CPU and kind.
 EDGE_TOLERANCE = 2
 # /proc/interrupts row -> the irq_vectors events that count it
-VECTOR_ROWS = {"LOC": ["LOCAL_TIMER"], "RES": ["RESCHEDULE"], "CAL": ["CALL_FUNCTION", "CALL_FUNCTION_SINGLE"],
-               "IWI": ["IRQ_WORK"]}
+VECTOR_ROWS = {
+    "LOC": ["LOCAL_TIMER"],
+    "RES": ["RESCHEDULE"],
+    "CAL": ["CALL_FUNCTION", "CALL_FUNCTION_SINGLE"],
+    "IWI": ["IRQ_WORK"],
+}
 
 
 @pytest.fixture(scope="module")
 def system_recording(tmp_path_factory):
-    from tests.recorder.conftest import RECORDER
     import subprocess
+
     from launchgap.trace import read_trace
+    from tests.recorder.conftest import RECORDER
 
     out = tmp_path_factory.mktemp("irq") / "system.lg"
     # a real block device, not tmpfs: the workload's own directory tree
     load = [sys.executable, str(REPO / "tests" / "recorder" / "irq_load.py"), str(REPO)]
-    proc = subprocess.run([str(RECORDER), "-q", "--system", "-o", str(out), "--", *load],
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [str(RECORDER), "-q", "--system", "-o", str(out), "--", *load], capture_output=True, text=True, timeout=300
+    )
     assert proc.returncode == 0, proc.stderr
     return read_trace(out)
 
@@ -69,8 +75,12 @@ def proc_interrupt_names() -> dict[str, str]:
 
 def deltas(counters: dict, table: str) -> dict[tuple[str, int], int]:
     start, end = counters["start"][table], counters["end"][table]
-    return {(row, cpu): end["rows"][row][i] - start["rows"][row][i]
-            for row in end["rows"] if row in start["rows"] for i, cpu in enumerate(end["cpus"])}
+    return {
+        (row, cpu): end["rows"][row][i] - start["rows"][row][i]
+        for row in end["rows"]
+        if row in start["rows"]
+        for i, cpu in enumerate(end["cpus"])
+    }
 
 
 def lost(recording, kind: Event, counter: str | None = None) -> dict[int, int]:
@@ -83,7 +93,9 @@ def lost(recording, kind: Event, counter: str | None = None) -> dict[int, int]:
     cause = pl.col("detail").str.json_path_match("$.cause")
     audited = rows.filter(cause == "not_seen_by_probe")
     general = rows.filter(cause.is_null() | (cause != "not_seen_by_probe"))
-    per_cpu = dict(general.filter(pl.col("cpu").is_not_null()).group_by("cpu").agg(pl.col("lost_count").sum()).iter_rows())
+    per_cpu = dict(
+        general.filter(pl.col("cpu").is_not_null()).group_by("cpu").agg(pl.col("lost_count").sum()).iter_rows()
+    )
     anywhere = int(general.filter(pl.col("cpu").is_null())["lost_count"].sum())
     if counter is not None:
         mine = audited.filter(pl.col("detail").str.json_path_match("$.counter") == counter)
@@ -97,11 +109,15 @@ def counted(frame: pl.DataFrame, counters: dict, table: str, keys: list[str]) ->
     """Events per key surely inside the kernel's counting window (after the
     start read of `table` finished, before the end read began) and possibly
     inside it (from the start read's beginning to the end read's end)."""
-    (start_before, start_after), (end_before, end_after) = (counters["start"]["read_ns"][table],
-                                                            counters["end"]["read_ns"][table])
+    (start_before, start_after), (end_before, end_after) = (
+        counters["start"]["read_ns"][table],
+        counters["end"]["read_ns"][table],
+    )
+
     def per_key(lo, hi):
         rows = frame.filter(pl.col("ts_ns").is_between(lo, hi)).group_by(keys).len()
         return {tuple(r[:-1]): r[-1] for r in rows.iter_rows()}
+
     return per_key(start_after, end_before), per_key(start_before, end_after)
 
 
@@ -140,8 +156,11 @@ def test_hard_irqs_of_numbered_lines_equal_proc_interrupts(system_recording):
     for line in disk:
         recorded = set(hard.filter(pl.col("irq") == line)["irq_name"].unique().to_list())
         kernel = sum(v for (number, _), v in expected.items() if number == line)
-        assert recorded == ({names[line]} if kernel > EDGE_TOLERANCE * len(counters["end"]["interrupts"]["cpus"]) else recorded & {names[line]}), (
-            line, kernel, recorded, names[line])
+        assert recorded == (
+            {names[line]}
+            if kernel > EDGE_TOLERANCE * len(counters["end"]["interrupts"]["cpus"])
+            else recorded & {names[line]}
+        ), (line, kernel, recorded, names[line])
 
 
 def test_system_vectors_equal_proc_interrupts(system_recording):
@@ -152,8 +171,13 @@ def test_system_vectors_equal_proc_interrupts(system_recording):
         vectors = system_recording.of(Event.IRQ_VECTOR).filter(pl.col("irq_name").is_in(names))
         surely, possibly = counted(vectors, counters, "interrupts", ["cpu"])
         for cpu in counters["end"]["interrupts"]["cpus"]:
-            assert_within(expected[(row, cpu)], surely.get((cpu,), 0), possibly.get((cpu,), 0),
-                          EDGE_TOLERANCE + dropped.get(cpu, 0), (row, cpu))
+            assert_within(
+                expected[(row, cpu)],
+                surely.get((cpu,), 0),
+                possibly.get((cpu,), 0),
+                EDGE_TOLERANCE + dropped.get(cpu, 0),
+                (row, cpu),
+            )
 
 
 def test_target_mode_records_irqs_only_on_cpus_the_target_used(record):
@@ -168,8 +192,9 @@ def test_target_mode_records_irqs_only_on_cpus_the_target_used(record):
     counters = run.trace.end["proc_counters"]
     softirqs, interrupts = deltas(counters, "softirqs"), deltas(counters, "interrupts")
     for name, delta in ((name, d) for (name, c), d in softirqs.items() if c == cpu):
-        _, possibly = counted(run.trace.of(Event.SOFTIRQ).filter(pl.col("irq_name") == name), counters, "softirqs",
-                              ["cpu"])
+        _, possibly = counted(
+            run.trace.of(Event.SOFTIRQ).filter(pl.col("irq_name") == name), counters, "softirqs", ["cpu"]
+        )
         assert possibly.get((cpu,), 0) <= delta + EDGE_TOLERANCE, (name, delta, possibly)
     for row, names in VECTOR_ROWS.items():
         vectors = run.trace.of(Event.IRQ_VECTOR).filter(pl.col("irq_name").is_in(names))
@@ -189,7 +214,9 @@ def test_interrupts_no_probe_saw_are_recorded_and_not_overcounted(system_recordi
     counter the kernel has (so the check runs whether or not this recording
     lost any: most do not), and every audit row names one of them."""
     counters = system_recording.end["proc_counters"]
-    audit = system_recording.of(Event.LOST).filter(pl.col("detail").str.json_path_match("$.cause") == "not_seen_by_probe")
+    audit = system_recording.of(Event.LOST).filter(
+        pl.col("detail").str.json_path_match("$.cause") == "not_seen_by_probe"
+    )
     assert audit["since_ns"].max() is None or audit["since_ns"].max() <= counters["start"]["read_ns"]["softirqs"][0]
     claimed: dict[tuple[str, int], int] = {}
     for row in audit.iter_rows(named=True):
@@ -197,8 +224,10 @@ def test_interrupts_no_probe_saw_are_recorded_and_not_overcounted(system_recordi
         claimed[key] = claimed.get(key, 0) + row["lost_count"]
     hard = system_recording.of(Event.HARDIRQ).with_columns(pl.col("irq").cast(pl.Utf8))
     checked = 0
-    for table, frame, keys in (("softirqs", system_recording.of(Event.SOFTIRQ), ["irq_name", "cpu"]),
-                               ("interrupts", hard, ["irq", "cpu"])):
+    for table, frame, keys in (
+        ("softirqs", system_recording.of(Event.SOFTIRQ), ["irq_name", "cpu"]),
+        ("interrupts", hard, ["irq", "cpu"]),
+    ):
         surely, _ = counted(frame, counters, table, keys)
         for (name, cpu), kernel in deltas(counters, table).items():
             if table == "interrupts" and not name.isdigit():
@@ -208,8 +237,12 @@ def test_interrupts_no_probe_saw_are_recorded_and_not_overcounted(system_recordi
             checked += 1
     expected = deltas(counters, "interrupts")
     for row, names in VECTOR_ROWS.items():
-        surely, _ = counted(system_recording.of(Event.IRQ_VECTOR).filter(pl.col("irq_name").is_in(names)), counters,
-                            "interrupts", ["cpu"])
+        surely, _ = counted(
+            system_recording.of(Event.IRQ_VECTOR).filter(pl.col("irq_name").is_in(names)),
+            counters,
+            "interrupts",
+            ["cpu"],
+        )
         for cpu in counters["end"]["interrupts"]["cpus"]:
             lost_here = claimed.pop((f"/proc/interrupts {row}", cpu), 0)
             assert surely.get((cpu,), 0) + lost_here <= expected[(row, cpu)] + EDGE_TOLERANCE, (row, cpu)
@@ -223,20 +256,26 @@ def test_a_longer_recording_accounts_for_every_interrupt_the_kernel_counted(tmp_
     """Three seconds of everything: every interrupt /proc counted on every CPU is in the trace
     or in a lost row that says why. (Here the sandbox's agent, PID 1, makes a few a second
     invisible to every tracer, which once vanished without a word.)"""
-    from tests.recorder.conftest import RECORDER
     import subprocess
+
     from launchgap.trace import read_trace
+    from tests.recorder.conftest import RECORDER
 
     out = tmp_path / "system.lg"
-    proc = subprocess.run([str(RECORDER), "-q", "--system", "-o", str(out), "--", "sleep", "3"],
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [str(RECORDER), "-q", "--system", "-o", str(out), "--", "sleep", "3"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     trace = read_trace(out)
     counters = trace.end["proc_counters"]
     checked = 0
-    for table, frame, keys in (("softirqs", trace.of(Event.SOFTIRQ), ["irq_name", "cpu"]),
-                               ("interrupts", trace.of(Event.HARDIRQ).with_columns(pl.col("irq").cast(pl.Utf8)),
-                                ["irq", "cpu"])):
+    for table, frame, keys in (
+        ("softirqs", trace.of(Event.SOFTIRQ), ["irq_name", "cpu"]),
+        ("interrupts", trace.of(Event.HARDIRQ).with_columns(pl.col("irq").cast(pl.Utf8)), ["irq", "cpu"]),
+    ):
         surely, possibly = counted(frame, counters, table, keys)
         for (row, cpu), delta in deltas(counters, table).items():
             if table == "interrupts" and not row.isdigit():

@@ -40,16 +40,21 @@ def bullseye_btf() -> Path:
     when missing: in CI a failure (set-up should have cached it); elsewhere fetched now, skipped, saying why,
     only when the mirror cannot be reached; any other failure fails."""
     if not BULLSEYE_BTF.exists() and in_ci():
-        pytest.fail(f"CI: {BULLSEYE_BTF.relative_to(REPO)} is missing: `make setup` caches it "
-                    "(scripts/fetch_kernel_btf.sh); the Linux 5.10 tests cannot run without it")
+        pytest.fail(
+            f"CI: {BULLSEYE_BTF.relative_to(REPO)} is missing: `make setup` caches it "
+            "(scripts/fetch_kernel_btf.sh); the Linux 5.10 tests cannot run without it"
+        )
     if not BULLSEYE_BTF.exists():
-        proc = subprocess.run([str(REPO / "scripts" / "fetch_kernel_btf.sh")], capture_output=True, text=True,
-                              timeout=900)
+        proc = subprocess.run(
+            [str(REPO / "scripts" / "fetch_kernel_btf.sh")], capture_output=True, text=True, timeout=900
+        )
         if proc.returncode == MIRROR_UNREACHABLE:
             said = re.sub(r"\x1b\[[0-9;]*m", "", proc.stderr).strip()  # the script's bold, not for a skip reason
             pytest.skip(f"Debian's mirror cannot be reached to fetch Linux 5.10's BTF: {said}")
         assert proc.returncode == 0 and BULLSEYE_BTF.exists(), proc.stderr
     return BULLSEYE_BTF
+
+
 # include/linux/sched.h
 TASK_INTERRUPTIBLE, TASK_DEAD = 0x1, 0x80
 TASK_STATE_MAX = 0x10000  # every state bit is below it (6.1's TASK_FREEZABLE, 0x2000, among them)
@@ -74,9 +79,13 @@ def refused_before_attaching(command: list[str], btf: Path, tmp_path: Path) -> s
     (socket filters, closed at once), so nothing can be left attached. Other tests load programs meanwhile:
     the kernel's list of loaded programs could not tell."""
     calls = tmp_path / "strace.txt"
-    proc = subprocess.run(["strace", "-f", "-qq", "-e", "trace=bpf,perf_event_open", "-o", str(calls), *command],
-                          capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "LAUNCHGAP_VMLINUX_BTF": str(btf)})
+    proc = subprocess.run(
+        ["strace", "-f", "-qq", "-e", "trace=bpf,perf_event_open", "-o", str(calls), *command],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "LAUNCHGAP_VMLINUX_BTF": str(btf)},
+    )
     assert proc.returncode == 1, proc.stderr
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1, proc.stderr
@@ -97,7 +106,8 @@ def test_debian_bullseyes_kernel_is_refused_in_one_line(tmp_path, bullseye_btf):
     assert refusal(tmp_path, bullseye_btf) == (
         f"launchgap-record: this kernel (BTF {bullseye_btf}) lacks bpf_get_current_task_btf (Linux 5.11+), task "
         "local storage in tracing programs (Linux 5.13+) and BPF cookies on uprobes (Linux 5.15+): upgrade to Linux "
-        "5.15 or later, or to a distribution kernel that backports them")
+        "5.15 or later, or to a distribution kernel that backports them"
+    )
 
 
 # each feature the recorder cannot do without, and what a kernel before it lacks in its BTF
@@ -118,14 +128,16 @@ def test_a_kernel_without_a_needed_feature_is_refused_in_one_line(tmp_path, feat
     btf = played(tmp_path, take_out)
     assert refusal(tmp_path, btf) == (
         f"launchgap-record: this kernel (BTF {btf}) lacks {feature} (Linux {since}+): upgrade to Linux 5.15 or "
-        "later, or to a distribution kernel that backports it")
+        "later, or to a distribution kernel that backports it"
+    )
 
 
 def test_a_kernel_without_btf_is_refused_in_one_line(tmp_path):
     missing = tmp_path / "no-btf"
     assert refusal(tmp_path, missing) == (
         f"launchgap-record: this kernel ({os.uname().release}) exposes no BTF ({missing}): launchgap needs one built "
-        "with CONFIG_DEBUG_INFO_BTF=y, as most distributions' kernels since Linux 5.4 are")
+        "with CONFIG_DEBUG_INFO_BTF=y, as most distributions' kernels since Linux 5.4 are"
+    )
 
 
 def as_linux_5_15(btf: Btf) -> None:
@@ -142,16 +154,24 @@ def as_linux_5_15(btf: Btf) -> None:
 def test_on_a_kernel_with_older_layouts_the_programs_adapt_and_record_what_the_kernel_says(tmp_path, record):
     cpu = sorted(os.sched_getaffinity(0))[-1]  # not CPU 0: a CPU read as 0 would show
     btf = played(tmp_path, as_linux_5_15)
-    run = record(cudasim_command("--tokens", "20", "--threads", "2"),
-                 env={**os.environ, "LAUNCHGAP_VMLINUX_BTF": str(btf)},
-                 preexec_fn=lambda: os.sched_setaffinity(0, {cpu}))
+    run = record(
+        cudasim_command("--tokens", "20", "--threads", "2"),
+        env={**os.environ, "LAUNCHGAP_VMLINUX_BTF": str(btf)},
+        preexec_fn=lambda: os.sched_setaffinity(0, {cpu}),
+    )
     trace, truth = run.trace, run.truth
-    assert trace.meta["kernel_support"] == {"btf": str(btf), "adapted": [
-        {"feature": "task_struct::__state", "since": "5.14", "instead": "task_struct::state is read, at its size"},
-        {"feature": "thread_info::cpu", "since": "5.16", "instead": "task_struct::cpu is read"},
-        {"feature": "sched_switch's prev_state argument", "since": "5.18",
-         "instead": "the state is read from the task at the switch (a wakeup racing the switch can show it running)"},
-    ]}
+    assert trace.meta["kernel_support"] == {
+        "btf": str(btf),
+        "adapted": [
+            {"feature": "task_struct::__state", "since": "5.14", "instead": "task_struct::state is read, at its size"},
+            {"feature": "thread_info::cpu", "since": "5.16", "instead": "task_struct::cpu is read"},
+            {
+                "feature": "sched_switch's prev_state argument",
+                "since": "5.18",
+                "instead": "the state is read from the task at the switch (a wakeup racing the switch can show it running)",
+            },
+        ],
+    }
     workers = {t["tid"] for p in truth["processes"] for t in p["threads"]}
     # a woken thread is on the one CPU it may run on (task_struct::cpu, read at this kernel's offset)
     wakeups = trace.of(Event.WAKEUP).filter(pl.col("tid").is_in(list(workers)))
@@ -174,7 +194,9 @@ def test_on_a_kernel_with_older_layouts_the_programs_adapt_and_record_what_the_k
         assert last & TASK_DEAD, (tid, last)
     # voluntary or not as the kernel counted each thread's switches
     for thread in (t for p in truth["processes"] for t in p["threads"]):
-        assert_switches_as_the_kernel_counted(switches.filter(pl.col("tid") == thread["tid"]), thread["kernel_switches"])
+        assert_switches_as_the_kernel_counted(
+            switches.filter(pl.col("tid") == thread["tid"]), thread["kernel_switches"]
+        )
 
 
 def test_this_kernel_is_used_as_it_is(record):

@@ -9,7 +9,6 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import polars as pl
 import pytest
@@ -26,9 +25,11 @@ def test_forced_loss_is_recorded_in_the_file_and_reported(tmp_path):
     cpu = sorted(os.sched_getaffinity(0))[0]
     # a 16 KiB buffer drained once a second cannot hold a pinned ping-pong storm
     proc = subprocess.run(
-        [str(RECORDER), "-o", str(out), "--buffer", "16K", "--poll-ms", "1000", "--",
-         str(STORM), "--seconds", "2"],
-        capture_output=True, text=True, timeout=120, preexec_fn=lambda: os.sched_setaffinity(0, {cpu}),
+        [str(RECORDER), "-o", str(out), "--buffer", "16K", "--poll-ms", "1000", "--", str(STORM), "--seconds", "2"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        preexec_fn=lambda: os.sched_setaffinity(0, {cpu}),
     )
     assert proc.returncode == 0, proc.stderr
     trace = read_trace(out)
@@ -39,8 +40,9 @@ def test_forced_loss_is_recorded_in_the_file_and_reported(tmp_path):
     assert f"LOST {total} events" in proc.stderr
     kinds = set(lost["lost_event"].to_list())
     # task_cgroup: made at switches, lost with them (and made again at the task's next switch)
-    assert {"switch", "wakeup"} <= kinds <= {"switch", "wakeup", "softirq", "hardirq", "irq_vector", "exit",
-                                             "task_cgroup"}
+    assert (
+        {"switch", "wakeup"} <= kinds <= {"switch", "wakeup", "softirq", "hardirq", "irq_vector", "exit", "task_cgroup"}
+    )
     assert lost.filter(pl.col("since_ns") >= pl.col("ts_ns")).is_empty()
     assert set(lost["cpu"].to_list()) == {cpu}
 
@@ -61,8 +63,9 @@ def test_bad_pid_is_one_line():
 
 
 def test_unwritable_output_is_one_line(tmp_path):
-    proc = subprocess.run([str(RECORDER), "-o", str(tmp_path / "missing" / "x.lg"), "--", "true"],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [str(RECORDER), "-o", str(tmp_path / "missing" / "x.lg"), "--", "true"], capture_output=True, text=True
+    )
     line = one_error_line(proc)
     assert line.startswith(f"launchgap-record: cannot write {tmp_path / 'missing' / 'x.lg'}:")
 
@@ -78,17 +81,23 @@ def test_without_privileges_is_one_line_and_the_command_never_runs(shared_dir):
         os.setuid(nobody)
 
     before = our_programs_loaded()
-    proc = subprocess.run([str(RECORDER), "-o", str(tmp_path / "x.lg"), "--", "touch", str(marker)],
-                          capture_output=True, text=True, preexec_fn=drop)
-    assert one_error_line(proc) == ("launchgap-record: permission denied loading BPF programs: "
-                                    "run as root (or with CAP_BPF and CAP_PERFMON)")
+    proc = subprocess.run(
+        [str(RECORDER), "-o", str(tmp_path / "x.lg"), "--", "touch", str(marker)],
+        capture_output=True,
+        text=True,
+        preexec_fn=drop,
+    )
+    assert one_error_line(proc) == (
+        "launchgap-record: permission denied loading BPF programs: run as root (or with CAP_BPF and CAP_PERFMON)"
+    )
     assert not marker.exists()
     assert our_programs_loaded() == before
 
 
 def test_missing_command_is_one_line(tmp_path):
-    proc = subprocess.run([str(RECORDER), "-q", "-o", str(tmp_path / "x.lg"), "--", "/nonexistent/cmd"],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [str(RECORDER), "-q", "-o", str(tmp_path / "x.lg"), "--", "/nonexistent/cmd"], capture_output=True, text=True
+    )
     assert proc.returncode == 127
     assert proc.stderr.strip() == "launchgap-record: cannot run /nonexistent/cmd: No such file or directory"
 
@@ -96,8 +105,12 @@ def test_missing_command_is_one_line(tmp_path):
 def test_command_runs_as_the_invoking_user_and_its_exit_code_is_kept(tmp_path):
     env = {**os.environ, "SUDO_UID": "65534", "SUDO_GID": "65534"}
     out = tmp_path / "x.lg"
-    proc = subprocess.run([str(RECORDER), "-q", "-o", str(out), "--", "sh", "-c", "id -u; id -g; exit 7"],
-                          capture_output=True, text=True, env=env)
+    proc = subprocess.run(
+        [str(RECORDER), "-q", "-o", str(out), "--", "sh", "-c", "id -u; id -g; exit 7"],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     assert proc.returncode == 7
     assert proc.stdout.split() == ["65534", "65534"]
     assert read_trace(out).end["command_exit_code"] == 7
@@ -136,8 +149,9 @@ def test_a_stop_signal_leaves_a_complete_file(tmp_path, sig):
     at once, as a terminal's Ctrl-C reaches its foreground process group. Either way the command dies of the
     signal, its code (128 + the signal) is the recorder's, and the trace is whole and says why it stopped."""
     out = tmp_path / "x.lg"
-    proc = subprocess.Popen([str(RECORDER), "-o", str(out), "--", "sleep", "300"], stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        [str(RECORDER), "-o", str(out), "--", "sleep", "300"], stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
     try:
         said = tracing_started(proc)
         if sig == signal.SIGINT:
@@ -164,8 +178,9 @@ def test_a_stopped_and_continued_recorder_goes_on_recording(tmp_path):
     Interrupted system call"), leaving its command and a trace without end.json. Each signal is sent once the
     kernel shows the one before it took effect (the process stopped, then running again)."""
     out = tmp_path / "x.lg"
-    proc = subprocess.Popen([str(RECORDER), "-o", str(out), "--poll-ms", "100", "--", "sleep", "2"],
-                            stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [str(RECORDER), "-o", str(out), "--poll-ms", "100", "--", "sleep", "2"], stderr=subprocess.PIPE, text=True
+    )
     try:
         said = tracing_started(proc)
         for _ in range(3):
@@ -199,10 +214,12 @@ def test_the_drain_cpu_is_the_recorders_own_not_its_launchers(tmp_path):
     second of CPU and then execs the recorder: the drain's figure is no more than the recording's wall time
     (one thread), far below the second the launcher spent (its own clock says how much)."""
     out = tmp_path / "run.lg"
-    launcher = ("import os, sys, time\n"
-                "while time.thread_time() < 1.0: pass\n"
-                "print(time.thread_time_ns(), flush=True)\n"
-                f"os.execv({str(RECORDER)!r}, [{str(RECORDER)!r}, '-q', '-o', {str(out)!r}, '--', 'sleep', '0.1'])\n")
+    launcher = (
+        "import os, sys, time\n"
+        "while time.thread_time() < 1.0: pass\n"
+        "print(time.thread_time_ns(), flush=True)\n"
+        f"os.execv({str(RECORDER)!r}, [{str(RECORDER)!r}, '-q', '-o', {str(out)!r}, '--', 'sleep', '0.1'])\n"
+    )
     proc = subprocess.run([sys.executable, "-c", launcher], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     launcher_ns = int(proc.stdout.split()[0])

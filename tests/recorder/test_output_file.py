@@ -50,8 +50,9 @@ def earlier(tmp_path: Path) -> Path:
 
 def test_a_typo_in_the_command_keeps_the_earlier_trace(earlier):
     before = our_programs_loaded()
-    proc = subprocess.run([str(RECORDER), "-o", str(earlier), "--", "cudasmi", "decode"],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [str(RECORDER), "-o", str(earlier), "--", "cudasmi", "decode"], capture_output=True, text=True
+    )
     assert one_error_line(proc) == "launchgap-record: cannot run cudasmi: not found on PATH"
     assert proc.returncode == 127
     assert earlier.read_bytes() == EARLIER
@@ -68,8 +69,9 @@ def test_a_directory_as_the_command_keeps_the_earlier_trace(earlier, tmp_path):
 
 def test_a_bad_cuda_lib_keeps_the_earlier_trace(earlier, tmp_path):
     missing = tmp_path / "libcuda.so.1"
-    proc = subprocess.run([str(RECORDER), "-o", str(earlier), "--cuda-lib", str(missing), "--", "true"],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [str(RECORDER), "-o", str(earlier), "--cuda-lib", str(missing), "--", "true"], capture_output=True, text=True
+    )
     assert one_error_line(proc) == f"launchgap-record: --cuda-lib {missing}: No such file or directory"
     assert earlier.read_bytes() == EARLIER
     assert only_entries(tmp_path) == {"keep.lg"}
@@ -89,10 +91,12 @@ def test_without_privileges_the_earlier_trace_is_kept(shared_dir):
         os.setgid(NOBODY)
         os.setuid(NOBODY)
 
-    proc = subprocess.run([str(RECORDER), "-o", str(earlier), "--", "touch", str(marker)],
-                          capture_output=True, text=True, preexec_fn=drop)
-    assert one_error_line(proc) == ("launchgap-record: permission denied loading BPF programs: "
-                                    "run as root (or with CAP_BPF and CAP_PERFMON)")
+    proc = subprocess.run(
+        [str(RECORDER), "-o", str(earlier), "--", "touch", str(marker)], capture_output=True, text=True, preexec_fn=drop
+    )
+    assert one_error_line(proc) == (
+        "launchgap-record: permission denied loading BPF programs: run as root (or with CAP_BPF and CAP_PERFMON)"
+    )
     assert earlier.read_bytes() == EARLIER
     assert not marker.exists()
     assert only_entries(shared_dir) == {"keep.lg"}
@@ -106,8 +110,9 @@ def test_a_command_the_invoking_user_may_not_run_is_refused_before_recording(sha
     script.write_text("#!/bin/sh\ntouch ran\n")
     script.chmod(0o744)
     env = {**os.environ, "SUDO_UID": str(NOBODY), "SUDO_GID": str(NOBODY), "SUDO_USER": "nobody"}
-    proc = subprocess.run([str(RECORDER), "-o", str(earlier), "--", str(script)],
-                          capture_output=True, text=True, env=env, cwd=shared_dir)
+    proc = subprocess.run(
+        [str(RECORDER), "-o", str(earlier), "--", str(script)], capture_output=True, text=True, env=env, cwd=shared_dir
+    )
     assert one_error_line(proc) == f"launchgap-record: cannot run {script}: Permission denied"
     assert proc.returncode == 126
     assert earlier.read_bytes() == EARLIER
@@ -138,8 +143,12 @@ def test_a_file_that_is_not_a_trace_is_refused_and_kept(tmp_path, formats):
     notes = tmp_path / "notes.txt"
     notes.write_text("precious\n")
     marker = tmp_path / "ran"
-    proc = subprocess.run([str(RECORDER), *formats, "-o", str(notes), "--", "touch", str(marker)],
-                          capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [str(RECORDER), *formats, "-o", str(notes), "--", "touch", str(marker)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert one_error_line(proc) == f"launchgap-record: cannot write {notes}: it is a file (and not a launchgap trace)"
     assert notes.read_text() == "precious\n"
     assert not marker.exists()
@@ -147,8 +156,9 @@ def test_a_file_that_is_not_a_trace_is_refused_and_kept(tmp_path, formats):
     # an empty file holds nothing to lose: replaced
     empty = tmp_path / "empty.lg"
     empty.write_bytes(b"")
-    proc = subprocess.run([str(RECORDER), "-q", *formats, "-o", str(empty), "--", "true"], capture_output=True,
-                          text=True, timeout=60)
+    proc = subprocess.run(
+        [str(RECORDER), "-q", *formats, "-o", str(empty), "--", "true"], capture_output=True, text=True, timeout=60
+    )
     assert proc.returncode == 0, proc.stderr
     assert read_trace(empty).meta["command"] == ["true"]
 
@@ -175,8 +185,9 @@ def wait_for_line(proc: subprocess.Popen, text: str) -> str:
 
 
 def killed_recording(earlier: Path, *formats: str) -> Path:
-    proc = subprocess.Popen([str(RECORDER), "-q", *formats, "-o", str(earlier), "--", str(STORM), "--seconds", "4"],
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        [str(RECORDER), "-q", *formats, "-o", str(earlier), "--", str(STORM), "--seconds", "4"], start_new_session=True
+    )
     try:
         time.sleep(2.5)  # more than two flush intervals
         proc.kill()
@@ -206,7 +217,7 @@ def test_sigkill_leaves_a_format_1_partial_file_readable_too(earlier):
     # and any Arrow reader takes its complete batches
     reader = pa.ipc.open_stream(pa.memory_map(str(partial)))
     batches = []
-    with contextlib.suppress(StopIteration, pa.ArrowInvalid, OSError):   # the end, or a batch cut short
+    with contextlib.suppress(StopIteration, pa.ArrowInvalid, OSError):  # the end, or a batch cut short
         while True:
             batches.append(reader.read_next_batch())
     # its complete batches hold what launchgap reads of it, switches among them
@@ -218,14 +229,23 @@ def test_a_second_recorder_of_the_same_file_is_refused(tmp_path):
     first = subprocess.Popen([str(RECORDER), "-o", str(out), "--", "sleep", "3"], stderr=subprocess.PIPE, text=True)
     try:
         wait_for_line(first, "tracing ")
-        second = subprocess.run([str(RECORDER), "-o", str(out), "--", "touch", str(tmp_path / "second-ran")],
-                                capture_output=True, text=True, timeout=60)
-        assert one_error_line(second) == (f"launchgap-record: another recorder (pid {first.pid}) is writing {out}; "
-                                          "wait for it, or choose another -o")
+        second = subprocess.run(
+            [str(RECORDER), "-o", str(out), "--", "touch", str(tmp_path / "second-ran")],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert one_error_line(second) == (
+            f"launchgap-record: another recorder (pid {first.pid}) is writing {out}; wait for it, or choose another -o"
+        )
         assert not (tmp_path / "second-ran").exists()
         # a different name beside it is fine
-        other = subprocess.run([str(RECORDER), "-q", "-o", str(tmp_path / "other.lg"), "--", "true"],
-                               capture_output=True, text=True, timeout=60)
+        other = subprocess.run(
+            [str(RECORDER), "-q", "-o", str(tmp_path / "other.lg"), "--", "true"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert other.returncode == 0, other.stderr
     finally:
         first.communicate(timeout=60)
@@ -247,19 +267,28 @@ def test_the_trace_is_0600_whatever_the_umask_unless_asked(tmp_path):
         os.umask(0)
 
     out = tmp_path / "x.lg"
-    proc = subprocess.run([str(RECORDER), "-q", "-o", str(out), "--", "true"], capture_output=True, text=True,
-                          preexec_fn=open_umask)
+    proc = subprocess.run(
+        [str(RECORDER), "-q", "-o", str(out), "--", "true"], capture_output=True, text=True, preexec_fn=open_umask
+    )
     assert proc.returncode == 0, proc.stderr
     assert modes(out) == ({0o700}, {0o600})
-    assert len(list(out.rglob("*.parquet"))) >= 2   # the files checked include segments, not only meta.json
+    assert len(list(out.rglob("*.parquet"))) >= 2  # the files checked include segments, not only meta.json
     shared = tmp_path / "shared.lg"
-    proc = subprocess.run([str(RECORDER), "-q", "--mode", "644", "-o", str(shared), "--", "true"],
-                          capture_output=True, text=True, preexec_fn=open_umask)
+    proc = subprocess.run(
+        [str(RECORDER), "-q", "--mode", "644", "-o", str(shared), "--", "true"],
+        capture_output=True,
+        text=True,
+        preexec_fn=open_umask,
+    )
     assert proc.returncode == 0, proc.stderr
     assert modes(shared) == ({0o755}, {0o644})
     legacy = tmp_path / "legacy.lg"
-    proc = subprocess.run([str(RECORDER), "-q", "--format", "1", "-o", str(legacy), "--", "true"],
-                          capture_output=True, text=True, preexec_fn=open_umask)
+    proc = subprocess.run(
+        [str(RECORDER), "-q", "--format", "1", "-o", str(legacy), "--", "true"],
+        capture_output=True,
+        text=True,
+        preexec_fn=open_umask,
+    )
     assert proc.returncode == 0, proc.stderr
     assert legacy.is_file() and legacy.stat().st_mode & 0o7777 == 0o600
 

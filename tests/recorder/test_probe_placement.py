@@ -53,8 +53,10 @@ def assert_placed(probes: list[dict], offset: int, probed: str, moved_over: list
 
 
 # every path of test_cuda_launches, and the driver API's Ex, cooperative and _ptsz entry points too
-SHAPED_PATHS = {**PATHS, "driver-ptsz-mixed": (["--api", "driver", "--ptsz", "--launch", "mixed", "--sync", "mixed"],
-                                               None)}
+SHAPED_PATHS = {
+    **PATHS,
+    "driver-ptsz-mixed": (["--api", "driver", "--ptsz", "--launch", "mixed", "--sync", "mixed"], None),
+}
 
 
 @pytest.mark.parametrize("shape", list(SHAPES))
@@ -62,8 +64,9 @@ SHAPED_PATHS = {**PATHS, "driver-ptsz-mixed": (["--api", "driver", "--ptsz", "--
 def test_every_api_path_is_exact_on_the_driver_shaped_stand_ins(record, shape, path):
     library, offset, probed, moved_over = SHAPES[shape]
     args, binary = SHAPED_PATHS[path]
-    command = cudasim_command("--tokens", "3", "--threads", "2", "--procs", "2", *args,
-                              **({"binary": binary} if binary else {}))
+    command = cudasim_command(
+        "--tokens", "3", "--threads", "2", "--procs", "2", *args, **({"binary": binary} if binary else {})
+    )
     run = record(command, env=shaped_env(library))
     truth, trace = run.truth, run.trace
     launches = trace.of(Event.LAUNCH)
@@ -83,8 +86,9 @@ def test_every_api_path_is_exact_on_the_driver_shaped_stand_ins(record, shape, p
 @pytest.mark.parametrize("path", ["runtime-shared", "runtime-static"])
 def test_api_names_on_the_thunk_driver(record, path):
     args, binary = PATHS[path]
-    command = cudasim_command("--tokens", "3", "--launch", "mixed", "--sync", "mixed",
-                              **({"binary": binary} if binary else {}))
+    command = cudasim_command(
+        "--tokens", "3", "--launch", "mixed", "--sync", "mixed", **({"binary": binary} if binary else {})
+    )
     run = record(command, "--api-names", env=shaped_env(LIBCUDA_THUNK))
     truth, launches = run.truth, run.trace.of(Event.LAUNCH)
     pairs = lambda f: sorted(f.group_by(["api", "runtime_api"]).len().rows())  # noqa: E731
@@ -103,8 +107,9 @@ def truth_runtime_errors(truth: dict) -> pl.DataFrame:
 @pytest.mark.parametrize("path", ["runtime-shared", "runtime-static", "ex", "cooperative"])
 def test_launches_the_runtime_refuses_are_recorded_with_their_return_code(record, library, path):
     args, binary = PATHS[path]
-    command = cudasim_command("--tokens", "3", "--threads", "2", "--invalid-every", "37", *args,
-                              **({"binary": binary} if binary else {}))
+    command = cudasim_command(
+        "--tokens", "3", "--threads", "2", "--invalid-every", "37", *args, **({"binary": binary} if binary else {})
+    )
     run = record(command, "--api-names", env=shaped_env(library))
     truth, trace = run.truth, run.trace
     refused = truth_runtime_errors(truth)
@@ -130,7 +135,11 @@ def test_without_api_names_the_report_says_failed_launches_were_not_recorded(rec
     assert run.truth["totals"]["runtime_errors"] == 2 * 28 * 17 // 50
     assert run.trace.of(Event.RUNTIME_ONLY).is_empty()
     assert report_json(run.trace)["overview"]["failed_launches"] == {
-        "recorded": False, "count": 0, "by": [], "runtime_only_calls": 0}
+        "recorded": False,
+        "count": 0,
+        "by": [],
+        "runtime_only_calls": 0,
+    }
 
 
 # ---- a library whose entry points give the placement nothing, or little, to work with
@@ -179,8 +188,12 @@ def odd_library(tmp_path_factory) -> Path:
 
 def test_a_function_with_no_movable_prefix_keeps_its_entry_probe_and_a_warning(tmp_path, odd_library):
     out = tmp_path / "x.lg"
-    proc = subprocess.run([str(RECORDER), "-o", str(out), "--cuda-lib", str(odd_library), "--", "true"],
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [str(RECORDER), "-o", str(out), "--cuda-lib", str(odd_library), "--", "true"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     probes = {p["function"]: p for p in probes_on(read_trace(out).meta, odd_library) if "placed_offset" in p}
     placed = {name: (p["placed_offset"], p["probed_instruction"], p["probe_cost"]) for name, p in probes.items()}
@@ -193,40 +206,62 @@ def test_a_function_with_no_movable_prefix_keeps_its_entry_probe_and_a_warning(t
     assert probes["cuStreamSynchronize"]["moved_over"][0] == "endbr64"
     warnings = [line for line in proc.stderr.splitlines() if "warning:" in line and str(odd_library) in line]
     lib = str(odd_library)
-    assert sorted(warnings) == sorted([
-        f"launchgap-record: warning: cuGraphLaunch in {lib} begins with {placed['cuGraphLaunch'][1]}, which the kernel "
-        "refuses to probe: the attach succeeds but the probe never fires",
-        f"launchgap-record: warning: cuLaunchKernel in {lib} begins with sub $0x8,%rsp, which the kernel single-steps, "
-        "and no instruction the kernel emulates follows within what can be moved over: each hit costs 10-15x an "
-        "emulated probe",
-        f"launchgap-record: warning: cuLaunchKernelEx in {lib} begins with test %edi,%edi, which the kernel "
-        "single-steps, and no instruction the kernel emulates follows within what can be moved over: each hit costs "
-        "10-15x an emulated probe",
-    ])
+    assert sorted(warnings) == sorted(
+        [
+            f"launchgap-record: warning: cuGraphLaunch in {lib} begins with {placed['cuGraphLaunch'][1]}, which the kernel "
+            "refuses to probe: the attach succeeds but the probe never fires",
+            f"launchgap-record: warning: cuLaunchKernel in {lib} begins with sub $0x8,%rsp, which the kernel single-steps, "
+            "and no instruction the kernel emulates follows within what can be moved over: each hit costs 10-15x an "
+            "emulated probe",
+            f"launchgap-record: warning: cuLaunchKernelEx in {lib} begins with test %edi,%edi, which the kernel "
+            "single-steps, and no instruction the kernel emulates follows within what can be moved over: each hit costs "
+            "10-15x an emulated probe",
+        ]
+    )
 
 
 # ---- NVIDIA's real driver and runtime
+
 
 @pytest.fixture(scope="module")
 def programs(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("programs")
     for name in ("call_driver", "call_runtime"):
-        subprocess.run(["cc", "-O2", "-Wall", "-Werror", "-I", str(REPO / "workloads" / "cudasim" / "include"),
-                        "-o", str(out / name), str(Path(__file__).parent / "programs" / f"{name}.c"), "-ldl"],
-                       check=True)
+        subprocess.run(
+            [
+                "cc",
+                "-O2",
+                "-Wall",
+                "-Werror",
+                "-I",
+                str(REPO / "workloads" / "cudasim" / "include"),
+                "-o",
+                str(out / name),
+                str(Path(__file__).parent / "programs" / f"{name}.c"),
+                "-ldl",
+            ],
+            check=True,
+        )
     return out
 
 
 @needs_real(REAL_LIBCUDA)
 def test_every_call_through_nvidias_driver_is_recorded_with_its_arguments(record, programs):
     n = 3000
-    run = record([str(programs / "call_driver"), str(REAL_LIBCUDA), str(n)], "--cuda-lib", str(REAL_LIBCUDA),
-                 truth=False)
+    run = record(
+        [str(programs / "call_driver"), str(REAL_LIBCUDA), str(n)], "--cuda-lib", str(REAL_LIBCUDA), truth=False
+    )
     assert run.proc.stdout.strip() == f"returned 3: {4 * n}"  # CUDA_ERROR_NOT_INITIALIZED: no cuInit
     pid = run.trace.meta["command_pid"]
     launches = run.trace.of(Event.LAUNCH).filter(pl.col("pid") == pid)
-    by_call = launches.group_by("api", "func", "stream", "grid_x", "grid_y", "grid_z", "block_x", "block_y",
-                                "block_z", "shared_mem").len().sort("api").rows()
+    by_call = (
+        launches.group_by(
+            "api", "func", "stream", "grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z", "shared_mem"
+        )
+        .len()
+        .sort("api")
+        .rows()
+    )
     assert by_call == [
         ("cuGraphLaunch", 0x4321, 0x5678, 0, 0, 0, 0, 0, 0, 0, n),
         ("cuLaunchKernel", 0x1234, 0x5678, 7, 2, 1, 128, 1, 1, 4096, n),
@@ -234,8 +269,9 @@ def test_every_call_through_nvidias_driver_is_recorded_with_its_arguments(record
     ]
     syncs = run.trace.of(Event.SYNC).filter(pl.col("pid") == pid)
     assert syncs.group_by("api", "stream").len().rows() == [("cuStreamSynchronize", 0x5678, n)]
-    assert_placed(probes_on(run.trace.meta, REAL_LIBCUDA), 10, r"je 0x[0-9a-f]+",
-                  [r"cmpl \$0x321cba00,0x[0-9a-f]+\(%rip\)"])
+    assert_placed(
+        probes_on(run.trace.meta, REAL_LIBCUDA), 10, r"je 0x[0-9a-f]+", [r"cmpl \$0x321cba00,0x[0-9a-f]+\(%rip\)"]
+    )
     assert "warning" not in run.proc.stderr
 
 
@@ -244,8 +280,14 @@ def test_every_call_through_nvidias_driver_is_recorded_with_its_arguments(record
 def test_launches_failing_inside_nvidias_runtime_are_recorded_and_counted(record, programs):
     n = 2000
     env = {**os.environ, "LD_LIBRARY_PATH": str(REAL_LIBCUDA.parent)}
-    run = record([str(programs / "call_runtime"), str(REAL_LIBCUDART_12), str(n)], "--api-names",
-                 "--cuda-lib", str(REAL_LIBCUDART_12), truth=False, env=env)
+    run = record(
+        [str(programs / "call_runtime"), str(REAL_LIBCUDART_12), str(n)],
+        "--api-names",
+        "--cuda-lib",
+        str(REAL_LIBCUDART_12),
+        truth=False,
+        env=env,
+    )
     code = int(run.proc.stdout.split("returned ")[1].split(":")[0])
     assert run.proc.stdout.strip() == f"returned {code}: {n}" and code != 0  # 100: cudaErrorNoDevice here
     pid = run.trace.meta["command_pid"]
@@ -253,7 +295,9 @@ def test_launches_failing_inside_nvidias_runtime_are_recorded_and_counted(record
     recorded = run.trace.of(Event.RUNTIME_ONLY).filter(pl.col("pid") == pid)
     assert recorded.group_by("runtime_api", "return_code").len().rows() == [("cudaLaunchKernel", code, n)]
     failed = report_json(run.trace)["overview"]["failed_launches"]
-    assert failed["count"] == n and failed["by"] == [{"runtime_api": "cudaLaunchKernel", "return_code": code, "count": n}]
+    assert failed["count"] == n and failed["by"] == [
+        {"runtime_api": "cudaLaunchKernel", "return_code": code, "count": n}
+    ]
 
 
 def test_the_recorders_probe_listing_is_what_it_attaches(record):
@@ -261,12 +305,17 @@ def test_the_recorders_probe_listing_is_what_it_attaches(record):
     env = shaped_env(LIBCUDA_THUNK)
     command = cudasim_command("--tokens", "1")
     run = record(command, env=env)
-    listed = subprocess.run([str(RECORDER), "--list-probes", "--", *command], capture_output=True, text=True,
-                            env=env, check=True).stdout
+    listed = subprocess.run(
+        [str(RECORDER), "--list-probes", "--", *command], capture_output=True, text=True, env=env, check=True
+    ).stdout
     keys = ("function", "file", "offset", "placed_offset", "probed_instruction", "probe_cost", "moved_over")
-    listing = {(p["file"], p["function"]): {k: p[k] for k in keys} for p in json.loads(listed)["probes"]
-               if p["layer"] == "driver"}
-    attached = {(p["file"], p["function"]): {k: p[k] for k in keys} for p in run.trace.meta["probes"]
-                if p["kind"] == "uprobe"}
+    listing = {
+        (p["file"], p["function"]): {k: p[k] for k in keys}
+        for p in json.loads(listed)["probes"]
+        if p["layer"] == "driver"
+    }
+    attached = {
+        (p["file"], p["function"]): {k: p[k] for k in keys} for p in run.trace.meta["probes"] if p["kind"] == "uprobe"
+    }
     assert listing == attached
     assert {Path(f) for f, _ in attached} == {LIBCUDA_THUNK.resolve(), LIBCUDA.resolve()}

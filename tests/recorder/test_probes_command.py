@@ -15,8 +15,16 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import (CUDASIM, LIBCUDA, LIBCUDA_THUNK, LIBCUDART, REAL_LIBCUDA, REAL_LIBCUDART_11,
-                            REAL_LIBCUDART_12, needs_real)
+from tests.conftest import (
+    CUDASIM,
+    LIBCUDA,
+    LIBCUDA_THUNK,
+    LIBCUDART,
+    REAL_LIBCUDA,
+    REAL_LIBCUDART_11,
+    REAL_LIBCUDART_12,
+    needs_real,
+)
 
 LAUNCHGAP = [sys.executable, "-m", "launchgap.cli"]
 DRIVER_PROBES = 16
@@ -24,8 +32,9 @@ RUNTIME_PROBES = 14
 
 
 def probes(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([*LAUNCHGAP, "probes", *args], capture_output=True, text=True, timeout=120,
-                          env={**os.environ, **(env or {})})
+    return subprocess.run(
+        [*LAUNCHGAP, "probes", *args], capture_output=True, text=True, timeout=120, env={**os.environ, **(env or {})}
+    )
 
 
 def listing(*args: str, env: dict | None = None) -> dict:
@@ -51,8 +60,9 @@ def test_for_a_command_on_the_thunk_driver_every_probe_is_past_the_compare():
         assert p["probed_instruction"].startswith("je ")
     runtime = of_file(found, LIBCUDART)
     assert len(runtime) == RUNTIME_PROBES
-    assert all((p["placed_offset"], p["probed_instruction"], p["when"]) == (0, "push %rbp", "--api-names")
-               for p in runtime)
+    assert all(
+        (p["placed_offset"], p["probed_instruction"], p["when"]) == (0, "push %rbp", "--api-names") for p in runtime
+    )
     assert found["warnings"] == [] and found["missing"] == []
 
 
@@ -68,8 +78,12 @@ def test_the_table_names_each_library_and_the_cost_of_each_probe():
 
 def test_for_a_running_process_the_maps_say_which_driver_it_uses(tmp_path):
     env = {**os.environ, "LD_LIBRARY_PATH": str(LIBCUDA_THUNK.parent)}
-    workload = subprocess.Popen([str(CUDASIM), "decode", "--quiet", "--tokens", "100000"], env=env,
-                                stdout=subprocess.DEVNULL, start_new_session=True)
+    workload = subprocess.Popen(
+        [str(CUDASIM), "decode", "--quiet", "--tokens", "100000"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     try:
         deadline = time.monotonic() + 30
         while str(LIBCUDA_THUNK.resolve()) not in Path(f"/proc/{workload.pid}/maps").read_text():

@@ -20,8 +20,7 @@ import pytest
 
 from launchgap.trace import Event, read_trace
 from tests.conftest import CUDASIM, LIBCUDA, LIBCUDART, ODD_NAME, ODD_NAME_SHOWN
-from tests.recorder.conftest import (RECORDER, STORM, assert_same_launches, needs_bpf, running_on_a_replaced_driver,
-                                     stop)
+from tests.recorder.conftest import RECORDER, STORM, assert_same_launches, needs_bpf, running_on_a_replaced_driver, stop
 
 pytestmark = needs_bpf
 
@@ -48,14 +47,17 @@ def record(*args: str, **kwargs) -> subprocess.CompletedProcess:
 
 # ---- 1. -o is one of the recording's inputs --------------------------------
 
+
 @pytest.mark.parametrize("version", ["2", "1"])
 def test_an_output_that_is_the_commands_script_is_refused_and_kept(tmp_path, version):
     script = tmp_path / "job.sh"
     ran = tmp_path / "ran"
     script.write_text(f"touch {ran}\n")
     proc = record("--format", version, "-o", str(script), "--", "sh", str(script))
-    assert one_error_line(proc) == (f"launchgap-record: -o {script} is the same file as the command's argument 1: "
-                                    "the recording would replace it; choose another -o")
+    assert one_error_line(proc) == (
+        f"launchgap-record: -o {script} is the same file as the command's argument 1: "
+        "the recording would replace it; choose another -o"
+    )
     assert proc.returncode == 1
     assert script.read_text() == f"touch {ran}\n"
     # refused before anything started: the command never ran, nothing was written beside it
@@ -69,8 +71,10 @@ def test_an_output_linked_to_the_command_itself_is_refused(tmp_path):
     link.symlink_to(program.name)
     before = digest(program)
     proc = record("-o", str(link), "--", str(program))
-    assert one_error_line(proc) == (f"launchgap-record: -o {link} is the same file as the command ({program}): "
-                                    "the recording would replace it; choose another -o")
+    assert one_error_line(proc) == (
+        f"launchgap-record: -o {link} is the same file as the command ({program}): "
+        "the recording would replace it; choose another -o"
+    )
     assert digest(program) == before and link.is_symlink()
 
 
@@ -81,13 +85,16 @@ def test_an_output_hard_linked_to_the_cuda_lib_is_refused(tmp_path):
     os.link(library, alias)
     before = digest(library)
     proc = record("-o", str(alias), "--cuda-lib", str(library), "--", "true")
-    assert one_error_line(proc) == (f"launchgap-record: -o {alias} is the same file as --cuda-lib ({library}): "
-                                    "the recording would replace it; choose another -o")
+    assert one_error_line(proc) == (
+        f"launchgap-record: -o {alias} is the same file as --cuda-lib ({library}): "
+        "the recording would replace it; choose another -o"
+    )
     assert digest(library) == before
     assert {p.name for p in tmp_path.iterdir()} == {"libcuda.so.1", "run.lg"}
 
 
 # ---- 2. --cuda-lib that is no library ---------------------------------------
+
 
 @pytest.fixture
 def not_libraries(tmp_path) -> dict[str, Path]:
@@ -95,8 +102,7 @@ def not_libraries(tmp_path) -> dict[str, Path]:
     os.mkfifo(fifo)
     text = tmp_path / "libcuda-text.so.1"
     text.write_text("not a library\n")
-    return {"device": Path("/dev/zero"), "fifo": fifo, "directory": tmp_path, "text": text,
-            "elf": Path("/bin/true")}
+    return {"device": Path("/dev/zero"), "fifo": fifo, "directory": tmp_path, "text": text, "elf": Path("/bin/true")}
 
 
 REFUSALS = {
@@ -129,12 +135,15 @@ def test_probes_refuses_a_cuda_lib_that_is_no_library_at_once(not_libraries, kin
 
 # ---- 4. modes, --system with -p, -q ------------------------------------------
 
+
 @pytest.mark.parametrize("mode, why", [("000", "read"), ("044", "read"), ("400", "remove")])
 def test_a_mode_the_owner_cannot_use_is_refused(tmp_path, mode, why):
     proc = record("--mode", mode, "-o", str(tmp_path / "x.lg"), "--", "true")
     assert proc.returncode == 2
-    assert one_error_line(proc) == (f"launchgap-record: invalid value '{mode}' for '--mode <OCTAL>': the trace's owner "
-                                    f"could not {why} it: use a mode that starts with 6 or 7, e.g. 600 or 640")
+    assert one_error_line(proc) == (
+        f"launchgap-record: invalid value '{mode}' for '--mode <OCTAL>': the trace's owner "
+        f"could not {why} it: use a mode that starts with 6 or 7, e.g. 600 or 640"
+    )
     assert list(tmp_path.iterdir()) == []
 
 
@@ -148,8 +157,20 @@ def test_quiet_prints_no_loss_summary_but_the_trace_keeps_the_losses(tmp_path):
     out = tmp_path / "storm.lg"
     cpu = sorted(os.sched_getaffinity(0))[0]
     # as test_loss_and_cli's forced loss: a 16 KiB buffer drained once a second
-    proc = record("-q", "-o", str(out), "--buffer", "16K", "--poll-ms", "1000", "--", str(STORM), "--seconds", "2",
-                  preexec_fn=lambda: os.sched_setaffinity(0, {cpu}))
+    proc = record(
+        "-q",
+        "-o",
+        str(out),
+        "--buffer",
+        "16K",
+        "--poll-ms",
+        "1000",
+        "--",
+        str(STORM),
+        "--seconds",
+        "2",
+        preexec_fn=lambda: os.sched_setaffinity(0, {cpu}),
+    )
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr == ""
     trace = read_trace(out)
@@ -159,6 +180,7 @@ def test_quiet_prints_no_loss_summary_but_the_trace_keeps_the_losses(tmp_path):
 
 
 # ---- 5. probes: a command that cannot run, maps that cannot be read, deleted libraries
+
 
 def test_probes_for_a_command_that_does_not_exist_fails_in_one_line():
     proc = subprocess.run([*LAUNCHGAP, "probes", "--", "nosuchcmd"], capture_output=True, text=True, timeout=120)
@@ -185,8 +207,10 @@ def test_probes_of_a_process_whose_maps_cannot_be_read_says_why():
         target.kill()
         target.wait()
     assert proc.returncode == 1
-    assert one_error_line(proc) == (f"launchgap-record: cannot read /proc/{target.pid}/maps: Permission denied "
-                                    f"(pid {target.pid} belongs to another user: run as root or as its owner)")
+    assert one_error_line(proc) == (
+        f"launchgap-record: cannot read /proc/{target.pid}/maps: Permission denied "
+        f"(pid {target.pid} belongs to another user: run as root or as its owner)"
+    )
     assert proc.stdout == ""
 
 
@@ -258,16 +282,18 @@ def test_without_root_a_deleted_driver_is_named_with_why_it_cannot_be_probed(sha
     assert found["warnings"][0] == (
         f"pid {workload.pid} maps {shared_dir}/libcuda.so.1, deleted on disk since it was loaded (replaced while "
         f"the process runs): it can only be read and probed through /proc/{workload.pid}/map_files/{span}, which needs "
-        "root (CAP_SYS_ADMIN): Operation not permitted")
+        "root (CAP_SYS_ADMIN): Operation not permitted"
+    )
 
 
 # ---- a task name that is not UTF-8 (issue 25, item 1) ----------------------
+
 
 def test_a_task_name_that_is_not_utf8_keeps_its_bytes_escaped(tmp_path, odd_named_sleep):
     """It was stored as "?": the culprit's name lost. The bytes are kept, escaped as docs/trace-format.md
     says (\\xHH for each byte that is not UTF-8, \\\\ for a backslash), in every column that holds a name."""
     out = tmp_path / "odd.lg"
-    folder = str(odd_named_sleep.parent)   # the test's own folder: plain ASCII
+    folder = str(odd_named_sleep.parent)  # the test's own folder: plain ASCII
     # through sh, which makes the name's bytes itself: the recorder takes only UTF-8 arguments
     shell = f'exec "{folder}/$(printf "\\{ODD_NAME[0]:o}{ODD_NAME[1:].decode()}")" 0.3'
     proc = record("-q", "-o", str(out), "--", "sh", "-c", shell)
@@ -308,8 +334,20 @@ def test_a_cuda_library_in_a_folder_named_in_bytes_is_probed_with_p(tmp_path):
         for path in files:
             shutil.copy2(path, job / folder / path.name)
     truth_path = tmp_path / "truth.json"
-    workload = subprocess.Popen([str(job / "bin" / "cudasim"), "decode", "--quiet", "--tokens", "300",
-                                 "--host-us", "5000", "--truth", str(truth_path)], start_new_session=True)
+    workload = subprocess.Popen(
+        [
+            str(job / "bin" / "cudasim"),
+            "decode",
+            "--quiet",
+            "--tokens",
+            "300",
+            "--host-us",
+            "5000",
+            "--truth",
+            str(truth_path),
+        ],
+        start_new_session=True,
+    )
     try:
         deadline = time.monotonic() + 60
         while b"libcuda.so.1" not in Path(f"/proc/{workload.pid}/maps").read_bytes():

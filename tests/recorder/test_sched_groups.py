@@ -53,15 +53,18 @@ def test_a_new_session_is_recorded_in_its_own_autogroup_at_the_weight_its_nice_g
     if why:
         pytest.skip(why)
     seen = tmp_path / "autogroup.txt"
-    script = (f"echo {AUTOGROUP_NICE} > /proc/self/autogroup && cat /proc/self/autogroup > {shlex.quote(str(seen))} && "
-              "i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done; sleep 0.05")
+    script = (
+        f"echo {AUTOGROUP_NICE} > /proc/self/autogroup && cat /proc/self/autogroup > {shlex.quote(str(seen))} && "
+        "i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done; sleep 0.05"
+    )
     run = record(["setsid", "sh", "-c", script], truth=False)
     match = re.fullmatch(r"/autogroup-(\d+) nice (-?\d+)\n", seen.read_text())
     assert match, seen.read_text()
     autogroup, nice = int(match[1]), int(match[2])
     assert nice == AUTOGROUP_NICE
-    rows = run.trace.of(Event.TASK_CGROUP, "ts_ns", "pid", "tid", "autogroup_id", "sched_cgroup_id",
-                        "group_weight").sort("ts_ns")
+    rows = run.trace.of(
+        Event.TASK_CGROUP, "ts_ns", "pid", "tid", "autogroup_id", "sched_cgroup_id", "group_weight"
+    ).sort("ts_ns")
     # setsid execs sh in the task it made its session's leader: the command's pid
     shell = rows.filter(pl.col("autogroup_id") == autogroup)
     assert shell.height >= 2, rows
@@ -71,8 +74,10 @@ def test_a_new_session_is_recorded_in_its_own_autogroup_at_the_weight_its_nice_g
     # in the new autogroup at nice 0's weight until the write (a row only where it switched before it), and
     # from the write on at nice 5's: a change of weight alone makes a new row
     assert weights[-1] == SCHED_PRIO_TO_WEIGHT[20 + AUTOGROUP_NICE]
-    assert weights in ([SCHED_PRIO_TO_WEIGHT[20 + AUTOGROUP_NICE]],
-                       [SCHED_PRIO_TO_WEIGHT[20], SCHED_PRIO_TO_WEIGHT[20 + AUTOGROUP_NICE]])
+    assert weights in (
+        [SCHED_PRIO_TO_WEIGHT[20 + AUTOGROUP_NICE]],
+        [SCHED_PRIO_TO_WEIGHT[20], SCHED_PRIO_TO_WEIGHT[20 + AUTOGROUP_NICE]],
+    )
     # an autogroup's row names no cgroup as the group; its children (the loop's subshells, sleep) are in it
     assert shell["sched_cgroup_id"].null_count() == shell.height
     children = shell.filter(pl.col("pid") != leader)

@@ -20,8 +20,10 @@ def pin_to_first_cpu() -> None:
 
 def test_switch_outs_equal_the_kernels_counters_for_every_thread(record):
     # three launching threads in each of two processes on one CPU: they preempt each other
-    run = record(cudasim_command("--tokens", "15", "--threads", "3", "--procs", "2", "--host-us", "800"),
-                 preexec_fn=pin_to_first_cpu)
+    run = record(
+        cudasim_command("--tokens", "15", "--threads", "3", "--procs", "2", "--host-us", "800"),
+        preexec_fn=pin_to_first_cpu,
+    )
     switches = run.trace.of(Event.SWITCH)
     threads = [t for p in run.truth["processes"] for t in p["threads"]]
     assert len(threads) == 6
@@ -30,8 +32,7 @@ def test_switch_outs_equal_the_kernels_counters_for_every_thread(record):
         counters = thread["kernel_switches"]
         mine = switches.filter(pl.col("tid") == thread["tid"])
         assert_switches_as_the_kernel_counted(mine, counters)
-        assert set(mine["pid"].to_list()) == {next(p["pid"] for p in run.truth["processes"]
-                                                   if thread in p["threads"])}
+        assert set(mine["pid"].to_list()) == {next(p["pid"] for p in run.truth["processes"] if thread in p["threads"])}
         total_involuntary += counters["nonvoluntary"]
     assert total_involuntary > 0, "the workload was meant to be preempted"
 
@@ -71,7 +72,9 @@ def test_wakeups_and_lifetime_of_targets_are_recorded(record):
     new_wakeups = trace.of(Event.WAKEUP_NEW)
     assert worker_tids <= set(new_wakeups["tid"].to_list())
     # every block but the last (the exit) ends in a wakeup: blocked switch-outs - 1 <= wakeups
-    wakeups = dict(trace.of(Event.WAKEUP).filter(pl.col("tid").is_in(list(worker_tids))).group_by("tid").len().iter_rows())
+    wakeups = dict(
+        trace.of(Event.WAKEUP).filter(pl.col("tid").is_in(list(worker_tids))).group_by("tid").len().iter_rows()
+    )
     switches = trace.of(Event.SWITCH)
     for tid in worker_tids:
         blocks = switches.filter((pl.col("tid") == tid) & pl.col("voluntary")).height

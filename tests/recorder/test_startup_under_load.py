@@ -24,7 +24,6 @@ import sys
 import threading
 import time
 from contextlib import contextmanager, suppress
-from pathlib import Path
 
 from launchgap.trace import read_trace
 from tests.conftest import REPO
@@ -69,8 +68,13 @@ def recorder_beside_hog(cpu: int, loops: int, *recorder_args: str):
     # the loops hold none of the recorder's pipes: its stderr ends when it does
     loop = 'taskset -c "$2" nice -n -19 sh -c "while :; do :; done" </dev/null >/dev/null 2>&1'
     script = f'for _ in $(seq "$1"); do {loop} & echo $!; done; shift; exec taskset -c "$@"'
-    proc = subprocess.Popen(["sh", "-c", script, "sh", str(loops), str(cpu), str(RECORDER), *recorder_args],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    proc = subprocess.Popen(
+        ["sh", "-c", script, "sh", str(loops), str(cpu), str(RECORDER), *recorder_args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     hogs = None
     try:
         hogs = Hogs([int(proc.stdout.readline()) for _ in range(loops)])

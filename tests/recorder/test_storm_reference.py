@@ -18,8 +18,12 @@ pytestmark = needs_bpf
 
 def test_regression_a_recorded_storm_matches_the_earlier_implementation(tmp_path, monkeypatch):
     out = tmp_path / "storm.lg"
-    proc = subprocess.run([str(RECORDER), "-q", "--system", "-o", str(out), "--", str(STORM), "--pairs", "2",
-                           "--seconds", "1"], capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [str(RECORDER), "-q", "--system", "-o", str(out), "--", str(STORM), "--pairs", "2", "--seconds", "1"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     trace = read_trace(out)
     report = assert_same_as_reference(trace, monkeypatch)

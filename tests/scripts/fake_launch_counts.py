@@ -39,20 +39,36 @@ def counts_from_truth(truth: dict, pinned_cpu: int | None) -> dict:
             if row[tid_at] == thread["tid"]:
                 key = (row[runtime_at], row[api_at])
                 paths[key] = paths.get(key, 0) + 1
-        threads.append({
-            "index": thread["thread_index"],
-            "tid": thread["tid"],
-            "cpu": pinned_cpu if pinned_cpu is not None else -1,
-            "pinned": pinned_cpu is not None,
-            "elapsed_ns": thread["end_ns"] - thread["start_ns"],
-            "gpu_kernels": thread["kernels"],
-            "kernels_expected": thread["kernels"],
-            "error": "",
-            "paths": [{"path": runtime, "runtime_api": runtime, "driver_api": api, "calls": n, "failed": 0,
-                       "skipped": False, "kernels_per_call": 1} for (runtime, api), n in sorted(paths.items())],
-        })
-    return {"schema": "launchgap-gpu-launch-counts/1", "program": "fake_launch_counts (cudasim)",
-            "pid": process["pid"], "threads": threads}
+        threads.append(
+            {
+                "index": thread["thread_index"],
+                "tid": thread["tid"],
+                "cpu": pinned_cpu if pinned_cpu is not None else -1,
+                "pinned": pinned_cpu is not None,
+                "elapsed_ns": thread["end_ns"] - thread["start_ns"],
+                "gpu_kernels": thread["kernels"],
+                "kernels_expected": thread["kernels"],
+                "error": "",
+                "paths": [
+                    {
+                        "path": runtime,
+                        "runtime_api": runtime,
+                        "driver_api": api,
+                        "calls": n,
+                        "failed": 0,
+                        "skipped": False,
+                        "kernels_per_call": 1,
+                    }
+                    for (runtime, api), n in sorted(paths.items())
+                ],
+            }
+        )
+    return {
+        "schema": "launchgap-gpu-launch-counts/1",
+        "program": "fake_launch_counts (cudasim)",
+        "pid": process["pid"],
+        "threads": threads,
+    }
 
 
 def main() -> int:
@@ -69,8 +85,20 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         truth_path = Path(tmp) / "truth.json"
         done = subprocess.run(
-            [str(CUDASIM_STATIC), "decode", "--launch", "mixed", "--threads", str(args.threads),
-             "--tokens", str(tokens), *CPU_BOUND, "--quiet", "--truth", str(truth_path)],
+            [
+                str(CUDASIM_STATIC),
+                "decode",
+                "--launch",
+                "mixed",
+                "--threads",
+                str(args.threads),
+                "--tokens",
+                str(tokens),
+                *CPU_BOUND,
+                "--quiet",
+                "--truth",
+                str(truth_path),
+            ],
             preexec_fn=(lambda: os.sched_setaffinity(0, {pinned})) if pinned is not None else None,
         )
         if done.returncode != 0:
@@ -78,8 +106,10 @@ def main() -> int:
         counts = counts_from_truth(json.loads(truth_path.read_text()), pinned)
     Path(args.counts).write_text(json.dumps(counts, indent=2))
     for thread in counts["threads"]:
-        print(f"thread {thread['index']} (tid {thread['tid']}): "
-              + ", ".join(f"{p['path']} {p['calls']}" for p in thread["paths"]))
+        print(
+            f"thread {thread['index']} (tid {thread['tid']}): "
+            + ", ".join(f"{p['path']} {p['calls']}" for p in thread["paths"])
+        )
     return 0
 
 

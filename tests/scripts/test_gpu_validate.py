@@ -30,8 +30,9 @@ VENV_PYTHON = REPO / ".venv" / "bin" / "python"
 NO_GPU = "gpu-validate: no GPU found: "
 
 
-def run_script(*args: str, env: dict | None = None, cwd: Path | None = None,
-               timeout: float = 30) -> subprocess.CompletedProcess:
+def run_script(
+    *args: str, env: dict | None = None, cwd: Path | None = None, timeout: float = 30
+) -> subprocess.CompletedProcess:
     return subprocess.run([str(SCRIPT), *args], capture_output=True, text=True, env=env, cwd=cwd, timeout=timeout)
 
 
@@ -53,12 +54,14 @@ def fake_nvidia_smi(directory: Path, listing: str, status: int = 0) -> Path:
         f"  -L) printf '%s\\n' '{listing}'; exit {status} ;;\n"
         "  --query-gpu=*) echo 'Stand-in GPU, 000.00.00, 1 MiB, 9.0' ;;\n"
         "  *) echo 'NVIDIA-SMI stand-in' ;;\n"
-        "esac\n")
+        "esac\n"
+    )
     tool.chmod(0o755)
     return directory
 
 
 # --- no GPU: one line, exit 3, nothing written -----------------------------------------
+
 
 def assert_one_line_refusal(proc: subprocess.CompletedProcess, reason: str) -> None:
     assert proc.returncode == 3, proc.stderr
@@ -88,26 +91,38 @@ def test_missing_device_node_is_one_line(tmp_path: Path):
 
 # --- arguments ---------------------------------------------------------------------------
 
+
 def test_help_names_every_part_and_its_time(tmp_path: Path):
     proc = run_script("--help", env=plain_env(tmp_path))
     assert proc.returncode == 0 and proc.stderr == ""
     text = " ".join(proc.stdout.split())
     assert text.startswith("usage: scripts/gpu-validate.sh [options] [PART...]")
-    for expected in ("b launch_counts", "(~1 min)", "c the same program", "probes `launchgap probes`",
-                     "a Qwen3-0.6B-shaped PyTorch decode", "(~3-4 min)", "g GPU activity (record --gpu-activity",
-                     "all b c probes g a", "prepare run HERE",
-                     "Exit: 0 all passed, 1 a part failed, 2 usage, 3 no GPU"):
+    for expected in (
+        "b launch_counts",
+        "(~1 min)",
+        "c the same program",
+        "probes `launchgap probes`",
+        "a Qwen3-0.6B-shaped PyTorch decode",
+        "(~3-4 min)",
+        "g GPU activity (record --gpu-activity",
+        "all b c probes g a",
+        "prepare run HERE",
+        "Exit: 0 all passed, 1 a part failed, 2 usage, 3 no GPU",
+    ):
         assert expected in text, expected
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["x"], "unknown part 'x': choose from a, b, c, g, probes, all, prepare (see --help)"),
-    (["--frobnicate"], "unknown option '--frobnicate' (see --help)"),
-    (["--tokens", "0"], "--tokens wants a positive integer, not '0'"),
-    (["--repeats", "two"], "--repeats wants a positive integer, not 'two'"),
-    (["b", "--per-path"], "--per-path needs a value"),
-    (["prepare", "b"], "prepare runs alone, on the machine that builds (not with other parts)"),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["x"], "unknown part 'x': choose from a, b, c, g, probes, all, prepare (see --help)"),
+        (["--frobnicate"], "unknown option '--frobnicate' (see --help)"),
+        (["--tokens", "0"], "--tokens wants a positive integer, not '0'"),
+        (["--repeats", "two"], "--repeats wants a positive integer, not 'two'"),
+        (["b", "--per-path"], "--per-path needs a value"),
+        (["prepare", "b"], "prepare runs alone, on the machine that builds (not with other parts)"),
+    ],
+)
 def test_usage_errors_are_one_line_before_any_gpu_check(tmp_path: Path, args: list[str], message: str):
     proc = run_script(*args, env=plain_env(tmp_path), cwd=tmp_path)
     assert proc.returncode == 2
@@ -116,41 +131,74 @@ def test_usage_errors_are_one_line_before_any_gpu_check(tmp_path: Path, args: li
 
 
 def test_parts_and_options_are_accepted_then_the_gpu_is_checked(tmp_path: Path):
-    proc = run_script("b", "c", "probes", "--tokens", "20", "--repeats", "1", "--per-path", "10",
-                      "--hog-per-path", "10", "-o", str(tmp_path / "out"), "--work", str(tmp_path / "work"),
-                      env=plain_env(tmp_path), cwd=tmp_path)
+    proc = run_script(
+        "b",
+        "c",
+        "probes",
+        "--tokens",
+        "20",
+        "--repeats",
+        "1",
+        "--per-path",
+        "10",
+        "--hog-per-path",
+        "10",
+        "-o",
+        str(tmp_path / "out"),
+        "--work",
+        str(tmp_path / "work"),
+        env=plain_env(tmp_path),
+        cwd=tmp_path,
+    )
     assert_one_line_refusal(proc, "nvidia-smi is not installed")
 
 
 # --- the checks, on hand-built traces -------------------------------------------------------
 
+
 def launch_trace(rows: list[tuple[int, int, str, str | None, int]], *, extra_events: int = 2) -> pa.Table:
     """A trace table: launch rows (pid, tid, api, runtime_api, ts_ns) among other events."""
     events = ["launch"] * len(rows) + ["switch"] * extra_events
-    return pa.table({
-        "ts_ns": pa.array([r[4] for r in rows] + [1] * extra_events, pa.uint64()),
-        "event": pa.array(events, pa.string()),
-        "pid": pa.array([r[0] for r in rows] + [999] * extra_events, pa.uint32()),
-        "tid": pa.array([r[1] for r in rows] + [999] * extra_events, pa.uint32()),
-        "api": pa.array([r[2] for r in rows] + [None] * extra_events, pa.string()),
-        "runtime_api": pa.array([r[3] for r in rows] + [None] * extra_events, pa.string()),
-    })
+    return pa.table(
+        {
+            "ts_ns": pa.array([r[4] for r in rows] + [1] * extra_events, pa.uint64()),
+            "event": pa.array(events, pa.string()),
+            "pid": pa.array([r[0] for r in rows] + [999] * extra_events, pa.uint32()),
+            "tid": pa.array([r[1] for r in rows] + [999] * extra_events, pa.uint32()),
+            "api": pa.array([r[2] for r in rows] + [None] * extra_events, pa.string()),
+            "runtime_api": pa.array([r[3] for r in rows] + [None] * extra_events, pa.string()),
+        }
+    )
 
 
-PATHS = [("chevron", "cudaLaunchKernel", "cuLaunchKernel"),
-         ("cudaLaunchKernel", "cudaLaunchKernel", "cuLaunchKernel"),
-         ("cudaLaunchKernelEx", "cudaLaunchKernelExC", "cuLaunchKernelEx"),
-         ("cudaLaunchCooperativeKernel", "cudaLaunchCooperativeKernel", "cuLaunchCooperativeKernel"),
-         ("cudaGraphLaunch", "cudaGraphLaunch", "cuGraphLaunch")]
+PATHS = [
+    ("chevron", "cudaLaunchKernel", "cuLaunchKernel"),
+    ("cudaLaunchKernel", "cudaLaunchKernel", "cuLaunchKernel"),
+    ("cudaLaunchKernelEx", "cudaLaunchKernelExC", "cuLaunchKernelEx"),
+    ("cudaLaunchCooperativeKernel", "cudaLaunchCooperativeKernel", "cuLaunchCooperativeKernel"),
+    ("cudaGraphLaunch", "cudaGraphLaunch", "cuGraphLaunch"),
+]
 
 
 def counts_doc(calls: dict[int, list[int]], pid: int = 100) -> dict:
     """launch_counts' file: thread tid -> calls per path in PATHS order."""
-    return {"schema": gv.COUNTS_SCHEMA, "pid": pid, "threads": [
-        {"index": i, "tid": tid, "cpu": -1, "elapsed_ns": 1_000_000_000,
-         "paths": [{"path": p, "runtime_api": r, "driver_api": d, "calls": n, "failed": 0}
-                   for (p, r, d), n in zip(PATHS, per_path)]}
-        for i, (tid, per_path) in enumerate(calls.items())]}
+    return {
+        "schema": gv.COUNTS_SCHEMA,
+        "pid": pid,
+        "threads": [
+            {
+                "index": i,
+                "tid": tid,
+                "cpu": -1,
+                "elapsed_ns": 1_000_000_000,
+                "paths": [
+                    {"path": p, "runtime_api": r, "driver_api": d, "calls": n, "failed": 0}
+                    for (p, r, d), n in zip(PATHS, per_path)
+                ],
+            }
+            for i, (tid, per_path) in enumerate(calls.items())
+        ],
+    }
 
 
 def rows_for(pid: int, tid: int, per_path: list[int], *, names: bool, ptsz: bool = False) -> list[tuple]:
@@ -162,8 +210,11 @@ def rows_for(pid: int, tid: int, per_path: list[int], *, names: bool, ptsz: bool
 
 def test_exact_counts_per_thread_and_path():
     counts = counts_doc({101: [3, 2, 4, 1, 5], 102: [1, 1, 1, 1, 1]})
-    trace = launch_trace(rows_for(100, 101, [3, 2, 4, 1, 5], names=True) + rows_for(100, 102, [1] * 5, names=True)
-                         + [(555, 556, "cuLaunchKernel", None, 9)])  # another process: counted apart
+    trace = launch_trace(
+        rows_for(100, 101, [3, 2, 4, 1, 5], names=True)
+        + rows_for(100, 102, [1] * 5, names=True)
+        + [(555, 556, "cuLaunchKernel", None, 9)]
+    )  # another process: counted apart
     result = gv.compare_launch_counts(counts, gv.launch_rows(trace), api_names=True)
     assert result["exact"] is True and result["totals_exact"] is True
     assert (result["launched"], result["recorded"], result["recorded_other_processes"]) == (20, 20, 1)
@@ -175,32 +226,43 @@ def test_exact_counts_per_thread_and_path():
         {"api": "cuLaunchKernelEx", "launched": 4, "recorded": 4, "exact": True},
     ]
     assert {r["api"]: r["recorded"] for r in first["by_runtime_api"]} == {
-        "cudaGraphLaunch": 5, "cudaLaunchCooperativeKernel": 1, "cudaLaunchKernel": 5, "cudaLaunchKernelExC": 4}
+        "cudaGraphLaunch": 5,
+        "cudaLaunchCooperativeKernel": 1,
+        "cudaLaunchKernel": 5,
+        "cudaLaunchKernelExC": 4,
+    }
     assert first["recorded_runtime_to_driver"]["cudaLaunchKernelExC -> cuLaunchKernelEx"] == 4
     assert first["launches_per_s"] == pytest.approx(15.0)
 
 
 def test_a_missing_launch_a_stray_thread_and_unnamed_runtime_calls_are_not_exact():
     counts = counts_doc({101: [2, 0, 0, 0, 0]})
-    one_short = gv.compare_launch_counts(counts, gv.launch_rows(launch_trace(rows_for(100, 101, [1, 0, 0, 0, 0],
-                                                                                       names=False))),
-                                         api_names=False)
+    one_short = gv.compare_launch_counts(
+        counts, gv.launch_rows(launch_trace(rows_for(100, 101, [1, 0, 0, 0, 0], names=False))), api_names=False
+    )
     assert one_short["exact"] is False
     assert one_short["threads"][0]["by_driver_api"] == [
-        {"api": "cuLaunchKernel", "launched": 2, "recorded": 1, "exact": False}]
+        {"api": "cuLaunchKernel", "launched": 2, "recorded": 1, "exact": False}
+    ]
 
     stray = gv.compare_launch_counts(
-        counts, gv.launch_rows(launch_trace(rows_for(100, 101, [2, 0, 0, 0, 0], names=False)
-                                            + [(100, 150, "cuLaunchKernel", None, 7)])), api_names=False)
+        counts,
+        gv.launch_rows(
+            launch_trace(rows_for(100, 101, [2, 0, 0, 0, 0], names=False) + [(100, 150, "cuLaunchKernel", None, 7)])
+        ),
+        api_names=False,
+    )
     assert stray["exact"] is False and stray["totals_exact"] is False and stray["threads"][0]["exact"] is True
     assert stray["other_threads"] == [{"tid": 150, "recorded": 1}]
 
-    unnamed = gv.compare_launch_counts(counts, gv.launch_rows(launch_trace(rows_for(100, 101, [2, 0, 0, 0, 0],
-                                                                                     names=False))), api_names=True)
+    unnamed = gv.compare_launch_counts(
+        counts, gv.launch_rows(launch_trace(rows_for(100, 101, [2, 0, 0, 0, 0], names=False))), api_names=True
+    )
     assert unnamed["exact"] is False
     assert unnamed["threads"][0]["by_runtime_api"] == [
         {"api": gv.NO_RUNTIME_API, "launched": 0, "recorded": 2, "exact": False},
-        {"api": "cudaLaunchKernel", "launched": 2, "recorded": 0, "exact": False}]
+        {"api": "cudaLaunchKernel", "launched": 2, "recorded": 0, "exact": False},
+    ]
 
 
 def test_launches_through_other_entry_points_keep_totals_exact_only():
@@ -217,8 +279,9 @@ def test_per_thread_stream_variants_are_the_same_path():
     assert gv.api_family("cuLaunchKernelEx_ptsz") == "cuLaunchKernelEx"
     assert gv.api_family("cuMemcpyDtoH_v2_ptds") == "cuMemcpyDtoH_v2"
     counts = counts_doc({101: [1, 1, 1, 1, 1]})
-    result = gv.compare_launch_counts(counts, gv.launch_rows(launch_trace(rows_for(100, 101, [1] * 5, names=False,
-                                                                                    ptsz=True))), api_names=False)
+    result = gv.compare_launch_counts(
+        counts, gv.launch_rows(launch_trace(rows_for(100, 101, [1] * 5, names=False, ptsz=True))), api_names=False
+    )
     assert result["exact"] is True
 
 
@@ -251,21 +314,49 @@ def test_decode_summary_numbers():
 
 
 def test_launches_in_the_timing_window_only():
-    launches = gv.launch_rows(launch_trace([(100, 100, "cuLaunchKernel", None, ts) for ts in (5, 10, 15, 20)]
-                                           + [(100, 101, "cuLaunchKernel", None, 12)]))
+    launches = gv.launch_rows(
+        launch_trace(
+            [(100, 100, "cuLaunchKernel", None, ts) for ts in (5, 10, 15, 20)]
+            + [(100, 101, "cuLaunchKernel", None, 12)]
+        )
+    )
     assert gv.launches_in_window(launches, 100, 100, 10, 20) == 2
 
 
 def test_probe_digest_keeps_uprobes_and_counts_cost_classes():
-    metadata = {"probes": [
-        {"kind": "tracepoint", "name": "sched_switch", "attached": True},
-        {"kind": "uprobe", "function": "cuLaunchKernel", "file": "/lib/libcuda.so.1", "offset": 16,
-         "first_instruction": "cmpl", "probe_cost": "single-stepped", "attached": True, "error": None},
-        {"kind": "uprobe", "function": "cudaLaunchKernel", "file": "/bin/app", "offset": 0,
-         "first_instruction": "push %rbp", "probe_cost": "emulated", "attached": True, "error": None},
-        {"kind": "uprobe", "function": "cuGraphLaunch", "file": "/lib/libcuda.so.1", "probe_cost": "emulated",
-         "attached": False, "error": "no such symbol"},
-    ]}
+    metadata = {
+        "probes": [
+            {"kind": "tracepoint", "name": "sched_switch", "attached": True},
+            {
+                "kind": "uprobe",
+                "function": "cuLaunchKernel",
+                "file": "/lib/libcuda.so.1",
+                "offset": 16,
+                "first_instruction": "cmpl",
+                "probe_cost": "single-stepped",
+                "attached": True,
+                "error": None,
+            },
+            {
+                "kind": "uprobe",
+                "function": "cudaLaunchKernel",
+                "file": "/bin/app",
+                "offset": 0,
+                "first_instruction": "push %rbp",
+                "probe_cost": "emulated",
+                "attached": True,
+                "error": None,
+            },
+            {
+                "kind": "uprobe",
+                "function": "cuGraphLaunch",
+                "file": "/lib/libcuda.so.1",
+                "probe_cost": "emulated",
+                "attached": False,
+                "error": "no such symbol",
+            },
+        ]
+    }
     probes = gv.probe_digest(metadata)
     assert [p["function"] for p in probes] == ["cuLaunchKernel", "cudaLaunchKernel", "cuGraphLaunch"]
     assert probes[0]["probe_cost"] == "single-stepped" and probes[2]["error"] == "no such symbol"
@@ -273,25 +364,40 @@ def test_probe_digest_keeps_uprobes_and_counts_cost_classes():
 
 
 def hand_report(thread_culprits: list[dict], tid: int = 101) -> dict:
-    return {"verdict": {"level": "heavy"}, "taken": {"threads": [
-        {"tid": tid, "preempted_ns": 300, "runqueue_ns": 200, "culprits": thread_culprits}]}}
+    return {
+        "verdict": {"level": "heavy"},
+        "taken": {"threads": [{"tid": tid, "preempted_ns": 300, "runqueue_ns": 200, "culprits": thread_culprits}]},
+    }
 
 
 def test_culprit_sums_a_process_over_causes():
     counts = counts_doc({101: [1, 1, 1, 1, 1]})
-    report = hand_report([{"cause": "preempted", "pid": 7, "comm": "other", "ns": 50},
-                          {"cause": "runqueue", "pid": 42, "comm": "lg-cpu-hog", "ns": 40},
-                          {"cause": "preempted", "pid": 42, "comm": "lg-cpu-hog", "ns": 30}])
-    result = gv.culprit_check(report, counts, hog_pid=42, thread_index=0,
-                              baseline=hand_report([]), baseline_counts=counts)
+    report = hand_report(
+        [
+            {"cause": "preempted", "pid": 7, "comm": "other", "ns": 50},
+            {"cause": "runqueue", "pid": 42, "comm": "lg-cpu-hog", "ns": 40},
+            {"cause": "preempted", "pid": 42, "comm": "lg-cpu-hog", "ns": 30},
+        ]
+    )
+    result = gv.culprit_check(
+        report, counts, hog_pid=42, thread_index=0, baseline=hand_report([]), baseline_counts=counts
+    )
     assert result["hog_is_top_culprit"] is True
     assert result["top_culprit"] == {"pid": 42, "comm": "lg-cpu-hog", "ns": 70}
     assert result["hog_ns"] == 70
     assert result["baseline"]["preempted_ns"] == 300
 
-    beaten = gv.culprit_check(hand_report([{"cause": "preempted", "pid": 7, "comm": "other", "ns": 80},
-                                           {"cause": "runqueue", "pid": 42, "comm": "lg-cpu-hog", "ns": 70}]),
-                              counts, hog_pid=42, thread_index=0)
+    beaten = gv.culprit_check(
+        hand_report(
+            [
+                {"cause": "preempted", "pid": 7, "comm": "other", "ns": 80},
+                {"cause": "runqueue", "pid": 42, "comm": "lg-cpu-hog", "ns": 70},
+            ]
+        ),
+        counts,
+        hog_pid=42,
+        thread_index=0,
+    )
     assert beaten["hog_is_top_culprit"] is False and beaten["top_culprit"]["pid"] == 7
     absent = gv.culprit_check(hand_report([], tid=999), counts, hog_pid=42, thread_index=0)
     assert absent["thread_in_report"] is False and absent["hog_is_top_culprit"] is False
@@ -305,13 +411,18 @@ def test_summary_records_each_part(tmp_path: Path):
     summary = json.loads(path.read_text())
     assert summary["schema"] == gv.SUMMARY_SCHEMA
     assert {k: v["status"] for k, v in summary["parts"].items()} == {"b": "failed", "a": "skipped"}
-    assert gv.summary_lines(summary) == ["[     failed] b", "              driver: recording failed",
-                                         "[    skipped] a", "              no torch"]
+    assert gv.summary_lines(summary) == [
+        "[     failed] b",
+        "              driver: recording failed",
+        "[    skipped] a",
+        "              no torch",
+    ]
     with pytest.raises(gv.ValidationError):
         gv.set_part(path, "b", "fine")
 
 
 # --- parts b and c end to end, on cudasim, with a stand-in GPU -------------------------------
+
 
 def stand_in_env(tmp_path: Path) -> dict:
     bin_dir = fake_nvidia_smi(tmp_path / "bin", "GPU 0: Stand-in GPU (UUID: GPU-0)")
@@ -336,12 +447,34 @@ def build_recorder_needing_a_library(directory: Path) -> Path:
         pytest.skip("no C compiler here (setup installs clang)")
     directory.mkdir(parents=True, exist_ok=True)
     (directory / "dummy.c").write_text("int dummy(void) { return 7; }\n")
-    (directory / "main.c").write_text('#include <stdio.h>\nint dummy(void);\n'
-                                      'int main(void) { printf("stand-in recorder %d\\n", dummy()); return 0; }\n')
-    subprocess.run([compiler, "-shared", "-fPIC", "-Wl,-soname,libdummy.so.1", "-o", str(directory / "libdummy.so.1"),
-                    str(directory / "dummy.c")], check=True)
-    subprocess.run([compiler, "-o", str(directory / "recorder"), str(directory / "main.c"), "-L", str(directory),
-                    "-l:libdummy.so.1"], check=True)
+    (directory / "main.c").write_text(
+        "#include <stdio.h>\nint dummy(void);\n"
+        'int main(void) { printf("stand-in recorder %d\\n", dummy()); return 0; }\n'
+    )
+    subprocess.run(
+        [
+            compiler,
+            "-shared",
+            "-fPIC",
+            "-Wl,-soname,libdummy.so.1",
+            "-o",
+            str(directory / "libdummy.so.1"),
+            str(directory / "dummy.c"),
+        ],
+        check=True,
+    )
+    subprocess.run(
+        [
+            compiler,
+            "-o",
+            str(directory / "recorder"),
+            str(directory / "main.c"),
+            "-L",
+            str(directory),
+            "-l:libdummy.so.1",
+        ],
+        check=True,
+    )
     return directory / "recorder"
 
 
@@ -351,8 +484,10 @@ def test_a_recorder_missing_a_library_is_named_and_a_carried_copy_is_used(tmp_pa
     env = stand_in_env(tmp_path) | {"LAUNCHGAP_RECORDER": str(recorder), "GPU_VALIDATE_CARRY_DIR": str(carry)}
 
     missing = run_script("probes", "-o", str(tmp_path / "out1"), "--work", str(tmp_path / "work1"), env=env)
-    assert (f"gpu-validate: recording is not possible: {recorder} needs shared libraries this machine lacks: "
-            f"libdummy.so.1 (not in {carry}/lib either)") in missing.stdout.splitlines()
+    assert (
+        f"gpu-validate: recording is not possible: {recorder} needs shared libraries this machine lacks: "
+        f"libdummy.so.1 (not in {carry}/lib either)"
+    ) in missing.stdout.splitlines()
 
     (carry / "lib").mkdir(parents=True)
     shutil.copy(tmp_path / "build" / "libdummy.so.1", carry / "lib")
@@ -378,8 +513,27 @@ def alive(pid: int) -> bool:
 @needs_bpf
 def test_parts_b_and_c_on_cudasim(tmp_path: Path):
     out, work = tmp_path / "out", tmp_path / "work"
-    proc = run_script("b", "c", "probes", "g", "a", "--per-path", "800", "--hog-per-path", "2000", "--repeats", "1",
-                      "--tokens", "2", "-o", str(out), "--work", str(work), env=stand_in_env(tmp_path), timeout=600)
+    proc = run_script(
+        "b",
+        "c",
+        "probes",
+        "g",
+        "a",
+        "--per-path",
+        "800",
+        "--hog-per-path",
+        "2000",
+        "--repeats",
+        "1",
+        "--tokens",
+        "2",
+        "-o",
+        str(out),
+        "--work",
+        str(work),
+        env=stand_in_env(tmp_path),
+        timeout=600,
+    )
     summary = json.loads((out / "summary.json").read_text())
     parts = summary["parts"]
     assert list(parts) == ["env", "b", "c", "probes", "g", "a"]
@@ -395,7 +549,11 @@ def test_parts_b_and_c_on_cudasim(tmp_path: Path):
         for thread, own in zip(compare["threads"], counts["threads"]):
             assert thread["recorded"] == thread["launched"] == sum(p["calls"] for p in own["paths"])
             assert {r["api"] for r in thread["by_driver_api"]} == {
-                "cuLaunchKernel", "cuLaunchKernelEx", "cuLaunchCooperativeKernel", "cuGraphLaunch"}
+                "cuLaunchKernel",
+                "cuLaunchKernelEx",
+                "cuLaunchCooperativeKernel",
+                "cuGraphLaunch",
+            }
         # the probes' cost classes travel with the comparison: cudasim begins every entry `push %rbp`
         attached = [p for p in compare["probes"] if p["attached"]]
         assert {p["probe_cost"] for p in attached} == {"emulated"}
@@ -418,7 +576,9 @@ def test_parts_b_and_c_on_cudasim(tmp_path: Path):
     assert parts["probes"]["status"] == "ok", parts["probes"]
     listing = parts["probes"]["detail"]["launch_counts"]
     assert {(lib["kind"], lib["path"]) for lib in listing["libraries"]} == {
-        ("driver", str(LIBCUDA)), ("static runtime", str(CUDASIM_STATIC))}
+        ("driver", str(LIBCUDA)),
+        ("static runtime", str(CUDASIM_STATIC)),
+    }
     assert {p["probe_cost"] for p in listing["probes"]} == {"emulated"}
     assert "probes" in parts["probes"]["detail"]["torch"]
 
@@ -438,8 +598,13 @@ def test_parts_b_and_c_on_cudasim(tmp_path: Path):
     assert proc.returncode == 1
 
     # what comes back through the device tool: a handful of files, none deeper than $OUT
-    assert sorted(p.name for p in out.iterdir()) == ["details.tar.gz", "env.txt", "log.txt", "summary.json",
-                                                     "summary.txt"]
+    assert sorted(p.name for p in out.iterdir()) == [
+        "details.tar.gz",
+        "env.txt",
+        "log.txt",
+        "summary.json",
+        "summary.txt",
+    ]
     text = " ".join(proc.stdout.split())
     assert "[ ok] b" in text and "driver: exact" in text and "api_names: exact" in text
     # the summary's words follow the culprit check's finding, whichever it was (the check itself is
@@ -465,13 +630,16 @@ def test_part_a_on_the_cpu(tmp_path: Path):
     out, work = tmp_path / "out", tmp_path / "work"
     env = stand_in_env(tmp_path) | {
         "PYTHON": sys.executable,
-        "GPU_VALIDATE_DECODE_ARGS": "--device cpu --dtype float32 --layers 1 --vocab 512 --prompt 4 --warmup 2"}
+        "GPU_VALIDATE_DECODE_ARGS": "--device cpu --dtype float32 --layers 1 --vocab 512 --prompt 4 --warmup 2",
+    }
     proc = run_script("a", "--repeats", "2", "--tokens", "5", "-o", str(out), "--work", str(work), env=env, timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     a = json.loads((out / "summary.json").read_text())["parts"]["a"]
     assert a["status"] == "ok" and "notes" not in a
     detail = a["detail"]
-    runs = [json.loads((work / "a" / f"{kind}-{i}.json").read_text()) for kind in ("untraced", "traced") for i in (1, 2)]
+    runs = [
+        json.loads((work / "a" / f"{kind}-{i}.json").read_text()) for kind in ("untraced", "traced") for i in (1, 2)
+    ]
     assert detail["untraced_tokens_per_s"] == [r["tokens_per_s"] for r in runs[:2]]
     assert detail["traced_tokens_per_s"] == [r["tokens_per_s"] for r in runs[2:]]
     assert detail["window_launches"] == [0, 0] and detail["launches_per_token"] == 0
@@ -481,18 +649,26 @@ def test_part_a_on_the_cpu(tmp_path: Path):
     last_report = json.loads((work / "a" / "report-2.json").read_text())
     assert detail["report"]["launches"] == 0
     assert (detail["report"]["verdict"], detail["report"]["taken_percent"]) == (
-        last_report["verdict"]["level"], last_report["verdict"]["taken_percent"])
+        last_report["verdict"]["level"],
+        last_report["verdict"]["taken_percent"],
+    )
     assert sorted(p.name for p in (work / "a").iterdir()) == sorted(
         [f"{k}-{i}.json" for k in ("untraced", "traced") for i in (1, 2)]
-        + ["traced-1.lg", "traced-2.lg", "report-1.json", "report-2.json", "detail.json"])
+        + ["traced-1.lg", "traced-2.lg", "report-1.json", "report-2.json", "detail.json"]
+    )
 
 
 @needs_bpf
 def test_sigterm_stops_the_hog_and_the_recording(tmp_path: Path):
     out, work = tmp_path / "out", tmp_path / "work"
     # about 2 s a recorded run here: the pinned one, then the hogged one, which is interrupted
-    script = subprocess.Popen([str(SCRIPT), "c", "--hog-per-path", "5000", "-o", str(out), "--work", str(work)],
-                              env=stand_in_env(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    script = subprocess.Popen(
+        [str(SCRIPT), "c", "--hog-per-path", "5000", "-o", str(out), "--work", str(work)],
+        env=stand_in_env(tmp_path),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     started: list[int] = []
     try:
         hog_pid = wait_for_hog(out / "log.txt", script)

@@ -35,8 +35,15 @@ def small_model(max_len: int = 32, seed: int = 0):
 
 def test_default_shape_is_qwen3_0_6b():
     shape = qd.Qwen3Shape()
-    assert (shape.layers, shape.hidden, shape.query_heads, shape.kv_heads, shape.head_dim,
-            shape.intermediate, shape.vocab) == (28, 1024, 16, 8, 128, 3072, 151936)
+    assert (
+        shape.layers,
+        shape.hidden,
+        shape.query_heads,
+        shape.kv_heads,
+        shape.head_dim,
+        shape.intermediate,
+        shape.vocab,
+    ) == (28, 1024, 16, 8, 128, 3072, 151936)
     # the model card: 0.6B parameters, 0.44B of them outside the (tied) embedding
     assert shape.parameter_count() == 596_049_920
     assert shape.parameter_count() - shape.vocab * shape.hidden == 440_467_456
@@ -72,7 +79,7 @@ def test_cached_decode_equals_recomputing_the_whole_sequence():
     with torch.inference_mode():
         logits = [incremental.forward(tokens[:, :3], 0)[:, -1]]
         for position in range(3, tokens.shape[1]):
-            logits.append(incremental.forward(tokens[:, position:position + 1], position)[:, -1])
+            logits.append(incremental.forward(tokens[:, position : position + 1], position)[:, -1])
         full = small_model().forward(tokens, 0)  # same seed, fresh cache, one pass
     for index, row in enumerate(logits):
         torch.testing.assert_close(row, full[:, 2 + index], rtol=1e-4, atol=1e-4)
@@ -97,8 +104,29 @@ def test_cache_overflow_is_refused():
 
 def test_main_writes_the_timing_window(tmp_path: Path, capsys):
     result = tmp_path / "run.json"
-    assert qd.main(["--device", "cpu", "--dtype", "float32", "--layers", "1", "--vocab", "256",
-                    "--tokens", "4", "--warmup", "2", "--prompt", "3", "--result", str(result)]) == 0
+    assert (
+        qd.main(
+            [
+                "--device",
+                "cpu",
+                "--dtype",
+                "float32",
+                "--layers",
+                "1",
+                "--vocab",
+                "256",
+                "--tokens",
+                "4",
+                "--warmup",
+                "2",
+                "--prompt",
+                "3",
+                "--result",
+                str(result),
+            ]
+        )
+        == 0
+    )
     data = json.loads(result.read_text())
     assert capsys.readouterr().out.startswith("tok/s: ")
     assert data["schema"] == "launchgap-gpu-decode/1"

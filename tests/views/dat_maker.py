@@ -11,10 +11,20 @@ from contextlib import contextmanager
 from pathlib import Path
 
 TRACEFS = Path("/sys/kernel/tracing")
-EVENTS = ["sched/sched_switch", "sched/sched_wakeup", "sched/sched_waking", "sched/sched_wakeup_new",
-          "sched/sched_migrate_task", "sched/sched_process_fork", "sched/sched_process_exit",
-          "sched/sched_process_exec", "irq/irq_handler_entry", "irq/irq_handler_exit", "irq/softirq_entry",
-          "irq/softirq_exit"]
+EVENTS = [
+    "sched/sched_switch",
+    "sched/sched_wakeup",
+    "sched/sched_waking",
+    "sched/sched_wakeup_new",
+    "sched/sched_migrate_task",
+    "sched/sched_process_fork",
+    "sched/sched_process_exit",
+    "sched/sched_process_exec",
+    "irq/irq_handler_entry",
+    "irq/irq_handler_exit",
+    "irq/softirq_entry",
+    "irq/softirq_exit",
+]
 
 
 @contextmanager
@@ -44,8 +54,9 @@ def make_dat(out: Path, command: list[str]) -> Path:
                 subprocess.run(command, check=True, stdout=subprocess.DEVNULL, timeout=120)
             finally:
                 (instance / "tracing_on").write_text("0")
-            subprocess.run(["trace-cmd", "extract", "-B", name, "-o", str(out)], check=True,
-                           capture_output=True, timeout=120)
+            subprocess.run(
+                ["trace-cmd", "extract", "-B", name, "-o", str(out)], check=True, capture_output=True, timeout=120
+            )
         finally:
             # trace-cmd extract removes the instance itself; on any earlier failure we do
             if instance.exists():
@@ -55,14 +66,13 @@ def make_dat(out: Path, command: list[str]) -> Path:
 
 def report_counts(dat: Path) -> dict[str, int]:
     """Events per name, as `trace-cmd report` lists them."""
-    text = subprocess.run(["trace-cmd", "report", "-i", str(dat)], capture_output=True, text=True,
-                          check=True).stdout
+    text = subprocess.run(["trace-cmd", "report", "-i", str(dat)], capture_output=True, text=True, check=True).stdout
     counts: dict[str, int] = {}
     for line in text.splitlines():
         head, sep, _ = line.partition("]")
         if not sep:
             continue
-        parts = line[len(head) + 1:].split(":")
+        parts = line[len(head) + 1 :].split(":")
         if len(parts) >= 3:
             name = parts[1].strip()
             counts[name] = counts.get(name, 0) + 1

@@ -23,8 +23,8 @@ from launchgap.views.diff import render_diff
 from launchgap.views.terminal import render
 from tests.analysis.builder import GPU_ACTIVITY, IDLE, TraceBuilder
 
-APP = (100, 100, "decode")                    # the launching thread, on CPU 1
-HOG_A, HOG_B = (200, 200, "hog"), (201, 201, "hog")   # one command, two processes
+APP = (100, 100, "decode")  # the launching thread, on CPU 1
+HOG_A, HOG_B = (200, 200, "hog"), (201, 201, "hog")  # one command, two processes
 CC1 = (300, 300, "cc1")
 KWORKER = (400, 400, "kworker/1:0")
 ATTACHED = {"mode": "pids", "pids": [100], "command": None, "command_pid": None}
@@ -81,19 +81,26 @@ NOISY_VERDICT = (
     "The GPU lost 6 us of its 56 us of work to interference (10.81%): heavy (below 1% negligible, from 5% heavy). "
     "Most of it was hog (pids 200, 201): 4 us, 67% of it. Isolate cores for the workload (isolcpus/nohz_full, or a "
     "cgroup v2 cpuset that neighbours cannot use), pin the launching threads to them, and steer IRQs away from those "
-    "cores (/proc/irq/*/smp_affinity_list). Without it: 80808.1 steps/s instead of 72072.1 (+12.1%).")
+    "cores (/proc/irq/*/smp_affinity_list). Without it: 80808.1 steps/s instead of 72072.1 (+12.1%)."
+)
 
 # what the report says after -p without GPU activity (issue 34, item 6), as a reader needs it
 EXACT_FOR_A_SERVER = (
     "For the exact answer on a job that runs for long, restart it under `sudo launchgap record --gpu-activity -o "
     "run.lg -- COMMAND`; or, for a PyTorch job, record it with `-p` while torch.profiler runs in it and join the two: "
-    "`launchgap report run.lg --kineto TRACE.json.gz`.")
+    "`launchgap report run.lg --kineto TRACE.json.gz`."
+)
 
 
 def launchgap(*args: str) -> str:
     """The command's output in a pipe, COLUMNS=80 as another terminal left it."""
-    proc = subprocess.run([sys.executable, "-m", "launchgap.cli", *args], capture_output=True, text=True,
-                          env={**os.environ, "COLUMNS": "80"}, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-m", "launchgap.cli", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "COLUMNS": "80"},
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr
     return proc.stdout
 
@@ -116,7 +123,7 @@ def test_the_answer_comes_first_in_a_pipe(noisy):
     lines = [line.rstrip() for line in out.splitlines()]
     assert lines[0] == f"{noisy}: command test on test (test, 2 CPUs)"
     assert lines[1] == "Verdict: heavy"
-    paragraph = lines[2:lines.index("GPU time (exact, from GPU activity)")]
+    paragraph = lines[2 : lines.index("GPU time (exact, from GPU activity)")]
     # the whole answer: what was lost of what span, the top culprit's total and share, what to do, the throughput
     assert " ".join(paragraph) == NOISY_VERDICT
     assert len(paragraph) == 5
@@ -144,9 +151,9 @@ def test_the_caveats_fold_into_one_line_and_v_says_each(tmp_path):
     b = TraceBuilder()
     b.switch(2_000, 0, IDLE, launcher)
     b.launch(3_000, 0, launcher)
-    b.switch(10_000, 0, launcher, (74, 74, "agent"))          # agent 10 us; its switch-out never traced
-    b.switch(20_000, 0, launcher, (75, 75, "sidecar"))        # sidecar 19.95 us
-    b.switch(39_950, 0, launcher, (76, 76, "tiny"))           # tiny 50 ns
+    b.switch(10_000, 0, launcher, (74, 74, "agent"))  # agent 10 us; its switch-out never traced
+    b.switch(20_000, 0, launcher, (75, 75, "sidecar"))  # sidecar 19.95 us
+    b.switch(39_950, 0, launcher, (76, 76, "tiny"))  # tiny 50 ns
     b.switch(40_000, 0, launcher, hog)
     b.switch(50_000, 0, hog, launcher)
     trace = b.write(tmp_path / "t.lg").path
@@ -160,9 +167,11 @@ def test_the_caveats_fold_into_one_line_and_v_says_each(tmp_path):
     assert not any(name in line for line in folded for name in ("agent (74/74)", "sidecar (75/75)", "tiny (76/76)"))
     each = " ".join(launchgap("report", str(trace), "-v").split())
     for name, waited, share in (("agent (74/74)", "10.000 us", "25.00%"), ("sidecar (75/75)", "19.950 us", "49.88%")):
-        assert (f"caveat: {name} was switched in once but its switch-outs were never traced by this kernel: a thread "
-                f"it preempted looks preempted until its next recorded switch-out. The workload waited {waited} while "
-                f"it ran, {share} of the 40.000 us taken from the workload") in each
+        assert (
+            f"caveat: {name} was switched in once but its switch-outs were never traced by this kernel: a thread "
+            f"it preempted looks preempted until its next recorded switch-out. The workload waited {waited} while "
+            f"it ran, {share} of the 40.000 us taken from the workload"
+        ) in each
     assert "minor caveat: tiny (76/76) was switched in once" in each and "ran, 0.12% of the 40.000 us" in each
     assert "2 caveats on what" not in each
 
@@ -172,24 +181,31 @@ def test_one_row_per_command_with_its_share_and_causes(noisy):
     # the hog's two processes together: 3000 preempted + 1000 run-queue of the 6000 ns
     assert [(c.name, c.pids, c.low_ns, c.high_ns, c.causes) for c in g.culprits] == [
         ("hog", [200, 201], 4_000, 4_000, {"preempted": 3_000, "runqueue": 1_000}),
-        ("cc1", [300], 2_000, 2_000, {"preempted": 2_000})]
+        ("cc1", [300], 2_000, 2_000, {"preempted": 2_000}),
+    ]
     assert [c.share_percent for c in g.culprits] == pytest.approx([4_000 / 60, 2_000 / 60], rel=1e-12)
     assert sum(c.share_percent for c in g.culprits) == pytest.approx(100.0)
     table = rows(launchgap("report", str(noisy)), "Who cost the GPU time")
-    assert table == [["hog", "200, 201", "4.0 us", "67%", "3.0 us", "1.0 us"],
-                     ["cc1", "300", "2.0 us", "33%", "2.0 us", "-"]]
+    assert table == [
+        ["hog", "200, 201", "4.0 us", "67%", "3.0 us", "1.0 us"],
+        ["cc1", "300", "2.0 us", "33%", "2.0 us", "-"],
+    ]
 
 
 @pytest.mark.parametrize("flag", ["task", "process"])
 def test_culprits_by_task_splits_a_command_into_its_processes(noisy, flag):
     g = build_report(read_trace(noisy)).gpu_time
     assert [(c.name, c.pids, c.high_ns, c.share_percent) for c in g.culprits_by_process] == [
-        ("hog", [200], 3_000, 50.0), ("cc1", [300], 2_000, pytest.approx(100 / 3, rel=1e-12)),
-        ("hog", [201], 1_000, pytest.approx(100 / 6, rel=1e-12))]
+        ("hog", [200], 3_000, 50.0),
+        ("cc1", [300], 2_000, pytest.approx(100 / 3, rel=1e-12)),
+        ("hog", [201], 1_000, pytest.approx(100 / 6, rel=1e-12)),
+    ]
     table = rows(launchgap("report", str(noisy), "--culprits-by", flag), "Who cost the GPU time")
-    assert table == [["hog", "200", "3.0 us", "50%", "3.0 us", "-"],
-                     ["cc1", "300", "2.0 us", "33%", "2.0 us", "-"],
-                     ["hog", "201", "1.0 us", "17%", "-", "1.0 us"]]
+    assert table == [
+        ["hog", "200", "3.0 us", "50%", "3.0 us", "-"],
+        ["cc1", "300", "2.0 us", "33%", "2.0 us", "-"],
+        ["hog", "201", "1.0 us", "17%", "-", "1.0 us"],
+    ]
 
 
 def test_after_p_the_report_says_how_to_get_the_exact_answer(tmp_path):
@@ -218,9 +234,11 @@ def test_diff_puts_the_largest_change_first_and_says_steps_per_second(tmp_path):
     text = diff_text(tmp_path, steps_trace(NOISY), steps_trace(QUIETER))
     # hog 4000 -> absent, kworker absent -> 1000, cc1 2000 -> 2500: A's names come first, so kworker, B's
     # alone, is second only by its change
-    assert rows(text, "Who cost the GPU time, A and B") == [["hog", "4.0 us", "-", "-4.0 us"],
-                                                            ["kworker/1:0", "-", "1.0 us", "+1.0 us"],
-                                                            ["cc1", "2.0 us", "2.5 us", "+500 ns"]]
+    assert rows(text, "Who cost the GPU time, A and B") == [
+        ["hog", "4.0 us", "-", "-4.0 us"],
+        ["kworker/1:0", "-", "1.0 us", "+1.0 us"],
+        ["cc1", "2.0 us", "2.5 us", "+500 ns"],
+    ]
     # 4 steps in 55500 ns and in 51500 ns: 72072.07 and 77669.90 a second, 7.77% higher
     steps = [r for r in rows(text, "GPU time (A:") if r[0].startswith("steps/s")]
     assert steps == [["steps/s (one a drain", "72,072.1", "77,669.9", "7.8% higher"]]
@@ -257,13 +275,17 @@ def test_the_cgroup_tables_fit_a_pipe_with_each_path_under_its_name(tmp_path):
     from tests.analysis.test_cgroup_culprits import CONTAINER, POD, STRAY, shared_cpu
 
     b = shared_cpu()
-    b.task_cgroup(60_000, 0, STRAY, 13, 1)      # the stray (1 us) is in the pod's container
+    b.task_cgroup(60_000, 0, STRAY, 13, 1)  # the stray (1 us) is in the pod's container
     out = launchgap("report", str(b.write(tmp_path / "t.lg").path), "--culprits-by", "cgroup")
     assert max(len(line) for line in out.splitlines()[1:]) <= 100
     lines = out.splitlines()
     start = lines.index(next(line for line in lines if line.startswith("Which cgroups ran while the workload")))
     assert [c.strip() for c in lines[start + 2].split("┃")[1:-1]] == [
-        "cgroup (its path under its name)", "processes", "while it was", "time"]
+        "cgroup (its path under its name)",
+        "processes",
+        "while it was",
+        "time",
+    ]
     # each row: its first line's cells, and the lines of its first cell
     table, row = [], None
     for line in rows(out, "Which cgroups ran while the workload"):
@@ -280,7 +302,8 @@ def test_the_cgroup_tables_fit_a_pipe_with_each_path_under_its_name(tmp_path):
         "CPUidle:wake-uplatency(inaVM,thehosthadnotrunthevCPUyet)": ["1", "woken, waiting to run", "4.0 us"],
         f"container{CONTAINER[:12]}/docker/{CONTAINER}": ["1", "preempted", "3.0 us"],
         "/pod-c": ["1", "preempted", "2.0 us"],
-        f"{pod_name}/kubepods/burstable/pod{POD}/{CONTAINER}".replace(" ", ""): ["1", "preempted", "1.0 us"]}
+        f"{pod_name}/kubepods/burstable/pod{POD}/{CONTAINER}".replace(" ", ""): ["1", "preempted", "1.0 us"],
+    }
     # the path begins a line of its own, under the name
     paths = {f"/docker/{CONTAINER}": f"container {CONTAINER[:12]}", f"/kubepods/burstable/pod{POD}": pod_name}
     for path, name in paths.items():

@@ -7,7 +7,6 @@ import json
 import os
 import re
 import subprocess
-from pathlib import Path
 
 import polars as pl
 import pytest
@@ -28,9 +27,31 @@ def recording(tmp_path_factory):
     """Two launching threads, graphs among the launches, every sync kind: recorded once."""
     where = tmp_path_factory.mktemp("gpu-views")
     out, truth = where / "run.lg", where / "truth.json"
-    proc = subprocess.run([str(RECORDER), "-o", str(out), "--gpu-activity", "--", str(CUDASIM), "decode", "--quiet",
-                           "--tokens", "4", "--threads", "2", "--launch", "mixed", "--sync", "mixed",
-                           "--truth", str(truth)], capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [
+            str(RECORDER),
+            "-o",
+            str(out),
+            "--gpu-activity",
+            "--",
+            str(CUDASIM),
+            "decode",
+            "--quiet",
+            "--tokens",
+            "4",
+            "--threads",
+            "2",
+            "--launch",
+            "mixed",
+            "--sync",
+            "mixed",
+            "--truth",
+            str(truth),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr
     return out, json.loads(truth.read_text())
 
@@ -42,24 +63,37 @@ def truth_frame(truth: dict, table: str) -> pl.DataFrame:
 
 def test_the_report_says_what_gpu_activity_the_trace_holds(recording):
     out, truth = recording
-    report = json.loads(subprocess.run([str(LAUNCHGAP), "report", str(out), "--json"], capture_output=True,
-                                       text=True, check=True).stdout)
+    report = json.loads(
+        subprocess.run(
+            [str(LAUNCHGAP), "report", str(out), "--json"], capture_output=True, text=True, check=True
+        ).stdout
+    )
     gpu = report["gpu_activity"]
     syncs = truth_frame(truth, "syncs")
     copies = syncs.filter(pl.col("api").str.starts_with("cuMemcpy")).height
     assert gpu["recorded"] is True and gpu["why_absent"] is None
     assert gpu["cupti_version"] == 28 and gpu["clock_method"] == "timestamp_callback"
-    assert (gpu["executions"], gpu["copies"], gpu["syncs"]) == (truth["totals"]["launches"], copies,
-                                                                 syncs.height - copies)
+    assert (gpu["executions"], gpu["copies"], gpu["syncs"]) == (
+        truth["totals"]["launches"],
+        copies,
+        syncs.height - copies,
+    )
     assert (gpu["launches_joined"], gpu["launches_without_execution"]) == (truth["totals"]["launches"], 0)
     assert gpu["collectors_started"] == 1 and gpu["collectors_failed"] == []
     # a console wide enough that no cell wraps; the overview's row, not the GPU time section's title
-    text = subprocess.run([str(LAUNCHGAP), "report", str(out)], capture_output=True, text=True, check=True,
-                          env={**os.environ, "COLUMNS": "1000"}).stdout
+    text = subprocess.run(
+        [str(LAUNCHGAP), "report", str(out)],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "COLUMNS": "1000"},
+    ).stdout
     line = next(line for line in text.splitlines() if line.strip("│ ").startswith("GPU activity"))
     assert "recorded through CUPTI 28 (clock timestamp_callback, within " in line
-    assert (f"): {truth['totals']['launches']:,} kernels and graphs, {copies:,} copies, 0 memsets, "
-            f"{syncs.height - copies:,} syncs; every launch joined to its GPU work") in line
+    assert (
+        f"): {truth['totals']['launches']:,} kernels and graphs, {copies:,} copies, 0 memsets, "
+        f"{syncs.height - copies:,} syncs; every launch joined to its GPU work"
+    ) in line
     # the error bound in the unit its size calls for (ns, us from 1000 ns: a loaded machine's is larger)
     amount, unit = re.search(r"within ([0-9.]+) (ns|us|ms)\)", line).groups()
     shown_ns = float(amount) * {"ns": 1, "us": 1e3, "ms": 1e6}[unit]
@@ -68,22 +102,35 @@ def test_the_report_says_what_gpu_activity_the_trace_holds(recording):
 
 def test_the_report_says_gpu_activity_is_absent_and_why(tmp_path):
     """A recording attached with -p has no GPU activity: the report says so and why, in text and JSON."""
-    workload = subprocess.Popen([str(CUDASIM), "decode", "--quiet", "--tokens", "400"], stdout=subprocess.DEVNULL,
-                                start_new_session=True)
+    workload = subprocess.Popen(
+        [str(CUDASIM), "decode", "--quiet", "--tokens", "400"], stdout=subprocess.DEVNULL, start_new_session=True
+    )
     try:
         out = tmp_path / "p.lg"
-        proc = subprocess.run([str(RECORDER), "-q", "-o", str(out), "-p", str(workload.pid), "--duration", "0.5"],
-                              capture_output=True, text=True, timeout=120)
+        proc = subprocess.run(
+            [str(RECORDER), "-q", "-o", str(out), "-p", str(workload.pid), "--duration", "0.5"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert proc.returncode == 0, proc.stderr
     finally:
         os.killpg(workload.pid, 9)
         workload.wait()
     why = "attached with -p: CUPTI can only be injected into processes the recorder starts"
-    report = json.loads(subprocess.run([str(LAUNCHGAP), "report", str(out), "--json"], capture_output=True,
-                                       text=True, check=True).stdout)
+    report = json.loads(
+        subprocess.run(
+            [str(LAUNCHGAP), "report", str(out), "--json"], capture_output=True, text=True, check=True
+        ).stdout
+    )
     assert (report["gpu_activity"]["recorded"], report["gpu_activity"]["why_absent"]) == (False, why)
-    text = subprocess.run([str(LAUNCHGAP), "report", str(out)], capture_output=True, text=True, check=True,
-                          env={**os.environ, "COLUMNS": "1000"}).stdout
+    text = subprocess.run(
+        [str(LAUNCHGAP), "report", str(out)],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "COLUMNS": "1000"},
+    ).stdout
     line = next(line for line in text.splitlines() if line.strip("│ ").startswith("GPU activity"))
     assert f"absent: {why}" in line
 
@@ -91,20 +138,28 @@ def test_the_report_says_gpu_activity_is_absent_and_why(tmp_path):
 def test_perfetto_has_a_track_per_gpu_stream_and_a_flow_from_each_launch_to_its_kernel(recording, tmp_path):
     out, truth = recording
     path = tmp_path / "run.pftrace"
-    subprocess.run([str(LAUNCHGAP), "export", "--perfetto", str(out), "-o", str(path)], check=True,
-                   capture_output=True)
+    subprocess.run([str(LAUNCHGAP), "export", "--perfetto", str(out), "-o", str(path)], check=True, capture_output=True)
     decoded = pb.Trace()
     decoded.ParseFromString(path.read_bytes())
-    tracks = {p.track_descriptor.uuid: p.track_descriptor.name for p in decoded.packet
-              if p.HasField("track_descriptor") and p.track_descriptor.name.startswith("GPU ")}
+    tracks = {
+        p.track_descriptor.uuid: p.track_descriptor.name
+        for p in decoded.packet
+        if p.HasField("track_descriptor") and p.track_descriptor.name.startswith("GPU ")
+    }
     trace = read_trace(out)
-    streams = trace.of("gpu_kernel", "stream_id").vstack(trace.of("gpu_graph", "stream_id")).vstack(
-        trace.of("gpu_memcpy", "stream_id"))["stream_id"].unique().to_list()
+    streams = (
+        trace.of("gpu_kernel", "stream_id")
+        .vstack(trace.of("gpu_graph", "stream_id"))
+        .vstack(trace.of("gpu_memcpy", "stream_id"))["stream_id"]
+        .unique()
+        .to_list()
+    )
     pid = trace.meta["command_pid"]
     assert sorted(tracks.values()) == sorted(f"GPU 0 stream {s} (pid {pid})" for s in streams)
     events = [p for p in decoded.packet if p.HasField("track_event")]
-    gpu_slices = [p for p in events if p.track_event.type == pb.TrackEvent.TYPE_SLICE_BEGIN
-                  and p.track_event.track_uuid in tracks]
+    gpu_slices = [
+        p for p in events if p.track_event.type == pb.TrackEvent.TYPE_SLICE_BEGIN and p.track_event.track_uuid in tracks
+    ]
     copies = truth_frame(truth, "syncs").filter(pl.col("api").str.starts_with("cuMemcpy")).height
     assert len(gpu_slices) == truth["totals"]["launches"] + copies
     flow_end = {f: p.timestamp for p in gpu_slices for f in p.track_event.terminating_flow_ids}

@@ -28,15 +28,15 @@ def two_cpu_trace(tmp_path, **meta):
     b = TraceBuilder(start_ns=1000, end_ns=120_000, command_pid=10, meta_extra=meta)
     b.switch(2000, 1, IDLE1, B)
     b.wakeup(4800, K, 0)
-    b.switch(5000, 0, A, K)                         # A preempted
+    b.switch(5000, 0, A, K)  # A preempted
     b.switch(6000, 0, K, A, voluntary=True)
-    b.switch(20000, 0, A, IDLE, voluntary=True)     # A blocks
+    b.switch(20000, 0, A, IDLE, voluntary=True)  # A blocks
     b.switch(30000, 1, B, IDLE1, voluntary=True)
     b.wakeup(34000, A, 0)
     b.switch(35000, 0, IDLE, A)
     b.fork(39000, 0, A, C)
     b.wakeup(40000, C, 0, new=True)
-    b.switch(45000, 0, A, C)                        # A preempted by C
+    b.switch(45000, 0, A, C)  # A preempted by C
     b.switch(50000, 0, C, A, voluntary=True)
     b.launch(52000, 0, A)
     b.irq(53000, 1, IDLE1, Event.SOFTIRQ, "TIMER", 500, number=1)
@@ -47,8 +47,15 @@ def two_cpu_trace(tmp_path, **meta):
 def test_run_slices_are_the_switches(tmp_path):
     trace = two_cpu_trace(tmp_path)
     got = run_slices(trace).select("cpu", "start_ns", "end_ns", "tid").sort("cpu", "start_ns").rows()
-    assert got == [(0, 1000, 5000, 10), (0, 5000, 6000, 50), (0, 6000, 20000, 10), (0, 35000, 45000, 10),
-                   (0, 45000, 50000, 12), (0, 50000, 60000, 10), (1, 2000, 30000, 11)]
+    assert got == [
+        (0, 1000, 5000, 10),
+        (0, 5000, 6000, 50),
+        (0, 6000, 20000, 10),
+        (0, 35000, 45000, 10),
+        (0, 45000, 50000, 12),
+        (0, 50000, 60000, 10),
+        (1, 2000, 30000, 11),
+    ]
 
 
 def test_target_mode_drops_runs_it_cannot_know(tmp_path):
@@ -56,7 +63,7 @@ def test_target_mode_drops_runs_it_cannot_know(tmp_path):
     target ran there: whoever it replaced was not known to run since the start."""
     X = (70, 70, "other")
     b = TraceBuilder(start_ns=1000, end_ns=50_000, command_pid=10)
-    b.switch(20000, 1, X, B)                 # B, a target thread, first comes to CPU1, replacing X
+    b.switch(20000, 1, X, B)  # B, a target thread, first comes to CPU1, replacing X
     b.switch(30000, 1, B, X)
     b.switch(40000, 0, A, IDLE, voluntary=True)
     trace = b.write(tmp_path / "target.lg")
@@ -84,8 +91,9 @@ def test_the_runs_of_a_window_are_read_from_its_switches_alone(tmp_path, monkeyp
     trace's runs cut to the window; and cpu_runs is handed only the window's switches and each CPU's
     last before it and first after it."""
     trace = two_cpu_trace(tmp_path, **({"mode": "system"} if mode == "system" else {}))
-    times = sorted({t + d for t in trace.of(Event.SWITCH, "ts_ns")["ts_ns"].to_list() for d in (-1, 0, 1)}
-                   | {1000, 120_000})
+    times = sorted(
+        {t + d for t in trace.of(Event.SWITCH, "ts_ns")["ts_ns"].to_list() for d in (-1, 0, 1)} | {1000, 120_000}
+    )
     windows = [Window(1000, lo, hi) for lo in times for hi in times if lo < hi]
     assert windowed_equals_clipped(trace, windows) == len(times) * (len(times) - 1) // 2 == 406
     handed = []
@@ -94,8 +102,13 @@ def test_the_runs_of_a_window_are_read_from_its_switches_alone(tmp_path, monkeyp
     run_slices(trace, Window(1000, 20_500, 44_000))
     # CPU0: its last before (20000, A blocks), 35000, its first after (45000); CPU1: its last before
     # (2000), 30000 (and none after)
-    assert sorted(handed[0].select("cpu", "ts_ns").rows()) == [(0, 20000), (0, 35000), (0, 45000), (1, 2000),
-                                                               (1, 30000)]
+    assert sorted(handed[0].select("cpu", "ts_ns").rows()) == [
+        (0, 20000),
+        (0, 35000),
+        (0, 45000),
+        (1, 2000),
+        (1, 30000),
+    ]
 
 
 def windowed_counts_equal_whole(trace, windows, n_cpus: int, tids: set[int] | None = None) -> int:
@@ -104,8 +117,10 @@ def windowed_counts_equal_whole(trace, windows, n_cpus: int, tids: set[int] | No
     for window in windows:
         got, want = (running_waiting(trace, window, n_cpus, tids, whole=whole) for whole in (False, True))
         for name in ("steps", "failures", "waits"):
-            assert getattr(got, name).sort(getattr(got, name).columns).rows() == \
-                getattr(want, name).sort(getattr(want, name).columns).rows(), (window, name)
+            assert (
+                getattr(got, name).sort(getattr(got, name).columns).rows()
+                == getattr(want, name).sort(getattr(want, name).columns).rows()
+            ), (window, name)
     return len(windows)
 
 
@@ -131,8 +146,16 @@ def test_running_waiting_of_a_window_reads_only_what_bears_on_it(tmp_path, monke
     # A (10): from its last switch before (in, 35000) to its first switch-in after (50000); B (11): from
     # its switch-out at 30000, and K (50) from its at 6000, on (neither is switched in again); C (12):
     # no switch before, so from its first event on
-    assert rows == [(10, 35000, "in"), (10, 45000, "out_runnable"), (10, 50000, "in"), (11, 30000, "out_blocked"),
-                    (12, 40000, "wake"), (12, 45000, "in"), (12, 50000, "out_blocked"), (50, 6000, "out_blocked")]
+    assert rows == [
+        (10, 35000, "in"),
+        (10, 45000, "out_runnable"),
+        (10, 50000, "in"),
+        (11, 30000, "out_blocked"),
+        (12, 40000, "wake"),
+        (12, 45000, "in"),
+        (12, 50000, "out_blocked"),
+        (50, 6000, "out_blocked"),
+    ]
 
 
 def test_command_stats_like_dat2graph(tmp_path):
@@ -142,7 +165,7 @@ def test_command_stats_like_dat2graph(tmp_path):
     app = stats["app"]
     assert app["first_s"] == 0.0 and app["last_s"] == pytest.approx(59000 / 1e9)
     assert app["run_s"] == pytest.approx((4000 + 14000 + 10000 + 5000 + 10000 + 28000) / 1e9)
-    assert app["switches_in"] == 5      # the run A was in when the trace began is not a switch
+    assert app["switches_in"] == 5  # the run A was in when the trace began is not a switch
     assert app["tasks"] == 3
     assert stats["kworker/0:1"]["switches_in"] == 1 and stats["kworker/0:1"]["tasks"] == 1
 
@@ -157,7 +180,11 @@ def test_timeline_target_forked_and_window(tmp_path):
     # --min/--max are seconds after the start (1000 ns): [0.000004, 0.000036] s -> [5000, 37000] ns, clipped
     window = build_timeline(trace, TimelineOptions(min_s=4e-6, max_s=36e-6))
     assert window.slices.select("cpu", "start_ns", "end_ns", "tid").rows() == [
-        (0, 5000, 6000, 50), (0, 6000, 20000, 10), (0, 35000, 37000, 10), (1, 5000, 30000, 11)]
+        (0, 5000, 6000, 50),
+        (0, 6000, 20000, 10),
+        (0, 35000, 37000, 10),
+        (1, 5000, 30000, 11),
+    ]
     kinds = data.marks.group_by("kind").len().sort("kind").rows()
     assert kinds == [("irq", 1), ("launch", 1)]
     assert data.marks.filter(pl.col("kind") == "launch").select("ts_ns", "cpu").rows() == [(52000, 0)]
@@ -167,7 +194,7 @@ def test_color_by_command_gives_one_colour_per_command(tmp_path):
     data = build_timeline(two_cpu_trace(tmp_path), TimelineOptions(color_by="command"))
     per_comm = data.slices.group_by("comm").agg(pl.col("color").n_unique()).rows()
     assert sorted(per_comm) == [("app", 1), ("kworker/0:1", 1)]
-    assert list(data.legend) == ["app", "kworker/0:1"]   # busiest first
+    assert list(data.legend) == ["app", "kworker/0:1"]  # busiest first
 
 
 def test_the_timeline_colours_by_command_by_default_with_a_legend(tmp_path, monkeypatch):
@@ -229,10 +256,10 @@ def test_waits_follow_the_documented_rules(tmp_path):
     trace = two_cpu_trace(tmp_path)
     waits = wait_intervals(trace, 1000).select("tid", "cpu", "start_ns", "end_ns").sort("start_ns").rows()
     assert waits == [
-        (11, 1, 1000, 2000),     # runnable before the trace began: waits from its start
+        (11, 1, 1000, 2000),  # runnable before the trace began: waits from its start
         (50, 0, 4800, 5000),
-        (10, 0, 5000, 6000),     # preempted
-        (10, 0, 34000, 35000),   # woken onto an idle CPU: waits, but no failure
+        (10, 0, 5000, 6000),  # preempted
+        (10, 0, 34000, 35000),  # woken onto an idle CPU: waits, but no failure
         (12, 0, 40000, 45000),
         (10, 0, 45000, 50000),
     ]
@@ -248,9 +275,9 @@ def unseen_switch_in_trace(tmp_path):
     b = TraceBuilder(start_ns=1000, end_ns=40_000, command_pid=10, meta_extra={"mode": "system"})
     b.switch(2000, 1, IDLE1, B)
     b.wakeup(4800, G, 0)
-    b.switch(5000, 0, A, G)                         # A preempted by G
-    b.switch(7000, 1, B, IDLE1, voluntary=True)     # B blocks: CPU1 idle
-    b.switch(8000, 0, A, IDLE, voluntary=True)      # A blocks: G's switch back to A was never recorded
+    b.switch(5000, 0, A, G)  # A preempted by G
+    b.switch(7000, 1, B, IDLE1, voluntary=True)  # B blocks: CPU1 idle
+    b.switch(8000, 0, A, IDLE, voluntary=True)  # A blocks: G's switch back to A was never recorded
     b.wakeup(20000, A, 1)
     b.switch(21000, 1, IDLE1, A)
     b.switch(25000, 1, A, IDLE1, voluntary=True)
@@ -264,17 +291,19 @@ def test_a_wait_ends_at_the_next_recorded_switch_when_its_switch_in_was_unseen(t
     trace = unseen_switch_in_trace(tmp_path)
     waits = wait_intervals(trace, 1000).select("tid", "cpu", "start_ns", "end_ns").sort("start_ns").rows()
     assert waits == [
-        (11, 1, 1000, 2000),     # runnable before the trace began
+        (11, 1, 1000, 2000),  # runnable before the trace began
         (76, 0, 4800, 5000),
-        (10, 0, 5000, 8000),     # preempted, until its next recorded switch (an out on CPU0)
-        (10, 1, 20000, 21000),   # woken onto idle CPU1
+        (10, 0, 5000, 8000),  # preempted, until its next recorded switch (an out on CPU0)
+        (10, 1, 20000, 21000),  # woken onto idle CPU1
     ]
     rw = running_waiting(trace, choose_window(trace), n_cpus=2)
     assert rw.failures.rows() == [(7000, 8000)]
     events = trace.of(Event.SWITCH, "ts_ns")["ts_ns"].to_list() + trace.of(Event.WAKEUP, "ts_ns")["ts_ns"].to_list()
     times = sorted({t + d for t in events for d in (-1, 0, 1)} | {1000, 40_000})
     windows = [Window(1000, lo, hi) for lo in times for hi in times if lo < hi]
-    assert windowed_counts_equal_whole(trace, windows, 2) == len(windows) == 26 * 25 // 2   # 8 events, 3 edges each, and the two ends
+    assert (
+        windowed_counts_equal_whole(trace, windows, 2) == len(windows) == 26 * 25 // 2
+    )  # 8 events, 3 edges each, and the two ends
 
 
 def test_a_wakeup_before_a_first_switch_out_starts_no_wait(tmp_path):
@@ -297,14 +326,14 @@ def test_running_waiting_counts_and_work_conservation_failure(tmp_path):
     trace = two_cpu_trace(tmp_path)
     rw = running_waiting(trace, choose_window(trace), n_cpus=2)
     steps = dict((t, (run, able)) for t, run, able in rw.steps.rows())
-    assert steps[1000] == (1, 2)     # A runs, B waits
+    assert steps[1000] == (1, 2)  # A runs, B waits
     assert steps[2000] == (2, 2)
-    assert steps[4800] == (2, 3)     # K woken onto busy CPU0
-    assert steps[5000] == (2, 3)     # K runs, A preempted waits
+    assert steps[4800] == (2, 3)  # K woken onto busy CPU0
+    assert steps[5000] == (2, 3)  # K runs, A preempted waits
     assert steps[6000] == (2, 2)
     assert steps[30000] == (0, 0)
     assert steps[34000] == (0, 1)
-    assert steps[40000] == (1, 2)    # C waits on busy CPU0, CPU1 idle
+    assert steps[40000] == (1, 2)  # C waits on busy CPU0, CPU1 idle
     assert steps[45000] == (1, 2)
     assert steps[50000] == (1, 1)
     assert rw.failures.rows() == [(40000, 50000)]
@@ -313,14 +342,25 @@ def test_running_waiting_counts_and_work_conservation_failure(tmp_path):
 
 def test_decimation_keeps_every_visible_slice():
     # 10 pixels of 1000 ns over [0, 10000)
-    rows = [(0, 100, 200, "red"), (0, 300, 600, "blue"), (0, 700, 900, "red"),   # one pixel: blue is longest
-            (0, 2500, 7500, "green"),                                             # wide: kept whole
-            (1, 1000, 2500, "red"), (1, 2600, 5000, "red"),                       # same colour, gap < 1 px: merged
-            (1, 6000, 7200, "red"), (1, 8500, 9900, "blue")]
+    rows = [
+        (0, 100, 200, "red"),
+        (0, 300, 600, "blue"),
+        (0, 700, 900, "red"),  # one pixel: blue is longest
+        (0, 2500, 7500, "green"),  # wide: kept whole
+        (1, 1000, 2500, "red"),
+        (1, 2600, 5000, "red"),  # same colour, gap < 1 px: merged
+        (1, 6000, 7200, "red"),
+        (1, 8500, 9900, "blue"),
+    ]
     slices = pl.DataFrame(rows, schema=["cpu", "start_ns", "end_ns", "color"], orient="row")
     got = decimate(slices, 0, 10000, 10).rows()
-    assert got == [(0, 300, 600, "blue", True), (0, 2500, 7500, "green", False),
-                   (1, 1000, 5000, "red", False), (1, 6000, 7200, "red", False), (1, 8500, 9900, "blue", False)]
+    assert got == [
+        (0, 300, 600, "blue", True),
+        (0, 2500, 7500, "green", False),
+        (1, 1000, 5000, "red", False),
+        (1, 6000, 7200, "red", False),
+        (1, 8500, 9900, "blue", False),
+    ]
     # fully zoomed in, nothing is merged or dropped
     assert decimate(slices, 0, 10000, 100_000).height == len(rows)
 
@@ -330,48 +370,71 @@ def test_static_figure_draws_the_decimated_segments(tmp_path):
     data = build_timeline(two_cpu_trace(tmp_path), TimelineOptions(color_by="pid"))
     out = tmp_path / "cores.png"
     (segments,) = draw_static([data], out)
-    assert segments.select("cpu", "start_ns", "end_ns").rows() == data.slices.select(
-        "cpu", "start_ns", "end_ns").rows()
+    assert segments.select("cpu", "start_ns", "end_ns").rows() == data.slices.select("cpu", "start_ns", "end_ns").rows()
     assert out.stat().st_size > 5000 and out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     # a colour per command (the default): A, C and A again, all `app`, back to back on CPU0 are one line
     (by_command,) = draw_static([build_timeline(two_cpu_trace(tmp_path), TimelineOptions())], out)
     assert by_command.select("cpu", "start_ns", "end_ns").rows() == [
-        (0, 1000, 5000), (0, 5000, 6000), (0, 6000, 20000), (0, 35000, 60000), (1, 2000, 30000)]
+        (0, 1000, 5000),
+        (0, 5000, 6000),
+        (0, 6000, 20000),
+        (0, 35000, 60000),
+        (1, 2000, 30000),
+    ]
 
 
 # what an output in /proc is told (output.real_target)
 IN_PROC = "is in the kernel's proc file system, not a place for files; give a file path"
 
 
-@pytest.mark.parametrize("args, message", [
-    (["timeline", "{trace}", "-o", "{tmp}/x.jpg"], "choose .png, .pdf, .svg or .html"),
-    (["timeline", "{trace}", "--after-sleep", "-o", "{tmp}/x.png"], "no task named `sleep`"),
-    (["timeline", "{trace}", "--min", "1", "--max", "0.5", "-o", "{tmp}/x.png"],
-     "launchgap: the window is empty: --min 1 s is not before --max 0.5 s; give a --min smaller than --max"),
-    # no --max: the window ends with the trace, 119000 ns after its start (the axis' origin)
-    (["timeline", "{trace}", "--min", "100", "-o", "{tmp}/x.png"],
-     "launchgap: the window is empty: --min 100 s is at or after the end of the trace, 0.000119 s from the "
-     "axis' origin; give a --min before it"),
-    (["running-waiting", "{trace}", "--min", "100", "-o", "{tmp}/x.png"],
-     "launchgap: the window is empty: --min 100 s is at or after the end of the trace, 0.000119 s from the "
-     "axis' origin; give a --min before it"),
-    (["timeline", "{trace}", "--marks", "irq,bogus", "-o", "{tmp}/x.png"], "unknown ['bogus']"),
-    (["running-waiting", "{tmp}/missing.lg"], "missing.lg: no such file"),
-    (["import", "{tmp}/missing.dat"], "no such file"),
-    (["export", "{trace}"], "choose one format"),
-    (["timeline", "{tmp}/study.csv"], "the study's CSV does not say who ran next"),
-    (["timeline", "{trace}", "-o", "/proc/cores.png"], "/proc/cores.png: " + IN_PROC),
-    (["running-waiting", "{trace}", "-o", "/proc/rw.html"], "/proc/rw.html: " + IN_PROC),
-    (["export", "--perfetto", "{trace}", "-o", "/proc/run.pftrace"], "/proc/run.pftrace: " + IN_PROC),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["timeline", "{trace}", "-o", "{tmp}/x.jpg"], "choose .png, .pdf, .svg or .html"),
+        (["timeline", "{trace}", "--after-sleep", "-o", "{tmp}/x.png"], "no task named `sleep`"),
+        (
+            ["timeline", "{trace}", "--min", "1", "--max", "0.5", "-o", "{tmp}/x.png"],
+            "launchgap: the window is empty: --min 1 s is not before --max 0.5 s; give a --min smaller than --max",
+        ),
+        # no --max: the window ends with the trace, 119000 ns after its start (the axis' origin)
+        (
+            ["timeline", "{trace}", "--min", "100", "-o", "{tmp}/x.png"],
+            "launchgap: the window is empty: --min 100 s is at or after the end of the trace, 0.000119 s from the "
+            "axis' origin; give a --min before it",
+        ),
+        (
+            ["running-waiting", "{trace}", "--min", "100", "-o", "{tmp}/x.png"],
+            "launchgap: the window is empty: --min 100 s is at or after the end of the trace, 0.000119 s from the "
+            "axis' origin; give a --min before it",
+        ),
+        (["timeline", "{trace}", "--marks", "irq,bogus", "-o", "{tmp}/x.png"], "unknown ['bogus']"),
+        (["running-waiting", "{tmp}/missing.lg"], "missing.lg: no such file"),
+        (["import", "{tmp}/missing.dat"], "no such file"),
+        (["export", "{trace}"], "choose one format"),
+        (["timeline", "{tmp}/study.csv"], "the study's CSV does not say who ran next"),
+        (["timeline", "{trace}", "-o", "/proc/cores.png"], "/proc/cores.png: " + IN_PROC),
+        (["running-waiting", "{trace}", "-o", "/proc/rw.html"], "/proc/rw.html: " + IN_PROC),
+        (["export", "--perfetto", "{trace}", "-o", "/proc/run.pftrace"], "/proc/run.pftrace: " + IN_PROC),
+    ],
+)
 def test_view_commands_fail_in_one_line(tmp_path, args, message):
     import subprocess
 
     from tests.conftest import REPO
 
-    trace = two_cpu_trace(tmp_path, mode="system")   # a target-mode trace adds a note line
-    subprocess.run([str(REPO / ".venv" / "bin" / "launchgap"), "export", "--csv", str(trace.path), "-o",
-                    str(tmp_path / "study.csv")], check=True, capture_output=True)
+    trace = two_cpu_trace(tmp_path, mode="system")  # a target-mode trace adds a note line
+    subprocess.run(
+        [
+            str(REPO / ".venv" / "bin" / "launchgap"),
+            "export",
+            "--csv",
+            str(trace.path),
+            "-o",
+            str(tmp_path / "study.csv"),
+        ],
+        check=True,
+        capture_output=True,
+    )
     argv = [a.format(trace=trace.path, tmp=tmp_path) for a in args]
     proc = subprocess.run([str(REPO / ".venv" / "bin" / "launchgap"), *argv], capture_output=True, text=True)
     assert proc.returncode == 2
@@ -389,7 +452,7 @@ def test_several_traces_share_the_slowest_runs_scale(tmp_path):
     b.switch(2000, 0, IDLE, A)
     b.switch(9000, 0, A, IDLE, voluntary=True)
     short = b.write(tmp_path / "b" / "short.lg")
-    datas = [build_timeline(t, TimelineOptions(color_by="pid")) for t in (short, long)]   # no slice merged
+    datas = [build_timeline(t, TimelineOptions(color_by="pid")) for t in (short, long)]  # no slice merged
     assert shared_span_s([d.window for d in datas]) == (0.0, 119_000 / 1e9)
     drawn = draw_static(datas, tmp_path / "both.png")
     assert [d.height for d in drawn] == [1, 7]
@@ -402,13 +465,18 @@ def test_target_mode_trace_gets_a_note(tmp_path):
 
     trace = two_cpu_trace(tmp_path)
     # whatever width a console claims: the assertion compares words, never where a line was wrapped
-    proc = subprocess.run([str(REPO / ".venv" / "bin" / "launchgap"), "timeline", str(trace.path), "-o",
-                           str(tmp_path / "t.png")], capture_output=True, text=True,
-                          env={**os.environ, "COLUMNS": "30"})
+    proc = subprocess.run(
+        [str(REPO / ".venv" / "bin" / "launchgap"), "timeline", str(trace.path), "-o", str(tmp_path / "t.png")],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "COLUMNS": "30"},
+    )
     assert proc.returncode == 0
     text = " ".join(proc.stderr.split())
-    assert (f"launchgap: note: {trace.path} was recorded in target mode: a CPU's switches are there only from the "
-            f"first time a target ran on it; record with --system for the whole machine") in text
+    assert (
+        f"launchgap: note: {trace.path} was recorded in target mode: a CPU's switches are there only from the "
+        f"first time a target ran on it; record with --system for the whole machine"
+    ) in text
 
 
 def test_running_waiting_refuses_a_target_mode_trace_in_one_line(tmp_path):
@@ -422,17 +490,31 @@ def test_running_waiting_refuses_a_target_mode_trace_in_one_line(tmp_path):
         (tmp_path / mode).mkdir()
         trace = two_cpu_trace(tmp_path / mode, mode=mode)
         out = tmp_path / mode / "rw.png"
-        proc = subprocess.run([str(REPO / ".venv" / "bin" / "launchgap"), "running-waiting", str(trace.path),
-                               "-o", str(out)], capture_output=True, text=True, env={**os.environ, "COLUMNS": "30"})
+        proc = subprocess.run(
+            [str(REPO / ".venv" / "bin" / "launchgap"), "running-waiting", str(trace.path), "-o", str(out)],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "COLUMNS": "30"},
+        )
         assert proc.returncode == 2 and proc.stdout == ""
         assert " ".join(proc.stderr.split()) == (
             f"launchgap: {trace.path}: recorded in target mode, which holds other tasks' switches only where they "
             f"met a target; running-waiting counts every task's (who runs, who waits), so it needs a recording made "
-            f"with --system, or a trace-cmd import")
+            f"with --system, or a trace-cmd import"
+        )
         assert not out.exists()
     system = two_cpu_trace(tmp_path, mode="system")
-    proc = subprocess.run([str(REPO / ".venv" / "bin" / "launchgap"), "running-waiting", str(system.path),
-                           "-o", str(tmp_path / "rw.png")], capture_output=True, text=True)
+    proc = subprocess.run(
+        [
+            str(REPO / ".venv" / "bin" / "launchgap"),
+            "running-waiting",
+            str(system.path),
+            "-o",
+            str(tmp_path / "rw.png"),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 0, proc.stderr
     # the hand-built failure: C waits on busy CPU0 from 40000 to 50000 ns while CPU1 idles
     assert "peak 3 runnable; work-conservation failures: 1 stretches, 0.010 ms" in " ".join(proc.stdout.split())
@@ -447,7 +529,7 @@ def test_a_window_with_too_many_marks_keeps_the_first_of_each_column(tmp_path, m
 
     b = TraceBuilder(start_ns=1000, end_ns=121_000, command_pid=10)
     b.switch(1500, 0, IDLE, A)
-    launches = [2000 + 700 * i for i in range(160)]          # 2000 .. 113300, on CPU 0
+    launches = [2000 + 700 * i for i in range(160)]  # 2000 .. 113300, on CPU 0
     for ts in launches:
         b.launch(ts, 0, A)
     b.migrate(2500, B, 1, 0)
@@ -461,8 +543,10 @@ def test_a_window_with_too_many_marks_keeps_the_first_of_each_column(tmp_path, m
     columns = {}
     for ts in launches:
         columns.setdefault((ts - 1000) * 12 // 120_000, ts)
-    expected = sorted([("launch", ts, 0) for ts in columns.values()]
-                      + [("migrate", 2500, 0), ("migrate", 2600, 1), ("irq", 3000, 1)], key=lambda r: (r[1], r[0]))
+    expected = sorted(
+        [("launch", ts, 0) for ts in columns.values()] + [("migrate", 2500, 0), ("migrate", 2600, 1), ("irq", 3000, 1)],
+        key=lambda r: (r[1], r[0]),
+    )
     assert data.marks.select("kind", "ts_ns", "cpu").rows() == expected
     # --marks irq reads no launches, and a window this small is kept whole
     only_irqs = build_timeline(trace, TimelineOptions(show_marks=("irq",)))
@@ -488,6 +572,7 @@ def test_timeline_says_when_it_thinned_the_marks(tmp_path, monkeypatch):
     assert result.exit_code == 0, result.output
     # one (kind, CPU) pair and a budget of 10: slices of 12000 ns from 1000; the launches, every 3000 ns
     # from 2000 to 89000, fall in 8 of them
-    assert (f"launchgap: note: {trace.path}: the window holds 30 marks, more than 10; the earliest per kind, CPU "
-            f"and slice of the window are drawn (8): narrow it with --min/--max to see each") in " ".join(
-                result.stderr.split())
+    assert (
+        f"launchgap: note: {trace.path}: the window holds 30 marks, more than 10; the earliest per kind, CPU "
+        f"and slice of the window are drawn (8): narrow it with --min/--max to see each"
+    ) in " ".join(result.stderr.split())

@@ -15,8 +15,8 @@ import numpy as np
 import polars as pl
 import pytest
 from matplotlib.colors import to_rgb
-from PIL import Image
 from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
+from PIL import Image
 
 from launchgap.analysis.core_map import Window, choose_window
 from launchgap.analysis.running_waiting import running_waiting
@@ -27,8 +27,9 @@ from tests.recorder.conftest import RECORDER, needs_bpf
 from tests.views.test_hand_built_views import windowed_counts_equal_whole, windowed_equals_clipped
 
 LAUNCHGAP = [str(REPO / ".venv" / "bin" / "launchgap")]
-CHROMIUM = next((shutil.which(n) for n in ("chromium-headless-shell", "chromium", "chromium-browser")
-                 if shutil.which(n)), None)
+CHROMIUM = next(
+    (shutil.which(n) for n in ("chromium-headless-shell", "chromium", "chromium-browser") if shutil.which(n)), None
+)
 
 
 def launchgap(*args: str) -> subprocess.CompletedProcess:
@@ -42,8 +43,25 @@ def system_trace(tmp_path_factory):
     out = tmp_path_factory.mktemp("system") / "system.lg"
     hog = subprocess.Popen(["stress-ng", "--cpu", "1", "--timeout", "60", "--quiet"], start_new_session=True)
     try:
-        proc = subprocess.run([str(RECORDER), "--system", "-o", str(out), "--", str(CUDASIM), "decode", "--quiet",
-                               "--threads", "2", "--tokens", "40"], capture_output=True, text=True, timeout=300)
+        proc = subprocess.run(
+            [
+                str(RECORDER),
+                "--system",
+                "-o",
+                str(out),
+                "--",
+                str(CUDASIM),
+                "decode",
+                "--quiet",
+                "--threads",
+                "2",
+                "--tokens",
+                "40",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         assert proc.returncode == 0, proc.stderr
     finally:
         os.killpg(hog.pid, signal.SIGKILL)
@@ -75,7 +93,9 @@ def test_timeline_png_of_a_real_system_recording(system_trace, tmp_path):
     assert drawn == switch_ins.height
     stats = {r["comm"]: r for r in data.stats.iter_rows(named=True)}
     assert (stats["cudasim"]["switches_in"], stats["cudasim"]["tasks"]) == (
-        switch_ins.height, switch_ins["next_tid"].n_unique())
+        switch_ins.height,
+        switch_ins["next_tid"].n_unique(),
+    )
     # the window's own switches give the runs of the whole trace cut to it: tenths of the recording
     lo, hi = (int(t) for t in system_trace.span_ns())
     tenths = [lo + (hi - lo) * k // 10 for k in range(11)]
@@ -112,8 +132,9 @@ def test_running_waiting_of_a_real_system_recording(system_trace, tmp_path):
     # tenths of the recording
     lo, hi = (int(t) for t in system_trace.span_ns())
     tenths = [lo + (hi - lo) * k // 10 for k in range(11)]
-    assert windowed_counts_equal_whole(system_trace, [Window(lo, a, b) for a in tenths for b in tenths if a < b],
-                                       2) == 55
+    assert (
+        windowed_counts_equal_whole(system_trace, [Window(lo, a, b) for a in tenths for b in tenths if a < b], 2) == 55
+    )
     assert steps["running"].max() <= 2 and (steps["runnable"] >= steps["running"]).all()
 
 
@@ -125,8 +146,14 @@ def test_timeline_html_in_headless_chromium(system_trace, tmp_path):
     launchgap("timeline", str(system_trace.path), "-o", str(page), "--target", "cudasim")
     assert page.stat().st_size < 5_000_000
     shot = tmp_path / "shot.png"
-    base = [CHROMIUM, "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--virtual-time-budget=5000",
-            "--window-size=1400,500"]
+    base = [
+        CHROMIUM,
+        "--no-sandbox",
+        "--disable-gpu",
+        "--hide-scrollbars",
+        "--virtual-time-budget=5000",
+        "--window-size=1400,500",
+    ]
     subprocess.run([*base, f"--screenshot={shot}", page.as_uri()], capture_output=True, timeout=120, check=True)
     dom = subprocess.run([*base, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120).stdout
     assert 'data-ready="yes"' in dom and "data-error" not in dom
@@ -156,7 +183,7 @@ def test_perfetto_export_decodes_with_counts_and_order(system_trace, tmp_path):
             continue
         bundle = packet.ftrace_events
         for event in bundle.event:
-            assert event.timestamp >= per_cpu_last.get(bundle.cpu, 0)    # in time order on each CPU
+            assert event.timestamp >= per_cpu_last.get(bundle.cpu, 0)  # in time order on each CPU
             per_cpu_last[bundle.cpu] = event.timestamp
             switches += event.HasField("sched_switch")
             irq_entries += event.HasField("softirq_entry")
@@ -164,11 +191,17 @@ def test_perfetto_export_decodes_with_counts_and_order(system_trace, tmp_path):
     trace = system_trace
     assert switches == trace.of(Event.SWITCH, "ts_ns").height
     assert irq_entries == irq_exits == trace.of(Event.SOFTIRQ, "ts_ns").height
-    instants = [p for p in decoded.packet if p.HasField("track_event")
-                and p.track_event.type == pb.TrackEvent.TYPE_INSTANT]
+    instants = [
+        p for p in decoded.packet if p.HasField("track_event") and p.track_event.type == pb.TrackEvent.TYPE_INSTANT
+    ]
     assert len(instants) == trace.of(Event.LAUNCH, "ts_ns").height == 2 * 40 * 478
-    begins = [p for p in decoded.packet if p.HasField("track_event")
-              and p.track_event.type == pb.TrackEvent.TYPE_SLICE_BEGIN and p.track_event.name.startswith("cu")]
+    begins = [
+        p
+        for p in decoded.packet
+        if p.HasField("track_event")
+        and p.track_event.type == pb.TrackEvent.TYPE_SLICE_BEGIN
+        and p.track_event.name.startswith("cu")
+    ]
     assert len(begins) == trace.of(Event.SYNC, "ts_ns").height
     threads = {t.tid: t.name for p in decoded.packet if p.HasField("process_tree") for t in p.process_tree.threads}
     cudasim_tids = set(trace.of(Event.LAUNCH, "tid")["tid"].unique().to_list())
@@ -179,12 +212,33 @@ def test_perfetto_export_decodes_with_counts_and_order(system_trace, tmp_path):
 def test_running_waiting_refuses_a_real_target_mode_recording(tmp_path):
     """What the issue saw (issue 25, item 2): "peak 76 runnable" on 2 CPUs, from a recording without --system."""
     out = tmp_path / "target.lg"
-    proc = subprocess.run([str(RECORDER), "-q", "-o", str(out), "--", str(CUDASIM), "decode", "--quiet",
-                           "--threads", "2", "--tokens", "40"], capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [
+            str(RECORDER),
+            "-q",
+            "-o",
+            str(out),
+            "--",
+            str(CUDASIM),
+            "decode",
+            "--quiet",
+            "--threads",
+            "2",
+            "--tokens",
+            "40",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr
     assert read_trace(out).meta["mode"] == "command"
-    rw = subprocess.run([*LAUNCHGAP, "running-waiting", str(out), "-o", str(tmp_path / "rw.png")],
-                        capture_output=True, text=True, timeout=300)
+    rw = subprocess.run(
+        [*LAUNCHGAP, "running-waiting", str(out), "-o", str(tmp_path / "rw.png")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert rw.returncode == 2 and rw.stdout == "" and not (tmp_path / "rw.png").exists()
     lines = rw.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"launchgap: {out}: recorded in target mode"), rw.stderr

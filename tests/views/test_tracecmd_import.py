@@ -23,9 +23,16 @@ from tests.views.dat_maker import make_dat, report_counts
 LAUNCHGAP = [str(REPO / ".venv" / "bin" / "launchgap")]
 
 # the kinds launchgap imports trace-cmd's events as
-IMPORTED_AS = {"sched_switch": Event.SWITCH, "sched_wakeup": Event.WAKEUP, "sched_waking": Event.WAKING,
-               "sched_wakeup_new": Event.WAKEUP_NEW, "sched_migrate_task": Event.MIGRATE,
-               "sched_process_fork": Event.FORK, "sched_process_exec": Event.EXEC, "sched_process_exit": Event.EXIT}
+IMPORTED_AS = {
+    "sched_switch": Event.SWITCH,
+    "sched_wakeup": Event.WAKEUP,
+    "sched_waking": Event.WAKING,
+    "sched_wakeup_new": Event.WAKEUP_NEW,
+    "sched_migrate_task": Event.MIGRATE,
+    "sched_process_fork": Event.FORK,
+    "sched_process_exec": Event.EXEC,
+    "sched_process_exit": Event.EXIT,
+}
 
 
 @pytest.fixture(scope="module")
@@ -36,11 +43,12 @@ def real_dat(tmp_path_factory):
     return make_dat(out, ["sh", "-c", f"sleep 0.1; {CUDASIM} decode --quiet --threads 2 --tokens 40"])
 
 
-@needs_bpf   # root, for tracefs
+@needs_bpf  # root, for tracefs
 def test_import_matches_trace_cmd_report(real_dat, tmp_path):
     out = tmp_path / "imported.lg"
-    proc = subprocess.run([*LAUNCHGAP, "import", str(real_dat), "-o", str(out), "--target", "cudasim"],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [*LAUNCHGAP, "import", str(real_dat), "-o", str(out), "--target", "cudasim"], capture_output=True, text=True
+    )
     assert proc.returncode == 0, proc.stderr
     listed = report_counts(real_dat)
     trace = read_trace(out)
@@ -52,8 +60,9 @@ def test_import_matches_trace_cmd_report(real_dat, tmp_path):
     assert listed["softirq_entry"] - 2 * 2 <= trace.count(Event.SOFTIRQ) <= listed["softirq_entry"]
     assert f"{listed['sched_switch']:,} sched_switch" in " ".join(proc.stdout.split())
     # the workload is named, so the report analyses its threads: every task trace-cmd shows named cudasim
-    text = subprocess.run(["trace-cmd", "report", "-i", str(real_dat)], capture_output=True, text=True,
-                          check=True).stdout
+    text = subprocess.run(
+        ["trace-cmd", "report", "-i", str(real_dat)], capture_output=True, text=True, check=True
+    ).stdout
     named = {int(tid) for tid in re.findall(r"\b(?:prev_|next_)?comm=cudasim (?:prev_|next_)?pid=(\d+)", text)}
     assert len(named) >= 3 and trace.meta["pids"] == sorted(named) and trace.meta["pid_is_thread_id"] is True
     report = subprocess.run([*LAUNCHGAP, "report", "--json", str(out)], capture_output=True, text=True)
@@ -73,9 +82,11 @@ def test_import_matches_trace_cmd_report(real_dat, tmp_path):
     assert verdict["level"] == "not given" and "no target was named" in verdict["text"], verdict
     assert f"launchgap import {real_dat} --target NAME" in verdict["text"]
     # and every view works on it
-    for command in (["timeline", str(out), "-o", str(tmp_path / "t.png")],
-                    ["running-waiting", str(out), "-o", str(tmp_path / "rw.png")],
-                    ["export", "--perfetto", str(out), "-o", str(tmp_path / "x.pftrace")]):
+    for command in (
+        ["timeline", str(out), "-o", str(tmp_path / "t.png")],
+        ["running-waiting", str(out), "-o", str(tmp_path / "rw.png")],
+        ["export", "--perfetto", str(out), "-o", str(tmp_path / "x.pftrace")],
+    ):
         run = subprocess.run([*LAUNCHGAP, *command], capture_output=True, text=True)
         assert run.returncode == 0, run.stderr
 
@@ -100,11 +111,14 @@ LINES = [
 
 def test_line_parser_states_nesting_and_loss():
     frames, stats = lines_to_events(LINES)
-    sw = frames[Event.SWITCH].select("tid", "comm", "prev_state", "voluntary", "preempt", "next_tid",
-                                     "next_comm").rows()
-    assert sw == [(1665, "C1 CompilerThre", 0, False, True, 77, "kworker/1:0"),   # R+: preempted in the kernel
-                  (77, "kworker/1:0", 0x402, True, False, 1665, "C1 CompilerThre"),  # I: idle kernel thread
-                  (9, "bash", 0x80, True, False, 0, "swapper/0")]             # X: dead
+    sw = (
+        frames[Event.SWITCH].select("tid", "comm", "prev_state", "voluntary", "preempt", "next_tid", "next_comm").rows()
+    )
+    assert sw == [
+        (1665, "C1 CompilerThre", 0, False, True, 77, "kworker/1:0"),  # R+: preempted in the kernel
+        (77, "kworker/1:0", 0x402, True, False, 1665, "C1 CompilerThre"),  # I: idle kernel thread
+        (9, "bash", 0x80, True, False, 0, "swapper/0"),
+    ]  # X: dead
     # the hard IRQ inside the softirq does not cut the softirq short
     irqs = [frames[kind].select("irq", "irq_name", "duration_ns").rows() for kind in (Event.SOFTIRQ, Event.HARDIRQ)]
     assert irqs == [[(3, "NET_RX", 1000)], [(24, "virtio0-input.0", 100)]]
@@ -116,7 +130,7 @@ def test_line_parser_states_nesting_and_loss():
     assert stats["cpu_count"] == 2
 
 
-@needs_bpf   # root, for tracefs
+@needs_bpf  # root, for tracefs
 def test_a_task_name_that_is_not_utf8_is_imported_escaped(odd_named_sleep, tmp_path):
     """trace-cmd prints the kernel's bytes; they were decoded with U+FFFD for each bad byte, the name lost."""
     dat = make_dat(tmp_path / "odd.dat", [str(odd_named_sleep), "0.05"])
@@ -172,33 +186,44 @@ def test_cpus_whose_switches_do_not_chain_are_named_in_the_report_and_the_timeli
     # at 100.001005 to its switch-out, lies wholly in CPU 1's unknown stretch
     assert data["trace"]["inconsistent_cpus"] == [
         {"cpu": 0, "switches": 2, "unmatched": 1, "after_idle": 0, "unknown_ns": 20_000_000, "taken_ns": 0},
-        {"cpu": 1, "switches": 2, "unmatched": 1, "after_idle": 1, "unknown_ns": 103_000_000,
-         "taken_ns": 101_995_000},
+        {"cpu": 1, "switches": 2, "unmatched": 1, "after_idle": 1, "unknown_ns": 103_000_000, "taken_ns": 101_995_000},
     ]
     caveat = next(c for c in data["trace"]["caveats"] if "do not chain" in c)
-    assert caveat.startswith("the switches of CPUs 0, 1 do not chain: in 2 of their 4 the task switched out is not "
-                             "the one last switched in there, 1 of them right after a switch-in of the idle task.")
+    assert caveat.startswith(
+        "the switches of CPUs 0, 1 do not chain: in 2 of their 4 the task switched out is not "
+        "the one last switched in there, 1 of them right after a switch-in of the idle task."
+    )
     assert "who ran is unknown for 123.000 ms" in caveat and "101.995 ms of the workload's" in caveat
     verdict = data["verdict"]
-    assert verdict["taken_ns"] == 101_995_000   # what the trace says; the verdict then says what lies where
-    assert verdict["text"].endswith("But 0.102 s of the time taken lies where a CPU's switches do not chain (the "
-                                    "caveat above): who ran there is unknown, so it may not have been taken at "
-                                    "all; without it the share is 0.00% (negligible).")
+    assert verdict["taken_ns"] == 101_995_000  # what the trace says; the verdict then says what lies where
+    assert verdict["text"].endswith(
+        "But 0.102 s of the time taken lies where a CPU's switches do not chain (the "
+        "caveat above): who ran there is unknown, so it may not have been taken at "
+        "all; without it the share is 0.00% (negligible)."
+    )
 
     # the timeline hatches both stretches, says so, and draws them
-    timeline = subprocess.run([*LAUNCHGAP, "timeline", str(out), "-o", str(tmp_path / "t.png")], capture_output=True,
-                              text=True)
+    timeline = subprocess.run(
+        [*LAUNCHGAP, "timeline", str(out), "-o", str(tmp_path / "t.png")], capture_output=True, text=True
+    )
     assert timeline.returncode == 0, timeline.stderr
-    assert ("the switches of CPUs 0, 1 do not chain (a switch was never recorded), so who ran there is unknown for "
-            "123.000 ms of the window, drawn hatched") in " ".join(timeline.stderr.split())
+    assert (
+        "the switches of CPUs 0, 1 do not chain (a switch was never recorded), so who ran there is unknown for "
+        "123.000 ms of the window, drawn hatched"
+    ) in " ".join(timeline.stderr.split())
     drawn = build_timeline(read_trace(out), TimelineOptions())
     assert drawn.unknown.select("cpu", "start_ns", "end_ns", "in_tid", "out_tid").rows() == [
-        (0, 100_050_000_000, 100_070_000_000, 7, 50), (1, 100_000_000_000, 100_103_000_000, 0, 100)]
+        (0, 100_050_000_000, 100_070_000_000, 7, 50),
+        (1, 100_000_000_000, 100_103_000_000, 0, 100),
+    ]
     span = shared_span_s([drawn.window])
     assert unknown_segments(drawn, span, 1000).select("cpu", "start_ns", "end_ns").rows() == [
-        (0, 100_050_000_000, 100_070_000_000), (1, 100_000_000_000, 100_103_000_000)]
-    page = subprocess.run([*LAUNCHGAP, "timeline", str(out), "-o", str(tmp_path / "t.html")], capture_output=True,
-                          text=True)
+        (0, 100_050_000_000, 100_070_000_000),
+        (1, 100_000_000_000, 100_103_000_000),
+    ]
+    page = subprocess.run(
+        [*LAUNCHGAP, "timeline", str(out), "-o", str(tmp_path / "t.html")], capture_output=True, text=True
+    )
     assert page.returncode == 0, page.stderr
     # the page's slices: CPU 0's unknown stretch in place of the kworker's run; CPU 1's where it drew nothing
     panel = cores_panel(drawn)

@@ -138,8 +138,10 @@ def test_tmpfs_is_refused_before_anything_is_written(cls):
     leftover = set(tmpfs.glob("lever-workload-*"))
     proc = subprocess.run([str(WORKLOAD), cls, "--dir", str(tmpfs)], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2
-    assert proc.stderr == (f"lever-workload: {tmpfs} is on tmpfs, not a disk: buffered writes and fsync there "
-                           "measure nothing; choose a directory on a disk (--dir)\n")
+    assert proc.stderr == (
+        f"lever-workload: {tmpfs} is on tmpfs, not a disk: buffered writes and fsync there "
+        "measure nothing; choose a directory on a disk (--dir)\n"
+    )
     assert proc.stdout == ""
     assert set(tmpfs.glob("lever-workload-*")) == leftover
 
@@ -172,9 +174,25 @@ def allowed_cpus(pid: int, tid: int) -> str:
 
 def test_pinning_holds_for_every_worker_and_the_disturbance():
     a, b = two_cpus()
-    proc = subprocess.Popen([str(WORKLOAD), "compute", "--threads", "3", "--cpus", f"{a},{b}", "--size", "200000",
-                             "--disturb", "1:50", "--disturb-cpu", str(b)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [
+            str(WORKLOAD),
+            "compute",
+            "--threads",
+            "3",
+            "--cpus",
+            f"{a},{b}",
+            "--size",
+            "200000",
+            "--disturb",
+            "1:50",
+            "--disturb-cpu",
+            str(b),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         found = wait_for_threads(proc, {"lg-work-0", "lg-work-1", "lg-work-2", "lg-disturb"})
         # worker i on the i-th CPU of the list, round robin; a thread is named only once pinned
@@ -195,7 +213,7 @@ def thread_cpu_s(pid: int, tid: int) -> float:
         return int((task / "schedstat").read_text().split()[0]) / 1e9
     except (OSError, IndexError, ValueError):
         stat = (task / "stat").read_text()
-        fields = stat[stat.rindex(")") + 2:].split()
+        fields = stat[stat.rindex(")") + 2 :].split()
         return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
 
 
@@ -213,11 +231,15 @@ def test_the_disturbance_burns_the_share_of_cpu_asked():
     slept: it opens as the thread goes to sleep after a spike (its sleep count grows) and closes as it does
     so PERIODS sleeps later, so it holds whole periods."""
     spin_ms, period_ms, window = 20, 100, 20
-    proc = subprocess.Popen([str(WORKLOAD), "compute", "--size", "1000000", "--disturb", f"{spin_ms}:{period_ms}"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [str(WORKLOAD), "compute", "--size", "1000000", "--disturb", f"{spin_ms}:{period_ms}"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         tid = wait_for_threads(proc, {"lg-disturb"})["lg-disturb"]
-        first = wait_for_sleeps(proc.pid, tid, 1)          # past its first period
+        first = wait_for_sleeps(proc.pid, tid, 1)  # past its first period
         sleeps0 = wait_for_sleeps(proc.pid, tid, first + 1)
         cpu0, wall0 = thread_cpu_s(proc.pid, tid), time.monotonic()
         sleeps1 = wait_for_sleeps(proc.pid, tid, sleeps0 + window)
@@ -257,22 +279,30 @@ def test_the_disturbance_reports_its_spikes():
     assert spikes <= elapsed * 1000 / period_ms + 2
 
 
-@pytest.mark.parametrize("args, message", [
-    (["fast"], "lever-workload: unknown class fast (compute, memory, io, mixed)"),
-    (["compute", "--disturb", "300"], "lever-workload: --disturb wants SPIN_MS:PERIOD_MS, not 300"),
-    (["compute", "--disturb", "50:10"],
-     "lever-workload: --disturb: SPIN must be between 1 ms and PERIOD (e.g. 20:300)"),
-    (["compute", "--cpus", "x"], "lever-workload: bad CPU list x"),
-    # strtoull reads "-1" as 2^64-1: the loop ran for ever
-    (["compute", "--size", "-1"], "lever-workload: bad number for --size"),
-    (["compute", "--size", "0"], "lever-workload: --size must be at least 1"),
-    (["compute", "--size", "abc"], "lever-workload: bad number for --size"),
-    (["compute", "--size", "1000001"], "lever-workload: --size: at most 1000000 rows for compute (the loop is N x N)"),
-    (["mixed", "--size", "1G"], "lever-workload: --size: at most 1000000 rows for mixed (the loop is N x N)"),
-    (["memory", "--size", "65G"], "lever-workload: --size: at most 64G bytes for memory"),
-    (["io", "--size", "99999999999999999999G"], "lever-workload: bad number for --size"),
-    (["io", "--size", "17179869184G"], "lever-workload: bad number for --size"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["fast"], "lever-workload: unknown class fast (compute, memory, io, mixed)"),
+        (["compute", "--disturb", "300"], "lever-workload: --disturb wants SPIN_MS:PERIOD_MS, not 300"),
+        (
+            ["compute", "--disturb", "50:10"],
+            "lever-workload: --disturb: SPIN must be between 1 ms and PERIOD (e.g. 20:300)",
+        ),
+        (["compute", "--cpus", "x"], "lever-workload: bad CPU list x"),
+        # strtoull reads "-1" as 2^64-1: the loop ran for ever
+        (["compute", "--size", "-1"], "lever-workload: bad number for --size"),
+        (["compute", "--size", "0"], "lever-workload: --size must be at least 1"),
+        (["compute", "--size", "abc"], "lever-workload: bad number for --size"),
+        (
+            ["compute", "--size", "1000001"],
+            "lever-workload: --size: at most 1000000 rows for compute (the loop is N x N)",
+        ),
+        (["mixed", "--size", "1G"], "lever-workload: --size: at most 1000000 rows for mixed (the loop is N x N)"),
+        (["memory", "--size", "65G"], "lever-workload: --size: at most 64G bytes for memory"),
+        (["io", "--size", "99999999999999999999G"], "lever-workload: bad number for --size"),
+        (["io", "--size", "17179869184G"], "lever-workload: bad number for --size"),
+    ],
+)
 def test_usage_errors_are_one_line(args, message):
     proc = subprocess.run([str(WORKLOAD), *args], capture_output=True, text=True, timeout=30)
     assert proc.returncode == 2 and proc.stderr == message + "\n"
@@ -287,9 +317,13 @@ def test_elapsed_covers_the_work_when_the_workers_run_before_the_main_thread(pol
     import resource
 
     cpu = max(os.sched_getaffinity(0))
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)      # microseconds, unlike os.times' ticks
-    proc = subprocess.run([*policy, "taskset", "-c", str(cpu), str(WORKLOAD), "compute", "--size", "12000",
-                           "--cpus", str(cpu)], capture_output=True, text=True, timeout=120)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)  # microseconds, unlike os.times' ticks
+    proc = subprocess.run(
+        [*policy, "taskset", "-c", str(cpu), str(WORKLOAD), "compute", "--size", "12000", "--cpus", str(cpu)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     assert proc.returncode == 0, proc.stderr
     cpu_s = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)

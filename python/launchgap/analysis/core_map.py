@@ -22,8 +22,14 @@ from launchgap.trace.schema import HOST_KINDS, TASK_DEAD, MetaKey
 
 IDLE_TID = 0
 # the kinds drawn as marks, and the mark each is (views/timeline.py styles them)
-MARK_EVENTS = {Event.HARDIRQ: "irq", Event.SOFTIRQ: "irq", Event.IRQ_VECTOR: "irq", Event.LAUNCH: "launch",
-               Event.SYNC: "sync", Event.MIGRATE: "migrate"}
+MARK_EVENTS = {
+    Event.HARDIRQ: "irq",
+    Event.SOFTIRQ: "irq",
+    Event.IRQ_VECTOR: "irq",
+    Event.LAUNCH: "launch",
+    Event.SYNC: "sync",
+    Event.MIGRATE: "migrate",
+}
 
 
 class ViewError(ValueError):
@@ -33,6 +39,7 @@ class ViewError(ValueError):
 @dataclass(frozen=True)
 class Window:
     """The time shown: origin is time zero on the axis; [lo, hi] what is drawn (absolute ns)."""
+
     origin_ns: int
     lo_ns: int
     hi_ns: int
@@ -56,11 +63,20 @@ def run_slices(trace: Trace, window: Window | None = None, switches: pl.DataFram
         switches = None
     elif switches is None:
         switches = window_switches(trace, window)
-    runs = cpu_runs(trace, bounds, switches).filter(pl.col("run_tid") != IDLE_TID).select(
-        "cpu", pl.col("r_start").alias("start_ns"), pl.col("r_end").alias("end_ns"),
-        pl.col("run_tid").alias("tid"), pl.col("run_pid").alias("pid"), pl.col("run_comm").alias("comm"),
-        # cpu_runs starts the run a CPU was in at exactly the trace's start
-        (pl.col("r_start") != bounds.start_ns).alias("switched_in"))
+    runs = (
+        cpu_runs(trace, bounds, switches)
+        .filter(pl.col("run_tid") != IDLE_TID)
+        .select(
+            "cpu",
+            pl.col("r_start").alias("start_ns"),
+            pl.col("r_end").alias("end_ns"),
+            pl.col("run_tid").alias("tid"),
+            pl.col("run_pid").alias("pid"),
+            pl.col("run_comm").alias("comm"),
+            # cpu_runs starts the run a CPU was in at exactly the trace's start
+            (pl.col("r_start") != bounds.start_ns).alias("switched_in"),
+        )
+    )
     if not records_every_switch(trace):
         runs = runs.filter(pl.col("switched_in") | pl.col("pid").is_in(sorted(target_pids(trace))))
     return runs if window is None else clip(runs, window)
@@ -86,8 +102,14 @@ def window_switches(trace: Trace, window: Window) -> pl.DataFrame:
     switches = trace.scan(Event.SWITCH).select(RUN_COLUMNS)
     ts = pl.col("ts_ns").cast(pl.Int64)
     inside = (ts >= window.lo_ns) & (ts < window.hi_ns)
-    edges = collect_streamed(switches.filter(~inside).group_by("cpu").agg(
-        ts.filter(ts < window.lo_ns).max().alias("last_before"), ts.filter(ts >= window.hi_ns).min().alias("first_after")))
+    edges = collect_streamed(
+        switches.filter(~inside)
+        .group_by("cpu")
+        .agg(
+            ts.filter(ts < window.lo_ns).max().alias("last_before"),
+            ts.filter(ts >= window.hi_ns).min().alias("first_after"),
+        )
+    )
     for edge in ("last_before", "first_after"):
         known = edges.drop_nulls(edge)
         if not known.is_empty():
@@ -117,9 +139,13 @@ def forked_tids(trace: Trace) -> set[int]:
 
 def sleep_end_ns(trace: Trace) -> int:
     """The end of the first `sleep` task: the paper's `sleep 1; app` trick."""
+
     def named_sleep(kinds: tuple[Event, ...]) -> pl.DataFrame:
-        return pl.concat([trace.scan(k).select("ts_ns", "tid", "comm") for k in kinds]).filter(
-            pl.col("comm") == "sleep").collect()
+        return (
+            pl.concat([trace.scan(k).select("ts_ns", "tid", "comm") for k in kinds])
+            .filter(pl.col("comm") == "sleep")
+            .collect()
+        )
 
     sleeps = named_sleep((Event.EXEC,))
     if sleeps.is_empty():
@@ -138,23 +164,32 @@ def workload_start_ns(trace: Trace) -> int:
     """When the traced command started: its exec, else its first event."""
     pid = trace.meta.get(MetaKey.COMMAND_PID)
     if not pid:
-        raise ViewError("--from-workload: the trace names no traced command (recorded with -p, --system "
-                        "without a command, or imported)")
+        raise ViewError(
+            "--from-workload: the trace names no traced command (recorded with -p, --system "
+            "without a command, or imported)"
+        )
     execs = trace.of(Event.EXEC, "ts_ns", "pid").filter(pl.col("pid") == pid)
     if not execs.is_empty():
         return int(execs["ts_ns"].min())
     # streamed: on a launch-bound trace this is every launch
     own = collect_streamed(
-        pl.concat([trace.scan(k).filter(pl.col("pid") == pid).select("ts_ns") for k in HOST_KINDS]
-                  + [trace.scan(Event.FORK).filter(pl.col("child_pid") == pid).select("ts_ns")])
-        .select(pl.col("ts_ns").min()))
+        pl.concat(
+            [trace.scan(k).filter(pl.col("pid") == pid).select("ts_ns") for k in HOST_KINDS]
+            + [trace.scan(Event.FORK).filter(pl.col("child_pid") == pid).select("ts_ns")]
+        ).select(pl.col("ts_ns").min())
+    )
     if own["ts_ns"][0] is None:
         raise ViewError(f"--from-workload: no event of the traced command (pid {pid}) in the trace")
     return int(own["ts_ns"][0])
 
 
-def choose_window(trace: Trace, after_sleep: bool = False, from_workload: bool = False,
-                  min_s: float | None = None, max_s: float | None = None) -> Window:
+def choose_window(
+    trace: Trace,
+    after_sleep: bool = False,
+    from_workload: bool = False,
+    min_s: float | None = None,
+    max_s: float | None = None,
+) -> Window:
     bounds = trace_bounds(trace)
     first, _ = trace.span_ns()
     origin = min(bounds.start_ns, int(first)) if first is not None else bounds.start_ns
@@ -168,35 +203,44 @@ def choose_window(trace: Trace, after_sleep: bool = False, from_workload: bool =
     hi = origin + int(max_s * 1e9) if max_s is not None else bounds.end_ns
     if hi <= lo:
         if max_s is not None:
-            raise ViewError(f"the window is empty: --min {min_s:g} s is not before --max {max_s:g} s; give a "
-                            f"--min smaller than --max")
+            raise ViewError(
+                f"the window is empty: --min {min_s:g} s is not before --max {max_s:g} s; give a "
+                f"--min smaller than --max"
+            )
         start = f"--min {min_s:g} s" if min_s is not None else "the axis' origin"
-        raise ViewError(f"the window is empty: {start} is at or after the end of the trace, "
-                        f"{(bounds.end_ns - origin) / 1e9:.6f} s from the axis' origin; give a --min before it")
+        raise ViewError(
+            f"the window is empty: {start} is at or after the end of the trace, "
+            f"{(bounds.end_ns - origin) / 1e9:.6f} s from the axis' origin; give a --min before it"
+        )
     return Window(origin, lo, hi)
 
 
 def clip(frame: pl.DataFrame, window: Window) -> pl.DataFrame:
     """Slices overlapping the window, cut to it."""
     return frame.filter((pl.col("end_ns") > window.lo_ns) & (pl.col("start_ns") < window.hi_ns)).with_columns(
-        pl.col("start_ns").clip(lower_bound=window.lo_ns), pl.col("end_ns").clip(upper_bound=window.hi_ns))
+        pl.col("start_ns").clip(lower_bound=window.lo_ns), pl.col("end_ns").clip(upper_bound=window.hi_ns)
+    )
 
 
 def shared_span_s(windows: list[Window]) -> tuple[float, float]:
     """Several traces on one time scale, the slowest run's: seconds from each origin."""
-    return (min((w.lo_ns - w.origin_ns) / 1e9 for w in windows),
-            max((w.hi_ns - w.origin_ns) / 1e9 for w in windows))
+    return (min((w.lo_ns - w.origin_ns) / 1e9 for w in windows), max((w.hi_ns - w.origin_ns) / 1e9 for w in windows))
 
 
 def command_stats(slices: pl.DataFrame, window: Window) -> pl.DataFrame:
     """Per command, as in dat2graph's colour-by-command legend: first and last
     time seen (seconds on the axis), total run time, switches to it, task count."""
-    return (slices.group_by("comm")
-            .agg(((pl.col("start_ns").min() - window.origin_ns) / 1e9).alias("first_s"),
-                 ((pl.col("end_ns").max() - window.origin_ns) / 1e9).alias("last_s"),
-                 ((pl.col("end_ns") - pl.col("start_ns")).sum() / 1e9).alias("run_s"),
-                 pl.col("switched_in").sum().alias("switches_in"), pl.col("tid").n_unique().alias("tasks"))
-            .sort("run_s", descending=True))
+    return (
+        slices.group_by("comm")
+        .agg(
+            ((pl.col("start_ns").min() - window.origin_ns) / 1e9).alias("first_s"),
+            ((pl.col("end_ns").max() - window.origin_ns) / 1e9).alias("last_s"),
+            ((pl.col("end_ns") - pl.col("start_ns")).sum() / 1e9).alias("run_s"),
+            pl.col("switched_in").sum().alias("switches_in"),
+            pl.col("tid").n_unique().alias("tasks"),
+        )
+        .sort("run_s", descending=True)
+    )
 
 
 # Marks a window keeps whole, at most. Past it (an hour of a launch-bound job is ~200M launches) the
@@ -209,22 +253,35 @@ MARK_COLUMNS = 200_000
 
 @dataclass(frozen=True)
 class Marks:
-    frame: pl.DataFrame   # kind, ts_ns, cpu, tid, in time order
-    in_window: int        # the marks in the window before any thinning
+    frame: pl.DataFrame  # kind, ts_ns, cpu, tid, in time order
+    in_window: int  # the marks in the window before any thinning
 
 
-def marks(trace: Trace, window: Window, tids: set[int] | None = None,
-          kinds: tuple[str, ...] = tuple(dict.fromkeys(MARK_EVENTS.values()))) -> Marks:
+def marks(
+    trace: Trace,
+    window: Window,
+    tids: set[int] | None = None,
+    kinds: tuple[str, ...] = tuple(dict.fromkeys(MARK_EVENTS.values())),
+) -> Marks:
     """Overlay marks of KINDS: kind (irq, launch, sync, migrate), ts_ns, cpu (a migration's destination),
     tid. Read streamed; thinned (see MARKS_KEPT_WHOLE) when the window holds too many."""
     inside = (pl.col("ts_ns") >= window.lo_ns) & (pl.col("ts_ns") < window.hi_ns)
     asked = [kind for kind, mark in MARK_EVENTS.items() if mark in kinds]
-    frame = pl.concat([trace.scan(kind).filter(inside).select(
-        pl.lit(MARK_EVENTS[kind]).alias("kind"), pl.col("ts_ns").cast(pl.Int64),
-        # a migration is marked where the task went
-        pl.col("dest_cpu" if kind is Event.MIGRATE else "cpu").cast(pl.Int64).alias("cpu"),
-        pl.col("tid").cast(pl.Int64))
-        for kind in asked] or [EMPTY_MARKS.lazy()]).drop_nulls("cpu")
+    frame = pl.concat(
+        [
+            trace.scan(kind)
+            .filter(inside)
+            .select(
+                pl.lit(MARK_EVENTS[kind]).alias("kind"),
+                pl.col("ts_ns").cast(pl.Int64),
+                # a migration is marked where the task went
+                pl.col("dest_cpu" if kind is Event.MIGRATE else "cpu").cast(pl.Int64).alias("cpu"),
+                pl.col("tid").cast(pl.Int64),
+            )
+            for kind in asked
+        ]
+        or [EMPTY_MARKS.lazy()]
+    ).drop_nulls("cpu")
     if tids is not None:
         # launches, syncs and migrations belong to a task; IRQs to the CPU
         frame = frame.filter((pl.col("kind") == "irq") | pl.col("tid").is_in(sorted(tids)))
@@ -237,10 +294,12 @@ def marks(trace: Trace, window: Window, tids: set[int] | None = None,
             columns = max(1, min(MARK_COLUMNS, MARKS_KEPT_WHOLE // max(1, per_row.height)))
             # ns a column, rounded up: integer division, no product that could overflow on a long window
             column_ns = max(1, -(-(window.hi_ns - window.lo_ns) // columns))
-            frame = (frame.with_columns(((pl.col("ts_ns") - window.lo_ns) // column_ns).alias("column"))
-                     .group_by("kind", "cpu", "column")
-                     .agg(pl.col("ts_ns").min(), pl.col("tid").sort_by("ts_ns").first())
-                     .select(EMPTY_MARKS.columns))
+            frame = (
+                frame.with_columns(((pl.col("ts_ns") - window.lo_ns) // column_ns).alias("column"))
+                .group_by("kind", "cpu", "column")
+                .agg(pl.col("ts_ns").min(), pl.col("tid").sort_by("ts_ns").first())
+                .select(EMPTY_MARKS.columns)
+            )
     kept = collect_streamed(frame).sort("ts_ns", "kind", "cpu")
     return Marks(kept, kept.height if in_window is None else in_window)
 
@@ -256,8 +315,9 @@ def cpu_order(trace: Trace, cpus: list[int], socket_order: bool) -> list[int]:
     topo = {c["cpu"]: c for c in (trace.meta.get(MetaKey.TOPOLOGY) or {}).get("cpus", []) if "cpu" in c}
     missing = [c for c in cpus if c not in topo]
     if missing:
-        raise ViewError(f"--socket-order: the trace has no topology for CPU(s) {missing[:8]} "
-                        "(imported traces carry none)")
+        raise ViewError(
+            f"--socket-order: the trace has no topology for CPU(s) {missing[:8]} (imported traces carry none)"
+        )
     return sorted(cpus, key=lambda c: (topo[c].get("package", 0), topo[c].get("die", 0), topo[c].get("core", c), c))
 
 

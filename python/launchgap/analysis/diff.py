@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 from launchgap.analysis.records import Record, Report
-from launchgap.trace.schema import INTERFERENCE_CAUSES, GapClassName
+from launchgap.trace.schema import INTERFERENCE_CAUSES
 
 DIFF_SCHEMA = "launchgap-diff/1"
 
@@ -17,13 +17,14 @@ T = TypeVar("T")
 @dataclass(frozen=True)
 class BothSides(Record, Generic[T]):
     """One thing of each report: A's and B's."""
+
     a: T
     b: T
 
 
 @dataclass(frozen=True)
 class MetricChange(Record):
-    metric: str                   # what a reader calls it ("launch rate (/s)")
+    metric: str  # what a reader calls it ("launch rate (/s)")
     a: float | None
     b: float | None
     change_percent: float | None  # (b - a) / a x 100; None when A's is 0 or either is unknown
@@ -35,6 +36,7 @@ class MetricChange(Record):
 @dataclass(frozen=True)
 class TraceState(Record):
     """Whether the numbers of one side rest on a whole trace."""
+
     path: str
     truncated: bool
     clean_end: bool
@@ -45,6 +47,7 @@ class TraceState(Record):
 class GpuTimeSide(Record):
     """One trace's GPU time, as the diff gives it: shares of the GPU's span, idle by interference (each
     cause where exact, the total as bounds otherwise) and by the app's own host work."""
+
     mode: str
     why: str | None
     active_ns: int
@@ -56,14 +59,15 @@ class GpuTimeSide(Record):
     interference_high_ns: int
     interference_low_percent: float | None
     interference_high_percent: float | None
-    interference_by_cause_ns: dict[str, int] | None   # by INTERFERENCE_CAUSES, where exact
+    interference_by_cause_ns: dict[str, int] | None  # by INTERFERENCE_CAUSES, where exact
     own_ns: int | None
-    steps_per_s: float | None = None   # the app's steps (a drain sync each) a second over the active span
+    steps_per_s: float | None = None  # the app's steps (a drain sync each) a second over the active span
 
 
 @dataclass(frozen=True)
 class GpuTimeChange(Record):
     """B - A: in percentage points for shares, nanoseconds for times; a range where either side is bounds."""
+
     busy_points: float | None
     idle_points: float | None
     # the smallest and largest change the bounds allow (equal when both sides are exact)
@@ -78,6 +82,7 @@ class GpuCulpritChange(Record):
     """A culprit in GPU time in both traces, matched by name (process ids differ from run to run; a command's
     processes together, every cause summed); a side whose culprits (the report's top ten) do not name it has None
     there, counted as 0 in the change."""
+
     culprit: str | None
     is_interrupt: bool
     a_low_ns: int | None
@@ -101,6 +106,7 @@ class GpuTimeDiff(Record):
 @dataclass(frozen=True)
 class CgroupChange(Record):
     """One cgroup's culprit time in A and in B (0 where a side has no such row)."""
+
     cgroup: str | None
     name: str
     container_id: str | None
@@ -113,14 +119,14 @@ class CgroupChange(Record):
 
 @dataclass(frozen=True)
 class CgroupCulpritsDiff(Record):
-    cpu: list[CgroupChange]          # what the workload's threads lost to each cgroup's tasks
-    gpu: list[CgroupChange] | None   # the GPU idle they caused, where both reports have a GPU-time section
+    cpu: list[CgroupChange]  # what the workload's threads lost to each cgroup's tasks
+    gpu: list[CgroupChange] | None  # the GPU idle they caused, where both reports have a GPU-time section
 
 
 @dataclass(frozen=True)
 class ReportDiff(Record):
     schema: str
-    a: str                           # the traces' paths
+    a: str  # the traces' paths
     b: str
     # positive when B is slower than A: (rate A - rate B) / rate A x 100
     launch_rate_slowdown_percent: float | None
@@ -164,9 +170,22 @@ def _metrics(report: Report) -> dict[str, float | None]:
 
 
 # below these (the metric's unit) on both sides a change is said as a difference, not a share
-FLOORS = {"IRQ time (ms)": 1.0, "preempted (ms)": 1.0, "run-queue wait (ms)": 1.0, "IRQ on workload (ms)": 1.0,
-          "off-CPU (%)": 1.0, "taken (%)": 1.0, "launches": 10, "preempted switches": 10, "blocked switches": 10,
-          "migrations": 10, "Sched/1K": 1.0, "SoftIRQ/1K": 1.0, "HardIRQ/1K": 1.0, "Sched/1K (study's count)": 1.0}
+FLOORS = {
+    "IRQ time (ms)": 1.0,
+    "preempted (ms)": 1.0,
+    "run-queue wait (ms)": 1.0,
+    "IRQ on workload (ms)": 1.0,
+    "off-CPU (%)": 1.0,
+    "taken (%)": 1.0,
+    "launches": 10,
+    "preempted switches": 10,
+    "blocked switches": 10,
+    "migrations": 10,
+    "Sched/1K": 1.0,
+    "SoftIRQ/1K": 1.0,
+    "HardIRQ/1K": 1.0,
+    "Sched/1K (study's count)": 1.0,
+}
 
 
 def _trace_state(report: Report) -> TraceState:
@@ -184,11 +203,20 @@ def diff_reports(a: Report, b: Report, culprits_by: str | None = None) -> Report
     ma, mb = _metrics(a), _metrics(b)
     rate_a, rate_b = a.overview.launch_rate_hz, b.overview.launch_rate_hz
     return ReportDiff(
-        schema=DIFF_SCHEMA, a=a.trace.path, b=b.trace.path,
+        schema=DIFF_SCHEMA,
+        a=a.trace.path,
+        b=b.trace.path,
         launch_rate_slowdown_percent=100.0 * (rate_a - rate_b) / rate_a if rate_a else None,
-        metrics=[MetricChange(metric=name, a=ma[name], b=mb[name], change_percent=_percent_change(ma[name], mb[name]),
-                              floor=FLOORS.get(name, 0.0))
-                 for name in ma],
+        metrics=[
+            MetricChange(
+                metric=name,
+                a=ma[name],
+                b=mb[name],
+                change_percent=_percent_change(ma[name], mb[name]),
+                floor=FLOORS.get(name, 0.0),
+            )
+            for name in ma
+        ],
         verdicts=BothSides(a=a.verdict.level, b=b.verdict.level),
         traces=BothSides(a=_trace_state(a), b=_trace_state(b)),
         warnings=BothSides(a=dict(a.warnings), b=dict(b.warnings)),
@@ -209,11 +237,15 @@ def _gpu_side(report: Report) -> GpuTimeSide:
         return 100.0 * ns / g.active_ns if g.active_ns else None
 
     return GpuTimeSide(
-        mode=g.mode, why=g.why, active_ns=g.active_ns, span_ns=g.span_ns,
+        mode=g.mode,
+        why=g.why,
+        active_ns=g.active_ns,
+        span_ns=g.span_ns,
         busy_percent=g.busy_percent,
         idle_percent=None if g.busy_percent is None else 100.0 - g.busy_percent,
         interference_exact=exact,
-        interference_low_ns=g.interference_low_ns, interference_high_ns=g.interference_high_ns,
+        interference_low_ns=g.interference_low_ns,
+        interference_high_ns=g.interference_high_ns,
         interference_low_percent=share(g.interference_low_ns),
         interference_high_percent=share(g.interference_high_ns),
         interference_by_cause_ns={c: int(by_cause.get(c, 0)) for c in INTERFERENCE_CAUSES} if exact else None,
@@ -235,13 +267,23 @@ def _gpu_culprits(a: Report, b: Report) -> list[GpuCulpritChange]:
     """The culprit tables of both sides in GPU time, matched by name, the largest change first."""
     in_a, in_b = _culprits_by_name(a), _culprits_by_name(b)
     rows = []
-    for key in {**in_a, **in_b}:   # A's names first, then B's: equal rows keep that order
+    for key in {**in_a, **in_b}:  # A's names first, then B's: equal rows keep that order
         a_low, a_high, a_pids = in_a.get(key, (None, None, []))
         b_low, b_high, b_pids = in_b.get(key, (None, None, []))
-        rows.append(GpuCulpritChange(
-            culprit=key[1], is_interrupt=key[0], a_low_ns=a_low, a_high_ns=a_high, b_low_ns=b_low, b_high_ns=b_high,
-            a_pids=a_pids, b_pids=b_pids,
-            change_low_ns=(b_low or 0) - (a_high or 0), change_high_ns=(b_high or 0) - (a_low or 0)))
+        rows.append(
+            GpuCulpritChange(
+                culprit=key[1],
+                is_interrupt=key[0],
+                a_low_ns=a_low,
+                a_high_ns=a_high,
+                b_low_ns=b_low,
+                b_high_ns=b_high,
+                a_pids=a_pids,
+                b_pids=b_pids,
+                change_low_ns=(b_low or 0) - (a_high or 0),
+                change_high_ns=(b_high or 0) - (a_low or 0),
+            )
+        )
     return sorted(rows, key=lambda r: (-max(abs(r.change_low_ns), abs(r.change_high_ns)), r.culprit or ""))
 
 
@@ -266,6 +308,7 @@ def diff_gpu_time(a: Report, b: Report) -> GpuTimeDiff:
 
 # --- culprits by cgroup ------------------------------------------------------------------------------
 
+
 def _by_group(rows_a: list, rows_b: list, value) -> list[CgroupChange]:
     """Rows of two reports' by-cgroup culprit lists matched by (cgroup, name, cause), each side's VALUE (0 where
     a side has no such row), the largest (either side) first."""
@@ -276,8 +319,18 @@ def _by_group(rows_a: list, rows_b: list, value) -> list[CgroupChange]:
         x = value(a[k]) if k in a else 0
         y = value(b[k]) if k in b else 0
         row = a.get(k) or b[k]
-        out.append(CgroupChange(cgroup=row.cgroup, name=row.name, container_id=row.container_id, pod=row.pod,
-                                cause=row.cause, a_ns=x, b_ns=y, change_percent=_percent_change(x, y)))
+        out.append(
+            CgroupChange(
+                cgroup=row.cgroup,
+                name=row.name,
+                container_id=row.container_id,
+                pod=row.pod,
+                cause=row.cause,
+                a_ns=x,
+                b_ns=y,
+                change_percent=_percent_change(x, y),
+            )
+        )
     return sorted(out, key=lambda r: (-max(r.a_ns, r.b_ns), r.cause, r.name, r.cgroup or ""))
 
 
@@ -287,8 +340,12 @@ def culprits_by_cgroup(a: Report, b: Report) -> CgroupCulpritsDiff:
     `gpu`, the GPU idle they caused (gpu_time.culprits_by_cgroup, its upper bound: exact with GPU activity),
     where both reports have a GPU-time section. The caller checks both traces record cgroups."""
     gpu = None
-    if a.gpu_time.culprits_by_cgroup is not None and b.gpu_time.culprits_by_cgroup is not None \
-            and "none" not in (a.gpu_time.mode, b.gpu_time.mode):
+    if (
+        a.gpu_time.culprits_by_cgroup is not None
+        and b.gpu_time.culprits_by_cgroup is not None
+        and "none" not in (a.gpu_time.mode, b.gpu_time.mode)
+    ):
         gpu = _by_group(a.gpu_time.culprits_by_cgroup, b.gpu_time.culprits_by_cgroup, lambda r: r.high_ns)
     return CgroupCulpritsDiff(
-        cpu=_by_group(a.taken.culprits_by_cgroup or [], b.taken.culprits_by_cgroup or [], lambda r: r.ns), gpu=gpu)
+        cpu=_by_group(a.taken.culprits_by_cgroup or [], b.taken.culprits_by_cgroup or [], lambda r: r.ns), gpu=gpu
+    )

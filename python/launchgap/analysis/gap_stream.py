@@ -23,7 +23,15 @@ import numpy as np
 import polars as pl
 
 from launchgap.analysis.gaps import (
-    BREAK_RULE, BURST_BREAK_FACTOR, CLASSES, CLEAN, IRQ, SYNC_CALL, SYNC_OR_BLOCK, classify, interference_ns,
+    BREAK_RULE,
+    BURST_BREAK_FACTOR,
+    CLASSES,
+    CLEAN,
+    IRQ,
+    SYNC_CALL,
+    SYNC_OR_BLOCK,
+    classify,
+    interference_ns,
     nearest_quantile,
 )
 from launchgap.analysis.records import Bursts, GapClass, GapTail, TailShare
@@ -38,6 +46,7 @@ assert len(CLASSES) <= 1 << CLASS_BITS
 @dataclass(frozen=True)
 class Histogram:
     """Sorted distinct values and how many times each occurred."""
+
     values: np.ndarray
     counts: np.ndarray
 
@@ -84,8 +93,7 @@ class _Counts:
     def add(self, klass: np.ndarray, gap_ns: np.ndarray) -> None:
         if not gap_ns.size:
             return
-        keys, counts = np.unique((gap_ns.astype(np.int64) << CLASS_BITS) | klass.astype(np.int64),
-                                 return_counts=True)
+        keys, counts = np.unique((gap_ns.astype(np.int64) << CLASS_BITS) | klass.astype(np.int64), return_counts=True)
         self._keys.append(keys)
         self._counts.append(counts.astype(np.int64))
         self._pending += keys.size
@@ -111,10 +119,11 @@ class _Counts:
 @dataclass(frozen=True)
 class GapStats:
     """Every launch gap, as counts: what the report's gaps section and verdict need."""
+
     by_class: dict[int, Histogram]
     interference: int
-    burst_sizes: np.ndarray      # gaps in each burst, threads one after another
-    idle: Histogram              # the gaps that broke bursts
+    burst_sizes: np.ndarray  # gaps in each burst, threads one after another
+    idle: Histogram  # the gaps that broke bursts
 
     @property
     def count(self) -> int:
@@ -124,8 +133,12 @@ class GapStats:
         parts = [h for h in self.by_class.values()]
         if not parts:
             return Histogram(np.zeros(0, np.int64), np.zeros(0, np.int64))
-        merged = (pl.concat([pl.DataFrame({"v": h.values, "n": h.counts}) for h in parts])
-                  .group_by("v").agg(pl.col("n").sum()).sort("v"))
+        merged = (
+            pl.concat([pl.DataFrame({"v": h.values, "n": h.counts}) for h in parts])
+            .group_by("v")
+            .agg(pl.col("n").sum())
+            .sort("v")
+        )
         return Histogram(merged["v"].to_numpy(), merged["n"].to_numpy())
 
     def class_table(self) -> list[GapClass]:
@@ -140,12 +153,18 @@ class GapStats:
             if values is None or values.n == 0:
                 continue
             p50 = values.median()
-            rows.append(GapClass(
-                klass=name, count=values.n, share=values.n / self.count,
-                p50_ns=p50, p90_ns=values.nearest(0.9), p99_ns=values.nearest(0.99),
-                total_ns=values.total(),
-                penalty_ns=(p50 - clean_median) if clean_median is not None else None,
-            ))
+            rows.append(
+                GapClass(
+                    klass=name,
+                    count=values.n,
+                    share=values.n / self.count,
+                    p50_ns=p50,
+                    p90_ns=values.nearest(0.9),
+                    p99_ns=values.nearest(0.99),
+                    total_ns=values.total(),
+                    penalty_ns=(p50 - clean_median) if clean_median is not None else None,
+                )
+            )
         return rows
 
     def tail_attribution(self) -> list[GapTail]:
@@ -221,14 +240,20 @@ def _by_thread(chunks: Iterator[pl.DataFrame]) -> Iterator[tuple[int, np.ndarray
             yield int(tid), part["ts_ns"].to_numpy().astype(np.int64)
 
 
-def gap_stats(launch_chunks: Callable[[], Iterator[pl.DataFrame]], segments: pl.DataFrame, irqs: pl.DataFrame,
-              syncs: pl.DataFrame) -> GapStats:
+def gap_stats(
+    launch_chunks: Callable[[], Iterator[pl.DataFrame]], segments: pl.DataFrame, irqs: pl.DataFrame, syncs: pl.DataFrame
+) -> GapStats:
     """launch_chunks: a fresh iterator over (tid, ts_ns) frames in time order each call (read twice);
     segments: tid, state, s_start, s_end; irqs: tid, i_start, exclusive_ns; syncs: tid, ts_ns."""
     off_cpu_states = [ThreadState.PREEMPTED, ThreadState.RUNQUEUE, ThreadState.BLOCKED, ThreadState.OFFCPU]
-    off_cpu = _Items(lambda: segments.filter(pl.col("state").is_in(off_cpu_states))
-                     # the state as a string: the gaps' other rows (IRQ, SYNC_CALL) are no segment states
-                     .select("tid", pl.col("state").cast(pl.Utf8), "s_start", "s_end"), "s_start")
+    off_cpu = _Items(
+        lambda: (
+            segments.filter(pl.col("state").is_in(off_cpu_states))
+            # the state as a string: the gaps' other rows (IRQ, SYNC_CALL) are no segment states
+            .select("tid", pl.col("state").cast(pl.Utf8), "s_start", "s_end")
+        ),
+        "s_start",
+    )
     irq_items = _Items(lambda: irqs.select("tid", "i_start", "exclusive_ns"), "i_start")
     sync_items = _Items(lambda: syncs.select("tid", pl.col("ts_ns").cast(pl.Int64)), "ts_ns")
     counts = _Counts()
@@ -258,13 +283,15 @@ def gap_stats(launch_chunks: Callable[[], Iterator[pl.DataFrame]], segments: pl.
         mine = irq_items.within(tid, lo, hi)
         if mine is not None:
             at = np.searchsorted(ts, mine["i_start"].to_numpy(), side="right") - 1
-            placed.append(pl.DataFrame({"gap_id": at, "state": np.full(at.size, IRQ),
-                                        "ns": mine["exclusive_ns"].to_numpy()}))
+            placed.append(
+                pl.DataFrame({"gap_id": at, "state": np.full(at.size, IRQ), "ns": mine["exclusive_ns"].to_numpy()})
+            )
         mine = sync_items.within(tid, lo, hi)
         if mine is not None:
             at = np.searchsorted(ts, mine["ts_ns"].to_numpy(), side="right") - 1
-            placed.append(pl.DataFrame({"gap_id": at, "state": np.full(at.size, SYNC_CALL),
-                                        "ns": np.zeros(at.size, np.int64)}))
+            placed.append(
+                pl.DataFrame({"gap_id": at, "state": np.full(at.size, SYNC_CALL), "ns": np.zeros(at.size, np.int64)})
+            )
         klass = np.full(gap_ns.size, CLEAN, np.int8)
         affected = classify(placed)
         if affected.height:
@@ -281,8 +308,12 @@ def gap_stats(launch_chunks: Callable[[], Iterator[pl.DataFrame]], segments: pl.
     return GapStats(by_class, interference, sizes, idle)
 
 
-def _bursts(launch_chunks: Callable[[], Iterator[pl.DataFrame]], limit: float, gaps_of: dict[int, int],
-            sync_or_block: dict[int, np.ndarray]) -> tuple[np.ndarray, Histogram]:
+def _bursts(
+    launch_chunks: Callable[[], Iterator[pl.DataFrame]],
+    limit: float,
+    gaps_of: dict[int, int],
+    sync_or_block: dict[int, np.ndarray],
+) -> tuple[np.ndarray, Histogram]:
     """Second pass: the gaps that break bursts (longer than LIMIT, or holding a sync or block), where
     each thread's are; burst sizes in gaps, threads one after another in order of first launch."""
     last: dict[int, int] = {}
@@ -301,7 +332,7 @@ def _bursts(launch_chunks: Callable[[], Iterator[pl.DataFrame]], limit: float, g
         mine = sync_or_block.get(tid)
         breaking = gap_ns > limit
         if mine is not None:
-            here = mine[np.searchsorted(mine, base):np.searchsorted(mine, base + gap_ns.size)]
+            here = mine[np.searchsorted(mine, base) : np.searchsorted(mine, base + gap_ns.size)]
             breaking[here - base] = True
         where = np.flatnonzero(breaking)
         if where.size:
@@ -313,8 +344,12 @@ def _bursts(launch_chunks: Callable[[], Iterator[pl.DataFrame]], limit: float, g
         edges = np.concatenate(([-1], where, [n]))
         sizes.append(np.diff(edges) - 1)
     if idle_parts:
-        merged = (pl.concat([pl.DataFrame({"v": h.values, "n": h.counts}) for h in idle_parts])
-                  .group_by("v").agg(pl.col("n").sum()).sort("v"))
+        merged = (
+            pl.concat([pl.DataFrame({"v": h.values, "n": h.counts}) for h in idle_parts])
+            .group_by("v")
+            .agg(pl.col("n").sum())
+            .sort("v")
+        )
         idle = Histogram(merged["v"].to_numpy(), merged["n"].to_numpy())
     else:
         idle = Histogram(np.zeros(0, np.int64), np.zeros(0, np.int64))

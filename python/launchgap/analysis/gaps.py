@@ -22,12 +22,18 @@ from launchgap.trace.schema import GAP_CLASSES, GapClassName, ThreadState
 # breaks ties (offcpu: left the CPU for a reason the data does not give, imported traces only)
 CLASSES = GAP_CLASSES
 CLEAN = CLASSES.index(GapClassName.CLEAN)
-CAUSES = CLASSES[CLEAN + 1:]
+CAUSES = CLASSES[CLEAN + 1 :]
 # the classes of a gap that ends a burst whatever its length
 SYNC_OR_BLOCK = (CLASSES.index(GapClassName.SYNC), CLASSES.index(GapClassName.BLOCKED))
 # the time each cause took inside a gap, classify's columns
-CAUSE_NS = {GapClassName.PREEMPTED: "preempted_ns", GapClassName.RUNQUEUE: "runqueue_ns", GapClassName.IRQ: "irq_ns",
-            GapClassName.SYNC: "sync_ns", GapClassName.BLOCKED: "blocked_ns", GapClassName.OFFCPU: "offcpu_ns"}
+CAUSE_NS = {
+    GapClassName.PREEMPTED: "preempted_ns",
+    GapClassName.RUNQUEUE: "runqueue_ns",
+    GapClassName.IRQ: "irq_ns",
+    GapClassName.SYNC: "sync_ns",
+    GapClassName.BLOCKED: "blocked_ns",
+    GapClassName.OFFCPU: "offcpu_ns",
+}
 # the label of an interrupt's time placed in a gap, beside the off-CPU segments' states
 IRQ = GapClassName.IRQ
 # the label of a sync made in a gap: it turns the gap's voluntary block into the sync's
@@ -51,13 +57,18 @@ def classify(placed: list[pl.DataFrame]) -> pl.DataFrame:
         return pl.col("ns").filter(pl.col("state") == state).sum()
 
     wide = rows.group_by("gap_id").agg(
-        time_in(ThreadState.PREEMPTED).alias("preempted_ns"), time_in(ThreadState.RUNQUEUE).alias("runqueue_ns"),
-        time_in(ThreadState.BLOCKED).alias("blocked_ns"), time_in(IRQ).alias("irq_ns"),
-        time_in(ThreadState.OFFCPU).alias("offcpu_ns"), (pl.col("state") == SYNC_CALL).sum().alias("syncs"))
+        time_in(ThreadState.PREEMPTED).alias("preempted_ns"),
+        time_in(ThreadState.RUNQUEUE).alias("runqueue_ns"),
+        time_in(ThreadState.BLOCKED).alias("blocked_ns"),
+        time_in(IRQ).alias("irq_ns"),
+        time_in(ThreadState.OFFCPU).alias("offcpu_ns"),
+        (pl.col("state") == SYNC_CALL).sum().alias("syncs"),
+    )
     # the voluntary block of a gap that holds a sync is the sync's
     wide = wide.with_columns(
         pl.when(pl.col("syncs") > 0).then(pl.col("blocked_ns")).otherwise(0).alias("sync_ns"),
-        pl.when(pl.col("syncs") > 0).then(0).otherwise(pl.col("blocked_ns")).alias("blocked_ns"))
+        pl.when(pl.col("syncs") > 0).then(0).otherwise(pl.col("blocked_ns")).alias("blocked_ns"),
+    )
     # each cause's column, in CAUSES' order: the first of equal largest times wins
     cause_ns = [CAUSE_NS[cause] for cause in CAUSES]
     largest = pl.max_horizontal(*cause_ns)

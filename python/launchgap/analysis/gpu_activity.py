@@ -26,27 +26,59 @@ from launchgap.trace.schema import MetaKey
 # a trace without the recorder's word on it: older than GPU activity, or imported
 NOT_IN_TRACE = "the trace has none (recorded without --gpu-activity, by an older launchgap, or imported)"
 
-EXECUTION_COLUMNS = ("pid", "correlation_id", "gpu_start_ns", "gpu_end_ns", "device_id", "context_id", "stream_id",
-                     "what", "kernel_name")
+EXECUTION_COLUMNS = (
+    "pid",
+    "correlation_id",
+    "gpu_start_ns",
+    "gpu_end_ns",
+    "device_id",
+    "context_id",
+    "stream_id",
+    "what",
+    "kernel_name",
+)
 
 
 def executions(trace: Trace) -> pl.DataFrame:
     """One row per launch's GPU execution: a kernel launched alone, a graph traced as one, or a
     graph traced node by node (its nodes folded into one interval). `what`: kernel or graph."""
     kernels = trace.scan(Event.GPU_KERNEL).select(
-        "pid", "correlation_id", pl.col("ts_ns").alias("gpu_start_ns"), pl.col("end_ns").alias("gpu_end_ns"),
-        "device_id", "context_id", "stream_id", "kernel_name", "graph_id")
+        "pid",
+        "correlation_id",
+        pl.col("ts_ns").alias("gpu_start_ns"),
+        pl.col("end_ns").alias("gpu_end_ns"),
+        "device_id",
+        "context_id",
+        "stream_id",
+        "kernel_name",
+        "graph_id",
+    )
     alone = kernels.filter(pl.col("graph_id").is_null()).select(
-        *EXECUTION_COLUMNS[:7], pl.lit("kernel").alias("what"), "kernel_name")
-    nodes = (kernels.filter(pl.col("graph_id").is_not_null())
-             .group_by("pid", "correlation_id")
-             .agg(pl.col("gpu_start_ns").min(), pl.col("gpu_end_ns").max(), pl.col("device_id").first(),
-                  pl.col("context_id").first(), pl.col("stream_id").first())
-             .select(*EXECUTION_COLUMNS[:7], pl.lit("graph").alias("what"), pl.lit(None, pl.String).alias("kernel_name")))
+        *EXECUTION_COLUMNS[:7], pl.lit("kernel").alias("what"), "kernel_name"
+    )
+    nodes = (
+        kernels.filter(pl.col("graph_id").is_not_null())
+        .group_by("pid", "correlation_id")
+        .agg(
+            pl.col("gpu_start_ns").min(),
+            pl.col("gpu_end_ns").max(),
+            pl.col("device_id").first(),
+            pl.col("context_id").first(),
+            pl.col("stream_id").first(),
+        )
+        .select(*EXECUTION_COLUMNS[:7], pl.lit("graph").alias("what"), pl.lit(None, pl.String).alias("kernel_name"))
+    )
     graphs = trace.scan(Event.GPU_GRAPH).select(
-        "pid", "correlation_id", pl.col("ts_ns").alias("gpu_start_ns"), pl.col("end_ns").alias("gpu_end_ns"),
-        "device_id", "context_id", "stream_id", pl.lit("graph").alias("what"),
-        pl.lit(None, pl.String).alias("kernel_name"))
+        "pid",
+        "correlation_id",
+        pl.col("ts_ns").alias("gpu_start_ns"),
+        pl.col("end_ns").alias("gpu_end_ns"),
+        "device_id",
+        "context_id",
+        "stream_id",
+        pl.lit("graph").alias("what"),
+        pl.lit(None, pl.String).alias("kernel_name"),
+    )
     return pl.concat([alone, nodes, graphs]).sort("gpu_start_ns", "pid", "correlation_id").collect()
 
 
@@ -55,27 +87,35 @@ def merge_intervals(frame: pl.DataFrame, by: list[str]) -> pl.DataFrame:
     disjoint intervals in time order."""
     ordered = frame.sort([*by, "start_ns"])
     reach = pl.col("end_ns").cum_max().shift(1).over(by)
-    return (ordered.with_columns(((pl.col("start_ns") > reach) | reach.is_null()).cum_sum().over(by).alias("run"))
-            .group_by([*by, "run"]).agg(pl.col("start_ns").min(), pl.col("end_ns").max())
-            .drop("run").sort([*by, "start_ns"]))
+    return (
+        ordered.with_columns(((pl.col("start_ns") > reach) | reach.is_null()).cum_sum().over(by).alias("run"))
+        .group_by([*by, "run"])
+        .agg(pl.col("start_ns").min(), pl.col("end_ns").max())
+        .drop("run")
+        .sort([*by, "start_ns"])
+    )
 
 
 def busy_intervals(trace: Trace) -> pl.DataFrame:
     """When each process's GPU ran anything (kernels, graphs, copies, memsets), per device, as
     disjoint intervals: pid, device_id, start_ns, end_ns. Per process: CUPTI numbers devices
     within a process (CUDA_VISIBLE_DEVICES renumbers them), so processes are not merged."""
-    execs = executions(trace).select("pid", "device_id", pl.col("gpu_start_ns").alias("start_ns"),
-                                     pl.col("gpu_end_ns").alias("end_ns"))
-    others = [trace.of(kind, "pid", "device_id", "ts_ns", "end_ns").rename({"ts_ns": "start_ns"})
-              for kind in (Event.GPU_MEMCPY, Event.GPU_MEMSET)]
+    execs = executions(trace).select(
+        "pid", "device_id", pl.col("gpu_start_ns").alias("start_ns"), pl.col("gpu_end_ns").alias("end_ns")
+    )
+    others = [
+        trace.of(kind, "pid", "device_id", "ts_ns", "end_ns").rename({"ts_ns": "start_ns"})
+        for kind in (Event.GPU_MEMCPY, Event.GPU_MEMSET)
+    ]
     work = pl.concat([execs, *[o.select(execs.columns) for o in others]])
     return merge_intervals(work, ["pid", "device_id"])
 
 
 def _ranked(frame: pl.DataFrame, time: str) -> pl.DataFrame:
     """FRAME with each row's rank among its thread's rows in time order."""
-    return (frame.sort("pid", "tid", time, maintain_order=True)
-            .with_columns(pl.int_range(pl.len()).over("pid", "tid").alias("rank")))
+    return frame.sort("pid", "tid", time, maintain_order=True).with_columns(
+        pl.int_range(pl.len()).over("pid", "tid").alias("rank")
+    )
 
 
 def join_launches(trace: Trace) -> pl.DataFrame:
@@ -86,8 +126,12 @@ def join_launches(trace: Trace) -> pl.DataFrame:
     pairing by order slipped: a gpu_api row was lost)."""
     api = trace.of(Event.GPU_API, "ts_ns", "end_ns", "pid", "tid", "api", "correlation_id")
     with_activity = api["pid"].unique().to_list()
-    launches = (trace.scan(Event.LAUNCH).select("ts_ns", "pid", "tid", "api")
-                .filter(pl.col("pid").is_in(with_activity)).collect())
+    launches = (
+        trace.scan(Event.LAUNCH)
+        .select("ts_ns", "pid", "tid", "api")
+        .filter(pl.col("pid").is_in(with_activity))
+        .collect()
+    )
     launch_apis = launches["api"].unique().to_list()
     # the driver calls that are launches, paired with the launch rows by order on their thread; a profiler's
     # trace records the runtime's calls (and the driver's only where the app called it): its launch calls
@@ -96,40 +140,75 @@ def join_launches(trace: Trace) -> pl.DataFrame:
     if from_profiler:
         launch_apis = list(LAUNCH_CALLS)
     calls = _ranked(made, "ts_ns").select(
-        "pid", "tid", "rank", pl.col("api").alias("call_api"), "correlation_id",
-        pl.col("ts_ns").alias("call_start_ns"), pl.col("end_ns").alias("call_end_ns"))
+        "pid",
+        "tid",
+        "rank",
+        pl.col("api").alias("call_api"),
+        "correlation_id",
+        pl.col("ts_ns").alias("call_start_ns"),
+        pl.col("end_ns").alias("call_end_ns"),
+    )
     paired = _ranked(launches, "ts_ns").join(calls, on=["pid", "tid", "rank"], how="left")
     execs = executions(trace)
     direct = paired.join(execs, on=["pid", "correlation_id"], how="left")
     # CUPTI may number the execution with the runtime call's id: that call encloses the driver call
     unmatched = execs.join(paired.select("pid", "correlation_id"), on=["pid", "correlation_id"], how="anti")
     if not unmatched.is_empty():
-        outer = (api.filter(~pl.col("api").is_in(launch_apis))
-                 .join(unmatched, on=["pid", "correlation_id"], how="inner")
-                 .select("pid", "tid", pl.col("ts_ns").alias("outer_start_ns"), pl.col("end_ns").alias("outer_end_ns"),
-                         *[c for c in EXECUTION_COLUMNS if c not in ("pid", "correlation_id")])
-                 .sort("outer_start_ns"))
-        inner = (paired.select("pid", "tid", "rank", "call_start_ns").drop_nulls()
-                 .sort("call_start_ns"))
+        outer = (
+            api.filter(~pl.col("api").is_in(launch_apis))
+            .join(unmatched, on=["pid", "correlation_id"], how="inner")
+            .select(
+                "pid",
+                "tid",
+                pl.col("ts_ns").alias("outer_start_ns"),
+                pl.col("end_ns").alias("outer_end_ns"),
+                *[c for c in EXECUTION_COLUMNS if c not in ("pid", "correlation_id")],
+            )
+            .sort("outer_start_ns")
+        )
+        inner = paired.select("pid", "tid", "rank", "call_start_ns").drop_nulls().sort("call_start_ns")
         # both sides sorted by time above; polars cannot check that within `by` groups, and warned on every report
-        nested = (inner.join_asof(outer, left_on="call_start_ns", right_on="outer_start_ns", by=["pid", "tid"],
-                                  strategy="backward", check_sortedness=False)
-                  .filter(pl.col("outer_end_ns").is_not_null() & (pl.col("call_start_ns") <= pl.col("outer_end_ns")))
-                  .select("pid", "tid", "rank", *[c for c in EXECUTION_COLUMNS if c not in ("pid", "correlation_id")]))
+        nested = (
+            inner.join_asof(
+                outer,
+                left_on="call_start_ns",
+                right_on="outer_start_ns",
+                by=["pid", "tid"],
+                strategy="backward",
+                check_sortedness=False,
+            )
+            .filter(pl.col("outer_end_ns").is_not_null() & (pl.col("call_start_ns") <= pl.col("outer_end_ns")))
+            .select("pid", "tid", "rank", *[c for c in EXECUTION_COLUMNS if c not in ("pid", "correlation_id")])
+        )
         filled = direct.join(nested, on=["pid", "tid", "rank"], how="left", suffix="_outer")
-        direct = filled.with_columns([pl.coalesce(c, f"{c}_outer").alias(c)
-                                      for c in EXECUTION_COLUMNS if c not in ("pid", "correlation_id")]
-                                     ).drop([f"{c}_outer" for c in EXECUTION_COLUMNS
-                                             if c not in ("pid", "correlation_id")])
-    return (direct.with_columns((pl.col("call_api") == pl.col("api")).fill_null(False).alias("api_matches"))
-            .select("ts_ns", "pid", "tid", "api", "correlation_id", "gpu_start_ns", "gpu_end_ns", "device_id",
-                    "context_id", "stream_id", "what", "kernel_name", "api_matches")
-            .sort("ts_ns", "pid", "tid"))
+        direct = filled.with_columns(
+            [pl.coalesce(c, f"{c}_outer").alias(c) for c in EXECUTION_COLUMNS if c not in ("pid", "correlation_id")]
+        ).drop([f"{c}_outer" for c in EXECUTION_COLUMNS if c not in ("pid", "correlation_id")])
+    return (
+        direct.with_columns((pl.col("call_api") == pl.col("api")).fill_null(False).alias("api_matches"))
+        .select(
+            "ts_ns",
+            "pid",
+            "tid",
+            "api",
+            "correlation_id",
+            "gpu_start_ns",
+            "gpu_end_ns",
+            "device_id",
+            "context_id",
+            "stream_id",
+            "what",
+            "kernel_name",
+            "api_matches",
+        )
+        .sort("ts_ns", "pid", "tid")
+    )
 
 
 @dataclass(frozen=True)
 class CollectorState:
     """What one process's collector said of itself."""
+
     pid: int
     state: str
     detail: dict
@@ -139,14 +218,16 @@ class CollectorState:
 def collector_states(trace: Trace) -> list[CollectorState]:
     """Every gpu_collector row, in time order, its detail parsed (unparsable detail: empty)."""
     out = []
-    for ts, pid, state, detail in trace.of(Event.GPU_COLLECTOR, "ts_ns", "pid", "state", "detail").sort(
-            "ts_ns").iter_rows():
+    for ts, pid, state, detail in (
+        trace.of(Event.GPU_COLLECTOR, "ts_ns", "pid", "state", "detail").sort("ts_ns").iter_rows()
+    ):
         try:
             parsed = json.loads(detail) if detail else {}
         except ValueError:
             parsed = {}
-        out.append(CollectorState(pid=pid, state=state, detail=parsed if isinstance(parsed, dict) else {},
-                                  ts_ns=int(ts)))
+        out.append(
+            CollectorState(pid=pid, state=state, detail=parsed if isinstance(parsed, dict) else {}, ts_ns=int(ts))
+        )
     return out
 
 
@@ -156,9 +237,12 @@ def _in_profiler_windows(trace: Trace) -> pl.Expr:
     files = trace.meta.get(MetaKey.PROFILER) or []
     if trace.meta.get(MetaKey.MODE) == "profiler" or not isinstance(files, list) or not files:
         return pl.lit(True)
-    return pl.any_horizontal([(pl.col("pid") == f["pid"]) & pl.col("ts_ns").is_between(f["window_start_ns"],
-                                                                                       f["window_end_ns"])
-                              for f in files])
+    return pl.any_horizontal(
+        [
+            (pl.col("pid") == f["pid"]) & pl.col("ts_ns").is_between(f["window_start_ns"], f["window_end_ns"])
+            for f in files
+        ]
+    )
 
 
 def gpu_activity(trace: Trace, pids: set[int]) -> GpuActivity:
@@ -166,13 +250,29 @@ def gpu_activity(trace: Trace, pids: set[int]) -> GpuActivity:
     recording = trace.meta.get(MetaKey.GPU_ACTIVITY) or {}  # how GPU activity was recorded, or why not
     states = [s for s in collector_states(trace) if s.pid in pids]
     started = [s for s in states if s.state == "started"]
-    failed = [CollectorFailure(pid=s.pid, reason=str(s.detail.get("reason", "no reason given")))
-              for s in states if s.state == "failed"]
+    failed = [
+        CollectorFailure(pid=s.pid, reason=str(s.detail.get("reason", "no reason given")))
+        for s in states
+        if s.state == "failed"
+    ]
     if not recording.get("recorded"):
         why = recording.get("why") if recording else NOT_IN_TRACE
-        return GpuActivity(recorded=False, why_absent=why, cupti=None, cupti_version=None, clock_method=None,
-                           clock_error_ns=None, collectors_started=0, collectors_failed=[], executions=0, copies=0,
-                           memsets=0, syncs=0, launches_joined=0, launches_without_execution=0)
+        return GpuActivity(
+            recorded=False,
+            why_absent=why,
+            cupti=None,
+            cupti_version=None,
+            clock_method=None,
+            clock_error_ns=None,
+            collectors_started=0,
+            collectors_failed=[],
+            executions=0,
+            copies=0,
+            memsets=0,
+            syncs=0,
+            launches_joined=0,
+            launches_without_execution=0,
+        )
     clocks = [s.detail.get("clock") or {} for s in started]
     errors = [c.get("error_ns") for c in clocks if isinstance(c.get("error_ns"), int)]
     methods = sorted({str(c.get("method")) for c in clocks if c.get("method")})
@@ -181,8 +281,11 @@ def gpu_activity(trace: Trace, pids: set[int]) -> GpuActivity:
         clock = f.get("clock") if isinstance(f, dict) else None
         if isinstance(clock, dict):
             methods = sorted({*methods, f"pytorch profiler: {clock.get('method')}"})
-            error = clock.get("residual_ns") if clock.get("residual_ns") is not None else clock.get(
-                "recorded_uncertainty_ns")
+            error = (
+                clock.get("residual_ns")
+                if clock.get("residual_ns") is not None
+                else clock.get("recorded_uncertainty_ns")
+            )
             if isinstance(error, int):
                 errors.append(error)
     wanted = list(pids)
@@ -194,16 +297,31 @@ def gpu_activity(trace: Trace, pids: set[int]) -> GpuActivity:
     # to profiler traces, only the launches inside their windows could have theirs
     launches = of_targets(Event.LAUNCH).filter(_in_profiler_windows(trace)).select(pl.len()).collect().item()
     cupti = recording.get("cupti") or {}
-    contended = [CollectorContention(pid=s.pid, ts_ns=s.ts_ns, what=str(s.detail.get("what", "?")),
-                                     done=str(s.detail.get("done", "?")),
-                                     kind=s.detail.get("kind") if isinstance(s.detail.get("kind"), int)
-                                     and s.detail.get("kind") >= 0 else None)
-                 for s in states if s.state == "contended"]
+    contended = [
+        CollectorContention(
+            pid=s.pid,
+            ts_ns=s.ts_ns,
+            what=str(s.detail.get("what", "?")),
+            done=str(s.detail.get("done", "?")),
+            kind=s.detail.get("kind") if isinstance(s.detail.get("kind"), int) and s.detail.get("kind") >= 0 else None,
+        )
+        for s in states
+        if s.state == "contended"
+    ]
     return GpuActivity(
-        recorded=True, why_absent=None, cupti=cupti.get("path"), cupti_version=cupti.get("version"),
-        clock_method=", ".join(methods) or None, clock_error_ns=max(errors) if errors else None,
-        collectors_started=len(started), collectors_failed=failed,
+        recorded=True,
+        why_absent=None,
+        cupti=cupti.get("path"),
+        cupti_version=cupti.get("version"),
+        clock_method=", ".join(methods) or None,
+        clock_error_ns=max(errors) if errors else None,
+        collectors_started=len(started),
+        collectors_failed=failed,
         executions=executions(trace).filter(pl.col("pid").is_in(wanted)).height,
-        copies=count(Event.GPU_MEMCPY), memsets=count(Event.GPU_MEMSET), syncs=count(Event.GPU_SYNC),
-        launches_joined=int(with_execution), launches_without_execution=int(launches - with_execution),
-        contended=contended)
+        copies=count(Event.GPU_MEMCPY),
+        memsets=count(Event.GPU_MEMSET),
+        syncs=count(Event.GPU_SYNC),
+        launches_joined=int(with_execution),
+        launches_without_execution=int(launches - with_execution),
+        contended=contended,
+    )

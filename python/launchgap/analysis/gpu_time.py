@@ -24,21 +24,48 @@ from launchgap.analysis.gpu_activity import executions, join_launches, merge_int
 from launchgap.analysis.intervals import overlaps
 from launchgap.analysis.measurement import HIT_NS_SOURCE, NOTHING, Measurement, probe_ns_per_launch
 from launchgap.analysis.records import (
-    GpuCgroupCulprit, GpuCulprit, GpuIdleCause, GpuMeasurement, GpuMeasurementTask, GpuPrediction, GpuProcess, GpuTime,
+    GpuCgroupCulprit,
+    GpuCulprit,
+    GpuIdleCause,
+    GpuMeasurement,
+    GpuMeasurementTask,
+    GpuPrediction,
+    GpuProcess,
+    GpuTime,
 )
 from launchgap.trace import Event, Trace
 from launchgap.trace.schema import DRAIN_API_NAMES, GPU_IDLE_CAUSE_NAMES, ThreadState
 
-(PREEMPTED, RUNQUEUE, IRQ, HOST_WORK, LAUNCH_CALL, BLOCKED, GPU_SIDE, BEFORE_FIRST, AFTER_LAST,
- UNKNOWN, MEASUREMENT, WAKEUP_LATENCY) = GPU_IDLE_CAUSE_NAMES
+(
+    PREEMPTED,
+    RUNQUEUE,
+    IRQ,
+    HOST_WORK,
+    LAUNCH_CALL,
+    BLOCKED,
+    GPU_SIDE,
+    BEFORE_FIRST,
+    AFTER_LAST,
+    UNKNOWN,
+    MEASUREMENT,
+    WAKEUP_LATENCY,
+) = GPU_IDLE_CAUSE_NAMES
 # the causes that are another task's or an interrupt's doing: what isolating the workload would remove
 INTERFERENCE = (PREEMPTED, RUNQUEUE, IRQ)
 # the app's own doing: its host code, the driver's launch cost, its own waits
 OWN = (HOST_WORK, LAUNCH_CALL, BLOCKED)
 BY_DESIGN = (BEFORE_FIRST, AFTER_LAST)
 
-IDLE_COLUMNS = {"pid": pl.UInt32, "device_id": pl.UInt32, "cause": pl.String, "culprit_pid": pl.UInt32,
-                "culprit": pl.String, "culprit_cgroup": pl.Int32, "tid": pl.UInt32, "ns": pl.Int64}
+IDLE_COLUMNS = {
+    "pid": pl.UInt32,
+    "device_id": pl.UInt32,
+    "cause": pl.String,
+    "culprit_pid": pl.UInt32,
+    "culprit": pl.String,
+    "culprit_cgroup": pl.Int32,
+    "tid": pl.UInt32,
+    "ns": pl.Int64,
+}
 
 
 def gpu_work(trace: Trace) -> pl.DataFrame:
@@ -47,27 +74,58 @@ def gpu_work(trace: Trace) -> pl.DataFrame:
     launched = join_launches(trace).filter(pl.col("gpu_start_ns").is_not_null())
     # the launch's driver call: from its launch row (entry) to its gpu_api row's return
     api = trace.of(Event.GPU_API, "pid", "tid", "correlation_id", "ts_ns", "end_ns")
-    calls = launched.join(api.select("pid", "correlation_id", pl.col("end_ns").alias("call_end_ns")),
-                          on=["pid", "correlation_id"], how="left")
+    calls = launched.join(
+        api.select("pid", "correlation_id", pl.col("end_ns").alias("call_end_ns")),
+        on=["pid", "correlation_id"],
+        how="left",
+    )
     kernels = calls.select(
-        "pid", "device_id", pl.col("gpu_start_ns").alias("start_ns"), pl.col("gpu_end_ns").alias("end_ns"), "tid",
-        pl.col("ts_ns").cast(pl.Int64).alias("call_start_ns"), pl.col("call_end_ns").cast(pl.Int64))
+        "pid",
+        "device_id",
+        pl.col("gpu_start_ns").alias("start_ns"),
+        pl.col("gpu_end_ns").alias("end_ns"),
+        "tid",
+        pl.col("ts_ns").cast(pl.Int64).alias("call_start_ns"),
+        pl.col("call_end_ns").cast(pl.Int64),
+    )
     # executions the launch rows did not account for (no launch row: a process not probed) keep no call
-    orphans = executions(trace).join(launched.select("pid", "correlation_id"), on=["pid", "correlation_id"],
-                                     how="anti")
-    others = [_graph_nodes(trace, orphans.select("pid", "device_id", pl.col("gpu_start_ns").alias("start_ns"),
-                                                 pl.col("gpu_end_ns").alias("end_ns"), "correlation_id"))]
+    orphans = executions(trace).join(launched.select("pid", "correlation_id"), on=["pid", "correlation_id"], how="anti")
+    others = [
+        _graph_nodes(
+            trace,
+            orphans.select(
+                "pid",
+                "device_id",
+                pl.col("gpu_start_ns").alias("start_ns"),
+                pl.col("gpu_end_ns").alias("end_ns"),
+                "correlation_id",
+            ),
+        )
+    ]
     for kind in (Event.GPU_MEMCPY, Event.GPU_MEMSET):
-        others.append(trace.of(kind, "pid", "device_id", "ts_ns", "end_ns", "correlation_id")
-                      .rename({"ts_ns": "start_ns"}))
-    rest = pl.concat(others, how="vertical_relaxed").join(
-        api.select("pid", "correlation_id", "tid", pl.col("ts_ns").cast(pl.Int64).alias("call_start_ns"),
-                   pl.col("end_ns").cast(pl.Int64).alias("call_end_ns")),
-        on=["pid", "correlation_id"], how="left").drop("correlation_id")
+        others.append(
+            trace.of(kind, "pid", "device_id", "ts_ns", "end_ns", "correlation_id").rename({"ts_ns": "start_ns"})
+        )
+    rest = (
+        pl.concat(others, how="vertical_relaxed")
+        .join(
+            api.select(
+                "pid",
+                "correlation_id",
+                "tid",
+                pl.col("ts_ns").cast(pl.Int64).alias("call_start_ns"),
+                pl.col("end_ns").cast(pl.Int64).alias("call_end_ns"),
+            ),
+            on=["pid", "correlation_id"],
+            how="left",
+        )
+        .drop("correlation_id")
+    )
     kernels = _graph_nodes(trace, kernels)
     work = pl.concat([kernels, rest.select(kernels.columns)], how="vertical_relaxed")
     return work.with_columns(pl.col("start_ns").cast(pl.Int64), pl.col("end_ns").cast(pl.Int64)).sort(
-        "pid", "device_id", "start_ns")
+        "pid", "device_id", "start_ns"
+    )
 
 
 def _graph_nodes(trace: Trace, work: pl.DataFrame) -> pl.DataFrame:
@@ -75,20 +133,31 @@ def _graph_nodes(trace: Trace, work: pl.DataFrame) -> pl.DataFrame:
     traced node by node back as its nodes: the GPU is busy while a node runs, not between two of them. A
     folded graph is the one interval from its first node's start to its last node's end."""
     nodes = trace.of(Event.GPU_KERNEL, "pid", "correlation_id", "ts_ns", "end_ns", "graph_id").filter(
-        pl.col("graph_id").is_not_null())
+        pl.col("graph_id").is_not_null()
+    )
     if nodes.is_empty() or work.is_empty():
         return work
-    nodes = nodes.select("pid", "correlation_id", pl.col("ts_ns").cast(pl.Int64).alias("node_start"),
-                         pl.col("end_ns").cast(pl.Int64).alias("node_end"))
-    folded = nodes.group_by("pid", "correlation_id").agg(pl.col("node_start").min().alias("start_ns"),
-                                                         pl.col("node_end").max().alias("end_ns"))
-    each = nodes.join(folded, on=["pid", "correlation_id"]).select("pid", "start_ns", "end_ns", "node_start", "node_end")
+    nodes = nodes.select(
+        "pid",
+        "correlation_id",
+        pl.col("ts_ns").cast(pl.Int64).alias("node_start"),
+        pl.col("end_ns").cast(pl.Int64).alias("node_end"),
+    )
+    folded = nodes.group_by("pid", "correlation_id").agg(
+        pl.col("node_start").min().alias("start_ns"), pl.col("node_end").max().alias("end_ns")
+    )
+    each = nodes.join(folded, on=["pid", "correlation_id"]).select(
+        "pid", "start_ns", "end_ns", "node_start", "node_end"
+    )
     columns = work.columns
     keyed = work.with_columns(pl.col("start_ns").cast(pl.Int64), pl.col("end_ns").cast(pl.Int64))
-    return (keyed.join(each.unique(), on=["pid", "start_ns", "end_ns"], how="left")
-            .with_columns(pl.coalesce("node_start", "start_ns").alias("start_ns"),
-                          pl.coalesce("node_end", "end_ns").alias("end_ns"))
-            .select(columns))
+    return (
+        keyed.join(each.unique(), on=["pid", "start_ns", "end_ns"], how="left")
+        .with_columns(
+            pl.coalesce("node_start", "start_ns").alias("start_ns"), pl.coalesce("node_end", "end_ns").alias("end_ns")
+        )
+        .select(columns)
+    )
 
 
 def idle_gaps(work: pl.DataFrame, span_start_ns: int, span_end_ns: int) -> pl.DataFrame:
@@ -96,35 +165,100 @@ def idle_gaps(work: pl.DataFrame, span_start_ns: int, span_end_ns: int) -> pl.Da
     g_start, g_end, kind (before_first, between, after_last), and for `between` gaps the work that
     ended it: tid, call_start_ns, call_end_ns (the earliest-made of the work starting there)."""
     if work.is_empty():
-        return pl.DataFrame(schema={"pid": pl.UInt32, "device_id": pl.UInt32, "g_start": pl.Int64,
-                                    "g_end": pl.Int64, "kind": pl.String, "tid": pl.UInt32,
-                                    "call_start_ns": pl.Int64, "call_end_ns": pl.Int64})
+        return pl.DataFrame(
+            schema={
+                "pid": pl.UInt32,
+                "device_id": pl.UInt32,
+                "g_start": pl.Int64,
+                "g_end": pl.Int64,
+                "kind": pl.String,
+                "tid": pl.UInt32,
+                "call_start_ns": pl.Int64,
+                "call_end_ns": pl.Int64,
+            }
+        )
     busy = merge_intervals(work.select("pid", "device_id", "start_ns", "end_ns"), ["pid", "device_id"])
-    between = (busy.with_columns(pl.col("end_ns").alias("g_start"),
-                                 pl.col("start_ns").shift(-1).over("pid", "device_id").alias("g_end"))
-               .filter(pl.col("g_end").is_not_null() & (pl.col("g_end") > pl.col("g_start")))
-               .select("pid", "device_id", "g_start", "g_end", pl.lit("between").alias("kind")))
-    enders = (work.sort("call_end_ns", nulls_last=True)
-              .unique(["pid", "device_id", "start_ns"], keep="first", maintain_order=True)
-              .select("pid", "device_id", pl.col("start_ns").alias("g_end"), "tid", "call_start_ns", "call_end_ns"))
+    between = (
+        busy.with_columns(
+            pl.col("end_ns").alias("g_start"), pl.col("start_ns").shift(-1).over("pid", "device_id").alias("g_end")
+        )
+        .filter(pl.col("g_end").is_not_null() & (pl.col("g_end") > pl.col("g_start")))
+        .select("pid", "device_id", "g_start", "g_end", pl.lit("between").alias("kind"))
+    )
+    enders = (
+        work.sort("call_end_ns", nulls_last=True)
+        .unique(["pid", "device_id", "start_ns"], keep="first", maintain_order=True)
+        .select("pid", "device_id", pl.col("start_ns").alias("g_end"), "tid", "call_start_ns", "call_end_ns")
+    )
     between = between.join(enders, on=["pid", "device_id", "g_end"], how="left")
-    ends = busy.group_by("pid", "device_id").agg(pl.col("start_ns").min().alias("first"),
-                                                 pl.col("end_ns").max().alias("last"))
-    outside = pl.concat([
-        ends.select("pid", "device_id", pl.lit(span_start_ns, pl.Int64).alias("g_start"),
-                    pl.col("first").alias("g_end"), pl.lit(BEFORE_FIRST).alias("kind")),
-        ends.select("pid", "device_id", pl.col("last").alias("g_start"), pl.lit(span_end_ns, pl.Int64).alias("g_end"),
-                    pl.lit(AFTER_LAST).alias("kind")),
-    ]).filter(pl.col("g_end") > pl.col("g_start"))
+    ends = busy.group_by("pid", "device_id").agg(
+        pl.col("start_ns").min().alias("first"), pl.col("end_ns").max().alias("last")
+    )
+    outside = pl.concat(
+        [
+            ends.select(
+                "pid",
+                "device_id",
+                pl.lit(span_start_ns, pl.Int64).alias("g_start"),
+                pl.col("first").alias("g_end"),
+                pl.lit(BEFORE_FIRST).alias("kind"),
+            ),
+            ends.select(
+                "pid",
+                "device_id",
+                pl.col("last").alias("g_start"),
+                pl.lit(span_end_ns, pl.Int64).alias("g_end"),
+                pl.lit(AFTER_LAST).alias("kind"),
+            ),
+        ]
+    ).filter(pl.col("g_end") > pl.col("g_start"))
     return pl.concat([between, outside], how="diagonal_relaxed").sort("pid", "device_id", "g_start")
 
 
 # The kernel's weight of each nice level, -20 to 19 (kernel/sched/core.c, sched_prio_to_weight): a fair
 # scheduler gives runnable tasks CPU time in proportion to these.
-NICE_WEIGHTS = (88761, 71755, 56483, 46273, 36291, 29154, 23254, 18705, 14949, 11916,
-                9548, 7620, 6100, 4904, 3906, 3121, 2501, 1991, 1586, 1277,
-                1024, 820, 655, 526, 423, 335, 272, 215, 172, 137,
-                110, 87, 70, 56, 45, 36, 29, 23, 18, 15)
+NICE_WEIGHTS = (
+    88761,
+    71755,
+    56483,
+    46273,
+    36291,
+    29154,
+    23254,
+    18705,
+    14949,
+    11916,
+    9548,
+    7620,
+    6100,
+    4904,
+    3906,
+    3121,
+    2501,
+    1991,
+    1586,
+    1277,
+    1024,
+    820,
+    655,
+    526,
+    423,
+    335,
+    272,
+    215,
+    172,
+    137,
+    110,
+    87,
+    70,
+    56,
+    45,
+    36,
+    29,
+    23,
+    18,
+    15,
+)
 NICE_0_PRIO = 120  # the kernel's prio of a nice-0 task; prio below 100 is real-time
 # A real-time task runs before any fair one: weighed as so many of the heaviest fair tasks that the
 # freed time is all its when it waits, and all the launching thread's when that is the real-time one.
@@ -135,10 +269,12 @@ def weight_of(prio: pl.Expr) -> pl.Expr:
     """A task's scheduling weight from its kernel prio: its nice level's (sched_prio_to_weight), a
     real-time task's REAL_TIME_WEIGHT; unknown (a source without prio): nice 0's."""
     nice = (prio - NICE_0_PRIO).clip(-20, 19) + 20
-    return (pl.when(prio < 100).then(pl.lit(REAL_TIME_WEIGHT, pl.Int64))
-            .otherwise(nice.cast(pl.Int64).replace_strict(list(range(40)), list(NICE_WEIGHTS),
-                                                         return_dtype=pl.Int64))
-            .fill_null(NICE_WEIGHTS[20]))
+    return (
+        pl.when(prio < 100)
+        .then(pl.lit(REAL_TIME_WEIGHT, pl.Int64))
+        .otherwise(nice.cast(pl.Int64).replace_strict(list(range(40)), list(NICE_WEIGHTS), return_dtype=pl.Int64))
+        .fill_null(NICE_WEIGHTS[20])
+    )
 
 
 @dataclass(frozen=True)
@@ -149,6 +285,7 @@ class Competition:
     the cpu controller, as the task_cgroup rows say; UNKNOWN_GROUP where the trace does not) with that
     group's weight; weights: tid, weight: each task's weight at its last switch-out; groups: ts_ns, tid,
     group, group_weight: each task's group from each of its task_cgroup rows on (sched_groups())."""
+
     waits: pl.DataFrame
     weights: pl.DataFrame
     groups: pl.DataFrame | None = None
@@ -159,9 +296,19 @@ class Competition:
 UNKNOWN_GROUP = "?"
 
 NO_COMPETITION = Competition(
-    pl.DataFrame(schema={"cpu": pl.UInt32, "tid": pl.UInt32, "r_start": pl.Int64, "r_end": pl.Int64,
-                         "weight": pl.Int64, "group": pl.String, "group_weight": pl.Int64}),
-    pl.DataFrame(schema={"tid": pl.UInt32, "weight": pl.Int64}))
+    pl.DataFrame(
+        schema={
+            "cpu": pl.UInt32,
+            "tid": pl.UInt32,
+            "r_start": pl.Int64,
+            "r_end": pl.Int64,
+            "weight": pl.Int64,
+            "group": pl.String,
+            "group_weight": pl.Int64,
+        }
+    ),
+    pl.DataFrame(schema={"tid": pl.UInt32, "weight": pl.Int64}),
+)
 
 
 def with_groups(frame: pl.DataFrame) -> pl.DataFrame:
@@ -180,15 +327,21 @@ def sched_groups(trace: Trace) -> pl.DataFrame:
     if not trace.count(Event.TASK_CGROUP):
         return sched_groups_none()
     rows = trace.of(Event.TASK_CGROUP, "ts_ns", "tid", "autogroup_id", "sched_cgroup_id", "group_weight")
-    return (rows.filter(pl.col("group_weight").is_not_null())
-            .select(pl.col("ts_ns").cast(pl.Int64), pl.col("tid").cast(pl.UInt32),
-                    pl.when(pl.col("autogroup_id").is_not_null())
-                    .then(pl.lit("a") + pl.col("autogroup_id").cast(pl.String))
-                    .when(pl.col("sched_cgroup_id").is_not_null())
-                    .then(pl.lit("c") + pl.col("sched_cgroup_id").cast(pl.String))
-                    .otherwise(pl.lit(UNKNOWN_GROUP)).alias("group"),
-                    pl.col("group_weight").cast(pl.Int64))
-            .sort("ts_ns"))
+    return (
+        rows.filter(pl.col("group_weight").is_not_null())
+        .select(
+            pl.col("ts_ns").cast(pl.Int64),
+            pl.col("tid").cast(pl.UInt32),
+            pl.when(pl.col("autogroup_id").is_not_null())
+            .then(pl.lit("a") + pl.col("autogroup_id").cast(pl.String))
+            .when(pl.col("sched_cgroup_id").is_not_null())
+            .then(pl.lit("c") + pl.col("sched_cgroup_id").cast(pl.String))
+            .otherwise(pl.lit(UNKNOWN_GROUP))
+            .alias("group"),
+            pl.col("group_weight").cast(pl.Int64),
+        )
+        .sort("ts_ns")
+    )
 
 
 def sched_groups_none() -> pl.DataFrame:
@@ -203,15 +356,26 @@ def _group_at(frame: pl.DataFrame, groups: pl.DataFrame, at: str) -> pl.DataFram
     if groups.is_empty():
         return with_groups(frame)
     frame = frame.with_row_index("_row").sort(at)
-    before = frame.join_asof(groups.rename({"ts_ns": "_g_ts"}), left_on=at, right_on="_g_ts", by="tid",
-                             strategy="backward", check_sortedness=False)
-    first = groups.group_by("tid").agg(pl.col("group").first().alias("_first"),
-                                       pl.col("group_weight").first().alias("_first_weight"))
-    return (before.join(first, on="tid", how="left")
-            .with_columns(pl.coalesce("group", "_first", pl.lit(UNKNOWN_GROUP)).alias("group"),
-                          pl.coalesce("group_weight", "_first_weight", pl.lit(NICE_WEIGHTS[20], pl.Int64))
-                          .alias("group_weight"))
-            .sort("_row").drop("_row", "_g_ts", "_first", "_first_weight"))
+    before = frame.join_asof(
+        groups.rename({"ts_ns": "_g_ts"}),
+        left_on=at,
+        right_on="_g_ts",
+        by="tid",
+        strategy="backward",
+        check_sortedness=False,
+    )
+    first = groups.group_by("tid").agg(
+        pl.col("group").first().alias("_first"), pl.col("group_weight").first().alias("_first_weight")
+    )
+    return (
+        before.join(first, on="tid", how="left")
+        .with_columns(
+            pl.coalesce("group", "_first", pl.lit(UNKNOWN_GROUP)).alias("group"),
+            pl.coalesce("group_weight", "_first_weight", pl.lit(NICE_WEIGHTS[20], pl.Int64)).alias("group_weight"),
+        )
+        .sort("_row")
+        .drop("_row", "_g_ts", "_first", "_first_weight")
+    )
 
 
 def competitors(trace: Trace) -> Competition:
@@ -226,36 +390,63 @@ def competitors(trace: Trace) -> Competition:
     (a helper thread's batch), which it got as it would without a culprit, and would take no part of a
     culprit's freed time (docs/gpu-time.md, "What a fix would buy")."""
     sw = trace.of(Event.SWITCH, "ts_ns", "cpu", "tid", "prio", "next_tid", "voluntary")
-    preempted = (sw.filter(pl.col("voluntary").eq(False) & (pl.col("tid") != 0))
-                 .select("cpu", "tid", pl.col("ts_ns").cast(pl.Int64).alias("r_start"),
-                         weight_of(pl.col("prio")).alias("weight")))
-    woken = (pl.concat([trace.of(kind, "ts_ns", "tid", "target_cpu", "prio") for kind in (Event.WAKEUP,
-                                                                                           Event.WAKEUP_NEW)])
-             .filter(pl.col("tid") != 0)
-             .select(pl.col("target_cpu").alias("cpu"), "tid", pl.col("ts_ns").cast(pl.Int64).alias("r_start"),
-                     weight_of(pl.col("prio")).alias("weight")))
+    preempted = sw.filter(pl.col("voluntary").eq(False) & (pl.col("tid") != 0)).select(
+        "cpu", "tid", pl.col("ts_ns").cast(pl.Int64).alias("r_start"), weight_of(pl.col("prio")).alias("weight")
+    )
+    woken = (
+        pl.concat([trace.of(kind, "ts_ns", "tid", "target_cpu", "prio") for kind in (Event.WAKEUP, Event.WAKEUP_NEW)])
+        .filter(pl.col("tid") != 0)
+        .select(
+            pl.col("target_cpu").alias("cpu"),
+            "tid",
+            pl.col("ts_ns").cast(pl.Int64).alias("r_start"),
+            weight_of(pl.col("prio")).alias("weight"),
+        )
+    )
     starts = pl.concat([preempted, woken.cast(preempted.schema)]).sort("r_start")
     ins = sw.select(pl.col("next_tid").alias("tid"), pl.col("ts_ns").cast(pl.Int64).alias("r_end")).sort("r_end")
     outs = sw.select("tid", pl.col("ts_ns").cast(pl.Int64).alias("next_out")).sort("next_out")
-    waits = (starts.join_asof(ins, left_on="r_start", right_on="r_end", by="tid", strategy="forward",
-                              check_sortedness=False)
-             .join_asof(outs, left_on="r_start", right_on="next_out", by="tid", strategy="forward",
-                        allow_exact_matches=False, check_sortedness=False)
-             .filter(pl.col("r_end").is_not_null() & (pl.col("r_end") > pl.col("r_start"))
-                     & (pl.col("next_out").is_null() | (pl.col("next_out") >= pl.col("r_end"))))
-             # one wait a switch-in: from the earliest start that it ended
-             .sort("r_start").unique(["tid", "r_end"], keep="first", maintain_order=True)
-             .sort("r_end")
-             # how the run it waited for ended: blocked (voluntary), or still wanting the CPU (null: never seen
-             # to end, it ran on to the end of the recording)
-             .join_asof(sw.select("tid", pl.col("ts_ns").cast(pl.Int64).alias("run_out"), "voluntary")
-                        .sort("run_out"), left_on="r_end", right_on="run_out", by="tid", strategy="forward",
-                        allow_exact_matches=False, check_sortedness=False)
-             .filter(~pl.col("voluntary").fill_null(False))
-             .sort("r_start")
-             .select("cpu", "tid", "r_start", "r_end", "weight"))
-    weights = (sw.filter(pl.col("tid") != 0).sort("ts_ns").group_by("tid")
-               .agg(weight_of(pl.col("prio")).last().alias("weight")))
+    waits = (
+        starts.join_asof(ins, left_on="r_start", right_on="r_end", by="tid", strategy="forward", check_sortedness=False)
+        .join_asof(
+            outs,
+            left_on="r_start",
+            right_on="next_out",
+            by="tid",
+            strategy="forward",
+            allow_exact_matches=False,
+            check_sortedness=False,
+        )
+        .filter(
+            pl.col("r_end").is_not_null()
+            & (pl.col("r_end") > pl.col("r_start"))
+            & (pl.col("next_out").is_null() | (pl.col("next_out") >= pl.col("r_end")))
+        )
+        # one wait a switch-in: from the earliest start that it ended
+        .sort("r_start")
+        .unique(["tid", "r_end"], keep="first", maintain_order=True)
+        .sort("r_end")
+        # how the run it waited for ended: blocked (voluntary), or still wanting the CPU (null: never seen
+        # to end, it ran on to the end of the recording)
+        .join_asof(
+            sw.select("tid", pl.col("ts_ns").cast(pl.Int64).alias("run_out"), "voluntary").sort("run_out"),
+            left_on="r_end",
+            right_on="run_out",
+            by="tid",
+            strategy="forward",
+            allow_exact_matches=False,
+            check_sortedness=False,
+        )
+        .filter(~pl.col("voluntary").fill_null(False))
+        .sort("r_start")
+        .select("cpu", "tid", "r_start", "r_end", "weight")
+    )
+    weights = (
+        sw.filter(pl.col("tid") != 0)
+        .sort("ts_ns")
+        .group_by("tid")
+        .agg(weight_of(pl.col("prio")).last().alias("weight"))
+    )
     groups = sched_groups(trace)
     return Competition(_group_at(waits, groups, "r_start"), weights, groups)
 
@@ -294,24 +485,36 @@ def with_share(pieces: pl.DataFrame, competition: Competition) -> pl.DataFrame:
         return pieces.with_columns(pl.lit(1.0).alias("share"))
     waits = with_groups(competition.waits)
     indexed = pieces.with_row_index("piece")
-    queries = (indexed.select("piece", "cpu", pl.col("tid").alias("me"), "culprit_tid",
-                              pl.col("p_start").cast(pl.Int64).alias("q_start"),
-                              pl.col("p_end").cast(pl.Int64).alias("q_end")).drop_nulls("cpu")
-               .join(competition.weights.rename({"tid": "me", "weight": "my_weight"}), on="me", how="left")
-               .with_columns(pl.col("my_weight").fill_null(NICE_WEIGHTS[20])))
+    queries = (
+        indexed.select(
+            "piece",
+            "cpu",
+            pl.col("tid").alias("me"),
+            "culprit_tid",
+            pl.col("p_start").cast(pl.Int64).alias("q_start"),
+            pl.col("p_end").cast(pl.Int64).alias("q_end"),
+        )
+        .drop_nulls("cpu")
+        .join(competition.weights.rename({"tid": "me", "weight": "my_weight"}), on="me", how="left")
+        .with_columns(pl.col("my_weight").fill_null(NICE_WEIGHTS[20]))
+    )
     # the launching thread's group when the piece began (not at its last row: an exiting task leaves its
     # autogroup for the root group, kernel/sched/autogroup.c)
     groups = competition.groups if competition.groups is not None else sched_groups_none()
-    queries = (_group_at(queries.rename({"me": "tid"}), groups, "q_start")
-               .rename({"tid": "me", "group": "my_group", "group_weight": "my_group_weight"}))
+    queries = _group_at(queries.rename({"me": "tid"}), groups, "q_start").rename(
+        {"tid": "me", "group": "my_group", "group_weight": "my_group_weight"}
+    )
     if waits.is_empty() or queries.is_empty():
         return indexed.with_columns(pl.lit(1.0).alias("share")).drop("piece")
     starts, ends = queries["q_start"].to_numpy(), queries["q_end"].to_numpy()
     cpus, mine = queries["cpu"].to_numpy(), queries["my_group"].to_numpy()
     # the groups' weights while any of their tasks waits: each group's waits on a CPU merged into one run
-    group_runs = merge_intervals(waits.select("cpu", "group", "group_weight", pl.col("r_start").alias("start_ns"),
-                                              pl.col("r_end").alias("end_ns")), ["cpu", "group", "group_weight"]
-                                 ).rename({"start_ns": "r_start", "end_ns": "r_end", "group_weight": "weight"})
+    group_runs = merge_intervals(
+        waits.select(
+            "cpu", "group", "group_weight", pl.col("r_start").alias("start_ns"), pl.col("r_end").alias("end_ns")
+        ),
+        ["cpu", "group", "group_weight"],
+    ).rename({"start_ns": "r_start", "end_ns": "r_end", "group_weight": "weight"})
     in_group = np.zeros(queries.height, np.float64)  # task weight-ns of my group's waiting tasks
     other_groups = np.zeros(queries.height, np.float64)  # group weight-ns of the other groups waiting
     for cpu in np.unique(cpus):
@@ -321,42 +524,69 @@ def with_share(pieces: pl.DataFrame, competition: Competition) -> pl.DataFrame:
         for group in np.unique(mine[on_cpu]):
             here = on_cpu & (mine == group)
             at = np.flatnonzero(here[on_cpu])
-            in_group[here] = _queued_weight(waits.filter((pl.col("cpu") == cpu) & (pl.col("group") == group)),
-                                            starts[here], ends[here])
-            other_groups[here] = all_groups[at] - _queued_weight(runs_here.filter(pl.col("group") == group),
-                                                                 starts[here], ends[here])
+            in_group[here] = _queued_weight(
+                waits.filter((pl.col("cpu") == cpu) & (pl.col("group") == group)), starts[here], ends[here]
+            )
+            other_groups[here] = all_groups[at] - _queued_weight(
+                runs_here.filter(pl.col("group") == group), starts[here], ends[here]
+            )
     # the launching thread's own waits and the culprit's (where in its group) are in its group's sum: taken
     # back out (a task's waits are disjoint, so overlaps by task is exact), on the piece's CPU only
-    own = pl.concat([
-        overlaps(queries.select("piece", pl.col("me").alias("tid"), "cpu", "my_group", "q_start", "q_end"),
-                 waits.rename({"cpu": "wait_cpu"}), "tid"),
-        overlaps(queries.select("piece", pl.col("culprit_tid").alias("tid"), "cpu", "my_group", "q_start", "q_end")
-                 .drop_nulls("tid"), waits.rename({"cpu": "wait_cpu"}), "tid"),
-    ], how="diagonal_relaxed").filter((pl.col("wait_cpu") == pl.col("cpu")) & (pl.col("group") == pl.col("my_group"))
-                                      ).group_by("piece").agg((pl.col("overlap_ns") * pl.col("weight")).sum()
-                                                              .alias("own"))
+    own = (
+        pl.concat(
+            [
+                overlaps(
+                    queries.select("piece", pl.col("me").alias("tid"), "cpu", "my_group", "q_start", "q_end"),
+                    waits.rename({"cpu": "wait_cpu"}),
+                    "tid",
+                ),
+                overlaps(
+                    queries.select(
+                        "piece", pl.col("culprit_tid").alias("tid"), "cpu", "my_group", "q_start", "q_end"
+                    ).drop_nulls("tid"),
+                    waits.rename({"cpu": "wait_cpu"}),
+                    "tid",
+                ),
+            ],
+            how="diagonal_relaxed",
+        )
+        .filter((pl.col("wait_cpu") == pl.col("cpu")) & (pl.col("group") == pl.col("my_group")))
+        .group_by("piece")
+        .agg((pl.col("overlap_ns") * pl.col("weight")).sum().alias("own"))
+    )
     length = pl.col("q_end") - pl.col("q_start")
-    others = (queries.select("piece", "my_weight", "my_group_weight", "q_start", "q_end")
-              .with_columns(pl.Series("in_group", in_group), pl.Series("other_groups", other_groups))
-              .join(own, on="piece", how="left")
-              .select("piece",
-                      ((pl.col("in_group") - pl.col("own").fill_null(0)).clip(lower_bound=0)
-                       / length / pl.col("my_weight")).alias("others"),
-                      (pl.col("other_groups").clip(lower_bound=0) / length / pl.col("my_group_weight"))
-                      .alias("groups")))
-    return (indexed.join(others, on="piece", how="left")
-            .with_columns((1.0 / (1.0 + pl.col("others").fill_null(0.0))
-                           / (1.0 + pl.col("groups").fill_null(0.0))).alias("share"))
-            .drop("piece", "others", "groups"))
+    others = (
+        queries.select("piece", "my_weight", "my_group_weight", "q_start", "q_end")
+        .with_columns(pl.Series("in_group", in_group), pl.Series("other_groups", other_groups))
+        .join(own, on="piece", how="left")
+        .select(
+            "piece",
+            (
+                (pl.col("in_group") - pl.col("own").fill_null(0)).clip(lower_bound=0) / length / pl.col("my_weight")
+            ).alias("others"),
+            (pl.col("other_groups").clip(lower_bound=0) / length / pl.col("my_group_weight")).alias("groups"),
+        )
+    )
+    return (
+        indexed.join(others, on="piece", how="left")
+        .with_columns(
+            (1.0 / (1.0 + pl.col("others").fill_null(0.0)) / (1.0 + pl.col("groups").fill_null(0.0))).alias("share")
+        )
+        .drop("piece", "others", "groups")
+    )
 
 
 def _host_parts(gaps: pl.DataFrame) -> pl.DataFrame:
     """The part of each `between` gap before its work's call returned: the thread's time."""
-    return (gaps.filter(pl.col("kind") == "between")
-            .with_row_index("gap")
-            .with_columns(pl.min_horizontal("g_end", pl.max_horizontal("g_start", pl.col("call_end_ns")
-                                                                       .fill_null(pl.col("g_start"))))
-                          .alias("host_end")))
+    return (
+        gaps.filter(pl.col("kind") == "between")
+        .with_row_index("gap")
+        .with_columns(
+            pl.min_horizontal(
+                "g_end", pl.max_horizontal("g_start", pl.col("call_end_ns").fill_null(pl.col("g_start")))
+            ).alias("host_end")
+        )
+    )
 
 
 def _recause(named: pl.DataFrame, measurement: Measurement) -> pl.DataFrame:
@@ -367,14 +597,25 @@ def _recause(named: pl.DataFrame, measurement: Measurement) -> pl.DataFrame:
     idle = waiting & (pl.col("culprit_pid") == 0)
     ours = waiting & ~idle & measurement.is_ours(pl.col("culprit_pid"), pl.col("culprit_tid"))
     return named.with_columns(
-        pl.when(idle).then(pl.lit(WAKEUP_LATENCY)).when(ours).then(pl.lit(MEASUREMENT)).otherwise(pl.col("cause"))
+        pl.when(idle)
+        .then(pl.lit(WAKEUP_LATENCY))
+        .when(ours)
+        .then(pl.lit(MEASUREMENT))
+        .otherwise(pl.col("cause"))
         .alias("cause"),
         pl.when(idle).then(pl.lit(None, pl.UInt32)).otherwise(pl.col("culprit_pid")).alias("culprit_pid"),
-        pl.when(idle).then(pl.lit(None, pl.String)).otherwise(pl.col("culprit")).alias("culprit"))
+        pl.when(idle).then(pl.lit(None, pl.String)).otherwise(pl.col("culprit")).alias("culprit"),
+    )
 
 
-def attribute(gaps: pl.DataFrame, segments: pl.DataFrame, runs: pl.DataFrame, irqs: pl.DataFrame,
-              competition: Competition = NO_COMPETITION, measurement: Measurement = NOTHING) -> pl.DataFrame:
+def attribute(
+    gaps: pl.DataFrame,
+    segments: pl.DataFrame,
+    runs: pl.DataFrame,
+    irqs: pl.DataFrame,
+    competition: Competition = NO_COMPETITION,
+    measurement: Measurement = NOTHING,
+) -> pl.DataFrame:
     """Each gap's nanoseconds by cause (and culprit): pid, device_id, cause, culprit_pid, culprit,
     culprit_cgroup (the culprit's cgroup where RUNS carry run_cgroup: analysis/cgroups.py), tid, ns, and
     recoverable_ns (what taking the culprit away would give back: with_share). Sums to
@@ -386,40 +627,82 @@ def attribute(gaps: pl.DataFrame, segments: pl.DataFrame, runs: pl.DataFrame, ir
     out = []
     # outside the process's GPU work
     outside = gaps.filter(pl.col("kind") != "between")
-    out.append(outside.select("pid", "device_id", pl.col("kind").alias("cause"),
-                              (pl.col("g_end") - pl.col("g_start")).alias("ns")))
+    out.append(
+        outside.select(
+            "pid", "device_id", pl.col("kind").alias("cause"), (pl.col("g_end") - pl.col("g_start")).alias("ns")
+        )
+    )
     host = _host_parts(gaps)
     # after the call returned (or with no call known: all of it unknown) the GPU had the work
-    out.append(host.select("pid", "device_id",
-                           pl.when(pl.col("call_end_ns").is_null()).then(pl.lit(UNKNOWN)).otherwise(pl.lit(GPU_SIDE))
-                           .alias("cause"), (pl.col("g_end") - pl.col("host_end")).alias("ns")))
+    out.append(
+        host.select(
+            "pid",
+            "device_id",
+            pl.when(pl.col("call_end_ns").is_null()).then(pl.lit(UNKNOWN)).otherwise(pl.lit(GPU_SIDE)).alias("cause"),
+            (pl.col("g_end") - pl.col("host_end")).alias("ns"),
+        )
+    )
     queries = host.filter(pl.col("host_end") > pl.col("g_start") & pl.col("tid").is_not_null()).select(
-        "gap", "pid", "device_id", "tid", "call_start_ns", "call_end_ns",
-        pl.col("g_start").alias("q_start"), pl.col("host_end").alias("q_end"))
-    seg = segments.select("tid", "cpu", pl.col("state").cast(pl.String), pl.col("s_start").alias("r_start"),
-                          pl.col("s_end").alias("r_end"))
+        "gap",
+        "pid",
+        "device_id",
+        "tid",
+        "call_start_ns",
+        "call_end_ns",
+        pl.col("g_start").alias("q_start"),
+        pl.col("host_end").alias("q_end"),
+    )
+    seg = segments.select(
+        "tid",
+        "cpu",
+        pl.col("state").cast(pl.String),
+        pl.col("s_start").alias("r_start"),
+        pl.col("s_end").alias("r_end"),
+    )
     pieces = overlaps(queries, seg, "tid").with_columns(
-        pl.max_horizontal("q_start", "r_start").alias("p_start"), pl.min_horizontal("q_end", "r_end").alias("p_end"))
+        pl.max_horizontal("q_start", "r_start").alias("p_start"), pl.min_horizontal("q_end", "r_end").alias("p_end")
+    )
     # the host part's time the thread's segments do not cover: its state is not known
     covered = pieces.group_by("gap").agg(pl.col("overlap_ns").sum().alias("covered"))
     uncovered = queries.join(covered, on="gap", how="left").select(
-        "pid", "device_id", "tid", pl.lit(UNKNOWN).alias("cause"),
-        (pl.col("q_end") - pl.col("q_start") - pl.col("covered").fill_null(0)).alias("ns"))
+        "pid",
+        "device_id",
+        "tid",
+        pl.lit(UNKNOWN).alias("cause"),
+        (pl.col("q_end") - pl.col("q_start") - pl.col("covered").fill_null(0)).alias("ns"),
+    )
     out.append(uncovered)
     out.extend(_waiting(pieces, runs, competition, measurement))
     out.extend(_running(pieces, irqs))
-    out.append(pieces.filter(pl.col("state").is_in([ThreadState.BLOCKED, ThreadState.OFFCPU])).select(
-        "pid", "device_id", "tid", pl.lit(BLOCKED).alias("cause"), (pl.col("p_end") - pl.col("p_start")).alias("ns")))
-    out.append(pieces.filter(pl.col("state").is_in([ThreadState.UNKNOWN, ThreadState.DEAD])).select(
-        "pid", "device_id", "tid", pl.lit(UNKNOWN).alias("cause"), (pl.col("p_end") - pl.col("p_start")).alias("ns")))
-    every = pl.concat([o.select([pl.col(c).cast(t) if c in o.columns else pl.lit(None, t).alias(c)
-                                 for c, t in IDLE_COLUMNS.items()]
-                                + [(pl.col("recoverable") if "recoverable" in o.columns else pl.col("ns"))
-                                   .cast(pl.Float64).alias("recoverable")]) for o in out])
-    return (every.filter(pl.col("ns") > 0)
-            .group_by("pid", "device_id", "cause", "culprit_pid", "culprit", "culprit_cgroup", "tid")
-            .agg(pl.col("ns").sum(), pl.col("recoverable").sum().round().cast(pl.Int64).alias("recoverable_ns"))
-            .sort(["ns", "pid", "cause", "culprit"], descending=[True, False, False, False], nulls_last=True))
+    out.append(
+        pieces.filter(pl.col("state").is_in([ThreadState.BLOCKED, ThreadState.OFFCPU])).select(
+            "pid", "device_id", "tid", pl.lit(BLOCKED).alias("cause"), (pl.col("p_end") - pl.col("p_start")).alias("ns")
+        )
+    )
+    out.append(
+        pieces.filter(pl.col("state").is_in([ThreadState.UNKNOWN, ThreadState.DEAD])).select(
+            "pid", "device_id", "tid", pl.lit(UNKNOWN).alias("cause"), (pl.col("p_end") - pl.col("p_start")).alias("ns")
+        )
+    )
+    every = pl.concat(
+        [
+            o.select(
+                [pl.col(c).cast(t) if c in o.columns else pl.lit(None, t).alias(c) for c, t in IDLE_COLUMNS.items()]
+                + [
+                    (pl.col("recoverable") if "recoverable" in o.columns else pl.col("ns"))
+                    .cast(pl.Float64)
+                    .alias("recoverable")
+                ]
+            )
+            for o in out
+        ]
+    )
+    return (
+        every.filter(pl.col("ns") > 0)
+        .group_by("pid", "device_id", "cause", "culprit_pid", "culprit", "culprit_cgroup", "tid")
+        .agg(pl.col("ns").sum(), pl.col("recoverable").sum().round().cast(pl.Int64).alias("recoverable_ns"))
+        .sort(["ns", "pid", "cause", "culprit"], descending=[True, False, False, False], nulls_last=True)
+    )
 
 
 def _run_columns(runs: pl.DataFrame) -> pl.DataFrame:
@@ -428,27 +711,48 @@ def _run_columns(runs: pl.DataFrame) -> pl.DataFrame:
     return runs.select("cpu", "r_start", "r_end", "run_pid", "run_tid", "run_comm", cgroup)
 
 
-def _waiting(pieces: pl.DataFrame, runs: pl.DataFrame, competition: Competition,
-             measurement: Measurement = NOTHING) -> list[pl.DataFrame]:
+def _waiting(
+    pieces: pl.DataFrame, runs: pl.DataFrame, competition: Competition, measurement: Measurement = NOTHING
+) -> list[pl.DataFrame]:
     """Preempted and run-queue time, by who ran on the thread's CPU meanwhile (the rest: nobody known); where
     that was the CPU's idle task or launchgap's own, by that cause instead (_recause)."""
     waiting = pieces.filter(pl.col("state").is_in([PREEMPTED, RUNQUEUE])).with_row_index("w")
-    queries = waiting.select("w", "cpu", "pid", "device_id", "tid", "state", pl.col("p_start").alias("q_start"),
-                             pl.col("p_end").alias("q_end")).drop_nulls("cpu")
+    queries = waiting.select(
+        "w",
+        "cpu",
+        "pid",
+        "device_id",
+        "tid",
+        "state",
+        pl.col("p_start").alias("q_start"),
+        pl.col("p_end").alias("q_end"),
+    ).drop_nulls("cpu")
     ran = overlaps(queries, _run_columns(runs).drop_nulls("cpu"), "cpu").filter(pl.col("run_tid") != pl.col("tid"))
-    named = ran.select("pid", "device_id", "tid", "cpu", pl.col("state").alias("cause"),
-                       pl.col("run_pid").alias("culprit_pid"), pl.col("run_tid").alias("culprit_tid"),
-                       pl.col("run_cgroup").alias("culprit_cgroup"),
-                       pl.when(pl.col("run_pid") == 0).then(pl.lit("swapper")).otherwise(pl.col("run_comm"))
-                       .alias("culprit"), pl.col("overlap_ns").alias("ns"),
-                       pl.max_horizontal("q_start", "r_start").alias("p_start"),
-                       pl.min_horizontal("q_end", "r_end").alias("p_end"))
+    named = ran.select(
+        "pid",
+        "device_id",
+        "tid",
+        "cpu",
+        pl.col("state").alias("cause"),
+        pl.col("run_pid").alias("culprit_pid"),
+        pl.col("run_tid").alias("culprit_tid"),
+        pl.col("run_cgroup").alias("culprit_cgroup"),
+        pl.when(pl.col("run_pid") == 0).then(pl.lit("swapper")).otherwise(pl.col("run_comm")).alias("culprit"),
+        pl.col("overlap_ns").alias("ns"),
+        pl.max_horizontal("q_start", "r_start").alias("p_start"),
+        pl.min_horizontal("q_end", "r_end").alias("p_end"),
+    )
     named = with_share(_recause(named, measurement), competition).with_columns(
-        (pl.col("ns") * pl.col("share")).alias("recoverable"))
+        (pl.col("ns") * pl.col("share")).alias("recoverable")
+    )
     accounted = ran.group_by("w").agg(pl.col("overlap_ns").sum().alias("named"))
     rest = waiting.join(accounted, on="w", how="left").select(
-        "pid", "device_id", "tid", pl.col("state").alias("cause"),
-        (pl.col("p_end") - pl.col("p_start") - pl.col("named").fill_null(0)).alias("ns"))
+        "pid",
+        "device_id",
+        "tid",
+        pl.col("state").alias("cause"),
+        (pl.col("p_end") - pl.col("p_start") - pl.col("named").fill_null(0)).alias("ns"),
+    )
     return [named, rest]
 
 
@@ -463,56 +767,114 @@ def _running(pieces: pl.DataFrame, irqs: pl.DataFrame) -> list[pl.DataFrame]:
     """Running time: interrupts that ran on the thread meanwhile (by name), the launch call's own time
     (inside the driver call that made the work), and the app's host work; each nanosecond once (nested
     interrupts overlap one another: their union is what the thread lost)."""
-    running = pieces.filter(pl.col("state") == ThreadState.RUNNING).with_row_index("r").with_columns(
-        pl.max_horizontal("p_start", pl.col("call_start_ns")).alias("c_start"),
-        pl.min_horizontal("p_end", pl.col("call_end_ns")).alias("c_end"))
+    running = (
+        pieces.filter(pl.col("state") == ThreadState.RUNNING)
+        .with_row_index("r")
+        .with_columns(
+            pl.max_horizontal("p_start", pl.col("call_start_ns")).alias("c_start"),
+            pl.min_horizontal("p_end", pl.col("call_end_ns")).alias("c_end"),
+        )
+    )
     running = running.with_columns(
-        pl.when(pl.col("c_end") > pl.col("c_start")).then(pl.col("c_end") - pl.col("c_start")).otherwise(0)
-        .fill_null(0).alias("call_ns"))
+        pl.when(pl.col("c_end") > pl.col("c_start"))
+        .then(pl.col("c_end") - pl.col("c_start"))
+        .otherwise(0)
+        .fill_null(0)
+        .alias("call_ns")
+    )
     whole = running.select("r", "tid", pl.col("p_start").alias("q_start"), pl.col("p_end").alias("q_end"))
-    in_call = running.filter(pl.col("call_ns") > 0).select("r", "tid", pl.col("c_start").alias("q_start"),
-                                                            pl.col("c_end").alias("q_end"))
-    named = irqs.select("tid", pl.col("i_start").alias("start_ns"), pl.col("i_end").alias("end_ns"),
-                        pl.col("name").fill_null(pl.col("kind")).alias("name"))
-    union = merge_intervals(named.select("tid", "start_ns", "end_ns"), ["tid"]).rename(
-        {"start_ns": "r_start", "end_ns": "r_end"}) if not named.is_empty() else named.head(0)
+    in_call = running.filter(pl.col("call_ns") > 0).select(
+        "r", "tid", pl.col("c_start").alias("q_start"), pl.col("c_end").alias("q_end")
+    )
+    named = irqs.select(
+        "tid",
+        pl.col("i_start").alias("start_ns"),
+        pl.col("i_end").alias("end_ns"),
+        pl.col("name").fill_null(pl.col("kind")).alias("name"),
+    )
+    union = (
+        merge_intervals(named.select("tid", "start_ns", "end_ns"), ["tid"]).rename(
+            {"start_ns": "r_start", "end_ns": "r_end"}
+        )
+        if not named.is_empty()
+        else named.head(0)
+    )
     lost = _covered_by(whole, union).rename({"ns": "irq_ns"})
     lost_in_call = _covered_by(in_call, union).rename({"ns": "irq_call_ns"})
-    rest = (running.join(lost, on="r", how="left").join(lost_in_call, on="r", how="left")
-            .with_columns(pl.col("irq_ns").fill_null(0), pl.col("irq_call_ns").fill_null(0)))
-    host = rest.select("pid", "device_id", "tid", pl.lit(HOST_WORK).alias("cause"),
-                       (pl.col("p_end") - pl.col("p_start") - pl.col("call_ns") - pl.col("irq_ns")
-                        + pl.col("irq_call_ns")).alias("ns"))
-    call = rest.select("pid", "device_id", "tid", pl.lit(LAUNCH_CALL).alias("cause"),
-                       (pl.col("call_ns") - pl.col("irq_call_ns")).alias("ns"))
+    rest = (
+        running.join(lost, on="r", how="left")
+        .join(lost_in_call, on="r", how="left")
+        .with_columns(pl.col("irq_ns").fill_null(0), pl.col("irq_call_ns").fill_null(0))
+    )
+    host = rest.select(
+        "pid",
+        "device_id",
+        "tid",
+        pl.lit(HOST_WORK).alias("cause"),
+        (pl.col("p_end") - pl.col("p_start") - pl.col("call_ns") - pl.col("irq_ns") + pl.col("irq_call_ns")).alias(
+            "ns"
+        ),
+    )
+    call = rest.select(
+        "pid",
+        "device_id",
+        "tid",
+        pl.lit(LAUNCH_CALL).alias("cause"),
+        (pl.col("call_ns") - pl.col("irq_call_ns")).alias("ns"),
+    )
     return [host, call, _irqs_by_name(rest, whole, named)]
 
 
 def _irqs_by_name(rest: pl.DataFrame, whole: pl.DataFrame, named: pl.DataFrame) -> pl.DataFrame:
     """Each piece's interrupt time (the union's) split over the interrupts' names in proportion to
     their own overlap with it, rounded so that each piece's total stays exact."""
-    empty = pl.DataFrame(schema={"pid": pl.UInt32, "device_id": pl.UInt32, "tid": pl.UInt32, "cause": pl.String,
-                                 "culprit_pid": pl.UInt32, "culprit": pl.String, "ns": pl.Int64})
+    empty = pl.DataFrame(
+        schema={
+            "pid": pl.UInt32,
+            "device_id": pl.UInt32,
+            "tid": pl.UInt32,
+            "cause": pl.String,
+            "culprit_pid": pl.UInt32,
+            "culprit": pl.String,
+            "ns": pl.Int64,
+        }
+    )
     if named.is_empty() or whole.is_empty():
         return empty
-    raw = overlaps(whole, named.rename({"start_ns": "r_start", "end_ns": "r_end"}), "tid").group_by("r", "name").agg(
-        pl.col("overlap_ns").sum())
+    raw = (
+        overlaps(whole, named.rename({"start_ns": "r_start", "end_ns": "r_end"}), "tid")
+        .group_by("r", "name")
+        .agg(pl.col("overlap_ns").sum())
+    )
     if raw.is_empty():
         return empty
-    shares = (raw.join(rest.select("r", "pid", "device_id", "tid", "irq_ns"), on="r")
-              .with_columns((pl.col("overlap_ns") * pl.col("irq_ns") // pl.col("overlap_ns").sum().over("r"))
-                            .alias("ns"))
-              .sort("r", "overlap_ns", "name", descending=[False, True, False]))
-    short = (pl.col("irq_ns") - pl.col("ns").sum().over("r"))
+    shares = (
+        raw.join(rest.select("r", "pid", "device_id", "tid", "irq_ns"), on="r")
+        .with_columns((pl.col("overlap_ns") * pl.col("irq_ns") // pl.col("overlap_ns").sum().over("r")).alias("ns"))
+        .sort("r", "overlap_ns", "name", descending=[False, True, False])
+    )
+    short = pl.col("irq_ns") - pl.col("ns").sum().over("r")
     first = pl.int_range(pl.len()).over("r") == 0
     shares = shares.with_columns(pl.when(first).then(pl.col("ns") + short).otherwise(pl.col("ns")).alias("ns"))
-    return shares.select("pid", "device_id", "tid", pl.lit(IRQ).alias("cause"),
-                         pl.lit(0, pl.UInt32).alias("culprit_pid"), pl.col("name").alias("culprit"), "ns")
+    return shares.select(
+        "pid",
+        "device_id",
+        "tid",
+        pl.lit(IRQ).alias("cause"),
+        pl.lit(0, pl.UInt32).alias("culprit_pid"),
+        pl.col("name").alias("culprit"),
+        "ns",
+    )
 
 
-def gpu_idle(trace: Trace, segments: pl.DataFrame, runs: pl.DataFrame, irqs: pl.DataFrame,
-             span: tuple[int, int], measurement: Measurement = NOTHING
-             ) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+def gpu_idle(
+    trace: Trace,
+    segments: pl.DataFrame,
+    runs: pl.DataFrame,
+    irqs: pl.DataFrame,
+    span: tuple[int, int],
+    measurement: Measurement = NOTHING,
+) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
     """(work, gaps, idle by cause): the GPU work, its idle gaps, and their time by cause and culprit."""
     work = gpu_work(trace)
     gaps = idle_gaps(work, *span)
@@ -522,10 +884,11 @@ def gpu_idle(trace: Trace, segments: pl.DataFrame, runs: pl.DataFrame, irqs: pl.
 def busy_ns(work: pl.DataFrame) -> pl.DataFrame:
     """Per (pid, device): when the GPU was busy, in total, and the span of its work."""
     busy = merge_intervals(work.select("pid", "device_id", "start_ns", "end_ns"), ["pid", "device_id"])
-    return busy.group_by("pid", "device_id").agg((pl.col("end_ns") - pl.col("start_ns")).sum().alias("busy_ns"),
-                                                  pl.col("start_ns").min().alias("first_ns"),
-                                                  pl.col("end_ns").max().alias("last_ns"))
-
+    return busy.group_by("pid", "device_id").agg(
+        (pl.col("end_ns") - pl.col("start_ns")).sum().alias("busy_ns"),
+        pl.col("start_ns").min().alias("first_ns"),
+        pl.col("end_ns").max().alias("last_ns"),
+    )
 
 
 # --- without GPU activity: bounds from what the host saw (docs/gpu-time.md) -------------------------
@@ -540,38 +903,62 @@ MIN_STEPS = 4
 def delays(segments: pl.DataFrame, irqs: pl.DataFrame, tids: list[int]) -> pl.DataFrame:
     """The launching threads' interference: tid, d_start, d_end, cause (preempted, runqueue: the
     segments; irq: interrupts that ran on the thread while it ran, their union), one row each."""
-    waiting = segments.filter(pl.col("tid").is_in(tids) & pl.col("state").cast(pl.String).is_in(
-        [PREEMPTED, RUNQUEUE])).select("tid", "cpu", pl.col("s_start").alias("d_start"),
-                                       pl.col("s_end").alias("d_end"), pl.col("state").cast(pl.String).alias("cause"))
+    waiting = segments.filter(
+        pl.col("tid").is_in(tids) & pl.col("state").cast(pl.String).is_in([PREEMPTED, RUNQUEUE])
+    ).select(
+        "tid",
+        "cpu",
+        pl.col("s_start").alias("d_start"),
+        pl.col("s_end").alias("d_end"),
+        pl.col("state").cast(pl.String).alias("cause"),
+    )
     running = segments.filter(pl.col("tid").is_in(tids) & (pl.col("state").cast(pl.String) == ThreadState.RUNNING))
-    mine = irqs.filter(pl.col("tid").is_in(tids)).select("tid", pl.col("i_start").alias("start_ns"),
-                                                         pl.col("i_end").alias("end_ns"))
+    mine = irqs.filter(pl.col("tid").is_in(tids)).select(
+        "tid", pl.col("i_start").alias("start_ns"), pl.col("i_end").alias("end_ns")
+    )
     if mine.is_empty() or running.is_empty():
         return waiting
     union = merge_intervals(mine, ["tid"]).rename({"start_ns": "r_start", "end_ns": "r_end"})
-    hits = overlaps(running.select("tid", "cpu", pl.col("s_start").alias("q_start"), pl.col("s_end").alias("q_end")),
-                    union, "tid")
-    irq = hits.select("tid", "cpu", pl.max_horizontal("q_start", "r_start").alias("d_start"),
-                      pl.min_horizontal("q_end", "r_end").alias("d_end"), pl.lit(IRQ).alias("cause"))
+    hits = overlaps(
+        running.select("tid", "cpu", pl.col("s_start").alias("q_start"), pl.col("s_end").alias("q_end")), union, "tid"
+    )
+    irq = hits.select(
+        "tid",
+        "cpu",
+        pl.max_horizontal("q_start", "r_start").alias("d_start"),
+        pl.min_horizontal("q_end", "r_end").alias("d_end"),
+        pl.lit(IRQ).alias("cause"),
+    )
     return pl.concat([waiting, irq], how="vertical_relaxed").sort("tid", "d_start")
 
 
 def _complement(spans: pl.DataFrame, within: pl.DataFrame, key: str) -> pl.DataFrame:
     """The parts of each WITHIN interval (key, w_start, w_end) that SPANS (key, start, end; disjoint, each
     inside its interval) leave uncovered: key, start, end."""
-    edges = pl.concat([
-        within.select(key, pl.col("w_start").alias("start"), pl.col("w_start").alias("end"), "w_start", "w_end"),
-        spans.select(key, "start", "end", "w_start", "w_end"),
-        within.select(key, pl.col("w_end").alias("start"), pl.col("w_end").alias("end"), "w_start", "w_end"),
-    ]).sort(key, "w_start", "start", "end", maintain_order=True)
-    return (edges.with_columns(pl.col("end").alias("g_start"), pl.col("start").shift(-1).over(key, "w_start")
-                               .alias("g_end"))
-            .filter(pl.col("g_end").is_not_null() & (pl.col("g_end") > pl.col("g_start")))
-            .select(key, pl.col("g_start").alias("start"), pl.col("g_end").alias("end")))
+    edges = pl.concat(
+        [
+            within.select(key, pl.col("w_start").alias("start"), pl.col("w_start").alias("end"), "w_start", "w_end"),
+            spans.select(key, "start", "end", "w_start", "w_end"),
+            within.select(key, pl.col("w_end").alias("start"), pl.col("w_end").alias("end"), "w_start", "w_end"),
+        ]
+    ).sort(key, "w_start", "start", "end", maintain_order=True)
+    return (
+        edges.with_columns(
+            pl.col("end").alias("g_start"), pl.col("start").shift(-1).over(key, "w_start").alias("g_end")
+        )
+        .filter(pl.col("g_end").is_not_null() & (pl.col("g_end") > pl.col("g_start")))
+        .select(key, pl.col("g_start").alias("start"), pl.col("g_end").alias("end"))
+    )
 
 
-def delay_pieces(segments: pl.DataFrame, runs: pl.DataFrame, irqs: pl.DataFrame, threads: pl.DataFrame,
-                 competition: Competition = NO_COMPETITION, measurement: Measurement = NOTHING) -> pl.DataFrame:
+def delay_pieces(
+    segments: pl.DataFrame,
+    runs: pl.DataFrame,
+    irqs: pl.DataFrame,
+    threads: pl.DataFrame,
+    competition: Competition = NO_COMPETITION,
+    measurement: Measurement = NOTHING,
+) -> pl.DataFrame:
     """The launching threads' interference as disjoint intervals, each with its culprit: pid, tid,
     d_start, d_end, cause, culprit_pid, culprit, culprit_cgroup (where RUNS carry run_cgroup). Preempted and
     run-queue time by who ran on the thread's CPU meanwhile (the rest with no culprit); interrupts by
@@ -579,46 +966,113 @@ def delay_pieces(segments: pl.DataFrame, runs: pl.DataFrame, irqs: pl.DataFrame,
     tids = threads["tid"].to_list()
     raw = delays(segments, irqs, tids).with_row_index("d")
     waiting = raw.filter(pl.col("cause") != IRQ)
-    ran = overlaps(waiting.select("d", "cpu", "tid", pl.col("d_start").alias("q_start"), pl.col("d_end").alias("q_end"))
-                   .drop_nulls("cpu"), _run_columns(runs).drop_nulls("cpu"), "cpu")
+    ran = overlaps(
+        waiting.select(
+            "d", "cpu", "tid", pl.col("d_start").alias("q_start"), pl.col("d_end").alias("q_end")
+        ).drop_nulls("cpu"),
+        _run_columns(runs).drop_nulls("cpu"),
+        "cpu",
+    )
     ran = ran.filter(pl.col("run_tid") != pl.col("tid")).select(
-        "d", "cpu", pl.max_horizontal("q_start", "r_start").alias("start"),
-        pl.min_horizontal("q_end", "r_end").alias("end"), pl.col("run_pid").alias("culprit_pid"),
-        pl.col("run_tid").alias("culprit_tid"), pl.col("run_cgroup").alias("culprit_cgroup"),
-        pl.when(pl.col("run_pid") == 0).then(pl.lit("swapper")).otherwise(pl.col("run_comm")).alias("culprit"))
-    named = _recause(ran.join(waiting.select("d", "tid", "cause", pl.col("d_start").alias("w_start"),
-                                             pl.col("d_end").alias("w_end")), on="d"), measurement)
-    nobody = _complement(named.select("d", "start", "end", "w_start", "w_end"),
-                         waiting.select("d", pl.col("d_start").alias("w_start"), pl.col("d_end").alias("w_end")), "d"
-                         ).join(waiting.select("d", "tid", "cause"), on="d")
+        "d",
+        "cpu",
+        pl.max_horizontal("q_start", "r_start").alias("start"),
+        pl.min_horizontal("q_end", "r_end").alias("end"),
+        pl.col("run_pid").alias("culprit_pid"),
+        pl.col("run_tid").alias("culprit_tid"),
+        pl.col("run_cgroup").alias("culprit_cgroup"),
+        pl.when(pl.col("run_pid") == 0).then(pl.lit("swapper")).otherwise(pl.col("run_comm")).alias("culprit"),
+    )
+    named = _recause(
+        ran.join(
+            waiting.select("d", "tid", "cause", pl.col("d_start").alias("w_start"), pl.col("d_end").alias("w_end")),
+            on="d",
+        ),
+        measurement,
+    )
+    nobody = _complement(
+        named.select("d", "start", "end", "w_start", "w_end"),
+        waiting.select("d", pl.col("d_start").alias("w_start"), pl.col("d_end").alias("w_end")),
+        "d",
+    ).join(waiting.select("d", "tid", "cause"), on="d")
     named = with_share(named.rename({"start": "p_start", "end": "p_end"}), competition).rename(
-        {"p_start": "start", "p_end": "end"})
-    parts = [named.select("tid", "start", "end", "cause", "culprit_pid", "culprit", "culprit_cgroup", "share"),
-             nobody.select("tid", "start", "end", "cause", pl.lit(None, pl.UInt32).alias("culprit_pid"),
-                           pl.lit(None, pl.String).alias("culprit"), pl.lit(None, pl.Int32).alias("culprit_cgroup"),
-                           pl.lit(1.0).alias("share"))]
+        {"p_start": "start", "p_end": "end"}
+    )
+    parts = [
+        named.select("tid", "start", "end", "cause", "culprit_pid", "culprit", "culprit_cgroup", "share"),
+        nobody.select(
+            "tid",
+            "start",
+            "end",
+            "cause",
+            pl.lit(None, pl.UInt32).alias("culprit_pid"),
+            pl.lit(None, pl.String).alias("culprit"),
+            pl.lit(None, pl.Int32).alias("culprit_cgroup"),
+            pl.lit(1.0).alias("share"),
+        ),
+    ]
     interrupts = raw.filter(pl.col("cause") == IRQ)
     if not interrupts.is_empty():
-        names = irqs.select("tid", pl.col("i_start").alias("r_start"), pl.col("i_end").alias("r_end"),
-                            pl.col("name").fill_null(pl.col("kind")).alias("name"))
-        best = (overlaps(interrupts.select("d", "tid", pl.col("d_start").alias("q_start"),
-                                           pl.col("d_end").alias("q_end")), names, "tid")
-                .sort("overlap_ns", descending=True).unique("d", keep="first").select("d", "name"))
-        parts.append(interrupts.join(best, on="d", how="left").select(
-            "tid", pl.col("d_start").alias("start"), pl.col("d_end").alias("end"), "cause",
-            pl.lit(0, pl.UInt32).alias("culprit_pid"), pl.col("name").alias("culprit"),
-            pl.lit(None, pl.Int32).alias("culprit_cgroup"), pl.lit(1.0).alias("share")))
-    pieces = pl.concat([p.with_columns(pl.col("tid").cast(pl.UInt32), pl.col("culprit_pid").cast(pl.UInt32),
-                                       pl.col("culprit_cgroup").cast(pl.Int32)) for p in parts])
-    return (pieces.join(threads.select(pl.col("pid").cast(pl.UInt32), pl.col("tid").cast(pl.UInt32)), on="tid")
-            .select("pid", "tid", pl.col("start").alias("d_start"), pl.col("end").alias("d_end"), "cause",
-                    "culprit_pid", "culprit", "culprit_cgroup", "share").sort("tid", "d_start"))
+        names = irqs.select(
+            "tid",
+            pl.col("i_start").alias("r_start"),
+            pl.col("i_end").alias("r_end"),
+            pl.col("name").fill_null(pl.col("kind")).alias("name"),
+        )
+        best = (
+            overlaps(
+                interrupts.select("d", "tid", pl.col("d_start").alias("q_start"), pl.col("d_end").alias("q_end")),
+                names,
+                "tid",
+            )
+            .sort("overlap_ns", descending=True)
+            .unique("d", keep="first")
+            .select("d", "name")
+        )
+        parts.append(
+            interrupts.join(best, on="d", how="left").select(
+                "tid",
+                pl.col("d_start").alias("start"),
+                pl.col("d_end").alias("end"),
+                "cause",
+                pl.lit(0, pl.UInt32).alias("culprit_pid"),
+                pl.col("name").alias("culprit"),
+                pl.lit(None, pl.Int32).alias("culprit_cgroup"),
+                pl.lit(1.0).alias("share"),
+            )
+        )
+    pieces = pl.concat(
+        [
+            p.with_columns(
+                pl.col("tid").cast(pl.UInt32),
+                pl.col("culprit_pid").cast(pl.UInt32),
+                pl.col("culprit_cgroup").cast(pl.Int32),
+            )
+            for p in parts
+        ]
+    )
+    return (
+        pieces.join(threads.select(pl.col("pid").cast(pl.UInt32), pl.col("tid").cast(pl.UInt32)), on="tid")
+        .select(
+            "pid",
+            "tid",
+            pl.col("start").alias("d_start"),
+            pl.col("end").alias("d_end"),
+            "cause",
+            "culprit_pid",
+            "culprit",
+            "culprit_cgroup",
+            "share",
+        )
+        .sort("tid", "d_start")
+    )
 
 
 def _clip(frame: pl.DataFrame, lo: str, hi: str, start: str = "d_start", end: str = "d_end") -> pl.DataFrame:
     """FRAME's [start, end) cut to its row's [lo, hi), empty ones dropped."""
-    return (frame.with_columns(pl.max_horizontal(start, lo).alias(start), pl.min_horizontal(end, hi).alias(end))
-            .filter(pl.col(end) > pl.col(start)))
+    return frame.with_columns(pl.max_horizontal(start, lo).alias(start), pl.min_horizontal(end, hi).alias(end)).filter(
+        pl.col(end) > pl.col(start)
+    )
 
 
 def _drained_windows(launches: pl.DataFrame, drains: pl.DataFrame) -> pl.DataFrame:
@@ -628,29 +1082,41 @@ def _drained_windows(launches: pl.DataFrame, drains: pl.DataFrame) -> pl.DataFra
     # each drain exit of a thread, and the thread's next launch after it
     exits = drains.select("pid", "tid", pl.col("exit_ns").alias("ts")).sort("ts")
     nexts = launches.select("pid", "tid", pl.col("ts_ns").alias("next_launch")).sort("next_launch")
-    per_thread = exits.join_asof(nexts, left_on="ts", right_on="next_launch", by=["pid", "tid"], strategy="forward",
-                                 check_sortedness=False)
+    per_thread = exits.join_asof(
+        nexts, left_on="ts", right_on="next_launch", by=["pid", "tid"], strategy="forward", check_sortedness=False
+    )
     # the thread was drained from the exit to its next launch (drained to the end when none follows)
     per_thread = per_thread.with_columns(pl.col("next_launch").fill_null(pl.col("ts")).alias("d_end")).filter(
-        pl.col("d_end") > pl.col("ts"))
+        pl.col("d_end") > pl.col("ts")
+    )
     threads = launches.group_by("pid").agg(pl.col("tid").n_unique().alias("threads"))
     # a process is drained where all its launching threads are: sweep each process's drained intervals
-    events = pl.concat([
-        per_thread.select("pid", pl.col("ts").alias("t"), pl.lit(1).alias("step")),
-        per_thread.select("pid", pl.col("d_end").alias("t"), pl.lit(-1).alias("step")),
-    ]).sort("pid", "t", "step")
+    events = pl.concat(
+        [
+            per_thread.select("pid", pl.col("ts").alias("t"), pl.lit(1).alias("step")),
+            per_thread.select("pid", pl.col("d_end").alias("t"), pl.lit(-1).alias("step")),
+        ]
+    ).sort("pid", "t", "step")
     events = events.with_columns(pl.col("step").cum_sum().over("pid").alias("drained")).join(threads, on="pid")
-    windows = (events.with_columns(pl.col("t").shift(-1).over("pid").alias("w_end"))
-               .filter((pl.col("drained") == pl.col("threads")) & pl.col("w_end").is_not_null()
-                       & (pl.col("w_end") > pl.col("t")))
-               .select("pid", pl.col("t").alias("w_start"), "w_end"))
+    windows = (
+        events.with_columns(pl.col("t").shift(-1).over("pid").alias("w_end"))
+        .filter(
+            (pl.col("drained") == pl.col("threads")) & pl.col("w_end").is_not_null() & (pl.col("w_end") > pl.col("t"))
+        )
+        .select("pid", pl.col("t").alias("w_start"), "w_end")
+    )
     # the thread whose launch ended each window
     enders = launches.select("pid", pl.col("ts_ns").alias("w_end"), "tid").unique(["pid", "w_end"], keep="first")
     return windows.join(enders, on=["pid", "w_end"], how="left")
 
 
-def host_bounds(launches: pl.DataFrame, syncs: pl.DataFrame, delay_pieces: pl.DataFrame,
-                launch_times: dict[int, np.ndarray] | None = None, wakeups: pl.DataFrame | None = None) -> dict:
+def host_bounds(
+    launches: pl.DataFrame,
+    syncs: pl.DataFrame,
+    delay_pieces: pl.DataFrame,
+    launch_times: dict[int, np.ndarray] | None = None,
+    wakeups: pl.DataFrame | None = None,
+) -> dict:
     """Without GPU activity: lower and upper bounds of the GPU idle the launching threads' interference
     caused, from the host's launches, syncs and thread states (docs/gpu-time.md).
 
@@ -665,44 +1131,81 @@ def host_bounds(launches: pl.DataFrame, syncs: pl.DataFrame, delay_pieces: pl.Da
     # from the thread's first GPU work (a launch, or a copy before it) to its last (a launch, or a copy after it)
     sync_span = syncs.group_by("pid", "tid").agg(
         pl.col("ts_ns").min().cast(pl.Int64).alias("first_sync"),
-        (pl.col("ts_ns") + pl.col("duration_ns")).max().cast(pl.Int64).alias("last_sync"))
-    region = (launches.group_by("pid", "tid").agg(pl.col("ts_ns").min().alias("lo"), pl.col("ts_ns").max().alias("hi"))
-              .join(sync_span, on=["pid", "tid"], how="left")
-              .with_columns(pl.min_horizontal("lo", pl.col("first_sync").fill_null(pl.col("lo"))).alias("lo"),
-                            pl.max_horizontal("hi", pl.col("last_sync").fill_null(pl.col("hi"))).alias("hi")))
+        (pl.col("ts_ns") + pl.col("duration_ns")).max().cast(pl.Int64).alias("last_sync"),
+    )
+    region = (
+        launches.group_by("pid", "tid")
+        .agg(pl.col("ts_ns").min().alias("lo"), pl.col("ts_ns").max().alias("hi"))
+        .join(sync_span, on=["pid", "tid"], how="left")
+        .with_columns(
+            pl.min_horizontal("lo", pl.col("first_sync").fill_null(pl.col("lo"))).alias("lo"),
+            pl.max_horizontal("hi", pl.col("last_sync").fill_null(pl.col("hi"))).alias("hi"),
+        )
+    )
     # a delay costs the GPU at most its own length, and only while its thread still had launches to make
     inside = _clip(delay_pieces.join(region, on=["pid", "tid"]), "lo", "hi")
     inside = inside.with_columns((pl.col("d_end") - pl.col("d_start")).alias("ns"))
-    drains = syncs.filter(pl.col("api").is_in(DRAIN_APIS)).select(
-        "pid", "tid", pl.col("ts_ns").cast(pl.Int64), (pl.col("ts_ns") + pl.col("duration_ns")).cast(pl.Int64)
-        .alias("exit_ns")).sort("exit_ns")
+    drains = (
+        syncs.filter(pl.col("api").is_in(DRAIN_APIS))
+        .select(
+            "pid",
+            "tid",
+            pl.col("ts_ns").cast(pl.Int64),
+            (pl.col("ts_ns") + pl.col("duration_ns")).cast(pl.Int64).alias("exit_ns"),
+        )
+        .sort("exit_ns")
+    )
     windows = _drained_windows(launches, drains)
     # in a window the GPU is idle until the first launch: the delay of the thread that made it is idle it caused
     low_pieces = _window_delays(windows, inside)
     keys = ["cause", "culprit_pid", "culprit", "culprit_cgroup"]
-    culprits = (inside.group_by(keys).agg(
-                    pl.col("ns").sum().alias("high_ns"), (pl.col("ns") * pl.col("share")).sum().alias("rec_high"))
-                .join(low_pieces.group_by(keys).agg(
-                    pl.col("ns").sum().alias("low_ns"), (pl.col("ns") * pl.col("share")).sum().alias("rec_low")),
-                      on=keys, how="left", nulls_equal=True)
-                .with_columns(pl.col("low_ns").fill_null(0), pl.col("rec_low").fill_null(0.0).round().cast(pl.Int64),
-                              pl.col("rec_high").round().cast(pl.Int64)))
+    culprits = (
+        inside.group_by(keys)
+        .agg(pl.col("ns").sum().alias("high_ns"), (pl.col("ns") * pl.col("share")).sum().alias("rec_high"))
+        .join(
+            low_pieces.group_by(keys).agg(
+                pl.col("ns").sum().alias("low_ns"), (pl.col("ns") * pl.col("share")).sum().alias("rec_low")
+            ),
+            on=keys,
+            how="left",
+            nulls_equal=True,
+        )
+        .with_columns(
+            pl.col("low_ns").fill_null(0),
+            pl.col("rec_low").fill_null(0.0).round().cast(pl.Int64),
+            pl.col("rec_high").round().cast(pl.Int64),
+        )
+    )
     low, high = int(low_pieces["ns"].sum() or 0), int(inside["ns"].sum() or 0)
     aligned = _aligned(launches, drains, inside, launch_times, wakeups)
     if aligned is not None:
         low = max(low, min(high, aligned[0]))
         note = f"the lower bound from {aligned[1]} steps that repeat launch for launch"
     else:
-        note = ("the lower bound from the delays right after syncs only (the steps do not repeat launch for launch, "
-                "or a process launches from several threads)")
+        note = (
+            "the lower bound from the delays right after syncs only (the steps do not repeat launch for launch, "
+            "or a process launches from several threads)"
+        )
     steps = aligned[1] if aligned else 0
-    return {"low_ns": low, "high_ns": max(high, low), "culprits": culprits.sort("high_ns", descending=True),
-            "steps": steps, "note": note, "region": region.select("pid", "tid", "lo", "hi"), "inside": inside,
-            "drains": drains}
+    return {
+        "low_ns": low,
+        "high_ns": max(high, low),
+        "culprits": culprits.sort("high_ns", descending=True),
+        "steps": steps,
+        "note": note,
+        "region": region.select("pid", "tid", "lo", "hi"),
+        "inside": inside,
+        "drains": drains,
+    }
 
 
-def _aligned(launches: pl.DataFrame, drains: pl.DataFrame, inside: pl.DataFrame,
-             launch_times: dict[int, np.ndarray] | None, wakeups: pl.DataFrame | None) -> tuple[int, int] | None:
+def _aligned(
+    launches: pl.DataFrame,
+    drains: pl.DataFrame,
+    inside: pl.DataFrame,
+    launch_times: dict[int, np.ndarray] | None,
+    wakeups: pl.DataFrame | None,
+) -> tuple[int, int] | None:
     """aligned_lower_bound over the launching threads, where each process has one (else None)."""
     if launch_times is None or wakeups is None:
         return None
@@ -712,9 +1215,13 @@ def _aligned(launches: pl.DataFrame, drains: pl.DataFrame, inside: pl.DataFrame,
     total, steps = 0, 0
     for _pid, tid in threads.iter_rows():
         mine = inside.filter(pl.col("tid") == tid)
-        found = aligned_lower_bound(launch_times.get(tid, np.zeros(0, np.int64)), drains.filter(pl.col("tid") == tid),
-                                    np.sort(wakeups.filter(pl.col("tid") == tid)["ts_ns"].to_numpy().astype(np.int64)),
-                                    mine["d_start"].to_numpy(), mine["d_end"].to_numpy())
+        found = aligned_lower_bound(
+            launch_times.get(tid, np.zeros(0, np.int64)),
+            drains.filter(pl.col("tid") == tid),
+            np.sort(wakeups.filter(pl.col("tid") == tid)["ts_ns"].to_numpy().astype(np.int64)),
+            mine["d_start"].to_numpy(),
+            mine["d_end"].to_numpy(),
+        )
         if found is None:
             return None
         total, steps = total + found[0], steps + found[1]
@@ -733,37 +1240,80 @@ def launch_times(trace: Trace, tids: list[int]) -> dict[int, np.ndarray]:
 def _window_delays(windows: pl.DataFrame, inside: pl.DataFrame) -> pl.DataFrame:
     """The delays of each window's ending thread inside the window: cause, culprit_pid, culprit, ns, w_start."""
     if windows.is_empty() or inside.is_empty():
-        return pl.DataFrame(schema={"pid": pl.UInt32, "cause": pl.String, "culprit_pid": pl.UInt32,
-                                    "culprit": pl.String, "culprit_cgroup": pl.Int32, "ns": pl.Int64,
-                                    "share": pl.Float64, "w_start": pl.Int64})
-    pairs = overlaps(windows.select(pl.col("tid"), "pid", pl.col("w_start").alias("q_start"),
-                                    pl.col("w_end").alias("q_end")),
-                     inside.select("tid", "cause", "culprit_pid", "culprit", "culprit_cgroup", "share",
-                                   pl.col("d_start").alias("r_start"), pl.col("d_end").alias("r_end")), "tid")
-    return pairs.select("pid", "cause", "culprit_pid", "culprit", "culprit_cgroup", pl.col("overlap_ns").alias("ns"),
-                        "share", pl.col("q_start").alias("w_start"))
+        return pl.DataFrame(
+            schema={
+                "pid": pl.UInt32,
+                "cause": pl.String,
+                "culprit_pid": pl.UInt32,
+                "culprit": pl.String,
+                "culprit_cgroup": pl.Int32,
+                "ns": pl.Int64,
+                "share": pl.Float64,
+                "w_start": pl.Int64,
+            }
+        )
+    pairs = overlaps(
+        windows.select(pl.col("tid"), "pid", pl.col("w_start").alias("q_start"), pl.col("w_end").alias("q_end")),
+        inside.select(
+            "tid",
+            "cause",
+            "culprit_pid",
+            "culprit",
+            "culprit_cgroup",
+            "share",
+            pl.col("d_start").alias("r_start"),
+            pl.col("d_end").alias("r_end"),
+        ),
+        "tid",
+    )
+    return pairs.select(
+        "pid",
+        "cause",
+        "culprit_pid",
+        "culprit",
+        "culprit_cgroup",
+        pl.col("overlap_ns").alias("ns"),
+        "share",
+        pl.col("q_start").alias("w_start"),
+    )
 
 
 # --- the report's section ------------------------------------------------------------------------
+
 
 def _steps(syncs: pl.DataFrame, landmarks: pl.DataFrame) -> int:
     """The app's steps: on each launching thread, the drain syncs that end some launches made since its previous
     drain (a decode loop's tokens, one each). A drain before the thread's first launch (a start-up copy) or right
     after another ends nothing. LANDMARKS: each launching thread's first launch and its first after each of its
     drains (launch_landmarks)."""
-    drains = (syncs.filter(pl.col("api").is_in(DRAIN_APIS))
-              .join(landmarks.select("tid").unique(), on="tid")
-              .select("tid", pl.col("ts_ns").cast(pl.Int64).alias("entry_ns"),
-                      (pl.col("ts_ns") + pl.col("duration_ns")).cast(pl.Int64).alias("exit_ns"))
-              .sort("tid", "entry_ns")
-              .with_columns(pl.col("exit_ns").shift(1).over("tid").fill_null(-1).alias("since")))
+    drains = (
+        syncs.filter(pl.col("api").is_in(DRAIN_APIS))
+        .join(landmarks.select("tid").unique(), on="tid")
+        .select(
+            "tid",
+            pl.col("ts_ns").cast(pl.Int64).alias("entry_ns"),
+            (pl.col("ts_ns") + pl.col("duration_ns")).cast(pl.Int64).alias("exit_ns"),
+        )
+        .sort("tid", "entry_ns")
+        .with_columns(pl.col("exit_ns").shift(1).over("tid").fill_null(-1).alias("since"))
+    )
     if drains.is_empty():
         return 0
     # the thread's first launch after the previous drain's exit (after nothing: its first), if one was made
     firsts = landmarks.select("tid", pl.col("ts_ns").cast(pl.Int64).alias("first_launch_ns")).sort("first_launch_ns")
-    ended = (drains.sort("since").join_asof(firsts, left_on="since", right_on="first_launch_ns", by="tid",
-                                            strategy="forward", allow_exact_matches=False, check_sortedness=False)
-             .filter(pl.col("first_launch_ns").is_not_null() & (pl.col("first_launch_ns") < pl.col("entry_ns"))))
+    ended = (
+        drains.sort("since")
+        .join_asof(
+            firsts,
+            left_on="since",
+            right_on="first_launch_ns",
+            by="tid",
+            strategy="forward",
+            allow_exact_matches=False,
+            check_sortedness=False,
+        )
+        .filter(pl.col("first_launch_ns").is_not_null() & (pl.col("first_launch_ns") < pl.col("entry_ns")))
+    )
     return ended.height
 
 
@@ -781,8 +1331,9 @@ def _probe_estimate(trace: Trace, gaps: pl.DataFrame, launching: pl.DataFrame) -
     if not per_api:
         return None, None
     most = max(per_api.values())
-    host = _host_parts(gaps).filter(pl.col("tid").is_in(launching["tid"].implode()) & pl.col("call_start_ns")
-                                    .is_not_null())
+    host = _host_parts(gaps).filter(
+        pl.col("tid").is_in(launching["tid"].implode()) & pl.col("call_start_ns").is_not_null()
+    )
     in_call = (pl.min_horizontal("host_end", "call_end_ns") - pl.max_horizontal("g_start", "call_start_ns")).clip(0)
     return int(host.select(pl.min_horizontal(in_call, pl.lit(most))).sum().item() or 0), most
 
@@ -798,9 +1349,15 @@ def _prediction(steps: int, active_ns: int, low_ns: int, high_ns: int) -> GpuPre
     after = lambda lost: units / ((active_ns - lost) / 1e9) if lost < active_ns else None  # noqa: E731
     gain = lambda rate: 100.0 * (rate / measured - 1) if rate is not None else None  # noqa: E731
     low, high = after(low_ns), after(high_ns)
-    return GpuPrediction(basis=basis, steps=steps or None, measured_per_s=measured,
-                         predicted_low_per_s=low, predicted_high_per_s=high,
-                         gain_low_percent=gain(low), gain_high_percent=gain(high))
+    return GpuPrediction(
+        basis=basis,
+        steps=steps or None,
+        measured_per_s=measured,
+        predicted_low_per_s=low,
+        predicted_high_per_s=high,
+        gain_low_percent=gain(low),
+        gain_high_percent=gain(high),
+    )
 
 
 # a culprit table's rows: the top ones, largest first
@@ -813,15 +1370,27 @@ def _culprit_groups(frame: pl.DataFrame, by: str) -> pl.DataFrame:
     its own row by its name. Columns: key (a struct naming the rows it sums), name, pids, is_interrupt, low, high,
     rec_low, rec_high, and one column per interference cause (its high), largest first."""
     interrupt = pl.col("cause") == IRQ
-    keyed = frame.with_columns(interrupt.alias("is_interrupt"),
-                               pl.when(interrupt | pl.lit(by == "command")).then(pl.lit(None, pl.UInt32))
-                               .otherwise(pl.col("culprit_pid")).alias("group_pid"))
+    keyed = frame.with_columns(
+        interrupt.alias("is_interrupt"),
+        pl.when(interrupt | pl.lit(by == "command"))
+        .then(pl.lit(None, pl.UInt32))
+        .otherwise(pl.col("culprit_pid"))
+        .alias("group_pid"),
+    )
     by_cause = [pl.col("high").filter(pl.col("cause") == c).sum().alias(c) for c in INTERFERENCE]
-    return (keyed.group_by("is_interrupt", "culprit", "group_pid")
-            .agg(pl.col("culprit_pid").filter(~interrupt).drop_nulls().unique().sort().alias("pids"),
-                 pl.col("low").sum(), pl.col("high").sum(), pl.col("rec_low").sum(), pl.col("rec_high").sum(), *by_cause)
-            .rename({"culprit": "name"})
-            .sort(["high", "low", "name"], descending=[True, True, False], nulls_last=True))
+    return (
+        keyed.group_by("is_interrupt", "culprit", "group_pid")
+        .agg(
+            pl.col("culprit_pid").filter(~interrupt).drop_nulls().unique().sort().alias("pids"),
+            pl.col("low").sum(),
+            pl.col("high").sum(),
+            pl.col("rec_low").sum(),
+            pl.col("rec_high").sum(),
+            *by_cause,
+        )
+        .rename({"culprit": "name"})
+        .sort(["high", "low", "name"], descending=[True, True, False], nulls_last=True)
+    )
 
 
 def _culprits(frame: pl.DataFrame, by: str, total_high: int, lower=None) -> list[GpuCulprit]:
@@ -837,11 +1406,19 @@ def _culprits(frame: pl.DataFrame, by: str, total_high: int, lower=None) -> list
             if own > low:
                 rec_low = max(rec_low, round(rec_high * own / high))
                 low = own
-        out.append(GpuCulprit(
-            name=row["name"], pids=[int(p) for p in row["pids"]], is_interrupt=bool(row["is_interrupt"]),
-            low_ns=low, high_ns=high, share_percent=100.0 * high / total_high if total_high else None,
-            causes={c: int(row[c]) for c in INTERFERENCE if row[c]}, recoverable_low_ns=rec_low,
-            recoverable_high_ns=rec_high))
+        out.append(
+            GpuCulprit(
+                name=row["name"],
+                pids=[int(p) for p in row["pids"]],
+                is_interrupt=bool(row["is_interrupt"]),
+                low_ns=low,
+                high_ns=high,
+                share_percent=100.0 * high / total_high if total_high else None,
+                causes={c: int(row[c]) for c in INTERFERENCE if row[c]},
+                recoverable_low_ns=rec_low,
+                recoverable_high_ns=rec_high,
+            )
+        )
     return out
 
 
@@ -850,29 +1427,59 @@ def _cgroup_culprits(frame: pl.DataFrame, table: pl.DataFrame | None) -> list[Gp
     without a cgroup table (the trace does not record cgroups)."""
     if table is None:
         return None
-    return [GpuCgroupCulprit(cause=r["cause"], cgroup=r["cgroup"], container_id=r["container_id"], pod=r["pod"],
-                             name=r["name"], low_ns=r["low"], high_ns=r["high"], recoverable_low_ns=r["rec_low"],
-                             recoverable_high_ns=r["rec_high"], processes=r["processes"])
-            for r in cgroups.by_cgroup(frame, table, "culprit_cgroup", "culprit_pid",
-                                       ["high", "low", "rec_high", "rec_low"], irq_name="culprit")]
+    return [
+        GpuCgroupCulprit(
+            cause=r["cause"],
+            cgroup=r["cgroup"],
+            container_id=r["container_id"],
+            pod=r["pod"],
+            name=r["name"],
+            low_ns=r["low"],
+            high_ns=r["high"],
+            recoverable_low_ns=r["rec_low"],
+            recoverable_high_ns=r["rec_high"],
+            processes=r["processes"],
+        )
+        for r in cgroups.by_cgroup(
+            frame, table, "culprit_cgroup", "culprit_pid", ["high", "low", "rec_high", "rec_low"], irq_name="culprit"
+        )
+    ]
 
 
-def _measured(idle: pl.DataFrame, probes: tuple[int | None, int | None], tasks_low: int | None = None
-              ) -> GpuMeasurement:
+def _measured(
+    idle: pl.DataFrame, probes: tuple[int | None, int | None], tasks_low: int | None = None
+) -> GpuMeasurement:
     """The measurement section from IDLE's measurement rows (cause, culprit_pid, culprit, ns) and the probes'
     estimate; TASKS_LOW: the tasks' lower bound where IDLE's ns are upper bounds (bounds mode)."""
-    ours = (idle.filter(pl.col("cause") == MEASUREMENT).group_by("culprit_pid", "culprit").agg(pl.col("ns").sum())
-            .sort("ns", "culprit_pid", descending=[True, False]))
+    ours = (
+        idle.filter(pl.col("cause") == MEASUREMENT)
+        .group_by("culprit_pid", "culprit")
+        .agg(pl.col("ns").sum())
+        .sort("ns", "culprit_pid", descending=[True, False])
+    )
     high = int(ours["ns"].sum() or 0)
     return GpuMeasurement(
-        tasks_low_ns=high if tasks_low is None else tasks_low, tasks_high_ns=high,
+        tasks_low_ns=high if tasks_low is None else tasks_low,
+        tasks_high_ns=high,
         tasks=[GpuMeasurementTask(name=name, pid=pid, ns=int(ns)) for pid, name, ns in ours.iter_rows()],
-        probes_estimated_ns=probes[0], probe_ns_per_launch=probes[1], probe_cost_basis=HIT_NS_SOURCE)
+        probes_estimated_ns=probes[0],
+        probe_ns_per_launch=probes[1],
+        probe_cost_basis=HIT_NS_SOURCE,
+    )
 
 
-def exact_section(trace: Trace, pids: set[int], segments: pl.DataFrame, runs: pl.DataFrame, irqs: pl.DataFrame,
-                  span: tuple[int, int], syncs: pl.DataFrame, launching: pl.DataFrame, measurement: Measurement,
-                  cgroup_table: pl.DataFrame | None = None) -> GpuTime:
+def exact_section(
+    trace: Trace,
+    pids: set[int],
+    segments: pl.DataFrame,
+    runs: pl.DataFrame,
+    irqs: pl.DataFrame,
+    span: tuple[int, int],
+    syncs: pl.DataFrame,
+    launching: pl.DataFrame,
+    measurement: Measurement,
+    cgroup_table: pl.DataFrame | None = None,
+) -> GpuTime:
     work, gaps, idle = gpu_idle(trace, segments, runs, irqs, span, measurement)
     wanted = list(pids)
     work, idle = work.filter(pl.col("pid").is_in(wanted)), idle.filter(pl.col("pid").is_in(wanted))
@@ -884,24 +1491,40 @@ def exact_section(trace: Trace, pids: set[int], segments: pl.DataFrame, runs: pl
     busy = int(per["busy_ns"].sum() or 0)
     idle_ns = int(idle["ns"].sum() or 0)
     by_cause = dict(idle.group_by("cause").agg(pl.col("ns").sum()).iter_rows())
-    causes = [GpuIdleCause(cause=c, ns=int(by_cause[c]), percent=100.0 * by_cause[c] / idle_ns if idle_ns else 0.0)
-              for c in GPU_IDLE_CAUSE_NAMES if by_cause.get(c)]
+    causes = [
+        GpuIdleCause(cause=c, ns=int(by_cause[c]), percent=100.0 * by_cause[c] / idle_ns if idle_ns else 0.0)
+        for c in GPU_IDLE_CAUSE_NAMES
+        if by_cause.get(c)
+    ]
     interference = sum(int(by_cause.get(c, 0)) for c in INTERFERENCE)
     own = sum(int(by_cause.get(c, 0)) for c in OWN)
-    interfering = (idle.filter(pl.col("cause").is_in(INTERFERENCE))
-                   .select("cause", "culprit_pid", "culprit", "culprit_cgroup", pl.col("ns").alias("low"),
-                           pl.col("ns").alias("high"), pl.col("recoverable_ns").alias("rec_low"),
-                           pl.col("recoverable_ns").alias("rec_high")))
+    interfering = idle.filter(pl.col("cause").is_in(INTERFERENCE)).select(
+        "cause",
+        "culprit_pid",
+        "culprit",
+        "culprit_cgroup",
+        pl.col("ns").alias("low"),
+        pl.col("ns").alias("high"),
+        pl.col("recoverable_ns").alias("rec_low"),
+        pl.col("recoverable_ns").alias("rec_high"),
+    )
     processes = []
     for pid, device, busy_p, first, last in per.sort("pid", "device_id").iter_rows():
-        mine = idle.filter((pl.col("pid") == pid) & (pl.col("device_id") == device)
-                           & ~pl.col("cause").is_in(BY_DESIGN))
+        mine = idle.filter((pl.col("pid") == pid) & (pl.col("device_id") == device) & ~pl.col("cause").is_in(BY_DESIGN))
         got = dict(mine.group_by("cause").agg(pl.col("ns").sum()).iter_rows())
-        processes.append(GpuProcess(
-            pid=pid, device_id=device, span_ns=int(last - first), busy_ns=int(busy_p), idle_ns=int(sum(got.values())),
-            interference_ns=int(sum(got.get(c, 0) for c in INTERFERENCE)),
-            own_ns=int(sum(got.get(c, 0) for c in OWN)), gpu_side_ns=int(got.get(GPU_SIDE, 0)),
-            unknown_ns=int(got.get(UNKNOWN, 0))))
+        processes.append(
+            GpuProcess(
+                pid=pid,
+                device_id=device,
+                span_ns=int(last - first),
+                busy_ns=int(busy_p),
+                idle_ns=int(sum(got.values())),
+                interference_ns=int(sum(got.get(c, 0) for c in INTERFERENCE)),
+                own_ns=int(sum(got.get(c, 0) for c in OWN)),
+                gpu_side_ns=int(got.get(GPU_SIDE, 0)),
+                unknown_ns=int(got.get(UNKNOWN, 0)),
+            )
+        )
     active = int(per["last_ns"].max() - per["first_ns"].min()) if per.height else 0
     # the CPU time the launching threads lost, and what of it the GPU did not notice, both inside the active span
     spans = per.group_by("pid").agg(pl.col("first_ns").min().alias("lo"), pl.col("last_ns").max().alias("hi"))
@@ -910,24 +1533,46 @@ def exact_section(trace: Trace, pids: set[int], segments: pl.DataFrame, runs: pl
     landmarks = launch_landmarks(trace, pids, syncs)
     wakeup = int(by_cause.get(WAKEUP_LATENCY, 0))
     return GpuTime(
-        mode="exact", why=None, span_ns=span_ns, busy_ns=busy, idle_ns=idle_ns,
-        busy_percent=100.0 * busy / active_spans if active_spans else None, causes=causes,
-        interference_low_ns=interference, interference_high_ns=interference, own_ns=own,
-        culprits=_culprits(interfering, "command", interference), cpu_interference_ns=cpu_interference,
-        hidden_low_ns=hidden, hidden_high_ns=hidden,
+        mode="exact",
+        why=None,
+        span_ns=span_ns,
+        busy_ns=busy,
+        idle_ns=idle_ns,
+        busy_percent=100.0 * busy / active_spans if active_spans else None,
+        causes=causes,
+        interference_low_ns=interference,
+        interference_high_ns=interference,
+        own_ns=own,
+        culprits=_culprits(interfering, "command", interference),
+        cpu_interference_ns=cpu_interference,
+        hidden_low_ns=hidden,
+        hidden_high_ns=hidden,
         hidden_percent=100.0 * hidden / cpu_interference if cpu_interference else None,
-        processes=processes, active_ns=active,
-        prediction=_prediction(_steps(syncs, landmarks), active, interference, interference), note=None,
+        processes=processes,
+        active_ns=active,
+        prediction=_prediction(_steps(syncs, landmarks), active, interference, interference),
+        note=None,
         culprits_by_cgroup=_cgroup_culprits(interfering, cgroup_table),
         culprits_by_process=_culprits(interfering, "process", interference),
         measurement=_measured(idle, _probe_estimate(trace, gaps, launching)),
-        wakeup_latency_low_ns=wakeup, wakeup_latency_high_ns=wakeup,
-        window_busy_percent=100.0 * busy / span_ns if span_ns else None)
+        wakeup_latency_low_ns=wakeup,
+        wakeup_latency_high_ns=wakeup,
+        window_busy_percent=100.0 * busy / span_ns if span_ns else None,
+    )
 
 
-def bounds_section(trace: Trace, launches: pl.DataFrame, syncs: pl.DataFrame, segments: pl.DataFrame,
-                   runs: pl.DataFrame, irqs: pl.DataFrame, launching: pl.DataFrame, why: str,
-                   measurement: Measurement, cgroup_table: pl.DataFrame | None = None) -> GpuTime:
+def bounds_section(
+    trace: Trace,
+    launches: pl.DataFrame,
+    syncs: pl.DataFrame,
+    segments: pl.DataFrame,
+    runs: pl.DataFrame,
+    irqs: pl.DataFrame,
+    launching: pl.DataFrame,
+    why: str,
+    measurement: Measurement,
+    cgroup_table: pl.DataFrame | None = None,
+) -> GpuTime:
     pieces = delay_pieces(segments, runs, irqs, launching, competitors(trace), measurement)
     tids = launching["tid"].to_list()
     wakeups = trace.of(Event.WAKEUP, "ts_ns", "tid").filter(pl.col("tid").is_in(tids))
@@ -936,9 +1581,16 @@ def bounds_section(trace: Trace, launches: pl.DataFrame, syncs: pl.DataFrame, se
     active = int(launches["ts_ns"].max() - launches["ts_ns"].min()) if launches.height else 0
     # no bound is over the whole span: the GPU cannot have waited longer than it ran the workload
     low, high = min(found["low_ns"], active), min(found["high_ns"], active)
-    interfering = found["culprits"].select("cause", "culprit_pid", "culprit", "culprit_cgroup",
-                                           pl.col("low_ns").alias("low"), pl.col("high_ns").alias("high"),
-                                           "rec_low", "rec_high")
+    interfering = found["culprits"].select(
+        "cause",
+        "culprit_pid",
+        "culprit",
+        "culprit_cgroup",
+        pl.col("low_ns").alias("low"),
+        pl.col("high_ns").alias("high"),
+        "rec_low",
+        "rec_high",
+    )
     region = found["region"]
 
     def lower(name: str | None, pids: list[int]) -> int:
@@ -947,24 +1599,39 @@ def bounds_section(trace: Trace, launches: pl.DataFrame, syncs: pl.DataFrame, se
         aligned = _aligned(launches, found["drains"], mine, times, wakeups)
         return aligned[0] if aligned is not None else 0
 
-    others = _clip(pieces.filter(pl.col("cause").is_in([MEASUREMENT, WAKEUP_LATENCY])).join(region, on=["pid", "tid"]),
-                   "lo", "hi").select("cause", "culprit_pid", "culprit", (pl.col("d_end") - pl.col("d_start")).alias("ns"))
+    others = _clip(
+        pieces.filter(pl.col("cause").is_in([MEASUREMENT, WAKEUP_LATENCY])).join(region, on=["pid", "tid"]), "lo", "hi"
+    ).select("cause", "culprit_pid", "culprit", (pl.col("d_end") - pl.col("d_start")).alias("ns"))
     wakeup_high = int(others.filter(pl.col("cause") == WAKEUP_LATENCY)["ns"].sum() or 0)
     cpu_interference = int(found["inside"]["ns"].sum() or 0)
     # a culprit's share is of all the delays (its rows' shares add up to 100), its bounds within the span
     delayed = found["high_ns"]
     return GpuTime(
-        mode="bounds", why=why, span_ns=active, busy_ns=None, idle_ns=None, busy_percent=None, causes=[],
-        interference_low_ns=low, interference_high_ns=high, own_ns=None,
+        mode="bounds",
+        why=why,
+        span_ns=active,
+        busy_ns=None,
+        idle_ns=None,
+        busy_percent=None,
+        causes=[],
+        interference_low_ns=low,
+        interference_high_ns=high,
+        own_ns=None,
         culprits=_within_span(_culprits(interfering, "command", delayed, lower), active),
         cpu_interference_ns=cpu_interference,
-        hidden_low_ns=max(0, cpu_interference - high), hidden_high_ns=max(0, cpu_interference - low),
-        hidden_percent=None, processes=[], active_ns=active,
-        prediction=_prediction(_steps(syncs, launches), active, low, high), note=found["note"],
+        hidden_low_ns=max(0, cpu_interference - high),
+        hidden_high_ns=max(0, cpu_interference - low),
+        hidden_percent=None,
+        processes=[],
+        active_ns=active,
+        prediction=_prediction(_steps(syncs, launches), active, low, high),
+        note=found["note"],
         culprits_by_cgroup=_within_span(_cgroup_culprits(interfering, cgroup_table), active),
         culprits_by_process=_within_span(_culprits(interfering, "process", delayed, lower), active),
         measurement=_measured(others, (None, None), tasks_low=0),
-        wakeup_latency_low_ns=0, wakeup_latency_high_ns=wakeup_high)
+        wakeup_latency_low_ns=0,
+        wakeup_latency_high_ns=wakeup_high,
+    )
 
 
 def _within_span(culprits, span: int):
@@ -977,8 +1644,12 @@ def _within_span(culprits, span: int):
     out = []
     for c in culprits:
         high = min(c.high_ns, span)
-        fields = dict(low_ns=min(c.low_ns, high), high_ns=high, recoverable_low_ns=min(c.recoverable_low_ns, high),
-                      recoverable_high_ns=min(c.recoverable_high_ns, high))
+        fields = dict(
+            low_ns=min(c.low_ns, high),
+            high_ns=high,
+            recoverable_low_ns=min(c.recoverable_low_ns, high),
+            recoverable_high_ns=min(c.recoverable_high_ns, high),
+        )
         if isinstance(c, GpuCulprit):
             fields["causes"] = {cause: min(ns, span) for cause, ns in c.causes.items()}
         out.append(replace(c, **fields))
@@ -986,10 +1657,27 @@ def _within_span(culprits, span: int):
 
 
 def no_section(why: str) -> GpuTime:
-    return GpuTime(mode="none", why=why, span_ns=0, busy_ns=None, idle_ns=None, busy_percent=None, causes=[],
-                   interference_low_ns=0, interference_high_ns=0, own_ns=None, culprits=[], cpu_interference_ns=0,
-                   hidden_low_ns=0, hidden_high_ns=0, hidden_percent=None, processes=[], active_ns=0,
-                   prediction=None, note=None)
+    return GpuTime(
+        mode="none",
+        why=why,
+        span_ns=0,
+        busy_ns=None,
+        idle_ns=None,
+        busy_percent=None,
+        causes=[],
+        interference_low_ns=0,
+        interference_high_ns=0,
+        own_ns=None,
+        culprits=[],
+        cpu_interference_ns=0,
+        hidden_low_ns=0,
+        hidden_high_ns=0,
+        hidden_percent=None,
+        processes=[],
+        active_ns=0,
+        prediction=None,
+        note=None,
+    )
 
 
 def launch_landmarks(trace: Trace, pids: set[int], syncs: pl.DataFrame) -> pl.DataFrame:
@@ -997,9 +1685,11 @@ def launch_landmarks(trace: Trace, pids: set[int], syncs: pl.DataFrame) -> pl.Da
     thread's first and last, and its first after each of its drain syncs. Read a few segments at a
     time, in time order."""
     wanted = list(pids)
-    drains = (syncs.filter(pl.col("api").is_in(DRAIN_APIS) & pl.col("pid").is_in(wanted))
-              .select("tid", (pl.col("ts_ns") + pl.col("duration_ns")).cast(pl.Int64).alias("exit_ns"))
-              .sort("tid", "exit_ns"))
+    drains = (
+        syncs.filter(pl.col("api").is_in(DRAIN_APIS) & pl.col("pid").is_in(wanted))
+        .select("tid", (pl.col("ts_ns") + pl.col("duration_ns")).cast(pl.Int64).alias("exit_ns"))
+        .sort("tid", "exit_ns")
+    )
     pending = {tid: group["exit_ns"].to_numpy() for (tid,), group in drains.group_by("tid")}
     found: list[pl.DataFrame] = []
     first_seen: dict[int, tuple[int, int]] = {}
@@ -1017,17 +1707,29 @@ def launch_landmarks(trace: Trace, pids: set[int], syncs: pl.DataFrame) -> pl.Da
             at = np.searchsorted(ts, exits, "right")
             hit = at < ts.size
             if hit.any():
-                found.append(pl.DataFrame({"ts_ns": ts[at[hit]], "pid": np.full(int(hit.sum()), pid, np.uint32),
-                                           "tid": np.full(int(hit.sum()), tid, np.uint32)}))
+                found.append(
+                    pl.DataFrame(
+                        {
+                            "ts_ns": ts[at[hit]],
+                            "pid": np.full(int(hit.sum()), pid, np.uint32),
+                            "tid": np.full(int(hit.sum()), tid, np.uint32),
+                        }
+                    )
+                )
             pending[tid] = exits[~hit]
-    ends = [pl.DataFrame({"ts_ns": [t for t, _ in points.values()], "pid": [p for _, p in points.values()],
-                          "tid": list(points)}, schema={"ts_ns": pl.Int64, "pid": pl.UInt32, "tid": pl.UInt32})
-            for points in (first_seen, last_seen)]
+    ends = [
+        pl.DataFrame(
+            {"ts_ns": [t for t, _ in points.values()], "pid": [p for _, p in points.values()], "tid": list(points)},
+            schema={"ts_ns": pl.Int64, "pid": pl.UInt32, "tid": pl.UInt32},
+        )
+        for points in (first_seen, last_seen)
+    ]
     return pl.concat([*ends, *[f.cast({"ts_ns": pl.Int64}) for f in found]]).unique().sort("ts_ns")
 
 
-def aligned_lower_bound(launch_ts: np.ndarray, drains: pl.DataFrame, wakeups: np.ndarray, delay_start: np.ndarray,
-                        delay_end: np.ndarray) -> tuple[int, int] | None:
+def aligned_lower_bound(
+    launch_ts: np.ndarray, drains: pl.DataFrame, wakeups: np.ndarray, delay_start: np.ndarray, delay_end: np.ndarray
+) -> tuple[int, int] | None:
     """A lower bound of the GPU idle one launching thread's delays caused, from steps that repeat launch
     for launch (docs/gpu-time.md, "steps that repeat"). Returns (bound, steps), or None where the steps
     do not repeat (their launch counts differ).
@@ -1057,8 +1759,11 @@ def aligned_lower_bound(launch_ts: np.ndarray, drains: pl.DataFrame, wakeups: np
     # drain's; it starts where the drain before it woke (the GPU had all it was given done: what delayed the
     # thread's return from there delayed the step's first launch), or, where that one did not block, returned
     woke_at = np.searchsorted(wakeups, exits[1:], "right") - 1
-    woke = (np.where(woke_at >= 0, wakeups[np.maximum(woke_at, 0)], -1) if wakeups.size
-            else np.full(exits.size - 1, -1, np.int64))
+    woke = (
+        np.where(woke_at >= 0, wakeups[np.maximum(woke_at, 0)], -1)
+        if wakeups.size
+        else np.full(exits.size - 1, -1, np.int64)
+    )
     blocked = (woke >= entries[1:]) & (woke <= exits[1:])
     drain_end = np.where(blocked, woke, entries[1:])
     starts = np.where(blocked[:-1], drain_end[:-1], exits[1:-1])

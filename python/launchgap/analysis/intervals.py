@@ -26,23 +26,52 @@ def overlaps(queries: pl.DataFrame, runs: pl.DataFrame, key: str) -> pl.DataFram
     queries = queries.with_row_index("query_index").sort("q_start")
     # first run that could overlap: the last one starting at or before q_start,
     # or failing that the first one starting after it
-    lo = queries.join_asof(firsts.rename({"run_index": "lo"}), left_on="q_start", right_on="r_start",
-                           by=key, strategy="backward", check_sortedness=False).drop("r_start")
-    lo_fwd = queries.join_asof(firsts.rename({"run_index": "lo_fwd"}), left_on="q_start", right_on="r_start",
-                               by=key, strategy="forward", check_sortedness=False).select("query_index", "lo_fwd")
+    lo = queries.join_asof(
+        firsts.rename({"run_index": "lo"}),
+        left_on="q_start",
+        right_on="r_start",
+        by=key,
+        strategy="backward",
+        check_sortedness=False,
+    ).drop("r_start")
+    lo_fwd = queries.join_asof(
+        firsts.rename({"run_index": "lo_fwd"}),
+        left_on="q_start",
+        right_on="r_start",
+        by=key,
+        strategy="forward",
+        check_sortedness=False,
+    ).select("query_index", "lo_fwd")
     # last run that could overlap: the last one starting before q_end
-    hi = queries.sort("q_end").join_asof(
-        firsts.rename({"run_index": "hi"}).with_columns(pl.col("r_start") + 1), left_on="q_end",
-        right_on="r_start", by=key, strategy="backward", check_sortedness=False).select("query_index", "hi")
-    ranged = (lo.join(lo_fwd, on="query_index").join(hi, on="query_index")
-              .with_columns(pl.coalesce("lo", "lo_fwd").alias("lo"))
-              .drop("lo_fwd")
-              .filter(pl.col("lo").is_not_null() & pl.col("hi").is_not_null() & (pl.col("hi") >= pl.col("lo"))))
-    pairs = (ranged.with_columns(pl.int_ranges("lo", pl.col("hi") + 1).alias("run_index"))
-             .explode("run_index")
-             .drop("lo", "hi")
-             .join(runs.drop(key), on="run_index"))
-    return (pairs.with_columns((pl.min_horizontal("q_end", "r_end") - pl.max_horizontal("q_start", "r_start"))
-                               .alias("overlap_ns"))
-            .filter(pl.col("overlap_ns") > 0)
-            .drop("run_index"))
+    hi = (
+        queries.sort("q_end")
+        .join_asof(
+            firsts.rename({"run_index": "hi"}).with_columns(pl.col("r_start") + 1),
+            left_on="q_end",
+            right_on="r_start",
+            by=key,
+            strategy="backward",
+            check_sortedness=False,
+        )
+        .select("query_index", "hi")
+    )
+    ranged = (
+        lo.join(lo_fwd, on="query_index")
+        .join(hi, on="query_index")
+        .with_columns(pl.coalesce("lo", "lo_fwd").alias("lo"))
+        .drop("lo_fwd")
+        .filter(pl.col("lo").is_not_null() & pl.col("hi").is_not_null() & (pl.col("hi") >= pl.col("lo")))
+    )
+    pairs = (
+        ranged.with_columns(pl.int_ranges("lo", pl.col("hi") + 1).alias("run_index"))
+        .explode("run_index")
+        .drop("lo", "hi")
+        .join(runs.drop(key), on="run_index")
+    )
+    return (
+        pairs.with_columns(
+            (pl.min_horizontal("q_end", "r_end") - pl.max_horizontal("q_start", "r_start")).alias("overlap_ns")
+        )
+        .filter(pl.col("overlap_ns") > 0)
+        .drop("run_index")
+    )

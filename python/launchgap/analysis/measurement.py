@@ -28,12 +28,15 @@ from launchgap.trace.schema import CUDA_APIS, MetaKey
 # 2026-11-22: push %rbp 0.9-1.0 us; the driver thunk's cmpl and endbr64 about 11 us). Bare metal costs less
 # (about 0.3 us a hit in published BPF selftests), so on a node this overstates the cost.
 HIT_NS = {"emulated": 1_000, "single-stepped": 11_000, "never-fires": 0}
-HIT_NS_SOURCE = "1 us a hit where the kernel emulates the probed instruction, 11 us where it single-steps it (measured on a VM)"
+HIT_NS_SOURCE = (
+    "1 us a hit where the kernel emulates the probed instruction, 11 us where it single-steps it (measured on a VM)"
+)
 
 
 @dataclass(frozen=True)
 class Measurement:
     """launchgap's tasks in a trace."""
+
     recorder_pid: int | None
     # (pid, tid) of the collector's threads, as the trace's scheduler rows confirm them
     collector_threads: frozenset[tuple[int, int]]
@@ -65,16 +68,23 @@ def measurement_of(trace: Trace, threads: bool = True) -> Measurement:
     if named.is_empty():
         return Measurement(recorder if isinstance(recorder, int) else None, frozenset())
     switches = trace.scan(Event.SWITCH)
-    shown = pl.concat([switches.select("pid", "tid"),
-                       switches.select(pl.col("next_pid").alias("pid"), pl.col("next_tid").alias("tid"))]).unique()
+    shown = pl.concat(
+        [
+            switches.select("pid", "tid"),
+            switches.select(pl.col("next_pid").alias("pid"), pl.col("next_tid").alias("tid")),
+        ]
+    ).unique()
     confirmed = named.lazy().join(shown, on=["pid", "tid"], how="semi").collect()
-    return Measurement(recorder if isinstance(recorder, int) else None,
-                       frozenset((int(p), int(t)) for p, t in confirmed.iter_rows()))
+    return Measurement(
+        recorder if isinstance(recorder, int) else None, frozenset((int(p), int(t)) for p, t in confirmed.iter_rows())
+    )
 
 
 # the entry points a launch goes through, by layer: a launch fires these probes, never a sync's or a copy's
-LAUNCH_APIS = {layer: frozenset(a.name for a in CUDA_APIS if a.layer == layer and a.does == "launch")
-               for layer in ("driver", "runtime")}
+LAUNCH_APIS = {
+    layer: frozenset(a.name for a in CUDA_APIS if a.layer == layer and a.does == "launch")
+    for layer in ("driver", "runtime")
+}
 
 
 def probe_ns_per_launch(trace: Trace) -> dict[str, int]:
@@ -82,12 +92,24 @@ def probe_ns_per_launch(trace: Trace) -> dict[str, int]:
     and with --api-names the runtime launch entry point's two (entry and return), taken at the costliest runtime
     launch probe's price. The sync and copy entry points' probes are no launch's. Entry points the trace has no
     probe report for cost nothing here."""
-    probes = [p for p in trace.meta.get(MetaKey.PROBES) or [] if isinstance(p, dict) and p.get("kind") == "uprobe"
-              and p.get("attached") and isinstance(p.get("function"), str)]
-    cost = {p["function"]: HIT_NS.get(p.get("probe_cost"), 0) for p in probes
-            if p.get("layer") == "driver" and p["function"] in LAUNCH_APIS["driver"]}
+    probes = [
+        p
+        for p in trace.meta.get(MetaKey.PROBES) or []
+        if isinstance(p, dict)
+        and p.get("kind") == "uprobe"
+        and p.get("attached")
+        and isinstance(p.get("function"), str)
+    ]
+    cost = {
+        p["function"]: HIT_NS.get(p.get("probe_cost"), 0)
+        for p in probes
+        if p.get("layer") == "driver" and p["function"] in LAUNCH_APIS["driver"]
+    }
     options = trace.meta.get(MetaKey.OPTIONS) or {}
-    runtime = [HIT_NS.get(p.get("probe_cost"), 0) for p in probes
-               if p.get("layer") == "runtime" and p["function"] in LAUNCH_APIS["runtime"]]
+    runtime = [
+        HIT_NS.get(p.get("probe_cost"), 0)
+        for p in probes
+        if p.get("layer") == "runtime" and p["function"] in LAUNCH_APIS["runtime"]
+    ]
     extra = 2 * max(runtime) if options.get("api_names") and runtime else 0
     return {api: ns + extra for api, ns in cost.items()}

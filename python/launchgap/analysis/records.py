@@ -35,12 +35,13 @@ class Record:
 @dataclass(frozen=True)
 class InconsistentCpu(Record):
     """A CPU whose switches do not chain (timeline.switch_chain_breaks)."""
+
     cpu: int
     switches: int
-    unmatched: int        # switches whose task switched out is not the one the CPU last switched in
-    after_idle: int       # of those, the ones right after a switch-in of the idle task
-    unknown_ns: int       # the time between each such switch and the one before it: who ran is unknown
-    taken_ns: int         # the target threads' preempted and run-queue time on this CPU within it
+    unmatched: int  # switches whose task switched out is not the one the CPU last switched in
+    after_idle: int  # of those, the ones right after a switch-in of the idle task
+    unknown_ns: int  # the time between each such switch and the one before it: who ran is unknown
+    taken_ns: int  # the target threads' preempted and run-queue time on this CPU within it
 
 
 @dataclass(frozen=True)
@@ -48,7 +49,7 @@ class TraceInfo(Record):
     path: str
     mode: str | None
     command: list[str] | None
-    pids: list[int]               # the processes named with -p (mode "pids"); empty otherwise
+    pids: list[int]  # the processes named with -p (mode "pids"); empty otherwise
     host: str | None
     kernel: str | None
     cpus: int | None
@@ -56,7 +57,7 @@ class TraceInfo(Record):
     clean_end: bool
     damage: list[str]
     csv_source: str | None
-    caveats: list[str]            # what the numbers below cannot show, or show wrong by more than a small share
+    caveats: list[str]  # what the numbers below cannot show, or show wrong by more than a small share
     # caveats that bear on less than report.MINOR_CAVEAT_PERCENT of the time taken from the workload: in the
     # JSON and `report --verbose`, not in the default terminal report
     minor_caveats: list[str]
@@ -194,13 +195,14 @@ class Culprit(Record):
 class CgroupCulprit(Record):
     """The culprit time of every task of one cgroup (a container, a pod's container, a service), by cause;
     or of the CPU's idle task, or of tasks whose cgroup the trace does not say (analysis/cgroups.py)."""
+
     cause: str
-    cgroup: str | None          # its path from its hierarchy's root ("/" the root); None: idle or not known
-    container_id: str | None    # the container id its path names (the monitor's container_id label)
-    pod: str | None             # the Kubernetes pod UID its path names
-    name: str                   # what a reader calls it: pod and container, else the path
+    cgroup: str | None  # its path from its hierarchy's root ("/" the root); None: idle or not known
+    container_id: str | None  # the container id its path names (the monitor's container_id label)
+    pod: str | None  # the Kubernetes pod UID its path names
+    name: str  # what a reader calls it: pod and container, else the path
     ns: int
-    processes: int              # how many of its processes ran while the workload waited
+    processes: int  # how many of its processes ran while the workload waited
     is_idle: bool
 
 
@@ -288,16 +290,18 @@ class CollectorFailure(Record):
 class CollectorContention(Record):
     """Another CUPTI client in a traced process (the workload's profiler) changed CUPTI's process-wide activity
     state, and what the collector did (collector/cupti_clients.h)."""
+
     pid: int
     ts_ns: int
-    what: str      # buffer_callbacks, timestamp_callback, disable, finalize
-    done: str      # what the collector did: shared, followed, kept for launchgap, ...
-    kind: int | None   # the activity kind, for a disable
+    what: str  # buffer_callbacks, timestamp_callback, disable, finalize
+    done: str  # what the collector did: shared, followed, kept for launchgap, ...
+    kind: int | None  # the activity kind, for a disable
 
 
 @dataclass(frozen=True)
 class GpuActivity(Record):
     """Whether the trace holds what the GPU ran (record --gpu-activity), and how much of it."""
+
     recorded: bool
     why_absent: str | None
     cupti: str | None
@@ -321,17 +325,18 @@ class GpuActivity(Record):
 
 @dataclass(frozen=True)
 class GpuIdleCause(Record):
-    cause: str          # names.gpu_idle_cause
+    cause: str  # names.gpu_idle_cause
     ns: int
-    percent: float      # of the idle time
+    percent: float  # of the idle time
 
 
 @dataclass(frozen=True)
 class GpuCulprit(Record):
     """One culprit and the GPU idle it caused, exact (low_ns == high_ns) or bounds: a command (its processes
     together: `gpu_time.culprits`), one process (`culprits_by_process`), or an interrupt."""
-    name: str | None            # the command's name (a task's comm), or the interrupt's
-    pids: list[int]             # its processes; empty for an interrupt
+
+    name: str | None  # the command's name (a task's comm), or the interrupt's
+    pids: list[int]  # its processes; empty for an interrupt
     is_interrupt: bool
     low_ns: int
     high_ns: int
@@ -348,6 +353,7 @@ class GpuCulprit(Record):
 @dataclass(frozen=True)
 class GpuMeasurementTask(Record):
     """One of launchgap's own tasks, and the GPU idle it took (exact, or an upper bound)."""
+
     name: str | None
     pid: int | None
     ns: int
@@ -356,19 +362,21 @@ class GpuMeasurementTask(Record):
 @dataclass(frozen=True)
 class GpuMeasurement(Record):
     """What measuring cost the GPU (docs/gpu-time.md, "What measuring costs"): never interference."""
+
     # GPU idle while launchgap's own tasks held a launching thread's CPU (recorder, collector, CUPTI's thread)
     tasks_low_ns: int
     tasks_high_ns: int
     tasks: list[GpuMeasurementTask]
     # of the launch calls' GPU idle, what the probes' hits took: an estimate (hits x what a hit costs)
     probes_estimated_ns: int | None
-    probe_ns_per_launch: int | None   # the largest a launch's probes cost, as estimated
-    probe_cost_basis: str             # what a hit is taken to cost, and where that comes from
+    probe_ns_per_launch: int | None  # the largest a launch's probes cost, as estimated
+    probe_cost_basis: str  # what a hit is taken to cost, and where that comes from
 
 
 @dataclass(frozen=True)
 class GpuCgroupCulprit(Record):
     """GpuCulprit's time summed over the tasks of one cgroup; an interrupt is its own row (no cgroup)."""
+
     cause: str
     cgroup: str | None
     container_id: str | None
@@ -385,6 +393,7 @@ class GpuCgroupCulprit(Record):
 @dataclass(frozen=True)
 class GpuProcess(Record):
     """One process's GPU (per device), from its first GPU work to its last."""
+
     pid: int
     device_id: int
     span_ns: int
@@ -399,9 +408,10 @@ class GpuProcess(Record):
 @dataclass(frozen=True)
 class GpuPrediction(Record):
     """Throughput with the interference's GPU idle taken out, predicted from this one trace."""
-    basis: str                   # "steps": sync-delimited steps of the launching threads; "gpu_span": the GPU's span
+
+    basis: str  # "steps": sync-delimited steps of the launching threads; "gpu_span": the GPU's span
     steps: int | None
-    measured_per_s: float        # steps per second (or spans per second)
+    measured_per_s: float  # steps per second (or spans per second)
     # None: that bound of the interference's GPU idle covers the whole active span, so the trace sets no bound
     predicted_low_per_s: float | None
     predicted_high_per_s: float | None
@@ -412,40 +422,42 @@ class GpuPrediction(Record):
 @dataclass(frozen=True)
 class GpuTime(Record):
     """What the GPU lost, and to whom (docs/gpu-time.md)."""
-    mode: str                    # "exact" (GPU activity), "bounds" (estimated from the host), "none"
-    why: str | None              # for bounds and none: why not exact (and for none: why no estimate)
-    span_ns: int                 # the processes' GPU spans, summed (exact); the launching span (bounds)
+
+    mode: str  # "exact" (GPU activity), "bounds" (estimated from the host), "none"
+    why: str | None  # for bounds and none: why not exact (and for none: why no estimate)
+    span_ns: int  # the processes' GPU spans, summed (exact); the launching span (bounds)
     busy_ns: int | None
     idle_ns: int | None
-    busy_percent: float | None   # busy over the processes' active spans (first GPU work to last), summed
-    causes: list[GpuIdleCause]   # exact: every idle nanosecond of the spans, by cause
-    interference_low_ns: int     # GPU idle caused by preemption, run-queue waits and interrupts
+    busy_percent: float | None  # busy over the processes' active spans (first GPU work to last), summed
+    causes: list[GpuIdleCause]  # exact: every idle nanosecond of the spans, by cause
+    interference_low_ns: int  # GPU idle caused by preemption, run-queue waits and interrupts
     interference_high_ns: int
-    own_ns: int | None           # by the app's own host work, launch calls and waits (exact)
-    culprits: list[GpuCulprit]   # top 10, a command's processes together (largest first)
+    own_ns: int | None  # by the app's own host work, launch calls and waits (exact)
+    culprits: list[GpuCulprit]  # top 10, a command's processes together (largest first)
     # what the launching threads lost to the same causes, in CPU time, inside the active span (from their
     # process's first GPU work to its last: exact; from their first launch to their last: bounds)
     cpu_interference_ns: int
-    hidden_low_ns: int           # of that, what queued GPU work hid (the GPU did not notice)
+    hidden_low_ns: int  # of that, what queued GPU work hid (the GPU did not notice)
     hidden_high_ns: int
-    hidden_percent: float | None   # hidden share of the CPU interference (exact: one number)
+    hidden_percent: float | None  # hidden share of the CPU interference (exact: one number)
     processes: list[GpuProcess]
-    active_ns: int               # from the first GPU work (bounds: launch) to the last, the span a verdict is on
+    active_ns: int  # from the first GPU work (bounds: launch) to the last, the span a verdict is on
     prediction: GpuPrediction | None
-    note: str | None             # what the estimate rests on, or could not use
+    note: str | None  # what the estimate rests on, or could not use
     # culprits summed by cgroup, every one, largest first; None when the trace does not record cgroups
     culprits_by_cgroup: list[GpuCgroupCulprit] | None = None
-    culprits_by_process: list[GpuCulprit] = field(default_factory=list)   # top 10, one process each
+    culprits_by_process: list[GpuCulprit] = field(default_factory=list)  # top 10, one process each
     measurement: GpuMeasurement | None = None
     # idle while a launching thread waited to run on a CPU that was idle (waking up): no task to blame
     wakeup_latency_low_ns: int = 0
     wakeup_latency_high_ns: int = 0
-    window_busy_percent: float | None = None   # busy over the whole trace's window (busy_percent: the active spans)
+    window_busy_percent: float | None = None  # busy over the whole trace's window (busy_percent: the active spans)
 
 
 @dataclass(frozen=True)
 class HostTarget(Record):
     """The CPUs the doctor's checks of a trace's host were about."""
+
     cpus: list[int]
     description: str
 
@@ -454,49 +466,56 @@ class HostTarget(Record):
 class HostChecks(Record):
     """`launchgap doctor` run on the host files the trace carries: the checks that bear on the run
     (report.host_checks_section)."""
+
     source: str
     target: HostTarget
-    counts: dict[str, int]        # every check, not only these, by status (ok, warn, fail, unknown)
+    counts: dict[str, int]  # every check, not only these, by status (ok, warn, fail, unknown)
     # the doctor's own typed checks (doctor/model.py), in the JSON as `launchgap doctor --json` writes them
     # (docs/doctor.md)
     checks: list[Check]
 
     def to_json(self) -> dict:
-        return {"source": self.source, "target": self.target.to_json(), "counts": dict(self.counts),
-                "checks": [c.to_dict() for c in self.checks]}
+        return {
+            "source": self.source,
+            "target": self.target.to_json(),
+            "counts": dict(self.counts),
+            "checks": [c.to_dict() for c in self.checks],
+        }
 
 
 @dataclass(frozen=True)
 class ProfilerClock(Record):
     """How a profiler file's times were put on the recording's clock (trace/kineto_join.py)."""
-    method: str                  # "launches" (fit to the probed launches) or "recorded_offset" (meta.json's)
-    offset_ns: int               # recording time = profiler time - offset (at the window's start)
-    slope_ppm: float             # the profiler clock's rate against the recording's, less one, in millionths
-    residual_ns: int | None      # the fit's largest residual over the matched launches (None: not fitted)
-    launches_matched: int        # launches of the profiler paired with the recording's launch rows
-    recorded_offset_ns: int | None    # meta.json's realtime_minus_monotonic_ns at the start
+
+    method: str  # "launches" (fit to the probed launches) or "recorded_offset" (meta.json's)
+    offset_ns: int  # recording time = profiler time - offset (at the window's start)
+    slope_ppm: float  # the profiler clock's rate against the recording's, less one, in millionths
+    residual_ns: int | None  # the fit's largest residual over the matched launches (None: not fitted)
+    launches_matched: int  # launches of the profiler paired with the recording's launch rows
+    recorded_offset_ns: int | None  # meta.json's realtime_minus_monotonic_ns at the start
     recorded_uncertainty_ns: int | None
-    stepped: bool | None         # the recording says the system clock was set while it ran
+    stepped: bool | None  # the recording says the system clock was set while it ran
 
 
 @dataclass(frozen=True)
 class ProfilerFile(Record):
     """A PyTorch profiler (Kineto) file the trace's GPU activity comes from (trace/kineto.py)."""
+
     path: str
-    layout: str                  # "absolute" (epoch microseconds) or "relative" (to baseTimeNanoseconds)
-    pid: int | None              # its process (on the recording's pids when joined)
+    layout: str  # "absolute" (epoch microseconds) or "relative" (to baseTimeNanoseconds)
+    pid: int | None  # its process (on the recording's pids when joined)
     rank: int | None
     devices: list[int]
-    window_start_ns: int         # the profiler's active window, on the trace's clock
+    window_start_ns: int  # the profiler's active window, on the trace's clock
     window_end_ns: int
-    window_percent: float | None   # joined: the window's share of the recording
+    window_percent: float | None  # joined: the window's share of the recording
     kernels: int
     nccl_kernels: int
     graph_nodes: int
     copies: int
     memsets: int
     calls: int
-    foreign_thread_calls: int    # calls on thread ids that are not the kernel's (truncated pthread ids)
+    foreign_thread_calls: int  # calls on thread ids that are not the kernel's (truncated pthread ids)
     damage: dict[str, int]
     clock: ProfilerClock | None  # joined to a recording: how its clock was fitted
 

@@ -10,24 +10,43 @@ from dataclasses import dataclass, replace
 
 import polars as pl
 
-from launchgap.analysis import cgroups
-from launchgap.analysis import taken
-from launchgap.analysis.gap_stream import GapStats, gap_stats
+from launchgap.analysis import cgroups, taken
 from launchgap.analysis import gpu_time as gpu
+from launchgap.analysis.core_map import records_every_switch
+from launchgap.analysis.gap_stream import GapStats, gap_stats
 from launchgap.analysis.gpu_activity import gpu_activity
 from launchgap.analysis.irqs import irq_intervals
+from launchgap.analysis.measurement import measurement_of
 from launchgap.analysis.records import (
-    CgroupCulprit, Culprit, FailedLaunch, FailedLaunches, Gaps, GpuActivity, GpuTime, HostChecks, HostTarget,
-    InconsistentCpu, IrqSummary, Overview, ProfilerClock, ProfilerFile, Report, StudyMetrics, Taken, TakenTotal,
-    ThreadCulprit, ThreadIrq, ThreadTaken, TraceInfo, Verdict,
+    CgroupCulprit,
+    Culprit,
+    FailedLaunch,
+    FailedLaunches,
+    Gaps,
+    GpuActivity,
+    GpuTime,
+    HostChecks,
+    HostTarget,
+    InconsistentCpu,
+    IrqSummary,
+    Overview,
+    ProfilerClock,
+    ProfilerFile,
+    Report,
+    StudyMetrics,
+    Taken,
+    TakenTotal,
+    ThreadCulprit,
+    ThreadIrq,
+    ThreadTaken,
+    TraceInfo,
+    Verdict,
 )
 from launchgap.analysis.side_by_side import side_by_side
 from launchgap.analysis.targets import target_pids, target_threads
-from launchgap.analysis.core_map import records_every_switch
 from launchgap.analysis.timeline import cpu_runs, switch_chain_breaks, thread_segments, trace_bounds
 from launchgap.doctor import SnapshotHost, Status, Target, run_doctor
 from launchgap.doctor.in_trace import workload_cpus
-from launchgap.analysis.measurement import measurement_of
 from launchgap.trace import Event, Trace
 from launchgap.trace.checks import Bounds
 from launchgap.trace.model import collect_streamed
@@ -88,38 +107,45 @@ NO_VERDICT = "not given"
 
 
 def _not_given(text: str) -> Verdict:
-    return Verdict(level=NO_VERDICT, taken_percent=None, taken_ns=None, main_cause=None, recoverable_ns=None,
-                   text=text)
+    return Verdict(level=NO_VERDICT, taken_percent=None, taken_ns=None, main_cause=None, recoverable_ns=None, text=text)
 
 
 def _no_verdict(trace: Trace) -> Verdict:
     """The study's CSV layout cannot tell preemption from blocking and has no wakeups: no verdict, and why."""
     if trace.meta.get(MetaKey.CSV_SOURCE) == "cuda_sched_trace":
-        supports = ("kernel launches (each counted once) and their rate, launch gaps, sync count and time, the "
-                    "main thread's switch count and off-CPU time (unclassified), IRQ counts and time while a GPU "
-                    "thread was current")
+        supports = (
+            "kernel launches (each counted once) and their rate, launch gaps, sync count and time, the "
+            "main thread's switch count and off-CPU time (unclassified), IRQ counts and time while a GPU "
+            "thread was current"
+        )
     else:
-        supports = ("kernel launches and their rate, launch gaps, sync count and time, every workload thread's "
-                    "switch count and off-CPU time (unclassified), and the IRQs that interrupted them")
+        supports = (
+            "kernel launches and their rate, launch gaps, sync count and time, every workload thread's "
+            "switch count and off-CPU time (unclassified), and the IRQs that interrupted them"
+        )
     return _not_given(
         "No verdict can be given from this file: the study's CSV layout records neither why a thread left the "
         "CPU (preempted or blocked on its own sync) nor any wakeup, so preemption and run-queue waits cannot be "
         f"told apart from the workload's own waiting. What it does support: {supports}. Record with launchgap "
-        "for a verdict.")
+        "for a verdict."
+    )
 
 
 def _no_target(trace: Trace) -> Verdict:
     """Nothing names the workload (a trace-cmd import without --target; --system with no CUDA use): the
     threads in the trace are whatever ran, and a verdict about them would be about nobody in particular."""
     if trace.meta.get(MetaKey.SOURCE):
-        how = (f"re-import it naming the workload's command (`launchgap import {trace.meta[MetaKey.SOURCE]} "
-               f"--target NAME`)")
+        how = (
+            f"re-import it naming the workload's command (`launchgap import {trace.meta[MetaKey.SOURCE]} "
+            f"--target NAME`)"
+        )
     else:
         how = "record the workload itself (`launchgap record -- COMMAND`, or `-p PID`)"
     return _not_given(
         "No verdict can be given: no target was named, so the trace has no workload to judge (it was recorded "
         "or imported system-wide, and nothing in it used CUDA). The views (timeline, running/waiting) need "
-        f"none; for a verdict, {how}.")
+        f"none; for a verdict, {how}."
+    )
 
 
 def _incomplete(trace: TraceInfo) -> str:
@@ -135,37 +161,55 @@ def _level(share: float) -> str:
     return "negligible" if share < NEGLIGIBLE_PERCENT else "light" if share < HEAVY_PERCENT else "heavy"
 
 
-def _verdict(threads: list[ThreadTaken], launching: set[int], recoverable: int,
-             taken_where_unknown: dict[int, int] | None = None) -> Verdict:
+def _verdict(
+    threads: list[ThreadTaken], launching: set[int], recoverable: int, taken_where_unknown: dict[int, int] | None = None
+) -> Verdict:
     """TAKEN_WHERE_UNKNOWN: tid -> the part of its waits that lies where a CPU's switches do not chain."""
     pool = [t for t in threads if t.tid in launching] or threads
     life = sum(t.lifetime_ns for t in pool)
     taken_ns = sum(t.preempted_ns + t.runqueue_ns + t.irq_ns for t in pool)
     share = 100.0 * taken_ns / life if life else 0.0
-    by = {"preemption": sum(t.preempted_ns for t in pool), "run-queue wait": sum(t.runqueue_ns for t in pool),
-          "interrupts": sum(t.irq_ns for t in pool)}
+    by = {
+        "preemption": sum(t.preempted_ns for t in pool),
+        "run-queue wait": sum(t.runqueue_ns for t in pool),
+        "interrupts": sum(t.irq_ns for t in pool),
+    }
     main_cause = max(by, key=by.get) if taken_ns else None
     whose = "launching threads" if launching else "threads"
-    numbers = (f"The {whose} lost {taken_ns / 1e9:.3f} s of {life / 1e9:.3f} s ({share:.2f}%) to the scheduler and "
-               f"interrupts: preemption {by['preemption'] / 1e9:.3f} s, run-queue wait "
-               f"{by['run-queue wait'] / 1e9:.3f} s, interrupts {by['interrupts'] / 1e9:.3f} s.")
+    numbers = (
+        f"The {whose} lost {taken_ns / 1e9:.3f} s of {life / 1e9:.3f} s ({share:.2f}%) to the scheduler and "
+        f"interrupts: preemption {by['preemption'] / 1e9:.3f} s, run-queue wait "
+        f"{by['run-queue wait'] / 1e9:.3f} s, interrupts {by['interrupts'] / 1e9:.3f} s."
+    )
     level = _level(share)
     advice = TUNING_ADVICE[level]
     if main_cause == "interrupts" and level != "negligible":
         advice += " Interrupts dominate: steering IRQ affinity away from the launching threads' cores comes first."
-    text = (f"{numbers} That is {level} interference (below {NEGLIGIBLE_PERCENT:g}% negligible, from "
-            f"{HEAVY_PERCENT:g}% heavy). {advice}")
+    text = (
+        f"{numbers} That is {level} interference (below {NEGLIGIBLE_PERCENT:g}% negligible, from "
+        f"{HEAVY_PERCENT:g}% heavy). {advice}"
+    )
     if recoverable:
-        text += (f" Of that, {recoverable / 1e9:.3f} s fell between consecutive kernel launches, delaying the "
-                 f"next launch directly: what a mitigation would recover first.")
+        text += (
+            f" Of that, {recoverable / 1e9:.3f} s fell between consecutive kernel launches, delaying the "
+            f"next launch directly: what a mitigation would recover first."
+        )
     unknown = sum((taken_where_unknown or {}).get(t.tid, 0) for t in pool)
     if unknown:
         rest = 100.0 * (taken_ns - unknown) / life if life else 0.0
-        text += (f" But {unknown / 1e9:.3f} s of the time taken lies where a CPU's switches do not chain (the "
-                 f"caveat above): who ran there is unknown, so it may not have been taken at all; without it the "
-                 f"share is {rest:.2f}% ({_level(rest)}).")
-    return Verdict(level=level, taken_percent=share, taken_ns=taken_ns, main_cause=main_cause,
-                   recoverable_ns=recoverable, text=text)
+        text += (
+            f" But {unknown / 1e9:.3f} s of the time taken lies where a CPU's switches do not chain (the "
+            f"caveat above): who ran there is unknown, so it may not have been taken at all; without it the "
+            f"share is {rest:.2f}% ({_level(rest)})."
+        )
+    return Verdict(
+        level=level,
+        taken_percent=share,
+        taken_ns=taken_ns,
+        main_cause=main_cause,
+        recoverable_ns=recoverable,
+        text=text,
+    )
 
 
 def _seconds(ns: int) -> str:
@@ -207,7 +251,7 @@ def _top_culprit(g: GpuTime) -> str:
     if not g.culprits:
         return ""
     top = g.culprits[0]
-    took = (_ms(top.high_ns) if top.low_ns == top.high_ns else f"{_ms(top.low_ns)} to {_ms(top.high_ns)}")
+    took = _ms(top.high_ns) if top.low_ns == top.high_ns else f"{_ms(top.low_ns)} to {_ms(top.high_ns)}"
     share = f", {top.share_percent:.0f}% of it" if top.share_percent is not None else ""
     return f" Most of it was {_who(top)}: {took}{share}."
 
@@ -217,25 +261,38 @@ def _predicted(p) -> str:
     if p is None or p.predicted_high_per_s is None and p.predicted_low_per_s is None:
         return ""
     unit = "steps/s" if p.basis == "steps" else "GPU spans/s"
-    if p.predicted_low_per_s is not None and p.predicted_high_per_s is not None \
-            and abs(p.predicted_high_per_s - p.predicted_low_per_s) < 1e-9 * p.predicted_high_per_s:
-        return (f" Without it: {p.predicted_high_per_s:.1f} {unit} instead of {p.measured_per_s:.1f} "
-                f"({p.gain_high_percent:+.1f}%).")
+    if (
+        p.predicted_low_per_s is not None
+        and p.predicted_high_per_s is not None
+        and abs(p.predicted_high_per_s - p.predicted_low_per_s) < 1e-9 * p.predicted_high_per_s
+    ):
+        return (
+            f" Without it: {p.predicted_high_per_s:.1f} {unit} instead of {p.measured_per_s:.1f} "
+            f"({p.gain_high_percent:+.1f}%)."
+        )
     if p.predicted_high_per_s is None:
-        return (f" Without it: at least {p.predicted_low_per_s:.1f} {unit} instead of {p.measured_per_s:.1f} "
-                f"(the host sets no upper bound).")
-    return (f" Without it: {p.predicted_low_per_s:.1f} to {p.predicted_high_per_s:.1f} {unit} instead of "
-            f"{p.measured_per_s:.1f} ({p.gain_low_percent:+.1f}% to {p.gain_high_percent:+.1f}%).")
+        return (
+            f" Without it: at least {p.predicted_low_per_s:.1f} {unit} instead of {p.measured_per_s:.1f} "
+            f"(the host sets no upper bound)."
+        )
+    return (
+        f" Without it: {p.predicted_low_per_s:.1f} to {p.predicted_high_per_s:.1f} {unit} instead of "
+        f"{p.measured_per_s:.1f} ({p.gain_low_percent:+.1f}% to {p.gain_high_percent:+.1f}%)."
+    )
 
 
 # what each verdict level asks of the user, the CPU-time and the GPU-time verdicts alike
 TUNING_ADVICE = {
     "negligible": "No scheduler or IRQ tuning is needed; monitor only.",
-    "light": ("Pin the launching threads (taskset or a cpuset) and raise their priority (nice -n -10, or "
-              "SCHED_FIFO with a bounded priority) so neighbours stop preempting them."),
-    "heavy": ("Isolate cores for the workload (isolcpus/nohz_full, or a cgroup v2 cpuset that neighbours "
-              "cannot use), pin the launching threads to them, and steer IRQs away from those cores "
-              "(/proc/irq/*/smp_affinity_list)."),
+    "light": (
+        "Pin the launching threads (taskset or a cpuset) and raise their priority (nice -n -10, or "
+        "SCHED_FIFO with a bounded priority) so neighbours stop preempting them."
+    ),
+    "heavy": (
+        "Isolate cores for the workload (isolcpus/nohz_full, or a cgroup v2 cpuset that neighbours "
+        "cannot use), pin the launching threads to them, and steer IRQs away from those cores "
+        "(/proc/irq/*/smp_affinity_list)."
+    ),
 }
 
 
@@ -244,10 +301,14 @@ def _gain_words(p) -> str:
     if p is None or p.gain_low_percent is None:
         return ""
     if p.gain_high_percent is None:
-        return (f"; removing that interference would raise throughput by at least {p.gain_low_percent:.1f}% (the "
-                f"host sets no upper bound)")
-    return (f"; removing that interference would raise throughput by {p.gain_low_percent:.1f}% to "
-            f"{p.gain_high_percent:.1f}%")
+        return (
+            f"; removing that interference would raise throughput by at least {p.gain_low_percent:.1f}% (the "
+            f"host sets no upper bound)"
+        )
+    return (
+        f"; removing that interference would raise throughput by {p.gain_low_percent:.1f}% to "
+        f"{p.gain_high_percent:.1f}%"
+    )
 
 
 # Above this share of the GPU's idle between its work with no host state known for it, the trace cannot
@@ -268,24 +329,35 @@ def _unknown_verdict(cpu: Verdict, g: GpuTime, share: float, profiler_alone: boo
     """The GPU's idle mostly without a known host cause: what is missing, and how to get it."""
     idle = sum(c.ns for c in g.causes if c.cause not in gpu.BY_DESIGN)
     unknown = sum(c.ns for c in g.causes if c.cause == gpu.UNKNOWN)
-    head = (f"The GPU sat idle {_seconds(idle)} between its work over {_seconds(g.active_ns)} "
-            f"({100 * idle / g.active_ns if g.active_ns else 0:.1f}%); for {_seconds(unknown)} of it "
-            f"({100 * unknown / g.active_ns if g.active_ns else 0:.1f}% of the span) it waited for the host, and "
-            f"the trace does not hold what the launching threads were doing then (preempted, waiting to run, "
-            f"interrupted, or running their own code), so it cannot say how much of that interference caused: "
-            f"interference of unknown weight, not negligible.")
+    head = (
+        f"The GPU sat idle {_seconds(idle)} between its work over {_seconds(g.active_ns)} "
+        f"({100 * idle / g.active_ns if g.active_ns else 0:.1f}%); for {_seconds(unknown)} of it "
+        f"({100 * unknown / g.active_ns if g.active_ns else 0:.1f}% of the span) it waited for the host, and "
+        f"the trace does not hold what the launching threads were doing then (preempted, waiting to run, "
+        f"interrupted, or running their own code), so it cannot say how much of that interference caused: "
+        f"interference of unknown weight, not negligible."
+    )
     if profiler_alone:
-        how = ("A PyTorch profiler trace holds the GPU's work and the calls that made it, not who held the CPU. "
-               "Record the same run with launchgap (`sudo launchgap record --no-cuda-probes -o run.lg -- COMMAND`, "
-               "or `-p PID` for a running job) while the profiler runs, then join the two: `launchgap report run.lg "
-               "--kineto TRACE.json.gz` gives the exact answer, culprits and the throughput without them.")
+        how = (
+            "A PyTorch profiler trace holds the GPU's work and the calls that made it, not who held the CPU. "
+            "Record the same run with launchgap (`sudo launchgap record --no-cuda-probes -o run.lg -- COMMAND`, "
+            "or `-p PID` for a running job) while the profiler runs, then join the two: `launchgap report run.lg "
+            "--kineto TRACE.json.gz` gives the exact answer, culprits and the throughput without them."
+        )
     else:
-        how = ("The launching threads' states are missing there (their switches and wakeups were not recorded, "
-               "or the GPU work's calls are not in the trace): record the whole run with launchgap, from before "
-               "the workload starts, with --gpu-activity or joined to a profiler trace.")
-    return replace(cpu, level=UNKNOWN_LEVEL, text=f"{head} {how}", basis="gpu_time",
-                   gpu_idle_low_percent=100.0 * g.interference_low_ns / g.active_ns if g.active_ns else 0.0,
-                   gpu_idle_high_percent=100.0 * g.interference_high_ns / g.active_ns if g.active_ns else 0.0)
+        how = (
+            "The launching threads' states are missing there (their switches and wakeups were not recorded, "
+            "or the GPU work's calls are not in the trace): record the whole run with launchgap, from before "
+            "the workload starts, with --gpu-activity or joined to a profiler trace."
+        )
+    return replace(
+        cpu,
+        level=UNKNOWN_LEVEL,
+        text=f"{head} {how}",
+        basis="gpu_time",
+        gpu_idle_low_percent=100.0 * g.interference_low_ns / g.active_ns if g.active_ns else 0.0,
+        gpu_idle_high_percent=100.0 * g.interference_high_ns / g.active_ns if g.active_ns else 0.0,
+    )
 
 
 # how to get the exact answer where the recorder attached to running processes (-p): CUDA loads a collector only
@@ -293,7 +365,8 @@ def _unknown_verdict(cpu: Verdict, g: GpuTime, share: float, profiler_alone: boo
 EXACT_FOR_A_RUNNING_JOB = (
     "For the exact answer on a job that runs for long, restart it under `sudo launchgap record --gpu-activity -o "
     "run.lg -- COMMAND`; or, for a PyTorch job, record it with `-p` while torch.profiler runs in it and join the "
-    "two: `launchgap report run.lg --kineto TRACE.json.gz`.")
+    "two: `launchgap report run.lg --kineto TRACE.json.gz`."
+)
 
 
 def _gpu_verdict(cpu: Verdict, g: GpuTime, profiler_alone: bool = False, attached: bool = False) -> Verdict:
@@ -312,16 +385,23 @@ def _gpu_verdict(cpu: Verdict, g: GpuTime, profiler_alone: bool = False, attache
         # bounds that straddle a threshold: said so, rather than the worse or the better
         level = "uncertain"
     if g.mode == "exact":
-        lost = (f"The GPU lost {_ms(g.interference_high_ns)} of its {_ms(active)} of work to interference "
-                f"({high:.2f}%)")
+        lost = f"The GPU lost {_ms(g.interference_high_ns)} of its {_ms(active)} of work to interference ({high:.2f}%)"
     else:
-        lost = (f"The GPU lost between {_ms(g.interference_low_ns)} and {_ms(g.interference_high_ns)} of its "
-                f"{_ms(active)} of work to interference ({low:.2f}%-{high:.2f}%; estimated from the host: {g.why})")
-    said = {"negligible": "negligible: no action needed", "light": "light", "heavy": "heavy",
-            "uncertain": "of uncertain weight"}[level]
+        lost = (
+            f"The GPU lost between {_ms(g.interference_low_ns)} and {_ms(g.interference_high_ns)} of its "
+            f"{_ms(active)} of work to interference ({low:.2f}%-{high:.2f}%; estimated from the host: {g.why})"
+        )
+    said = {
+        "negligible": "negligible: no action needed",
+        "light": "light",
+        "heavy": "heavy",
+        "uncertain": "of uncertain weight",
+    }[level]
     if level == "uncertain":
-        advice = (f"The estimate spans {_level(low)} to {_level(high)}: record with --gpu-activity (or join a "
-                  f"PyTorch profiler trace) for the exact answer.")
+        advice = (
+            f"The estimate spans {_level(low)} to {_level(high)}: record with --gpu-activity (or join a "
+            f"PyTorch profiler trace) for the exact answer."
+        )
     else:
         advice = TUNING_ADVICE[level]
     if attached and g.mode != "exact":
@@ -335,13 +415,24 @@ def _gpu_verdict(cpu: Verdict, g: GpuTime, profiler_alone: bool = False, attache
     if level == "negligible" and g.cpu_interference_ns > g.interference_high_ns:
         # the CPU side's tables show what the threads lost: say why the GPU hardly noticed
         hidden = g.hidden_high_ns if g.mode == "exact" else g.hidden_low_ns
-        hid = (f" Its launching threads lost {_ms(g.cpu_interference_ns)} of CPU time meanwhile; queued GPU work hid "
-               f"{'' if g.mode == 'exact' else 'at least '}{100.0 * hidden / g.cpu_interference_ns:.0f}% of it.")
-    text = (f"{lost}: {said} (below {NEGLIGIBLE_PERCENT:g}% negligible, from {HEAVY_PERCENT:g}% heavy)."
-            + (_top_culprit(g) if level != "negligible" else hid) + f" {advice}"
-            + (_predicted(g.prediction) if level != "negligible" else ""))
-    return replace(cpu, level=level, text=text, basis="gpu_time" if g.mode == "exact" else "gpu_time_bounds",
-                   gpu_idle_low_percent=low, gpu_idle_high_percent=high)
+        hid = (
+            f" Its launching threads lost {_ms(g.cpu_interference_ns)} of CPU time meanwhile; queued GPU work hid "
+            f"{'' if g.mode == 'exact' else 'at least '}{100.0 * hidden / g.cpu_interference_ns:.0f}% of it."
+        )
+    text = (
+        f"{lost}: {said} (below {NEGLIGIBLE_PERCENT:g}% negligible, from {HEAVY_PERCENT:g}% heavy)."
+        + (_top_culprit(g) if level != "negligible" else hid)
+        + f" {advice}"
+        + (_predicted(g.prediction) if level != "negligible" else "")
+    )
+    return replace(
+        cpu,
+        level=level,
+        text=text,
+        basis="gpu_time" if g.mode == "exact" else "gpu_time_bounds",
+        gpu_idle_low_percent=low,
+        gpu_idle_high_percent=high,
+    )
 
 
 def gpu_time_section(w: Workload, gpu_info: GpuActivity) -> GpuTime:
@@ -355,43 +446,89 @@ def gpu_time_section(w: Workload, gpu_info: GpuActivity) -> GpuTime:
         return gpu.no_section("no thread of the workload launched a kernel")
     measurement = measurement_of(w.trace)
     if gpu_info.recorded and gpu_info.executions:
-        return gpu.exact_section(w.trace, w.pids, w.segments, w.runs, w.irqs, (w.bounds.start_ns, w.bounds.end_ns),
-                                 w.syncs, launching, measurement, cgroup_table=w.cgroup_table)
+        return gpu.exact_section(
+            w.trace,
+            w.pids,
+            w.segments,
+            w.runs,
+            w.irqs,
+            (w.bounds.start_ns, w.bounds.end_ns),
+            w.syncs,
+            launching,
+            measurement,
+            cgroup_table=w.cgroup_table,
+        )
     if w.segments.is_empty():
         return gpu.no_section("the trace has no thread states for the launching threads")
     landmarks = gpu.launch_landmarks(w.trace, w.pids, w.syncs)
     why = gpu_info.why_absent or "its GPU activity did not arrive"
-    return gpu.bounds_section(w.trace, landmarks, w.syncs, w.segments, w.runs, w.irqs, launching, why, measurement,
-                              cgroup_table=w.cgroup_table)
+    return gpu.bounds_section(
+        w.trace,
+        landmarks,
+        w.syncs,
+        w.segments,
+        w.runs,
+        w.irqs,
+        launching,
+        why,
+        measurement,
+        cgroup_table=w.cgroup_table,
+    )
 
 
 def _mark_incomplete(verdict: Verdict, why: str) -> Verdict:
     """A verdict on part of a recording says so first: its numbers are lower bounds."""
-    return replace(verdict, text=(f"This trace is incomplete ({why}): every count and time below is a lower "
-                                  f"bound, and the verdict rests on what was read. " + verdict.text))
+    return replace(
+        verdict,
+        text=(
+            f"This trace is incomplete ({why}): every count and time below is a lower "
+            f"bound, and the verdict rests on what was read. " + verdict.text
+        ),
+    )
 
 
-def inconsistent_cpus(trace: Trace, breaks: pl.DataFrame, segments: pl.DataFrame
-                      ) -> tuple[list[InconsistentCpu], dict[int, int]]:
+def inconsistent_cpus(
+    trace: Trace, breaks: pl.DataFrame, segments: pl.DataFrame
+) -> tuple[list[InconsistentCpu], dict[int, int]]:
     """The CPUs whose switches do not chain (BREAKS: timeline.switch_chain_breaks), and per target thread
     the part of its waits (SEGMENTS) that lies where they do not."""
     if breaks.is_empty():
         return [], {}
-    where_unknown = (taken.taken_where_unknown(segments, breaks) if not segments.is_empty()
-                     else pl.DataFrame(schema={"tid": pl.UInt32, "cpu": pl.UInt32, "ns": pl.Int64}))
-    per_cpu = (breaks.group_by("cpu").agg(pl.len().alias("unmatched"), (pl.col("in_tid") == 0).sum().alias("after_idle"),
-                                          (pl.col("end_ns") - pl.col("start_ns")).sum().alias("unknown_ns"))
-               .join(trace.of(Event.SWITCH, "cpu").group_by("cpu").len("switches"), on="cpu", how="left")
-               .join(where_unknown.group_by("cpu").agg(pl.col("ns").sum().alias("taken_ns")), on="cpu", how="left")
-               .fill_null(0).sort("cpu"))
-    cpus = [InconsistentCpu(cpu=r["cpu"], switches=r["switches"], unmatched=r["unmatched"], after_idle=r["after_idle"],
-                            unknown_ns=r["unknown_ns"], taken_ns=r["taken_ns"]) for r in per_cpu.iter_rows(named=True)]
+    where_unknown = (
+        taken.taken_where_unknown(segments, breaks)
+        if not segments.is_empty()
+        else pl.DataFrame(schema={"tid": pl.UInt32, "cpu": pl.UInt32, "ns": pl.Int64})
+    )
+    per_cpu = (
+        breaks.group_by("cpu")
+        .agg(
+            pl.len().alias("unmatched"),
+            (pl.col("in_tid") == 0).sum().alias("after_idle"),
+            (pl.col("end_ns") - pl.col("start_ns")).sum().alias("unknown_ns"),
+        )
+        .join(trace.of(Event.SWITCH, "cpu").group_by("cpu").len("switches"), on="cpu", how="left")
+        .join(where_unknown.group_by("cpu").agg(pl.col("ns").sum().alias("taken_ns")), on="cpu", how="left")
+        .fill_null(0)
+        .sort("cpu")
+    )
+    cpus = [
+        InconsistentCpu(
+            cpu=r["cpu"],
+            switches=r["switches"],
+            unmatched=r["unmatched"],
+            after_idle=r["after_idle"],
+            unknown_ns=r["unknown_ns"],
+            taken_ns=r["taken_ns"],
+        )
+        for r in per_cpu.iter_rows(named=True)
+    ]
     by_tid = dict(where_unknown.group_by("tid").agg(pl.col("ns").sum()).iter_rows())
     return cpus, by_tid
 
 
 def inconsistency_caveat(cpus: list[InconsistentCpu], seconds: float) -> str:
     """One line for every CPU whose switches do not chain (SECONDS: the trace's length)."""
+
     def ms(ns: int) -> str:
         return f"{ns / 1e6:.3f} ms"
 
@@ -402,12 +539,16 @@ def inconsistency_caveat(cpus: list[InconsistentCpu], seconds: float) -> str:
     its = "their" if len(cpus) > 1 else "its"
     share = f" ({100 * unknown / 1e9 / (seconds * len(cpus)):.1f}% of {its} time)" if seconds else ""
     idle = f", {after_idle:,} of them right after a switch-in of the idle task" if after_idle else ""
-    text = (f"the switches of CPU{'s' if len(cpus) > 1 else ''} {which} do not chain: in {unmatched:,} of {its} "
-            f"{switches:,} the task switched out is not the one last switched in there{idle}. A switch was never "
-            f"recorded, so who ran is unknown for {ms(unknown)}{share}")
+    text = (
+        f"the switches of CPU{'s' if len(cpus) > 1 else ''} {which} do not chain: in {unmatched:,} of {its} "
+        f"{switches:,} the task switched out is not the one last switched in there{idle}. A switch was never "
+        f"recorded, so who ran is unknown for {ms(unknown)}{share}"
+    )
     if taken_ns:
-        text += (f"; {ms(taken_ns)} of the workload's preempted and run-queue time lies in that and may not have "
-                 f"been taken at all")
+        text += (
+            f"; {ms(taken_ns)} of the workload's preempted and run-queue time lies in that and may not have "
+            f"been taken at all"
+        )
     return text + " (the timeline hatches it)"
 
 
@@ -419,19 +560,29 @@ def silent_tasks(trace: Trace) -> list[dict]:
     if sw.is_empty():
         return []
     # each CPU's last switch-in, equal times in the order read: grouped, not sorted
-    running_at_end = set(sw.group_by("cpu").agg(
-        pl.col("next_tid").filter(pl.col("ts_ns") == pl.col("ts_ns").max()).last())["next_tid"].to_list())
+    running_at_end = set(
+        sw.group_by("cpu")
+        .agg(pl.col("next_tid").filter(pl.col("ts_ns") == pl.col("ts_ns").max()).last())["next_tid"]
+        .to_list()
+    )
     switched_out = set(sw["tid"].unique().to_list())
     switched_in = set(sw["next_tid"].unique().to_list())
     silent_tids = sorted(switched_in - switched_out - running_at_end - {0})
     if not silent_tids:
         return []
     # names and counts only for those (on a --system trace, strings a switch would cost more than the rest)
-    ins = (trace.scan(Event.SWITCH).select("next_pid", "next_tid", "next_comm")
-           .filter(pl.col("next_tid").is_in(silent_tids)).collect()
-           .group_by("next_pid", "next_tid").agg(pl.len().alias("switch_ins"), pl.col("next_comm").last()))
-    return [{"pid": p, "tid": t, "comm": c, "switch_ins": n}
-            for p, t, n, c in ins.sort(["switch_ins", "next_tid"], descending=[True, False]).rows()]
+    ins = (
+        trace.scan(Event.SWITCH)
+        .select("next_pid", "next_tid", "next_comm")
+        .filter(pl.col("next_tid").is_in(silent_tids))
+        .collect()
+        .group_by("next_pid", "next_tid")
+        .agg(pl.len().alias("switch_ins"), pl.col("next_comm").last())
+    )
+    return [
+        {"pid": p, "tid": t, "comm": c, "switch_ins": n}
+        for p, t, n, c in ins.sort(["switch_ins", "next_tid"], descending=[True, False]).rows()
+    ]
 
 
 def _times(n: int) -> str:
@@ -450,14 +601,19 @@ def silent_caveats(silent: list[dict], culprits: pl.DataFrame, taken_ns: int) ->
     for task in silent:
         bears = 0
         if not culprits.is_empty():
-            bears = int(culprits.filter((pl.col("run_pid") == task["pid"])
-                                        & pl.col("run_comm").eq_missing(task["comm"]))["ns"].sum())
+            bears = int(
+                culprits.filter((pl.col("run_pid") == task["pid"]) & pl.col("run_comm").eq_missing(task["comm"]))[
+                    "ns"
+                ].sum()
+            )
         share = 100.0 * bears / taken_ns if taken_ns else 0.0
-        text = (f"{task['comm'] or 'an unnamed task'} ({task['pid']}/{task['tid']}) was switched in {_times(task['switch_ins'])} but "
-                f"its switch-outs were never traced by this kernel: a thread it preempted looks preempted until "
-                f"its next recorded switch-out. The workload waited {_duration(bears)} while it ran, "
-                f"{share:.2f}% of the {_duration(taken_ns)} taken from the workload: at most that much is "
-                f"counted as preemption wrongly")
+        text = (
+            f"{task['comm'] or 'an unnamed task'} ({task['pid']}/{task['tid']}) was switched in {_times(task['switch_ins'])} but "
+            f"its switch-outs were never traced by this kernel: a thread it preempted looks preempted until "
+            f"its next recorded switch-out. The workload waited {_duration(bears)} while it ran, "
+            f"{share:.2f}% of the {_duration(taken_ns)} taken from the workload: at most that much is "
+            f"counted as preemption wrongly"
+        )
         (shown if share > MINOR_CAVEAT_PERCENT else minor).append(text)
     return shown, minor
 
@@ -470,15 +626,20 @@ def failed_launches(trace: Trace, pids: set[int]) -> FailedLaunches:
     calls = trace.of(Event.RUNTIME_ONLY, "pid", "runtime_api", "return_code").filter(pl.col("pid").is_in(list(pids)))
     failed = calls.filter(pl.col("runtime_api").is_in(RUNTIME_LAUNCH_APIS) & (pl.col("return_code") != 0))
     by = failed.group_by("runtime_api", "return_code").len().sort("len", "runtime_api", descending=[True, False])
-    return FailedLaunches(recorded=recorded, count=failed.height, runtime_only_calls=calls.height,
-                          by=[FailedLaunch(runtime_api=a, return_code=c, count=n) for a, c, n in by.rows()])
+    return FailedLaunches(
+        recorded=recorded,
+        count=failed.height,
+        runtime_only_calls=calls.height,
+        by=[FailedLaunch(runtime_api=a, return_code=c, count=n) for a, c, n in by.rows()],
+    )
 
 
 def runtime_names_recorded(trace: Trace, *calls: pl.DataFrame) -> bool:
     """The trace names the runtime entry point of each call: recorded with --api-names, or (a study CSV,
     whose rows are the runtime's) some of CALLS carry a name."""
     return bool(trace.meta.get(MetaKey.OPTIONS, {}).get("api_names")) or any(
-        frame["runtime_api"].null_count() < frame.height for frame in calls)
+        frame["runtime_api"].null_count() < frame.height for frame in calls
+    )
 
 
 def _by_runtime_api(counts: pl.DataFrame, recorded: bool) -> dict[str, int] | None:
@@ -510,11 +671,14 @@ def _cgroup_culprits(culprits: pl.DataFrame, table: pl.DataFrame | None) -> list
 def _launch_chunks(trace: Trace, pids: set[int]):
     """A fresh iterator over the targets' launches (tid, ts_ns) in time order, a few segments at a time."""
     wanted = list(pids)
-    return lambda: (chunk.filter(pl.col("pid").is_in(wanted)).select("tid", "ts_ns")
-                    for chunk in trace.in_time_order(Event.LAUNCH, "ts_ns", "pid", "tid"))
+    return lambda: (
+        chunk.filter(pl.col("pid").is_in(wanted)).select("tid", "ts_ns")
+        for chunk in trace.in_time_order(Event.LAUNCH, "ts_ns", "pid", "tid")
+    )
 
 
 # --- the report: what it is computed from, then one builder per section ------------------------------------
+
 
 def report_json(trace: Trace) -> dict:
     """The report as JSON (docs/report-schema.md)."""
@@ -533,26 +697,27 @@ def build_report(trace: Trace) -> Report:
 class Workload:
     """What every section of the report is computed from, made once (workload_of): the trace, its span,
     the workload's threads, what they did and what was done to them, as frames."""
+
     trace: Trace
     bounds: Bounds
     pids: set[int]
-    threads: pl.DataFrame           # targets.target_threads: pid, tid, comm, first_ns, last_ns
+    threads: pl.DataFrame  # targets.target_threads: pid, tid, comm, first_ns, last_ns
     tids: list[int]
-    launches: pl.DataFrame          # the targets' launches counted: tid, api, runtime_api, launches
-    syncs: pl.DataFrame             # the targets' syncs: ts_ns, pid, tid, api, runtime_api, duration_ns
-    switches: pl.DataFrame          # the target threads' switch-outs: ts_ns, tid, voluntary
-    segments: pl.DataFrame          # timeline.thread_segments: each target thread's states over time
-    runs: pl.DataFrame              # _runs: who ran on each CPU when
-    cgroup_table: pl.DataFrame | None   # the cgroups runs' run_cgroup codes name; None when not recorded
-    silent: list[dict]              # silent_tasks
-    irqs: pl.DataFrame              # irqs.irq_intervals: every interrupt
-    target_irqs: pl.DataFrame       # those that interrupted a target thread
-    unchained: list[InconsistentCpu]    # inconsistent_cpus
+    launches: pl.DataFrame  # the targets' launches counted: tid, api, runtime_api, launches
+    syncs: pl.DataFrame  # the targets' syncs: ts_ns, pid, tid, api, runtime_api, duration_ns
+    switches: pl.DataFrame  # the target threads' switch-outs: ts_ns, tid, voluntary
+    segments: pl.DataFrame  # timeline.thread_segments: each target thread's states over time
+    runs: pl.DataFrame  # _runs: who ran on each CPU when
+    cgroup_table: pl.DataFrame | None  # the cgroups runs' run_cgroup codes name; None when not recorded
+    silent: list[dict]  # silent_tasks
+    irqs: pl.DataFrame  # irqs.irq_intervals: every interrupt
+    target_irqs: pl.DataFrame  # those that interrupted a target thread
+    unchained: list[InconsistentCpu]  # inconsistent_cpus
     taken_where_unknown: dict[int, int]  # tid -> its waits where a CPU's switches do not chain
-    culprits: pl.DataFrame          # taken.culprits: who ran while a target thread waited
-    states: pl.DataFrame            # taken.state_time: ns in each state, per thread
-    migrations: pl.DataFrame        # taken.migration_time
-    lost: dict[str, int]            # lost events by kind
+    culprits: pl.DataFrame  # taken.culprits: who ran while a target thread waited
+    states: pl.DataFrame  # taken.state_time: ns in each state, per thread
+    migrations: pl.DataFrame  # taken.migration_time
+    lost: dict[str, int]  # lost events by kind
 
     @functools.cached_property
     def launch_counts(self) -> pl.DataFrame:
@@ -571,17 +736,23 @@ def workload_of(trace: Trace) -> Workload:
     pids = target_pids(trace)
     threads = target_threads(trace, pids)
     tids = threads["tid"].to_list()
-    launches = collect_streamed(trace.scan(Event.LAUNCH).filter(pl.col("pid").is_in(list(pids)))
-                                .group_by("tid", "api", "runtime_api").agg(pl.len().alias("launches")))
+    launches = collect_streamed(
+        trace.scan(Event.LAUNCH)
+        .filter(pl.col("pid").is_in(list(pids)))
+        .group_by("tid", "api", "runtime_api")
+        .agg(pl.len().alias("launches"))
+    )
     syncs = trace.of(Event.SYNC, "ts_ns", "pid", "tid", "api", "runtime_api", "duration_ns").filter(
-        pl.col("pid").is_in(list(pids)))
+        pl.col("pid").is_in(list(pids))
+    )
     switches = trace.of(Event.SWITCH, "ts_ns", "tid", "voluntary").filter(pl.col("tid").is_in(tids))
     # the run slices (numpy, one CPU) while the segments are built (numpy, the other)
     # a trace that records every switch chains them on each CPU; where it does not, say so
     every_switch = records_every_switch(trace)
     ((runs, cgroup_table), silent, breaks), segments = side_by_side(
         lambda: (_runs(trace, bounds), silent_tasks(trace), switch_chain_breaks(trace) if every_switch else None),
-        lambda: thread_segments(trace, tids, bounds))
+        lambda: thread_segments(trace, tids, bounds),
+    )
     irqs = irq_intervals(trace)
     unchained, taken_unknown = inconsistent_cpus(trace, breaks, segments) if breaks is not None else ([], {})
 
@@ -590,12 +761,30 @@ def workload_of(trace: Trace) -> Workload:
         return taken.state_time(segments), taken.migration_time(migrated, segments)
 
     culprits, (states, migrations) = side_by_side(
-        lambda: taken.culprits(segments, runs) if not segments.is_empty() else pl.DataFrame(), states_and_migrations)
-    return Workload(trace=trace, bounds=bounds, pids=pids, threads=threads, tids=tids, launches=launches,
-                    syncs=syncs, switches=switches, segments=segments, runs=runs, cgroup_table=cgroup_table,
-                    silent=silent, irqs=irqs, target_irqs=irqs.filter(pl.col("tid").is_in(tids)),
-                    unchained=unchained, taken_where_unknown=taken_unknown, culprits=culprits, states=states,
-                    migrations=migrations, lost=_lost(trace))
+        lambda: taken.culprits(segments, runs) if not segments.is_empty() else pl.DataFrame(), states_and_migrations
+    )
+    return Workload(
+        trace=trace,
+        bounds=bounds,
+        pids=pids,
+        threads=threads,
+        tids=tids,
+        launches=launches,
+        syncs=syncs,
+        switches=switches,
+        segments=segments,
+        runs=runs,
+        cgroup_table=cgroup_table,
+        silent=silent,
+        irqs=irqs,
+        target_irqs=irqs.filter(pl.col("tid").is_in(tids)),
+        unchained=unchained,
+        taken_where_unknown=taken_unknown,
+        culprits=culprits,
+        states=states,
+        migrations=migrations,
+        lost=_lost(trace),
+    )
 
 
 def report_from(w: Workload, gaps: Gaps, recoverable_ns: int) -> Report:
@@ -634,14 +823,27 @@ def profiler_section(w: Workload) -> list[ProfilerFile]:
         clock = f.get("clock")
         start, end = int(f["window_start_ns"]), int(f["window_end_ns"])
         covered = max(0, min(end, w.bounds.end_ns) - max(start, w.bounds.start_ns))
-        out.append(ProfilerFile(
-            path=f["path"], layout=f["layout"], pid=f.get("pid"), rank=f.get("rank"), devices=list(f["devices"]),
-            window_start_ns=start, window_end_ns=end,
-            window_percent=100.0 * covered / span if joined and span > 0 else None,
-            kernels=f["kernels"], nccl_kernels=f["nccl_kernels"], graph_nodes=f["graph_nodes"], copies=f["copies"],
-            memsets=f["memsets"], calls=f["calls"], foreign_thread_calls=f["foreign_thread_calls"],
-            damage=dict(f.get("damage") or {}),
-            clock=ProfilerClock(**clock) if isinstance(clock, dict) else None))
+        out.append(
+            ProfilerFile(
+                path=f["path"],
+                layout=f["layout"],
+                pid=f.get("pid"),
+                rank=f.get("rank"),
+                devices=list(f["devices"]),
+                window_start_ns=start,
+                window_end_ns=end,
+                window_percent=100.0 * covered / span if joined and span > 0 else None,
+                kernels=f["kernels"],
+                nccl_kernels=f["nccl_kernels"],
+                graph_nodes=f["graph_nodes"],
+                copies=f["copies"],
+                memsets=f["memsets"],
+                calls=f["calls"],
+                foreign_thread_calls=f["foreign_thread_calls"],
+                damage=dict(f.get("damage") or {}),
+                clock=ProfilerClock(**clock) if isinstance(clock, dict) else None,
+            )
+        )
     return out
 
 
@@ -651,37 +853,54 @@ def trace_section(w: Workload, threads: list[ThreadTaken]) -> TraceInfo:
     taken_ns = sum(t.preempted_ns + t.runqueue_ns + t.irq_ns for t in threads)
     silent_shown, silent_minor = silent_caveats(w.silent, w.culprits, taken_ns)
     return TraceInfo(
-        path=str(w.trace.path), mode=meta.get(MetaKey.MODE), command=meta.get(MetaKey.COMMAND),
+        path=str(w.trace.path),
+        mode=meta.get(MetaKey.MODE),
+        command=meta.get(MetaKey.COMMAND),
         pids=list(meta.get(MetaKey.PIDS) or []),
-        host=host.get("hostname"), kernel=host.get("kernel_release"),
-        cpus=(meta.get(MetaKey.TOPOLOGY) or {}).get("count"), truncated=w.trace.truncated,
-        clean_end=w.trace.end is not None, damage=list(w.trace.damage), csv_source=meta.get(MetaKey.CSV_SOURCE),
-        caveats=meta.get(MetaKey.CAVEATS, []) + silent_shown
+        host=host.get("hostname"),
+        kernel=host.get("kernel_release"),
+        cpus=(meta.get(MetaKey.TOPOLOGY) or {}).get("count"),
+        truncated=w.trace.truncated,
+        clean_end=w.trace.end is not None,
+        damage=list(w.trace.damage),
+        csv_source=meta.get(MetaKey.CSV_SOURCE),
+        caveats=meta.get(MetaKey.CAVEATS, [])
+        + silent_shown
         + ([inconsistency_caveat(w.unchained, w.bounds.seconds)] if w.unchained else []),
-        minor_caveats=silent_minor, inconsistent_cpus=w.unchained)
+        minor_caveats=silent_minor,
+        inconsistent_cpus=w.unchained,
+    )
 
 
 def overview_section(w: Workload) -> Overview:
     """Counts and rates of what the workload did: launches, syncs, switches, interrupts, lost events."""
     n_launches = int(w.launches["launches"].sum())
     runtime_names = runtime_names_recorded(w.trace, w.launches, w.syncs)
-    irq_table = (w.irqs.group_by("kind", "name")
-                 .agg(pl.len().alias("count"), pl.col("exclusive_ns").sum().alias("ns"),
-                      pl.col("tid").is_in(w.tids).sum().alias("on_workload"))
-                 .sort(["ns", "kind", "name"], descending=[True, False, False]))
+    irq_table = (
+        w.irqs.group_by("kind", "name")
+        .agg(
+            pl.len().alias("count"),
+            pl.col("exclusive_ns").sum().alias("ns"),
+            pl.col("tid").is_in(w.tids).sum().alias("on_workload"),
+        )
+        .sort(["ns", "kind", "name"], descending=[True, False, False])
+    )
     switches = w.switches.height
     return Overview(
         wall_ns=w.bounds.end_ns - w.bounds.start_ns,
-        processes=sorted(w.pids), threads=len(w.tids), launching_threads=len(w.launching),
+        processes=sorted(w.pids),
+        threads=len(w.tids),
+        launching_threads=len(w.launching),
         launches=n_launches,
-        launches_by_api={k: v for k, v in w.launches.group_by("api").agg(pl.col("launches").sum())
-                         .sort("api").iter_rows()},
+        launches_by_api={
+            k: v for k, v in w.launches.group_by("api").agg(pl.col("launches").sum()).sort("api").iter_rows()
+        },
         launches_by_runtime_api=_by_runtime_api(w.launches.select("runtime_api", n="launches"), runtime_names),
         launch_rate_hz=n_launches / w.bounds.seconds if w.bounds.seconds else 0.0,
-        syncs=w.syncs.height, sync_ns=int(w.syncs["duration_ns"].sum() or 0),
+        syncs=w.syncs.height,
+        sync_ns=int(w.syncs["duration_ns"].sum() or 0),
         syncs_by_api={k: v for k, v in w.syncs.group_by("api").len().sort("api").iter_rows()},
-        syncs_by_runtime_api=_by_runtime_api(w.syncs.group_by("runtime_api").agg(pl.len().alias("n")),
-                                             runtime_names),
+        syncs_by_runtime_api=_by_runtime_api(w.syncs.group_by("runtime_api").agg(pl.len().alias("n")), runtime_names),
         failed_launches=failed_launches(w.trace, w.pids),
         switches=switches,
         preempted_switches=int((~w.switches["voluntary"]).sum()) if switches else 0,
@@ -721,12 +940,19 @@ def study_metrics_section(w: Workload, threads: list[ThreadTaken]) -> StudyMetri
 def thread_rows(w: Workload) -> list[ThreadTaken]:
     """Each target thread: its time by state, what it did, and who and what took time from it (taken.threads)."""
     # by task: a task that changed cgroups has a row for each in `culprits`, summed here
-    by_task = w.culprits if "run_cgroup" not in w.culprits.columns else (
-        w.culprits.group_by("tid", "cause", "run_pid", "run_comm").agg(pl.col("ns").sum())
-        .sort(["ns", "tid", "cause", "run_pid", "run_comm"], descending=[True, False, False, False, False]))
+    by_task = (
+        w.culprits
+        if "run_cgroup" not in w.culprits.columns
+        else (
+            w.culprits.group_by("tid", "cause", "run_pid", "run_comm")
+            .agg(pl.col("ns").sum())
+            .sort(["ns", "tid", "cause", "run_pid", "run_comm"], descending=[True, False, False, False, False])
+        )
+    )
     irq_by_thread = taken.irq_time(w.irqs, w.tids)
     switch_counts = w.switches.group_by("tid").agg(
-        pl.col("voluntary").sum().alias("blocked_switches"), (~pl.col("voluntary")).sum().alias("preempted_switches"))
+        pl.col("voluntary").sum().alias("blocked_switches"), (~pl.col("voluntary")).sum().alias("preempted_switches")
+    )
     sync_time = w.syncs.group_by("tid").agg(pl.len().alias("syncs"), pl.col("duration_ns").sum().alias("sync_ns"))
     irq_ns = irq_by_thread.group_by("tid").agg(pl.col("ns").sum().alias("irq_ns"), pl.col("count").sum().alias("irqs"))
     # a thread with no switch, wakeup or migration (the study's CSV sees only the main thread's switches; a
@@ -734,33 +960,61 @@ def thread_rows(w: Workload) -> list[ThreadTaken]:
     # in no known state, rather than none at all
     states = w.states
     unseen = w.threads.filter(~pl.col("tid").is_in(states["tid"].to_list())).select(
-        "tid", (pl.col("last_ns").cast(pl.Int64) - pl.col("first_ns").cast(pl.Int64)).alias("unknown_ns"))
+        "tid", (pl.col("last_ns").cast(pl.Int64) - pl.col("first_ns").cast(pl.Int64)).alias("unknown_ns")
+    )
     if not unseen.is_empty():
-        states = pl.concat([states, unseen.with_columns(pl.col("unknown_ns").alias("lifetime_ns"))],
-                           how="diagonal_relaxed").fill_null(0)
-    per_thread = (w.threads.join(states, on="tid", how="left").join(switch_counts, on="tid", how="left")
-                  .join(w.launch_counts, on="tid", how="left").join(sync_time, on="tid", how="left")
-                  .join(irq_ns, on="tid", how="left").join(w.migrations, on="tid", how="left")
-                  .fill_null(0).sort("launches", "tid", descending=[True, False]))
+        states = pl.concat(
+            [states, unseen.with_columns(pl.col("unknown_ns").alias("lifetime_ns"))], how="diagonal_relaxed"
+        ).fill_null(0)
+    per_thread = (
+        w.threads.join(states, on="tid", how="left")
+        .join(switch_counts, on="tid", how="left")
+        .join(w.launch_counts, on="tid", how="left")
+        .join(sync_time, on="tid", how="left")
+        .join(irq_ns, on="tid", how="left")
+        .join(w.migrations, on="tid", how="left")
+        .fill_null(0)
+        .sort("launches", "tid", descending=[True, False])
+    )
     rows = []
     for row in per_thread.iter_rows(named=True):
         tid = row["tid"]
         mine = by_task.filter(pl.col("tid") == tid) if not by_task.is_empty() else by_task
-        rows.append(ThreadTaken(
-            pid=row["pid"], tid=tid, comm=row["comm"], lifetime_ns=row["lifetime_ns"],
-            launches=row["launches"], syncs=row["syncs"], sync_ns=row["sync_ns"],
-            running_ns=row["running_ns"], blocked_ns=row["blocked_ns"], offcpu_ns=row["offcpu_ns"],
-            preempted_ns=row["preempted_ns"], runqueue_ns=row["runqueue_ns"], irq_ns=row["irq_ns"],
-            unknown_ns=row["unknown_ns"],
-            preempted_switches=row["preempted_switches"], blocked_switches=row["blocked_switches"],
-            migrations=row["migrations"], runnable_around_migrations_ns=row["runnable_around_ns"],
-            taken_percent=taken.percent(row["preempted_ns"] + row["runqueue_ns"] + row["irq_ns"], row["lifetime_ns"]),
-            culprits=[ThreadCulprit(cause=c, pid=p, comm=m, ns=n)
-                      for c, p, m, n in (mine.select("cause", "run_pid", "run_comm", "ns").head(5).rows()
-                                         if not mine.is_empty() else [])],
-            irqs=[ThreadIrq(kind=k, name=n, count=c, ns=s_)
-                  for _, k, n, c, s_ in irq_by_thread.filter(pl.col("tid") == tid).rows()],
-        ))
+        rows.append(
+            ThreadTaken(
+                pid=row["pid"],
+                tid=tid,
+                comm=row["comm"],
+                lifetime_ns=row["lifetime_ns"],
+                launches=row["launches"],
+                syncs=row["syncs"],
+                sync_ns=row["sync_ns"],
+                running_ns=row["running_ns"],
+                blocked_ns=row["blocked_ns"],
+                offcpu_ns=row["offcpu_ns"],
+                preempted_ns=row["preempted_ns"],
+                runqueue_ns=row["runqueue_ns"],
+                irq_ns=row["irq_ns"],
+                unknown_ns=row["unknown_ns"],
+                preempted_switches=row["preempted_switches"],
+                blocked_switches=row["blocked_switches"],
+                migrations=row["migrations"],
+                runnable_around_migrations_ns=row["runnable_around_ns"],
+                taken_percent=taken.percent(
+                    row["preempted_ns"] + row["runqueue_ns"] + row["irq_ns"], row["lifetime_ns"]
+                ),
+                culprits=[
+                    ThreadCulprit(cause=c, pid=p, comm=m, ns=n)
+                    for c, p, m, n in (
+                        mine.select("cause", "run_pid", "run_comm", "ns").head(5).rows() if not mine.is_empty() else []
+                    )
+                ],
+                irqs=[
+                    ThreadIrq(kind=k, name=n, count=c, ns=s_)
+                    for _, k, n, c, s_ in irq_by_thread.filter(pl.col("tid") == tid).rows()
+                ],
+            )
+        )
     return rows
 
 
@@ -769,11 +1023,23 @@ def taken_section(w: Workload, threads: list[ThreadTaken]) -> Taken:
     culprits = []
     recorder = measurement_of(w.trace, threads=False)
     if not w.culprits.is_empty():
-        for cause, pid, comm, ns in (w.culprits.group_by("cause", "run_pid", "run_comm").agg(pl.col("ns").sum())
-                                     .sort(["ns", "cause", "run_pid", "run_comm"],
-                                           descending=[True, False, False, False]).head(10).rows()):
-            culprits.append(Culprit(cause=cause, pid=pid, comm=comm, ns=ns,
-                                    is_recorder=recorder.is_ours_by_name(pid, comm), is_idle=pid == 0))
+        for cause, pid, comm, ns in (
+            w.culprits.group_by("cause", "run_pid", "run_comm")
+            .agg(pl.col("ns").sum())
+            .sort(["ns", "cause", "run_pid", "run_comm"], descending=[True, False, False, False])
+            .head(10)
+            .rows()
+        ):
+            culprits.append(
+                Culprit(
+                    cause=cause,
+                    pid=pid,
+                    comm=comm,
+                    ns=ns,
+                    is_recorder=recorder.is_ours_by_name(pid, comm),
+                    is_idle=pid == 0,
+                )
+            )
     return Taken(
         total=TakenTotal(
             lifetime_ns=sum(t.lifetime_ns for t in threads),
@@ -792,12 +1058,17 @@ def taken_section(w: Workload, threads: list[ThreadTaken]) -> Taken:
 
 def gaps_section(launch_gaps: GapStats) -> Gaps:
     """Launch gaps by class, the tail's attribution and the bursts (gap_stream.py)."""
-    return Gaps(classes=launch_gaps.class_table(), tail=launch_gaps.tail_attribution(), bursts=launch_gaps.bursts(),
-                count=launch_gaps.count)
+    return Gaps(
+        classes=launch_gaps.class_table(),
+        tail=launch_gaps.tail_attribution(),
+        bursts=launch_gaps.bursts(),
+        count=launch_gaps.count,
+    )
 
 
-def verdict_section(w: Workload, threads: list[ThreadTaken], recoverable_ns: int, gpu_time: GpuTime,
-                    incomplete: str) -> Verdict:
+def verdict_section(
+    w: Workload, threads: list[ThreadTaken], recoverable_ns: int, gpu_time: GpuTime, incomplete: str
+) -> Verdict:
     """The verdict: in GPU time where the GPU-time section has one, else in the launching threads' CPU time;
     none for a study CSV or a trace that names no workload. INCOMPLETE: why the trace is not the whole
     recording ('' when it is)."""
@@ -808,8 +1079,12 @@ def verdict_section(w: Workload, threads: list[ThreadTaken], recoverable_ns: int
     else:
         verdict = _verdict(threads, w.launching, recoverable_ns, w.taken_where_unknown)
         if gpu_time.mode != "none" and gpu_time.active_ns:
-            verdict = _gpu_verdict(verdict, gpu_time, profiler_alone=w.trace.meta.get(MetaKey.MODE) == "profiler",
-                                   attached=w.trace.meta.get(MetaKey.MODE) == "pids")
+            verdict = _gpu_verdict(
+                verdict,
+                gpu_time,
+                profiler_alone=w.trace.meta.get(MetaKey.MODE) == "profiler",
+                attached=w.trace.meta.get(MetaKey.MODE) == "pids",
+            )
     return _mark_incomplete(verdict, incomplete) if incomplete else verdict
 
 
@@ -826,15 +1101,21 @@ def host_checks_section(w: Workload) -> HostChecks | None:
     if not snapshot:
         return None
     launching = w.launching
-    tids, whose = (launching, "the launching threads' CPUs") if launching else (set(w.tids),
-                                                                                 "the workload threads' CPUs")
+    tids, whose = (
+        (launching, "the launching threads' CPUs") if launching else (set(w.tids), "the workload threads' CPUs")
+    )
     cpus = workload_cpus(w.trace, tids, launching=bool(launching))
     target = Target(cpus, whose) if cpus else None
     result = run_doctor(SnapshotHost(snapshot, "the recorded host"), target)
-    bearing = [c for c in result.checks
-               if c.status in (Status.WARN, Status.FAIL) or (c.about_target and target is not None)]
-    return HostChecks(source=HOST_CHECKS_SOURCE, target=HostTarget(cpus=sorted(cpus), description=whose),
-                      counts=result.counts(), checks=bearing)
+    bearing = [
+        c for c in result.checks if c.status in (Status.WARN, Status.FAIL) or (c.about_target and target is not None)
+    ]
+    return HostChecks(
+        source=HOST_CHECKS_SOURCE,
+        target=HostTarget(cpus=sorted(cpus), description=whose),
+        counts=result.counts(),
+        checks=bearing,
+    )
 
 
 def warnings_section(lost: dict[str, int], incomplete: str) -> dict[str, str]:

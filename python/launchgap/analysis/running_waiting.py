@@ -47,9 +47,9 @@ from launchgap.trace.model import collect_streamed
 
 @dataclass(frozen=True)
 class RunningWaiting:
-    steps: pl.DataFrame        # ts_ns (step start), running, runnable: counts hold until the next row
-    failures: pl.DataFrame     # start_ns, end_ns: merged work-conservation failure intervals
-    waits: pl.DataFrame        # tid, cpu, start_ns, end_ns: every wait, clipped to the window
+    steps: pl.DataFrame  # ts_ns (step start), running, runnable: counts hold until the next row
+    failures: pl.DataFrame  # start_ns, end_ns: merged work-conservation failure intervals
+    waits: pl.DataFrame  # tid, cpu, start_ns, end_ns: every wait, clipped to the window
     n_cpus: int
 
     @property
@@ -74,10 +74,18 @@ def _task_edges(switches: pl.LazyFrame, window: Window) -> pl.DataFrame:
     after the window's end (in_after_ns)."""
     ts = pl.col("ts_ns")
     outs = switches.filter(pl.col("tid") != 0).select("tid", ts, pl.lit(False).alias("is_in"))
-    ins = switches.filter(pl.col("next_tid") != 0).select(pl.col("next_tid").alias("tid"), ts, pl.lit(True).alias("is_in"))
-    return collect_streamed(pl.concat([outs, ins]).filter((ts < window.lo_ns) | ((ts >= window.hi_ns) & pl.col("is_in")))
-                            .group_by("tid").agg(ts.filter(ts < window.lo_ns).max().alias("from_ns"),
-                                                 ts.filter(ts >= window.hi_ns).min().alias("in_after_ns")))
+    ins = switches.filter(pl.col("next_tid") != 0).select(
+        pl.col("next_tid").alias("tid"), ts, pl.lit(True).alias("is_in")
+    )
+    return collect_streamed(
+        pl.concat([outs, ins])
+        .filter((ts < window.lo_ns) | ((ts >= window.hi_ns) & pl.col("is_in")))
+        .group_by("tid")
+        .agg(
+            ts.filter(ts < window.lo_ns).max().alias("from_ns"),
+            ts.filter(ts >= window.hi_ns).min().alias("in_after_ns"),
+        )
+    )
 
 
 def wait_intervals(trace: Trace, start_ns: int, window: Window | None = None) -> pl.DataFrame:
@@ -88,30 +96,51 @@ def wait_intervals(trace: Trace, start_ns: int, window: Window | None = None) ->
     events from its last switch before the window to its first switch-in after it. A wait that overlaps
     the window starts at or after that last switch (an earlier one ended by that switch, the task's
     next after it) and ends by that first switch-in."""
-    switches = trace.scan(Event.SWITCH).select(pl.col("ts_ns").cast(pl.Int64), "cpu", "tid", "next_tid", "voluntary",
-                                               "prev_state")
+    switches = trace.scan(Event.SWITCH).select(
+        pl.col("ts_ns").cast(pl.Int64), "cpu", "tid", "next_tid", "voluntary", "prev_state"
+    )
     wakes = pl.concat([trace.scan(kind) for kind in (Event.WAKEUP, Event.WAKEUP_NEW)]).select(
-        pl.col("ts_ns").cast(pl.Int64), "tid", "target_cpu")
+        pl.col("ts_ns").cast(pl.Int64), "tid", "target_cpu"
+    )
     kept = pl.lit(True)
     if window is not None:
         # every event of a task in that range, none left out between: a switch-in is then taken for the
         # task's first event only where it is the range's first, whose stretch ends before the window
         edges = _task_edges(switches, window)
         kept = pl.col("ts_ns").is_between(_per_task(edges, "from_ns", -1), _per_task(edges, "in_after_ns", NO_END))
-    still_runnable = (pl.when(pl.col("voluntary").is_not_null()).then(~pl.col("voluntary"))
-                      .otherwise(pl.col("prev_state").fill_null(0) == 0))
-    outs = switches.filter(pl.col("tid") != 0).filter(kept).select(
-        "ts_ns", "tid", "cpu",
-        pl.when(still_runnable).then(pl.lit("out_runnable")).otherwise(pl.lit("out_blocked")).alias("kind"))
-    ins = switches.filter(pl.col("next_tid") != 0).with_columns(pl.col("next_tid").alias("tid")).filter(kept).select(
-        "ts_ns", "tid", "cpu", pl.lit("in").alias("kind"))
-    wakes = wakes.filter(pl.col("tid") != 0).filter(kept).select(
-        "ts_ns", "tid", pl.col("target_cpu").alias("cpu"), pl.lit("wake").alias("kind"))
-    rows = collect_streamed(pl.concat([outs, ins, wakes]).with_columns(pl.col("tid").cast(pl.UInt32),
-                                                                        pl.col("cpu").cast(pl.UInt32)))
+    still_runnable = (
+        pl.when(pl.col("voluntary").is_not_null())
+        .then(~pl.col("voluntary"))
+        .otherwise(pl.col("prev_state").fill_null(0) == 0)
+    )
+    outs = (
+        switches.filter(pl.col("tid") != 0)
+        .filter(kept)
+        .select(
+            "ts_ns",
+            "tid",
+            "cpu",
+            pl.when(still_runnable).then(pl.lit("out_runnable")).otherwise(pl.lit("out_blocked")).alias("kind"),
+        )
+    )
+    ins = (
+        switches.filter(pl.col("next_tid") != 0)
+        .with_columns(pl.col("next_tid").alias("tid"))
+        .filter(kept)
+        .select("ts_ns", "tid", "cpu", pl.lit("in").alias("kind"))
+    )
+    wakes = (
+        wakes.filter(pl.col("tid") != 0)
+        .filter(kept)
+        .select("ts_ns", "tid", pl.col("target_cpu").alias("cpu"), pl.lit("wake").alias("kind"))
+    )
+    rows = collect_streamed(
+        pl.concat([outs, ins, wakes]).with_columns(pl.col("tid").cast(pl.UInt32), pl.col("cpu").cast(pl.UInt32))
+    )
     order = {"out_blocked": 0, "out_runnable": 0, "wake": 1, "in": 2}
     rows = rows.with_columns(pl.col("kind").replace_strict(order, return_dtype=pl.Int8).alias("rank")).sort(
-        "tid", "ts_ns", "rank")
+        "tid", "ts_ns", "rank"
+    )
     is_in = pl.col("kind") == "in"
     switch_kind = pl.when(pl.col("kind") != "wake").then(pl.col("kind"))
 
@@ -122,25 +151,40 @@ def wait_intervals(trace: Trace, start_ns: int, window: Window | None = None) ->
     # each wait ends at the task's next recorded switch after it (a switch-in, or a switch-out whose
     # switch-in went unrecorded) on that switch's CPU; a second start before it (waking + wakeup) changes
     # nothing. A wait begun by a switch-in (runnable since the trace's start) ends at that switch-in.
-    rows = rows.with_columns(switch_kind.forward_fill().shift(1).over("tid").alias("before"),
-                             pl.col("kind").shift(1).over("tid").alias("prev_kind"),
-                             pl.when(is_in).then(pl.col("ts_ns")).otherwise(next_switch("ts_ns")).alias("end_ns"),
-                             pl.when(is_in).then(pl.col("cpu")).otherwise(next_switch("cpu")).alias("end_cpu"),
-                             next_switch("kind").alias("next_switch_kind"))
+    rows = rows.with_columns(
+        switch_kind.forward_fill().shift(1).over("tid").alias("before"),
+        pl.col("kind").shift(1).over("tid").alias("prev_kind"),
+        pl.when(is_in).then(pl.col("ts_ns")).otherwise(next_switch("ts_ns")).alias("end_ns"),
+        pl.when(is_in).then(pl.col("cpu")).otherwise(next_switch("cpu")).alias("end_cpu"),
+        next_switch("kind").alias("next_switch_kind"),
+    )
     # a wakeup before the task's first switch starts a wait only if that switch is a switch-in: a first
     # switch-out shows it was running since the trace's start, so it was woken while still running
     woken_from_blocked = (pl.col("before") == "out_blocked") | (
-        pl.col("before").is_null() & (pl.col("next_switch_kind") == "in"))
-    starts_wait = ((pl.col("kind") == "out_runnable")
-                   | ((pl.col("kind") == "wake") & woken_from_blocked)
-                   | (is_in & pl.col("prev_kind").is_null()))
+        pl.col("before").is_null() & (pl.col("next_switch_kind") == "in")
+    )
+    starts_wait = (
+        (pl.col("kind") == "out_runnable")
+        | ((pl.col("kind") == "wake") & woken_from_blocked)
+        | (is_in & pl.col("prev_kind").is_null())
+    )
     rows = rows.with_columns(
-        pl.when(is_in & pl.col("prev_kind").is_null()).then(pl.lit(start_ns))
-        .otherwise(pl.col("ts_ns")).alias("wait_from"), starts_wait.alias("starts"))
-    waits = rows.filter(pl.col("starts") & pl.col("end_ns").is_not_null()).group_by("tid", "end_ns").agg(
-        pl.col("wait_from").min(), pl.col("end_cpu").first())
-    return waits.select("tid", pl.col("end_cpu").alias("cpu"), pl.col("wait_from").alias("start_ns"),
-                        "end_ns").filter(pl.col("end_ns") > pl.col("start_ns")).sort("start_ns", "tid")
+        pl.when(is_in & pl.col("prev_kind").is_null())
+        .then(pl.lit(start_ns))
+        .otherwise(pl.col("ts_ns"))
+        .alias("wait_from"),
+        starts_wait.alias("starts"),
+    )
+    waits = (
+        rows.filter(pl.col("starts") & pl.col("end_ns").is_not_null())
+        .group_by("tid", "end_ns")
+        .agg(pl.col("wait_from").min(), pl.col("end_cpu").first())
+    )
+    return (
+        waits.select("tid", pl.col("end_cpu").alias("cpu"), pl.col("wait_from").alias("start_ns"), "end_ns")
+        .filter(pl.col("end_ns") > pl.col("start_ns"))
+        .sort("start_ns", "tid")
+    )
 
 
 def _step_counts(deltas: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, list[np.ndarray]]:
@@ -158,15 +202,18 @@ def _step_counts(deltas: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarra
 def _edges(frame: pl.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     starts = frame["start_ns"].to_numpy().astype(np.int64)
     ends = frame["end_ns"].to_numpy().astype(np.int64)
-    return (np.concatenate([starts, ends]),
-            np.concatenate([np.ones(starts.size, np.int64), -np.ones(ends.size, np.int64)]))
+    return (
+        np.concatenate([starts, ends]),
+        np.concatenate([np.ones(starts.size, np.int64), -np.ones(ends.size, np.int64)]),
+    )
 
 
 def _first_run_ns(trace: Trace) -> int | None:
     """When the trace's first run slice starts, read from its switches up to the first that switches a
     task in (every run starts at the trace's start or at such a switch), else from every switch."""
-    first_in = collect_streamed(trace.scan(Event.SWITCH).filter(pl.col("next_tid") != 0)
-                                .select(pl.col("ts_ns").cast(pl.Int64).min()))["ts_ns"][0]
+    first_in = collect_streamed(
+        trace.scan(Event.SWITCH).filter(pl.col("next_tid") != 0).select(pl.col("ts_ns").cast(pl.Int64).min())
+    )["ts_ns"][0]
     if first_in is None:
         return None
     # from time 0: a run that starts before the trace's recorded start is not cut
@@ -181,13 +228,16 @@ def why_not_countable(trace: Trace) -> str | None:
     """Why TRACE cannot give running and waiting counts (one line), or None."""
     if records_every_switch(trace):
         return None
-    return (f"{trace.path}: recorded in target mode, which holds other tasks' switches only where they met a "
-            f"target; running-waiting counts every task's (who runs, who waits), so it needs a recording made "
-            f"with --system, or a trace-cmd import")
+    return (
+        f"{trace.path}: recorded in target mode, which holds other tasks' switches only where they met a "
+        f"target; running-waiting counts every task's (who runs, who waits), so it needs a recording made "
+        f"with --system, or a trace-cmd import"
+    )
 
 
-def running_waiting(trace: Trace, window: Window, n_cpus: int, tids: set[int] | None = None,
-                    whole: bool = False) -> RunningWaiting:
+def running_waiting(
+    trace: Trace, window: Window, n_cpus: int, tids: set[int] | None = None, whole: bool = False
+) -> RunningWaiting:
     """The counts in WINDOW, read from the events that bear on it (memory follows the window, not the
     trace); WHOLE reads every switch and wakeup of the trace, the reference the tests compare with.
     The counts are those of a trace that records every switch (why_not_countable says when it does not)."""
@@ -201,15 +251,22 @@ def running_waiting(trace: Trace, window: Window, n_cpus: int, tids: set[int] | 
         waits = wait_intervals(trace, window.lo_ns if first is None else first, window)
     # waits on a busy run queue: the part of each wait while its CPU ran something else
     busy = all_runs.select("cpu", "start_ns", "end_ns")
-    pairs = overlaps(waits.select("cpu", pl.col("start_ns").alias("q_start"), pl.col("end_ns").alias("q_end")),
-                     busy.rename({"start_ns": "r_start", "end_ns": "r_end"}), "cpu")
-    blocked = pairs.select("cpu", pl.max_horizontal("q_start", "r_start").alias("start_ns"),
-                           pl.min_horizontal("q_end", "r_end").alias("end_ns"))
+    pairs = overlaps(
+        waits.select("cpu", pl.col("start_ns").alias("q_start"), pl.col("end_ns").alias("q_end")),
+        busy.rename({"start_ns": "r_start", "end_ns": "r_end"}),
+        "cpu",
+    )
+    blocked = pairs.select(
+        "cpu",
+        pl.max_horizontal("q_start", "r_start").alias("start_ns"),
+        pl.min_horizontal("q_end", "r_end").alias("end_ns"),
+    )
     runs = all_runs if tids is None else all_runs.filter(pl.col("tid").is_in(sorted(tids)))
     mine = waits if tids is None else waits.filter(pl.col("tid").is_in(sorted(tids)))
     runs, mine, busy, blocked = (clip(f, window) for f in (runs, mine, busy, blocked))
     times, (running, waiting, busy_n, blocked_n) = _step_counts(
-        [_edges(runs), _edges(mine), _edges(busy), _edges(blocked)])
+        [_edges(runs), _edges(mine), _edges(busy), _edges(blocked)]
+    )
     steps = pl.DataFrame({"ts_ns": times, "running": running, "runnable": running + waiting})
     failing = (blocked_n > 0) & (busy_n < n_cpus)
     failures = _runs_of_true(times, failing, window.hi_ns)

@@ -21,8 +21,16 @@ def _is_waiting(state: pl.Expr) -> pl.Expr:
 
 
 # each state's column in state_time, and its type
-STATE_TIME_SCHEMA = {"tid": pl.UInt32, "running_ns": pl.Int64, "preempted_ns": pl.Int64, "runqueue_ns": pl.Int64,
-                     "blocked_ns": pl.Int64, "offcpu_ns": pl.Int64, "unknown_ns": pl.Int64, "lifetime_ns": pl.Int64}
+STATE_TIME_SCHEMA = {
+    "tid": pl.UInt32,
+    "running_ns": pl.Int64,
+    "preempted_ns": pl.Int64,
+    "runqueue_ns": pl.Int64,
+    "blocked_ns": pl.Int64,
+    "offcpu_ns": pl.Int64,
+    "unknown_ns": pl.Int64,
+    "lifetime_ns": pl.Int64,
+}
 
 
 def state_time(segments: pl.DataFrame) -> pl.DataFrame:
@@ -32,11 +40,19 @@ def state_time(segments: pl.DataFrame) -> pl.DataFrame:
         return pl.DataFrame(schema=STATE_TIME_SCHEMA)
     base = segments.with_columns((pl.col("s_end") - pl.col("s_start")).alias("ns"))
     # summed first: the pivot then has a row a thread and state, not a segment
-    wide = (base.group_by("tid", "state").agg(pl.col("ns").sum())
-            .pivot(on="state", index="tid", values="ns", aggregate_function="sum"))
-    column_of = {ThreadState.RUNNING: "running_ns", ThreadState.PREEMPTED: "preempted_ns",
-                 ThreadState.RUNQUEUE: "runqueue_ns", ThreadState.BLOCKED: "blocked_ns",
-                 ThreadState.OFFCPU: "offcpu_ns", ThreadState.UNKNOWN: "unknown_ns"}
+    wide = (
+        base.group_by("tid", "state")
+        .agg(pl.col("ns").sum())
+        .pivot(on="state", index="tid", values="ns", aggregate_function="sum")
+    )
+    column_of = {
+        ThreadState.RUNNING: "running_ns",
+        ThreadState.PREEMPTED: "preempted_ns",
+        ThreadState.RUNQUEUE: "runqueue_ns",
+        ThreadState.BLOCKED: "blocked_ns",
+        ThreadState.OFFCPU: "offcpu_ns",
+        ThreadState.UNKNOWN: "unknown_ns",
+    }
     for state in column_of:
         if state not in wide.columns:
             wide = wide.with_columns(pl.lit(0, pl.Int64).alias(state))
@@ -73,7 +89,7 @@ def _overlap_indices(queries: pl.DataFrame, runs: pl.DataFrame, key: str) -> tup
     query_rows = np.repeat(np.arange(q_key.size), counts)
     run_rows = lo[query_rows] + np.arange(query_rows.size) - np.repeat(np.cumsum(counts) - counts, counts)
     r_end = runs["r_end"].to_numpy()
-    overlap = (np.minimum(q_end[query_rows], r_end[run_rows]) - np.maximum(q_start[query_rows], r_start[run_rows]))
+    overlap = np.minimum(q_end[query_rows], r_end[run_rows]) - np.maximum(q_start[query_rows], r_start[run_rows])
     kept = overlap > 0
     return query_rows[kept], run_rows[kept], overlap[kept]
 
@@ -91,10 +107,14 @@ def taken_where_unknown(segments: pl.DataFrame, breaks: pl.DataFrame) -> pl.Data
     """tid, cpu, ns: the part of each thread's waits (preempted, run queue) on a CPU that lies where that
     CPU's switches do not chain (timeline.switch_chain_breaks): who ran there is unknown, so the wait may
     not have been one."""
-    waiting = segments.filter(_is_waiting(pl.col("state"))).select(
-        "tid", "cpu", pl.col("s_start").alias("q_start"), pl.col("s_end").alias("q_end")).drop_nulls("cpu")
-    unknown = _sorted_by(breaks.select("cpu", pl.col("start_ns").alias("r_start"), pl.col("end_ns").alias("r_end")),
-                         "cpu", "r_start")
+    waiting = (
+        segments.filter(_is_waiting(pl.col("state")))
+        .select("tid", "cpu", pl.col("s_start").alias("q_start"), pl.col("s_end").alias("q_end"))
+        .drop_nulls("cpu")
+    )
+    unknown = _sorted_by(
+        breaks.select("cpu", pl.col("start_ns").alias("r_start"), pl.col("end_ns").alias("r_end")), "cpu", "r_start"
+    )
     query_rows, _, overlap = _overlap_indices(waiting, unknown, "cpu")
     pairs = waiting.select("tid", "cpu")[query_rows].with_columns(pl.Series("ns", overlap.astype(np.int64)))
     return pairs.group_by("tid", "cpu").agg(pl.col("ns").sum()).sort("tid", "cpu")
@@ -104,15 +124,31 @@ def culprits(segments: pl.DataFrame, runs: pl.DataFrame) -> pl.DataFrame:
     """Who ran on a waiting thread's CPU while it waited: tid, cause, run_pid, run_comm, ns, and where RUNS
     carry it (analysis/cgroups.py) run_cgroup: a task that changed cgroups has a row for each."""
     by_cgroup = ["run_cgroup"] if "run_cgroup" in runs.columns else []
-    waiting = segments.filter(_is_waiting(pl.col("state"))).select(
-        "tid", "cpu", pl.col("state").alias("cause"), pl.col("s_start").alias("q_start"), pl.col("s_end").alias("q_end")
-    ).drop_nulls("cpu")  # a wait on no known CPU (an imported trace's) overlaps nothing
+    waiting = (
+        segments.filter(_is_waiting(pl.col("state")))
+        .select(
+            "tid",
+            "cpu",
+            pl.col("state").alias("cause"),
+            pl.col("s_start").alias("q_start"),
+            pl.col("s_end").alias("q_end"),
+        )
+        .drop_nulls("cpu")
+    )  # a wait on no known CPU (an imported trace's) overlaps nothing
     # the runs of CPUs no thread waited on are never looked at: the search is per CPU
     runs = _sorted_by(runs.drop_nulls("cpu"), "cpu", "r_start")
     query_rows, run_rows, overlap = _overlap_indices(waiting, runs, "cpu")
     if overlap.size == 0:
-        return pl.DataFrame(schema={"tid": pl.UInt32, "cause": pl.Utf8, "run_pid": pl.UInt32, "run_comm": pl.Utf8,
-                                    "ns": pl.Int64, **{c: pl.Int32 for c in by_cgroup}})
+        return pl.DataFrame(
+            schema={
+                "tid": pl.UInt32,
+                "cause": pl.Utf8,
+                "run_pid": pl.UInt32,
+                "run_comm": pl.Utf8,
+                "ns": pl.Int64,
+                **{c: pl.Int32 for c in by_cgroup},
+            }
+        )
     # grouped on numbers (a code for each name), the names put back on the groups only: a string a pair
     # costs a gather and a hash each
     name_code = runs["run_comm"].cast(pl.Categorical).to_physical().cast(pl.Int64).fill_null(NO_NAME)
@@ -120,30 +156,42 @@ def culprits(segments: pl.DataFrame, runs: pl.DataFrame) -> pl.DataFrame:
     name_code = pl.when(runs["run_pid"] == 0).then(pl.lit(IDLE_NAME, pl.Int64)).otherwise(name_code)
     # the cause as a flag, not a string a pair (WAITING has two)
     queued = (pl.col("cause") == WAITING[1]).alias("queued")
-    pairs = pl.concat([waiting.select("tid", queued)[query_rows],
-                       runs.select("run_pid", "run_tid", name_code.alias("name"), *by_cgroup)
-                       .with_row_index("run_row")[run_rows],
-                       pl.DataFrame({"overlap_ns": overlap.astype(np.int64)})], how="horizontal")
-    groups = (pairs.filter(pl.col("run_tid") != pl.col("tid"))
-              .group_by("tid", "queued", "run_pid", "name", *by_cgroup)
-              .agg(pl.col("overlap_ns").sum().alias("ns"), pl.col("run_row").first()))
+    pairs = pl.concat(
+        [
+            waiting.select("tid", queued)[query_rows],
+            runs.select("run_pid", "run_tid", name_code.alias("name"), *by_cgroup).with_row_index("run_row")[run_rows],
+            pl.DataFrame({"overlap_ns": overlap.astype(np.int64)}),
+        ],
+        how="horizontal",
+    )
+    groups = (
+        pairs.filter(pl.col("run_tid") != pl.col("tid"))
+        .group_by("tid", "queued", "run_pid", "name", *by_cgroup)
+        .agg(pl.col("overlap_ns").sum().alias("ns"), pl.col("run_row").first())
+    )
     names = runs["run_comm"].gather(groups["run_row"])
-    return (groups.with_columns(pl.when(pl.col("queued")).then(pl.lit(WAITING[1])).otherwise(pl.lit(WAITING[0]))
-                                .alias("cause"),
-                                pl.when(pl.col("run_pid") == 0).then(pl.lit("swapper")).otherwise(names)
-                                .alias("run_comm"))
-            .select("tid", "cause", "run_pid", "run_comm", "ns", *by_cgroup)
-            # equal times in a fixed order, whatever order the rows came in
-            .sort(["ns", "tid", "cause", "run_pid", "run_comm", *by_cgroup],
-                  descending=[True, False, False, False, False, *[False for _ in by_cgroup]]))
+    return (
+        groups.with_columns(
+            pl.when(pl.col("queued")).then(pl.lit(WAITING[1])).otherwise(pl.lit(WAITING[0])).alias("cause"),
+            pl.when(pl.col("run_pid") == 0).then(pl.lit("swapper")).otherwise(names).alias("run_comm"),
+        )
+        .select("tid", "cause", "run_pid", "run_comm", "ns", *by_cgroup)
+        # equal times in a fixed order, whatever order the rows came in
+        .sort(
+            ["ns", "tid", "cause", "run_pid", "run_comm", *by_cgroup],
+            descending=[True, False, False, False, False, *[False for _ in by_cgroup]],
+        )
+    )
 
 
 def irq_time(irqs: pl.DataFrame, tids: list[int]) -> pl.DataFrame:
     """Interrupt time that interrupted each target thread while it ran: tid, kind, name, count, ns."""
-    return (irqs.filter(pl.col("tid").is_in(tids))
-            .group_by("tid", "kind", "name")
-            .agg(pl.len().alias("count"), pl.col("exclusive_ns").sum().alias("ns"))
-            .sort(["ns", "tid", "kind", "name"], descending=[True, False, False, False]))
+    return (
+        irqs.filter(pl.col("tid").is_in(tids))
+        .group_by("tid", "kind", "name")
+        .agg(pl.len().alias("count"), pl.col("exclusive_ns").sum().alias("ns"))
+        .sort(["ns", "tid", "kind", "name"], descending=[True, False, False, False])
+    )
 
 
 def migration_time(trace_migrations: pl.DataFrame, segments: pl.DataFrame) -> pl.DataFrame:
@@ -182,9 +230,16 @@ def migration_time(trace_migrations: pl.DataFrame, segments: pl.DataFrame) -> pl
         inside = (found >= lo) & (m_ts[mine] <= e_end[np.maximum(found, 0)])
         wait_of_move[mine] = np.where(inside, found, -1)
     hit = np.unique(wait_of_move[wait_of_move >= 0])
-    around = (pl.DataFrame({"tid": pl.Series(e_tid[hit], dtype=segments["tid"].dtype),
-                            "runnable_around_ns": (e_end[hit] - e_start[hit]).astype(np.int64)})
-              .group_by("tid").agg(pl.col("runnable_around_ns").sum()))
+    around = (
+        pl.DataFrame(
+            {
+                "tid": pl.Series(e_tid[hit], dtype=segments["tid"].dtype),
+                "runnable_around_ns": (e_end[hit] - e_start[hit]).astype(np.int64),
+            }
+        )
+        .group_by("tid")
+        .agg(pl.col("runnable_around_ns").sum())
+    )
     return counts.join(around, on="tid", how="left").fill_null(0)
 
 

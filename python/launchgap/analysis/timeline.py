@@ -69,8 +69,16 @@ def cpu_runs(trace: Trace, bounds: Bounds, switches: pl.DataFrame | None = None)
     """
     sw = trace.of(Event.SWITCH, *RUN_COLUMNS) if switches is None else switches
     if sw.is_empty():
-        return pl.DataFrame(schema={"cpu": pl.UInt32, "r_start": pl.Int64, "r_end": pl.Int64, "run_pid": pl.UInt32,
-                                    "run_tid": pl.UInt32, "run_comm": pl.Utf8})
+        return pl.DataFrame(
+            schema={
+                "cpu": pl.UInt32,
+                "r_start": pl.Int64,
+                "r_end": pl.Int64,
+                "run_pid": pl.UInt32,
+                "run_tid": pl.UInt32,
+                "run_comm": pl.Utf8,
+            }
+        )
     ts, cpu = sw["ts_ns"].cast(pl.Int64).to_numpy(), sw["cpu"].to_numpy()
     order = grouped_time_order(cpu, ts)
     ts, cpu = ts[order], cpu[order]
@@ -95,14 +103,24 @@ def cpu_runs(trace: Trace, bounds: Bounds, switches: pl.DataFrame | None = None)
     def task(prev: str, nxt: str) -> pl.Series:
         return pl.concat([sw[nxt], sw[prev]]).gather(switch_row)
 
-    return pl.DataFrame({"cpu": np.insert(cpu, at, cpu[firsts])[kept], "r_start": starts[kept], "r_end": ends[kept]},
-                        schema={"cpu": sw["cpu"].dtype, "r_start": pl.Int64, "r_end": pl.Int64}).with_columns(
-        task("pid", "next_pid").alias("run_pid"), task("tid", "next_tid").alias("run_tid"),
-        task("comm", "next_comm").alias("run_comm"))
+    return pl.DataFrame(
+        {"cpu": np.insert(cpu, at, cpu[firsts])[kept], "r_start": starts[kept], "r_end": ends[kept]},
+        schema={"cpu": sw["cpu"].dtype, "r_start": pl.Int64, "r_end": pl.Int64},
+    ).with_columns(
+        task("pid", "next_pid").alias("run_pid"),
+        task("tid", "next_tid").alias("run_tid"),
+        task("comm", "next_comm").alias("run_comm"),
+    )
 
 
-BREAK_SCHEMA = {"cpu": pl.UInt32, "start_ns": pl.Int64, "end_ns": pl.Int64, "in_tid": pl.UInt32,
-                "in_comm": pl.Utf8, "out_tid": pl.UInt32}
+BREAK_SCHEMA = {
+    "cpu": pl.UInt32,
+    "start_ns": pl.Int64,
+    "end_ns": pl.Int64,
+    "in_tid": pl.UInt32,
+    "in_comm": pl.Utf8,
+    "out_tid": pl.UInt32,
+}
 
 
 def switch_chain_breaks(trace: Trace, switches: pl.DataFrame | None = None) -> pl.DataFrame:
@@ -124,17 +142,34 @@ def switch_chain_breaks(trace: Trace, switches: pl.DataFrame | None = None) -> p
     out_tid, in_tid = sw["tid"].to_numpy()[order], sw["next_tid"].to_numpy()[order]
     # a switch (row i + 1) against the CPU's previous one (row i)
     broken = np.flatnonzero((cpu[1:] == cpu[:-1]) & (out_tid[1:] != in_tid[:-1]))
-    return pl.DataFrame({"cpu": cpu[broken + 1], "start_ns": ts[broken], "end_ns": ts[broken + 1],
-                         "in_tid": in_tid[broken], "in_comm": sw["next_comm"].gather(order[broken]),
-                         "out_tid": out_tid[broken + 1]}, schema=BREAK_SCHEMA)
+    return pl.DataFrame(
+        {
+            "cpu": cpu[broken + 1],
+            "start_ns": ts[broken],
+            "end_ns": ts[broken + 1],
+            "in_tid": in_tid[broken],
+            "in_comm": sw["next_comm"].gather(order[broken]),
+            "out_tid": out_tid[broken + 1],
+        },
+        schema=BREAK_SCHEMA,
+    )
 
 
 # thread states (schema/trace.toml), numbered while the segments are built (a string a row costs sorts and
 # fills dearly): each by its position in the schema's order
 STATES = THREAD_STATES
-RUNNING, PREEMPTED, RUNQUEUE, BLOCKED, OFFCPU, UNKNOWN, DEAD = (STATES.index(state) for state in (
-    ThreadState.RUNNING, ThreadState.PREEMPTED, ThreadState.RUNQUEUE, ThreadState.BLOCKED, ThreadState.OFFCPU,
-    ThreadState.UNKNOWN, ThreadState.DEAD))
+RUNNING, PREEMPTED, RUNQUEUE, BLOCKED, OFFCPU, UNKNOWN, DEAD = (
+    STATES.index(state)
+    for state in (
+        ThreadState.RUNNING,
+        ThreadState.PREEMPTED,
+        ThreadState.RUNQUEUE,
+        ThreadState.BLOCKED,
+        ThreadState.OFFCPU,
+        ThreadState.UNKNOWN,
+        ThreadState.DEAD,
+    )
+)
 NO_STATE = -1
 SWITCHED, WOKEN, MIGRATED = range(3)
 # the segments' state column: an Enum, a byte a row held and compared, where a string is 16 bytes and a
@@ -163,10 +198,10 @@ def _with_firsts(values: np.ndarray, kept: np.ndarray, at: np.ndarray, firsts: n
     firsts = firsts.astype(values.dtype, copy=False)  # np.take writes only its own type into OUT
     done = 0
     for i, place in enumerate(at.tolist()):
-        np.take(values, kept[done:place], out=out[done + i:place + i])
+        np.take(values, kept[done:place], out=out[done + i : place + i])
         out[place + i] = firsts[i]
         done = place
-    np.take(values, kept[done:], out=out[done + at.size:])
+    np.take(values, kept[done:], out=out[done + at.size :])
     return out
 
 
@@ -176,18 +211,36 @@ def _state_events(trace: Trace, tids: list[int]) -> pl.DataFrame:
     sw = trace.scan(Event.SWITCH).select("ts_ns", "cpu", "tid", "next_tid", "prev_state", "voluntary")
     code = functools.partial(pl.lit, dtype=pl.Int8)
     outs = sw.filter(pl.col("tid").is_in(tids)).select(
-        "ts_ns", "tid", "cpu",
-        pl.when((pl.col("prev_state") & TASK_DEAD) != 0).then(code(DEAD))
-        .when(pl.col("voluntary").is_null()).then(code(OFFCPU))
-        .when(pl.col("voluntary")).then(code(BLOCKED)).otherwise(code(PREEMPTED)).alias("state"),
-        code(SWITCHED).alias("kind"))
+        "ts_ns",
+        "tid",
+        "cpu",
+        pl.when((pl.col("prev_state") & TASK_DEAD) != 0)
+        .then(code(DEAD))
+        .when(pl.col("voluntary").is_null())
+        .then(code(OFFCPU))
+        .when(pl.col("voluntary"))
+        .then(code(BLOCKED))
+        .otherwise(code(PREEMPTED))
+        .alias("state"),
+        code(SWITCHED).alias("kind"),
+    )
     ins = sw.filter(pl.col("next_tid").is_in(tids)).select(
-        "ts_ns", pl.col("next_tid").alias("tid"), "cpu", code(RUNNING).alias("state"), code(SWITCHED).alias("kind"))
-    wakes = pl.concat([trace.scan(kind) for kind in (Event.WAKEUP, Event.WAKEUP_NEW)]).filter(
-        pl.col("tid").is_in(tids)).select(
-        "ts_ns", "tid", pl.col("target_cpu").alias("cpu"), code(NO_STATE).alias("state"), code(WOKEN).alias("kind"))
-    moves = trace.scan(Event.MIGRATE).filter(pl.col("tid").is_in(tids)).select(
-        "ts_ns", "tid", pl.col("dest_cpu").alias("cpu"), code(NO_STATE).alias("state"), code(MIGRATED).alias("kind"))
+        "ts_ns", pl.col("next_tid").alias("tid"), "cpu", code(RUNNING).alias("state"), code(SWITCHED).alias("kind")
+    )
+    wakes = (
+        pl.concat([trace.scan(kind) for kind in (Event.WAKEUP, Event.WAKEUP_NEW)])
+        .filter(pl.col("tid").is_in(tids))
+        .select(
+            "ts_ns", "tid", pl.col("target_cpu").alias("cpu"), code(NO_STATE).alias("state"), code(WOKEN).alias("kind")
+        )
+    )
+    moves = (
+        trace.scan(Event.MIGRATE)
+        .filter(pl.col("tid").is_in(tids))
+        .select(
+            "ts_ns", "tid", pl.col("dest_cpu").alias("cpu"), code(NO_STATE).alias("state"), code(MIGRATED).alias("kind")
+        )
+    )
     return pl.concat([outs, ins, wakes, moves]).with_columns(pl.col("ts_ns").cast(pl.Int64)).collect()
 
 
@@ -195,8 +248,9 @@ def thread_segments(trace: Trace, tids: list[int], bounds: Bounds) -> pl.DataFra
     """tid, cpu, state, s_start, s_end for every target thread, end to end."""
     rows = _state_events(trace, tids)
     if rows.is_empty():
-        return pl.DataFrame(schema={"tid": pl.UInt32, "cpu": pl.UInt32, "state": STATE, "s_start": pl.Int64,
-                                    "s_end": pl.Int64})
+        return pl.DataFrame(
+            schema={"tid": pl.UInt32, "cpu": pl.UInt32, "state": STATE, "s_start": pl.Int64, "s_end": pl.Int64}
+        )
     # by thread, then time; a stable sort keeps equal times in the order above (out, in, wakeup, migrate)
     ts, tid = rows["ts_ns"].to_numpy(), rows["tid"].cast(pl.UInt32).to_numpy()
     order = grouped_time_order(tid, ts, np.unique(np.asarray(tids, np.int64)))
@@ -229,16 +283,31 @@ def thread_segments(trace: Trace, tids: list[int], bounds: Bounds) -> pl.DataFra
     # before the first event: inferred from it
     firsts = np.flatnonzero(new_thread)
     first_kind, first_state = kind[firsts], state[firsts]
-    inferred = np.where((first_kind == SWITCHED) & (first_state != RUNNING), RUNNING,
-                        np.where(first_kind == WOKEN, BLOCKED, UNKNOWN)).astype(np.int8)
+    inferred = np.where(
+        (first_kind == SWITCHED) & (first_state != RUNNING), RUNNING, np.where(first_kind == WOKEN, BLOCKED, UNKNOWN)
+    ).astype(np.int8)
     # first_row: the thread's first row in the sorted arrays, where its first segment's CPU is read
-    first = pl.DataFrame({"tid": tid[firsts], "first_row": firsts.astype(np.int64), "state": inferred,
-                          "s_start": np.full(firsts.size, bounds.start_ns, np.int64), "s_end": ts[firsts]})
-    born = trace.of(Event.FORK, "ts_ns", "child_tid").filter(pl.col("child_tid").is_in(tids)).select(
-        pl.col("child_tid").cast(pl.UInt32).alias("tid"), pl.col("ts_ns").cast(pl.Int64).alias("born_ns"))
-    first = (first.join(born, on="tid", how="left")
-             .with_columns(pl.max_horizontal("s_start", pl.col("born_ns").fill_null(bounds.start_ns)).alias("s_start"))
-             .drop("born_ns").filter(pl.col("s_end") > pl.col("s_start")).sort("tid", "s_start"))
+    first = pl.DataFrame(
+        {
+            "tid": tid[firsts],
+            "first_row": firsts.astype(np.int64),
+            "state": inferred,
+            "s_start": np.full(firsts.size, bounds.start_ns, np.int64),
+            "s_end": ts[firsts],
+        }
+    )
+    born = (
+        trace.of(Event.FORK, "ts_ns", "child_tid")
+        .filter(pl.col("child_tid").is_in(tids))
+        .select(pl.col("child_tid").cast(pl.UInt32).alias("tid"), pl.col("ts_ns").cast(pl.Int64).alias("born_ns"))
+    )
+    first = (
+        first.join(born, on="tid", how="left")
+        .with_columns(pl.max_horizontal("s_start", pl.col("born_ns").fill_null(bounds.start_ns)).alias("s_start"))
+        .drop("born_ns")
+        .filter(pl.col("s_end") > pl.col("s_start"))
+        .sort("tid", "s_start")
+    )
     # a thread's segments are in time order, and its inferred first one ends where they start: each goes
     # first (one pass a column, each row taken once; the CPU from the rows as read, nulls kept)
     at = np.searchsorted(tid[kept], first["tid"].to_numpy(), "left")

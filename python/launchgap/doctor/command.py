@@ -31,10 +31,11 @@ def _trace_host(path: str) -> SnapshotHost:
     kind = not_regular(path)
     if kind:
         _fail(f"--trace {path}: {kind}, not a trace")
-    trace = load(path, warn=False)   # one line for whatever cannot be read
+    trace = load(path, warn=False)  # one line for whatever cannot be read
     if trace.meta.get(MetaKey.MODE) == "study-csv":
-        _fail(f"--trace {path}: a study CSV, which keeps no host files; doctor needs a launchgap trace "
-              f"(launchgap record)")
+        _fail(
+            f"--trace {path}: a study CSV, which keeps no host files; doctor needs a launchgap trace (launchgap record)"
+        )
     snapshot = trace.meta.get(MetaKey.HOST_FILES)
     if not snapshot:
         _fail(f"{path}: the trace carries no host files (recorded by an older recorder, or imported)")
@@ -46,18 +47,31 @@ def _trace_host(path: str) -> SnapshotHost:
 
 
 @click.command("doctor")
-@click.option("--root", type=click.Path(file_okay=False), default="/", show_default=True,
-              help="Read /proc, /sys and /etc under this directory: a copy of another node's files.")
+@click.option(
+    "--root",
+    type=click.Path(file_okay=False),
+    default="/",
+    show_default=True,
+    help="Read /proc, /sys and /etc under this directory: a copy of another node's files.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the checks as JSON (docs/doctor.md).")
-@click.option("--strict", is_flag=True,
-              help=f"Exit {EXIT_CHECK_FAILED} if any check fails, or if no check could say anything (all unknown).")
+@click.option(
+    "--strict",
+    is_flag=True,
+    help=f"Exit {EXIT_CHECK_FAILED} if any check fails, or if no check could say anything (all unknown).",
+)
 @click.option("--cpus", help="The workload's CPUs (e.g. 2-3): where its interrupts, GPU and siblings are checked.")
 @click.option("-p", "--pid", type=int, help="Take the CPUs of this process's threads (Cpus_allowed_list).")
-@click.option("--trace", "trace_path", type=click.Path(),
-              help="Check the host a trace was recorded on, from the files the recorder kept (host_files).")
+@click.option(
+    "--trace",
+    "trace_path",
+    type=click.Path(),
+    help="Check the host a trace was recorded on, from the files the recorder kept (host_files).",
+)
 @click.option("--brief", is_flag=True, help="Leave out the evidence lines.")
-def doctor(root: str, as_json: bool, strict: bool, cpus: str | None, pid: int | None, trace_path: str | None,
-           brief: bool) -> None:
+def doctor(
+    root: str, as_json: bool, strict: bool, cpus: str | None, pid: int | None, trace_path: str | None, brief: bool
+) -> None:
     """Check this node's isolation, interrupt, scheduler and CPU settings:
     boot isolation (nohz_full, isolcpus, rcu_nocbs, irqaffinity), where device
     interrupts land, RT throttling, the preemption model, governor, SMT, THP,
@@ -77,8 +91,13 @@ def doctor(root: str, as_json: bool, strict: bool, cpus: str | None, pid: int | 
     else:
         host = DirectoryHost(root)
     try:
-        target = target_from_cpus(host, cpus) if cpus is not None else \
-            target_from_pid(host, pid) if pid is not None else None
+        target = (
+            target_from_cpus(host, cpus)
+            if cpus is not None
+            else target_from_pid(host, pid)
+            if pid is not None
+            else None
+        )
     except TargetError as err:
         _fail(str(err))
     result = run_doctor(host, target)
@@ -89,6 +108,7 @@ def doctor(root: str, as_json: bool, strict: bool, cpus: str | None, pid: int | 
         render_doctor(result.to_dict(), make_console(), evidence=not brief)
     if strict and (result.failed or result.nothing_checked):
         if result.nothing_checked and not as_json:
-            click.echo("launchgap: --strict: no check could say anything (every one unknown): nothing was checked",
-                       err=True)
+            click.echo(
+                "launchgap: --strict: no check could say anything (every one unknown): nothing was checked", err=True
+            )
         sys.exit(EXIT_CHECK_FAILED)

@@ -10,15 +10,15 @@ from functools import cached_property
 from launchgap.doctor.host import Host, Listing, Reading
 from launchgap.doctor.model import EVIDENCE_CHARS, Evidence
 from launchgap.doctor.parse import (
-    UnparsableFile,
-    is_number,
     InterruptRow,
     Interrupts,
     Isolcpus,
     ParseError,
+    UnparsableFile,
     environ_entries,
     excerpt,
     format_cpus,
+    is_number,
     kernel_params,
     parse_cpulist,
     parse_cpumask,
@@ -117,7 +117,7 @@ def cpulist_of(reading: Reading, last_cpu: int | None = None) -> frozenset[int]:
 class BootIsolation:
     """What the command line asks for, and what the kernel shows in effect."""
 
-    nohz_full: frozenset[int] | None      # None: not on the command line
+    nohz_full: frozenset[int] | None  # None: not on the command line
     isolcpus: Isolcpus | None
     rcu_nocbs: frozenset[int] | None
     irqaffinity: frozenset[int] | None
@@ -142,8 +142,9 @@ class PciDevice:
 
     @property
     def is_nvidia_gpu(self) -> bool:
-        return self.vendor == NVIDIA_VENDOR and self.class_code is not None and \
-            self.class_code >> 16 == PCI_CLASS_DISPLAY
+        return (
+            self.vendor == NVIDIA_VENDOR and self.class_code is not None and self.class_code >> 16 == PCI_CLASS_DISPLAY
+        )
 
     @property
     def kind(self) -> str:
@@ -153,8 +154,12 @@ class PciDevice:
             return "device"
         if self.class_code >> 8 == PCI_SUBCLASS_NVME:
             return "nvme"
-        return {PCI_CLASS_NETWORK: "nic", PCI_CLASS_STORAGE: "storage", PCI_CLASS_DISPLAY: "display",
-                PCI_CLASS_ACCELERATOR: "accelerator"}.get(self.class_code >> 16, "device")
+        return {
+            PCI_CLASS_NETWORK: "nic",
+            PCI_CLASS_STORAGE: "storage",
+            PCI_CLASS_DISPLAY: "display",
+            PCI_CLASS_ACCELERATOR: "accelerator",
+        }.get(self.class_code >> 16, "device")
 
 
 @dataclass(frozen=True)
@@ -162,12 +167,12 @@ class IrqInfo:
     number: int
     row: InterruptRow
     effective: frozenset[int] | None
-    effective_is_requested: bool     # effective_affinity_list unreadable: smp_affinity_list used
+    effective_is_requested: bool  # effective_affinity_list unreadable: smp_affinity_list used
     affinity_reading: Reading
     pci: str | None
-    kind: str | None                 # nic, nvme, storage, gpu, display, device; None: platform/system
-    managed: bool | None             # None: cannot tell
-    managed_source: str | None       # "debugfs" or "name"
+    kind: str | None  # nic, nvme, storage, gpu, display, device; None: platform/system
+    managed: bool | None  # None: cannot tell
+    managed_source: str | None  # "debugfs" or "name"
 
     @property
     def name(self) -> str:
@@ -182,7 +187,7 @@ class IrqInfo:
         return sum(self.row.counts.get(c, 0) for c in cpus)
 
     def describe(self, cpus: frozenset[int] | None = None) -> str:
-        """"virtio2-input.0 (nic, IRQ 38) on CPU 0: 15,608 so far"."""
+        """ "virtio2-input.0 (nic, IRQ 38) on CPU 0: 15,608 so far"."""
         where = format_cpus(self.effective or ())
         fired = self.fired_on(cpus if cpus is not None else self.row.counts)
         managed = ", kernel-managed" if self.managed else ""
@@ -201,7 +206,7 @@ class KernelConfig:
 @dataclass(frozen=True)
 class IrqbalanceProcess:
     pid: int
-    banned: frozenset[int] | None      # None: the daemon's own default (isolated + nohz_full CPUs)
+    banned: frozenset[int] | None  # None: the daemon's own default (isolated + nohz_full CPUs)
     banned_source: Evidence | None
     environ_readable: bool
 
@@ -282,9 +287,14 @@ class HostFacts:
                 bad.append(f"isolcpus={excerpt(params['isolcpus'])}: {err}")
         sysfs_nohz = self.read(CPUS_NOHZ_FULL)
         return BootIsolation(
-            nohz_full=cpus_param("nohz_full"), isolcpus=isolcpus, rcu_nocbs=cpus_param("rcu_nocbs"),
-            irqaffinity=cpus_param("irqaffinity"), sysfs_isolated=self.cpus_from(CPUS_ISOLATED),
-            sysfs_nohz_full=cpulist_of(sysfs_nohz) if sysfs_nohz.ok else None, bad_values=tuple(bad))
+            nohz_full=cpus_param("nohz_full"),
+            isolcpus=isolcpus,
+            rcu_nocbs=cpus_param("rcu_nocbs"),
+            irqaffinity=cpus_param("irqaffinity"),
+            sysfs_isolated=self.cpus_from(CPUS_ISOLATED),
+            sysfs_nohz_full=cpulist_of(sysfs_nohz) if sysfs_nohz.ok else None,
+            bad_values=tuple(bad),
+        )
 
     @cached_property
     def isolated(self) -> frozenset[int]:
@@ -330,7 +340,7 @@ class HostFacts:
         for address in listing.names or ():
             base = f"{PCI_DEVICES}/{address}"
 
-            def number(name: str, base_: int = 10) -> int | None:
+            def number(name: str, base_: int = 10, base: str = base) -> int | None:
                 value = self.read(f"{base}/{name}").value
                 try:
                     return int(value, base_) if value else None
@@ -339,9 +349,14 @@ class HostFacts:
 
             msi = self.listdir(f"{base}/msi_irqs")
             devices[address] = PciDevice(
-                address=address, vendor=number("vendor", 16), class_code=number("class", 16),
-                numa_node=number("numa_node"), local_cpus=self.cpus_from(f"{base}/local_cpulist"),
-                msi_irqs=frozenset(int(n) for n in (msi.names or ()) if is_number(n)), legacy_irq=number("irq"))
+                address=address,
+                vendor=number("vendor", 16),
+                class_code=number("class", 16),
+                numa_node=number("numa_node"),
+                local_cpus=self.cpus_from(f"{base}/local_cpulist"),
+                msi_irqs=frozenset(int(n) for n in (msi.names or ()) if is_number(n)),
+                legacy_irq=number("irq"),
+            )
         return devices
 
     @cached_property
@@ -371,13 +386,18 @@ class HostFacts:
             except ParseError:
                 cpus = None
             chip = CHIP_PCI.search(row.chip)
-            pci = by_msi.get(n) or (chip.group(1) if chip else None) or \
-                (by_legacy.get(n) if "MSI" not in row.chip else None)
+            pci = (
+                by_msi.get(n)
+                or (chip.group(1) if chip else None)
+                or (by_legacy.get(n) if "MSI" not in row.chip else None)
+            )
             if pci in self.pci:
                 kind = self.pci[pci].kind
             else:  # no PCI device to ask: go by the handler's name
-                kind = next((named for pattern, named in KIND_BY_NAME
-                             if any(pattern.search(a) for a in row.actions)), "device" if pci else None)
+                kind = next(
+                    (named for pattern, named in KIND_BY_NAME if any(pattern.search(a) for a in row.actions)),
+                    "device" if pci else None,
+                )
             managed, source = self._managed(n, row)
             out.append(IrqInfo(n, row, cpus, requested, reading, pci, kind, managed, source))
         return out

@@ -156,7 +156,7 @@ class DirectoryHost:
             try:
                 opened = os.readlink(f"/proc/self/fd/{fd}")
             except OSError:
-                opened = None   # no /proc: the check before the open stands alone
+                opened = None  # no /proc: the check before the open stands alone
             if opened is not None and not self._inside(opened):
                 os.close(fd)
                 raise OutsideRoot()

@@ -31,20 +31,28 @@ class Evidence:
 
 @dataclass(frozen=True)
 class Check:
-    id: str              # "irq.devices_on_target"
-    area: str            # "boot isolation", "interrupts", "scheduler", "cpu"
+    id: str  # "irq.devices_on_target"
+    area: str  # "boot isolation", "interrupts", "scheduler", "cpu"
     title: str
     status: Status
-    summary: str         # one sentence: what was found
+    summary: str  # one sentence: what was found
     evidence: tuple[Evidence, ...] = ()
-    fix: str | None = None   # one line, None when there is nothing to do
+    fix: str | None = None  # one line, None when there is nothing to do
     about_target: bool = False  # the verdict depends on the target's CPUs
     data: dict = field(default_factory=dict)  # numbers a program may want (counts, CPU lists)
 
     def to_dict(self) -> dict:
-        return {"id": self.id, "area": self.area, "title": self.title, "status": self.status.value,
-                "summary": self.summary, "evidence": [e.to_dict() for e in self.evidence], "fix": self.fix,
-                "about_target": self.about_target, "data": self.data}
+        return {
+            "id": self.id,
+            "area": self.area,
+            "title": self.title,
+            "status": self.status.value,
+            "summary": self.summary,
+            "evidence": [e.to_dict() for e in self.evidence],
+            "fix": self.fix,
+            "about_target": self.about_target,
+            "data": self.data,
+        }
 
 
 @dataclass(frozen=True)
@@ -80,6 +88,12 @@ class DoctorResult:
         return all(c.status is Status.UNKNOWN for c in self.checks)
 
     def to_dict(self) -> dict:
-        return {"schema": DOCTOR_SCHEMA, "host": self.host, "kernel": self.kernel, "online_cpus": self.online_cpus,
-                "target": self.target.to_dict() if self.target else None,
-                "counts": self.counts(), "checks": [c.to_dict() for c in self.checks]}
+        return {
+            "schema": DOCTOR_SCHEMA,
+            "host": self.host,
+            "kernel": self.kernel,
+            "online_cpus": self.online_cpus,
+            "target": self.target.to_dict() if self.target else None,
+            "counts": self.counts(),
+            "checks": [c.to_dict() for c in self.checks],
+        }

@@ -81,8 +81,9 @@ def _cpu_number(text: str, last_cpu: int | None) -> int:
     if not is_number(text):
         raise ParseError(f"bad CPU number '{excerpt(text, 20)}'")
     if len(text) > len(str(MAX_CPU)) or int(text) > MAX_CPU:
-        raise ParseError(f"CPU {text[:20]}{'...' if len(text) > 20 else ''} is beyond the highest CPU Linux "
-                         f"supports ({MAX_CPU})")
+        raise ParseError(
+            f"CPU {text[:20]}{'...' if len(text) > 20 else ''} is beyond the highest CPU Linux supports ({MAX_CPU})"
+        )
     return int(text)
 
 
@@ -164,12 +165,12 @@ def parse_isolcpus(value: str, last_cpu: int | None) -> Isolcpus:
 class InterruptRow:
     """One line of /proc/interrupts."""
 
-    label: str                  # "38" or "LOC"
-    counts: dict[int, int]      # CPU -> count
-    chip: str = ""              # "PCI-MSIX-0000:00:03.0", "IO-APIC", "IR-PCI-MSI"
-    hwirq: str = ""             # "1-edge"
+    label: str  # "38" or "LOC"
+    counts: dict[int, int]  # CPU -> count
+    chip: str = ""  # "PCI-MSIX-0000:00:03.0", "IO-APIC", "IR-PCI-MSI"
+    hwirq: str = ""  # "1-edge"
     actions: tuple[str, ...] = ()
-    description: str = ""       # for system vectors: "Local timer interrupts"
+    description: str = ""  # for system vectors: "Local timer interrupts"
 
     @property
     def number(self) -> int | None:
@@ -217,7 +218,7 @@ def parse_interrupts(text: str) -> Interrupts:
             if not m:
                 break
             counts.append(int(m.group(1)))
-            tail = tail[m.end():]
+            tail = tail[m.end() :]
         row = InterruptRow(label, dict(zip(cpus, counts)))
         out.rows.append(row)
         if len(counts) < len(cpus):  # ERR:, MIS: carry one total
@@ -256,7 +257,7 @@ def parse_kernel_config(text: str) -> dict[str, str]:
 
 
 def parse_bracketed_choice(text: str) -> tuple[str | None, list[str]]:
-    """"always [madvise] never" -> ("madvise", [...]); "none voluntary (full)"
+    """ "always [madvise] never" -> ("madvise", [...]); "none voluntary (full)"
     -> ("full", [...]): the kernel marks the active choice with [] or ()."""
     choices = text.split()
     active = None

@@ -18,8 +18,11 @@ def _cpus(cpus: list[int]) -> str:
 
 
 def _line(status: str | None, text: str, style: str = "") -> Text:
-    head = Text(shown(f"  {status:<{STATUS_WIDTH - 2}}"), style=STYLE.get(status, "")) if status else \
-        Text(" " * STATUS_WIDTH)
+    head = (
+        Text(shown(f"  {status:<{STATUS_WIDTH - 2}}"), style=STYLE.get(status, ""))
+        if status
+        else Text(" " * STATUS_WIDTH)
+    )
     return head + Text(shown(text), style=style)
 
 
@@ -47,12 +50,22 @@ def render_doctor(result: dict, console: Console, evidence: bool = True) -> None
 def render_host_checks(section: dict, console: Console) -> None:
     """The report's part: the doctor's verdicts that bear on the run."""
     target = section["target"]
-    console.print(Text(shown(f"Host settings at record time (doctor; {target['description']}: "
-                             f"{_cpus(target['cpus'])})"), style="bold"))
+    console.print(
+        Text(
+            shown(f"Host settings at record time (doctor; {target['description']}: {_cpus(target['cpus'])})"),
+            style="bold",
+        )
+    )
     for check in section["checks"]:
         console.print(_line(check["status"], f"{check['title']}: ", "bold") + Text(shown(check["summary"])))
         if check["fix"] and check["status"] in ("warn", "fail"):
             console.print(_line(None, f"fix: {check['fix']}", "cyan"))
     counts = section["counts"]
-    console.print(Text("  all checks: " + ", ".join(f"{counts[s]} {s}" for s in ("ok", "warn", "fail", "unknown")) +
-                       " (launchgap doctor on the host for the rest)", style="dim"))
+    console.print(
+        Text(
+            "  all checks: "
+            + ", ".join(f"{counts[s]} {s}" for s in ("ok", "warn", "fail", "unknown"))
+            + " (launchgap doctor on the host for the rest)",
+            style="dim",
+        )
+    )

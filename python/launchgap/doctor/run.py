@@ -6,9 +6,7 @@ from launchgap.doctor.checks import all_checks
 from launchgap.doctor.facts import CPU_DIR, HostFacts
 from launchgap.doctor.host import Host
 from launchgap.doctor.model import DoctorResult, Target
-from launchgap.doctor.parse import (
-    ParseError, UnparsableFile, excerpt, format_cpus, parse_cpulist, parse_status_field,
-)
+from launchgap.doctor.parse import ParseError, UnparsableFile, excerpt, format_cpus, parse_cpulist, parse_status_field
 
 
 class TargetError(ValueError):
@@ -19,9 +17,13 @@ def run_doctor(host: Host, target: Target | None = None) -> DoctorResult:
     facts = HostFacts(host)
     checks = tuple(registered.run(facts, target) for registered in all_checks())
     online = _or_none(lambda: facts.online)
-    return DoctorResult(host=host.description, kernel=_or_none(lambda: facts.kernel_release),
-                        online_cpus=format_cpus(online) if online is not None else None, target=target,
-                        checks=checks)
+    return DoctorResult(
+        host=host.description,
+        kernel=_or_none(lambda: facts.kernel_release),
+        online_cpus=format_cpus(online) if online is not None else None,
+        target=target,
+        checks=checks,
+    )
 
 
 def _or_none(fact):
@@ -42,8 +44,10 @@ def target_from_cpus(host: Host, text: str) -> Target:
         raise TargetError(f"--cpus {text!r} names no CPU")
     online = _or_none(lambda: facts.online)
     if online is not None and not cpus <= online:
-        raise TargetError(f"--cpus {text}: CPU {format_cpus(cpus - online)} is not online "
-                          f"(online: {format_cpus(online)}, {CPU_DIR}/online)")
+        raise TargetError(
+            f"--cpus {text}: CPU {format_cpus(cpus - online)} is not online "
+            f"(online: {format_cpus(online)}, {CPU_DIR}/online)"
+        )
     return Target(cpus, "the CPUs given")
 
 
@@ -62,8 +66,9 @@ def target_from_pid(host: Host, pid: int) -> Target:
             try:
                 cpus |= parse_cpulist(allowed)
             except ParseError as err:
-                raise TargetError(f"-p {pid}: cannot parse Cpus_allowed_list '{excerpt(allowed)}' of thread {tid} "
-                                  f"({err})") from None
+                raise TargetError(
+                    f"-p {pid}: cannot parse Cpus_allowed_list '{excerpt(allowed)}' of thread {tid} ({err})"
+                ) from None
     if not cpus:
         raise TargetError(f"-p {pid}: the process exited, or its threads' CPUs are not readable")
     threads = len(tasks.names or ())

@@ -23,19 +23,28 @@ DEFAULT_IO_DIR = Path("/var/tmp")
 
 def what_is_measured(command):
     """The options every experiment that runs a workload takes: how many runs, and what each measures."""
-    command = click.option("--metric-name", metavar="NAME",
-                           help="What tables and plots call the metric (default: the text beside the number in "
-                                "--metric, e.g. tok/s).")(command)
-    command = click.option("--metric", default=r"tok/s: ([0-9.]+)", show_default=True,
-                           help="Regex whose first group is the workload's throughput, or 'wall' for wall time.")(command)
-    return click.option("--repeat", default=5, show_default=True,
-                        help="Measured runs per scenario, after one warm-up.")(command)
+    command = click.option(
+        "--metric-name",
+        metavar="NAME",
+        help="What tables and plots call the metric (default: the text beside the number in --metric, e.g. tok/s).",
+    )(command)
+    command = click.option(
+        "--metric",
+        default=r"tok/s: ([0-9.]+)",
+        show_default=True,
+        help="Regex whose first group is the workload's throughput, or 'wall' for wall time.",
+    )(command)
+    return click.option(
+        "--repeat", default=5, show_default=True, help="Measured runs per scenario, after one warm-up."
+    )(command)
 
 
 gpu_activity_option = click.option(
-    "--gpu-activity", is_flag=True,
+    "--gpu-activity",
+    is_flag=True,
     help="Record each run with --gpu-activity (CUPTI), so that the GPU idle each scenario's interference caused "
-         "is exact, not bounds (docs/gpu-time.md).")
+    "is exact, not bounds (docs/gpu-time.md).",
+)
 
 
 @click.group("experiment")
@@ -45,12 +54,19 @@ def experiment() -> None:
 
 @experiment.command("noisy-neighbor", context_settings={"ignore_unknown_options": True}, epilog=PERMISSIONS_HELP)
 @what_is_measured
-@click.option("--scenarios", default="baseline,cpu,network,disk,heavy,pinned", show_default=True,
-              help="Built-in scenarios, comma separated.")
-@click.option("-o", "--output", type=click.Path(file_okay=False), help="Results directory (default results/experiment-TIME).")
+@click.option(
+    "--scenarios",
+    default="baseline,cpu,network,disk,heavy,pinned",
+    show_default=True,
+    help="Built-in scenarios, comma separated.",
+)
+@click.option(
+    "-o", "--output", type=click.Path(file_okay=False), help="Results directory (default results/experiment-TIME)."
+)
 @click.option("--seed", type=int, help="Seed for the run order (printed when chosen at random).")
-@click.option("--disk-dir", type=click.Path(file_okay=False),
-              help="Where fio writes (a real block device; default /var/tmp).")
+@click.option(
+    "--disk-dir", type=click.Path(file_okay=False), help="Where fio writes (a real block device; default /var/tmp)."
+)
 @gpu_activity_option
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 def noisy_neighbor(repeat, metric, metric_name, scenarios, output, seed, disk_dir, gpu_activity, command) -> None:
@@ -66,8 +82,9 @@ def noisy_neighbor(repeat, metric, metric_name, scenarios, output, seed, disk_di
         fail(str(err))
     if chosen[0].name != "baseline":
         chosen = builtin(["baseline"]) + [s for s in chosen if s.name != "baseline"]
-    run_and_show(chosen, command, repeat, metric, output, seed, disk_dir, metric_name=metric_name,
-                 gpu_activity=gpu_activity)
+    run_and_show(
+        chosen, command, repeat, metric, output, seed, disk_dir, metric_name=metric_name, gpu_activity=gpu_activity
+    )
 
 
 @experiment.command("run", context_settings={"ignore_unknown_options": True}, epilog=PERMISSIONS_HELP)
@@ -76,12 +93,16 @@ def noisy_neighbor(repeat, metric, metric_name, scenarios, output, seed, disk_di
 @click.option("-o", "--output", type=click.Path(file_okay=False))
 @click.option("--seed", type=int)
 @click.option("--disk-dir", type=click.Path(file_okay=False))
-@click.option("--allow-rt-unthrottled", is_flag=True,
-              help="Run SCHED_FIFO/SCHED_RR scenarios even with RT throttling off (sched_rt_runtime_us = -1).")
+@click.option(
+    "--allow-rt-unthrottled",
+    is_flag=True,
+    help="Run SCHED_FIFO/SCHED_RR scenarios even with RT throttling off (sched_rt_runtime_us = -1).",
+)
 @gpu_activity_option
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
-def experiment_run(scenario_file, repeat, metric, metric_name, output, seed, disk_dir, allow_rt_unthrottled,
-                   gpu_activity, command) -> None:
+def experiment_run(
+    scenario_file, repeat, metric, metric_name, output, seed, disk_dir, allow_rt_unthrottled, gpu_activity, command
+) -> None:
     """Scenarios from a TOML file ([scenarios.NAME] with loads, mitigations, env). Mitigations: cpus, nice,
     policy (other, batch, idle, fifo:P, rr:P), cpuset, irq_away, and the host-wide levers isolate
     ("isolated" or "root"), workqueue_away, timer_migration (0 or 1), preempt (none, voluntary, full,
@@ -95,8 +116,18 @@ def experiment_run(scenario_file, repeat, metric, metric_name, output, seed, dis
         chosen = from_toml(scenario_file)
     except MitigationError as err:
         fail(str(err))
-    run_and_show(chosen, command, repeat, metric, output, seed, disk_dir,
-                 allow_rt_unthrottled=allow_rt_unthrottled, metric_name=metric_name, gpu_activity=gpu_activity)
+    run_and_show(
+        chosen,
+        command,
+        repeat,
+        metric,
+        output,
+        seed,
+        disk_dir,
+        allow_rt_unthrottled=allow_rt_unthrottled,
+        metric_name=metric_name,
+        gpu_activity=gpu_activity,
+    )
 
 
 @experiment.command("show", epilog=PERMISSIONS_HELP)
@@ -130,8 +161,10 @@ def _sizes(values: tuple[str, ...]) -> dict[str, str]:
     for value in values:
         cls, sep, size = value.partition("=")
         if not sep or cls not in CLASSES or not size:
-            fail(f"--size {value}: give CLASS=N, CLASS one of {', '.join(CLASSES)} (N: rows for compute and mixed, "
-                 f"bytes for memory and io, K/M/G allowed)")
+            fail(
+                f"--size {value}: give CLASS=N, CLASS one of {', '.join(CLASSES)} (N: rows for compute and mixed, "
+                f"bytes for memory and io, K/M/G allowed)"
+            )
         try:
             out[cls] = check_size(cls, size)
         except MitigationError as err:
@@ -146,46 +179,106 @@ def _io_dir_problem(directory: Path) -> str | None:
         return f"--dir {directory}: no such directory"
     fstype, major, _ = backing_device(directory)
     if fstype in ("tmpfs", "ramfs") or major == 0:
-        return (f"--dir {directory} is on {fstype}, not a block device: the io and mixed workloads' writes and "
-                f"fsyncs would measure nothing there; choose a directory on a disk")
+        return (
+            f"--dir {directory} is on {fstype}, not a block device: the io and mixed workloads' writes and "
+            f"fsyncs would measure nothing there; choose a directory on a disk"
+        )
     return None
 
 
 @experiment.command("levers", context_settings={"ignore_unknown_options": True}, epilog=PERMISSIONS_HELP)
-@click.option("--classes", default="compute,memory,io,mixed", show_default=True,
-              help="Workload classes of the built-in lever-workload (not with -- WORKLOAD).")
-@click.option("--policies", default="other,fifo:10,rr:10", show_default=True,
-              help="Scheduler policies: other, batch, idle, fifo:P, rr:P (P 1..49). SCHED_OTHER is always run: "
-                   "every cell is compared with it.")
-@click.option("--levers", "lever_list", default="", metavar="LIST",
-              help="More cells, each SCHED_OTHER plus levers: isolate, isolate=root, irq-away, workqueue-away, "
-                   "timer-migration=0|1, preempt=none|voluntary|full|lazy; join several with + "
-                   "(isolate+irq-away). Refused in one line if this host cannot apply one.")
+@click.option(
+    "--classes",
+    default="compute,memory,io,mixed",
+    show_default=True,
+    help="Workload classes of the built-in lever-workload (not with -- WORKLOAD).",
+)
+@click.option(
+    "--policies",
+    default="other,fifo:10,rr:10",
+    show_default=True,
+    help="Scheduler policies: other, batch, idle, fifo:P, rr:P (P 1..49). SCHED_OTHER is always run: "
+    "every cell is compared with it.",
+)
+@click.option(
+    "--levers",
+    "lever_list",
+    default="",
+    metavar="LIST",
+    help="More cells, each SCHED_OTHER plus levers: isolate, isolate=root, irq-away, workqueue-away, "
+    "timer-migration=0|1, preempt=none|voluntary|full|lazy; join several with + "
+    "(isolate+irq-away). Refused in one line if this host cannot apply one.",
+)
 @click.option("--repeat", default=5, show_default=True, help="Measured runs per cell, after one warm-up.")
 @click.option("--threads", default=2, show_default=True, help="Worker threads of the built-in workload.")
-@click.option("--cpus", help="The workload's CPUs (e.g. 1 or 0-1): the process and its workers are pinned there; "
-                             "isolate, irq-away and workqueue-away keep the kernel off them.")
-@click.option("--disturb", metavar="SPIN:PERIOD",
-              help="The study's disturbance thread: SPIN ms of CPU every PERIOD ms (e.g. 20:300).")
-@click.option("--size", "sizes", multiple=True, metavar="CLASS=N",
-              help="The built-in workload's size for a class (rows for compute/mixed, bytes for memory/io).")
-@click.option("--dir", "io_dir", type=click.Path(file_okay=False), default=str(DEFAULT_IO_DIR), show_default=True,
-              help="Where the io and mixed classes write (a real disk; tmpfs is refused).")
-@click.option("--metric", default="wall", show_default=True,
-              help="With -- WORKLOAD: a regex whose first group is its measure, or 'wall' for wall time.")
-@click.option("--metric-name", metavar="NAME",
-              help="What tables and plots call the measure (default: the text beside the number in --metric, "
-                   "e.g. elapsed_s).")
+@click.option(
+    "--cpus",
+    help="The workload's CPUs (e.g. 1 or 0-1): the process and its workers are pinned there; "
+    "isolate, irq-away and workqueue-away keep the kernel off them.",
+)
+@click.option(
+    "--disturb",
+    metavar="SPIN:PERIOD",
+    help="The study's disturbance thread: SPIN ms of CPU every PERIOD ms (e.g. 20:300).",
+)
+@click.option(
+    "--size",
+    "sizes",
+    multiple=True,
+    metavar="CLASS=N",
+    help="The built-in workload's size for a class (rows for compute/mixed, bytes for memory/io).",
+)
+@click.option(
+    "--dir",
+    "io_dir",
+    type=click.Path(file_okay=False),
+    default=str(DEFAULT_IO_DIR),
+    show_default=True,
+    help="Where the io and mixed classes write (a real disk; tmpfs is refused).",
+)
+@click.option(
+    "--metric",
+    default="wall",
+    show_default=True,
+    help="With -- WORKLOAD: a regex whose first group is its measure, or 'wall' for wall time.",
+)
+@click.option(
+    "--metric-name",
+    metavar="NAME",
+    help="What tables and plots call the measure (default: the text beside the number in --metric, e.g. elapsed_s).",
+)
 @click.option("--higher-is-better", is_flag=True, help="With -- WORKLOAD and --metric: larger values are better.")
-@click.option("--allow-rt-unthrottled", is_flag=True,
-              help="Run fifo/rr even with RT throttling off (sched_rt_runtime_us = -1): a spinning RT task can "
-                   "then hang its CPUs.")
-@click.option("-o", "--output", type=click.Path(file_okay=False), help="Results directory (default results/levers-TIME).")
+@click.option(
+    "--allow-rt-unthrottled",
+    is_flag=True,
+    help="Run fifo/rr even with RT throttling off (sched_rt_runtime_us = -1): a spinning RT task can "
+    "then hang its CPUs.",
+)
+@click.option(
+    "-o", "--output", type=click.Path(file_okay=False), help="Results directory (default results/levers-TIME)."
+)
 @click.option("--seed", type=int, help="Seed for the run order (printed when chosen at random).")
 @click.argument("workload", nargs=-1, type=click.UNPROCESSED)
 @click.pass_context
-def levers_command(ctx, classes, policies, lever_list, repeat, threads, cpus, disturb, sizes, io_dir, metric,
-                   metric_name, higher_is_better, allow_rt_unthrottled, output, seed, workload) -> None:
+def levers_command(
+    ctx,
+    classes,
+    policies,
+    lever_list,
+    repeat,
+    threads,
+    cpus,
+    disturb,
+    sizes,
+    io_dir,
+    metric,
+    metric_name,
+    higher_is_better,
+    allow_rt_unthrottled,
+    output,
+    seed,
+    workload,
+) -> None:
     """The kernel-tuning study's grid: each workload class (compute, memory, io, mixed: the built-in
     lever-workload, whose elapsed_s is the measure, lower is better) under each scheduler policy, and
     any other lever this host can apply, every cell run N times interleaved, recorded and compared with
@@ -227,32 +320,63 @@ def levers_command(ctx, classes, policies, lever_list, repeat, threads, cpus, di
             if problem:
                 fail(problem)
     try:
-        scenarios = grid.build(chosen_classes, chosen_policies, variants, threads=threads, cpus=pinned,
-                               disturb=disturb, io_dir=Path(io_dir), sizes=size_by_class, workload=workload or None)
+        scenarios = grid.build(
+            chosen_classes,
+            chosen_policies,
+            variants,
+            threads=threads,
+            cpus=pinned,
+            disturb=disturb,
+            io_dir=Path(io_dir),
+            sizes=size_by_class,
+            workload=workload or None,
+        )
     except MitigationError as err:
         fail(str(err))
     if workload:
         chosen_metric = Metric(None if metric == "wall" else metric, higher=higher_is_better, label=metric_name)
     else:
         chosen_metric = Metric(grid.ELAPSED_METRIC, higher=False, label=metric_name)
-    layout = GridInfo(classes=[grid.CUSTOM_CLASS] if workload else chosen_classes,
-                      variants=chosen_policies + variants, baseline_variant=grid.BASELINE, threads=threads,
-                      cpus=pinned, disturb=disturb, workload="custom" if workload else "lever-workload")
-    run_and_show(scenarios, workload, repeat, chosen_metric,
-                 output or f"results/levers-{time.strftime('%Y%m%d-%H%M%S')}", seed, None,
-                 allow_rt_unthrottled=allow_rt_unthrottled, grid=layout,
-                 focus_threads=None if workload else grid.WORKER_THREADS, need_command=False)
+    layout = GridInfo(
+        classes=[grid.CUSTOM_CLASS] if workload else chosen_classes,
+        variants=chosen_policies + variants,
+        baseline_variant=grid.BASELINE,
+        threads=threads,
+        cpus=pinned,
+        disturb=disturb,
+        workload="custom" if workload else "lever-workload",
+    )
+    run_and_show(
+        scenarios,
+        workload,
+        repeat,
+        chosen_metric,
+        output or f"results/levers-{time.strftime('%Y%m%d-%H%M%S')}",
+        seed,
+        None,
+        allow_rt_unthrottled=allow_rt_unthrottled,
+        grid=layout,
+        focus_threads=None if workload else grid.WORKER_THREADS,
+        need_command=False,
+    )
 
 
 # ---- compare -----------------------------------------------------------------------------------------
 
+
 @experiment.command("compare", epilog=PERMISSIONS_HELP)
 @click.argument("directories", nargs=-1, required=True, type=click.Path(file_okay=False, exists=True))
-@click.option("--pool", is_flag=True, help="Pool the runs of every directory into one sample per scenario; "
-                                           "refused when their host settings differ.")
-@click.option("--force", is_flag=True,
-              help="With --pool: pool even where the recorded environments differ (CPUs, governor, command line, "
-                   "tool versions); the differences are shown. Differing host settings are never pooled.")
+@click.option(
+    "--pool",
+    is_flag=True,
+    help="Pool the runs of every directory into one sample per scenario; refused when their host settings differ.",
+)
+@click.option(
+    "--force",
+    is_flag=True,
+    help="With --pool: pool even where the recorded environments differ (CPUs, governor, command line, "
+    "tool versions); the differences are shown. Differing host settings are never pooled.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
 def compare_command(directories: tuple[str, ...], pool: bool, force: bool, as_json: bool) -> None:
     """Experiments from different boots or hosts side by side: the boot-only levers (nohz_full,

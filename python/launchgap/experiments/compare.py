@@ -18,8 +18,8 @@ from rich.text import Text
 from launchgap.console import literal, shown
 from launchgap.experiments.results import RESULTS_FILE, Environment, ExperimentResults, ScenarioInfo
 from launchgap.experiments.stats import compare, summarize
-from launchgap.views.words import speed
 from launchgap.views.numbers import fixed, places, span
+from launchgap.views.words import speed
 
 COMPARE_SCHEMA = "launchgap-compare/1"
 
@@ -97,13 +97,16 @@ def _baseline_of(info: ScenarioInfo, names: list[str]) -> str | None:
 ENVIRONMENT_KEYS = ("machine", "cpus", "cmdline", "governor", "isolated_cpus", "nohz_full", "preemption", "versions")
 
 
-def environment_differences(labels: list[str],
-                            loaded: list[tuple[Path, ExperimentResults]]) -> dict[str, dict[str, str]]:
+def environment_differences(
+    labels: list[str], loaded: list[tuple[Path, ExperimentResults]]
+) -> dict[str, dict[str, str]]:
     """The recorded environment entries (ENVIRONMENT_KEYS) whose values differ, by label."""
     differ = {}
     for key in ENVIRONMENT_KEYS:
-        values = {label: _text(getattr(r.environment, key) if r.environment else None)
-                  for label, (_, r) in zip(labels, loaded)}
+        values = {
+            label: _text(getattr(r.environment, key) if r.environment else None)
+            for label, (_, r) in zip(labels, loaded)
+        }
         if len(set(values.values())) > 1:
             differ[key] = values
     return differ
@@ -133,8 +136,10 @@ def _refuse_the_same_twice(labels: list[str], loaded: list[tuple[Path, Experimen
         identity = _experiment_identity(results)
         if pool and identity is not None:
             if identity in seen_runs:
-                raise CompareError(f"cannot pool: {label} and {seen_runs[identity]} hold the same experiment's runs "
-                                   f"(a copy of its results): pooled, each run would count twice")
+                raise CompareError(
+                    f"cannot pool: {label} and {seen_runs[identity]} hold the same experiment's runs "
+                    f"(a copy of its results): pooled, each run would count twice"
+                )
             seen_runs[identity] = label
 
 
@@ -160,23 +165,41 @@ def compare_experiments(loaded: list[tuple[Path, ExperimentResults]], pool: bool
     experiments = []
     for label, (path, r) in zip(labels, loaded):
         environment = r.environment or Environment()
-        experiments.append({"label": label, "path": str(path), "host": environment.hostname,
-                            "boot_id": environment.boot_id or (r.owner.boot_id if r.owner else None),
-                            "kernel": environment.kernel, "status": r.status, "settings": settings[label]})
+        experiments.append(
+            {
+                "label": label,
+                "path": str(path),
+                "host": environment.hostname,
+                "boot_id": environment.boot_id or (r.owner.boot_id if r.owner else None),
+                "kernel": environment.kernel,
+                "status": r.status,
+                "settings": settings[label],
+            }
+        )
     names = list(dict.fromkeys(s.name for _, r in loaded for s in r.scenarios))
     info = {s.name: s for _, r in reversed(loaded) for s in r.scenarios}
     environment_differ = environment_differences(labels, loaded)
-    out = {"schema": COMPARE_SCHEMA, "metric": metric, "metric_name": metric_name, "higher_is_better": higher,
-           "pooled": pool,
-           "experiments": experiments, "settings_differ": differ, "settings_missing": missing,
-           "environment_differ": environment_differ}
+    out = {
+        "schema": COMPARE_SCHEMA,
+        "metric": metric,
+        "metric_name": metric_name,
+        "higher_is_better": higher,
+        "pooled": pool,
+        "experiments": experiments,
+        "settings_differ": differ,
+        "settings_missing": missing,
+        "environment_differ": environment_differ,
+    }
     if pool:
         _refuse_pooling(labels, loaded, differ, missing)
         if environment_differ and not force:
-            shown = "; ".join(f"{key} ({', '.join(f'{label}: {value}' for label, value in values.items())})"
-                              for key, values in environment_differ.items())
-            raise CompareError(f"cannot pool: the experiments' environments differ: {shown} (--force pools them "
-                               f"anyway)")
+            shown = "; ".join(
+                f"{key} ({', '.join(f'{label}: {value}' for label, value in values.items())})"
+                for key, values in environment_differ.items()
+            )
+            raise CompareError(
+                f"cannot pool: the experiments' environments differ: {shown} (--force pools them anyway)"
+            )
         out["scenarios"] = _pooled(loaded, names, info, higher)
     else:
         out["scenarios"] = _side_by_side(labels, loaded, names, higher)
@@ -185,16 +208,23 @@ def compare_experiments(loaded: list[tuple[Path, ExperimentResults]], pool: bool
 
 def _refuse_pooling(labels, loaded, differ, missing) -> None:
     if missing:
-        raise CompareError(f"cannot pool: {', '.join(missing)} recorded no host settings (results from before "
-                           f"experiments ran the doctor), so whether they match is unknown")
+        raise CompareError(
+            f"cannot pool: {', '.join(missing)} recorded no host settings (results from before "
+            f"experiments ran the doctor), so whether they match is unknown"
+        )
     if differ:
-        shown = "; ".join(f"{key} ({', '.join(f'{label}: {value}' for label, value in values.items())})"
-                          for key, values in differ.items())
+        shown = "; ".join(
+            f"{key} ({', '.join(f'{label}: {value}' for label, value in values.items())})"
+            for key, values in differ.items()
+        )
         raise CompareError(f"cannot pool: the host settings differ: {shown}")
     commands = {label: json.dumps(r.command) for label, (_, r) in zip(labels, loaded)}
     if len(set(commands.values())) > 1:
-        raise CompareError("cannot pool: the workloads differ (" + "; ".join(f"{k}: {' '.join(json.loads(v))}"
-                                                                           for k, v in commands.items()) + ")")
+        raise CompareError(
+            "cannot pool: the workloads differ ("
+            + "; ".join(f"{k}: {' '.join(json.loads(v))}" for k, v in commands.items())
+            + ")"
+        )
     described: dict[str, dict[str, str]] = {}
     for label, (_, r) in zip(labels, loaded):
         for s in r.scenarios:
@@ -210,8 +240,7 @@ def _pooled(loaded, names, info, higher) -> list[dict]:
     pooled_values = {name: [v for _, r in loaded for v in _values(r, name)] for name in names}
     for name in names:
         values = pooled_values[name]
-        row = {"name": name, "runs": len(values),
-               "from": sum(1 for _, r in loaded if _values(r, name))}
+        row = {"name": name, "runs": len(values), "from": sum(1 for _, r in loaded if _values(r, name))}
         if values:
             row["metric"] = summarize(values).as_dict()
             base = _baseline_of(info[name], names)
@@ -251,32 +280,54 @@ def render(comparison: dict, console: Console) -> None:
     name = comparison.get("metric_name") or comparison["metric"]
     for e in comparison["experiments"]:
         boot = (e["boot_id"] or "?")[:8]
-        console.print(literal(f"{e['label']}: {e['path']}, host {e['host'] or '?'}, boot {boot}, kernel "
-                              f"{e['kernel'] or '?'}, status {e['status']}"), highlight=False)
+        console.print(
+            literal(
+                f"{e['label']}: {e['path']}, host {e['host'] or '?'}, boot {boot}, kernel "
+                f"{e['kernel'] or '?'}, status {e['status']}"
+            ),
+            highlight=False,
+        )
     if comparison["settings_missing"]:
-        console.print("no host settings recorded in: " + literal(", ".join(map(str, comparison["settings_missing"]))),
-                      highlight=False)
+        console.print(
+            "no host settings recorded in: " + literal(", ".join(map(str, comparison["settings_missing"]))),
+            highlight=False,
+        )
     if comparison.get("environment_differ"):
-        console.print("environments that differ" + (" (pooled anyway: --force)" if comparison["pooled"] else "") + ":",
-                      highlight=False)
+        console.print(
+            "environments that differ" + (" (pooled anyway: --force)" if comparison["pooled"] else "") + ":",
+            highlight=False,
+        )
         for key, values in comparison["environment_differ"].items():
-            console.print(literal(f"  {key}: " + "; ".join(f"{label}: {value}" for label, value in values.items())),
-                          highlight=False)
+            console.print(
+                literal(f"  {key}: " + "; ".join(f"{label}: {value}" for label, value in values.items())),
+                highlight=False,
+            )
     if comparison["settings_differ"]:
         console.print("host settings that differ:", highlight=False)
         for key, values in comparison["settings_differ"].items():
-            console.print(shown(f"  {key}: " + "; ".join(f"{label}: {value}" for label, value in values.items())),
-                          highlight=False, markup=False)
+            console.print(
+                shown(f"  {key}: " + "; ".join(f"{label}: {value}" for label, value in values.items())),
+                highlight=False,
+                markup=False,
+            )
     elif not comparison["settings_missing"]:
         console.print("every recorded host setting is the same (--pool merges their runs)", highlight=False)
     # one rounding for the whole table, set by the runs' scatter (views/numbers.py)
-    metrics = ([row["metric"] for row in comparison["scenarios"] if row.get("metric")] if comparison["pooled"] else
-               [entry["metric"] for row in comparison["scenarios"] for entry in row["per_experiment"].values()
-                if entry.get("metric")])
+    metrics = (
+        [row["metric"] for row in comparison["scenarios"] if row.get("metric")]
+        if comparison["pooled"]
+        else [
+            entry["metric"]
+            for row in comparison["scenarios"]
+            for entry in row["per_experiment"].values()
+            if entry.get("metric")
+        ]
+    )
     decimals = places([m["sd"] for m in metrics], [m["mean"] for m in metrics])
     if comparison["pooled"]:
-        table = Table(title=Text(shown(f"{name} ({direction} is better), pooled; vs baseline: means")),
-                      title_justify="left")
+        table = Table(
+            title=Text(shown(f"{name} ({direction} is better), pooled; vs baseline: means")), title_justify="left"
+        )
         for col in ("scenario", "runs", "from", "mean", "sd", "p95", "95% CI", "vs baseline", "p (Welch)"):
             table.add_column(col, justify="left" if col == "scenario" else "right")
         for row in comparison["scenarios"]:
@@ -284,15 +335,26 @@ def render(comparison: dict, console: Console) -> None:
             if not m:
                 table.add_row(literal(row["name"]), "0", literal(row["from"]), *[""] * 6)
                 continue
-            table.add_row(literal(row["name"]), str(row["runs"]), literal(row["from"]), fixed(m["mean"], decimals),
-                          fixed(m["sd"], decimals), fixed(m["p95"], decimals),
-                          span(m["ci_low"], m["ci_high"], decimals), speed(v["mean_slowdown_percent"]) if v else "-",
-                          f"{v['welch_p']:.3f}" if v and v["welch_p"] is not None else "-")
+            table.add_row(
+                literal(row["name"]),
+                str(row["runs"]),
+                literal(row["from"]),
+                fixed(m["mean"], decimals),
+                fixed(m["sd"], decimals),
+                fixed(m["p95"], decimals),
+                span(m["ci_low"], m["ci_high"], decimals),
+                speed(v["mean_slowdown_percent"]) if v else "-",
+                f"{v['welch_p']:.3f}" if v and v["welch_p"] is not None else "-",
+            )
         console.print(table)
         return
     labels = [e["label"] for e in comparison["experiments"]]
-    table = Table(title=Text(shown(f"{name} ({direction} is better): mean (sd, runs); vs {labels[0]}: "
-                                   f"the means compared, Welch p")), title_justify="left")
+    table = Table(
+        title=Text(
+            shown(f"{name} ({direction} is better): mean (sd, runs); vs {labels[0]}: the means compared, Welch p")
+        ),
+        title_justify="left",
+    )
     table.add_column("scenario")
     for i, label in enumerate(labels):
         table.add_column(literal(label), justify="right")
@@ -306,7 +368,12 @@ def render(comparison: dict, console: Console) -> None:
             cells.append(_mean_cell(m, entry["runs"], decimals) if m else "-")
             if i:
                 v = entry.get("vs_first")
-                cells.append(f"{speed(v['mean_slowdown_percent'])}, p {v['welch_p']:.3f}"
-                             if v and v["welch_p"] is not None else speed(v["mean_slowdown_percent"]) if v else "-")
+                cells.append(
+                    f"{speed(v['mean_slowdown_percent'])}, p {v['welch_p']:.3f}"
+                    if v and v["welch_p"] is not None
+                    else speed(v["mean_slowdown_percent"])
+                    if v
+                    else "-"
+                )
         table.add_row(*cells)
     console.print(table)

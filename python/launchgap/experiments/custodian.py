@@ -56,10 +56,21 @@ def start(journal: Journal, host: LeverHost, host_lock_fd: int | None = None) ->
     no other experiment changes the host before the custodian has put it back."""
     fd = lifeline_fd()
     keep = (fd,) if host_lock_fd is None else (fd, host_lock_fd)
-    return subprocess.Popen([sys.executable, "-m", "launchgap.experiments.custodian", str(fd), str(journal.path),
-                             LeverFiles.of(host).to_json()],
-                            pass_fds=keep, start_new_session=True, stdin=subprocess.DEVNULL,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "launchgap.experiments.custodian",
+            str(fd),
+            str(journal.path),
+            LeverFiles.of(host).to_json(),
+        ],
+        pass_fds=keep,
+        start_new_session=True,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
 
 
 def stop(custodian: subprocess.Popen) -> None:
@@ -116,11 +127,15 @@ def take_over(journal: Journal, allowed: LeverFiles, found_by: str) -> dict:
     listed = changes.describe()
     problems = changes.restore(retry_s=RESTORE_RETRY_S) if listed else []
     if not listed:
-        journal.save_changes([])   # the refused entries are not kept either
+        journal.save_changes([])  # the refused entries are not kept either
     left = changes.describe()
-    done = {"found_by": found_by, "at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-            "host_changes_restored": [c for c in listed if c not in left], "host_changes_not_restored": problems,
-            "journal_entries_refused": refused}
+    done = {
+        "found_by": found_by,
+        "at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "host_changes_restored": [c for c in listed if c not in left],
+        "host_changes_not_restored": problems,
+        "journal_entries_refused": refused,
+    }
     # the journal first: whoever sees the results say "killed" finds the journal saying so too
     journal.record["status"], journal.record["killed"] = "killed", done
     journal.save()
@@ -156,7 +171,7 @@ def stale_results(host: LeverHost) -> list[str]:
         record = journal.record
         status, who = record.get("status"), record.get("owner") or {}
         if owner_alive(who) or (status == "running" and owner_alive(record.get("custodian"))):
-            continue   # still running, or its custodian is putting things back now
+            continue  # still running, or its custodian is putting things back now
         if status == "killed" and isinstance(record.get("killed"), dict):
             done = record["killed"]
             how = "its custodian stopped what it had started"
@@ -166,15 +181,19 @@ def stale_results(host: LeverHost) -> list[str]:
         restored, left = done.get("host_changes_restored") or [], done.get("host_changes_not_restored") or []
         refused = done.get("journal_entries_refused") or []
         results = journal.results or "(no results directory)"
-        line = (f"{results}: experiment pid {who.get('pid', '?') if isinstance(who, dict) else '?'} died before "
-                f"finishing ({how}); its results are incomplete")
+        line = (
+            f"{results}: experiment pid {who.get('pid', '?') if isinstance(who, dict) else '?'} died before "
+            f"finishing ({how}); its results are incomplete"
+        )
         if restored:
             line += f"; host changes restored: {_shown(restored, Path(results) / RESULTS)}"
         if left:
             line += f"; HOST CHANGES STILL IN PLACE: {'; '.join(left)}"
         if refused:
-            line += (f"; journal entries refused, left alone (not changes launchgap makes): "
-                     f"{_shown(refused, Path(results) / RESULTS)}")
+            line += (
+                f"; journal entries refused, left alone (not changes launchgap makes): "
+                f"{_shown(refused, Path(results) / RESULTS)}"
+            )
         lines.append(line)
         journal.unregister()
     return lines

@@ -31,9 +31,15 @@ EXIT_NOT_IN_EFFECT = 126
 def read_back(m: Mitigations, cgroup: Path | None) -> tuple[dict, list[str]]:
     """This process's settings as the kernel shows them, and every one that differs from what was asked."""
     policy = m.sched_policy
-    seen = {"pid": os.getpid(), "monotonic_ns": time.monotonic_ns(), "policy": POLICY_BY_NUMBER.get(os.sched_getscheduler(0), "unknown"),
-            "rt_priority": os.sched_getparam(0).sched_priority, "nice": os.getpriority(os.PRIO_PROCESS, 0),
-            "cpus": sorted(os.sched_getaffinity(0)), "cpuset": cpuset_of_process()}
+    seen = {
+        "pid": os.getpid(),
+        "monotonic_ns": time.monotonic_ns(),
+        "policy": POLICY_BY_NUMBER.get(os.sched_getscheduler(0), "unknown"),
+        "rt_priority": os.sched_getparam(0).sched_priority,
+        "nice": os.getpriority(os.PRIO_PROCESS, 0),
+        "cpus": sorted(os.sched_getaffinity(0)),
+        "cpuset": cpuset_of_process(),
+    }
     wrong = []
     if policy is not None and (seen["policy"], seen["rt_priority"]) != (policy.name, policy.priority):
         wrong.append(f"policy {seen['policy']}:{seen['rt_priority']}, not {policy}")

@@ -34,8 +34,18 @@ ROW_CLASSES = ("compute", "mixed")
 MAX_ROWS = 1_000_000
 MAX_BYTES = 64 << 30
 SIZE_SUFFIXES = {"": 0, "k": 10, "m": 20, "g": 30}
-LEVER_NAMES = ("isolate", "isolate=root", "irq-away", "workqueue-away", "timer-migration=0", "timer-migration=1",
-               "preempt=none", "preempt=voluntary", "preempt=full", "preempt=lazy")
+LEVER_NAMES = (
+    "isolate",
+    "isolate=root",
+    "irq-away",
+    "workqueue-away",
+    "timer-migration=0",
+    "timer-migration=1",
+    "preempt=none",
+    "preempt=voluntary",
+    "preempt=full",
+    "preempt=lazy",
+)
 
 
 @dataclass(frozen=True)
@@ -100,13 +110,13 @@ def parse_classes(text: str) -> list[str]:
     classes = [c.strip() for c in text.split(",") if c.strip()]
     unknown = [c for c in classes if c not in CLASSES]
     if unknown or not classes:
-        raise MitigationError(f"--classes: {', '.join(unknown) or 'none given'}: the classes are "
-                              f"{', '.join(CLASSES)}")
+        raise MitigationError(f"--classes: {', '.join(unknown) or 'none given'}: the classes are {', '.join(CLASSES)}")
     return list(dict.fromkeys(classes))
 
 
-def builtin_command(cls: str, threads: int, cpus: list[int] | None, disturb: str | None, io_dir: Path,
-                    size: str | None) -> list[str]:
+def builtin_command(
+    cls: str, threads: int, cpus: list[int] | None, disturb: str | None, io_dir: Path, size: str | None
+) -> list[str]:
     command = [str(LEVER_WORKLOAD), cls, "--threads", str(threads)]
     if cpus:
         command += ["--cpus", ",".join(map(str, cpus))]
@@ -119,20 +129,35 @@ def builtin_command(cls: str, threads: int, cpus: list[int] | None, disturb: str
     return command
 
 
-def build(classes: list[str], policies: list[str], lever_variants: list[str], *, threads: int,
-          cpus: list[int] | None, disturb: str | None, io_dir: Path, sizes: dict[str, str],
-          workload: list[str] | None) -> list[Scenario]:
+def build(
+    classes: list[str],
+    policies: list[str],
+    lever_variants: list[str],
+    *,
+    threads: int,
+    cpus: list[int] | None,
+    disturb: str | None,
+    io_dir: Path,
+    sizes: dict[str, str],
+    workload: list[str] | None,
+) -> list[Scenario]:
     """Every cell as a scenario, the first class's SCHED_OTHER first (the warm-up runs it)."""
     variants = [(p, {"policy": p}) for p in policies] + [(v, lever_options(v)) for v in lever_variants]
     names = [v for v, _ in variants]
     if len(set(names)) != len(names):
         raise MitigationError(f"a variant is named twice: {', '.join(names)}")
     scenarios = []
-    for cls in ([CUSTOM_CLASS] if workload else classes):
+    for cls in [CUSTOM_CLASS] if workload else classes:
         command = None if workload else builtin_command(cls, threads, cpus, disturb, io_dir, sizes.get(cls))
         for variant, options in variants:
             cell = Cell(cls, variant)
             mitigations = Mitigations(cpus=list(cpus) if cpus else None, **options)
-            scenarios.append(Scenario(cell.name, mitigations=mitigations, command=command,
-                                      labels={"class": cls, "variant": variant, "baseline": f"{cls}/{BASELINE}"}))
+            scenarios.append(
+                Scenario(
+                    cell.name,
+                    mitigations=mitigations,
+                    command=command,
+                    labels={"class": cls, "variant": variant, "baseline": f"{cls}/{BASELINE}"},
+                )
+            )
     return scenarios

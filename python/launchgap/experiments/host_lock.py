@@ -111,8 +111,11 @@ def _holder(handle) -> str:
     who = who if isinstance(who, dict) else {}
     live = holders(handle.fileno())
     pid = who.get("pid")
-    described = type(pid) is int and pid in live and (who.get("start_ticks") is None
-                                            or owner(who["pid"])["start_ticks"] == who.get("start_ticks"))
+    described = (
+        type(pid) is int
+        and pid in live
+        and (who.get("start_ticks") is None or owner(who["pid"])["start_ticks"] == who.get("start_ticks"))
+    )
     if described:
         parts = [f"pid {who['pid']}"]
         if who.get("command"):
@@ -127,8 +130,11 @@ def _holder(handle) -> str:
     shown = []
     for pid in live[:3]:
         command = _command(pid)
-        what = ("the custodian of a killed launchgap experiment, putting the host back"
-                if "launchgap.experiments.custodian" in command else f"`{command}`")
+        what = (
+            "the custodian of a killed launchgap experiment, putting the host back"
+            if "launchgap.experiments.custodian" in command
+            else f"`{command}`"
+        )
         shown.append(f"pid {pid}, {what}")
     return "another process (" + "; ".join(shown) + (f"; {len(live) - 3} more" if len(live) > 3 else "") + ")"
 
@@ -160,14 +166,23 @@ class HostLock:
         except BlockingIOError:
             holder = _holder(handle)
             handle.close()
-            raise HostBusy(f"host settings are being changed by {holder}; it holds {self.path}: run again when it "
-                           f"has finished (two at once would each save the other's changes as the host's "
-                           f"own)") from None
+            raise HostBusy(
+                f"host settings are being changed by {holder}; it holds {self.path}: run again when it "
+                f"has finished (two at once would each save the other's changes as the host's "
+                f"own)"
+            ) from None
         handle.seek(0)
         handle.truncate()
-        handle.write(json.dumps({**owner(), "command": " ".join(["launchgap", *sys.argv[1:]])[:SHOWN_COMMAND],
-                                 "since": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-                                 "results": str(results) if results else None}))
+        handle.write(
+            json.dumps(
+                {
+                    **owner(),
+                    "command": " ".join(["launchgap", *sys.argv[1:]])[:SHOWN_COMMAND],
+                    "since": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                    "results": str(results) if results else None,
+                }
+            )
+        )
         handle.flush()
         self.handle = handle
 

@@ -124,8 +124,9 @@ def register(host: LeverHost, results: Path, who: dict) -> Journal:
     when the registry cannot be made or must not be used."""
     directory = registry(host)
     path = directory / f"{who.get('pid')}-{uuid.uuid4().hex[:12]}.json"
-    journal = Journal(path, {"schema": SCHEMA, "status": "running", "owner": who,
-                             "results": os.path.abspath(results), "changes": []})
+    journal = Journal(
+        path, {"schema": SCHEMA, "status": "running", "owner": who, "results": os.path.abspath(results), "changes": []}
+    )
     try:
         fd = open_private_file(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
     except OSError as err:
@@ -164,11 +165,11 @@ def registered(host: LeverHost) -> tuple[list[Journal], list[str]]:
     journals, problems = [], []
     for name in names:
         if name.startswith("."):
-            continue   # a journal being rewritten (or one whose rewrite was cut short)
+            continue  # a journal being rewritten (or one whose rewrite was cut short)
         try:
             journals.append(read(directory / name))
         except FileNotFoundError:
-            continue   # its experiment ended meanwhile
+            continue  # its experiment ended meanwhile
         except RunDirError as err:
             problems.append(f"{err}; left alone")
         except OSError as err:

@@ -45,8 +45,13 @@ ENV_ROOT = "LAUNCHGAP_LEVER_ROOT"
 # against normal tasks, low enough to leave the kernel's own RT threads (at 50 and up) alone.
 RT_PRIORITY_MAX = 49
 RT_POLICIES = ("fifo", "rr")
-POLICIES = {"other": os.SCHED_OTHER, "batch": os.SCHED_BATCH, "idle": os.SCHED_IDLE,
-            "fifo": os.SCHED_FIFO, "rr": os.SCHED_RR}
+POLICIES = {
+    "other": os.SCHED_OTHER,
+    "batch": os.SCHED_BATCH,
+    "idle": os.SCHED_IDLE,
+    "fifo": os.SCHED_FIFO,
+    "rr": os.SCHED_RR,
+}
 POLICY_BY_NUMBER = {number: name for name, number in POLICIES.items()}
 # the kernel's prio for a task (what sched_switch reports): RT tasks 0..98 (MAX_RT_PRIO - 1 - rt_priority),
 # fair ones (other, batch, idle) 100..139 (120 + nice)
@@ -60,7 +65,7 @@ V2_PARTITION_SINCE = {"root": (5, 0), "isolated": (6, 1)}
 CGROUP = "/sys/fs/cgroup"
 CGROUP_V2_CONTROLLERS = f"{CGROUP}/cgroup.controllers"
 CGROUP_V2_SUBTREE = f"{CGROUP}/cgroup.subtree_control"
-CGROUP_V2_ISOLATED = f"{CGROUP}/cpuset.cpus.isolated"   # root only, Linux 6.10+: CPUs in isolated partitions
+CGROUP_V2_ISOLATED = f"{CGROUP}/cpuset.cpus.isolated"  # root only, Linux 6.10+: CPUs in isolated partitions
 CPUSET_V1 = f"{CGROUP}/cpuset"
 V1_LOAD_BALANCE = "cpuset.sched_load_balance"
 V1_EXCLUSIVE = "cpuset.cpu_exclusive"
@@ -87,17 +92,19 @@ class MitigationError(RuntimeError):
 class Policy:
     """A scheduling policy as `chrt` would set it."""
 
-    name: str           # other | batch | idle | fifo | rr
-    priority: int = 0   # 1..RT_PRIORITY_MAX for fifo and rr, else 0
+    name: str  # other | batch | idle | fifo | rr
+    priority: int = 0  # 1..RT_PRIORITY_MAX for fifo and rr, else 0
 
     @classmethod
-    def parse(cls, text: str) -> "Policy":
+    def parse(cls, text: str) -> Policy:
         name, sep, prio = text.strip().lower().partition(":")
         if name not in POLICIES:
             raise MitigationError(f"policy {text!r}: not one of other, batch, idle, fifo:P, rr:P")
         if name in RT_POLICIES:
             if not sep or not is_number(prio):
-                raise MitigationError(f"policy {text!r}: {name} needs a priority, e.g. {name}:10 (1..{RT_PRIORITY_MAX})")
+                raise MitigationError(
+                    f"policy {text!r}: {name} needs a priority, e.g. {name}:10 (1..{RT_PRIORITY_MAX})"
+                )
             policy = cls(name, int(prio))
         elif sep:
             raise MitigationError(f"policy {text!r}: {name} takes no priority")
@@ -110,8 +117,10 @@ class Policy:
         if self.name not in POLICIES:
             raise MitigationError(f"policy {self.name!r}: not one of other, batch, idle, fifo, rr")
         if self.is_rt and not 1 <= self.priority <= RT_PRIORITY_MAX:
-            raise MitigationError(f"policy {self}: RT priority must be 1..{RT_PRIORITY_MAX} (the kernel's own RT "
-                             f"threads run at 50 and up)")
+            raise MitigationError(
+                f"policy {self}: RT priority must be 1..{RT_PRIORITY_MAX} (the kernel's own RT "
+                f"threads run at 50 and up)"
+            )
 
     @property
     def is_rt(self) -> bool:
@@ -164,16 +173,20 @@ class LeverFiles:
     cgroup_parents: frozenset[str]
 
     @classmethod
-    def of(cls, host: LeverHost) -> "LeverFiles":
-        return cls(frozenset(str(host.path(f)) for f in LEVER_FILES), str(host.path(IRQ_ROOT)),
-                   frozenset(str(host.path(d)) for d in CGROUP_PARENTS))
+    def of(cls, host: LeverHost) -> LeverFiles:
+        return cls(
+            frozenset(str(host.path(f)) for f in LEVER_FILES),
+            str(host.path(IRQ_ROOT)),
+            frozenset(str(host.path(d)) for d in CGROUP_PARENTS),
+        )
 
     def to_json(self) -> str:
-        return json.dumps({"files": sorted(self.files), "irq_root": self.irq_root,
-                           "cgroup_parents": sorted(self.cgroup_parents)})
+        return json.dumps(
+            {"files": sorted(self.files), "irq_root": self.irq_root, "cgroup_parents": sorted(self.cgroup_parents)}
+        )
 
     @classmethod
-    def from_json(cls, text: str) -> "LeverFiles":
+    def from_json(cls, text: str) -> LeverFiles:
         data = json.loads(text)
         return cls(frozenset(data["files"]), data["irq_root"], frozenset(data["cgroup_parents"]))
 
@@ -194,8 +207,11 @@ class LeverFiles:
     @staticmethod
     def scratch_refusal(path: str) -> str | None:
         """Why PATH is not a load's scratch directory that this user made, or None (also when it is gone)."""
-        if not path.startswith("/") or os.path.normpath(path) != path or not SCRATCH_NAME.fullmatch(
-                os.path.basename(path)):
+        if (
+            not path.startswith("/")
+            or os.path.normpath(path) != path
+            or not SCRATCH_NAME.fullmatch(os.path.basename(path))
+        ):
             return "not a scratch directory launchgap makes"
         try:
             st = os.lstat(path)
@@ -223,15 +239,18 @@ def format_cpumask(cpus) -> str:
 
 # ---- what the host allows: one line each, before anything runs --------------------------------------
 
+
 def rt_refusal(policy: Policy, host: LeverHost, allow_unthrottled: bool) -> str | None:
     """Why an RT policy may not run here: RT throttling off (the doctor's check), unless allowed."""
     if not policy.is_rt or allow_unthrottled:
         return None
     finding = scheduler.rt_throttling(host.facts(), None)
     if finding.data.get("runtime_us") == scheduler.RT_UNTHROTTLED:
-        return (f"{policy.describe()}: RT throttling is off here (sched_rt_runtime_us = -1), so a spinning RT "
-                f"workload could hang its CPUs; turn it on (sysctl kernel.sched_rt_runtime_us=950000) or pass "
-                f"--allow-rt-unthrottled")
+        return (
+            f"{policy.describe()}: RT throttling is off here (sched_rt_runtime_us = -1), so a spinning RT "
+            f"workload could hang its CPUs; turn it on (sysctl kernel.sched_rt_runtime_us=950000) or pass "
+            f"--allow-rt-unthrottled"
+        )
     return None
 
 
@@ -283,8 +302,11 @@ def _housekeeping(cpus: list[int] | None, host: LeverHost, name: str) -> tuple[f
         return None, f"{name}: the online CPUs are not readable here"
     left = online - set(cpus)
     if not left:
-        return None, f"{name} needs a CPU left for the kernel's housekeeping: the workload has every online CPU " \
-                     f"({format_cpus(online)})"
+        return (
+            None,
+            f"{name} needs a CPU left for the kernel's housekeeping: the workload has every online CPU "
+            f"({format_cpus(online)})",
+        )
     return left, None
 
 
@@ -338,8 +360,10 @@ def isolation_refusal(mode: str, cpus: list[int] | None, host: LeverHost) -> str
         return problem
     version = cgroup_version(host)
     if version is None:
-        return (f"{name}: no cpuset controller here: neither cgroup v2 with cpuset at {CGROUP} nor the v1 "
-                f"cpuset hierarchy at {CPUSET_V1}")
+        return (
+            f"{name}: no cpuset controller here: neither cgroup v2 with cpuset at {CGROUP} nor the v1 "
+            f"cpuset hierarchy at {CPUSET_V1}"
+        )
     if version == 2:
         if _kernel_at_least(host, V2_PARTITION_SINCE[mode]) is False:
             since = ".".join(map(str, V2_PARTITION_SINCE[mode]))
@@ -351,12 +375,15 @@ def isolation_refusal(mode: str, cpus: list[int] | None, host: LeverHost) -> str
         return f"{name}: {CPUSET_V1}/{V1_LOAD_BALANCE} is not writable here (run as root)"
     overlapping = _v1_overlapping_siblings(set(cpus or ()), host)
     if overlapping:
-        return (f"{name}: cgroup v1 gives CPUs {format_cpus(cpus or ())} cpu_exclusive only if no other top-level "
-                f"cpuset shares them, and {', '.join(overlapping)} does")
+        return (
+            f"{name}: cgroup v1 gives CPUs {format_cpus(cpus or ())} cpu_exclusive only if no other top-level "
+            f"cpuset shares them, and {', '.join(overlapping)} does"
+        )
     return None
 
 
 # ---- applying, each read back through a fresh view ---------------------------------------------------
+
 
 def apply_preempt(model: str, host: LeverHost, changes) -> str:
     """Switches the preemption model; returns what the read-back shows."""
@@ -377,8 +404,10 @@ def apply_timer_migration(value: int, host: LeverHost, changes) -> str:
     changes.write(host.path(TIMER_MIGRATION), str(value))
     finding = scheduler.timer_migration(host.facts(), None)
     if finding.data.get("enabled") is not bool(value):
-        raise MitigationError(f"timer-migration={value}: {TIMER_MIGRATION} reads {host.facts().read(TIMER_MIGRATION).value!r}"
-                         f" after the write")
+        raise MitigationError(
+            f"timer-migration={value}: {TIMER_MIGRATION} reads {host.facts().read(TIMER_MIGRATION).value!r}"
+            f" after the write"
+        )
     return f"{TIMER_MIGRATION}: {value}"
 
 
@@ -389,14 +418,16 @@ def apply_workqueue_away(cpus: list[int], host: LeverHost, changes) -> str:
     changes.write(host.path(WORKQUEUE_CPUMASK), format_cpumask(left))
     finding = scheduler.workqueue(host.facts(), None)
     if set(finding.data.get("cpus") or ()) != set(left):
-        raise MitigationError(f"workqueue-away: {WORKQUEUE_CPUMASK} reads {finding.data.get('cpus')} after writing "
-                         f"CPUs {format_cpus(left)}")
+        raise MitigationError(
+            f"workqueue-away: {WORKQUEUE_CPUMASK} reads {finding.data.get('cpus')} after writing "
+            f"CPUs {format_cpus(left)}"
+        )
     return f"{WORKQUEUE_CPUMASK}: {format_cpumask(left)} (CPUs {format_cpus(left)})"
 
 
 @dataclass
 class Isolation:
-    group: Path           # the cgroup the workload joins
+    group: Path  # the cgroup the workload joins
     evidence: str
 
 
@@ -432,8 +463,9 @@ def _isolate_v2(mode: str, wanted: frozenset[int], tag: str, host: LeverHost, ch
     try:
         (group / "cpuset.cpus.partition").write_text(mode)
     except OSError as err:
-        raise MitigationError(f"isolate: writing {mode!r} to {kernel_group}/cpuset.cpus.partition failed "
-                         f"({err.strerror or err})") from None
+        raise MitigationError(
+            f"isolate: writing {mode!r} to {kernel_group}/cpuset.cpus.partition failed ({err.strerror or err})"
+        ) from None
     shown = host.facts().read(f"{kernel_group}/cpuset.cpus.partition").value
     if shown != mode:
         # the kernel says "isolated invalid (reason)" when it cannot make the partition
@@ -444,8 +476,9 @@ def _isolate_v2(mode: str, wanted: frozenset[int], tag: str, host: LeverHost, ch
     if mode == "isolated" and host.facts().read(CGROUP_V2_ISOLATED).ok:
         isolated = _read_cpus(host, CGROUP_V2_ISOLATED) or frozenset()
         if not wanted <= isolated:
-            raise MitigationError(f"isolate: {CGROUP_V2_ISOLATED} shows {format_cpus(isolated)}, without "
-                             f"{format_cpus(wanted - isolated)}")
+            raise MitigationError(
+                f"isolate: {CGROUP_V2_ISOLATED} shows {format_cpus(isolated)}, without {format_cpus(wanted - isolated)}"
+            )
     return Isolation(group, f"{kernel_group}/cpuset.cpus.partition: {mode} (CPUs {format_cpus(wanted)})")
 
 
@@ -471,8 +504,9 @@ def _isolate_v1(mode: str, wanted: frozenset[int], tag: str, host: LeverHost, ch
         (housekeeping / V1_LOAD_BALANCE).write_text("1")
         changes.write(host.path(f"{CPUSET_V1}/{V1_LOAD_BALANCE}"), "0")
     except OSError as err:
-        raise MitigationError(f"isolate: cgroup v1 refused a write ({err.strerror or err}): "
-                         f"{getattr(err, 'filename', '') or ''}") from None
+        raise MitigationError(
+            f"isolate: cgroup v1 refused a write ({err.strerror or err}): {getattr(err, 'filename', '') or ''}"
+        ) from None
     facts = host.facts()
 
     def shown(path: str) -> str | None:
@@ -481,10 +515,12 @@ def _isolate_v1(mode: str, wanted: frozenset[int], tag: str, host: LeverHost, ch
     problems = []
     if _read_cpus(host, f"{CPUSET_V1}/{iso_name}/cpuset.cpus") != wanted:
         problems.append(f"{iso_name}/cpuset.cpus reads {shown(f'{CPUSET_V1}/{iso_name}/cpuset.cpus')!r}")
-    for path, value in ((f"{CPUSET_V1}/{iso_name}/{V1_EXCLUSIVE}", "1"),
-                        (f"{CPUSET_V1}/{iso_name}/{V1_LOAD_BALANCE}", balance),
-                        (f"{CPUSET_V1}/{house_name}/{V1_LOAD_BALANCE}", "1"),
-                        (f"{CPUSET_V1}/{V1_LOAD_BALANCE}", "0")):
+    for path, value in (
+        (f"{CPUSET_V1}/{iso_name}/{V1_EXCLUSIVE}", "1"),
+        (f"{CPUSET_V1}/{iso_name}/{V1_LOAD_BALANCE}", balance),
+        (f"{CPUSET_V1}/{house_name}/{V1_LOAD_BALANCE}", "1"),
+        (f"{CPUSET_V1}/{V1_LOAD_BALANCE}", "0"),
+    ):
         if shown(path) != value:
             problems.append(f"{path} reads {shown(path)!r}, not {value}")
     # another load-balanced cpuset over these CPUs would put them back in a scheduling domain
@@ -497,8 +533,11 @@ def _isolate_v1(mode: str, wanted: frozenset[int], tag: str, host: LeverHost, ch
     if problems:
         raise MitigationError("isolate: not in effect: " + "; ".join(problems))
     what = "no load balancing" if mode == "isolated" else "a scheduling domain of their own"
-    return Isolation(iso, f"{CPUSET_V1}/{iso_name}: CPUs {format_cpus(wanted)}, cpu_exclusive 1, "
-                          f"sched_load_balance {balance} ({what}); top cpuset sched_load_balance 0")
+    return Isolation(
+        iso,
+        f"{CPUSET_V1}/{iso_name}: CPUs {format_cpus(wanted)}, cpu_exclusive 1, "
+        f"sched_load_balance {balance} ({what}); top cpuset sched_load_balance 0",
+    )
 
 
 def cpuset_of_process(pid: int | str = "self") -> str | None:
@@ -523,9 +562,13 @@ def read_thread_policies(pid: int) -> dict[int, dict]:
             continue
         # after the name: state(0) ... nice(16) ... processor(36) rt_priority(37) policy(38)
         try:
-            out[int(tid)] = {"comm": comm, "nice": int(fields[16]), "cpu": int(fields[36]),
-                             "rt_priority": int(fields[37]), "policy": POLICY_BY_NUMBER.get(int(fields[38]),
-                                                                                           fields[38])}
+            out[int(tid)] = {
+                "comm": comm,
+                "nice": int(fields[16]),
+                "cpu": int(fields[36]),
+                "rt_priority": int(fields[37]),
+                "policy": POLICY_BY_NUMBER.get(int(fields[38]), fields[38]),
+            }
         except (IndexError, ValueError):
             continue
     return out

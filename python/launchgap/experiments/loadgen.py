@@ -25,7 +25,7 @@ from launchgap.experiments.levers import SCRATCH_PREFIX
 # How long a generator may take to show it is loading, and how it must.
 VERIFY_TIMEOUT_S = 5.0
 SAMPLE_S = 0.5
-MIN_CPU_SHARE = 0.5             # of one CPU, per worker asked for
+MIN_CPU_SHARE = 0.5  # of one CPU, per worker asked for
 MIN_LOOPBACK_BYTES_PER_S = 10 << 20
 MIN_WRITES_PER_S = 10
 TMPFS_MAGIC = 0x01021994
@@ -52,7 +52,7 @@ class LoadGenerator:
     """Base: subclasses set `name` and `needs` and implement _commands / _progress."""
 
     name = "load"
-    needs: tuple[tuple[str, str], ...] = ()   # (binary, the package that has it)
+    needs: tuple[tuple[str, str], ...] = ()  # (binary, the package that has it)
 
     def __init__(self) -> None:
         self.procs: list[subprocess.Popen] = []
@@ -86,7 +86,9 @@ class LoadGenerator:
             if proc.poll() is not None:
                 err = proc.stderr.read().decode(errors="replace").strip() if proc.stderr else ""
                 self.stop()
-                raise LoadError(f"{self.name}: {command[0]} exited at once ({err.splitlines()[-1] if err else proc.returncode})")
+                raise LoadError(
+                    f"{self.name}: {command[0]} exited at once ({err.splitlines()[-1] if err else proc.returncode})"
+                )
 
     def pids(self) -> list[int]:
         """Every live process of the load: its process groups' members (the leash, the generator and the
@@ -174,7 +176,7 @@ def _group_cpu_wanted_seconds(pgids: list[int]) -> float:
                 run_ns, wait_ns = (int(v) for v in (task / "schedstat").read_text().split()[:2])
                 total_ns += run_ns + wait_ns
         except (OSError, ValueError):
-            continue    # exited meanwhile
+            continue  # exited meanwhile
     return total_ns / 1e9
 
 
@@ -197,8 +199,9 @@ class CpuLoad(LoadGenerator):
                 raise LoadError(f"cpu: cpus {missing} are not among this host's online CPUs {sorted(online)}")
         limit = MAX_CPU_WORKERS_PER_CPU * len(online)
         if not 1 <= self.workers <= limit:
-            raise LoadError(f"cpu: workers {self.workers}: give 1 to {limit} ({MAX_CPU_WORKERS_PER_CPU} per online "
-                            f"CPU)")
+            raise LoadError(
+                f"cpu: workers {self.workers}: give 1 to {limit} ({MAX_CPU_WORKERS_PER_CPU} per online CPU)"
+            )
         super().check()
 
     def _commands(self) -> list[list[str]]:
@@ -250,8 +253,10 @@ class NetworkLoad(LoadGenerator):
 
     def _commands(self) -> list[list[str]]:
         iperf3 = _need("iperf3", "iperf3")
-        return [[iperf3, "-s", "-B", "127.0.0.1", "-p", str(self.port)],
-                [iperf3, "-c", "127.0.0.1", "-p", str(self.port), "-P", str(self.streams), "-t", "86400"]]
+        return [
+            [iperf3, "-s", "-B", "127.0.0.1", "-p", str(self.port)],
+            [iperf3, "-c", "127.0.0.1", "-p", str(self.port), "-P", str(self.streams), "-t", "86400"],
+        ]
 
     def _progress(self) -> float:
         return float(_loopback_bytes())
@@ -308,8 +313,10 @@ class DiskLoad(LoadGenerator):
             raise LoadError(f"disk: {self.parent}: not writable")
         fstype, self.major, self.minor = backing_device(self.parent)
         if fstype in ("tmpfs", "ramfs") or self.major == 0:
-            raise LoadError(f"disk: {self.parent} is on {fstype}, not a block device: direct I/O there "
-                            f"measures nothing; choose a directory on a disk")
+            raise LoadError(
+                f"disk: {self.parent} is on {fstype}, not a block device: direct I/O there "
+                f"measures nothing; choose a directory on a disk"
+            )
 
     def check(self) -> None:
         if not 1 <= self.jobs <= MAX_DISK_JOBS:
@@ -321,9 +328,23 @@ class DiskLoad(LoadGenerator):
         work = Path(tempfile.mkdtemp(prefix=SCRATCH_PREFIX, dir=self.parent))
         self.files.append(work)
         self.on_scratch(work)
-        return [[fio, "--name=launchgap-disk", f"--directory={work}", "--rw=randwrite", "--bs=4k", "--iodepth=32",
-                 f"--numjobs={self.jobs}", "--direct=1", "--size=64M", "--time_based", "--runtime=86400",
-                 "--ioengine=libaio", "--group_reporting"]]
+        return [
+            [
+                fio,
+                "--name=launchgap-disk",
+                f"--directory={work}",
+                "--rw=randwrite",
+                "--bs=4k",
+                "--iodepth=32",
+                f"--numjobs={self.jobs}",
+                "--direct=1",
+                "--size=64M",
+                "--time_based",
+                "--runtime=86400",
+                "--ioengine=libaio",
+                "--group_reporting",
+            ]
+        ]
 
     def _progress(self) -> float:
         return float(_writes_completed(self.major, self.minor))

@@ -33,8 +33,16 @@ from launchgap.experiments.levers import (
 if TYPE_CHECKING:
     from launchgap.experiments.journal import Journal
 
-__all__ = ["RT_PRIORITY_MAX", "HostChanges", "MitigationError", "Mitigations", "child_setup", "cpuset_available",
-           "make_cpuset", "steer_irqs_away"]
+__all__ = [
+    "RT_PRIORITY_MAX",
+    "HostChanges",
+    "MitigationError",
+    "Mitigations",
+    "child_setup",
+    "cpuset_available",
+    "make_cpuset",
+    "steer_irqs_away",
+]
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 DEFAULT_RT_PRIORITY = 10
@@ -42,17 +50,17 @@ DEFAULT_RT_PRIORITY = 10
 
 @dataclass
 class Mitigations:
-    cpus: list[int] | None = None       # pin the workload (taskset)
-    nice: int | None = None             # its nice value
-    rt_policy: str | None = None        # "fifo" or "rr" (chrt); or give `policy`
-    rt_priority: int | None = None      # with rt_policy (default DEFAULT_RT_PRIORITY); alone it is refused
-    cpuset: bool = False                # a cgroup cpuset holding only the workload's CPUs
-    irq_away: bool = False              # steer IRQ affinity away from the workload's CPUs
-    policy: str | None = None           # other | batch | idle | fifo:P | rr:P (levers.Policy)
-    preempt: str | None = None          # host-wide: none | voluntary | full | lazy
-    isolate: str | None = None          # host-wide: the workload's CPUs as an "isolated" or "root" partition
+    cpus: list[int] | None = None  # pin the workload (taskset)
+    nice: int | None = None  # its nice value
+    rt_policy: str | None = None  # "fifo" or "rr" (chrt); or give `policy`
+    rt_priority: int | None = None  # with rt_policy (default DEFAULT_RT_PRIORITY); alone it is refused
+    cpuset: bool = False  # a cgroup cpuset holding only the workload's CPUs
+    irq_away: bool = False  # steer IRQ affinity away from the workload's CPUs
+    policy: str | None = None  # other | batch | idle | fifo:P | rr:P (levers.Policy)
+    preempt: str | None = None  # host-wide: none | voluntary | full | lazy
+    isolate: str | None = None  # host-wide: the workload's CPUs as an "isolated" or "root" partition
     timer_migration: int | None = None  # host-wide: kernel.timer_migration 0 or 1
-    workqueue_away: bool = False        # host-wide: unbound workqueues off the workload's CPUs
+    workqueue_away: bool = False  # host-wide: unbound workqueues off the workload's CPUs
 
     @property
     def sched_policy(self) -> Policy | None:
@@ -71,7 +79,7 @@ class Mitigations:
             raise MitigationError(f"rt_policy must be fifo or rr, not {self.rt_policy!r}")
         if self.rt_priority is not None and not self.rt_policy:
             # it would be silently ignored: the workload would run as SCHED_OTHER
-            raise MitigationError("rt_priority needs rt_policy (fifo or rr), or give policy = \"fifo:P\"")
+            raise MitigationError('rt_priority needs rt_policy (fifo or rr), or give policy = "fifo:P"')
         if self.rt_policy and self.rt_priority is not None and not 1 <= self.rt_priority <= RT_PRIORITY_MAX:
             raise MitigationError(f"rt_priority must be 1..{RT_PRIORITY_MAX}")
         if self.rt_policy and self.policy is not None:
@@ -101,8 +109,14 @@ class Mitigations:
     @property
     def changes_host(self) -> bool:
         """Whether applying these writes host-wide settings (not the workload's own pinning, nice, policy)."""
-        return bool(self.cpuset or self.irq_away or self.isolate or self.workqueue_away or self.preempt
-                    or self.timer_migration is not None)
+        return bool(
+            self.cpuset
+            or self.irq_away
+            or self.isolate
+            or self.workqueue_away
+            or self.preempt
+            or self.timer_migration is not None
+        )
 
     def host_refusal(self, host: LeverHost, allow_rt_unthrottled: bool = False) -> str | None:
         """Why this host cannot apply these (one line), from the doctor's view of it; None if it can."""
@@ -161,7 +175,7 @@ class HostChanges:
     made_dirs: list[Path] = field(default_factory=list)
     # files a load generator writes (fio's directory): not a setting, but not to be left behind either
     scratch: list[Path] = field(default_factory=list)
-    journal: "Journal | None" = None
+    journal: Journal | None = None
 
     def entries(self) -> list[dict]:
         """The journal's list: what to undo, each with what it needs."""
@@ -204,8 +218,9 @@ class HostChanges:
             raise
 
     @classmethod
-    def recovered(cls, entries: object, allowed: LeverFiles,
-                  journal: "Journal | None" = None) -> tuple["HostChanges", list[str]]:
+    def recovered(
+        cls, entries: object, allowed: LeverFiles, journal: Journal | None = None
+    ) -> tuple[HostChanges, list[str]]:
         """The changes a dead experiment's journal lists that are changes launchgap makes (ALLOWED's files, its
         cgroups, its loads' scratch directories), and one line for each entry refused: those are never acted
         on, whoever wrote them."""
@@ -223,7 +238,8 @@ class HostChanges:
                 why = allowed.cgroup_refusal(path)
             else:
                 why = allowed.write_refusal(path) or (
-                    None if isinstance(old, str) and "\0" not in old else "no value to put back")
+                    None if isinstance(old, str) and "\0" not in old else "no value to put back"
+                )
             if why:
                 refused.append(f"{kind} {_shown(path)} ({why})")
             elif kind == "scratch":
@@ -235,9 +251,11 @@ class HostChanges:
         return changes, refused
 
     def describe(self) -> list[str]:
-        return ([f"scratch files {d}" for d in self.scratch]
-                + [f"cgroup {d} (made by launchgap)" for d in self.made_dirs]
-                + [f"{p} (was {old!r})" for p, old in self.writes])
+        return (
+            [f"scratch files {d}" for d in self.scratch]
+            + [f"cgroup {d} (made by launchgap)" for d in self.made_dirs]
+            + [f"{p} (was {old!r})" for p, old in self.writes]
+        )
 
     def restore(self, retry_s: float = 0.0) -> list[str]:
         """Undo everything, newest first; returns what could not be undone. A cgroup

@@ -31,6 +31,7 @@ WALL_METRIC = "wall time (s)"
 
 # ---- the field metadata that shape results.json (ResultsRecord.to_json and from_json) ---------------------
 
+
 def in_ms(key: str) -> dict:
     """A time the record keeps in ns and results.json in ms, under KEY."""
     return {"key": key, "ms": True}
@@ -126,8 +127,14 @@ def _record_of(kind) -> type[ResultsRecord]:
 
 
 def _expected(kind) -> str:
-    names = {bool: "true or false", int: "a whole number", float: "a number", str: "a string", dict: "an object",
-             list: "a list"}
+    names = {
+        bool: "true or false",
+        int: "a whole number",
+        float: "a number",
+        str: "a string",
+        dict: "an object",
+        list: "a list",
+    }
     return names.get(get_origin(kind) or kind, "an object")
 
 
@@ -138,7 +145,8 @@ def _found(value: object) -> str:
     if isinstance(value, bool):
         return "true or false"
     return {int: "a whole number", float: "a number", str: "a string", dict: "an object", list: "a list"}.get(
-        type(value), type(value).__name__)
+        type(value), type(value).__name__
+    )
 
 
 def _decode(value: object, kind, where: str):
@@ -151,12 +159,14 @@ def _decode(value: object, kind, where: str):
         return _decode(value, next(a for a in args if a is not type(None)), where)
     if isinstance(kind, type) and issubclass(kind, ResultsRecord):
         return kind.from_json(value, where)
-    ok = {bool: lambda v: isinstance(v, bool),
-          int: lambda v: isinstance(v, int) and not isinstance(v, bool),
-          float: lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
-          str: lambda v: isinstance(v, str),
-          list: lambda v: isinstance(v, list),
-          dict: lambda v: isinstance(v, dict)}[origin or kind]
+    ok = {
+        bool: lambda v: isinstance(v, bool),
+        int: lambda v: isinstance(v, int) and not isinstance(v, bool),
+        float: lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+        str: lambda v: isinstance(v, str),
+        list: lambda v: isinstance(v, list),
+        dict: lambda v: isinstance(v, dict),
+    }[origin or kind]
     if not ok(value):
         raise ResultsError(f"{where}: {_expected(kind)} expected, found {_found(value)}")
     if origin is list:
@@ -168,16 +178,18 @@ def _decode(value: object, kind, where: str):
 
 # ---- the records, in results.json's order -----------------------------------------------------------------
 
+
 @dataclass(frozen=True, kw_only=True)
 class ScenarioInfo(ResultsRecord):
     """A scenario as the results name and describe it; a lever grid's cell also says its class, its variant
     and the cell it is compared with (Scenario.labels)."""
+
     name: str
     description: str | None = None
     klass: str | None = field(default=None, metadata={"key": "class", **OMITTED_WHEN_NONE})
     variant: str | None = field(default=None, metadata=OMITTED_WHEN_NONE)
     baseline: str | None = field(default=None, metadata=OMITTED_WHEN_NONE)
-    command: list[str] | None = field(default=None, metadata=OMITTED_WHEN_NONE)   # its own workload (a grid's)
+    command: list[str] | None = field(default=None, metadata=OMITTED_WHEN_NONE)  # its own workload (a grid's)
 
     @classmethod
     def of(cls, scenario) -> ScenarioInfo:
@@ -189,6 +201,7 @@ class ScenarioInfo(ResultsRecord):
 class Environment(ResultsRecord):
     """The host as the experiment started (runner.environment): what a comparison across boots and hosts
     shows, and refuses to pool when it differs."""
+
     hostname: str | None = None
     boot_id: str | None = None
     kernel: str | None = None
@@ -200,13 +213,14 @@ class Environment(ResultsRecord):
     nohz_full: str | None = None
     cmdline: str | None = None
     preemption: str | None = None
-    versions: dict[str, str] | None = None   # launchgap, python, stress-ng, iperf3, fio
+    versions: dict[str, str] | None = None  # launchgap, python, stress-ng, iperf3, fio
 
 
 @dataclass(frozen=True, kw_only=True)
 class Owner(ResultsRecord):
     """The process that ran the experiment (journal.owner): whether it still runs, and which experiment a
     copy of its results is."""
+
     pid: int | None = None
     start_ticks: int | None = None
     boot_id: str | None = None
@@ -217,6 +231,7 @@ class Verified(ResultsRecord):
     """What a run's settings read back as: the host levers, the workload's own view (enter.py's report),
     its threads as sampled, and the trace's check (verify.trace_check); the last two in their producers'
     layout."""
+
     host: list[str] = field(default_factory=list)
     enter: dict | None = None
     threads_sampled: dict = field(default_factory=dict)
@@ -227,14 +242,15 @@ class Verified(ResultsRecord):
 class GpuTimeOfRun(ResultsRecord):
     """What the run's GPU lost to interference, from its report's gpu_time (docs/gpu-time.md): exact with
     GPU activity, bounds otherwise; and the throughput gain its trace predicts without the scenario's load."""
-    mode: str                                 # "exact", "bounds" or "none"
+
+    mode: str  # "exact", "bounds" or "none"
     why: str | None = None
     idle_caused_low_ns: int | None = None
     idle_caused_high_ns: int | None = None
     active_ns: int | None = None
     load_pids: list[int] = field(default_factory=list)
     predicted_gain_low_percent: float | None = None
-    predicted_gain_high_percent: float | None = None   # None: the GPU idle's upper bound covered the run
+    predicted_gain_high_percent: float | None = None  # None: the GPU idle's upper bound covered the run
 
     @property
     def estimated(self) -> bool:
@@ -250,6 +266,7 @@ class GpuTimeOfRun(ResultsRecord):
 class TraceMeasures(ResultsRecord):
     """What a run's trace says was taken from the workload (runner._trace_measures): absent when the run
     left no trace. Results from before a measure was recorded lack it (None)."""
+
     launches: int | None = None
     sched_per_1k: float | None = None
     softirq_per_1k: float | None = None
@@ -266,10 +283,11 @@ class TraceMeasures(ResultsRecord):
 class RunOutcome(ResultsRecord):
     """What one run gave (runner.run_once): its exit status and measure, why it failed, what was verified,
     and what its trace says."""
+
     exit_code: int | None = None
-    metric: float | None = None          # None: the measure was not in the output
+    metric: float | None = None  # None: the measure was not in the output
     wall_s: float | None = None
-    stderr: str | None = field(default=None, metadata=OMITTED_WHEN_NONE)   # a failed run's whole stderr, kept
+    stderr: str | None = field(default=None, metadata=OMITTED_WHEN_NONE)  # a failed run's whole stderr, kept
     error: str | None = field(default=None, metadata=OMITTED_WHEN_NONE)
     verified: Verified | None = None
     measures: TraceMeasures | None = field(default=None, metadata=FLATTENED)
@@ -278,11 +296,12 @@ class RunOutcome(ResultsRecord):
 @dataclass(frozen=True, kw_only=True)
 class Run(RunOutcome):
     """A run in the experiment's order: which, of which scenario, in which round (0: the warm-up)."""
+
     index: int | None = None
     round: int | None = None
     scenario: str
     warmup: bool
-    trace: str | None = None              # relative to the results directory
+    trace: str | None = None  # relative to the results directory
 
     @classmethod
     def placed(cls, outcome: RunOutcome, **where) -> Run:
@@ -303,37 +322,39 @@ class Run(RunOutcome):
 class GridInfo(ResultsRecord):
     """A lever grid's layout (`experiment levers`): its classes and variants, the variant every cell is
     compared with, and how the workload ran."""
+
     classes: list[str] | None = None
     variants: list[str] | None = None
     baseline_variant: str | None = None
     threads: int | None = None
     cpus: list[int] | None = None
     disturb: str | None = None
-    workload: str | None = None          # "lever-workload" or "custom"
+    workload: str | None = None  # "lever-workload" or "custom"
 
 
 @dataclass(kw_only=True)
 class ExperimentResults(ResultsRecord):
     """results.json. Not frozen: the runner fills it in as the runs finish, and writes it after each."""
+
     schema: ClassVar[str] = RESULTS_SCHEMA
-    status: str                          # running, complete, incomplete, failed, killed
+    status: str  # running, complete, incomplete, failed, killed
     command: list[str] | None = None
     repeat: int | None = None
     seed: int | None = None
-    metric: str                          # the measure as given: a regex, or WALL_METRIC
-    metric_name: str | None = None       # what it is called; results from before names were recorded lack it
+    metric: str  # the measure as given: a regex, or WALL_METRIC
+    metric_name: str | None = None  # what it is called; results from before names were recorded lack it
     higher_is_better: bool
     gpu_activity: bool | None = None
     scenarios: list[ScenarioInfo]
     environment: Environment | None = None
     owner: Owner | None = None
     runs: list[Run]
-    doctor: dict | None = None           # the doctor's checks as it started (doctor/model.py's to_dict)
+    doctor: dict | None = None  # the doctor's checks as it started (doctor/model.py's to_dict)
     grid: GridInfo | None = field(default=None, metadata=OMITTED_WHEN_NONE)
     failed_runs: int | None = field(default=None, metadata=OMITTED_WHEN_NONE)
     error: str | None = field(default=None, metadata=OMITTED_WHEN_NONE)
     host_not_restored: list[str] | None = field(default=None, metadata=OMITTED_WHEN_NONE)
-    killed: dict | None = field(default=None, metadata=OMITTED_WHEN_NONE)   # custodian.py's account
+    killed: dict | None = field(default=None, metadata=OMITTED_WHEN_NONE)  # custodian.py's account
 
     def to_json(self) -> dict:
         return {"schema": self.schema, **super().to_json()}
@@ -375,7 +396,9 @@ def results_from_json(value: object) -> ExperimentResults:
         raise ResultsError(f"not an experiment's results (no schema {RESULTS_SCHEMA})")
     missing = [k for k in REQUIRED if k not in value]
     if missing or not isinstance(value["runs"], list) or not isinstance(value["scenarios"], list):
-        raise ResultsError(f"damaged experiment results (missing or malformed: {', '.join(missing) or 'runs/scenarios'})")
+        raise ResultsError(
+            f"damaged experiment results (missing or malformed: {', '.join(missing) or 'runs/scenarios'})"
+        )
     try:
         return ExperimentResults.from_json(value, "")
     except ResultsError as err:
@@ -402,7 +425,7 @@ def read_results(directory: Path) -> ExperimentResults:
 # ---- the metric's name ----------------------------------------------------------------------------------
 
 try:
-    from re import _parser as _regex_parser   # Python 3.11+: the re module's own parser
+    from re import _parser as _regex_parser  # Python 3.11+: the re module's own parser
 except ImportError:  # Python 3.10
     import sre_parse as _regex_parser  # type: ignore[no-redef]
 
@@ -433,7 +456,7 @@ def metric_name(pattern: str) -> str:
     text is next to the number (give --metric-name then)."""
     try:
         items = list(_regex_parser.parse(pattern))
-    except Exception:   # noqa: BLE001 - not a regex the parser knows: the pattern is its own name
+    except Exception:  # noqa: BLE001 - not a regex the parser knows: the pattern is its own name
         return pattern
     runs: list[list[str]] = [[]]
     group = None

@@ -43,12 +43,16 @@ def trusted_owner(uid: int) -> bool:
 
 def _check(path: Path, st: os.stat_result, what: str, private_mode: int, fd: int, tighten: bool) -> None:
     if not trusted_owner(st.st_uid):
-        raise RunDirError(f"{path}: belongs to uid {st.st_uid}, not root; refusing to use it (remove it: another "
-                          f"user may have put it there)")
+        raise RunDirError(
+            f"{path}: belongs to uid {st.st_uid}, not root; refusing to use it (remove it: another "
+            f"user may have put it there)"
+        )
     mode = stat.S_IMODE(st.st_mode)
     if mode & 0o022:
-        raise RunDirError(f"{path}: others may write to this {what} (mode {mode:04o}); refusing to use it (remove "
-                          f"it: another user may have changed it)")
+        raise RunDirError(
+            f"{path}: others may write to this {what} (mode {mode:04o}); refusing to use it (remove "
+            f"it: another user may have changed it)"
+        )
     if mode != private_mode and tighten:
         os.fchmod(fd, private_mode)
 
@@ -69,7 +73,7 @@ def private_directory(path: Path, create: bool = True) -> bool:
     Raises RunDirError for one that must not be used, or that cannot be made."""
     if create:
         try:
-            os.mkdir(path, DIR_MODE)   # never through a symlink: one at PATH is "exists"
+            os.mkdir(path, DIR_MODE)  # never through a symlink: one at PATH is "exists"
         except FileExistsError:
             pass
         except OSError as err:

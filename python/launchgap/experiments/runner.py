@@ -101,7 +101,8 @@ class Metric:
             return f"the metric {self.name!r} matched {text!r}, which is not a number"
         tail = output.strip().splitlines()[-1][:120] if output.strip() else None
         return f"the metric {self.name!r} was not in the output" + (
-            f" (its last line: {tail!r})" if tail else " (it printed nothing)")
+            f" (its last line: {tail!r})" if tail else " (it printed nothing)"
+        )
 
     def read(self, output: str, wall_s: float) -> float | None:
         """The last match's first group (or the whole match, without groups), as a number; None if absent."""
@@ -156,18 +157,33 @@ def environment() -> Environment:
         except OSError:
             return None
 
-    cpu_model = next((line.split(":", 1)[1].strip() for line in (read("/proc/cpuinfo") or "").splitlines()
-                      if line.startswith("model name")), None)
+    cpu_model = next(
+        (
+            line.split(":", 1)[1].strip()
+            for line in (read("/proc/cpuinfo") or "").splitlines()
+            if line.startswith("model name")
+        ),
+        None,
+    )
     return Environment(
-        hostname=platform.node(), boot_id=read("/proc/sys/kernel/random/boot_id"),
-        kernel=platform.release(), machine=platform.machine(), cpu_model=cpu_model,
+        hostname=platform.node(),
+        boot_id=read("/proc/sys/kernel/random/boot_id"),
+        kernel=platform.release(),
+        machine=platform.machine(),
+        cpu_model=cpu_model,
         cpus=sorted(os.sched_getaffinity(0)),
         governor=read("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"),
-        isolated_cpus=read("/sys/devices/system/cpu/isolated"), nohz_full=read("/sys/devices/system/cpu/nohz_full"),
-        cmdline=read("/proc/cmdline"), preemption=read("/sys/kernel/debug/sched/preempt"),
-        versions={"launchgap": __version__, "python": platform.python_version(),
-                  "stress-ng": _version(["stress-ng", "--version"]), "iperf3": _version(["iperf3", "--version"]),
-                  "fio": _version(["fio", "--version"])},
+        isolated_cpus=read("/sys/devices/system/cpu/isolated"),
+        nohz_full=read("/sys/devices/system/cpu/nohz_full"),
+        cmdline=read("/proc/cmdline"),
+        preemption=read("/sys/kernel/debug/sched/preempt"),
+        versions={
+            "launchgap": __version__,
+            "python": platform.python_version(),
+            "stress-ng": _version(["stress-ng", "--version"]),
+            "iperf3": _version(["iperf3", "--version"]),
+            "fio": _version(["fio", "--version"]),
+        },
     )
 
 
@@ -187,13 +203,17 @@ def trace_measures(trace, focus_threads: str | None = None, load_pids: list[int]
     lever workload's workers), else every thread of the workload; and its GPU time (gpu_time_of_run)."""
     report = build_report(trace)
     threads = report.taken.threads
-    launching = ([t for t in threads if t.launches]
-                 or [t for t in threads if focus_threads and (t.comm or "").startswith(focus_threads)] or threads)
+    launching = (
+        [t for t in threads if t.launches]
+        or [t for t in threads if focus_threads and (t.comm or "").startswith(focus_threads)]
+        or threads
+    )
     culprits = [c for c in report.taken.culprits if not c.is_idle]
     m = report.study_metrics
     return TraceMeasures(
         launches=report.overview.launches,
-        sched_per_1k=m.sched_per_1k_launches, softirq_per_1k=m.softirq_per_1k_launches,
+        sched_per_1k=m.sched_per_1k_launches,
+        softirq_per_1k=m.softirq_per_1k_launches,
         hardirq_per_1k=m.hardirq_per_1k_launches,
         preempted_ns=sum(t.preempted_ns for t in launching),
         runqueue_ns=sum(t.runqueue_ns for t in launching),
@@ -211,10 +231,16 @@ def gpu_time_of_run(report, load_pids: list[int]) -> GpuTimeOfRun:
 
     g = report.gpu_time
     gain = gain_without(g, set(load_pids)) if load_pids else None
-    return GpuTimeOfRun(mode=g.mode, why=g.why, idle_caused_low_ns=g.interference_low_ns,
-                        idle_caused_high_ns=g.interference_high_ns, active_ns=g.active_ns, load_pids=sorted(load_pids),
-                        predicted_gain_low_percent=gain[0] if gain else None,
-                        predicted_gain_high_percent=gain[1] if gain else None)
+    return GpuTimeOfRun(
+        mode=g.mode,
+        why=g.why,
+        idle_caused_low_ns=g.interference_low_ns,
+        idle_caused_high_ns=g.interference_high_ns,
+        active_ns=g.active_ns,
+        load_pids=sorted(load_pids),
+        predicted_gain_low_percent=gain[0] if gain else None,
+        predicted_gain_high_percent=gain[1] if gain else None,
+    )
 
 
 def _stop_session(proc: subprocess.Popen) -> None:
@@ -240,9 +266,12 @@ RECORDER_LOST = RECORDER_PREFIX + "LOST "
 
 # what a program's complaint reads like (whole words, any case): the first such line of a failed workload's
 # stderr says why it failed better than its last (often the end of a usage text)
-ERROR_LIKE = re.compile(r"\b(errors?|unrecogni[sz]ed|invalid|cannot|can't|could not|couldn't|unable|fail(s|ed|ure)?|"
-                        r"not found|no such|denied|fatal|abort(ed)?|panic(ked)?|exception|illegal|"
-                        r"unknown (option|argument|command|flag))\b", re.IGNORECASE)
+ERROR_LIKE = re.compile(
+    r"\b(errors?|unrecogni[sz]ed|invalid|cannot|can't|could not|couldn't|unable|fail(s|ed|ure)?|"
+    r"not found|no such|denied|fatal|abort(ed)?|panic(ked)?|exception|illegal|"
+    r"unknown (option|argument|command|flag))\b",
+    re.IGNORECASE,
+)
 PYTHON_TRACEBACK = "Traceback (most recent call last):"
 # a quoted line is cut to this many characters
 SHOWN_LINE = 200
@@ -265,7 +294,7 @@ def workload_complaint(stderr: str) -> str | None:
     headers = [i for i, line in enumerate(raw) if line.strip() == PYTHON_TRACEBACK]
     if headers:
         # the exception is the first line after the last traceback's header that is not indented
-        raised = next((line for line in raw[headers[-1] + 1:] if line and not line[0].isspace()), None)
+        raised = next((line for line in raw[headers[-1] + 1 :] if line and not line[0].isspace()), None)
         if raised:
             return _shown_line(raised)
     complaint = next((line for line in lines if ERROR_LIKE.search(line)), None)
@@ -281,13 +310,19 @@ def failed_run_error(returncode: int, stderr: str, recorded: bool, kept: Path | 
     said went wrong (workload_complaint), with where its whole stderr was kept (KEPT); where no trace was
     written, the recorder itself failed: its last line. The recorder's LOST summary is never the reason."""
     lines = [line.strip() for line in stderr.splitlines() if line.strip()]
-    recorder = [line.removeprefix(RECORDER_PREFIX) for line in lines
-                if line.startswith(RECORDER_PREFIX) and not line.startswith(RECORDER_LOST)]
+    recorder = [
+        line.removeprefix(RECORDER_PREFIX)
+        for line in lines
+        if line.startswith(RECORDER_PREFIX) and not line.startswith(RECORDER_LOST)
+    ]
     where = f" (its whole stderr: {kept})" if kept else ""
     if not recorded and recorder:
         return f"the recorder failed (exit status {returncode}): {_shown_line(recorder[-1])}{where}"
-    status = (f"the command was killed by signal {-returncode}" if returncode < 0
-              else f"the command exited with status {returncode}")
+    status = (
+        f"the command was killed by signal {-returncode}"
+        if returncode < 0
+        else f"the command exited with status {returncode}"
+    )
     complaint = workload_complaint(stderr)
     return status + (f": {complaint}" if complaint else "") + where
 
@@ -319,8 +354,14 @@ def _command_problem(command: list[str]) -> str | None:
     return None if shutil.which(name) else f"{name}: command not found on PATH"
 
 
-def preflight(command: list[str], scenarios: list[Scenario], metric: Metric, disk_dir: Path | None,
-              host: LeverHost | None = None, allow_rt_unthrottled: bool = False) -> None:
+def preflight(
+    command: list[str],
+    scenarios: list[Scenario],
+    metric: Metric,
+    disk_dir: Path | None,
+    host: LeverHost | None = None,
+    allow_rt_unthrottled: bool = False,
+) -> None:
     """Everything that can be known wrong before the warm-up run, raised as one ExperimentError each:
     the command, privileges, the recorder, the metric, every scenario's mitigations, levers and loads
     (what the host allows, from the doctor's view of it)."""
@@ -332,8 +373,10 @@ def preflight(command: list[str], scenarios: list[Scenario], metric: Metric, dis
         raise ExperimentError("experiments record with eBPF and may change host settings: run as root (sudo)")
     recorder = find_recorder()
     if recorder is None or not recorder.is_file() or not os.access(recorder, os.X_OK):
-        raise ExperimentError(f"cannot find an executable recorder binary ({recorder or 'launchgap-record'}; "
-                              f"make setup, or set {ENV_OVERRIDE})")
+        raise ExperimentError(
+            f"cannot find an executable recorder binary ({recorder or 'launchgap-record'}; "
+            f"make setup, or set {ENV_OVERRIDE})"
+        )
     metric.check()
     online = set(os.sched_getaffinity(0))
     host = host or LeverHost()
@@ -405,11 +448,20 @@ def _take_entered(report: Path) -> dict | None:
         report.unlink(missing_ok=True)
 
 
-def run_once(command: list[str], scenario: Scenario, metric: Metric, trace_path: Path, disk_dir: Path | None,
-             on_event=lambda text: None, journal: Journal | None = None,
-             not_restored: list[str] | None = None, host: LeverHost | None = None,
-             focus_threads: str | None = None, stderr_path: Path | None = None,
-             gpu_activity: bool = False) -> RunOutcome:
+def run_once(
+    command: list[str],
+    scenario: Scenario,
+    metric: Metric,
+    trace_path: Path,
+    disk_dir: Path | None,
+    on_event=lambda text: None,
+    journal: Journal | None = None,
+    not_restored: list[str] | None = None,
+    host: LeverHost | None = None,
+    focus_threads: str | None = None,
+    stderr_path: Path | None = None,
+    gpu_activity: bool = False,
+) -> RunOutcome:
     """One recorded run (with GPU_ACTIVITY: recorded with --gpu-activity, so that its GPU time is exact).
     Host settings it could not put back are appended to NOT_RESTORED (never dropped: the caller must say so
     and stop). A failed run's whole stderr is kept in STDERR_PATH, named in its error and as its stderr."""
@@ -432,8 +484,17 @@ def run_once(command: list[str], scenario: Scenario, metric: Metric, trace_path:
             load.start()
             on_event(f"{load.name} load: {load.verify()}")
         wrapper = _enter_wrapper(m, report, cgroup)
-        argv = [str(recorder), "-q", *(["--gpu-activity"] if gpu_activity else []), "-o", str(trace_path), "--",
-                *wrapper, "--", *(scenario.command or command)]
+        argv = [
+            str(recorder),
+            "-q",
+            *(["--gpu-activity"] if gpu_activity else []),
+            "-o",
+            str(trace_path),
+            "--",
+            *wrapper,
+            "--",
+            *(scenario.command or command),
+        ]
         watch = ThreadWatch(report)
         watch.start()
         started = time.monotonic()
@@ -450,12 +511,17 @@ def run_once(command: list[str], scenario: Scenario, metric: Metric, trace_path:
         kept, error = None, None
         if proc.returncode != 0 or value is None:
             kept = keep_stderr(err_bytes, stderr_path) if stderr_path is not None else None
-            error = (failed_run_error(proc.returncode, err, trace_path.exists(), kept) if proc.returncode
-                     else metric.missing(out) + (f" (its whole stderr: {kept})" if kept else ""))
+            error = (
+                failed_run_error(proc.returncode, err, trace_path.exists(), kept)
+                if proc.returncode
+                else metric.missing(out) + (f" (its whole stderr: {kept})" if kept else "")
+            )
         entered = _take_entered(report)
         problems = sampled_problems(m, watch)
-        sampled = {str(t): {"comm": e["comm"], "seen": sorted(map(list, e["seen"])), "cpus": sorted(e["cpus"])}
-                   for t, e in sorted(watch.threads.items())}
+        sampled = {
+            str(t): {"comm": e["comm"], "seen": sorted(map(list, e["seen"])), "cpus": sorted(e["cpus"])}
+            for t, e in sorted(watch.threads.items())
+        }
         measures, checked = None, None
         if trace_path.exists():
             hand_over_trace(trace_path)
@@ -467,12 +533,20 @@ def run_once(command: list[str], scenario: Scenario, metric: Metric, trace_path:
         if entered is not None and entered.get("not_in_effect"):
             problems += entered["not_in_effect"]
         if problems and not error:
-            error = "settings not in effect: " + "; ".join(problems[:3]) + (
-                f" (and {len(problems) - 3} more)" if len(problems) > 3 else "")
-        return RunOutcome(exit_code=proc.returncode, metric=value, wall_s=wall,
-                          stderr=str(kept) if kept is not None else None, error=error,
-                          verified=Verified(host=verified, enter=entered, threads_sampled=sampled, trace=checked),
-                          measures=measures)
+            error = (
+                "settings not in effect: "
+                + "; ".join(problems[:3])
+                + (f" (and {len(problems) - 3} more)" if len(problems) > 3 else "")
+            )
+        return RunOutcome(
+            exit_code=proc.returncode,
+            metric=value,
+            wall_s=wall,
+            stderr=str(kept) if kept is not None else None,
+            error=error,
+            verified=Verified(host=verified, enter=entered, threads_sampled=sampled, trace=checked),
+            measures=measures,
+        )
     finally:
         if watch is not None and watch.is_alive():
             watch.stop()
@@ -497,11 +571,22 @@ def doctor_findings(host: LeverHost, cpus: set[int] | None) -> dict:
     return run_doctor(host.view(), target).to_dict()
 
 
-def run_experiment(command: list[str], scenarios: list[Scenario], repeat: int, metric: Metric, outdir: Path,
-                   seed: int, disk_dir: Path | None, progress=None, say=print,
-                   not_restored: list[str] | None = None, host: LeverHost | None = None,
-                   grid: GridInfo | None = None, focus_threads: str | None = None,
-                   gpu_activity: bool = False) -> ExperimentResults:
+def run_experiment(
+    command: list[str],
+    scenarios: list[Scenario],
+    repeat: int,
+    metric: Metric,
+    outdir: Path,
+    seed: int,
+    disk_dir: Path | None,
+    progress=None,
+    say=print,
+    not_restored: list[str] | None = None,
+    host: LeverHost | None = None,
+    grid: GridInfo | None = None,
+    focus_threads: str | None = None,
+    gpu_activity: bool = False,
+) -> ExperimentResults:
     """Runs everything; returns the results (also in OUTDIR/results.json, rewritten after every run); GRID:
     a lever grid's layout, kept with them.
     Raises ExperimentError when it cannot go on: the warm-up run failed (so would every run), or a host
@@ -517,11 +602,26 @@ def run_experiment(command: list[str], scenarios: list[Scenario], repeat: int, m
     registered = None
     try:
         registered = _register(host, outdir)
-        return _run_locked(command, scenarios, repeat, metric, outdir, seed, disk_dir, progress, not_restored,
-                           host, grid, focus_threads, lock, registered, gpu_activity)
+        return _run_locked(
+            command,
+            scenarios,
+            repeat,
+            metric,
+            outdir,
+            seed,
+            disk_dir,
+            progress,
+            not_restored,
+            host,
+            grid,
+            focus_threads,
+            lock,
+            registered,
+            gpu_activity,
+        )
     finally:
         if registered is not None:
-            registered.unregister()   # also when the results directory could not be made
+            registered.unregister()  # also when the results directory could not be made
         if lock is not None:
             lock.release()
 
@@ -538,9 +638,23 @@ def _register(host: LeverHost, outdir: Path) -> Journal | None:
         return None
 
 
-def _run_locked(command, scenarios, repeat, metric, outdir, seed, disk_dir, progress, not_restored, host,
-                grid: GridInfo | None, focus_threads, lock, registered: Journal | None,
-                gpu_activity: bool = False) -> ExperimentResults:
+def _run_locked(
+    command,
+    scenarios,
+    repeat,
+    metric,
+    outdir,
+    seed,
+    disk_dir,
+    progress,
+    not_restored,
+    host,
+    grid: GridInfo | None,
+    focus_threads,
+    lock,
+    registered: Journal | None,
+    gpu_activity: bool = False,
+) -> ExperimentResults:
     make_directory(outdir)
     make_directory(outdir / "traces")
     not_restored = [] if not_restored is None else not_restored
@@ -548,11 +662,21 @@ def _run_locked(command, scenarios, repeat, metric, outdir, seed, disk_dir, prog
     host = host or LeverHost()
     pinned = {tuple(sorted(s.mitigations.cpus or ())) for s in scenarios}
     results = ExperimentResults(
-        status="running", command=command, repeat=repeat, seed=seed, metric=metric.name,
-        metric_name=metric.shown_name, higher_is_better=metric.higher_is_better, gpu_activity=gpu_activity,
-        scenarios=[ScenarioInfo.of(s) for s in scenarios], environment=environment(),
-        owner=Owner(**custodian.owner()), runs=[],
-        doctor=doctor_findings(host, set(pinned.pop()) if len(pinned) == 1 else None), grid=grid)
+        status="running",
+        command=command,
+        repeat=repeat,
+        seed=seed,
+        metric=metric.name,
+        metric_name=metric.shown_name,
+        higher_is_better=metric.higher_is_better,
+        gpu_activity=gpu_activity,
+        scenarios=[ScenarioInfo.of(s) for s in scenarios],
+        environment=environment(),
+        owner=Owner(**custodian.owner()),
+        runs=[],
+        doctor=doctor_findings(host, set(pinned.pop()) if len(pinned) == 1 else None),
+        grid=grid,
+    )
 
     def save() -> None:
         write_text(outdir / RESULTS_FILE, json.dumps(results.to_json(), indent=2))
@@ -572,11 +696,20 @@ def _run_locked(command, scenarios, repeat, metric, outdir, seed, disk_dir, prog
             if progress:
                 progress(index, len(order), f"{scenario.name} (round {round_no or 'warm-up'})")
             try:
-                outcome = run_once(command, scenario, metric, trace, disk_dir, on_event=lambda t: None,
-                                   journal=registered, not_restored=not_restored, host=host,
-                                   focus_threads=focus_threads,
-                                   stderr_path=outdir / "stderr" / f"{index:03d}-{safe_name}-r{round_no}.txt",
-                                   gpu_activity=gpu_activity)
+                outcome = run_once(
+                    command,
+                    scenario,
+                    metric,
+                    trace,
+                    disk_dir,
+                    on_event=lambda t: None,
+                    journal=registered,
+                    not_restored=not_restored,
+                    host=host,
+                    focus_threads=focus_threads,
+                    stderr_path=outdir / "stderr" / f"{index:03d}-{safe_name}-r{round_no}.txt",
+                    gpu_activity=gpu_activity,
+                )
             except (LoadError, MitigationError) as err:
                 results.status = "failed"
                 results.error = str(err)
@@ -591,15 +724,20 @@ def _run_locked(command, scenarios, repeat, metric, outdir, seed, disk_dir, prog
             if outcome.stderr:
                 # where the directory moves, its runs' files move with it
                 outcome = replace(outcome, stderr=str(Path(outcome.stderr).relative_to(outdir)))
-            run = Run.placed(outcome, index=index, round=round_no, scenario=scenario.name, warmup=round_no == 0,
-                             trace=str(trace.relative_to(outdir)))
+            run = Run.placed(
+                outcome,
+                index=index,
+                round=round_no,
+                scenario=scenario.name,
+                warmup=round_no == 0,
+                trace=str(trace.relative_to(outdir)),
+            )
             results.runs.append(run)
             save()
             if round_no == 0 and run.error:
                 results.status = "failed"
                 what = scenario.name + ("" if scenario.loads else ", no load")
-                results.error = (f"the warm-up run ({what}) failed: {run.error}; every run "
-                                 f"would, so none was measured")
+                results.error = f"the warm-up run ({what}) failed: {run.error}; every run would, so none was measured"
                 raise ExperimentError(results.error)
         results.failed_runs = sum(1 for r in results.runs if not r.warmup and r.error)
         results.status = "complete"

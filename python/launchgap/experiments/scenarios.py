@@ -23,11 +23,11 @@ LOAD_KINDS = ("cpu", "network", "disk")
 @dataclass
 class Scenario:
     name: str
-    loads: list[dict] = field(default_factory=list)   # {"type": "cpu"|"network"|"disk", options...}
+    loads: list[dict] = field(default_factory=list)  # {"type": "cpu"|"network"|"disk", options...}
     mitigations: Mitigations = field(default_factory=Mitigations)
     env: dict[str, str] = field(default_factory=dict)
-    command: list[str] | None = None   # its own workload (a lever grid's class); None: the experiment's
-    labels: dict = field(default_factory=dict)   # kept in results.json beside the name (a grid's class, variant)
+    command: list[str] | None = None  # its own workload (a lever grid's class); None: the experiment's
+    labels: dict = field(default_factory=dict)  # kept in results.json beside the name (a grid's class, variant)
 
     def describe(self) -> str:
         loads = ", ".join(load["type"] for load in self.loads) or "no load"
@@ -50,7 +50,7 @@ def make_load(spec: dict, disk_dir: Path | None) -> LoadGenerator:
 def builtin(names: list[str]) -> list[Scenario]:
     online = sorted(os.sched_getaffinity(0))
     # RQ4's "optimized": the CPU neighbour stays, the workload is pinned and favoured
-    pinned_cpus = online[len(online) // 2:] if len(online) > 1 else online
+    pinned_cpus = online[len(online) // 2 :] if len(online) > 1 else online
     table = {
         "baseline": Scenario("baseline"),
         "cpu": Scenario("cpu", [{"type": "cpu"}]),
@@ -70,33 +70,63 @@ def builtin(names: list[str]) -> list[Scenario]:
 LOAD_NAMES = {"enum": list(LOAD_KINDS)}
 # the options each load type takes (its constructor's), and nothing else
 LOAD_OPTIONS = {
-    "cpu": {"workers": {"type": "integer", "minimum": 1}, "cpus": {"type": "array", "minItems": 1,
-                                                                  "items": {"type": "integer", "minimum": 0}}},
+    "cpu": {
+        "workers": {"type": "integer", "minimum": 1},
+        "cpus": {"type": "array", "minItems": 1, "items": {"type": "integer", "minimum": 0}},
+    },
     "network": {"streams": {"type": "integer", "minimum": 1}},
     "disk": {"directory": {"type": "string", "minLength": 1}, "jobs": {"type": "integer", "minimum": 1}},
 }
 LOAD_TABLE = {
-    "type": "object", "required": ["type"], "properties": {"type": LOAD_NAMES},
-    "allOf": [{"if": {"properties": {"type": {"const": kind}}},
-               "then": {"properties": {"type": True, **options}, "additionalProperties": False}}
-              for kind, options in LOAD_OPTIONS.items()],
+    "type": "object",
+    "required": ["type"],
+    "properties": {"type": LOAD_NAMES},
+    "allOf": [
+        {
+            "if": {"properties": {"type": {"const": kind}}},
+            "then": {"properties": {"type": True, **options}, "additionalProperties": False},
+        }
+        for kind, options in LOAD_OPTIONS.items()
+    ],
 }
 SCENARIO_FILE_SCHEMA = {
-    "type": "object", "required": ["scenarios"], "additionalProperties": False,
-    "properties": {"scenarios": {"type": "object", "minProperties": 1, "additionalProperties": {
-        "type": "object", "additionalProperties": False,
-        "properties": {
-            "loads": {"type": "array", "items": {"type": ["string", "object"]}},
-            "mitigations": {"type": "object", "additionalProperties": False, "properties": {
-                "cpus": {"type": "array", "minItems": 1, "items": {"type": "integer", "minimum": 0}},
-                "nice": {"type": "integer"}, "rt_policy": {"enum": ["fifo", "rr"]},
-                "rt_priority": {"type": "integer"}, "cpuset": {"type": "boolean"},
-                "irq_away": {"type": "boolean"}, "policy": {"type": "string"},
-                "preempt": {"enum": ["none", "voluntary", "full", "lazy"]},
-                "isolate": {"enum": [True, False, "isolated", "root"]}, "timer_migration": {"enum": [0, 1]},
-                "workqueue_away": {"type": "boolean"}}},
-            "env": {"type": "object", "additionalProperties": {"type": ["string", "integer", "number", "boolean"]}},
-        }}}},
+    "type": "object",
+    "required": ["scenarios"],
+    "additionalProperties": False,
+    "properties": {
+        "scenarios": {
+            "type": "object",
+            "minProperties": 1,
+            "additionalProperties": {
+                "type": "object",
+                "additionalProperties": False,
+                "properties": {
+                    "loads": {"type": "array", "items": {"type": ["string", "object"]}},
+                    "mitigations": {
+                        "type": "object",
+                        "additionalProperties": False,
+                        "properties": {
+                            "cpus": {"type": "array", "minItems": 1, "items": {"type": "integer", "minimum": 0}},
+                            "nice": {"type": "integer"},
+                            "rt_policy": {"enum": ["fifo", "rr"]},
+                            "rt_priority": {"type": "integer"},
+                            "cpuset": {"type": "boolean"},
+                            "irq_away": {"type": "boolean"},
+                            "policy": {"type": "string"},
+                            "preempt": {"enum": ["none", "voluntary", "full", "lazy"]},
+                            "isolate": {"enum": [True, False, "isolated", "root"]},
+                            "timer_migration": {"enum": [0, 1]},
+                            "workqueue_away": {"type": "boolean"},
+                        },
+                    },
+                    "env": {
+                        "type": "object",
+                        "additionalProperties": {"type": ["string", "integer", "number", "boolean"]},
+                    },
+                },
+            },
+        }
+    },
 }
 
 
@@ -162,11 +192,14 @@ def from_toml(path: str | Path) -> list[Scenario]:
         loads = [{"type": load} if isinstance(load, str) else dict(load) for load in body.get("loads", [])]
         for index, load in enumerate(loads):
             if "type" not in load:
-                raise MitigationError(f"{path}: scenarios.{name}.loads[{index}]: a load table needs a type "
-                                      f"({', '.join(LOAD_KINDS)})")
+                raise MitigationError(
+                    f"{path}: scenarios.{name}.loads[{index}]: a load table needs a type ({', '.join(LOAD_KINDS)})"
+                )
             if load.get("type") not in LOAD_KINDS:
-                raise MitigationError(f"{path}: scenarios.{name}.loads[{index}]: unknown load {load.get('type')!r} "
-                                      f"(known: {', '.join(LOAD_KINDS)})")
+                raise MitigationError(
+                    f"{path}: scenarios.{name}.loads[{index}]: unknown load {load.get('type')!r} "
+                    f"(known: {', '.join(LOAD_KINDS)})"
+                )
             _schema_error(path, load, LOAD_TABLE, ("scenarios", name, "loads", index))
         options = dict(body.get("mitigations") or {})
         if isinstance(options.get("isolate"), bool):

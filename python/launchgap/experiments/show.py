@@ -11,14 +11,7 @@ from pathlib import Path
 from launchgap.cli_common import console, err_console, fail, note
 from launchgap.console import literal, shown
 from launchgap.experiments.results import RESULTS_FILE, ExperimentResults, ResultsError, read_results
-from launchgap.experiments.summary import (
-    SummaryError,
-    failures,
-    plot,
-    plot_grid,
-    summarize_grid,
-    summarize_results,
-)
+from launchgap.experiments.summary import SummaryError, failures, plot, plot_grid, summarize_grid, summarize_results
 from launchgap.output import OutputError, write_text
 from launchgap.views.experiment import render_grid, render_scenarios
 
@@ -39,10 +32,17 @@ def results_or_fail(directory: Path) -> ExperimentResults:
 
 def host_not_restored(problems: list[str], outdir: Path) -> None:
     """The warning no one may miss: host settings left changed."""
-    err_console.print(shown("launchgap: WARNING: HOST SETTINGS LEFT CHANGED: could not put back "
-                            + "; ".join(map(str, problems)) + f" (listed in {outdir / RESULTS_FILE}; restore "
-                            f"them by hand)"), markup=False,
-                      highlight=False, style="bold red")
+    err_console.print(
+        shown(
+            "launchgap: WARNING: HOST SETTINGS LEFT CHANGED: could not put back "
+            + "; ".join(map(str, problems))
+            + f" (listed in {outdir / RESULTS_FILE}; restore "
+            f"them by hand)"
+        ),
+        markup=False,
+        highlight=False,
+        style="bold red",
+    )
 
 
 def vm_caution(results: ExperimentResults) -> str | None:
@@ -68,12 +68,15 @@ def show(outdir: Path) -> None:
         written = [outdir / SUMMARY_FILE, *(plot_grid if grid else plot)(results, summary, outdir)]
     except (OSError, OutputError) as err:
         # a read-only place, say: the tables are still worth showing
-        note(f"note: {outdir}: {SUMMARY_FILE} and {plots} were not written "
-             f"({getattr(err, 'strerror', None) or err})")
+        note(f"note: {outdir}: {SUMMARY_FILE} and {plots} were not written ({getattr(err, 'strerror', None) or err})")
     (render_grid if grid else render_scenarios)(results, summary, console)
     if written:
-        console.print(literal(f"per-run data: {outdir / RESULTS_FILE}; statistics: {outdir / SUMMARY_FILE}; "
-                              f"{'plot' if grid else 'plots'}: " + ", ".join(str(p) for p in written[1:])))
+        console.print(
+            literal(
+                f"per-run data: {outdir / RESULTS_FILE}; statistics: {outdir / SUMMARY_FILE}; "
+                f"{'plot' if grid else 'plots'}: " + ", ".join(str(p) for p in written[1:])
+            )
+        )
     caution = vm_caution(results) if grid else None
     if caution:
         note(caution)

@@ -37,9 +37,22 @@ def results_dir_problem(outdir: Path) -> str | None:
     return None
 
 
-def run_and_show(scenarios, command, repeat, metric, output, seed, disk_dir, *, allow_rt_unthrottled=False,
-                 grid: GridInfo | None = None, focus_threads=None, need_command=True, metric_name=None,
-                 gpu_activity=False) -> None:
+def run_and_show(
+    scenarios,
+    command,
+    repeat,
+    metric,
+    output,
+    seed,
+    disk_dir,
+    *,
+    allow_rt_unthrottled=False,
+    grid: GridInfo | None = None,
+    focus_threads=None,
+    need_command=True,
+    metric_name=None,
+    gpu_activity=False,
+) -> None:
     """METRIC: a --metric value ('wall' or a regex), or a runner Metric; METRIC_NAME: --metric-name; GRID: a
     lever grid's layout, kept with the results."""
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
@@ -58,13 +71,20 @@ def run_and_show(scenarios, command, repeat, metric, output, seed, disk_dir, *, 
     problem = results_dir_problem(outdir)
     if problem:
         fail(f"-o {outdir}: {problem}")
-    chosen_metric = metric if isinstance(metric, Metric) else Metric(None if metric == "wall" else metric,
-                                                                     label=metric_name)
+    chosen_metric = (
+        metric if isinstance(metric, Metric) else Metric(None if metric == "wall" else metric, label=metric_name)
+    )
     host = LeverHost()
     try:
         # every error that can be known now comes before the warm-up run, not after it
-        preflight(list(command), scenarios, chosen_metric, Path(disk_dir) if disk_dir else None, host=host,
-                  allow_rt_unthrottled=allow_rt_unthrottled)
+        preflight(
+            list(command),
+            scenarios,
+            chosen_metric,
+            Path(disk_dir) if disk_dir else None,
+            host=host,
+            allow_rt_unthrottled=allow_rt_unthrottled,
+        )
     except ExperimentError as err:
         fail(str(err))
     if outdir.exists() and (outdir / RESULTS_FILE).exists():
@@ -72,22 +92,41 @@ def run_and_show(scenarios, command, repeat, metric, output, seed, disk_dir, *, 
     for line in stale_results(host):
         note(f"warning: {line}")
     seed = seed if seed is not None else random.randrange(1 << 31)
-    console.print(f"experiment: {len(scenarios)} scenarios x {repeat} repeats + warm-up, order shuffled with seed "
-                  f"{seed}; results in {literal(outdir)}")
+    console.print(
+        f"experiment: {len(scenarios)} scenarios x {repeat} repeats + warm-up, order shuffled with seed "
+        f"{seed}; results in {literal(outdir)}"
+    )
     for s in scenarios:
         console.print(f"  {literal(s.name)}: {literal(s.describe())}")
     not_restored: list[str] = []
-    with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
-                  TimeElapsedColumn(), console=console) as bar:
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TextColumn("{task.completed}/{task.total}"),
+        TimeElapsedColumn(),
+        console=console,
+    ) as bar:
         task = bar.add_task("starting", total=len(scenarios) * repeat + 1)
 
         def progress(index, total, what):
             bar.update(task, completed=index, description=literal(what))
 
         try:
-            run_experiment(list(command), scenarios, repeat, chosen_metric, outdir, seed,
-                           Path(disk_dir) if disk_dir else None, progress=progress, not_restored=not_restored,
-                           host=host, grid=grid, focus_threads=focus_threads, gpu_activity=gpu_activity)
+            run_experiment(
+                list(command),
+                scenarios,
+                repeat,
+                chosen_metric,
+                outdir,
+                seed,
+                Path(disk_dir) if disk_dir else None,
+                progress=progress,
+                not_restored=not_restored,
+                host=host,
+                grid=grid,
+                focus_threads=focus_threads,
+                gpu_activity=gpu_activity,
+            )
             bar.update(task, completed=len(scenarios) * repeat + 1, description="done")
         except (KeyboardInterrupt, Terminated) as stopped:
             bar.stop()

@@ -27,13 +27,13 @@ class Summary:
     n: int
     median: float
     mean: float
-    sd: float | None          # sample standard deviation (n - 1); None below two values
+    sd: float | None  # sample standard deviation (n - 1); None below two values
     min: float
     max: float
     p95: float
-    ci_low: float | None      # 95% t interval of the mean
+    ci_low: float | None  # 95% t interval of the mean
     ci_high: float | None
-    outliers: list[int]       # indices, by the modified z-score above
+    outliers: list[int]  # indices, by the modified z-score above
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -56,8 +56,9 @@ def summarize(values: list[float] | np.ndarray) -> Summary:
         outliers = [int(i) for i in np.flatnonzero(MAD_SCALE * np.abs(x - median) / mad > OUTLIER_Z)]
     else:
         outliers = [int(i) for i in np.flatnonzero(x != median)] if x.size > 2 else []
-    return Summary(int(x.size), median, mean, sd, float(x.min()), float(x.max()),
-                   float(np.quantile(x, 0.95)), low, high, outliers)
+    return Summary(
+        int(x.size), median, mean, sd, float(x.min()), float(x.max()), float(np.quantile(x, 0.95)), low, high, outliers
+    )
 
 
 @dataclass(frozen=True)
@@ -66,15 +67,15 @@ class Comparison:
     scenario is slower (a throughput lower, a time longer), negative when it is faster, whatever the
     measure's direction (docs/report-schema.md)."""
 
-    slowdown_percent: float           # of medians, in % of the baseline's median
-    mean_slowdown_percent: float      # of means, in % of the baseline's mean
-    slowdown_ci_low: float | None     # Welch 95% interval of the difference of means, as % of the baseline mean
+    slowdown_percent: float  # of medians, in % of the baseline's median
+    mean_slowdown_percent: float  # of means, in % of the baseline's mean
+    slowdown_ci_low: float | None  # Welch 95% interval of the difference of means, as % of the baseline mean
     slowdown_ci_high: float | None
-    welch_t: float | None             # Welch's t statistic
+    welch_t: float | None  # Welch's t statistic
     welch_p: float | None
-    mannwhitney_u: float | None       # U of the baseline's sample (a count of pairs: not signed)
+    mannwhitney_u: float | None  # U of the baseline's sample (a count of pairs: not signed)
     mannwhitney_p: float | None
-    significant: bool                 # Welch p < 0.05 (see the module note on Mann-Whitney)
+    significant: bool  # Welch p < 0.05 (see the module note on Mann-Whitney)
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -93,7 +94,7 @@ def compare(baseline: list[float], scenario: list[float], higher_is_better: bool
     if b.size > 1 and s.size > 1 and (b.std(ddof=1) > 0 or s.std(ddof=1) > 0):
         welch = sps.ttest_ind(b, s, equal_var=False)
         t, p = sign * float(welch.statistic), float(welch.pvalue)
-        ci = welch.confidence_interval(CONFIDENCE)   # of mean(b) - mean(s)
+        ci = welch.confidence_interval(CONFIDENCE)  # of mean(b) - mean(s)
         lo, hi = sign * ci.low / base_mean * 100.0, sign * ci.high / base_mean * 100.0
         low, high = min(lo, hi), max(lo, hi)
     if b.size and s.size:

@@ -11,6 +11,7 @@ from launchgap.experiments.stats import compare, summarize
 from launchgap.output import atomic_output
 from launchgap.views.words import speed
 
+
 class SummaryError(ValueError):
     """The results' numbers cannot be summarised (a baseline of zero, say): the message says why."""
 
@@ -29,8 +30,10 @@ def failures(results: ExperimentResults, summary: dict) -> list[str]:
     measured_runs = [r for r in results.runs if not r.warmup]
     if total:
         kept = any(r.stderr for r in measured_runs)
-        lines.append(f"{total} of {len(measured_runs)} measured runs failed; their errors are in results.json"
-                     + (", each one's whole stderr in stderr/" if kept else ""))
+        lines.append(
+            f"{total} of {len(measured_runs)} measured runs failed; their errors are in results.json"
+            + (", each one's whole stderr in stderr/" if kept else "")
+        )
     for name, entry in summary.items():
         if entry.get("failed") and not entry.get("runs"):
             first = next((r.error for r in results.failed(name) if r.error), "no value")
@@ -53,13 +56,15 @@ def trace_medians(runs: list[Run]) -> dict:
     most frequent top culprit."""
     measures: list[TraceMeasures] = [r.measures for r in runs if r.measures is not None]
     culprits = Counter(m.top_culprit for m in measures if m.top_culprit)
-    return {"sched_per_1k": _median([m.sched_per_1k for m in measures]),
-            "softirq_per_1k": _median([m.softirq_per_1k for m in measures]),
-            "hardirq_per_1k": _median([m.hardirq_per_1k for m in measures]),
-            "preempted_ms": _median([_ms(m.preempted_ns) for m in measures]),
-            "runqueue_ms": _median([_ms(m.runqueue_ns) for m in measures]),
-            "irq_ms": _median([_ms(m.irq_ns) for m in measures]),
-            "top_culprit": culprits.most_common(1)[0][0] if culprits else None}
+    return {
+        "sched_per_1k": _median([m.sched_per_1k for m in measures]),
+        "softirq_per_1k": _median([m.softirq_per_1k for m in measures]),
+        "hardirq_per_1k": _median([m.hardirq_per_1k for m in measures]),
+        "preempted_ms": _median([_ms(m.preempted_ns) for m in measures]),
+        "runqueue_ms": _median([_ms(m.runqueue_ns) for m in measures]),
+        "irq_ms": _median([_ms(m.irq_ns) for m in measures]),
+        "top_culprit": culprits.most_common(1)[0][0] if culprits else None,
+    }
 
 
 def _summarize(results: ExperimentResults) -> dict:
@@ -89,8 +94,11 @@ def _summarize(results: ExperimentResults) -> dict:
 
 def _gpu_runs(runs: list[Run]) -> list[GpuTimeOfRun]:
     """The runs' GPU time (runner.gpu_time_of_run) where their trace gave one (exact or bounds)."""
-    return [r.measures.gpu_time for r in runs
-            if r.measures is not None and r.measures.gpu_time is not None and r.measures.gpu_time.estimated]
+    return [
+        r.measures.gpu_time
+        for r in runs
+        if r.measures is not None and r.measures.gpu_time is not None and r.measures.gpu_time.estimated
+    ]
 
 
 def gpu_idle_summary(runs: list[Run]) -> dict | None:
@@ -101,9 +109,12 @@ def gpu_idle_summary(runs: list[Run]) -> dict | None:
     if not gpu:
         return None
     modes = {g.mode for g in gpu}
-    return {"mode": modes.pop() if len(modes) == 1 else "mixed", "runs": len(gpu),
-            "low_ms": summarize([g.idle_caused_low_ns / 1e6 for g in gpu]).as_dict(),
-            "high_ms": summarize([g.idle_caused_high_ns / 1e6 for g in gpu]).as_dict()}
+    return {
+        "mode": modes.pop() if len(modes) == 1 else "mixed",
+        "runs": len(gpu),
+        "low_ms": summarize([g.idle_caused_low_ns / 1e6 for g in gpu]).as_dict(),
+        "high_ms": summarize([g.idle_caused_high_ns / 1e6 for g in gpu]).as_dict(),
+    }
 
 
 def measured_gain(slowdown_percent: float | None, higher_is_better: bool) -> float | None:
@@ -132,12 +143,17 @@ def gain_summary(runs: list[Run], vs_baseline: dict | None, higher_is_better: bo
     unbounded = any(h is None for h in highs)
     v = vs_baseline or {}
     modes = {g.mode for g in gpu}
-    return {"mode": modes.pop() if len(modes) == 1 else "mixed", "runs": len(gpu),
-            "predicted_low_percent": median(lows), "predicted_high_percent": None if unbounded else median(highs),
-            "predicted_min_percent": min(lows), "predicted_max_percent": None if unbounded else max(highs),
-            "measured_percent": measured_gain(v.get("slowdown_percent"), higher_is_better),
-            "measured_ci_low_percent": measured_gain(v.get("slowdown_ci_low"), higher_is_better),
-            "measured_ci_high_percent": measured_gain(v.get("slowdown_ci_high"), higher_is_better)}
+    return {
+        "mode": modes.pop() if len(modes) == 1 else "mixed",
+        "runs": len(gpu),
+        "predicted_low_percent": median(lows),
+        "predicted_high_percent": None if unbounded else median(highs),
+        "predicted_min_percent": min(lows),
+        "predicted_max_percent": None if unbounded else max(highs),
+        "measured_percent": measured_gain(v.get("slowdown_percent"), higher_is_better),
+        "measured_ci_low_percent": measured_gain(v.get("slowdown_ci_low"), higher_is_better),
+        "measured_ci_high_percent": measured_gain(v.get("slowdown_ci_high"), higher_is_better),
+    }
 
 
 def taken_s(entry: dict) -> float | None:
@@ -182,11 +198,19 @@ def slowdown_figure(results: ExperimentResults, summary: dict):
     slow = [v.get("slowdown_percent", 0.0) for v in vs]
     lows = [v.get("slowdown_ci_low") for v in vs]
     highs = [v.get("slowdown_ci_high") for v in vs]
-    errors = [[max(0.0, s - lo) if lo is not None else 0 for s, lo in zip(slow, lows)],
-              [max(0.0, hi - s) if hi is not None else 0 for s, hi in zip(slow, highs)]]
+    errors = [
+        [max(0.0, s - lo) if lo is not None else 0 for s, lo in zip(slow, lows)],
+        [max(0.0, hi - s) if hi is not None else 0 for s, hi in zip(slow, highs)],
+    ]
     bars = ax.bar(names, slow, yerr=errors, capsize=4, color="#4c72b0")
-    ax.bar_label(bars, labels=[speed(v["slowdown_percent"]) if v else "baseline" if n == "baseline" else "-"
-                               for n, v in zip(names, vs)], padding=3, fontsize=8)
+    ax.bar_label(
+        bars,
+        labels=[
+            speed(v["slowdown_percent"]) if v else "baseline" if n == "baseline" else "-" for n, v in zip(names, vs)
+        ],
+        padding=3,
+        fontsize=8,
+    )
     ax.axhline(0, color="black", linewidth=0.8)
     ax.margins(y=0.15)
     ax.set_ylabel("% slower than the baseline\n(below 0: faster)")
@@ -200,8 +224,11 @@ def taken_figure(summary: dict):
     names = [n for n in summary if summary[n].get("runs")]
     fig, ax = plt.subplots(figsize=(7, 4), layout="constrained")
     bottom = [0.0] * len(names)
-    for key, label, color in (("preempted_ms", "preempted", "#c44e52"), ("runqueue_ms", "run-queue wait", "#dd8452"),
-                              ("irq_ms", "interrupts", "#8172b3")):
+    for key, label, color in (
+        ("preempted_ms", "preempted", "#c44e52"),
+        ("runqueue_ms", "run-queue wait", "#dd8452"),
+        ("irq_ms", "interrupts", "#8172b3"),
+    ):
         values = [summary[n].get(key) or 0.0 for n in names]
         ax.bar(names, values, bottom=bottom, label=label, color=color)
         bottom = [b + v for b, v in zip(bottom, values)]
@@ -222,8 +249,10 @@ def save_figure(fig, path: Path, dpi: int = 120) -> Path:
 
 
 def plot(results: ExperimentResults, summary: dict, outdir: Path) -> list[Path]:
-    return [save_figure(slowdown_figure(results, summary), outdir / "slowdown.png"),
-            save_figure(taken_figure(summary), outdir / "taken.png")]
+    return [
+        save_figure(slowdown_figure(results, summary), outdir / "slowdown.png"),
+        save_figure(taken_figure(summary), outdir / "taken.png"),
+    ]
 
 
 def summarize_grid(results: ExperimentResults) -> dict:
@@ -238,8 +267,13 @@ def _summarize_grid(results: ExperimentResults) -> dict:
     out = {}
     for info in results.scenarios:
         runs = results.measured(info.name)
-        entry = {"class": info.klass, "variant": info.variant, "runs": len(runs),
-                 "failed": len(results.failed(info.name)), "verified": sum(1 for r in runs if r.trace_verified)}
+        entry = {
+            "class": info.klass,
+            "variant": info.variant,
+            "runs": len(runs),
+            "failed": len(results.failed(info.name)),
+            "verified": sum(1 for r in runs if r.trace_verified),
+        }
         out[info.name] = entry
         if not runs:
             continue
@@ -258,14 +292,15 @@ def grid_figure(results: ExperimentResults, summary: dict):
     plt = pyplot_agg()
     classes = list(dict.fromkeys(e["class"] for e in summary.values()))
     variants = list(dict.fromkeys(e["variant"] for e in summary.values()))
-    fig, axes = plt.subplots(1, len(classes), figsize=(3.2 * len(classes) + 1, 4), squeeze=False,
-                             layout="constrained")
+    fig, axes = plt.subplots(1, len(classes), figsize=(3.2 * len(classes) + 1, 4), squeeze=False, layout="constrained")
     for ax, cls in zip(axes[0], classes):
         cells = [(v, summary.get(f"{cls}/{v}")) for v in variants]
         cells = [(v, e) for v, e in cells if e and e.get("runs")]
         means = [e["metric"]["mean"] for _, e in cells]
-        errors = [(e["metric"]["ci_high"] - e["metric"]["mean"]) if e["metric"]["ci_high"] is not None else 0
-                  for _, e in cells]
+        errors = [
+            (e["metric"]["ci_high"] - e["metric"]["mean"]) if e["metric"]["ci_high"] is not None else 0
+            for _, e in cells
+        ]
         ax.bar([v for v, _ in cells], means, yerr=errors, capsize=4, color="#4c72b0")
         ax.set_title(cls)
         ax.tick_params(axis="x", rotation=30)

@@ -86,19 +86,27 @@ def trace_check(trace: Trace, pid: int, since_ns: int, m: Mitigations) -> dict:
     had read its settings back, just before exec): their switches' prio values and CPUs."""
     workload = list(target_pids(trace) | {pid})
     switches = trace.of(Event.SWITCH, "ts_ns", "pid", "tid", "comm", "prio", "cpu").filter(
-        pl.col("pid").is_in(workload) & (pl.col("ts_ns") > since_ns))
+        pl.col("pid").is_in(workload) & (pl.col("ts_ns") > since_ns)
+    )
     prios = switches.group_by("prio").len().sort("prio")
     cpus = sorted(int(c) for c in switches["cpu"].unique().to_list())
-    out = {"switches": switches.height, "threads": switches["tid"].n_unique(),
-           "prio": {str(p): n for p, n in prios.rows()}, "cpus": cpus, "problems": []}
+    out = {
+        "switches": switches.height,
+        "threads": switches["tid"].n_unique(),
+        "prio": {str(p): n for p, n in prios.rows()},
+        "cpus": cpus,
+        "problems": [],
+    }
     want = expected_prio(m)
     if want is not None:
         out["expected_prio"] = want
         wrong = switches.filter(pl.col("prio") != want)
         if wrong.height:
             shown = ", ".join(f"{n} at prio {p}" for p, n in wrong.group_by("prio").len().sort("prio").rows())
-            out["problems"].append(f"{wrong.height} of {switches.height} switches of the workload's threads were not "
-                                   f"at prio {want} ({shown})")
+            out["problems"].append(
+                f"{wrong.height} of {switches.height} switches of the workload's threads were not "
+                f"at prio {want} ({shown})"
+            )
     if m.cpus and not set(cpus) <= set(m.cpus):
         out["problems"].append(f"the workload's threads ran on CPUs {cpus}, not only {sorted(m.cpus)}")
     # every thread's exit is a switch: none at all means the trace lost them, so nothing is verified

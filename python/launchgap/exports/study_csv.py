@@ -25,8 +25,8 @@ import polars as pl
 
 from launchgap.analysis.targets import target_pids, target_threads
 from launchgap.trace import Event, Trace
-from launchgap.trace.schema import MetaKey
 from launchgap.trace.columns import columns_of
+from launchgap.trace.schema import MetaKey
 from launchgap.trace.study_csv import COLUMN_TYPES, COLUMNS
 
 IRQ_EXIT = {Event.HARDIRQ: "hardirqExit", Event.IRQ_VECTOR: "hardirqExit", Event.SOFTIRQ: "softirqExit"}
@@ -35,8 +35,9 @@ EMPTY = {c: pl.lit(None) for c in COLUMNS}
 
 def _shape(frame: pl.DataFrame, **exprs) -> pl.DataFrame:
     cols = {**EMPTY, **exprs}
-    return frame.select(*[cols[c].alias(c) if not isinstance(cols[c], str) else pl.col(cols[c]).alias(c)
-                          for c in COLUMNS]).cast(COLUMN_TYPES)
+    return frame.select(
+        *[cols[c].alias(c) if not isinstance(cols[c], str) else pl.col(cols[c]).alias(c) for c in COLUMNS]
+    ).cast(COLUMN_TYPES)
 
 
 def study_row_chunks(trace: Trace) -> Iterator[pl.DataFrame]:
@@ -56,23 +57,61 @@ def study_row_chunks(trace: Trace) -> Iterator[pl.DataFrame]:
         return trace.scan(kind).with_columns((pl.col("ts_ns").cast(pl.Int64) - start).alias("timestamp_ns")).collect()
 
     syncs = rows_of(Event.SYNC).filter(pl.col("pid").is_in(wanted))
-    sync_enter = _shape(syncs, timestamp_ns="timestamp_ns", event_type=pl.lit("syncEnter"), pid="pid", tid="tid",
-                        cpu="cpu", stream="stream")
-    sync_exit = _shape(syncs, timestamp_ns=pl.col("timestamp_ns") + pl.col("duration_ns").cast(pl.Int64),
-                       event_type=pl.lit("syncExit"), pid="pid", tid="tid", cpu="cpu", stream="stream",
-                       duration_ns="duration_ns")
+    sync_enter = _shape(
+        syncs,
+        timestamp_ns="timestamp_ns",
+        event_type=pl.lit("syncEnter"),
+        pid="pid",
+        tid="tid",
+        cpu="cpu",
+        stream="stream",
+    )
+    sync_exit = _shape(
+        syncs,
+        timestamp_ns=pl.col("timestamp_ns") + pl.col("duration_ns").cast(pl.Int64),
+        event_type=pl.lit("syncExit"),
+        pid="pid",
+        tid="tid",
+        cpu="cpu",
+        stream="stream",
+        duration_ns="duration_ns",
+    )
     switches = rows_of(Event.SWITCH)
-    outs = _shape(switches.filter(pl.col("tid").is_in(tids)), timestamp_ns="timestamp_ns",
-                  event_type=pl.lit("schedSwitch"), pid="pid", tid="tid", comm="comm", cpu="cpu",
-                  last_offcpu_ns="timestamp_ns")
-    ins = _shape(switches.filter(pl.col("next_tid").is_in(tids)), timestamp_ns="timestamp_ns",
-                 event_type=pl.lit("schedSwitch"), pid="next_pid", tid="next_tid", comm="next_comm", cpu="cpu",
-                 last_oncpu_ns="timestamp_ns")
+    outs = _shape(
+        switches.filter(pl.col("tid").is_in(tids)),
+        timestamp_ns="timestamp_ns",
+        event_type=pl.lit("schedSwitch"),
+        pid="pid",
+        tid="tid",
+        comm="comm",
+        cpu="cpu",
+        last_offcpu_ns="timestamp_ns",
+    )
+    ins = _shape(
+        switches.filter(pl.col("next_tid").is_in(tids)),
+        timestamp_ns="timestamp_ns",
+        event_type=pl.lit("schedSwitch"),
+        pid="next_pid",
+        tid="next_tid",
+        comm="next_comm",
+        cpu="cpu",
+        last_oncpu_ns="timestamp_ns",
+    )
     del switches
-    irq_rows = [_shape(rows_of(kind).filter(pl.col("tid").is_in(tids)),
-                       timestamp_ns=pl.col("timestamp_ns") + pl.col("duration_ns").cast(pl.Int64),
-                       event_type=pl.lit(exit_row), pid="pid", tid="tid", cpu="cpu", irq_num="irq",
-                       irq_name="irq_name", duration_ns="duration_ns") for kind, exit_row in IRQ_EXIT.items()]
+    irq_rows = [
+        _shape(
+            rows_of(kind).filter(pl.col("tid").is_in(tids)),
+            timestamp_ns=pl.col("timestamp_ns") + pl.col("duration_ns").cast(pl.Int64),
+            event_type=pl.lit(exit_row),
+            pid="pid",
+            tid="tid",
+            cpu="cpu",
+            irq_num="irq",
+            irq_name="irq_name",
+            duration_ns="duration_ns",
+        )
+        for kind, exit_row in IRQ_EXIT.items()
+    ]
     others = pl.concat([sync_enter, sync_exit, outs, ins, *irq_rows]).sort("timestamp_ns", maintain_order=True)
     # few distinct streams: a pointer formatted in Python once each, then mapped
     streams: dict[int, str] = {}
@@ -80,7 +119,8 @@ def study_row_chunks(trace: Trace) -> Iterator[pl.DataFrame]:
     def finish(rows: pl.DataFrame) -> pl.DataFrame:
         # every row names its thread, as the study's did, by the name the workload gave it
         rows = rows.join(names, on="tid", how="left", maintain_order="left").with_columns(
-            pl.coalesce("thread_comm", "comm").alias("comm"))
+            pl.coalesce("thread_comm", "comm").alias("comm")
+        )
         for v in rows["stream"].drop_nulls().unique().to_list():
             streams.setdefault(int(v), f"0x{int(v):x}")
         rows = rows.with_columns(pl.col("stream").replace_strict(streams, default=None, return_dtype=pl.Utf8))
@@ -89,13 +129,27 @@ def study_row_chunks(trace: Trace) -> Iterator[pl.DataFrame]:
     taken = 0
     for chunk in trace.in_time_order(Event.LAUNCH, *columns_of(Event.LAUNCH)):
         launches = chunk.filter(pl.col("pid").is_in(wanted)).with_columns(
-            (pl.col("ts_ns").cast(pl.Int64) - start).alias("timestamp_ns"))
+            (pl.col("ts_ns").cast(pl.Int64) - start).alias("timestamp_ns")
+        )
         if launches.is_empty():
             continue
-        launch_rows = _shape(launches, timestamp_ns="timestamp_ns", event_type=pl.coalesce("runtime_api", "api"),
-                             pid="pid", tid="tid", comm=pl.lit(None, pl.Utf8), cpu="cpu", grid_x="grid_x",
-                             grid_y="grid_y", grid_z="grid_z", block_x="block_x", block_y="block_y",
-                             block_z="block_z", shared_mem="shared_mem", stream="stream")
+        launch_rows = _shape(
+            launches,
+            timestamp_ns="timestamp_ns",
+            event_type=pl.coalesce("runtime_api", "api"),
+            pid="pid",
+            tid="tid",
+            comm=pl.lit(None, pl.Utf8),
+            cpu="cpu",
+            grid_x="grid_x",
+            grid_y="grid_y",
+            grid_z="grid_z",
+            block_x="block_x",
+            block_y="block_y",
+            block_z="block_z",
+            shared_mem="shared_mem",
+            stream="stream",
+        )
         # no later launch is earlier than this chunk's last: the other rows up to it go with it
         upto = int(others["timestamp_ns"].search_sorted(launch_rows["timestamp_ns"].max(), side="right"))
         merged = pl.concat([launch_rows, others.slice(taken, upto - taken)]) if upto > taken else launch_rows

@@ -23,7 +23,13 @@ import polars as pl
 from launchgap.inputs import JsonError, parse_json
 from launchgap.trace.model import TraceError
 from launchgap.trace.schema import (
-    FORMAT_NAME, KIND_COLUMNS, META_CHECKED_TYPES, TASK_CPU_UNKNOWN, VERSIONS_READ, Event, MetaKey,
+    FORMAT_NAME,
+    KIND_COLUMNS,
+    META_CHECKED_TYPES,
+    TASK_CPU_UNKNOWN,
+    VERSIONS_READ,
+    Event,
+    MetaKey,
 )
 
 # How far outside the trace's [start, end] a timestamp may lie before it is
@@ -40,8 +46,13 @@ ROLES: dict[str, str | None] = {c.name: c.role for columns in KIND_COLUMNS.value
 
 # the Python types of a value of each JSON type schema/trace.toml names
 PYTHON_TYPES: dict[str, tuple[type, ...]] = {
-    "string": (str,), "integer": (int,), "number": (int, float), "bool": (bool,), "object": (dict,),
-    "array": (list,), "null": (type(None),),
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "bool": (bool,),
+    "object": (dict,),
+    "array": (list,),
+    "null": (type(None),),
 }
 # key -> the types its value may have; the analysis relies on these (the schema's checked [meta] keys)
 META_TYPES: dict[str, tuple[type, ...]] = {
@@ -62,8 +73,9 @@ def check_version(path: Path, fmt: str, metadata_present: bool) -> int:
             raise TraceError(f"{path}: damaged trace: its format marker reads {fmt!r}")
         raise TraceError(f"{path}: not a launchgap trace (its format is {fmt or 'not given'!r})")
     if not version.isdigit() or int(version) not in VERSIONS_READ:
-        raise TraceError(f"{path}: trace format version {version} is not supported "
-                         f"(this launchgap reads {sorted(VERSIONS_READ)})")
+        raise TraceError(
+            f"{path}: trace format version {version} is not supported (this launchgap reads {sorted(VERSIONS_READ)})"
+        )
     return int(version)
 
 
@@ -80,9 +92,12 @@ def parse_meta(path: Path, text: bytes | str, where: str) -> dict:
         if key in meta and (not isinstance(value, types) or (isinstance(value, bool) and bool not in types)):
             raise TraceError(f"{path}: damaged trace: metadata {key!r} is {value!r:.200}")
     topology = meta.get(MetaKey.TOPOLOGY) or {}
-    if not isinstance(topology, dict) or not isinstance(topology.get("count", 0), int) or not isinstance(
-            topology.get("cpus", []), list) or not all(
-            isinstance(c, dict) and isinstance(c.get("cpu", 0), int) for c in topology.get("cpus", [])):
+    if (
+        not isinstance(topology, dict)
+        or not isinstance(topology.get("count", 0), int)
+        or not isinstance(topology.get("cpus", []), list)
+        or not all(isinstance(c, dict) and isinstance(c.get("cpu", 0), int) for c in topology.get("cpus", []))
+    ):
         raise TraceError(f"{path}: damaged trace: metadata 'topology' is {topology!r:.200}")
     return meta
 
@@ -113,18 +128,24 @@ def count_damage(summary: dict | None, read: dict[Event, int], written_by: str, 
     if summary is None or "rows" not in summary:
         return []
     rows = summary["rows"]
-    if not isinstance(rows, dict) or not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0
-                                             for n in rows.values()):
-        return [f"its closing summary's row counts are damaged ({rows!r:.100}): the rows read were not checked "
-                f"against them"]
+    if not isinstance(rows, dict) or not all(
+        isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in rows.values()
+    ):
+        return [
+            f"its closing summary's row counts are damaged ({rows!r:.100}): the rows read were not checked against them"
+        ]
     damage = []
     for kind in Event:
         written, found = rows.get(kind.value, 0), read.get(kind, 0)
         if found != written:
-            what = (f"{written - found:,} are missing" if found < written
-                    else f"{found - written:,} were added that the recorder did not write")
-            damage.append(f"{kind.value}: {written_by} counts {written:,} rows written, {held_in} hold {found:,}: "
-                          f"{what}")
+            what = (
+                f"{written - found:,} are missing"
+                if found < written
+                else f"{found - written:,} were added that the recorder did not write"
+            )
+            damage.append(
+                f"{kind.value}: {written_by} counts {written:,} rows written, {held_in} hold {found:,}: {what}"
+            )
     return damage
 
 
@@ -142,6 +163,7 @@ class Bounds:
     """A trace's span (ns, the recorder's clock) and how many CPU numbers it has. The readers check each row
     against what the trace itself says (Bounds.of, where the metadata or the closing row may not say); the
     analysis measures over the span the rows fill (analysis/timeline.trace_bounds: both ends known)."""
+
     start_ns: int | None
     end_ns: int | None
     n_cpus: int | None
@@ -195,6 +217,7 @@ def impossible_rows(columns: set[str], bounds: Bounds) -> pl.Expr:
 @dataclass
 class ImpossibleRows:
     """Impossible rows found so far, over every kind and part of a trace."""
+
     bad: int = 0
     total: int = 0
     example: str | None = None
@@ -206,18 +229,20 @@ class ImpossibleRows:
         if n_bad and self.example is None:
             first = frame.filter(bad).row(0, named=True)
             what = kind or first.get("event")
-            self.example = (f"e.g. a {what} row at ts_ns {first['ts_ns']} on CPU {first.get('cpu')}"
-                            + (f" lasting {first['duration_ns']} ns" if first.get("duration_ns") is not None
-                               else ""))
+            self.example = f"e.g. a {what} row at ts_ns {first['ts_ns']} on CPU {first.get('cpu')}" + (
+                f" lasting {first['duration_ns']} ns" if first.get("duration_ns") is not None else ""
+            )
 
     def verdict(self, path: Path, bounds: Bounds) -> list[str]:
         """The damage to report; raises TraceError when there is too much of it to trust the bounds."""
         if not self.bad:
             return []
-        span = (f"{bounds.start_ns}..{bounds.end_ns}" if bounds.end_ns is not None else f"from {bounds.start_ns}")
-        what = (f"{self.bad:,} of {self.total:,} rows hold values the trace rules out (timestamps outside its span "
-                f"{span} ns, ends before starts, CPU numbers beyond its {bounds.n_cpus} CPUs, task ids above the "
-                f"kernel's limit, or durations longer than the trace; {self.example})")
+        span = f"{bounds.start_ns}..{bounds.end_ns}" if bounds.end_ns is not None else f"from {bounds.start_ns}"
+        what = (
+            f"{self.bad:,} of {self.total:,} rows hold values the trace rules out (timestamps outside its span "
+            f"{span} ns, ends before starts, CPU numbers beyond its {bounds.n_cpus} CPUs, task ids above the "
+            f"kernel's limit, or durations longer than the trace; {self.example})"
+        )
         if self.bad > max(MAX_DROPPED_ROWS, MAX_DROPPED_SHARE * self.total):
             raise TraceError(f"{path}: damaged trace: {what}: its start, end or topology must be damaged")
         return [f"{what}; they were left out"]
@@ -252,30 +277,50 @@ def correlation_damage(scan) -> tuple[dict[Event, pl.Expr], list[str]]:
     damage: list[str] = []
     repeated: dict[Event, pl.Series] = {}
     for kind in OWN_CORRELATION:
-        keys = (scan(kind).filter(_alone(kind)).select(correlation_key().alias("key"))
-                .group_by("key").len().filter(pl.col("len") > 1).collect())
+        keys = (
+            scan(kind)
+            .filter(_alone(kind))
+            .select(correlation_key().alias("key"))
+            .group_by("key")
+            .len()
+            .filter(pl.col("len") > 1)
+            .collect()
+        )
         if keys.height:
             repeated[kind] = keys["key"]
             rows = int(keys["len"].sum())
             first = int(keys["key"].min())
-            damage.append(f"{rows:,} {kind.value} rows share {keys.height:,} correlation ids within their process "
-                          f"(e.g. pid {first >> 32}, id {first & 0xFFFFFFFF}), which each {kind.value} row has "
-                          f"alone; they were left out")
+            damage.append(
+                f"{rows:,} {kind.value} rows share {keys.height:,} correlation ids within their process "
+                f"(e.g. pid {first >> 32}, id {first & 0xFFFFFFFF}), which each {kind.value} row has "
+                f"alone; they were left out"
+            )
     dangling: dict[Event, pl.Series] = {}
     api = scan(Event.GPU_API).select(correlation_key().alias("key"), "pid")
-    dropped = (scan(Event.LOST).filter(pl.col("detail").str.contains('"cupti_dropped"', literal=True))
-               .select(pl.col("detail").str.json_path_match("$.pid").cast(pl.UInt32, strict=False).alias("pid")))
+    dropped = (
+        scan(Event.LOST)
+        .filter(pl.col("detail").str.contains('"cupti_dropped"', literal=True))
+        .select(pl.col("detail").str.json_path_match("$.pid").cast(pl.UInt32, strict=False).alias("pid"))
+    )
     with_calls = api.select("pid").unique().join(dropped.unique(), on="pid", how="anti")
     for kind in EXECUTIONS:
-        keys = (scan(kind).select(correlation_key().alias("key"), "pid")
-                .join(with_calls, on="pid", how="semi").join(api.select("key"), on="key", how="anti")
-                .select("key").unique().collect())
+        keys = (
+            scan(kind)
+            .select(correlation_key().alias("key"), "pid")
+            .join(with_calls, on="pid", how="semi")
+            .join(api.select("key"), on="key", how="anti")
+            .select("key")
+            .unique()
+            .collect()
+        )
         if keys.height:
             dangling[kind] = keys["key"]
             first = int(keys["key"].min())
-            damage.append(f"{kind.value} rows with {keys.height:,} correlation ids that no API call of their "
-                          f"process holds (e.g. pid {first >> 32}, id {first & 0xFFFFFFFF}): every launch call is "
-                          f"recorded, so these point nowhere; they were left out")
+            damage.append(
+                f"{kind.value} rows with {keys.height:,} correlation ids that no API call of their "
+                f"process holds (e.g. pid {first >> 32}, id {first & 0xFFFFFFFF}): every launch call is "
+                f"recorded, so these point nowhere; they were left out"
+            )
     for kind in OWN_CORRELATION:
         parts = []
         if kind in repeated:
@@ -285,4 +330,3 @@ def correlation_damage(scan) -> tuple[dict[Event, pl.Expr], list[str]]:
         if parts:
             drop[kind] = pl.any_horizontal(parts)
     return drop, damage
-

@@ -98,11 +98,11 @@ class EventSplitter:
         self.depth = 0
         self.in_string = False
         self.escape_pending = False
-        self.carry = b""            # an event begun in an earlier piece, from its `{`
-        self.header = bytearray()   # everything outside traceEvents' items
-        self.in_events = False      # inside the traceEvents array
+        self.carry = b""  # an event begun in an earlier piece, from its `{`
+        self.header = bytearray()  # everything outside traceEvents' items
+        self.in_events = False  # inside the traceEvents array
         self.events_seen = False
-        self.top_array = False      # the top level is an array, not an object
+        self.top_array = False  # the top level is an array, not an object
         self.events = 0
 
     def feed(self, piece: bytes) -> bytes:
@@ -131,20 +131,20 @@ class EventSplitter:
         self.depth = int(after[-1]) if after.size else self.depth
         self.in_string = bool(((opened[-1] if opened.size else 0) + self.in_string) % 2)
         self.escape_pending = bool(escaped.size and escaped[-1] == data.size)
-        out = self._lines(data, starts[:ends.size], ends)
+        out = self._lines(data, starts[: ends.size], ends)
         if ends.size < starts.size:
             # an event left open: kept from its `{`, the scan to resume there (depth 2, outside strings)
-            self.carry = text[starts[-1]:]
+            self.carry = text[starts[-1] :]
             self.depth, self.in_string, self.escape_pending = (1 if self.top_array else 2), False, False
         else:
             self.carry = b""
         return out
 
-    def _event_bounds(self, text: bytes, data: np.ndarray, marks: np.ndarray, before: np.ndarray,
-                      after: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def _event_bounds(
+        self, text: bytes, data: np.ndarray, marks: np.ndarray, before: np.ndarray, after: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Where this piece's events start and end (each at its braces); keeps the header's bytes."""
-        if marks.size and before[0] == 0 and not self.header and not self.events_seen \
-                and data[marks[0]] == OPEN_SQUARE:
+        if marks.size and before[0] == 0 and not self.header and not self.events_seen and data[marks[0]] == OPEN_SQUARE:
             # the JSON array form of a Chrome trace: every item an event
             self.top_array = self.in_events = self.events_seen = True
         level = 1 if self.top_array else 2
@@ -159,10 +159,10 @@ class EventSplitter:
                     break
                 at = position + int(opens[0])
                 position = at + 1
-                key = KEY_BEFORE.search(bytes(self.header[-KEY_LOOKBACK:]) + text[kept_from:marks[at]])
+                key = KEY_BEFORE.search(bytes(self.header[-KEY_LOOKBACK:]) + text[kept_from : marks[at]])
                 if self.events_seen or key is None or key.group(1) != EVENTS_KEY.encode():
                     continue
-                self._keep_header(text[kept_from:marks[at] + 1])
+                self._keep_header(text[kept_from : marks[at] + 1])
                 kept_from = None
                 self.in_events = self.events_seen = True
             # inside the events array: its items, up to the `]` that closes it
@@ -184,8 +184,10 @@ class EventSplitter:
     def _keep_header(self, part: bytes) -> None:
         self.header += part
         if len(self.header) > MAX_HEADER_BYTES:
-            raise ChromeJsonError(f"its top-level object holds more than {MAX_HEADER_BYTES >> 20} MB beside "
-                                  f"{EVENTS_KEY}: not a profiler trace")
+            raise ChromeJsonError(
+                f"its top-level object holds more than {MAX_HEADER_BYTES >> 20} MB beside "
+                f"{EVENTS_KEY}: not a profiler trace"
+            )
 
     def _lines(self, data: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> bytes:
         """The events [starts[i], ends[i]] as lines: newlines inside them made spaces, one after each."""
@@ -233,12 +235,19 @@ def event_lines(path: str | Path) -> tuple[Iterator[bytes], EventSplitter]:
             lines = splitter.feed(chunk)
             if lines:
                 yield lines
+
     return pieces(), splitter
 
 
 def lines_frame(lines: bytes) -> pl.Series:
     """One-line JSON texts as a string series, read by polars (no Python object a line)."""
     # \x01 cannot stand raw in JSON text (a control character), so no line holds a separator
-    frame = pl.read_csv(io.BytesIO(lines), has_header=False, separator="\x01", quote_char=None,
-                        schema={"line": pl.String}, encoding="utf8-lossy")
+    frame = pl.read_csv(
+        io.BytesIO(lines),
+        has_header=False,
+        separator="\x01",
+        quote_char=None,
+        schema={"line": pl.String},
+        encoding="utf8-lossy",
+    )
     return frame["line"]

@@ -11,11 +11,19 @@ import pyarrow as pa
 from launchgap.trace.schema import COLUMN_TYPES, FORMAT1_COLUMNS, KIND_COLUMNS, Event
 
 ARROW_TYPES: dict[str, pa.DataType] = {
-    "uint32": pa.uint32(), "uint64": pa.uint64(), "int32": pa.int32(), "int64": pa.int64(), "bool": pa.bool_(),
+    "uint32": pa.uint32(),
+    "uint64": pa.uint64(),
+    "int32": pa.int32(),
+    "int64": pa.int64(),
+    "bool": pa.bool_(),
     "utf8": pa.utf8(),
 }
 POLARS_TYPES: dict[str, pl.DataType] = {
-    "uint32": pl.UInt32(), "uint64": pl.UInt64(), "int32": pl.Int32(), "int64": pl.Int64(), "bool": pl.Boolean(),
+    "uint32": pl.UInt32(),
+    "uint64": pl.UInt64(),
+    "int32": pl.Int32(),
+    "int64": pl.Int64(),
+    "bool": pl.Boolean(),
     "utf8": pl.String(),
 }
 
@@ -47,8 +55,9 @@ def conform(kind: Event, frame: pl.LazyFrame) -> pl.LazyFrame:
     frame lacks (optional, or added to the format since it was written) is null."""
     have = set(frame.collect_schema().names())
     schema = polars_schema(kind)
-    return frame.select([(pl.col(name) if name in have else pl.lit(None)).cast(dtype).alias(name)
-                         for name, dtype in schema.items()])
+    return frame.select(
+        [(pl.col(name) if name in have else pl.lit(None)).cast(dtype).alias(name) for name, dtype in schema.items()]
+    )
 
 
 def empty(kind: Event) -> pl.DataFrame:

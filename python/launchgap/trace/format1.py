@@ -24,7 +24,14 @@ import pyarrow.ipc
 
 from launchgap.inputs import kind_of
 from launchgap.trace.checks import (
-    Bounds, ImpossibleRows, check_version, count_damage, impossible_rows, parse_meta, parse_summary, reason,
+    Bounds,
+    ImpossibleRows,
+    check_version,
+    count_damage,
+    impossible_rows,
+    parse_meta,
+    parse_summary,
+    reason,
 )
 from launchgap.trace.columns import arrow_type, format1_arrow_fields, polars_type
 from launchgap.trace.model import Trace, TraceError, WideTables
@@ -102,12 +109,15 @@ def _open_stream(path: Path, source: pa.Buffer) -> pa.ipc.RecordBatchStreamReade
         if head.startswith(ARROW_CONTINUATION):
             declared = int.from_bytes(head[4:8], "little") if len(head) >= 8 else None
             if declared is None or source.size < 8 + declared:
-                raise TraceError(f"{path}: truncated inside its schema, before any event: not a readable "
-                                 f"trace") from None
-            raise TraceError(f"{path}: damaged trace: its Arrow schema message cannot be read "
-                             f"({reason(err)})") from None
-        raise TraceError(f"{path}: not a launchgap trace (neither a trace directory, an Arrow IPC stream nor the "
-                         f"study's CSV)") from None
+                raise TraceError(
+                    f"{path}: truncated inside its schema, before any event: not a readable trace"
+                ) from None
+            raise TraceError(
+                f"{path}: damaged trace: its Arrow schema message cannot be read ({reason(err)})"
+            ) from None
+        raise TraceError(
+            f"{path}: not a launchgap trace (neither a trace directory, an Arrow IPC stream nor the study's CSV)"
+        ) from None
 
 
 def _metadata(path: Path, schema: pa.Schema) -> dict:
@@ -168,8 +178,10 @@ def read_format1(path: Path) -> Trace:
     batches, truncated, damage = _read_batches(reader)
     if not batches:
         if truncated:
-            raise TraceError(f"{path}: truncated before its first complete batch of events (the recorder was "
-                             f"killed before its first flush, or the file was cut short): nothing to read")
+            raise TraceError(
+                f"{path}: truncated before its first complete batch of events (the recorder was "
+                f"killed before its first flush, or the file was cut short): nothing to read"
+            )
         if damage:
             raise TraceError(f"{path}: damaged trace: {'; '.join(damage)}")
     try:
@@ -187,8 +199,11 @@ def read_format1(path: Path) -> Trace:
     summary, end_damage = parse_summary(ends["detail"][0] if ends.height else None)
     events = events.filter(pl.col("event") != FORMAT1_END_EVENT)
     kinds = {kind.value: kind for kind in Event}
-    read = {kinds[name]: n for name, n in events.group_by(pl.col("event").cast(pl.String)).len().iter_rows()
-            if name in kinds}
+    read = {
+        kinds[name]: n
+        for name, n in events.group_by(pl.col("event").cast(pl.String)).len().iter_rows()
+        if name in kinds
+    }
     count_problems = count_damage(summary, read, "the closing row", "its batches")
     bounds = Bounds.of(meta, summary["end_ns"] if summary else None)
     bad = events.select(impossible_rows(set(events.columns), bounds).alias("bad"))["bad"]
@@ -197,32 +212,47 @@ def read_format1(path: Path) -> Trace:
     value_damage = found.verdict(path, bounds)
     if found.bad:
         events = events.filter(~bad)
-    return Trace(path, meta, WideTables(events), truncated, summary=summary,
-                 damage=tuple(damage + end_damage + count_problems + value_damage), format=VERSION)
+    return Trace(
+        path,
+        meta,
+        WideTables(events),
+        truncated,
+        summary=summary,
+        damage=tuple(damage + end_damage + count_problems + value_damage),
+        format=VERSION,
+    )
 
 
 def wide_table(frames: dict[Event, pl.DataFrame], summary: dict | None) -> pa.Table:
     """Every kind's rows as format 1's wide table, by time, and the closing row."""
     fields = format1_arrow_fields()
-    parts = [frame.lazy().with_columns(pl.lit(kind.value).alias("event")) for kind, frame in frames.items()
-             if frame.height]
+    parts = [
+        frame.lazy().with_columns(pl.lit(kind.value).alias("event")) for kind, frame in frames.items() if frame.height
+    ]
     if summary is not None:
-        parts.append(pl.LazyFrame({"ts_ns": [summary["end_ns"]], "event": [FORMAT1_END_EVENT],
-                                   "detail": [json.dumps(summary)]}))
+        parts.append(
+            pl.LazyFrame({"ts_ns": [summary["end_ns"]], "event": [FORMAT1_END_EVENT], "detail": [json.dumps(summary)]})
+        )
     if not parts:
         return pa.table({f.name: pa.array([], type=f.type) for f in fields})
     rows = pl.concat(parts, how="diagonal_relaxed")
     have = set(rows.collect_schema().names())
-    rows = rows.select([(pl.col(f.name) if f.name in have else pl.lit(None)).cast(polars_type(f.name)).alias(f.name)
-                        for f in fields]).sort("ts_ns", maintain_order=True)
+    rows = rows.select(
+        [(pl.col(f.name) if f.name in have else pl.lit(None)).cast(polars_type(f.name)).alias(f.name) for f in fields]
+    ).sort("ts_ns", maintain_order=True)
     return rows.collect().rechunk().to_arrow().cast(pa.schema(fields))
 
 
-def write_format1(path: Path, frames: dict[Event, pl.DataFrame], meta: dict, summary: dict | None,
-                  batch_rows: int | None = BATCH_ROWS) -> None:
+def write_format1(
+    path: Path, frames: dict[Event, pl.DataFrame], meta: dict, summary: dict | None, batch_rows: int | None = BATCH_ROWS
+) -> None:
     """Writes the kinds' frames as a format-1 stream at PATH (a new file)."""
     table = wide_table(frames, summary)
-    schema = table.schema.with_metadata({"format": f"{FORMAT_NAME}/{VERSION}",
-                                         METADATA_KEY: json.dumps({**meta, MetaKey.FORMAT: FORMAT_NAME, MetaKey.VERSION: VERSION})})
+    schema = table.schema.with_metadata(
+        {
+            "format": f"{FORMAT_NAME}/{VERSION}",
+            METADATA_KEY: json.dumps({**meta, MetaKey.FORMAT: FORMAT_NAME, MetaKey.VERSION: VERSION}),
+        }
+    )
     with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_stream(sink, schema) as writer:
         writer.write_table(table.replace_schema_metadata(schema.metadata), max_chunksize=batch_rows)

@@ -40,13 +40,29 @@ import pyarrow.parquet as pq
 
 from launchgap.inputs import MAX_JSON_BYTES, InputError, excerpt, kind_of, read_regular_bytes
 from launchgap.trace.checks import (
-    OWN_CORRELATION, Bounds, ImpossibleRows, check_version, correlation_damage, count_damage, impossible_rows,
-    parse_meta, parse_summary, reason,
+    OWN_CORRELATION,
+    Bounds,
+    ImpossibleRows,
+    check_version,
+    correlation_damage,
+    count_damage,
+    impossible_rows,
+    parse_meta,
+    parse_summary,
+    reason,
 )
 from launchgap.trace.columns import ARROW_TYPES, POLARS_TYPES, conform
 from launchgap.trace.model import ParquetTables, Trace, TraceError
 from launchgap.trace.schema import (
-    END_FILE, FORMAT_NAME, KIND_COLUMNS, META_FILE, SEGMENT_DIGITS, SEGMENT_ROWS, SEGMENT_SUFFIX, Event, MetaKey,
+    END_FILE,
+    FORMAT_NAME,
+    KIND_COLUMNS,
+    META_FILE,
+    SEGMENT_DIGITS,
+    SEGMENT_ROWS,
+    SEGMENT_SUFFIX,
+    Event,
+    MetaKey,
 )
 
 VERSION = 2
@@ -97,8 +113,10 @@ def _listed_segments(path: Path, kind: Event, damage: list[str], numbers: set[in
         where = f"{kind.value}/{segment.name}"
         named = SEGMENT_NAME.fullmatch(segment.name)
         if not named or segment.name != segment_name(int(named.group(1))):
-            damage.append(f"{excerpt(where, 100)} is not a segment the recorder writes (they are named "
-                          f"NNNNNN{SEGMENT_SUFFIX}) and was left out")
+            damage.append(
+                f"{excerpt(where, 100)} is not a segment the recorder writes (they are named "
+                f"NNNNNN{SEGMENT_SUFFIX}) and was left out"
+            )
             continue
         named_numbers.add(int(named.group(1)))
         try:
@@ -118,14 +136,16 @@ def _listed_segments(path: Path, kind: Event, damage: list[str], numbers: set[in
     alike = Counter(ends.values())
     kept: list[Path] = []
     seen: dict[bytes, Path] = {}
-    for number, segment, size in segments:
+    for number, segment, _size in segments:
         if segment in ends and alike[ends[segment]] > 1:
             digest = _digest(segment)
             if digest is not None:
                 original = seen.setdefault(digest, segment)
                 if original is not segment:
-                    damage.append(f"segment {kind.value}/{segment.name} holds the very bytes of "
-                                  f"{kind.value}/{original.name} (a copy) and was left out")
+                    damage.append(
+                        f"segment {kind.value}/{segment.name} holds the very bytes of "
+                        f"{kind.value}/{original.name} (a copy) and was left out"
+                    )
                     named_numbers.discard(number)
                     continue
         kept.append(segment)
@@ -179,9 +199,11 @@ def _sequence_damage(numbers: set[int]) -> list[str]:
     listed = ", ".join(shown(a) if a == b else f"{shown(a)}..{shown(b)}" for a, b in runs[:5])
     more = f" and {len(runs) - 5} more runs" if len(runs) > 5 else ""
     one = len(runs) == 1 and runs[0][0] == runs[0][1]
-    return [f"segment number{'' if one else 's'} {listed}{more} {'is' if one else 'are'} in no kind's directory, "
-            f"though {shown(previous)} is: the recorder numbers its flushes 1, 2, 3, ... over all kinds, so "
-            f"segments were removed (or one added out of sequence)"]
+    return [
+        f"segment number{'' if one else 's'} {listed}{more} {'is' if one else 'are'} in no kind's directory, "
+        f"though {shown(previous)} is: the recorder numbers its flushes 1, 2, 3, ... over all kinds, so "
+        f"segments were removed (or one added out of sequence)"
+    ]
 
 
 def _segment_problem(kind: Event, frame: pl.DataFrame) -> str | None:
@@ -212,8 +234,9 @@ def _size_on_disk(paths: list[Path]) -> float:
         return float("inf")
 
 
-def _read_segments(kind: Event, paths: list[Path], room: int) -> Iterator[tuple[list[Path], pl.DataFrame | None,
-                                                                               str | None]]:
+def _read_segments(
+    kind: Event, paths: list[Path], room: int
+) -> Iterator[tuple[list[Path], pl.DataFrame | None, str | None]]:
     """PATHS decoded: (segments, their rows or None, why not). A kind the trace may hold (not launches, of
     more than one segment, whose decoded rows, at most MAX_COMPRESSION times its size on disk, fit in the
     ROOM left of HELD_BYTES) is read at once, its segments decoded in parallel; if that fails, or any
@@ -241,8 +264,7 @@ def read_format2(path: Path) -> Trace:
     summary_text, unreadable = _read_json_file(path, END_FILE)
     summary, damage = parse_summary(summary_text)
     if unreadable:
-        damage.append(f"its closing summary ({END_FILE}) is {unreadable}, and was left out: the trace has no "
-                      f"clean end")
+        damage.append(f"its closing summary ({END_FILE}) is {unreadable}, and was left out: the trace has no clean end")
     bounds = Bounds.of(meta, summary["end_ns"] if summary else None)
     found = ImpossibleRows()
     files: dict[Event, list[Path]] = {}
@@ -287,8 +309,10 @@ def read_format2(path: Path) -> Trace:
         if damage and segments:
             raise TraceError(f"{path}: damaged trace: {'; '.join(damage[:3])}")
         if truncated:
-            raise TraceError(f"{path}: truncated before its first complete segment of events (the recorder was "
-                             f"killed before its first flush, or the directory was cut short): nothing to read")
+            raise TraceError(
+                f"{path}: truncated before its first complete segment of events (the recorder was "
+                f"killed before its first flush, or the directory was cut short): nothing to read"
+            )
     damage += found.verdict(path, bounds)
     # all of them or none: past the budget every kind is read lazily again, so memory stays bounded
     whole = {kind: pl.concat(frames) for kind, frames in held.items()}
@@ -324,13 +348,23 @@ def _without_wrong_correlations(tables: ParquetTables, meta: dict, damage: list[
 
 # --- writing -------------------------------------------------------------------
 
+
 def _write_options(kind: Event, columns: list[str]) -> dict:
     specs = {c.name: c for c in KIND_COLUMNS[kind]}
     dictionary = [n for n in columns if specs[n].encoding == "dictionary"]
-    encodings = {n: "DELTA_BINARY_PACKED" if specs[n].encoding == "delta" else "PLAIN"
-                 for n in columns if specs[n].encoding != "dictionary"}
-    return {"compression": "zstd", "compression_level": ZSTD_LEVEL, "use_dictionary": dictionary,
-            "column_encoding": encodings, "write_statistics": ["ts_ns"], "data_page_version": "2.0"}
+    encodings = {
+        n: "DELTA_BINARY_PACKED" if specs[n].encoding == "delta" else "PLAIN"
+        for n in columns
+        if specs[n].encoding != "dictionary"
+    }
+    return {
+        "compression": "zstd",
+        "compression_level": ZSTD_LEVEL,
+        "use_dictionary": dictionary,
+        "column_encoding": encodings,
+        "write_statistics": ["ts_ns"],
+        "data_page_version": "2.0",
+    }
 
 
 def kind_table(kind: Event, frame: pl.DataFrame) -> pa.Table:
@@ -349,8 +383,13 @@ def kind_table(kind: Event, frame: pl.DataFrame) -> pa.Table:
     return shaped.select(schema.names).rechunk().to_arrow().cast(schema)
 
 
-def write_format2(directory: Path, frames: dict[Event, pl.DataFrame], meta: dict, summary: dict | None,
-                  segment_rows: int | None = SEGMENT_ROWS) -> None:
+def write_format2(
+    directory: Path,
+    frames: dict[Event, pl.DataFrame],
+    meta: dict,
+    summary: dict | None,
+    segment_rows: int | None = SEGMENT_ROWS,
+) -> None:
     """Writes a format-2 trace into DIRECTORY (existing and empty): meta.json, each kind's segments of
     SEGMENT_ROWS rows (all in one if None), end.json when SUMMARY is given."""
     (directory / META_FILE).write_text(json.dumps({**meta, MetaKey.FORMAT: FORMAT_NAME, MetaKey.VERSION: VERSION}))

@@ -25,7 +25,12 @@ import numpy as np
 import polars as pl
 
 from launchgap.trace.kineto import (
-    PROFILER_SOURCE, ProfilerRun, gpu_frames, launch_calls, profiler_summary, read_profiler_trace,
+    PROFILER_SOURCE,
+    ProfilerRun,
+    gpu_frames,
+    launch_calls,
+    profiler_summary,
+    read_profiler_trace,
 )
 from launchgap.trace.model import FrameTables, Trace, TraceError, collect_streamed
 from launchgap.trace.schema import Event, MetaKey
@@ -54,6 +59,7 @@ class JoinError(TraceError):
 class Clock:
     """Recording time = offset_ns + (profiler time - origin_ns) * (1 + slope): how one file's times are
     put on the recording's clock, and how well that is known."""
+
     method: str
     origin_ns: int
     offset_ns: int
@@ -66,24 +72,32 @@ class Clock:
 
     def to_recording(self, ns: pl.Expr) -> pl.Expr:
         since = (ns - self.origin_ns).cast(pl.Float64)
-        return (pl.lit(self.offset_ns, pl.Int64) + ns - self.origin_ns + (since * self.slope).round().cast(pl.Int64))
+        return pl.lit(self.offset_ns, pl.Int64) + ns - self.origin_ns + (since * self.slope).round().cast(pl.Int64)
 
     def at(self, ns: np.ndarray) -> np.ndarray:
         since = (ns - self.origin_ns).astype(np.float64)
         return self.offset_ns + (ns - self.origin_ns) + np.round(since * self.slope).astype(np.int64)
 
     def summary(self) -> dict:
-        return {"method": self.method, "offset_ns": self.offset_ns, "slope_ppm": self.slope * 1e6,
-                "residual_ns": self.residual_ns, "launches_matched": self.launches_matched,
-                "recorded_offset_ns": self.recorded_offset_ns, "recorded_uncertainty_ns": self.recorded_uncertainty_ns,
-                "stepped": self.stepped}
+        return {
+            "method": self.method,
+            "offset_ns": self.offset_ns,
+            "slope_ppm": self.slope * 1e6,
+            "residual_ns": self.residual_ns,
+            "launches_matched": self.launches_matched,
+            "recorded_offset_ns": self.recorded_offset_ns,
+            "recorded_uncertainty_ns": self.recorded_uncertainty_ns,
+            "stepped": self.stepped,
+        }
 
 
 # --- the recording's clock readings ------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class Readings:
     """meta.json's REALTIME - MONOTONIC readings: (monotonic_ns, offset_ns, uncertainty_ns) at start and end."""
+
     start: tuple[int, int, int] | None
     end: tuple[int, int, int] | None
     stepped: bool | None
@@ -115,20 +129,26 @@ def readings_of(meta: dict) -> Readings:
         return tuple(int(v) for v in values) if all(isinstance(v, int) for v in values) else None
 
     stepped = value.get("stepped")
-    return Readings(reading(value.get("start")), reading(value.get("end")),
-                    stepped if isinstance(stepped, bool) else None)
+    return Readings(
+        reading(value.get("start")), reading(value.get("end")), stepped if isinstance(stepped, bool) else None
+    )
 
 
 # --- which process and threads -------------------------------------------------------------------------
+
 
 def _tasks(recording: Trace) -> pl.DataFrame:
     """Every task of the recording with its ids in its own pid namespace: pid, tid, ns_pid, ns_tid (null
     where not recorded: the host's own ids then)."""
     ids = recording.of(Event.TASK_CGROUP, "pid", "tid", "ns_pid", "ns_tid").unique(["pid", "tid"], keep="first")
-    seen = collect_streamed(pl.concat([recording.scan(k).select("pid", "tid") for k in
-                                       (Event.SWITCH, Event.LAUNCH, Event.SYNC, Event.FORK)]).unique())
+    seen = collect_streamed(
+        pl.concat(
+            [recording.scan(k).select("pid", "tid") for k in (Event.SWITCH, Event.LAUNCH, Event.SYNC, Event.FORK)]
+        ).unique()
+    )
     return seen.join(ids, on=["pid", "tid"], how="full", coalesce=True).with_columns(
-        pl.col("ns_pid").fill_null(pl.col("pid")), pl.col("ns_tid").fill_null(pl.col("tid")))
+        pl.col("ns_pid").fill_null(pl.col("pid")), pl.col("ns_tid").fill_null(pl.col("tid"))
+    )
 
 
 def host_ids(recording: Trace, run: ProfilerRun, tasks: pl.DataFrame) -> tuple[int, dict[int, int]]:
@@ -137,8 +157,7 @@ def host_ids(recording: Trace, run: ProfilerRun, tasks: pl.DataFrame) -> tuple[i
     process or threads are not there."""
     pid, tids = run.pid, sorted(run.calls["tid"].unique().to_list())
     if pid is None:
-        raise JoinError(f"{run.path}: no CUDA call names its process, so it cannot be found in "
-                        f"{recording.path}")
+        raise JoinError(f"{run.path}: no CUDA call names its process, so it cannot be found in {recording.path}")
     for host_col, tid_col in (("pid", "tid"), ("ns_pid", "ns_tid")):
         mine = tasks.filter(pl.col(host_col) == pid)
         hosts = mine["pid"].unique().to_list()
@@ -148,29 +167,43 @@ def host_ids(recording: Trace, run: ProfilerRun, tasks: pl.DataFrame) -> tuple[i
             if all(t in mapping for t in tids):
                 return int(host), {int(t): int(mapping[t]) for t in tids}
     recorded = sorted(recording.meta.get(MetaKey.PIDS) or []) or sorted(
-        {p for p in [recording.meta.get(MetaKey.COMMAND_PID)] if p})
-    raise JoinError(f"{run.path} and {recording.path} are not the same run: the profiler's process {pid} "
-                    f"(threads {', '.join(map(str, tids[:6]))}{' ...' if len(tids) > 6 else ''}) is not in the recording, "
-                    f"by its ids or its pid namespace's (the recording traced "
-                    f"{'pids ' + ', '.join(map(str, recorded)) if recorded else 'other processes'})")
+        {p for p in [recording.meta.get(MetaKey.COMMAND_PID)] if p}
+    )
+    raise JoinError(
+        f"{run.path} and {recording.path} are not the same run: the profiler's process {pid} "
+        f"(threads {', '.join(map(str, tids[:6]))}{' ...' if len(tids) > 6 else ''}) is not in the recording, "
+        f"by its ids or its pid namespace's (the recording traced "
+        f"{'pids ' + ', '.join(map(str, recorded)) if recorded else 'other processes'})"
+    )
 
 
 # --- the clock --------------------------------------------------------------------------------------------
+
 
 def recorded_clock(readings: Readings, run: ProfilerRun, path: Path) -> Clock:
     """The mapping meta.json's clock readings give: the profiler's time less REALTIME - MONOTONIC, that offset
     taken at both ends of the profiler's window (interpolated between the recording's readings)."""
     if readings.start is None:
-        raise JoinError(f"{path}: the recording keeps no CLOCK_REALTIME reading (meta.json's clock), so a "
-                        f"profiler's wall-clock times cannot be put on its clock")
+        raise JoinError(
+            f"{path}: the recording keeps no CLOCK_REALTIME reading (meta.json's clock), so a "
+            f"profiler's wall-clock times cannot be put on its clock"
+        )
     first = readings.offset_at(run.window[0] - readings.start[1])
     last = readings.offset_at(run.window[1] - readings.start[1])
     span = max(1, run.window[1] - run.window[0])
     slope = -(last - first) / span
     uncertainty = max(readings.start[2], readings.end[2] if readings.end else 0)
-    return Clock(method="recorded_offset", origin_ns=run.window[0], offset_ns=run.window[0] - first, slope=slope,
-                 residual_ns=None, launches_matched=0, recorded_offset_ns=readings.start[1],
-                 recorded_uncertainty_ns=uncertainty, stepped=readings.stepped)
+    return Clock(
+        method="recorded_offset",
+        origin_ns=run.window[0],
+        offset_ns=run.window[0] - first,
+        slope=slope,
+        residual_ns=None,
+        launches_matched=0,
+        recorded_offset_ns=readings.start[1],
+        recorded_uncertainty_ns=uncertainty,
+        stepped=readings.stepped,
+    )
 
 
 def _align(host: np.ndarray, mapped: np.ndarray) -> int | None:
@@ -184,7 +217,7 @@ def _align(host: np.ndarray, mapped: np.ndarray) -> int | None:
     near = int(np.searchsorted(host, mapped[0]))
     best = None
     for start in range(max(0, near - ALIGN_SEARCH), min(host.size - n, near + ALIGN_SEARCH) + 1):
-        diff = host[start:start + n] - mapped[:n]
+        diff = host[start : start + n] - mapped[:n]
         agree = int((np.abs(diff - np.median(diff)) <= ALIGN_AGREEMENT_NS).sum())
         if best is None or agree > best[0]:
             best = (agree, start)
@@ -205,7 +238,7 @@ def launch_clock(first: Clock, run: ProfilerRun, thread_map: dict[int, int], lau
             continue
         n = min(mine.size, theirs.size - start)
         profiler_ts.append(mine[:n])
-        host_ts.append(theirs[start:start + n])
+        host_ts.append(theirs[start : start + n])
     if not profiler_ts:
         return first
     p, h = np.concatenate(profiler_ts), np.concatenate(host_ts)
@@ -233,14 +266,23 @@ def _fit(first: Clock, profiler: np.ndarray, host: np.ndarray) -> Clock:
     y = (host - first.origin_ns).astype(np.float64)
     slope_plus_one, intercept = np.polyfit(x, y, 1)
     offset = first.origin_ns + int(round(intercept))
-    clock = Clock(method="launches", origin_ns=first.origin_ns, offset_ns=offset, slope=float(slope_plus_one - 1),
-                  residual_ns=0, launches_matched=int(profiler.size), recorded_offset_ns=first.recorded_offset_ns,
-                  recorded_uncertainty_ns=first.recorded_uncertainty_ns, stepped=first.stepped)
+    clock = Clock(
+        method="launches",
+        origin_ns=first.origin_ns,
+        offset_ns=offset,
+        slope=float(slope_plus_one - 1),
+        residual_ns=0,
+        launches_matched=int(profiler.size),
+        recorded_offset_ns=first.recorded_offset_ns,
+        recorded_uncertainty_ns=first.recorded_uncertainty_ns,
+        stepped=first.stepped,
+    )
     residual = int(np.abs(host - clock.at(profiler)).max()) if profiler.size else None
     return Clock(**{**clock.__dict__, "residual_ns": residual})
 
 
 # --- the join ---------------------------------------------------------------------------------------------------
+
 
 def _span(recording: Trace) -> tuple[int, int]:
     start = recording.meta.get(MetaKey.START_NS)
@@ -261,10 +303,12 @@ def check_coverage(recording: Trace, run: ProfilerRun, window: tuple[int, int]) 
     start, end = _span(recording)
     if window[1] <= start or window[0] >= end:
         where = "before the recording began" if window[1] <= start else "after the recording ended"
-        raise JoinError(f"{run.path} and {recording.path} are not the same run: the profiler's window "
-                        f"({_seconds(window[1] - window[0])}) lies wholly {where} "
-                        f"({_seconds(start - window[1] if window[1] <= start else window[0] - end)} away), by the "
-                        f"recording's clock readings; the recording covers {_seconds(end - start)}")
+        raise JoinError(
+            f"{run.path} and {recording.path} are not the same run: the profiler's window "
+            f"({_seconds(window[1] - window[0])}) lies wholly {where} "
+            f"({_seconds(start - window[1] if window[1] <= start else window[0] - end)} away), by the "
+            f"recording's clock readings; the recording covers {_seconds(end - start)}"
+        )
     parts = []
     if window[0] < start:
         parts.append(f"its first {_seconds(start - window[0])} precede the recording")
@@ -273,8 +317,9 @@ def check_coverage(recording: Trace, run: ProfilerRun, window: tuple[int, int]) 
     return (f"{run.path}: " + " and ".join(parts) + ": GPU time there has no thread states") if parts else None
 
 
-def _check_threads_started(recording: Trace, run: ProfilerRun, thread_map: dict[int, int], clock: Clock,
-                           tasks_seen: pl.DataFrame) -> None:
+def _check_threads_started(
+    recording: Trace, run: ProfilerRun, thread_map: dict[int, int], clock: Clock, tasks_seen: pl.DataFrame
+) -> None:
     """Each profiler thread's first call must come after its host thread was first seen, unless the recording
     began after it (then nothing can be said): a thread that did not exist yet is another run's."""
     calls = run.calls.group_by("tid").agg(pl.col("ts_ns").min().alias("first"))
@@ -287,36 +332,53 @@ def _check_threads_started(recording: Trace, run: ProfilerRun, thread_map: dict[
         at = int(clock.at(np.array([first], np.int64))[0])
         born = int(seen[0])
         if born > start + 1_000_000 and at < born - 1_000_000:
-            raise JoinError(f"{run.path} and {recording.path} are not the same run: its thread {tid} made a CUDA "
-                            f"call {_seconds(born - at)} before the recording's thread {host} existed")
+            raise JoinError(
+                f"{run.path} and {recording.path} are not the same run: its thread {tid} made a CUDA "
+                f"call {_seconds(born - at)} before the recording's thread {host} existed"
+            )
 
 
 def join(recording: Trace, paths: list[str | Path]) -> Trace:
     """RECORDING with the GPU activity of the profiler traces at PATHS, put on its clock and its task ids."""
     if recording.meta.get(MetaKey.MODE) in ("profiler", "study-csv"):
-        raise JoinError(f"{recording.path}: --kineto joins a profiler trace to a launchgap recording, and this is "
-                        f"not one (it is a {recording.meta.get(MetaKey.MODE)} file)")
+        raise JoinError(
+            f"{recording.path}: --kineto joins a profiler trace to a launchgap recording, and this is "
+            f"not one (it is a {recording.meta.get(MetaKey.MODE)} file)"
+        )
     if recording.count(Event.GPU_KERNEL) and (recording.meta.get(MetaKey.GPU_ACTIVITY) or {}).get("recorded"):
-        raise JoinError(f"{recording.path}: it was recorded with --gpu-activity and holds GPU work of its own; "
-                        f"join a profiler trace to a recording made without it")
+        raise JoinError(
+            f"{recording.path}: it was recorded with --gpu-activity and holds GPU work of its own; "
+            f"join a profiler trace to a recording made without it"
+        )
     readings = readings_of(recording.meta)
     tasks = _tasks(recording)
-    first_seen = collect_streamed(pl.concat([recording.scan(k).select("tid", "ts_ns") for k in
-                                             (Event.SWITCH, Event.WAKEUP, Event.WAKEUP_NEW, Event.LAUNCH)])
-                                  .group_by("tid").agg(pl.col("ts_ns").min().alias("first_ns")))
+    first_seen = collect_streamed(
+        pl.concat(
+            [
+                recording.scan(k).select("tid", "ts_ns")
+                for k in (Event.SWITCH, Event.WAKEUP, Event.WAKEUP_NEW, Event.LAUNCH)
+            ]
+        )
+        .group_by("tid")
+        .agg(pl.col("ts_ns").min().alias("first_ns"))
+    )
     probed = collect_streamed(recording.scan(Event.LAUNCH).select("ts_ns", "pid", "tid"))
     frames: dict[Event, list[pl.DataFrame]] = {k: [] for k in (*GPU_KINDS, Event.LAUNCH)}
     summaries, caveats, keys, windows = [], [], {}, []
     for path in paths:
         run = read_profiler_trace(path)
         if not run.anchored:
-            raise JoinError(f"{path}: its times are relative and it gives no baseTimeNanoseconds, so they cannot be "
-                            f"put on the recording's clock")
+            raise JoinError(
+                f"{path}: its times are relative and it gives no baseTimeNanoseconds, so they cannot be "
+                f"put on the recording's clock"
+            )
         host_pid, thread_map = host_ids(recording, run, tasks)
         for device in run.devices:
             if (host_pid, device) in keys:
-                raise JoinError(f"{path} and {keys[(host_pid, device)]} both hold process {host_pid}'s work on "
-                                f"device {device}: give one profiler file per process and device")
+                raise JoinError(
+                    f"{path} and {keys[(host_pid, device)]} both hold process {host_pid}'s work on "
+                    f"device {device}: give one profiler file per process and device"
+                )
             keys[(host_pid, device)] = path
         clock = recorded_clock(readings, run, Path(path))
         mine = probed.filter(pl.col("pid") == host_pid)
@@ -329,25 +391,41 @@ def join(recording: Trace, paths: list[str | Path]) -> Trace:
         _check_threads_started(recording, run, thread_map, clock, first_seen)
         windows.append((host_pid, *window))
         # the profiler's calls on the recording's threads, every time on the recording's clock
-        calls = run.calls.with_columns(pl.col("tid").replace_strict(thread_map, return_dtype=pl.Int64),
-                                       pl.lit(host_pid, pl.Int64).alias("pid"))
+        calls = run.calls.with_columns(
+            pl.col("tid").replace_strict(thread_map, return_dtype=pl.Int64), pl.lit(host_pid, pl.Int64).alias("pid")
+        )
         timed = {"ts_ns": clock.to_recording(pl.col("ts_ns")), "end_ns": clock.to_recording(pl.col("end_ns"))}
         calls = calls.with_columns(**timed)
         gpu = run.gpu.with_columns(**timed)
         for kind, frame in gpu_frames(gpu, calls, host_pid).items():
             frames[kind].append(frame)
         summary = profiler_summary(run)
-        summary.update(pid=host_pid, window_start_ns=window[0], window_end_ns=window[1], clock=clock.summary(),
-                       threads={str(t): h for t, h in thread_map.items()}, profiler_pid=run.pid)
+        summary.update(
+            pid=host_pid,
+            window_start_ns=window[0],
+            window_end_ns=window[1],
+            clock=clock.summary(),
+            threads={str(t): h for t, h in thread_map.items()},
+            profiler_pid=run.pid,
+        )
         summaries.append(summary)
-    meta = {**recording.meta,
-            MetaKey.GPU_ACTIVITY: {"recorded": True, "source": PROFILER_SOURCE,
-                                   "paths": [str(p) for p in paths]},
-            MetaKey.PROFILER: summaries,
-            MetaKey.CAVEATS: list(recording.meta.get(MetaKey.CAVEATS) or []) + caveats}
+    meta = {
+        **recording.meta,
+        MetaKey.GPU_ACTIVITY: {"recorded": True, "source": PROFILER_SOURCE, "paths": [str(p) for p in paths]},
+        MetaKey.PROFILER: summaries,
+        MetaKey.CAVEATS: list(recording.meta.get(MetaKey.CAVEATS) or []) + caveats,
+    }
     joined = {k: pl.concat(v, how="vertical_relaxed") for k, v in frames.items() if v}
-    return Trace(recording.path, meta, JoinedTables(recording.tables, joined, windows), truncated=recording.truncated,
-                 summary=recording.summary, end_ns=recording.end_ns, damage=recording.damage, format=recording.format)
+    return Trace(
+        recording.path,
+        meta,
+        JoinedTables(recording.tables, joined, windows),
+        truncated=recording.truncated,
+        summary=recording.summary,
+        end_ns=recording.end_ns,
+        damage=recording.damage,
+        format=recording.format,
+    )
 
 
 class JoinedTables:
@@ -357,8 +435,9 @@ class JoinedTables:
     def __init__(self, base, frames: dict[Event, pl.DataFrame], windows: list[tuple[int, int, int]]):
         self._base = base
         self._frames = FrameTables(frames)
-        profiled = [(pl.col("pid") == pid) & pl.col("ts_ns").cast(pl.Int64).is_between(lo, hi)
-                    for pid, lo, hi in windows]
+        profiled = [
+            (pl.col("pid") == pid) & pl.col("ts_ns").cast(pl.Int64).is_between(lo, hi) for pid, lo, hi in windows
+        ]
         self._replaced = pl.any_horizontal(profiled) if profiled else pl.lit(False)
         self._launches = frames.get(Event.LAUNCH)
 
@@ -384,8 +463,9 @@ class JoinedTables:
             return self._frames.pieces(kind)
         if kind is Event.LAUNCH and self._launches is not None:
             least = self._launches["ts_ns"].min() if self._launches.height else None
-            return ([(self._frames.scan(kind), int(least) if least is not None else None)]
-                    + [(self._kept(piece), low) for piece, low in self._base.pieces(kind)])
+            return [(self._frames.scan(kind), int(least) if least is not None else None)] + [
+                (self._kept(piece), low) for piece, low in self._base.pieces(kind)
+            ]
         return self._base.pieces(kind)
 
 

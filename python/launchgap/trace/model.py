@@ -23,7 +23,6 @@ import pyarrow.parquet as pq
 from launchgap.trace.columns import conform, empty, polars_schema
 from launchgap.trace.schema import HOST_KINDS, Event
 
-
 # rows handed out at a time, at least, by Trace.in_time_order (but the last): ~2M timestamps, tens of MB
 ORDERED_CHUNK_ROWS = 1 << 21
 
@@ -61,8 +60,7 @@ class FrameTables:
     """Kinds held in memory (a study CSV, frames made by a test or an importer)."""
 
     def __init__(self, frames: dict[Event, pl.DataFrame]):
-        self._frames = {kind: conform(kind, frame.lazy()).collect() for kind, frame in frames.items()
-                        if frame.height}
+        self._frames = {kind: conform(kind, frame.lazy()).collect() for kind, frame in frames.items() if frame.height}
 
     def scan(self, kind: Event) -> pl.LazyFrame:
         frame = self._frames.get(kind)
@@ -100,8 +98,13 @@ class ParquetTables:
     """Format 2: each kind's Parquet segments, read lazily; rows found impossible when the trace
     was opened are filtered out on every read (`drop`: a kind's expression for them)."""
 
-    def __init__(self, files: dict[Event, list[Path]], counts: dict[Event, int],
-                 drop: dict[Event, pl.Expr] | None = None, held: dict[Event, pl.DataFrame] | None = None):
+    def __init__(
+        self,
+        files: dict[Event, list[Path]],
+        counts: dict[Event, int],
+        drop: dict[Event, pl.Expr] | None = None,
+        held: dict[Event, pl.DataFrame] | None = None,
+    ):
         self._files = {kind: paths for kind, paths in files.items() if paths}
         self._counts = counts
         self._drop = drop or {}
@@ -115,8 +118,13 @@ class ParquetTables:
         paths = self._files.get(kind)
         if not paths:
             return empty(kind).lazy()
-        frame = pl.scan_parquet([str(p) for p in paths], schema=polars_schema(kind), missing_columns="insert",
-                                extra_columns="ignore", glob=False)
+        frame = pl.scan_parquet(
+            [str(p) for p in paths],
+            schema=polars_schema(kind),
+            missing_columns="insert",
+            extra_columns="ignore",
+            glob=False,
+        )
         bad = self._drop.get(kind)
         if bad is not None:
             frame = frame.filter(~bad)
@@ -143,8 +151,9 @@ class ParquetTables:
             return [(self._held[kind].lazy(), None)]
         out = []
         for path in self._files.get(kind, []):
-            frame = pl.scan_parquet(str(path), schema=polars_schema(kind), missing_columns="insert",
-                                    extra_columns="ignore", glob=False)
+            frame = pl.scan_parquet(
+                str(path), schema=polars_schema(kind), missing_columns="insert", extra_columns="ignore", glob=False
+            )
             bad = self._drop.get(kind)
             if bad is not None:
                 frame = frame.filter(~bad)
@@ -242,8 +251,11 @@ class Trace:
 
     def span_ns(self) -> tuple[int | None, int | None]:
         """The first and last timestamp of any row."""
-        parts = [self.scan(k).select(pl.col("ts_ns").min().alias("lo"), pl.col("ts_ns").max().alias("hi"))
-                 for k in Event if self.count(k)]
+        parts = [
+            self.scan(k).select(pl.col("ts_ns").min().alias("lo"), pl.col("ts_ns").max().alias("hi"))
+            for k in Event
+            if self.count(k)
+        ]
         if not parts:
             return None, None
         both = collect_streamed(pl.concat(parts).select(pl.col("lo").min(), pl.col("hi").max()))
@@ -252,8 +264,9 @@ class Trace:
 
     def cpus_seen(self) -> set[int]:
         """Every CPU a row happened on."""
-        parts = [self.scan(k).select(pl.col("cpu").drop_nulls().unique()) for k in (*HOST_KINDS, Event.LOST)
-                 if self.count(k)]
+        parts = [
+            self.scan(k).select(pl.col("cpu").drop_nulls().unique()) for k in (*HOST_KINDS, Event.LOST) if self.count(k)
+        ]
         if not parts:
             return set()
         return {int(c) for c in collect_streamed(pl.concat(parts).unique())["cpu"].to_list()}

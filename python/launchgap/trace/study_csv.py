@@ -42,11 +42,27 @@ from launchgap.trace.schema import Event, MetaKey
 
 # The layout's 19 columns, in order, each with the type launchgap's export writes it as
 # (exports/study_csv.py; read back here as text, numbers parsed strictly)
-COLUMN_TYPES = {"timestamp_ns": pl.Int64, "event_type": pl.Utf8, "pid": pl.UInt32, "tid": pl.UInt32, "comm": pl.Utf8,
-                "cpu": pl.UInt32, "grid_x": pl.UInt32, "grid_y": pl.UInt32, "grid_z": pl.UInt32, "block_x": pl.UInt32,
-                "block_y": pl.UInt32, "block_z": pl.UInt32, "shared_mem": pl.UInt32, "stream": pl.UInt64,
-                "last_offcpu_ns": pl.Int64, "last_oncpu_ns": pl.Int64, "irq_num": pl.Int32, "irq_name": pl.Utf8,
-                "duration_ns": pl.UInt64}
+COLUMN_TYPES = {
+    "timestamp_ns": pl.Int64,
+    "event_type": pl.Utf8,
+    "pid": pl.UInt32,
+    "tid": pl.UInt32,
+    "comm": pl.Utf8,
+    "cpu": pl.UInt32,
+    "grid_x": pl.UInt32,
+    "grid_y": pl.UInt32,
+    "grid_z": pl.UInt32,
+    "block_x": pl.UInt32,
+    "block_y": pl.UInt32,
+    "block_z": pl.UInt32,
+    "shared_mem": pl.UInt32,
+    "stream": pl.UInt64,
+    "last_offcpu_ns": pl.Int64,
+    "last_oncpu_ns": pl.Int64,
+    "irq_num": pl.Int32,
+    "irq_name": pl.Utf8,
+    "duration_ns": pl.UInt64,
+}
 COLUMNS = list(COLUMN_TYPES)
 HEADER = ",".join(COLUMNS)
 # the tool before it traced IRQs wrote only these
@@ -93,12 +109,16 @@ def _check_header(path: Path) -> list[str]:
         raise TraceError(f"{path}: not a launchgap trace or a CSV")
     names = [n.strip() for n in line.split(",")]
     if names and names[0].lstrip("-").isdigit():
-        raise TraceError(f"{path}: a CSV without a header row (its first line is data); the study's CSV starts "
-                         f"with the line {HEADER}")
+        raise TraceError(
+            f"{path}: a CSV without a header row (its first line is data); the study's CSV starts "
+            f"with the line {HEADER}"
+        )
     missing = [c for c in BASE_COLUMNS if c not in names]
     if missing:
-        raise TraceError(f"{path}: a CSV, but not the study's layout: no column {', '.join(missing[:6])}"
-                         + (f" (and {len(missing) - 6} more)" if len(missing) > 6 else ""))
+        raise TraceError(
+            f"{path}: a CSV, but not the study's layout: no column {', '.join(missing[:6])}"
+            + (f" (and {len(missing) - 6} more)" if len(missing) > 6 else "")
+        )
     return names
 
 
@@ -121,8 +141,11 @@ def _numbers(raw: pl.DataFrame, path: Path) -> pl.DataFrame:
         if name == "stream":
             # the tool prints the stream pointer as 0x... hex; older files and hand-made ones in decimal
             hexadecimal = column.str.starts_with("0x") | column.str.starts_with("0X")
-            value = (pl.when(hexadecimal).then(column.str.slice(2).str.to_integer(base=16, dtype=pl.UInt64, strict=False))
-                     .otherwise(column.str.to_integer(dtype=pl.UInt64, strict=False)))
+            value = (
+                pl.when(hexadecimal)
+                .then(column.str.slice(2).str.to_integer(base=16, dtype=pl.UInt64, strict=False))
+                .otherwise(column.str.to_integer(dtype=pl.UInt64, strict=False))
+            )
         else:
             value = column.str.to_integer(dtype=pl.Int64, strict=False)
         parsed.append(value.alias(name))
@@ -142,7 +165,8 @@ def _source(raw: pl.DataFrame, echoes: int) -> str:
     tool_only = (
         (launch & (pl.col("last_offcpu_ns").is_not_null() | pl.col("last_oncpu_ns").is_not_null()))
         | (switch & pl.col("last_offcpu_ns").is_not_null() & pl.col("last_oncpu_ns").is_not_null())
-        | pl.col("event_type").is_in(["hardirqEntry", "softirqEntry"]))
+        | pl.col("event_type").is_in(["hardirqEntry", "softirqEntry"])
+    )
     if echoes or "irq_num" not in raw.columns or raw.select(tool_only.any()).item():
         return SOURCE_TOOL
     return SOURCE_EXPORT
@@ -156,8 +180,10 @@ def _read_raw(path: Path) -> pl.DataFrame:
         raw = pl.read_csv(path, infer_schema=False, encoding="utf8-lossy")
     except pl.exceptions.ComputeError as err:
         if "more fields" in str(err):
-            raise TraceError(f"{path}: {_too_many_fields(path, len(names))} (an unquoted comma in a command name, "
-                             f"as the study's tool writes them?)") from None
+            raise TraceError(
+                f"{path}: {_too_many_fields(path, len(names))} (an unquoted comma in a command name, "
+                f"as the study's tool writes them?)"
+            ) from None
         raise TraceError(f"{path}: cannot read as the study's CSV ({str(err).splitlines()[0]})") from None
     except pl.exceptions.PolarsError as err:
         raise TraceError(f"{path}: cannot read as the study's CSV ({str(err).splitlines()[0]})") from None
@@ -176,15 +202,29 @@ def _syncs(raw: pl.DataFrame) -> pl.DataFrame:
     """Each thread's n-th syncEnter with its n-th syncExit: one sync row (api unknown)."""
     enters = raw.filter(pl.col("event_type") == "syncEnter").sort("tid", "timestamp_ns")
     exits = raw.filter(pl.col("event_type") == "syncExit").sort("tid", "timestamp_ns")
-    return (enters.with_columns(pl.int_range(pl.len()).over("tid").alias("n"))
-             .join(exits.with_columns(pl.int_range(pl.len()).over("tid").alias("n"))
-                   .select("tid", "n", pl.col("timestamp_ns").alias("exit_ns")), on=["tid", "n"])
-             .select(pl.col("timestamp_ns").alias("ts_ns"), "cpu", "pid", "tid", "comm",
-                     pl.lit("unknown").alias("api"), (pl.col("exit_ns") - pl.col("timestamp_ns")).alias("duration_ns")))
+    return (
+        enters.with_columns(pl.int_range(pl.len()).over("tid").alias("n"))
+        .join(
+            exits.with_columns(pl.int_range(pl.len()).over("tid").alias("n")).select(
+                "tid", "n", pl.col("timestamp_ns").alias("exit_ns")
+            ),
+            on=["tid", "n"],
+        )
+        .select(
+            pl.col("timestamp_ns").alias("ts_ns"),
+            "cpu",
+            "pid",
+            "tid",
+            "comm",
+            pl.lit("unknown").alias("api"),
+            (pl.col("exit_ns") - pl.col("timestamp_ns")).alias("duration_ns"),
+        )
+    )
 
 
-def _caveats(source: str, launch_rows: int, echoes: int, launches: int, threads_with_switches: int,
-             launching_threads: int) -> list[str]:
+def _caveats(
+    source: str, launch_rows: int, echoes: int, launches: int, threads_with_switches: int, launching_threads: int
+) -> list[str]:
     """What the CSV cannot say, for the report's caveats: what every such CSV lacks, and what the study's
     tool (SOURCE_TOOL) or our export missed."""
     caveats = [
@@ -204,8 +244,10 @@ def _caveats(source: str, launch_rows: int, echoes: int, launches: int, threads_
             "missing",
         ]
     else:
-        caveats.append("who ran instead: the CSV holds only the workload threads' own rows, so neither the culprits "
-                       "nor the IRQs that hit a CPU while a workload thread waited are in it")
+        caveats.append(
+            "who ran instead: the CSV holds only the workload threads' own rows, so neither the culprits "
+            "nor the IRQs that hit a CPU while a workload thread waited are in it"
+        )
     return caveats
 
 
@@ -216,20 +258,31 @@ def read_study_csv(path: str | Path) -> Trace:
     launches = raw.filter(pl.col("event_type").is_in(LAUNCH_TYPES)).sort("tid", "timestamp_ns")
     previous = [pl.col(c).shift(1).over("tid") for c in ["event_type", *GEOMETRY]]
     launches = launches.with_columns(
-        ((pl.col("event_type") == "cuLaunchKernel") & (previous[0] == "cudaLaunchKernel")
-         & pl.all_horizontal(*[pl.col(c).eq_missing(p) for c, p in zip(GEOMETRY, previous[1:])]))
-        .alias("echo_of_runtime"))
+        (
+            (pl.col("event_type") == "cuLaunchKernel")
+            & (previous[0] == "cudaLaunchKernel")
+            & pl.all_horizontal(*[pl.col(c).eq_missing(p) for c, p in zip(GEOMETRY, previous[1:])])
+        ).alias("echo_of_runtime")
+    )
     echoes = int(launches["echo_of_runtime"].sum())
     launch_rows = launches.height
     driver_rows = int((launches["event_type"] == "cuLaunchKernel").sum())
     source = _source(raw, echoes)
     # the runtime row stands for the launch; its driver echo is dropped
     launches = launches.filter(~pl.col("echo_of_runtime")).select(
-        pl.col("timestamp_ns").alias("ts_ns"), "cpu", "pid", "tid", "comm",
-        pl.when(pl.col("event_type") == "cudaLaunchKernel").then(pl.lit("cuLaunchKernel"))
-        .otherwise(pl.col("event_type")).alias("api"),
+        pl.col("timestamp_ns").alias("ts_ns"),
+        "cpu",
+        "pid",
+        "tid",
+        "comm",
+        pl.when(pl.col("event_type") == "cudaLaunchKernel")
+        .then(pl.lit("cuLaunchKernel"))
+        .otherwise(pl.col("event_type"))
+        .alias("api"),
         pl.when(pl.col("event_type") == "cudaLaunchKernel").then(pl.lit("cudaLaunchKernel")).alias("runtime_api"),
-        *GEOMETRY, "stream")
+        *GEOMETRY,
+        "stream",
+    )
 
     syncs = _syncs(raw)
 
@@ -239,32 +292,73 @@ def read_study_csv(path: str | Path) -> Trace:
     switched_in = pl.col("last_oncpu_ns").fill_null(0) != 0
     # switched out: voluntary unknown; switched in: next_* is the thread
     outs = switch_rows.filter(switched_out).select(
-        pl.col("timestamp_ns").alias("ts_ns"), "cpu", "pid", "tid", "comm",
-        pl.lit(None, pl.Boolean).alias("voluntary"), pl.lit(0).alias("prev_state"),
-        pl.lit(0).alias("next_pid"), pl.lit(0).alias("next_tid"), pl.lit("?").alias("next_comm"))
+        pl.col("timestamp_ns").alias("ts_ns"),
+        "cpu",
+        "pid",
+        "tid",
+        "comm",
+        pl.lit(None, pl.Boolean).alias("voluntary"),
+        pl.lit(0).alias("prev_state"),
+        pl.lit(0).alias("next_pid"),
+        pl.lit(0).alias("next_tid"),
+        pl.lit("?").alias("next_comm"),
+    )
     ins = switch_rows.filter(switched_in).select(
-        pl.col("timestamp_ns").alias("ts_ns"), "cpu", pl.lit(0).alias("pid"),
-        pl.lit(0).alias("tid"), pl.lit("?").alias("comm"), pl.lit(False).alias("voluntary"),
-        pl.lit(0).alias("prev_state"), pl.col("pid").alias("next_pid"), pl.col("tid").alias("next_tid"),
-        pl.col("comm").alias("next_comm"))
+        pl.col("timestamp_ns").alias("ts_ns"),
+        "cpu",
+        pl.lit(0).alias("pid"),
+        pl.lit(0).alias("tid"),
+        pl.lit("?").alias("comm"),
+        pl.lit(False).alias("voluntary"),
+        pl.lit(0).alias("prev_state"),
+        pl.col("pid").alias("next_pid"),
+        pl.col("tid").alias("next_tid"),
+        pl.col("comm").alias("next_comm"),
+    )
+
     def irqs(exit_row: str) -> pl.DataFrame:
         return raw.filter(pl.col("event_type") == exit_row).select(
-            (pl.col("timestamp_ns") - pl.col("duration_ns")).alias("ts_ns"), "cpu", "pid", "tid",
-            pl.col("irq_num").alias("irq"), "irq_name", "duration_ns")
+            (pl.col("timestamp_ns") - pl.col("duration_ns")).alias("ts_ns"),
+            "cpu",
+            "pid",
+            "tid",
+            pl.col("irq_num").alias("irq"),
+            "irq_name",
+            "duration_ns",
+        )
 
-    frames = {kind: frame.sort("ts_ns", maintain_order=True) for kind, frame in (
-        (Event.LAUNCH, launches), (Event.SYNC, syncs), (Event.SWITCH, pl.concat([outs, ins], how="diagonal_relaxed")),
-        (Event.HARDIRQ, irqs("hardirqExit")), (Event.SOFTIRQ, irqs("softirqExit")))}
-    caveats = _caveats(source, launch_rows, echoes, launches.height, switch_rows["tid"].n_unique(),
-                       launches["tid"].n_unique())
+    frames = {
+        kind: frame.sort("ts_ns", maintain_order=True)
+        for kind, frame in (
+            (Event.LAUNCH, launches),
+            (Event.SYNC, syncs),
+            (Event.SWITCH, pl.concat([outs, ins], how="diagonal_relaxed")),
+            (Event.HARDIRQ, irqs("hardirqExit")),
+            (Event.SOFTIRQ, irqs("softirqExit")),
+        )
+    }
+    caveats = _caveats(
+        source, launch_rows, echoes, launches.height, switch_rows["tid"].n_unique(), launches["tid"].n_unique()
+    )
     start = int(raw["timestamp_ns"].min() or 0)
     end = int(raw["timestamp_ns"].max() or 0)
-    meta = {MetaKey.FORMAT: "study-csv", MetaKey.VERSION: 0, MetaKey.START_NS: start, MetaKey.MODE: "study-csv",
-            MetaKey.COMMAND: None, MetaKey.PIDS: [], MetaKey.HOST: {}, MetaKey.TOPOLOGY: {}, MetaKey.CAVEATS: caveats,
-            MetaKey.CSV_SOURCE: source,
-            # what the study's own script divided for Sched/1K (analyze_scheduler_impact.py): its tracer's
-            # schedSwitch counter (a row per switch-out and per switch-in) over its cuLaunchKernel counter,
-            # which holds the runtime launches' driver echoes too; in our export every launch is one row
-            MetaKey.STUDY_COUNTS: {"sched_switch_rows": switch_rows.height,
-                             "launches": driver_rows if source == SOURCE_TOOL else launches.height}}
+    meta = {
+        MetaKey.FORMAT: "study-csv",
+        MetaKey.VERSION: 0,
+        MetaKey.START_NS: start,
+        MetaKey.MODE: "study-csv",
+        MetaKey.COMMAND: None,
+        MetaKey.PIDS: [],
+        MetaKey.HOST: {},
+        MetaKey.TOPOLOGY: {},
+        MetaKey.CAVEATS: caveats,
+        MetaKey.CSV_SOURCE: source,
+        # what the study's own script divided for Sched/1K (analyze_scheduler_impact.py): its tracer's
+        # schedSwitch counter (a row per switch-out and per switch-in) over its cuLaunchKernel counter,
+        # which holds the runtime launches' driver echoes too; in our export every launch is one row
+        MetaKey.STUDY_COUNTS: {
+            "sched_switch_rows": switch_rows.height,
+            "launches": driver_rows if source == SOURCE_TOOL else launches.height,
+        },
+    }
     return Trace(path, meta, FrameTables(frames), truncated=False, end_ns=end, format=0)

@@ -47,25 +47,46 @@ from launchgap.trace.schema import (
 # x86 irq_vectors tracepoints (trace-cmd's event names: the vector's name, lower case, + _entry/_exit)
 VECTOR_EVENTS = {name.lower(): name for name in IRQ_VECTOR_NAMES}
 # what a [LOST n EVENTS] line loses: every record type of the scheduler and IRQ tracepoints
-LOST_TYPES = (Event.SWITCH, Event.WAKEUP, Event.MIGRATE, Event.FORK, Event.EXEC, Event.EXIT, Event.HARDIRQ,
-              Event.SOFTIRQ, Event.IRQ_VECTOR)
+LOST_TYPES = (
+    Event.SWITCH,
+    Event.WAKEUP,
+    Event.MIGRATE,
+    Event.FORK,
+    Event.EXEC,
+    Event.EXIT,
+    Event.HARDIRQ,
+    Event.SOFTIRQ,
+    Event.IRQ_VECTOR,
+)
 # tracepoint state bit -> the kernel's task state value (include/linux/sched.h)
-REPORT_TO_TASK_STATE = {0: 0, 1: 0x1, 2: 0x2, 4: 0x4, 8: 0x8, 16: TASK_DEAD, 32: TASK_DEAD, 64: 0x40, 128: 0x402,
-                        256: 0}
+REPORT_TO_TASK_STATE = {
+    0: 0,
+    1: 0x1,
+    2: 0x2,
+    4: 0x4,
+    8: 0x8,
+    16: TASK_DEAD,
+    32: TASK_DEAD,
+    64: 0x40,
+    128: 0x402,
+    256: 0,
+}
 PREEMPTED_BIT = 256
 
-LINE = (r"^\s*(?:[^\s:]+:\s+)?(?P<task>.+?)-(?P<line_pid>\d+)\s+\[(?P<cpu>\d+)\]\s+(?P<sec>\d+)\.(?P<frac>\d+):\s+"
-        r"(?P<name>\w+):\s*(?P<fields>.*)$")
+LINE = (
+    r"^\s*(?:[^\s:]+:\s+)?(?P<task>.+?)-(?P<line_pid>\d+)\s+\[(?P<cpu>\d+)\]\s+(?P<sec>\d+)\.(?P<frac>\d+):\s+"
+    r"(?P<name>\w+):\s*(?P<fields>.*)$"
+)
 LOST_LINE = r"CPU:\s*(?P<cpu>\d+)\s+\[LOST (?P<count>\d+) EVENTS\]"
 FIELDS = {
     "sched_switch": r"prev_comm=(?P<comm>.*) prev_pid=(?P<tid>\d+) prev_prio=(?P<prio>-?\d+) "
-                    r"prev_state=(?P<state>\d+) next_comm=(?P<next_comm>.*) next_pid=(?P<next_tid>\d+) "
-                    r"next_prio=(?P<next_prio>-?\d+)",
+    r"prev_state=(?P<state>\d+) next_comm=(?P<next_comm>.*) next_pid=(?P<next_tid>\d+) "
+    r"next_prio=(?P<next_prio>-?\d+)",
     "wakeups": r"comm=(?P<comm>.*) pid=(?P<tid>\d+) prio=(?P<prio>-?\d+)(?: success=\d+)? target_cpu=(?P<target_cpu>\d+)",
     "sched_migrate_task": r"comm=(?P<comm>.*) pid=(?P<tid>\d+) prio=(?P<prio>-?\d+) orig_cpu=(?P<orig_cpu>\d+) "
-                          r"dest_cpu=(?P<dest_cpu>\d+)",
+    r"dest_cpu=(?P<dest_cpu>\d+)",
     "sched_process_fork": r"(?:parent_)?comm=(?P<parent_comm>.*) (?:parent_)?pid=(?P<tid>\d+) "
-                          r"child_comm=(?P<comm>.*) child_pid=(?P<child_tid>\d+)",
+    r"child_comm=(?P<comm>.*) child_pid=(?P<child_tid>\d+)",
     "sched_process_exec": r"filename=(?P<filename>.*) pid=(?P<tid>\d+) old_pid=(?P<old_tid>\d+)",
     "sched_process_exit": r"comm=(?P<comm>.*) pid=(?P<tid>\d+) prio=(?P<prio>-?\d+)",
     "irq_handler_entry": r"irq=(?P<irq>\d+) name=(?P<irq_name>.*)",
@@ -108,21 +129,27 @@ def _paired(frame: pl.DataFrame, entry: str, exit_: str) -> pl.DataFrame:
     handler) or an entry with no exit (it ended inside) is dropped."""
     rows = frame.filter(pl.col("name").is_in([entry, exit_])).sort("cpu", "ts_ns")
     nxt = pl.col("name").shift(-1).over("cpu")
-    return rows.with_columns((pl.col("ts_ns").shift(-1).over("cpu") - pl.col("ts_ns")).alias("duration_ns"),
-                             (nxt == exit_).alias("closed")).filter((pl.col("name") == entry) & pl.col("closed"))
+    return rows.with_columns(
+        (pl.col("ts_ns").shift(-1).over("cpu") - pl.col("ts_ns")).alias("duration_ns"), (nxt == exit_).alias("closed")
+    ).filter((pl.col("name") == entry) & pl.col("closed"))
 
 
 def _array_name(value: str) -> str:
     """A name trace-cmd printed as ARRAY[..]: its bytes up to the NUL, escaped."""
-    raw = bytes(int(byte, 16) for byte in value[len("ARRAY["):-1].split(", "))
+    raw = bytes(int(byte, 16) for byte in value[len("ARRAY[") : -1].split(", "))
     return escape_name(raw.split(b"\0", 1)[0])
 
 
 def _names_from_arrays(frame: pl.DataFrame) -> pl.DataFrame:
     """FRAME with every name column's ARRAY[..] values made names (decoded once per distinct value)."""
     columns = [c for c in NAME_COLUMNS if c in frame.columns]
-    arrays = pl.concat([frame.get_column(c).filter(frame.get_column(c).str.contains(ARRAY_VALUE)).unique()
-                        for c in columns]).unique().to_list() if columns else []
+    arrays = (
+        pl.concat([frame.get_column(c).filter(frame.get_column(c).str.contains(ARRAY_VALUE)).unique() for c in columns])
+        .unique()
+        .to_list()
+        if columns
+        else []
+    )
     if not arrays:
         return frame
     names = {value: _array_name(value) for value in arrays}
@@ -136,43 +163,90 @@ def _add_task_events(parsed: pl.DataFrame, add: Callable[[Event, pl.DataFrame], 
     if not sw.is_empty():
         state = pl.col("state").cast(pl.Int64)
         task_state = state.replace_strict(REPORT_TO_TASK_STATE, default=state)
-        add(Event.SWITCH, sw.select(
-            "ts_ns", "cpu", pl.col("tid").cast(pl.UInt32).alias("pid"),
-            pl.col("tid").cast(pl.UInt32), "comm", task_state.alias("prev_state"),
-            (state != 0).and_(state != PREEMPTED_BIT).alias("voluntary"),
-            (state == PREEMPTED_BIT).alias("preempt"), pl.col("prio").cast(pl.Int32),
-            pl.col("next_tid").cast(pl.UInt32).alias("next_pid"), pl.col("next_tid").cast(pl.UInt32), "next_comm",
-            pl.col("next_prio").cast(pl.Int32)))
+        add(
+            Event.SWITCH,
+            sw.select(
+                "ts_ns",
+                "cpu",
+                pl.col("tid").cast(pl.UInt32).alias("pid"),
+                pl.col("tid").cast(pl.UInt32),
+                "comm",
+                task_state.alias("prev_state"),
+                (state != 0).and_(state != PREEMPTED_BIT).alias("voluntary"),
+                (state == PREEMPTED_BIT).alias("preempt"),
+                pl.col("prio").cast(pl.Int32),
+                pl.col("next_tid").cast(pl.UInt32).alias("next_pid"),
+                pl.col("next_tid").cast(pl.UInt32),
+                "next_comm",
+                pl.col("next_prio").cast(pl.Int32),
+            ),
+        )
     wk = _fields(parsed, list(WAKEUPS), FIELDS["wakeups"])
     for name, kind in WAKEUPS.items():
         mine = wk.filter(pl.col("name") == name) if not wk.is_empty() else wk
         if not mine.is_empty():
-            add(kind, mine.select(
-                "ts_ns", "cpu", pl.col("tid").cast(pl.UInt32).alias("pid"), pl.col("tid").cast(pl.UInt32), "comm",
-                pl.col("prio").cast(pl.Int32), pl.col("target_cpu").cast(pl.UInt32),
-                pl.col("line_pid").alias("waker_tid")))
+            add(
+                kind,
+                mine.select(
+                    "ts_ns",
+                    "cpu",
+                    pl.col("tid").cast(pl.UInt32).alias("pid"),
+                    pl.col("tid").cast(pl.UInt32),
+                    "comm",
+                    pl.col("prio").cast(pl.Int32),
+                    pl.col("target_cpu").cast(pl.UInt32),
+                    pl.col("line_pid").alias("waker_tid"),
+                ),
+            )
     mg = _fields(parsed, ["sched_migrate_task"], FIELDS["sched_migrate_task"])
     if not mg.is_empty():
-        add(Event.MIGRATE, mg.select(
-            "ts_ns", "cpu", pl.col("tid").cast(pl.UInt32).alias("pid"),
-            pl.col("tid").cast(pl.UInt32), "comm", pl.col("orig_cpu").cast(pl.UInt32),
-            pl.col("dest_cpu").cast(pl.UInt32)))
+        add(
+            Event.MIGRATE,
+            mg.select(
+                "ts_ns",
+                "cpu",
+                pl.col("tid").cast(pl.UInt32).alias("pid"),
+                pl.col("tid").cast(pl.UInt32),
+                "comm",
+                pl.col("orig_cpu").cast(pl.UInt32),
+                pl.col("dest_cpu").cast(pl.UInt32),
+            ),
+        )
     fk = _fields(parsed, ["sched_process_fork"], FIELDS["sched_process_fork"])
     if not fk.is_empty():
-        add(Event.FORK, fk.select(
-            "ts_ns", "cpu", pl.col("tid").cast(pl.UInt32).alias("pid"),
-            pl.col("tid").cast(pl.UInt32), "comm", pl.col("child_tid").cast(pl.UInt32).alias("child_pid"),
-            pl.col("child_tid").cast(pl.UInt32)))
+        add(
+            Event.FORK,
+            fk.select(
+                "ts_ns",
+                "cpu",
+                pl.col("tid").cast(pl.UInt32).alias("pid"),
+                pl.col("tid").cast(pl.UInt32),
+                "comm",
+                pl.col("child_tid").cast(pl.UInt32).alias("child_pid"),
+                pl.col("child_tid").cast(pl.UInt32),
+            ),
+        )
     ex = _fields(parsed, ["sched_process_exec"], FIELDS["sched_process_exec"])
     if not ex.is_empty():
-        add(Event.EXEC, ex.select(
-            "ts_ns", "cpu", pl.col("tid").cast(pl.UInt32).alias("pid"),
-            pl.col("tid").cast(pl.UInt32), pl.col("task").alias("comm"), "filename"))
+        add(
+            Event.EXEC,
+            ex.select(
+                "ts_ns",
+                "cpu",
+                pl.col("tid").cast(pl.UInt32).alias("pid"),
+                pl.col("tid").cast(pl.UInt32),
+                pl.col("task").alias("comm"),
+                "filename",
+            ),
+        )
     dx = _fields(parsed, ["sched_process_exit"], FIELDS["sched_process_exit"])
     if not dx.is_empty():
-        add(Event.EXIT, dx.select(
-            "ts_ns", "cpu", pl.col("tid").cast(pl.UInt32).alias("pid"),
-            pl.col("tid").cast(pl.UInt32), "comm"))
+        add(
+            Event.EXIT,
+            dx.select(
+                "ts_ns", "cpu", pl.col("tid").cast(pl.UInt32).alias("pid"), pl.col("tid").cast(pl.UInt32), "comm"
+            ),
+        )
 
 
 def _add_irq_events(parsed: pl.DataFrame, add: Callable[[Event, pl.DataFrame], None]) -> None:
@@ -180,25 +254,53 @@ def _add_irq_events(parsed: pl.DataFrame, add: Callable[[Event, pl.DataFrame], N
     as launchgap's rows."""
     hard = _paired(parsed, "irq_handler_entry", "irq_handler_exit")
     if not hard.is_empty():
-        hard = hard.with_columns(pl.col("fields").str.extract_groups(FIELDS["irq_handler_entry"]).alias("f")).unnest("f")
-        add(Event.HARDIRQ, hard.select(
-            "ts_ns", "cpu", pl.col("line_pid").alias("pid"),
-            pl.col("line_pid").alias("tid"), pl.col("irq").cast(pl.Int32), "irq_name", "duration_ns"))
+        hard = hard.with_columns(pl.col("fields").str.extract_groups(FIELDS["irq_handler_entry"]).alias("f")).unnest(
+            "f"
+        )
+        add(
+            Event.HARDIRQ,
+            hard.select(
+                "ts_ns",
+                "cpu",
+                pl.col("line_pid").alias("pid"),
+                pl.col("line_pid").alias("tid"),
+                pl.col("irq").cast(pl.Int32),
+                "irq_name",
+                "duration_ns",
+            ),
+        )
     soft = _paired(parsed, "softirq_entry", "softirq_exit")
     if not soft.is_empty():
         soft = soft.with_columns(pl.col("fields").str.extract(r"vec=(\d+)").cast(pl.Int32).alias("irq"))
-        add(Event.SOFTIRQ, soft.select(
-            "ts_ns", "cpu", pl.col("line_pid").alias("pid"),
-            pl.col("line_pid").alias("tid"), "irq",
-            pl.col("irq").replace_strict(dict(enumerate(SOFTIRQ_NAMES)), default="?", return_dtype=pl.Utf8)
-            .alias("irq_name"), "duration_ns"))
+        add(
+            Event.SOFTIRQ,
+            soft.select(
+                "ts_ns",
+                "cpu",
+                pl.col("line_pid").alias("pid"),
+                pl.col("line_pid").alias("tid"),
+                "irq",
+                pl.col("irq")
+                .replace_strict(dict(enumerate(SOFTIRQ_NAMES)), default="?", return_dtype=pl.Utf8)
+                .alias("irq_name"),
+                "duration_ns",
+            ),
+        )
     for event, name in VECTOR_EVENTS.items():
         vec = _paired(parsed, f"{event}_entry", f"{event}_exit")
         if not vec.is_empty():
-            add(Event.IRQ_VECTOR, vec.select(
-                "ts_ns", "cpu", pl.col("line_pid").alias("pid"),
-                pl.col("line_pid").alias("tid"), pl.lit(IRQ_VECTOR_NAMES.index(name), pl.Int32).alias("irq"),
-                pl.lit(name).alias("irq_name"), "duration_ns"))
+            add(
+                Event.IRQ_VECTOR,
+                vec.select(
+                    "ts_ns",
+                    "cpu",
+                    pl.col("line_pid").alias("pid"),
+                    pl.col("line_pid").alias("tid"),
+                    pl.lit(IRQ_VECTOR_NAMES.index(name), pl.Int32).alias("irq"),
+                    pl.lit(name).alias("irq_name"),
+                    "duration_ns",
+                ),
+            )
 
 
 def lines_to_events(lines: list[str]) -> tuple[dict[Event, pl.DataFrame], dict]:
@@ -207,12 +309,17 @@ def lines_to_events(lines: list[str]) -> tuple[dict[Event, pl.DataFrame], dict]:
     lost = raw.select(pl.col("line").str.extract_groups(LOST_LINE).alias("g")).unnest("g").drop_nulls()
     parsed = raw.select(pl.col("line").str.extract_groups(LINE).alias("g")).unnest("g").drop_nulls("name")
     if parsed.is_empty():
-        raise DatImportError("trace-cmd decoded no events from it (a .dat cut short loses its event pages: is the "
-                             "file complete?)")
+        raise DatImportError(
+            "trace-cmd decoded no events from it (a .dat cut short loses its event pages: is the file complete?)"
+        )
     parsed = parsed.with_columns(
-        (pl.col("sec").cast(pl.Int64) * 1_000_000_000
-         + pl.col("frac").str.slice(0, 9).str.pad_end(9, "0").cast(pl.Int64)).alias("ts_ns"),
-        pl.col("cpu").cast(pl.UInt32), pl.col("line_pid").cast(pl.UInt32)).drop("sec", "frac")
+        (
+            pl.col("sec").cast(pl.Int64) * 1_000_000_000
+            + pl.col("frac").str.slice(0, 9).str.pad_end(9, "0").cast(pl.Int64)
+        ).alias("ts_ns"),
+        pl.col("cpu").cast(pl.UInt32),
+        pl.col("line_pid").cast(pl.UInt32),
+    ).drop("sec", "frac")
     out: dict[Event, list[pl.DataFrame]] = {}
 
     def add(kind: Event, frame: pl.DataFrame) -> None:
@@ -223,22 +330,36 @@ def lines_to_events(lines: list[str]) -> tuple[dict[Event, pl.DataFrame], dict]:
     _add_task_events(parsed, add)
     _add_irq_events(parsed, add)
     if not out:
-        raise DatImportError("the trace holds none of the events launchgap uses (sched_switch, sched_wakeup, "
-                           "sched_migrate_task, fork/exec/exit, irq and softirq events)")
-    frames = {kind: _names_from_arrays(pl.concat(parts, how="diagonal_relaxed").sort("ts_ns", maintain_order=True))
-              for kind, parts in out.items()}
+        raise DatImportError(
+            "the trace holds none of the events launchgap uses (sched_switch, sched_wakeup, "
+            "sched_migrate_task, fork/exec/exit, irq and softirq events)"
+        )
+    frames = {
+        kind: _names_from_arrays(pl.concat(parts, how="diagonal_relaxed").sort("ts_ns", maintain_order=True))
+        for kind, parts in out.items()
+    }
     end_ns = int(parsed["ts_ns"].max())
     if not lost.is_empty():
         # a lost-events line has no time of its own: it is placed at the end of the trace
-        frames[Event.LOST] = pl.concat([
-            lost.select(pl.lit(end_ns).alias("ts_ns"), pl.col("cpu").cast(pl.UInt32),
-                        pl.lit(kind.value).alias("lost_event"), pl.col("count").cast(pl.UInt64).alias("lost_count"),
-                        pl.lit(int(parsed["ts_ns"].min())).alias("since_ns"))
-            for kind in LOST_TYPES])
-    stats = {"events_by_name": dict(counts.sort("name").iter_rows()),
-             "lost_events": int(lost["count"].cast(pl.Int64).sum()) if not lost.is_empty() else 0,
-             "start_ns": int(parsed["ts_ns"].min()), "end_ns": end_ns,
-             "cpu_count": _cpu_count(lines, parsed)}
+        frames[Event.LOST] = pl.concat(
+            [
+                lost.select(
+                    pl.lit(end_ns).alias("ts_ns"),
+                    pl.col("cpu").cast(pl.UInt32),
+                    pl.lit(kind.value).alias("lost_event"),
+                    pl.col("count").cast(pl.UInt64).alias("lost_count"),
+                    pl.lit(int(parsed["ts_ns"].min())).alias("since_ns"),
+                )
+                for kind in LOST_TYPES
+            ]
+        )
+    stats = {
+        "events_by_name": dict(counts.sort("name").iter_rows()),
+        "lost_events": int(lost["count"].cast(pl.Int64).sum()) if not lost.is_empty() else 0,
+        "start_ns": int(parsed["ts_ns"].min()),
+        "end_ns": end_ns,
+        "cpu_count": _cpu_count(lines, parsed),
+    }
     return frames, stats
 
 
@@ -269,17 +390,24 @@ def import_lines(lines: list[str], out: Path, source: str, targets: list[str] | 
     pids = []
     if targets:
         named = pl.concat([frame.select("tid", "comm") for frame in frames.values() if "comm" in frame.columns])
-        named = named.filter(pl.col("comm").is_not_null() & pl.any_horizontal(
-            [pl.col("comm").str.starts_with(t) for t in targets]))
+        named = named.filter(
+            pl.col("comm").is_not_null() & pl.any_horizontal([pl.col("comm").str.starts_with(t) for t in targets])
+        )
         pids = sorted(set(named["tid"].drop_nulls().to_list()))
         if not pids:
             raise DatImportError(f"--target: no task named {', '.join(targets)}* in the trace")
     end = {"end_ns": stats["end_ns"], "stop_reason": "imported", "lost_events": stats["lost_events"]}
     meta = {
-        MetaKey.FORMAT: FORMAT_NAME, MetaKey.VERSION: FORMAT_VERSION,
+        MetaKey.FORMAT: FORMAT_NAME,
+        MetaKey.VERSION: FORMAT_VERSION,
         MetaKey.RECORDER: {"name": "launchgap import (trace-cmd .dat)", "version": __version__},
-        MetaKey.SOURCE: source, MetaKey.START_NS: stats["start_ns"], MetaKey.MODE: "pids" if pids else "system",
-        MetaKey.PIDS: pids, MetaKey.COMMAND: None, MetaKey.COMMAND_PID: None, MetaKey.PID_IS_THREAD_ID: True,
+        MetaKey.SOURCE: source,
+        MetaKey.START_NS: stats["start_ns"],
+        MetaKey.MODE: "pids" if pids else "system",
+        MetaKey.PIDS: pids,
+        MetaKey.COMMAND: None,
+        MetaKey.COMMAND_PID: None,
+        MetaKey.PID_IS_THREAD_ID: True,
         MetaKey.EVERY_SWITCH: True,
         MetaKey.CLOCK: {"timestamps": "the .dat's trace clock (trace-cmd default: local)"},
         MetaKey.TOPOLOGY: {"count": stats["cpu_count"]},

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import polars as pl
 
-from launchgap.trace.directory import is_trace_directory
 from launchgap.trace.columns import columns_of, polars_type
+from launchgap.trace.directory import is_trace_directory
 from launchgap.trace.format1 import write_format1
 from launchgap.trace.format2 import write_format2
 from launchgap.trace.model import TraceError
@@ -25,13 +25,21 @@ def frames_from_rows(rows: Iterable[dict]) -> dict[Event, pl.DataFrame]:
     frames = {}
     for kind, kind_rows in by_kind.items():
         names = [n for n in columns_of(kind) if any(n in r for r in kind_rows)]
-        frames[kind] = pl.DataFrame({n: [r.get(n) for r in kind_rows] for n in names},
-                                    schema={n: polars_type(n) for n in names})
+        frames[kind] = pl.DataFrame(
+            {n: [r.get(n) for r in kind_rows] for n in names}, schema={n: polars_type(n) for n in names}
+        )
     return frames
 
 
-def write_trace(path: str | Path, frames: dict[Event, pl.DataFrame], meta: dict, summary: dict | None = None, *,
-                version: int = FORMAT_VERSION, segment_rows: int | None = None) -> Path:
+def write_trace(
+    path: str | Path,
+    frames: dict[Event, pl.DataFrame],
+    meta: dict,
+    summary: dict | None = None,
+    *,
+    version: int = FORMAT_VERSION,
+    segment_rows: int | None = None,
+) -> Path:
     """Writes a trace at PATH (which must not exist, or be a trace this replaces): format 2, a directory
     with segments of SEGMENT_ROWS rows each (as written by the recorder); or format 1, one stream in
     batches of SEGMENT_ROWS rows."""

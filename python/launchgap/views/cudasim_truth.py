@@ -14,9 +14,11 @@ def render_truth(truth: GroundTruth, console: Console) -> None:
     raw = truth.raw
     cfg = raw["config"]
     console.print(
-        "[bold]cudasim ground truth[/bold]: " + literal(
+        "[bold]cudasim ground truth[/bold]: "
+        + literal(
             f"{cfg['binary']} decode, api={cfg['api']}, launch={cfg['launch']}, sync={cfg['sync']}, "
-            f"{cfg['procs']} process(es) x {cfg['threads']} thread(s), seed {cfg['seed']}")
+            f"{cfg['procs']} process(es) x {cfg['threads']} thread(s), seed {cfg['seed']}"
+        )
     )
     console.print(
         f"{raw['tokens']} tokens in {raw['wall_s']:.3f} s = {raw['tokens_per_s']:.1f} tok/s; "

@@ -16,7 +16,6 @@ from launchgap.views import words
 from launchgap.views.gpu_diff import render_gpu_diff
 from launchgap.views.terminal import render_cgroup_diff
 
-
 # significant figures a value under 1 is shown to (and a change said as a difference): 0.0002 ms of IRQ time is
 # not "0", and a change beside it is said to the same figures
 SMALL_FIGURES = 3
@@ -49,13 +48,19 @@ def render_diff(result: ReportDiff, a: str, b: str, console: Console) -> None:
     console.print(table)
     for side, state in (("a", result.traces.a), ("b", result.traces.b)):
         if state.truncated or not state.clean_end or state.damage:
-            console.print(f"note: {side.upper()} ({shown(state.path)}) is not a whole trace (cut short or damaged): its "
-                          f"counts are lower bounds", highlight=False, markup=False)
+            console.print(
+                f"note: {side.upper()} ({shown(state.path)}) is not a whole trace (cut short or damaged): its "
+                f"counts are lower bounds",
+                highlight=False,
+                markup=False,
+            )
     slowdown = result.launch_rate_slowdown_percent
     if slowdown is not None:
         pace = "as fast as" if words.speed(slowdown) == "no change" else f"{words.speed(slowdown)} than"
-        console.print(f"launch rate: B is {pace} A; verdicts A {literal(result.verdicts.a)}, "
-                      f"B {literal(result.verdicts.b)}", highlight=False)
+        console.print(
+            f"launch rate: B is {pace} A; verdicts A {literal(result.verdicts.a)}, B {literal(result.verdicts.b)}",
+            highlight=False,
+        )
     render_gpu_diff(result.gpu_time, console)
     if result.culprits_by_cgroup is not None:
         render_cgroup_diff(result.culprits_by_cgroup, console)
@@ -71,4 +76,3 @@ def _metric_change(row) -> str:
         said = _figures(delta, "+") if abs(delta) < 1 else f"{delta:+,.{SMALL_FIGURES}g}"
         return f"{said} (both under {row.floor:g})"
     return words.change(row.change_percent)
-

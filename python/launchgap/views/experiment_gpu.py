@@ -35,7 +35,7 @@ def _between(low: float | None, high: float | None) -> str:
     if low is None:
         return "-"
     if high is None:
-        return f"at least {_percent(low)}"   # the upper bound of the GPU idle covered a run's whole span
+        return f"at least {_percent(low)}"  # the upper bound of the GPU idle covered a run's whole span
     return _percent(low) if low == high else f"{_percent(low)} to {_percent(high)}"
 
 
@@ -52,17 +52,31 @@ def render_gains(summary: dict, console: Console) -> None:
     rows = [(name, e["gain"]) for name, e in summary.items() if e.get("runs") and e.get("gain")]
     if not rows:
         return
-    table = Table(title="without each scenario's load: the gain its traces predict (the GPU idle the load's "
-                        "processes caused, taken out; median of the runs) against the gain measured (baseline vs "
-                        "scenario: medians; 95% CI: Welch's, of the means)", title_justify="left")
-    for col in ("scenario", "traces", "GPU time", "predicted gain", "predicted, over the runs", "measured gain",
-                "measured 95% CI"):
+    table = Table(
+        title="without each scenario's load: the gain its traces predict (the GPU idle the load's "
+        "processes caused, taken out; median of the runs) against the gain measured (baseline vs "
+        "scenario: medians; 95% CI: Welch's, of the means)",
+        title_justify="left",
+    )
+    for col in (
+        "scenario",
+        "traces",
+        "GPU time",
+        "predicted gain",
+        "predicted, over the runs",
+        "measured gain",
+        "measured 95% CI",
+    ):
         table.add_column(col, justify="left" if col in ("scenario", "GPU time") else "right")
     for name, g in rows:
-        table.add_row(literal(name), str(g["runs"]), literal(g["mode"]),
-                      _between(g["predicted_low_percent"], g["predicted_high_percent"]),
-                      f"{_percent(g['predicted_min_percent'])}.."
-                      f"{_percent(g['predicted_max_percent']) if g['predicted_max_percent'] is not None else 'no bound'}",
-                      _percent(g["measured_percent"]),
-                      _measured_interval(g["measured_ci_low_percent"], g["measured_ci_high_percent"]))
+        table.add_row(
+            literal(name),
+            str(g["runs"]),
+            literal(g["mode"]),
+            _between(g["predicted_low_percent"], g["predicted_high_percent"]),
+            f"{_percent(g['predicted_min_percent'])}.."
+            f"{_percent(g['predicted_max_percent']) if g['predicted_max_percent'] is not None else 'no bound'}",
+            _percent(g["measured_percent"]),
+            _measured_interval(g["measured_ci_low_percent"], g["measured_ci_high_percent"]),
+        )
     console.print(table)

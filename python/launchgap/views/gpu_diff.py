@@ -17,7 +17,7 @@ def _signed(ns: int) -> str:
 
 def _range(low: int | None, high: int | None, signed: bool = False) -> str:
     if low is None or high is None:
-        return "-"   # not among that side's culprits (the report's top ten)
+        return "-"  # not among that side's culprits (the report's top ten)
     said = _signed if signed else _s
     return said(low) if low == high else f"{said(low)} to {said(high)}"
 
@@ -61,30 +61,48 @@ def render_gpu_diff(gpu: GpuTimeDiff, console: Console) -> None:
     table.add_row("GPU busy", _percent(a.busy_percent), _percent(b.busy_percent), _points(change.busy_points))
     table.add_row("GPU idle", _percent(a.idle_percent), _percent(b.idle_percent), _points(change.idle_points))
     either_none = "none" in (a.mode, b.mode)
-    table.add_row("idle caused by interference (preemption, run-queue waits, interrupts)"
-                  + ("" if a.interference_exact and b.interference_exact else ", bounds where not exact"),
-                  _caused(a), _caused(b),
-                  "-" if either_none else _range(change.interference_low_ns, change.interference_high_ns, True))
+    table.add_row(
+        "idle caused by interference (preemption, run-queue waits, interrupts)"
+        + ("" if a.interference_exact and b.interference_exact else ", bounds where not exact"),
+        _caused(a),
+        _caused(b),
+        "-" if either_none else _range(change.interference_low_ns, change.interference_high_ns, True),
+    )
     if change.interference_by_cause_ns is not None:
         for cause, delta in change.interference_by_cause_ns.items():
-            table.add_row(f"  of which {CAUSE_WORDS[cause]}", _s(a.interference_by_cause_ns[cause]),
-                          _s(b.interference_by_cause_ns[cause]), _signed(delta))
-    table.add_row("idle for the app's own host work (host work, launch calls, its own waits)", _s(a.own_ns),
-                  _s(b.own_ns), "-" if change.own_ns is None else _signed(change.own_ns))
+            table.add_row(
+                f"  of which {CAUSE_WORDS[cause]}",
+                _s(a.interference_by_cause_ns[cause]),
+                _s(b.interference_by_cause_ns[cause]),
+                _signed(delta),
+            )
+    table.add_row(
+        "idle for the app's own host work (host work, launch calls, its own waits)",
+        _s(a.own_ns),
+        _s(b.own_ns),
+        "-" if change.own_ns is None else _signed(change.own_ns),
+    )
     if a.steps_per_s is not None or b.steps_per_s is not None:
         rate = lambda v: "-" if v is None else f"{v:,.1f}"  # noqa: E731
-        ratio = (100.0 * (b.steps_per_s - a.steps_per_s) / a.steps_per_s
-                 if a.steps_per_s and b.steps_per_s is not None else None)
+        ratio = (
+            100.0 * (b.steps_per_s - a.steps_per_s) / a.steps_per_s
+            if a.steps_per_s and b.steps_per_s is not None
+            else None
+        )
         table.add_row("steps/s (one a drain sync)", rate(a.steps_per_s), rate(b.steps_per_s), words.change(ratio))
     console.print(table)
     if gpu.culprits:
-        culprits = Table(title="Who cost the GPU time, A and B (by name, the largest change first)",
-                         title_justify="left")
+        culprits = Table(
+            title="Who cost the GPU time, A and B (by name, the largest change first)", title_justify="left"
+        )
         culprits.add_column("culprit", overflow="fold")
         for col in ("A", "B", "B - A"):
             culprits.add_column(col, justify="right")
         for row in gpu.culprits:
-            culprits.add_row(("irq " if row.is_interrupt else "") + literal(row.culprit or "-"),
-                             _range(row.a_low_ns, row.a_high_ns), _range(row.b_low_ns, row.b_high_ns),
-                             _range(row.change_low_ns, row.change_high_ns, True))
+            culprits.add_row(
+                ("irq " if row.is_interrupt else "") + literal(row.culprit or "-"),
+                _range(row.a_low_ns, row.a_high_ns),
+                _range(row.b_low_ns, row.b_high_ns),
+                _range(row.change_low_ns, row.change_high_ns, True),
+            )
         console.print(culprits)

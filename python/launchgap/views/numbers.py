@@ -7,8 +7,8 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
-SPREAD_FIGURES = 2      # significant figures a standard deviation is shown to
-VALUE_FIGURES = 4       # ... and a value when nothing says how much it scatters
+SPREAD_FIGURES = 2  # significant figures a standard deviation is shown to
+VALUE_FIGURES = 4  # ... and a value when nothing says how much it scatters
 MAX_PLACES = 6
 
 

@@ -29,7 +29,9 @@ class RunningWaitingGraph:
     rw: RunningWaiting
 
 
-def peak_per_pixel(t: np.ndarray, values: np.ndarray, lo: float, hi: float, width_px: int) -> tuple[np.ndarray, np.ndarray]:
+def peak_per_pixel(
+    t: np.ndarray, values: np.ndarray, lo: float, hi: float, width_px: int
+) -> tuple[np.ndarray, np.ndarray]:
     """Steps too dense to draw become one step per pixel column at the column's
     highest count: an overload lasting a microsecond stays visible."""
     if t.size <= 4 * width_px:
@@ -45,8 +47,10 @@ def draw_static(graphs: list[RunningWaitingGraph], path: Path, span: tuple[float
     for ax, g in zip(axes[:, 0], graphs):
         steps = g.rw.steps
         t = (steps["ts_ns"].to_numpy() - g.origin_ns) / 1e9
-        for column, colour, label in (("runnable", "#d62728", "runnable (running + waiting)"),
-                                      ("running", "#2ca02c", "running")):
+        for column, colour, label in (
+            ("runnable", "#d62728", "runnable (running + waiting)"),
+            ("running", "#2ca02c", "running"),
+        ):
             x, y = peak_per_pixel(t, steps[column].to_numpy(), span[0], span[1], width_px)
             ax.step(x, y, where="post", color=colour, lw=0.9, label=label, zorder=3)
         ax.axhline(g.rw.n_cpus, color="black", ls=":", lw=1, label=f"{g.rw.n_cpus} CPUs", zorder=2)
@@ -57,8 +61,13 @@ def draw_static(graphs: list[RunningWaitingGraph], path: Path, span: tuple[float
             # at least a pixel wide, or a short failure would vanish
             widths = np.maximum(widths, (span[1] - span[0]) / width_px)
             top = max(g.rw.n_cpus + 1, int(steps["runnable"].max() or 0) + 1)
-            ax.broken_barh(list(zip(starts, widths)), (0, top), facecolors=FAILURE_COLOUR, alpha=0.35,
-                           label=f"work-conservation failure: {g.rw.failure_ns / 1e6:.3f} ms")
+            ax.broken_barh(
+                list(zip(starts, widths)),
+                (0, top),
+                facecolors=FAILURE_COLOUR,
+                alpha=0.35,
+                label=f"work-conservation failure: {g.rw.failure_ns / 1e6:.3f} ms",
+            )
         ax.set_xlim(*span)
         ax.set_ylim(bottom=0)
         ax.set_ylabel("tasks")

@@ -11,10 +11,18 @@ from rich.table import Table
 from rich.text import Text
 
 from launchgap.analysis.diff import CgroupCulpritsDiff
-from launchgap.console import literal, shown
 from launchgap.analysis.records import (
-    CgroupCulprit, FailedLaunches, GpuActivity, GpuCgroupCulprit, GpuTime, ProfilerFile, Report, StudyMetrics, TraceInfo,
+    CgroupCulprit,
+    FailedLaunches,
+    GpuActivity,
+    GpuCgroupCulprit,
+    GpuTime,
+    ProfilerFile,
+    Report,
+    StudyMetrics,
+    TraceInfo,
 )
+from launchgap.console import literal, shown
 from launchgap.views import words
 
 # how the culprit tables group (report --culprits-by): by command (its processes together), by process, or by the
@@ -57,10 +65,15 @@ def _failed_launches(failed: FailedLaunches) -> str:
 def _gpu_activity(gpu: GpuActivity, profiler: list[ProfilerFile] = ()) -> str:
     """Whether the trace says what the GPU ran, and how much of it."""
     if profiler:
-        joined = ("every launch joined to its GPU work" if not gpu.launches_without_execution else
-                  f"{gpu.launches_without_execution:,} launches without their GPU work in the profiler's window")
-        return (f"from {len(profiler)} PyTorch profiler file{'s' if len(profiler) > 1 else ''}: {gpu.executions:,} "
-                f"kernels and graphs, {gpu.copies:,} copies, {gpu.memsets:,} memsets; {joined}")
+        joined = (
+            "every launch joined to its GPU work"
+            if not gpu.launches_without_execution
+            else f"{gpu.launches_without_execution:,} launches without their GPU work in the profiler's window"
+        )
+        return (
+            f"from {len(profiler)} PyTorch profiler file{'s' if len(profiler) > 1 else ''}: {gpu.executions:,} "
+            f"kernels and graphs, {gpu.copies:,} copies, {gpu.memsets:,} memsets; {joined}"
+        )
     if not gpu.recorded:
         return f"absent: {literal(gpu.why_absent or '')}"
     if not gpu.collectors_started:
@@ -68,23 +81,37 @@ def _gpu_activity(gpu: GpuActivity, profiler: list[ProfilerFile] = ()) -> str:
         return f"[bold red]not recorded[/]: {failed or 'no collector started in the workload'}"
     clock = f"clock {literal(gpu.clock_method or '?')}, within {_s(gpu.clock_error_ns)}"
     what = f"{gpu.executions:,} kernels and graphs, {gpu.copies:,} copies, {gpu.memsets:,} memsets, {gpu.syncs:,} syncs"
-    joined = ("every launch joined to its GPU work" if not gpu.launches_without_execution else
-              f"[bold red]{gpu.launches_without_execution:,} launches without their GPU work[/] (lost rows say why)")
+    joined = (
+        "every launch joined to its GPU work"
+        if not gpu.launches_without_execution
+        else f"[bold red]{gpu.launches_without_execution:,} launches without their GPU work[/] (lost rows say why)"
+    )
     failed = "".join(f"; [bold red]pid {f.pid} not recorded[/]: {literal(f.reason)}" for f in gpu.collectors_failed[:3])
     shared = ""
     if gpu.contended:
         pids = sorted({c.pid for c in gpu.contended})
         whats = ", ".join(sorted({literal(c.what) for c in gpu.contended}))
-        shared = (f"; [bold yellow]shared CUPTI with a profiler in pid {', '.join(map(str, pids))}[/] ({whats}): each "
-                  f"kept its own buffers, kinds and clock")
+        shared = (
+            f"; [bold yellow]shared CUPTI with a profiler in pid {', '.join(map(str, pids))}[/] ({whats}): each "
+            f"kept its own buffers, kinds and clock"
+        )
     return f"recorded through CUPTI {gpu.cupti_version} ({clock}): {what}; {joined}{failed}{shared}"
 
 
-CAUSE_WORDS = {"preempted": "preempted", "runqueue": "run-queue wait", "irq": "interrupts",
-               "host_work": "the app's host work", "launch_call": "launch calls", "blocked": "its own waits",
-               "gpu_side": "launched, not yet started", "before_first": "before its first work",
-               "after_last": "after its last work", "unknown": "unknown", "measurement": "launchgap's own threads",
-               "wakeup_latency": "waiting for an idle CPU to wake"}
+CAUSE_WORDS = {
+    "preempted": "preempted",
+    "runqueue": "run-queue wait",
+    "irq": "interrupts",
+    "host_work": "the app's host work",
+    "launch_call": "launch calls",
+    "blocked": "its own waits",
+    "gpu_side": "launched, not yet started",
+    "before_first": "before its first work",
+    "after_last": "after its last work",
+    "unknown": "unknown",
+    "measurement": "launchgap's own threads",
+    "wakeup_latency": "waiting for an idle CPU to wake",
+}
 
 
 def _range(low: int, high: int) -> str:
@@ -104,8 +131,12 @@ def _gpu_cgroup_culprits(rows: list[GpuCgroupCulprit], console: Console) -> None
     for col in ("cgroup (its path under its name)", "processes", "while the launching\nthread was", "GPU idle caused"):
         cu.add_column(col, justify="right" if col in ("processes", "GPU idle caused") else "left")
     for c in rows[:10]:
-        cu.add_row(_cgroup_cell(c), "-" if c.cause == "irq" else str(c.processes),
-                   WHILE_WAITING.get(c.cause, c.cause), _range(c.low_ns, c.high_ns))
+        cu.add_row(
+            _cgroup_cell(c),
+            "-" if c.cause == "irq" else str(c.processes),
+            WHILE_WAITING.get(c.cause, c.cause),
+            _range(c.low_ns, c.high_ns),
+        )
     if len(rows) > 10:
         cu.caption = f"... {len(rows) - 10} more (report --json has every one)"
         cu.caption_justify = "left"
@@ -117,8 +148,9 @@ def _cgroup_culprits(rows: list[CgroupCulprit], console: Console) -> None:
     for col in ("cgroup (its path under its name)", "processes", "while it was", "time"):
         cu.add_column(col, justify="right" if col in ("processes", "time") else "left")
     for c in rows[:10]:
-        name = ("CPU idle: wake-up latency (in a VM, the host had not run the vCPU yet)" if c.is_idle
-                else _cgroup_cell(c))
+        name = (
+            "CPU idle: wake-up latency (in a VM, the host had not run the vCPU yet)" if c.is_idle else _cgroup_cell(c)
+        )
         cu.add_row(name, str(c.processes), WHILE_WAITING.get(c.cause, c.cause), _s(c.ns))
     if len(rows) > 10:
         cu.caption = f"... {len(rows) - 10} more (report --json has every one)"
@@ -161,8 +193,10 @@ def _measurement(g: GpuTime) -> str | None:
         names = ", ".join(f"{literal(t.name or '?')} {_s(t.ns)}" for t in m.tasks[:3])
         parts.append(f"launchgap's threads {_range(m.tasks_low_ns, m.tasks_high_ns)} ({names})")
     if m.probes_estimated_ns:
-        parts.append(f"its probes about {_s(m.probes_estimated_ns)} of the launch calls (estimated at "
-                     f"{_s(m.probe_ns_per_launch)} a launch: {literal(m.probe_cost_basis)})")
+        parts.append(
+            f"its probes about {_s(m.probes_estimated_ns)} of the launch calls (estimated at "
+            f"{_s(m.probe_ns_per_launch)} a launch: {literal(m.probe_cost_basis)})"
+        )
     return "; ".join(parts)
 
 
@@ -172,42 +206,72 @@ def _gpu_time(g: GpuTime, console: Console, culprits_by: str = "command", host_s
     if g.mode == "none":
         console.print(f"[bold]GPU time[/]: not estimated: {literal(g.why or '')}", highlight=False)
         return
-    how = ("exact, from GPU activity" if g.mode == "exact"
-           else f"estimated from the host, as bounds: {literal(g.why or '')}")
+    how = (
+        "exact, from GPU activity"
+        if g.mode == "exact"
+        else f"estimated from the host, as bounds: {literal(g.why or '')}"
+    )
     table = Table(title=f"GPU time ({how})", show_header=False, title_justify="left")
     table.add_column(style="bold")
     table.add_column(overflow="fold")
     if g.mode == "exact":
-        table.add_row("GPU busy", f"{g.busy_percent:.1f}% of its {_s(g.active_ns)} of work (busy {_s(g.busy_ns)}, "
-                      f"idle {_s(g.idle_ns)} over the whole trace)")
-        table.add_row("idle, by cause", ", ".join(f"{CAUSE_WORDS.get(c.cause, c.cause)} {_s(c.ns)} ({c.percent:.1f}%)"
-                                                  for c in sorted(g.causes, key=lambda c: -c.ns)))
+        table.add_row(
+            "GPU busy",
+            f"{g.busy_percent:.1f}% of its {_s(g.active_ns)} of work (busy {_s(g.busy_ns)}, "
+            f"idle {_s(g.idle_ns)} over the whole trace)",
+        )
+        table.add_row(
+            "idle, by cause",
+            ", ".join(
+                f"{CAUSE_WORDS.get(c.cause, c.cause)} {_s(c.ns)} ({c.percent:.1f}%)"
+                for c in sorted(g.causes, key=lambda c: -c.ns)
+            ),
+        )
     share = lambda ns: f" ({100 * ns / g.active_ns:.2f}% of {_s(g.active_ns)})" if g.active_ns else ""  # noqa: E731
     if not host_seen:
         waited = sum(c.ns for c in g.causes if c.cause == "unknown")
-        table.add_row("idle waiting for the host", f"{_s(waited)}{share(waited)}: whether interference caused it "
-                      "is not in a profiler trace")
+        table.add_row(
+            "idle waiting for the host",
+            f"{_s(waited)}{share(waited)}: whether interference caused it is not in a profiler trace",
+        )
         console.print(table)
         return
-    table.add_row("idle caused by interference", _range(g.interference_low_ns, g.interference_high_ns)
-                  + share(g.interference_high_ns) + " (preemption, run-queue waits, interrupts)")
+    table.add_row(
+        "idle caused by interference",
+        _range(g.interference_low_ns, g.interference_high_ns)
+        + share(g.interference_high_ns)
+        + " (preemption, run-queue waits, interrupts)",
+    )
     if g.own_ns is not None:
         table.add_row("idle for the app's own work", f"{_s(g.own_ns)} (host work, launch calls, its own waits)")
     if g.wakeup_latency_high_ns:
-        table.add_row("idle waiting for idle CPUs to wake", _range(g.wakeup_latency_low_ns, g.wakeup_latency_high_ns)
-                      + " (no task's doing)")
+        table.add_row(
+            "idle waiting for idle CPUs to wake",
+            _range(g.wakeup_latency_low_ns, g.wakeup_latency_high_ns) + " (no task's doing)",
+        )
     measuring = _measurement(g)
     if measuring:
         table.add_row("what measuring cost", measuring)
-    hidden = (f"{g.hidden_percent:.0f}% hidden by queued GPU work" if g.hidden_percent is not None
-              else f"{_range(g.hidden_low_ns, g.hidden_high_ns)} hidden by queued GPU work")
+    hidden = (
+        f"{g.hidden_percent:.0f}% hidden by queued GPU work"
+        if g.hidden_percent is not None
+        else f"{_range(g.hidden_low_ns, g.hidden_high_ns)} hidden by queued GPU work"
+    )
     table.add_row("CPU time the launching threads lost", f"{_s(g.cpu_interference_ns)} while the GPU worked: {hidden}")
     if g.prediction:
         p = g.prediction
         unit = "steps" if p.basis == "steps" else "runs"
-        table.add_row("without the interference", words.prediction(p.predicted_low_per_s, p.predicted_high_per_s,
-                                                                    p.gain_low_percent, p.gain_high_percent,
-                                                                    p.measured_per_s, unit))
+        table.add_row(
+            "without the interference",
+            words.prediction(
+                p.predicted_low_per_s,
+                p.predicted_high_per_s,
+                p.gain_low_percent,
+                p.gain_high_percent,
+                p.measured_per_s,
+                unit,
+            ),
+        )
     if g.note:
         table.add_row("note", literal(g.note))
     console.print(table)
@@ -249,23 +313,32 @@ def _profiler(files: list[ProfilerFile], console: Console) -> None:
             work += f", {f.graph_nodes:,} of them graph nodes"
         work += f", {f.copies:,} copies, {f.memsets:,} memsets; {f.calls:,} CUDA calls"
         if f.foreign_thread_calls:
-            work += (f"; {f.foreign_thread_calls:,} calls on thread ids that are not the kernel's (their threads "
-                     f"unknown)")
+            work += (
+                f"; {f.foreign_thread_calls:,} calls on thread ids that are not the kernel's (their threads unknown)"
+            )
         if f.damage:
             work += "; [bold red]left out[/]: " + ", ".join(f"{n:,} {literal(what)}" for what, n in f.damage.items())
         c = f.clock
         if c is None:
             clock = "its own (CLOCK_REALTIME)"
         elif c.method == "launches":
-            clock = (f"fitted to {c.launches_matched:,} probed launches: residual {_s(c.residual_ns)}, slope "
-                     f"{c.slope_ppm:+.1f} ppm")
+            clock = (
+                f"fitted to {c.launches_matched:,} probed launches: residual {_s(c.residual_ns)}, slope "
+                f"{c.slope_ppm:+.1f} ppm"
+            )
         else:
             clock = f"the recording's clock readings (within {_s(c.recorded_uncertainty_ns)})"
         if c is not None and c.stepped:
             clock += "; [bold red]the system clock was set during the recording[/]"
         rank = f", rank {f.rank}" if f.rank is not None else ""
-        table.add_row(literal(f.path), f"{f.pid if f.pid is not None else '-'}{rank}",
-                      ", ".join(map(str, f.devices)), window, work, clock)
+        table.add_row(
+            literal(f.path),
+            f"{f.pid if f.pid is not None else '-'}{rank}",
+            ", ".join(map(str, f.devices)),
+            window,
+            work,
+            clock,
+        )
     console.print(table)
 
 
@@ -273,11 +346,14 @@ def _header(trace: TraceInfo) -> str:
     """What was read: mode, command, host, kernel, CPUs, each only where the file says."""
     path = f"[bold]{literal(trace.path)}[/]"
     if trace.mode == "profiler":
-        return (f"{path}: a PyTorch profiler trace alone: the GPU's work and the calls that made it, not who held "
-                f"the CPU")
+        return (
+            f"{path}: a PyTorch profiler trace alone: the GPU's work and the calls that made it, not who held the CPU"
+        )
     if trace.mode == "study-csv":
-        writer = {"cuda_sched_trace": "written by the study's tool (cuda_sched_trace)",
-                  "launchgap export": "written by launchgap export --csv"}.get(trace.csv_source or "", "")
+        writer = {
+            "cuda_sched_trace": "written by the study's tool (cuda_sched_trace)",
+            "launchgap export": "written by launchgap export --csv",
+        }.get(trace.csv_source or "", "")
         return f"{path}: the study's CSV layout, {writer}; no host, kernel or CPU information in the file"
     if trace.mode == "pids" and trace.pids:
         shown = ", ".join(str(p) for p in trace.pids[:PIDS_NAMED])
@@ -325,8 +401,11 @@ def _caveats(trace: TraceInfo, console: Console, verbose: bool) -> None:
         return
     if trace.caveats:
         what = "caveat" if len(trace.caveats) == 1 else "caveats"
-        console.print(f"[bold yellow]{len(trace.caveats)} {what}[/] on what the trace could see "
-                      f"(`launchgap report -v` says each)", highlight=False)
+        console.print(
+            f"[bold yellow]{len(trace.caveats)} {what}[/] on what the trace could see "
+            f"(`launchgap report -v` says each)",
+            highlight=False,
+        )
 
 
 def _overview(report: Report, console: Console) -> None:
@@ -343,8 +422,11 @@ def _overview(report: Report, console: Console) -> None:
     ov.add_row("syncs", f"{o.syncs:,} blocking {_s(o.sync_ns)}{syncs}" + _warn(report, "syncs"))
     ov.add_row("GPU activity", _gpu_activity(report.gpu_activity, report.profiler))
     ov.add_row("failed launch attempts", _failed_launches(o.failed_launches) + _warn(report, "failed_launches"))
-    ov.add_row("context switches", f"{o.switches:,}: {o.preempted_switches:,} preempted (still runnable), "
-               f"{o.blocked_switches:,} blocked (voluntary)" + _warn(report, "switches"))
+    ov.add_row(
+        "context switches",
+        f"{o.switches:,}: {o.preempted_switches:,} preempted (still runnable), "
+        f"{o.blocked_switches:,} blocked (voluntary)" + _warn(report, "switches"),
+    )
     irq = ", ".join(f"{literal(i.name)} {i.count}" for i in o.irqs[:6]) or "none"
     ov.add_row("interrupts on traced CPUs", irq + _warn(report, "irqs"))
     lost = ", ".join(f"{literal(k)} {v:,}" for k, v in o.lost_events.items()) or "none"
@@ -357,12 +439,20 @@ def _study_metrics(m: StudyMetrics, console: Console) -> None:
     st = Table(title="The study's metrics (per 1,000 launches)", title_justify="left")
     for col in ("Sched/1K", "Sched/1K (study)", "SoftIRQ/1K", "HardIRQ/1K", "IRQ time", "off-CPU", "switch rate"):
         st.add_column(col, justify="right")
-    st.caption = ("Sched/1K: context switches (switch-outs) of the workload; Sched/1K (study): the study script's "
-                  "arithmetic, a row per switch-out and per switch-in (docs/metrics.md)")
+    st.caption = (
+        "Sched/1K: context switches (switch-outs) of the workload; Sched/1K (study): the study script's "
+        "arithmetic, a row per switch-out and per switch-in (docs/metrics.md)"
+    )
     st.caption_justify = "left"
-    st.add_row(_n(m.sched_per_1k_launches), _n(m.sched_rows_per_1k_launches_study),
-               _n(m.softirq_per_1k_launches), _n(m.hardirq_per_1k_launches),
-               _s(m.irq_ns), f"{_s(m.off_cpu_ns)} ({m.off_cpu_percent:.2f}%)", f"{m.switch_rate_hz:.1f} Hz")
+    st.add_row(
+        _n(m.sched_per_1k_launches),
+        _n(m.sched_rows_per_1k_launches_study),
+        _n(m.softirq_per_1k_launches),
+        _n(m.hardirq_per_1k_launches),
+        _s(m.irq_ns),
+        f"{_s(m.off_cpu_ns)} ({m.off_cpu_percent:.2f}%)",
+        f"{m.switch_rate_hz:.1f} Hz",
+    )
     console.print(st)
 
 
@@ -370,19 +460,45 @@ def _taken(report: Report, console: Console, culprits_by: str) -> None:
     """The time taken from each thread of the workload, then who took it, by task or by cgroup."""
     o, t = report.overview, report.taken
     tk = Table(title="Time taken from the workload (blocking is the app's own, shown apart)", title_justify="left")
-    for col in ("thread", "launches", "preempted", "run-queue wait", "IRQ", "taken", "migrations", "blocked", "top culprit"):
+    for col in (
+        "thread",
+        "launches",
+        "preempted",
+        "run-queue wait",
+        "IRQ",
+        "taken",
+        "migrations",
+        "blocked",
+        "top culprit",
+    ):
         tk.add_column(col, justify="left" if col in ("thread", "top culprit") else "right")
     total = t.total
     for row in t.threads[:12]:
         culprit = row.culprits[0] if row.culprits else None
-        tk.add_row(f"{literal(row.comm)} {row.pid}/{row.tid}", f"{row.launches:,}", _s(row.preempted_ns),
-                   _s(row.runqueue_ns), _s(row.irq_ns), f"{row.taken_percent:.2f}%",
-                   f"{row.migrations}", _s(row.blocked_ns),
-                   f"{literal(culprit.comm)} ({culprit.pid}) {_s(culprit.ns)}" if culprit else "-")
+        tk.add_row(
+            f"{literal(row.comm)} {row.pid}/{row.tid}",
+            f"{row.launches:,}",
+            _s(row.preempted_ns),
+            _s(row.runqueue_ns),
+            _s(row.irq_ns),
+            f"{row.taken_percent:.2f}%",
+            f"{row.migrations}",
+            _s(row.blocked_ns),
+            f"{literal(culprit.comm)} ({culprit.pid}) {_s(culprit.ns)}" if culprit else "-",
+        )
     if len(t.threads) > 12:
         tk.add_row(f"... {len(t.threads) - 12} more", "", "", "", "", "", "", "", "")
-    tk.add_row("[bold]all threads[/]", f"{o.launches:,}", _s(total.preempted_ns), _s(total.runqueue_ns),
-               _s(total.irq_ns), "", f"{total.migrations}", _s(total.blocked_ns), "")
+    tk.add_row(
+        "[bold]all threads[/]",
+        f"{o.launches:,}",
+        _s(total.preempted_ns),
+        _s(total.runqueue_ns),
+        _s(total.irq_ns),
+        "",
+        f"{total.migrations}",
+        _s(total.blocked_ns),
+        "",
+    )
     console.print(tk)
     if culprits_by == "cgroup" and t.culprits_by_cgroup:
         _cgroup_culprits(t.culprits_by_cgroup, console)
@@ -394,8 +510,7 @@ def _taken(report: Report, console: Console, culprits_by: str) -> None:
             name = literal(c.comm) + (" (the recorder itself)" if c.is_recorder else "")
             if c.is_idle:
                 name = "CPU idle: wake-up latency (in a VM, the host had not run the vCPU yet)"
-            cu.add_row(name, str(c.pid), "preempted" if c.cause == "preempted" else "woken, waiting to run",
-                       _s(c.ns))
+            cu.add_row(name, str(c.pid), "preempted" if c.cause == "preempted" else "woken, waiting to run", _s(c.ns))
         console.print(cu)
 
 
@@ -403,23 +518,36 @@ def _launch_gaps(report: Report, console: Console) -> None:
     """The launch gaps by class, their tails and bursts."""
     g = report.gaps
     if g.classes:
-        gt = Table(title=f"Launch gaps ({g.count:,}), classified by what took most of each" + _warn(report, "gaps"),
-                   title_justify="left")
+        gt = Table(
+            title=f"Launch gaps ({g.count:,}), classified by what took most of each" + _warn(report, "gaps"),
+            title_justify="left",
+        )
         for col in ("class", "count", "share", "p50", "p90", "p99", "penalty vs clean"):
             gt.add_column(col, justify="left" if col == "class" else "right")
         for c in g.classes:
-            gt.add_row(literal(c.klass), f"{c.count:,}", f"{100 * c.share:.2f}%", _s(c.p50_ns), _s(c.p90_ns),
-                       _s(c.p99_ns), _s(c.penalty_ns))
+            gt.add_row(
+                literal(c.klass),
+                f"{c.count:,}",
+                f"{100 * c.share:.2f}%",
+                _s(c.p50_ns),
+                _s(c.p90_ns),
+                _s(c.p99_ns),
+                _s(c.penalty_ns),
+            )
         console.print(gt)
         for tail in g.tail:
             parts = [f"{literal(k)} {100 * v.time_share:.1f}%" for k, v in tail.by_class.items() if v.count]
-            console.print(f"  gaps >= p{tail.percentile} ({_s(tail.threshold_ns)}, {tail.gaps:,} gaps), "
-                          f"share of their time: {', '.join(parts)}")
+            console.print(
+                f"  gaps >= p{tail.percentile} ({_s(tail.threshold_ns)}, {tail.gaps:,} gaps), "
+                f"share of their time: {', '.join(parts)}"
+            )
         b = g.bursts
         if b.bursts:
-            console.print(f"  bursts: {b.bursts:,}, launches per burst p50 {b.launches_per_burst_p50:.0f} / "
-                          f"p90 {b.launches_per_burst_p90:.0f}, idle between bursts p50 "
-                          f"{_s(b.idle_between_bursts_p50_ns)}")
+            console.print(
+                f"  bursts: {b.bursts:,}, launches per burst p50 {b.launches_per_burst_p50:.0f} / "
+                f"p90 {b.launches_per_burst_p90:.0f}, idle between bursts p50 "
+                f"{_s(b.idle_between_bursts_p50_ns)}"
+            )
     else:
         console.print("No kernel launches in this trace: no launch-gap analysis.")
 
@@ -435,16 +563,20 @@ def render(report: Report, console: Console, culprits_by: str = "command", verbo
         console.print(f"[bold red]damaged[/]: {literal(damage)}", highlight=False)
     # the answer first
     style = {"negligible": "green", "light": "yellow", "heavy": "red", "uncertain": "yellow"}.get(
-        report.verdict.level, "blue")
+        report.verdict.level, "blue"
+    )
     _verdict(report.verdict.level, report.verdict.text, style, console)
     _caveats(trace, console, verbose)
     if report.profiler:
         _profiler(report.profiler, console)
     _gpu_time(report.gpu_time, console, culprits_by, host_seen=trace.mode != "profiler")
     if trace.mode == "profiler":
-        console.print("No thread states in a profiler trace: the time taken from the workload, its launch gaps and "
-                      "their culprits need a launchgap recording of the same run, joined with `launchgap report "
-                      "RUN.lg --kineto TRACE`.", highlight=False)
+        console.print(
+            "No thread states in a profiler trace: the time taken from the workload, its launch gaps and "
+            "their culprits need a launchgap recording of the same run, joined with `launchgap report "
+            "RUN.lg --kineto TRACE`.",
+            highlight=False,
+        )
         return
 
     _overview(report, console)
@@ -462,17 +594,23 @@ def render(report: Report, console: Console, culprits_by: str = "command", verbo
 
 def render_cgroup_diff(compared: CgroupCulpritsDiff, console: Console) -> None:
     """`diff --culprits-by cgroup`: each cgroup's culprit time in A and in B (analysis/diff.py)."""
-    for rows, title, what in ((compared.cpu, "Which cgroups ran while the workload waited, A and B", "time"),
-                              (compared.gpu, "Which cgroups cost the GPU time, A and B (upper bounds where "
-                                             "estimated)", "GPU idle caused")):
+    for rows, title, what in (
+        (compared.cpu, "Which cgroups ran while the workload waited, A and B", "time"),
+        (compared.gpu, "Which cgroups cost the GPU time, A and B (upper bounds where estimated)", "GPU idle caused"),
+    ):
         if not rows:
             continue
         table = Table(title=title, title_justify="left")
         for col in ("cgroup", "while it was", f"{what} A", f"{what} B", "B vs A"):
             table.add_column(col, justify="left" if col in ("cgroup", "while it was") else "right")
         for r in rows[:20]:
-            table.add_row(literal(r.name), WHILE_WAITING.get(r.cause, r.cause), _s(r.a_ns), _s(r.b_ns),
-                          words.change(r.change_percent))
+            table.add_row(
+                literal(r.name),
+                WHILE_WAITING.get(r.cause, r.cause),
+                _s(r.a_ns),
+                _s(r.b_ns),
+                words.change(r.change_percent),
+            )
         if len(rows) > 20:
             table.caption = f"... {len(rows) - 20} more (diff --json has every one)"
             table.caption_justify = "left"

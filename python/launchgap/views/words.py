@@ -47,16 +47,26 @@ def change(percent: float | None, digits: int = DIGITS) -> str:
     return f"{abs(percent):.{digits}f}% {'higher' if percent > 0 else 'lower'}"
 
 
-def prediction(low_per_s: float | None, high_per_s: float | None, gain_low: float | None, gain_high: float | None,
-               measured_per_s: float, unit: str) -> str:
+def prediction(
+    low_per_s: float | None,
+    high_per_s: float | None,
+    gain_low: float | None,
+    gain_high: float | None,
+    measured_per_s: float,
+    unit: str,
+) -> str:
     """A throughput predicted as a range: "164.58 to 171.20 steps/s instead of 150.00 (9.7% to 14.1% more)";
     a side with no bound is said so, never as the rate of a span shrunk to nothing."""
     if low_per_s is None:
-        return (f"no bound: the interference may have kept the GPU idle the whole span "
-                f"({measured_per_s:,.2f} {unit}/s measured)")
+        return (
+            f"no bound: the interference may have kept the GPU idle the whole span "
+            f"({measured_per_s:,.2f} {unit}/s measured)"
+        )
     if high_per_s is None:
-        return (f"at least {low_per_s:,.2f} {unit}/s instead of {measured_per_s:,.2f} ({gain_low:.1f}% more); no "
-                f"upper bound: the interference may have kept the GPU idle the whole span")
+        return (
+            f"at least {low_per_s:,.2f} {unit}/s instead of {measured_per_s:,.2f} ({gain_low:.1f}% more); no "
+            f"upper bound: the interference may have kept the GPU idle the whole span"
+        )
     after = f"{high_per_s:,.2f}" if low_per_s == high_per_s else f"{low_per_s:,.2f} to {high_per_s:,.2f}"
     gain = f"{gain_high:.1f}%" if gain_low == gain_high else f"{gain_low:.1f}% to {gain_high:.1f}%"
     return f"{after} {unit}/s instead of {measured_per_s:,.2f} ({gain} more)"

@@ -30,8 +30,13 @@ class GroundTruth:
     def threads(self) -> pl.DataFrame:
         return pl.DataFrame(
             [
-                {"pid": p["pid"], "tid": t["tid"], "tokens": t["tokens"],
-                 "launches": t["launches"], "syncs": t["syncs"]}
+                {
+                    "pid": p["pid"],
+                    "tid": t["tid"],
+                    "tokens": t["tokens"],
+                    "launches": t["launches"],
+                    "syncs": t["syncs"],
+                }
                 for p in self.raw["processes"]
                 for t in p["threads"]
             ]
@@ -39,8 +44,10 @@ class GroundTruth:
 
 
 # what the summary and the tests read; a file without them is not usable truth
-REQUIRED = {"config": ("binary", "api", "launch", "sync", "procs", "threads", "seed"),
-            "totals": ("launches", "kernels", "syncs", "sync_wait_ns")}
+REQUIRED = {
+    "config": ("binary", "api", "launch", "sync", "procs", "threads", "seed"),
+    "totals": ("launches", "kernels", "syncs", "sync_wait_ns"),
+}
 REQUIRED_TOP = ("tokens", "wall_s", "tokens_per_s", "processes", "launches", "launch_columns", "syncs", "sync_columns")
 
 
@@ -58,8 +65,12 @@ def load_truth(path: str | Path) -> GroundTruth:
     if not isinstance(raw, dict) or raw.get("schema") != SCHEMA_ID:
         raise TruthError(f"{path}: expected schema {SCHEMA_ID!r}")
     missing = [k for k in REQUIRED_TOP if k not in raw]
-    missing += [f"{group}.{k}" for group, keys in REQUIRED.items() for k in keys
-                if not isinstance(raw.get(group), dict) or k not in raw[group]]
+    missing += [
+        f"{group}.{k}"
+        for group, keys in REQUIRED.items()
+        for k in keys
+        if not isinstance(raw.get(group), dict) or k not in raw[group]
+    ]
     if missing:
         raise TruthError(f"{path}: cudasim ground truth without {', '.join(missing[:5])}")
     try:

@@ -40,8 +40,17 @@ class Registered:
             found = Finding(Status.UNKNOWN, str(err), [Evidence(err.path, err.shown)])
         except (ParseError, ValueError, TypeError) as err:
             found = Finding(Status.UNKNOWN, f"cannot parse the host's files ({excerpt(str(err), 200)})")
-        return Check(self.id, self.area, self.title, found.status, found.summary, tuple(found.evidence),
-                     found.fix, self.about_target, found.data)
+        return Check(
+            self.id,
+            self.area,
+            self.title,
+            found.status,
+            found.summary,
+            tuple(found.evidence),
+            found.fix,
+            self.about_target,
+            found.data,
+        )
 
 
 REGISTRY: list[Registered] = []
@@ -54,4 +63,5 @@ def check(check_id: str, area: str, title: str, about_target: bool = False):
     def register(function: CheckFunction) -> CheckFunction:
         REGISTRY.append(Registered(check_id, area, title, about_target, function))
         return function
+
     return register

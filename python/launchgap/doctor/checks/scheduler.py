@@ -32,9 +32,13 @@ from launchgap.doctor.parse import (
 AREA = "scheduler"
 RT_UNTHROTTLED = -1
 # the build-time preemption choice, most preemptive first
-PREEMPT_CONFIGS = (("CONFIG_PREEMPT_RT", "full (PREEMPT_RT)"), ("CONFIG_PREEMPT_LAZY", "lazy"),
-                   ("CONFIG_PREEMPT", "full"), ("CONFIG_PREEMPT_VOLUNTARY", "voluntary"),
-                   ("CONFIG_PREEMPT_NONE", "none"))
+PREEMPT_CONFIGS = (
+    ("CONFIG_PREEMPT_RT", "full (PREEMPT_RT)"),
+    ("CONFIG_PREEMPT_LAZY", "lazy"),
+    ("CONFIG_PREEMPT", "full"),
+    ("CONFIG_PREEMPT_VOLUNTARY", "voluntary"),
+    ("CONFIG_PREEMPT_NONE", "none"),
+)
 
 
 @check("sched.rt_throttling", AREA, "RT throttling (a runaway RT task cannot hang a CPU)")
@@ -48,14 +52,20 @@ def rt_throttling(facts: HostFacts, target: Target | None) -> Finding:
     except ValueError:
         raise UnparsableFile(RT_RUNTIME, runtime.value) from None
     if value == RT_UNTHROTTLED:
-        return Finding(Status.WARN, "RT throttling is off (sched_rt_runtime_us = -1): a SCHED_FIFO/SCHED_RR task "
-                       "that spins holds its CPU forever, starving kernel threads there", ev,
-                       "sysctl kernel.sched_rt_runtime_us=950000 (the default), unless RT tasks are known to sleep",
-                       data={"runtime_us": value})
-    share = f" ({100 * value / int(period.value):.0f}% of each period)" if period.ok and is_number(period.value) \
-        and int(period.value) else ""
-    return Finding(Status.OK, f"RT tasks are throttled to {value} us per period{share}", ev,
-                   data={"runtime_us": value})
+        return Finding(
+            Status.WARN,
+            "RT throttling is off (sched_rt_runtime_us = -1): a SCHED_FIFO/SCHED_RR task "
+            "that spins holds its CPU forever, starving kernel threads there",
+            ev,
+            "sysctl kernel.sched_rt_runtime_us=950000 (the default), unless RT tasks are known to sleep",
+            data={"runtime_us": value},
+        )
+    share = (
+        f" ({100 * value / int(period.value):.0f}% of each period)"
+        if period.ok and is_number(period.value) and int(period.value)
+        else ""
+    )
+    return Finding(Status.OK, f"RT tasks are throttled to {value} us per period{share}", ev, data={"runtime_us": value})
 
 
 def _build_time_model(facts: HostFacts) -> tuple[str | None, list[Evidence]]:
@@ -72,8 +82,11 @@ def _build_time_model(facts: HostFacts) -> tuple[str | None, list[Evidence]]:
         return "full (PREEMPT_RT)", ev
     params = facts.params or {}
     config = facts.config
-    dynamic = (config.enabled("CONFIG_PREEMPT_DYNAMIC") if config else
-               version.ok and "PREEMPT_DYNAMIC" in version.value.split())
+    dynamic = (
+        config.enabled("CONFIG_PREEMPT_DYNAMIC")
+        if config
+        else version.ok and "PREEMPT_DYNAMIC" in version.value.split()
+    )
     if dynamic and params.get("preempt"):
         ev.append(Evidence("/proc/cmdline", f"preempt={params['preempt']}"))
         return params["preempt"], ev
@@ -91,12 +104,16 @@ def _why_unreadable(facts: HostFacts, reading) -> str:
         lockdown = facts.read(LOCKDOWN)
         mode = parse_bracketed_choice(lockdown.value)[0] if lockdown.ok else None
         if mode and mode != "none":
-            return (f"debugfs refuses the read ({reading.why}): the kernel is locked down ({mode}), which closes "
-                    "debugfs files that can be written")
+            return (
+                f"debugfs refuses the read ({reading.why}): the kernel is locked down ({mode}), which closes "
+                "debugfs files that can be written"
+            )
         if facts.host.description == "this host" and os.geteuid() == 0:
             # root refused without lockdown: debugfs restricted at boot (debugfs=no-mount/off) or by a sandbox
-            return (f"debugfs refuses the read ({reading.why}) even to root: debugfs is restricted on this host "
-                    "(the debugfs= boot option, or a sandbox's filter)")
+            return (
+                f"debugfs refuses the read ({reading.why}) even to root: debugfs is restricted on this host "
+                "(the debugfs= boot option, or a sandbox's filter)"
+            )
         return f"debugfs refuses the read ({reading.why}): run as root"
     if not listing.ok:
         return f"{DEBUGFS} is not readable ({listing.why}): run as root"
@@ -114,9 +131,12 @@ def preemption(facts: HostFacts, target: Target | None) -> Finding:
         active, choices = parse_bracketed_choice(reading.value)
         if active is None:
             return Finding(Status.UNKNOWN, f"{PREEMPT} holds {reading.value!r}", [evidence(reading)])
-        return Finding(Status.OK, f"preemption model {active}; switchable at run time to "
-                       f"{', '.join(c for c in choices if c != active)}", [evidence(reading)],
-                       data={"model": active, "switchable": choices, "source": PREEMPT})
+        return Finding(
+            Status.OK,
+            f"preemption model {active}; switchable at run time to {', '.join(c for c in choices if c != active)}",
+            [evidence(reading)],
+            data={"model": active, "switchable": choices, "source": PREEMPT},
+        )
     why = _why_unreadable(facts, reading)
     model, ev = _build_time_model(facts)
     ev.insert(0, evidence(reading))
@@ -126,10 +146,17 @@ def preemption(facts: HostFacts, target: Target | None) -> Finding:
     if reading.missing and facts.debugfs_listing.names or "locked down" in why:
         fix = None  # nothing a user can do short of another kernel or boot
     else:
-        fix = ("as root: mount -t debugfs none /sys/kernel/debug, then read sched/preempt (a locked-down kernel "
-               "refuses it even then)")
-    return Finding(Status.UNKNOWN, f"cannot read the model in effect: {why}{guess}", ev, fix,
-                   data={"model": None, "booted_as": model, "source": None})
+        fix = (
+            "as root: mount -t debugfs none /sys/kernel/debug, then read sched/preempt (a locked-down kernel "
+            "refuses it even then)"
+        )
+    return Finding(
+        Status.UNKNOWN,
+        f"cannot read the model in effect: {why}{guess}",
+        ev,
+        fix,
+        data={"model": None, "booted_as": model, "source": None},
+    )
 
 
 @check("sched.timer_migration", AREA, "timer migration")
@@ -140,14 +167,26 @@ def timer_migration(facts: HostFacts, target: Target | None) -> Finding:
     on = reading.value == "1"
     isolated = facts.isolated
     if on and isolated:
-        return Finding(Status.WARN, "timers may migrate between CPUs while CPUs "
-                       f"{format_cpus(isolated)} are isolated; real-time tuning turns it off so a timer stays on "
-                       "the CPU that armed it", [evidence(reading)], "sysctl kernel.timer_migration=0",
-                       data={"enabled": on})
-    state = "on: timers of idle CPUs move to busy ones to save power" if on else \
-        "off: a timer fires on the CPU that armed it"
-    return Finding(Status.OK, f"timer migration is {state}" + ("" if isolated else "; no CPU is isolated"),
-                   [evidence(reading)], data={"enabled": on})
+        return Finding(
+            Status.WARN,
+            "timers may migrate between CPUs while CPUs "
+            f"{format_cpus(isolated)} are isolated; real-time tuning turns it off so a timer stays on "
+            "the CPU that armed it",
+            [evidence(reading)],
+            "sysctl kernel.timer_migration=0",
+            data={"enabled": on},
+        )
+    state = (
+        "on: timers of idle CPUs move to busy ones to save power"
+        if on
+        else "off: a timer fires on the CPU that armed it"
+    )
+    return Finding(
+        Status.OK,
+        f"timer migration is {state}" + ("" if isolated else "; no CPU is isolated"),
+        [evidence(reading)],
+        data={"enabled": on},
+    )
 
 
 @check("sched.workqueue", AREA, "unbound kernel work kept off isolated CPUs")
@@ -164,7 +203,16 @@ def workqueue(facts: HostFacts, target: Target | None) -> Finding:
     wrong = mask & isolated
     if wrong:
         keep = sum(1 << c for c in (facts.online or mask) - isolated)
-        return Finding(Status.WARN, f"unbound kernel work (kworkers) may run on isolated CPUs {format_cpus(wrong)}",
-                       ev, f"echo {keep:x} > {WORKQUEUE_CPUMASK}", data={"cpus": sorted(mask)})
-    return Finding(Status.OK, f"unbound kernel work runs on CPUs {format_cpus(mask)}" +
-                   (" (no isolated CPU among them)" if isolated else ""), ev, data={"cpus": sorted(mask)})
+        return Finding(
+            Status.WARN,
+            f"unbound kernel work (kworkers) may run on isolated CPUs {format_cpus(wrong)}",
+            ev,
+            f"echo {keep:x} > {WORKQUEUE_CPUMASK}",
+            data={"cpus": sorted(mask)},
+        )
+    return Finding(
+        Status.OK,
+        f"unbound kernel work runs on CPUs {format_cpus(mask)}" + (" (no isolated CPU among them)" if isolated else ""),
+        ev,
+        data={"cpus": sorted(mask)},
+    )
