@@ -130,10 +130,10 @@ def _require_cgroups(path: str, result) -> None:
     type=click.Choice([*CULPRIT_GROUPINGS, "task"]),
     default="command",
     show_default=True,
-    help="Group the culprit tables (who cost the GPU time; who ran while the workload waited) by command (a "
-    'command\'s processes together), by process ("task" is the same), or by cgroup: each container, '
-    "pod or service the tasks ran in, named by its pod and container where its cgroup path names them "
-    "(as the monitor labels them). --json always has every grouping.",
+    help='Group who cost the GPU time by command (a command\'s processes together) or by process ("task" is the '
+    "same; who ran while the workload waited is by process either way), or both tables by cgroup: each "
+    "container, pod or service the tasks ran in, named by its pod and container where its cgroup path names "
+    "them (as the monitor labels them). --json always has every grouping.",
 )
 @click.option(
     "-v",

@@ -184,3 +184,50 @@ def test_no_culprits_bound_is_over_the_span(tmp_path):
     ]
     assert (report.verdict.gpu_idle_low_percent, report.verdict.gpu_idle_high_percent) == (0.0, 100.0)
     assert "Most of it was an unnamed task: 0 ns to 80 us, 100% of it." in report.verdict.text
+
+
+def test_bounds_that_meet_are_said_as_one_figure():
+    """Estimated from the host, a lower bound equal to the upper is the figure: never "between 6 us and 6 us
+    (13.19%-13.19%)"."""
+    from launchgap.analysis.records import GpuTime, Verdict
+    from launchgap.analysis.report import _gpu_verdict
+
+    cpu = Verdict(
+        level="light",
+        taken_percent=2.0,
+        taken_ns=6_000,
+        main_cause="preemption",
+        recoverable_ns=0,
+        text="the CPU side's verdict",
+    )
+    g = GpuTime(
+        mode="bounds",
+        why="attached with -p",
+        span_ns=45_500,
+        busy_ns=None,
+        idle_ns=None,
+        busy_percent=None,
+        causes=[],
+        interference_low_ns=6_000,
+        interference_high_ns=6_000,
+        own_ns=None,
+        culprits=[],
+        cpu_interference_ns=6_000,
+        hidden_low_ns=0,
+        hidden_high_ns=0,
+        hidden_percent=None,
+        processes=[],
+        active_ns=45_500,
+        prediction=None,
+        note=None,
+    )
+    text = _gpu_verdict(cpu, g).text
+    assert text.startswith(
+        "The GPU lost 6 us of its 46 us of work to interference (13.19%; estimated from the "
+        "host, whose bounds meet: attached with -p): heavy"
+    ), text
+    apart = _gpu_verdict(cpu, GpuTime(**{**g.__dict__, "interference_low_ns": 5_000})).text
+    assert apart.startswith(
+        "The GPU lost between 5 us and 6 us of its 46 us of work to interference "
+        "(10.99%-13.19%; estimated from the host: attached with -p)"
+    ), apart

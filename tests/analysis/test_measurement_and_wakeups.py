@@ -90,6 +90,23 @@ def test_the_verdict_names_no_launchgap_task_and_counts_only_the_interference(tm
     assert report.to_json()["gpu_time"]["measurement"]["tasks"][0] == {"name": "trace-writer", "pid": 999, "ns": 1000}
 
 
+def test_the_cpu_sides_culprits_mark_launchgaps_own_the_collectors_thread_too(tmp_path):
+    """Who ran while the workload waited (the CPU side's table, by process and name): the recorder (by its pid)
+    and the collector's thread (in the workload's own process, by the name it ran under there) are launchgap's
+    own; the impostor that took the recorder's thread's name, the hog and the idle task are not."""
+    taken = build_report(gap_trace().write(tmp_path / "t.lg")).taken
+    # (the collector's thread is a thread of the workload's process, so its own waits are listed too: behind the
+    # launching thread, decode, which is no more launchgap's for that)
+    assert {(c.comm, c.pid): c.is_recorder for c in taken.culprits} == {
+        ("trace-writer", 999): True,
+        ("cupti-worker", 100): True,
+        ("trace-writer", 300): False,
+        ("hog", 200): False,
+        ("decode", 100): False,
+        ("swapper", 0): False,
+    }
+
+
 def test_bounds_keep_them_apart_too(tmp_path):
     trace = gap_trace().write(tmp_path / "t.lg")
     kept = {k: trace.of(k) for k in Event if trace.count(k) and k not in (Event.GPU_KERNEL, Event.GPU_API)}

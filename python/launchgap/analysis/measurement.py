@@ -80,6 +80,33 @@ def measurement_of(trace: Trace, threads: bool = True) -> Measurement:
     )
 
 
+def collector_names(trace: Trace, m: Measurement) -> frozenset[tuple[int, str]]:
+    """(pid, name) of the collector's threads as the scheduler rows name them, for tables that group a process's
+    tasks by name: each name a collector thread ran under that no other thread of its process ran under (a new
+    thread carries its creator's name until it names itself: that name stays the process's)."""
+    if not m.collector_threads:
+        return frozenset()
+    pids = sorted({pid for pid, _ in m.collector_threads})
+    switches = trace.scan(Event.SWITCH)
+    seen = (
+        pl.concat(
+            [
+                switches.select("pid", "tid", pl.col("comm")),
+                switches.select(
+                    pl.col("next_pid").alias("pid"), pl.col("next_tid").alias("tid"), pl.col("next_comm").alias("comm")
+                ),
+            ]
+        )
+        .filter(pl.col("pid").is_in(pids))
+        .unique()
+        .collect()
+    )
+    ours = m.is_ours(pl.col("pid"), pl.col("tid"))
+    collector = set(seen.filter(ours).select("pid", "comm").iter_rows())
+    others = set(seen.filter(~ours).select("pid", "comm").iter_rows())
+    return frozenset((int(pid), comm) for pid, comm in collector - others)
+
+
 # the entry points a launch goes through, by layer: a launch fires these probes, never a sync's or a copy's
 LAUNCH_APIS = {
     layer: frozenset(a.name for a in CUDA_APIS if a.layer == layer and a.does == "launch")

@@ -16,7 +16,7 @@ from launchgap.analysis.core_map import records_every_switch
 from launchgap.analysis.gap_stream import GapStats, gap_stats
 from launchgap.analysis.gpu_activity import gpu_activity
 from launchgap.analysis.irqs import irq_intervals
-from launchgap.analysis.measurement import measurement_of
+from launchgap.analysis.measurement import collector_names, measurement_of
 from launchgap.analysis.records import (
     CgroupCulprit,
     Culprit,
@@ -386,6 +386,12 @@ def _gpu_verdict(cpu: Verdict, g: GpuTime, profiler_alone: bool = False, attache
         level = "uncertain"
     if g.mode == "exact":
         lost = f"The GPU lost {_ms(g.interference_high_ns)} of its {_ms(active)} of work to interference ({high:.2f}%)"
+    elif g.interference_low_ns == g.interference_high_ns:
+        # bounds that meet are one figure
+        lost = (
+            f"The GPU lost {_ms(g.interference_high_ns)} of its {_ms(active)} of work to interference ({high:.2f}%; "
+            f"estimated from the host, whose bounds meet: {g.why})"
+        )
     else:
         lost = (
             f"The GPU lost between {_ms(g.interference_low_ns)} and {_ms(g.interference_high_ns)} of its "
@@ -1021,7 +1027,9 @@ def thread_rows(w: Workload) -> list[ThreadTaken]:
 def taken_section(w: Workload, threads: list[ThreadTaken]) -> Taken:
     """Time taken from the workload: the totals, each thread (THREADS: thread_rows), the top culprits."""
     culprits = []
-    recorder = measurement_of(w.trace, threads=False)
+    ours = measurement_of(w.trace)
+    # the collector's threads run in the workload's processes: known by the names they ran under there
+    collector = collector_names(w.trace, ours)
     if not w.culprits.is_empty():
         for cause, pid, comm, ns in (
             w.culprits.group_by("cause", "run_pid", "run_comm")
@@ -1036,7 +1044,7 @@ def taken_section(w: Workload, threads: list[ThreadTaken]) -> Taken:
                     pid=pid,
                     comm=comm,
                     ns=ns,
-                    is_recorder=recorder.is_ours_by_name(pid, comm),
+                    is_recorder=ours.is_ours_by_name(pid, comm) or (pid, comm) in collector,
                     is_idle=pid == 0,
                 )
             )

@@ -507,7 +507,7 @@ def _taken(report: Report, console: Console, culprits_by: str) -> None:
         for col in ("task", "pid", "while it was", "time"):
             cu.add_column(col, justify="right" if col == "time" else "left")
         for c in t.culprits:
-            name = literal(c.comm) + (" (the recorder itself)" if c.is_recorder else "")
+            name = literal(c.comm) + (" (launchgap's own: measurement)" if c.is_recorder else "")
             if c.is_idle:
                 name = "CPU idle: wake-up latency (in a VM, the host had not run the vCPU yet)"
             cu.add_row(name, str(c.pid), "preempted" if c.cause == "preempted" else "woken, waiting to run", _s(c.ns))
