@@ -898,6 +898,10 @@ def busy_ns(work: pl.DataFrame) -> pl.DataFrame:
 DRAIN_APIS = DRAIN_API_NAMES
 # fewer steps than this say too little about what a step takes undisturbed
 MIN_STEPS = 4
+# what a thread woken from a blocking sync by the GPU's finish runs before the call returns, at most: cudasim's
+# return path, recorded beside a hog under stress-ng, ran 14 us at the median and 47 us at most; a thread that
+# ran longer after its last wakeup in the sync was spinning, so that wakeup was not the GPU's
+RETURN_PATH_NS = 100_000
 
 
 def delays(segments: pl.DataFrame, irqs: pl.DataFrame, tids: list[int]) -> pl.DataFrame:
@@ -1205,22 +1209,27 @@ def _aligned(
     inside: pl.DataFrame,
     launch_times: dict[int, np.ndarray] | None,
     wakeups: pl.DataFrame | None,
+    waits: pl.DataFrame | None = None,
 ) -> tuple[int, int] | None:
-    """aligned_lower_bound over the launching threads, where each process has one (else None)."""
+    """aligned_lower_bound over the launching threads, where each process has one (else None); INSIDE the delays
+    to take out, WAITS every delay of the threads (INSIDE where not given): when they were not running."""
     if launch_times is None or wakeups is None:
         return None
     threads = launches.select("pid", "tid").unique()
     if threads.is_empty() or threads["pid"].n_unique() != threads.height:
         return None
     total, steps = 0, 0
+    waits = inside if waits is None else waits
     for _pid, tid in threads.iter_rows():
         mine = inside.filter(pl.col("tid") == tid)
+        waited = waits.filter(pl.col("tid") == tid)
         found = aligned_lower_bound(
             launch_times.get(tid, np.zeros(0, np.int64)),
             drains.filter(pl.col("tid") == tid),
             np.sort(wakeups.filter(pl.col("tid") == tid)["ts_ns"].to_numpy().astype(np.int64)),
             mine["d_start"].to_numpy(),
             mine["d_end"].to_numpy(),
+            (waited["d_start"].to_numpy(), waited["d_end"].to_numpy()),
         )
         if found is None:
             return None
@@ -1596,7 +1605,7 @@ def bounds_section(
     def lower(name: str | None, pids: list[int]) -> int:
         """The GPU idle the steps show this culprit's delays cost, its delays alone taken out."""
         mine = found["inside"].filter(pl.col("culprit").eq_missing(name) & pl.col("culprit_pid").is_in(pids))
-        aligned = _aligned(launches, found["drains"], mine, times, wakeups)
+        aligned = _aligned(launches, found["drains"], mine, times, wakeups, found["inside"])
         return aligned[0] if aligned is not None else 0
 
     others = _clip(
@@ -1728,18 +1737,30 @@ def launch_landmarks(trace: Trace, pids: set[int], syncs: pl.DataFrame) -> pl.Da
 
 
 def aligned_lower_bound(
-    launch_ts: np.ndarray, drains: pl.DataFrame, wakeups: np.ndarray, delay_start: np.ndarray, delay_end: np.ndarray
+    launch_ts: np.ndarray,
+    drains: pl.DataFrame,
+    wakeups: np.ndarray,
+    delay_start: np.ndarray,
+    delay_end: np.ndarray,
+    waits: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> tuple[int, int] | None:
     """A lower bound of the GPU idle one launching thread's delays caused, from steps that repeat launch
     for launch (docs/gpu-time.md, "steps that repeat"). Returns (bound, steps), or None where the steps
-    do not repeat (their launch counts differ).
+    do not repeat (their launch counts differ). WAITS: every delay of the thread (start, end), when it was not
+    running (the delays given, where not).
 
-    Each step (from one drain sync's return to the next) makes the same launches in the same order, so the
-    GPU work left after its i-th launch, R_i, is the same in every step; the step ends (E_s: the GPU's
-    finish, when the drain sync blocked, else the host's arrival at it) no earlier than a_i + R_i in every
-    step, so R_i <= min over steps of (E_s - a_i,s). Without the step's delays (Delta_i,s before its i-th
-    launch) it would end by max_i(a_i,s - Delta_i,s + R_i) or the host's delay-free arrival: the delays cost
-    at least E_s minus that. A drain that blocked ends at the wakeup that ended its wait."""
+    Each step (from one drain sync to the next) makes the same launches in the same order, so the GPU work left
+    after its i-th launch, R_i, is the same in every step; the step ends (E_s) no earlier than the GPU's finish,
+    a_i + R_i, in every step, so R_i <= min over steps of (E_s - a_i,s). Without the step's delays (Delta_i,s
+    before its i-th launch) it would end by max_i(a_i,s - Delta_i,s + R_i) or the host's delay-free arrival: the
+    delays cost at least E_s minus that.
+
+    A drain that blocked, and whose thread then did nothing but wait for its CPU and return (ran at most
+    RETURN_PATH_NS after its last wakeup in it), was woken by the GPU's finish: it ends at that wakeup, and the
+    step after it starts there (what delayed its return delayed that step's first launch). Any other drain (one
+    that spun: it never blocked, or was woken by something else, a runtime lock, and then spun) ends at its
+    return, the earliest sure to follow the GPU's finish, with the host's delay-free return beside it; the step
+    after it starts at that return."""
     launch_ts = np.sort(launch_ts)
     entries = drains["ts_ns"].to_numpy().astype(np.int64)
     exits = drains["exit_ns"].to_numpy().astype(np.int64)
@@ -1755,9 +1776,9 @@ def aligned_lower_bound(
         return None
     n = int(counts[0])
     a = launch_ts[first[:, None] + np.arange(n)[None, :]]
-    # a drain's end: the wakeup ending its wait, or (no wakeup: it did not block) its entry. A step ends at its
-    # drain's; it starts where the drain before it woke (the GPU had all it was given done: what delayed the
-    # thread's return from there delayed the step's first launch), or, where that one did not block, returned
+    delay_before = _prefix_time(delay_start, delay_end)
+    waited_before = delay_before if waits is None else _prefix_time(*waits)
+    # each drain from the second on: the last wakeup inside it, if it blocked
     woke_at = np.searchsorted(wakeups, exits[1:], "right") - 1
     woke = (
         np.where(woke_at >= 0, wakeups[np.maximum(woke_at, 0)], -1)
@@ -1765,27 +1786,36 @@ def aligned_lower_bound(
         else np.full(exits.size - 1, -1, np.int64)
     )
     blocked = (woke >= entries[1:]) & (woke <= exits[1:])
-    drain_end = np.where(blocked, woke, entries[1:])
-    starts = np.where(blocked[:-1], drain_end[:-1], exits[1:-1])
-    end = drain_end[1:]
-    # cumulative delay up to any time: prefix sums over the sorted, disjoint delay intervals
-    order = np.argsort(delay_start)
-    ds, de = delay_start[order].astype(np.int64), delay_end[order].astype(np.int64)
-    done = np.concatenate([[0], np.cumsum(de - ds)])
-
-    def delay_before(t: np.ndarray) -> np.ndarray:
-        """Delay time before T: the delays that start by T, the last of them cut at T."""
-        k = np.searchsorted(ds, t, "right")
-        last = np.maximum(k - 1, 0)
-        cut = np.minimum(t, de[last]) - ds[last] if ds.size else np.zeros_like(t)
-        return np.where(k > 0, done[last] + cut, 0) if ds.size else np.zeros_like(t)
-
+    ran_after_wake = (exits[1:] - woke) - (waited_before(exits[1:]) - waited_before(woke))
+    woken_by_the_gpu = blocked & (ran_after_wake <= RETURN_PATH_NS)
+    drain_end = np.where(woken_by_the_gpu, woke, exits[1:])
+    # where the host's own arrival is measured: at a blocking drain's entry, at a spinning one's return
+    host_end = np.where(woken_by_the_gpu, entries[1:], exits[1:])
+    starts = np.where(woken_by_the_gpu[:-1], woke[:-1], exits[1:-1])
+    end, arrival = drain_end[1:], host_end[1:]
     before_step = delay_before(starts)
     delta = delay_before(a) - before_step[:, None]
-    delta_sync = delay_before(ends_entry) - before_step
+    delta_arrival = delay_before(arrival) - before_step
     remaining = (end[:, None] - a).min(axis=0)
-    counterfactual = np.maximum((a - delta + remaining[None, :]).max(axis=1), ends_entry - delta_sync)
+    counterfactual = np.maximum((a - delta + remaining[None, :]).max(axis=1), arrival - delta_arrival)
     return int(np.clip(end - counterfactual, 0, None).sum()), int(counts.size)
+
+
+def _prefix_time(start: np.ndarray, end: np.ndarray):
+    """A function of times T: the time the sorted, disjoint intervals [START, END) hold before each T (the
+    interval holding T cut at T), by prefix sums."""
+    order = np.argsort(start)
+    ds, de = start[order].astype(np.int64), end[order].astype(np.int64)
+    done = np.concatenate([[0], np.cumsum(de - ds)])
+
+    def before(t: np.ndarray) -> np.ndarray:
+        if not ds.size:
+            return np.zeros_like(t)
+        k = np.searchsorted(ds, t, "right")
+        last = np.maximum(k - 1, 0)
+        return np.where(k > 0, done[last] + np.minimum(t, de[last]) - ds[last], 0)
+
+    return before
 
 
 def gain_without(g: GpuTime, culprit_pids: set[int]) -> tuple[float | None, float | None] | None:
