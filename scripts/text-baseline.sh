@@ -14,7 +14,8 @@ if [ $# -ne 1 ]; then
   echo "usage: $0 DIR (where the outputs go; created, must not exist)" >&2
   exit 2
 fi
-out=$1
+# absolute before the cd below, so that a relative DIR is the caller's
+out=$(realpath -m -- "$1")
 if [ -e "$out" ]; then
   echo "$out exists: give a new directory" >&2
   exit 2
@@ -29,7 +30,9 @@ if [ ! -x "$repo/.venv/bin/python" ]; then
 fi
 mkdir -p "$out"
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT INT TERM
+trap 'rm -rf "$work"' EXIT
+# interrupted: stop (the EXIT trap cleans up), rather than go on writing empty outputs
+trap 'exit 130' INT TERM
 
 # one command's stdout, stderr and exit status, under a name; a fixed terminal width and no colour
 run() {

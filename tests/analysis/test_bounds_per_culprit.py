@@ -226,6 +226,11 @@ def test_bounds_that_meet_are_said_as_one_figure():
         "The GPU lost 6 us of its 46 us of work to interference (13.19%; estimated from the "
         "host, whose bounds meet: attached with -p): heavy"
     ), text
+    # as they are printed: 5.6 us and 6 us both read "6 us"
+    close = _gpu_verdict(cpu, GpuTime(**{**g.__dict__, "interference_low_ns": 5_600})).text
+    assert close.startswith(
+        "The GPU lost 6 us of its 46 us of work to interference (13.19%; estimated from the host, whose bounds meet"
+    ), close
     apart = _gpu_verdict(cpu, GpuTime(**{**g.__dict__, "interference_low_ns": 5_000})).text
     assert apart.startswith(
         "The GPU lost between 5 us and 6 us of its 46 us of work to interference "

@@ -107,6 +107,26 @@ def test_the_cpu_sides_culprits_mark_launchgaps_own_the_collectors_thread_too(tm
     }
 
 
+def test_a_name_the_collectors_thread_shares_with_a_thread_of_the_workload_marks_neither(tmp_path):
+    """The mark goes by name within the process, so a name is the collector's only where no other thread of its
+    process ran under it: a workload thread that names itself as the collector's (tid 106, "cupti-worker") takes
+    the mark from both, and the collector's thread, while it still carried its creator's name ("decode", before it
+    named itself), does not lend the mark to that name."""
+    from launchgap.analysis.measurement import collector_names, measurement_of
+
+    b = gap_trace()
+    b.switch(2500, 0, IDLE, (100, 105, "decode"))  # the collector's thread, still named as its creator
+    b.switch(2600, 0, (100, 105, "decode"), IDLE)
+    trace = b.write(tmp_path / "creator.lg")
+    assert collector_names(trace, measurement_of(trace)) == {(100, "cupti-worker")}
+    b.switch(2700, 0, IDLE, (100, 106, "cupti-worker"))  # a workload thread taking the collector's name
+    b.switch(2800, 0, (100, 106, "cupti-worker"), IDLE)
+    trace = b.write(tmp_path / "namesake.lg")
+    assert collector_names(trace, measurement_of(trace)) == frozenset()
+    marked = {(c.comm, c.pid): c.is_recorder for c in build_report(trace).taken.culprits}
+    assert marked[("cupti-worker", 100)] is False and marked[("trace-writer", 999)] is True
+
+
 def test_bounds_keep_them_apart_too(tmp_path):
     trace = gap_trace().write(tmp_path / "t.lg")
     kept = {k: trace.of(k) for k in Event if trace.count(k) and k not in (Event.GPU_KERNEL, Event.GPU_API)}

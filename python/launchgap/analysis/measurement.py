@@ -83,7 +83,9 @@ def measurement_of(trace: Trace, threads: bool = True) -> Measurement:
 def collector_names(trace: Trace, m: Measurement) -> frozenset[tuple[int, str]]:
     """(pid, name) of the collector's threads as the scheduler rows name them, for tables that group a process's
     tasks by name: each name a collector thread ran under that no other thread of its process ran under (a new
-    thread carries its creator's name until it names itself: that name stays the process's)."""
+    thread carries its creator's name until it names itself: that name stays the process's). A workload can
+    name only threads of its own process as the collector's (the rows are confirmed in their process by the
+    scheduler's), and so only its own tasks as launchgap's: never another process's."""
     if not m.collector_threads:
         return frozenset()
     pids = sorted({pid for pid, _ in m.collector_threads})

@@ -386,8 +386,8 @@ def _gpu_verdict(cpu: Verdict, g: GpuTime, profiler_alone: bool = False, attache
         level = "uncertain"
     if g.mode == "exact":
         lost = f"The GPU lost {_ms(g.interference_high_ns)} of its {_ms(active)} of work to interference ({high:.2f}%)"
-    elif g.interference_low_ns == g.interference_high_ns:
-        # bounds that meet are one figure
+    elif _ms(g.interference_low_ns) == _ms(g.interference_high_ns):
+        # bounds that meet, as the reader sees them, are one figure
         lost = (
             f"The GPU lost {_ms(g.interference_high_ns)} of its {_ms(active)} of work to interference ({high:.2f}%; "
             f"estimated from the host, whose bounds meet: {g.why})"
