@@ -244,6 +244,50 @@ def _state_events(trace: Trace, tids: list[int]) -> pl.DataFrame:
     return pl.concat([outs, ins, wakes, moves]).with_columns(pl.col("ts_ns").cast(pl.Int64)).collect()
 
 
+def _first_segments(
+    trace: Trace,
+    tids: list[int],
+    bounds: Bounds,
+    tid: np.ndarray,
+    ts: np.ndarray,
+    kind: np.ndarray,
+    state: np.ndarray,
+    new_thread: np.ndarray,
+) -> pl.DataFrame:
+    """Each thread's segment before its first event (rows sorted by thread, then time; NEW_THREAD marks each
+    thread's first row), inferred from that event, from the trace's start or the thread's birth: tid, first_row,
+    state, s_start, s_end, by thread."""
+    # before the first event: inferred from it
+    firsts = np.flatnonzero(new_thread)
+    first_kind, first_state = kind[firsts], state[firsts]
+    inferred = np.where(
+        (first_kind == SWITCHED) & (first_state != RUNNING), RUNNING, np.where(first_kind == WOKEN, BLOCKED, UNKNOWN)
+    ).astype(np.int8)
+    # first_row: the thread's first row in the sorted arrays, where its first segment's CPU is read
+    first = pl.DataFrame(
+        {
+            "tid": tid[firsts],
+            "first_row": firsts.astype(np.int64),
+            "state": inferred,
+            "s_start": np.full(firsts.size, bounds.start_ns, np.int64),
+            "s_end": ts[firsts],
+        }
+    )
+    born = (
+        trace.of(Event.FORK, "ts_ns", "child_tid")
+        .filter(pl.col("child_tid").is_in(tids))
+        .select(pl.col("child_tid").cast(pl.UInt32).alias("tid"), pl.col("ts_ns").cast(pl.Int64).alias("born_ns"))
+    )
+    first = (
+        first.join(born, on="tid", how="left")
+        .with_columns(pl.max_horizontal("s_start", pl.col("born_ns").fill_null(bounds.start_ns)).alias("s_start"))
+        .drop("born_ns")
+        .filter(pl.col("s_end") > pl.col("s_start"))
+        .sort("tid", "s_start")
+    )
+    return first
+
+
 def thread_segments(trace: Trace, tids: list[int], bounds: Bounds) -> pl.DataFrame:
     """tid, cpu, state, s_start, s_end for every target thread, end to end."""
     rows = _state_events(trace, tids)
@@ -280,34 +324,7 @@ def thread_segments(trace: Trace, tids: list[int], bounds: Bounds) -> pl.DataFra
     ends[np.append(new_thread[1:], True)] = bounds.end_ns
     # a thread's end: its death switch, else the end of the trace
     kept = np.flatnonzero((state != DEAD) & (ends > ts))
-    # before the first event: inferred from it
-    firsts = np.flatnonzero(new_thread)
-    first_kind, first_state = kind[firsts], state[firsts]
-    inferred = np.where(
-        (first_kind == SWITCHED) & (first_state != RUNNING), RUNNING, np.where(first_kind == WOKEN, BLOCKED, UNKNOWN)
-    ).astype(np.int8)
-    # first_row: the thread's first row in the sorted arrays, where its first segment's CPU is read
-    first = pl.DataFrame(
-        {
-            "tid": tid[firsts],
-            "first_row": firsts.astype(np.int64),
-            "state": inferred,
-            "s_start": np.full(firsts.size, bounds.start_ns, np.int64),
-            "s_end": ts[firsts],
-        }
-    )
-    born = (
-        trace.of(Event.FORK, "ts_ns", "child_tid")
-        .filter(pl.col("child_tid").is_in(tids))
-        .select(pl.col("child_tid").cast(pl.UInt32).alias("tid"), pl.col("ts_ns").cast(pl.Int64).alias("born_ns"))
-    )
-    first = (
-        first.join(born, on="tid", how="left")
-        .with_columns(pl.max_horizontal("s_start", pl.col("born_ns").fill_null(bounds.start_ns)).alias("s_start"))
-        .drop("born_ns")
-        .filter(pl.col("s_end") > pl.col("s_start"))
-        .sort("tid", "s_start")
-    )
+    first = _first_segments(trace, tids, bounds, tid, ts, kind, state, new_thread)
     # a thread's segments are in time order, and its inferred first one ends where they start: each goes
     # first (one pass a column, each row taken once; the CPU from the rows as read, nulls kept)
     at = np.searchsorted(tid[kept], first["tid"].to_numpy(), "left")

@@ -251,6 +251,53 @@ def _caveats(
     return caveats
 
 
+def _switches(switch_rows: pl.DataFrame) -> pl.DataFrame:
+    """The schedSwitch rows as switch rows: one out (its last_offcpu_ns set) or one in (last_oncpu_ns)."""
+    # the tool writes 0 in the unused one of the pair ("0 means N/A"): a zero is not a time
+    switched_out = pl.col("last_offcpu_ns").fill_null(0) != 0
+    switched_in = pl.col("last_oncpu_ns").fill_null(0) != 0
+    # switched out: voluntary unknown; switched in: next_* is the thread
+    outs = switch_rows.filter(switched_out).select(
+        pl.col("timestamp_ns").alias("ts_ns"),
+        "cpu",
+        "pid",
+        "tid",
+        "comm",
+        pl.lit(None, pl.Boolean).alias("voluntary"),
+        pl.lit(0).alias("prev_state"),
+        pl.lit(0).alias("next_pid"),
+        pl.lit(0).alias("next_tid"),
+        pl.lit("?").alias("next_comm"),
+    )
+    ins = switch_rows.filter(switched_in).select(
+        pl.col("timestamp_ns").alias("ts_ns"),
+        "cpu",
+        pl.lit(0).alias("pid"),
+        pl.lit(0).alias("tid"),
+        pl.lit("?").alias("comm"),
+        pl.lit(False).alias("voluntary"),
+        pl.lit(0).alias("prev_state"),
+        pl.col("pid").alias("next_pid"),
+        pl.col("tid").alias("next_tid"),
+        pl.col("comm").alias("next_comm"),
+    )
+
+    return pl.concat([outs, ins], how="diagonal_relaxed")
+
+
+def _irqs(raw: pl.DataFrame, exit_row: str) -> pl.DataFrame:
+    """The interrupts whose exit rows are EXIT_ROW, each from its start (the exit less its duration)."""
+    return raw.filter(pl.col("event_type") == exit_row).select(
+        (pl.col("timestamp_ns") - pl.col("duration_ns")).alias("ts_ns"),
+        "cpu",
+        "pid",
+        "tid",
+        pl.col("irq_num").alias("irq"),
+        "irq_name",
+        "duration_ns",
+    )
+
+
 def read_study_csv(path: str | Path) -> Trace:
     path = Path(path)
     raw = _read_raw(path)
@@ -287,54 +334,14 @@ def read_study_csv(path: str | Path) -> Trace:
     syncs = _syncs(raw)
 
     switch_rows = raw.filter(pl.col("event_type") == "schedSwitch")
-    # the tool writes 0 in the unused one of the pair ("0 means N/A"): a zero is not a time
-    switched_out = pl.col("last_offcpu_ns").fill_null(0) != 0
-    switched_in = pl.col("last_oncpu_ns").fill_null(0) != 0
-    # switched out: voluntary unknown; switched in: next_* is the thread
-    outs = switch_rows.filter(switched_out).select(
-        pl.col("timestamp_ns").alias("ts_ns"),
-        "cpu",
-        "pid",
-        "tid",
-        "comm",
-        pl.lit(None, pl.Boolean).alias("voluntary"),
-        pl.lit(0).alias("prev_state"),
-        pl.lit(0).alias("next_pid"),
-        pl.lit(0).alias("next_tid"),
-        pl.lit("?").alias("next_comm"),
-    )
-    ins = switch_rows.filter(switched_in).select(
-        pl.col("timestamp_ns").alias("ts_ns"),
-        "cpu",
-        pl.lit(0).alias("pid"),
-        pl.lit(0).alias("tid"),
-        pl.lit("?").alias("comm"),
-        pl.lit(False).alias("voluntary"),
-        pl.lit(0).alias("prev_state"),
-        pl.col("pid").alias("next_pid"),
-        pl.col("tid").alias("next_tid"),
-        pl.col("comm").alias("next_comm"),
-    )
-
-    def irqs(exit_row: str) -> pl.DataFrame:
-        return raw.filter(pl.col("event_type") == exit_row).select(
-            (pl.col("timestamp_ns") - pl.col("duration_ns")).alias("ts_ns"),
-            "cpu",
-            "pid",
-            "tid",
-            pl.col("irq_num").alias("irq"),
-            "irq_name",
-            "duration_ns",
-        )
-
     frames = {
         kind: frame.sort("ts_ns", maintain_order=True)
         for kind, frame in (
             (Event.LAUNCH, launches),
             (Event.SYNC, syncs),
-            (Event.SWITCH, pl.concat([outs, ins], how="diagonal_relaxed")),
-            (Event.HARDIRQ, irqs("hardirqExit")),
-            (Event.SOFTIRQ, irqs("softirqExit")),
+            (Event.SWITCH, _switches(switch_rows)),
+            (Event.HARDIRQ, _irqs(raw, "hardirqExit")),
+            (Event.SOFTIRQ, _irqs(raw, "softirqExit")),
         )
     }
     caveats = _caveats(

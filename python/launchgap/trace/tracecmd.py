@@ -157,8 +157,8 @@ def _names_from_arrays(frame: pl.DataFrame) -> pl.DataFrame:
 
 
 def _add_task_events(parsed: pl.DataFrame, add: Callable[[Event, pl.DataFrame], None]) -> None:
-    """The scheduler's events of the tasks (switches, wakeups, migrations, fork, exec, exit), each kind
-    given to ADD as launchgap's rows."""
+    """The scheduler's events of the tasks (switches, wakeups, migrations), each kind given to ADD as
+    launchgap's rows."""
     sw = _fields(parsed, ["sched_switch"], FIELDS["sched_switch"])
     if not sw.is_empty():
         state = pl.col("state").cast(pl.Int64)
@@ -212,6 +212,10 @@ def _add_task_events(parsed: pl.DataFrame, add: Callable[[Event, pl.DataFrame], 
                 pl.col("dest_cpu").cast(pl.UInt32),
             ),
         )
+
+
+def _add_process_events(parsed: pl.DataFrame, add: Callable[[Event, pl.DataFrame], None]) -> None:
+    """The tasks' births, execs and deaths (fork, exec, exit), each kind given to ADD as launchgap's rows."""
     fk = _fields(parsed, ["sched_process_fork"], FIELDS["sched_process_fork"])
     if not fk.is_empty():
         add(
@@ -328,6 +332,7 @@ def lines_to_events(lines: list[str]) -> tuple[dict[Event, pl.DataFrame], dict]:
     counts = parsed.group_by("name").len()
 
     _add_task_events(parsed, add)
+    _add_process_events(parsed, add)
     _add_irq_events(parsed, add)
     if not out:
         raise DatImportError(
