@@ -472,6 +472,60 @@ def _queued_weight(waits: pl.DataFrame, starts: np.ndarray, ends: np.ndarray) ->
     return integral(ends) - integral(starts)
 
 
+def _queued_weights(
+    queries: pl.DataFrame, waits: pl.DataFrame, group_runs: pl.DataFrame
+) -> tuple[np.ndarray, np.ndarray]:
+    """For each piece (QUERIES: cpu, my_group, q_start, q_end), the task weight-ns of its launching thread's
+    group's waiting tasks (WAITS), and the group weight-ns of the other groups waiting (GROUP_RUNS: each group's
+    waits on a CPU merged), on its CPU over the piece."""
+    starts, ends = queries["q_start"].to_numpy(), queries["q_end"].to_numpy()
+    cpus, mine = queries["cpu"].to_numpy(), queries["my_group"].to_numpy()
+    in_group = np.zeros(queries.height, np.float64)  # task weight-ns of my group's waiting tasks
+    other_groups = np.zeros(queries.height, np.float64)  # group weight-ns of the other groups waiting
+    for cpu in np.unique(cpus):
+        on_cpu = cpus == cpu
+        runs_here = group_runs.filter(pl.col("cpu") == cpu)
+        all_groups = _queued_weight(runs_here, starts[on_cpu], ends[on_cpu])
+        for group in np.unique(mine[on_cpu]):
+            here = on_cpu & (mine == group)
+            at = np.flatnonzero(here[on_cpu])
+            in_group[here] = _queued_weight(
+                waits.filter((pl.col("cpu") == cpu) & (pl.col("group") == group)), starts[here], ends[here]
+            )
+            other_groups[here] = all_groups[at] - _queued_weight(
+                runs_here.filter(pl.col("group") == group), starts[here], ends[here]
+            )
+    return in_group, other_groups
+
+
+def _own_waits(queries: pl.DataFrame, waits: pl.DataFrame) -> pl.DataFrame:
+    """piece, own: the weight-ns of the launching thread's own waits and its culprit's (where in its group) over
+    each piece, on the piece's CPU: in its group's sum, to be taken back out (a task's waits are disjoint, so
+    overlaps by task is exact)."""
+    return (
+        pl.concat(
+            [
+                overlaps(
+                    queries.select("piece", pl.col("me").alias("tid"), "cpu", "my_group", "q_start", "q_end"),
+                    waits.rename({"cpu": "wait_cpu"}),
+                    "tid",
+                ),
+                overlaps(
+                    queries.select(
+                        "piece", pl.col("culprit_tid").alias("tid"), "cpu", "my_group", "q_start", "q_end"
+                    ).drop_nulls("tid"),
+                    waits.rename({"cpu": "wait_cpu"}),
+                    "tid",
+                ),
+            ],
+            how="diagonal_relaxed",
+        )
+        .filter((pl.col("wait_cpu") == pl.col("cpu")) & (pl.col("group") == pl.col("my_group")))
+        .group_by("piece")
+        .agg((pl.col("overlap_ns") * pl.col("weight")).sum().alias("own"))
+    )
+
+
 def with_share(pieces: pl.DataFrame, competition: Competition) -> pl.DataFrame:
     """PIECES (cpu, tid, culprit_tid, p_start, p_end, ...) with `share`: the part of each the launching thread
     would have had without its culprit. A fair scheduler splits a CPU's time first among the scheduler groups
@@ -506,8 +560,6 @@ def with_share(pieces: pl.DataFrame, competition: Competition) -> pl.DataFrame:
     )
     if waits.is_empty() or queries.is_empty():
         return indexed.with_columns(pl.lit(1.0).alias("share")).drop("piece")
-    starts, ends = queries["q_start"].to_numpy(), queries["q_end"].to_numpy()
-    cpus, mine = queries["cpu"].to_numpy(), queries["my_group"].to_numpy()
     # the groups' weights while any of their tasks waits: each group's waits on a CPU merged into one run
     group_runs = merge_intervals(
         waits.select(
@@ -515,45 +567,8 @@ def with_share(pieces: pl.DataFrame, competition: Competition) -> pl.DataFrame:
         ),
         ["cpu", "group", "group_weight"],
     ).rename({"start_ns": "r_start", "end_ns": "r_end", "group_weight": "weight"})
-    in_group = np.zeros(queries.height, np.float64)  # task weight-ns of my group's waiting tasks
-    other_groups = np.zeros(queries.height, np.float64)  # group weight-ns of the other groups waiting
-    for cpu in np.unique(cpus):
-        on_cpu = cpus == cpu
-        runs_here = group_runs.filter(pl.col("cpu") == cpu)
-        all_groups = _queued_weight(runs_here, starts[on_cpu], ends[on_cpu])
-        for group in np.unique(mine[on_cpu]):
-            here = on_cpu & (mine == group)
-            at = np.flatnonzero(here[on_cpu])
-            in_group[here] = _queued_weight(
-                waits.filter((pl.col("cpu") == cpu) & (pl.col("group") == group)), starts[here], ends[here]
-            )
-            other_groups[here] = all_groups[at] - _queued_weight(
-                runs_here.filter(pl.col("group") == group), starts[here], ends[here]
-            )
-    # the launching thread's own waits and the culprit's (where in its group) are in its group's sum: taken
-    # back out (a task's waits are disjoint, so overlaps by task is exact), on the piece's CPU only
-    own = (
-        pl.concat(
-            [
-                overlaps(
-                    queries.select("piece", pl.col("me").alias("tid"), "cpu", "my_group", "q_start", "q_end"),
-                    waits.rename({"cpu": "wait_cpu"}),
-                    "tid",
-                ),
-                overlaps(
-                    queries.select(
-                        "piece", pl.col("culprit_tid").alias("tid"), "cpu", "my_group", "q_start", "q_end"
-                    ).drop_nulls("tid"),
-                    waits.rename({"cpu": "wait_cpu"}),
-                    "tid",
-                ),
-            ],
-            how="diagonal_relaxed",
-        )
-        .filter((pl.col("wait_cpu") == pl.col("cpu")) & (pl.col("group") == pl.col("my_group")))
-        .group_by("piece")
-        .agg((pl.col("overlap_ns") * pl.col("weight")).sum().alias("own"))
-    )
+    in_group, other_groups = _queued_weights(queries, waits, group_runs)
+    own = _own_waits(queries, waits)
     length = pl.col("q_end") - pl.col("q_start")
     others = (
         queries.select("piece", "my_weight", "my_group_weight", "q_start", "q_end")
@@ -608,6 +623,57 @@ def _recause(named: pl.DataFrame, measurement: Measurement) -> pl.DataFrame:
     )
 
 
+def _host_pieces(host: pl.DataFrame, segments: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The gaps' host parts with a thread that ended them (HOST: _host_parts) as queries (gap, pid, device_id,
+    tid, call_start_ns, call_end_ns, q_start, q_end), and their pieces: each part of a query one of its
+    thread's SEGMENTS covers, with its state, p_start, p_end."""
+    queries = host.filter(pl.col("host_end") > pl.col("g_start") & pl.col("tid").is_not_null()).select(
+        "gap",
+        "pid",
+        "device_id",
+        "tid",
+        "call_start_ns",
+        "call_end_ns",
+        pl.col("g_start").alias("q_start"),
+        pl.col("host_end").alias("q_end"),
+    )
+    seg = segments.select(
+        "tid",
+        "cpu",
+        pl.col("state").cast(pl.String),
+        pl.col("s_start").alias("r_start"),
+        pl.col("s_end").alias("r_end"),
+    )
+    pieces = overlaps(queries, seg, "tid").with_columns(
+        pl.max_horizontal("q_start", "r_start").alias("p_start"), pl.min_horizontal("q_end", "r_end").alias("p_end")
+    )
+    return queries, pieces
+
+
+def _by_cause(parts: list[pl.DataFrame]) -> pl.DataFrame:
+    """The attribution's PARTS (each with some of IDLE_COLUMNS, ns, and recoverable where a share applies) as
+    one frame: ns and recoverable_ns summed by gap owner, cause, culprit and thread, largest first."""
+    every = pl.concat(
+        [
+            o.select(
+                [pl.col(c).cast(t) if c in o.columns else pl.lit(None, t).alias(c) for c, t in IDLE_COLUMNS.items()]
+                + [
+                    (pl.col("recoverable") if "recoverable" in o.columns else pl.col("ns"))
+                    .cast(pl.Float64)
+                    .alias("recoverable")
+                ]
+            )
+            for o in parts
+        ]
+    )
+    return (
+        every.filter(pl.col("ns") > 0)
+        .group_by("pid", "device_id", "cause", "culprit_pid", "culprit", "culprit_cgroup", "tid")
+        .agg(pl.col("ns").sum(), pl.col("recoverable").sum().round().cast(pl.Int64).alias("recoverable_ns"))
+        .sort(["ns", "pid", "cause", "culprit"], descending=[True, False, False, False], nulls_last=True)
+    )
+
+
 def attribute(
     gaps: pl.DataFrame,
     segments: pl.DataFrame,
@@ -642,26 +708,7 @@ def attribute(
             (pl.col("g_end") - pl.col("host_end")).alias("ns"),
         )
     )
-    queries = host.filter(pl.col("host_end") > pl.col("g_start") & pl.col("tid").is_not_null()).select(
-        "gap",
-        "pid",
-        "device_id",
-        "tid",
-        "call_start_ns",
-        "call_end_ns",
-        pl.col("g_start").alias("q_start"),
-        pl.col("host_end").alias("q_end"),
-    )
-    seg = segments.select(
-        "tid",
-        "cpu",
-        pl.col("state").cast(pl.String),
-        pl.col("s_start").alias("r_start"),
-        pl.col("s_end").alias("r_end"),
-    )
-    pieces = overlaps(queries, seg, "tid").with_columns(
-        pl.max_horizontal("q_start", "r_start").alias("p_start"), pl.min_horizontal("q_end", "r_end").alias("p_end")
-    )
+    queries, pieces = _host_pieces(host, segments)
     # the host part's time the thread's segments do not cover: its state is not known
     covered = pieces.group_by("gap").agg(pl.col("overlap_ns").sum().alias("covered"))
     uncovered = queries.join(covered, on="gap", how="left").select(
@@ -684,25 +731,7 @@ def attribute(
             "pid", "device_id", "tid", pl.lit(UNKNOWN).alias("cause"), (pl.col("p_end") - pl.col("p_start")).alias("ns")
         )
     )
-    every = pl.concat(
-        [
-            o.select(
-                [pl.col(c).cast(t) if c in o.columns else pl.lit(None, t).alias(c) for c, t in IDLE_COLUMNS.items()]
-                + [
-                    (pl.col("recoverable") if "recoverable" in o.columns else pl.col("ns"))
-                    .cast(pl.Float64)
-                    .alias("recoverable")
-                ]
-            )
-            for o in out
-        ]
-    )
-    return (
-        every.filter(pl.col("ns") > 0)
-        .group_by("pid", "device_id", "cause", "culprit_pid", "culprit", "culprit_cgroup", "tid")
-        .agg(pl.col("ns").sum(), pl.col("recoverable").sum().round().cast(pl.Int64).alias("recoverable_ns"))
-        .sort(["ns", "pid", "cause", "culprit"], descending=[True, False, False, False], nulls_last=True)
-    )
+    return _by_cause(out)
 
 
 def _run_columns(runs: pl.DataFrame) -> pl.DataFrame:
@@ -955,6 +984,60 @@ def _complement(spans: pl.DataFrame, within: pl.DataFrame, key: str) -> pl.DataF
     )
 
 
+def _who_ran(waiting: pl.DataFrame, runs: pl.DataFrame) -> pl.DataFrame:
+    """Who ran on each waiting delay's CPU while it lasted (WAITING: d, cpu, tid, d_start, d_end), the waiting
+    thread aside: d, cpu, start, end, culprit_pid, culprit_tid, culprit_cgroup, culprit (the idle task as
+    swapper)."""
+    ran = overlaps(
+        waiting.select(
+            "d", "cpu", "tid", pl.col("d_start").alias("q_start"), pl.col("d_end").alias("q_end")
+        ).drop_nulls("cpu"),
+        _run_columns(runs).drop_nulls("cpu"),
+        "cpu",
+    )
+    return ran.filter(pl.col("run_tid") != pl.col("tid")).select(
+        "d",
+        "cpu",
+        pl.max_horizontal("q_start", "r_start").alias("start"),
+        pl.min_horizontal("q_end", "r_end").alias("end"),
+        pl.col("run_pid").alias("culprit_pid"),
+        pl.col("run_tid").alias("culprit_tid"),
+        pl.col("run_cgroup").alias("culprit_cgroup"),
+        pl.when(pl.col("run_pid") == 0).then(pl.lit("swapper")).otherwise(pl.col("run_comm")).alias("culprit"),
+    )
+
+
+def _interrupt_pieces(interrupts: pl.DataFrame, irqs: pl.DataFrame) -> pl.DataFrame:
+    """The delays that are interrupts (d, tid, d_start, d_end, cause), each named by the interrupt that overlaps
+    it most (IRQS: tid, i_start, i_end, name, kind), as pieces: no culprit process, a share of one."""
+    names = irqs.select(
+        "tid",
+        pl.col("i_start").alias("r_start"),
+        pl.col("i_end").alias("r_end"),
+        pl.col("name").fill_null(pl.col("kind")).alias("name"),
+    )
+    best = (
+        overlaps(
+            interrupts.select("d", "tid", pl.col("d_start").alias("q_start"), pl.col("d_end").alias("q_end")),
+            names,
+            "tid",
+        )
+        .sort("overlap_ns", descending=True)
+        .unique("d", keep="first")
+        .select("d", "name")
+    )
+    return interrupts.join(best, on="d", how="left").select(
+        "tid",
+        pl.col("d_start").alias("start"),
+        pl.col("d_end").alias("end"),
+        "cause",
+        pl.lit(0, pl.UInt32).alias("culprit_pid"),
+        pl.col("name").alias("culprit"),
+        pl.lit(None, pl.Int32).alias("culprit_cgroup"),
+        pl.lit(1.0).alias("share"),
+    )
+
+
 def delay_pieces(
     segments: pl.DataFrame,
     runs: pl.DataFrame,
@@ -970,23 +1053,7 @@ def delay_pieces(
     tids = threads["tid"].to_list()
     raw = delays(segments, irqs, tids).with_row_index("d")
     waiting = raw.filter(pl.col("cause") != IRQ)
-    ran = overlaps(
-        waiting.select(
-            "d", "cpu", "tid", pl.col("d_start").alias("q_start"), pl.col("d_end").alias("q_end")
-        ).drop_nulls("cpu"),
-        _run_columns(runs).drop_nulls("cpu"),
-        "cpu",
-    )
-    ran = ran.filter(pl.col("run_tid") != pl.col("tid")).select(
-        "d",
-        "cpu",
-        pl.max_horizontal("q_start", "r_start").alias("start"),
-        pl.min_horizontal("q_end", "r_end").alias("end"),
-        pl.col("run_pid").alias("culprit_pid"),
-        pl.col("run_tid").alias("culprit_tid"),
-        pl.col("run_cgroup").alias("culprit_cgroup"),
-        pl.when(pl.col("run_pid") == 0).then(pl.lit("swapper")).otherwise(pl.col("run_comm")).alias("culprit"),
-    )
+    ran = _who_ran(waiting, runs)
     named = _recause(
         ran.join(
             waiting.select("d", "tid", "cause", pl.col("d_start").alias("w_start"), pl.col("d_end").alias("w_end")),
@@ -1017,34 +1084,7 @@ def delay_pieces(
     ]
     interrupts = raw.filter(pl.col("cause") == IRQ)
     if not interrupts.is_empty():
-        names = irqs.select(
-            "tid",
-            pl.col("i_start").alias("r_start"),
-            pl.col("i_end").alias("r_end"),
-            pl.col("name").fill_null(pl.col("kind")).alias("name"),
-        )
-        best = (
-            overlaps(
-                interrupts.select("d", "tid", pl.col("d_start").alias("q_start"), pl.col("d_end").alias("q_end")),
-                names,
-                "tid",
-            )
-            .sort("overlap_ns", descending=True)
-            .unique("d", keep="first")
-            .select("d", "name")
-        )
-        parts.append(
-            interrupts.join(best, on="d", how="left").select(
-                "tid",
-                pl.col("d_start").alias("start"),
-                pl.col("d_end").alias("end"),
-                "cause",
-                pl.lit(0, pl.UInt32).alias("culprit_pid"),
-                pl.col("name").alias("culprit"),
-                pl.lit(None, pl.Int32).alias("culprit_cgroup"),
-                pl.lit(1.0).alias("share"),
-            )
-        )
+        parts.append(_interrupt_pieces(interrupts, irqs))
     pieces = pl.concat(
         [
             p.with_columns(
@@ -1114,6 +1154,24 @@ def _drained_windows(launches: pl.DataFrame, drains: pl.DataFrame) -> pl.DataFra
     return windows.join(enders, on=["pid", "w_end"], how="left")
 
 
+def _work_region(launches: pl.DataFrame, syncs: pl.DataFrame) -> pl.DataFrame:
+    """pid, tid, lo, hi: each launching thread's first GPU work (a launch, or a copy before it) to its last (a
+    launch, or a copy after it)."""
+    sync_span = syncs.group_by("pid", "tid").agg(
+        pl.col("ts_ns").min().cast(pl.Int64).alias("first_sync"),
+        (pl.col("ts_ns") + pl.col("duration_ns")).max().cast(pl.Int64).alias("last_sync"),
+    )
+    return (
+        launches.group_by("pid", "tid")
+        .agg(pl.col("ts_ns").min().alias("lo"), pl.col("ts_ns").max().alias("hi"))
+        .join(sync_span, on=["pid", "tid"], how="left")
+        .with_columns(
+            pl.min_horizontal("lo", pl.col("first_sync").fill_null(pl.col("lo"))).alias("lo"),
+            pl.max_horizontal("hi", pl.col("last_sync").fill_null(pl.col("hi"))).alias("hi"),
+        )
+    )
+
+
 def host_bounds(
     launches: pl.DataFrame,
     syncs: pl.DataFrame,
@@ -1132,20 +1190,7 @@ def host_bounds(
     rec_low, rec_high),
     steps, refined, note}."""
     launches = launches.with_columns(pl.col("ts_ns").cast(pl.Int64))
-    # from the thread's first GPU work (a launch, or a copy before it) to its last (a launch, or a copy after it)
-    sync_span = syncs.group_by("pid", "tid").agg(
-        pl.col("ts_ns").min().cast(pl.Int64).alias("first_sync"),
-        (pl.col("ts_ns") + pl.col("duration_ns")).max().cast(pl.Int64).alias("last_sync"),
-    )
-    region = (
-        launches.group_by("pid", "tid")
-        .agg(pl.col("ts_ns").min().alias("lo"), pl.col("ts_ns").max().alias("hi"))
-        .join(sync_span, on=["pid", "tid"], how="left")
-        .with_columns(
-            pl.min_horizontal("lo", pl.col("first_sync").fill_null(pl.col("lo"))).alias("lo"),
-            pl.max_horizontal("hi", pl.col("last_sync").fill_null(pl.col("hi"))).alias("hi"),
-        )
-    )
+    region = _work_region(launches, syncs)
     # a delay costs the GPU at most its own length, and only while its thread still had launches to make
     inside = _clip(delay_pieces.join(region, on=["pid", "tid"]), "lo", "hi")
     inside = inside.with_columns((pl.col("d_end") - pl.col("d_start")).alias("ns"))
@@ -1477,6 +1522,29 @@ def _measured(
     )
 
 
+def _gpu_processes(per: pl.DataFrame, idle: pl.DataFrame) -> list[GpuProcess]:
+    """Each process and device's GPU time (PER: busy_ns by pid, device_id, with first_ns and last_ns), its idle
+    (IDLE: attribute's rows) by kind of cause, the idle by design left out."""
+    processes = []
+    for pid, device, busy_p, first, last in per.sort("pid", "device_id").iter_rows():
+        mine = idle.filter((pl.col("pid") == pid) & (pl.col("device_id") == device) & ~pl.col("cause").is_in(BY_DESIGN))
+        got = dict(mine.group_by("cause").agg(pl.col("ns").sum()).iter_rows())
+        processes.append(
+            GpuProcess(
+                pid=pid,
+                device_id=device,
+                span_ns=int(last - first),
+                busy_ns=int(busy_p),
+                idle_ns=int(sum(got.values())),
+                interference_ns=int(sum(got.get(c, 0) for c in INTERFERENCE)),
+                own_ns=int(sum(got.get(c, 0) for c in OWN)),
+                gpu_side_ns=int(got.get(GPU_SIDE, 0)),
+                unknown_ns=int(got.get(UNKNOWN, 0)),
+            )
+        )
+    return processes
+
+
 def exact_section(
     trace: Trace,
     pids: set[int],
@@ -1517,23 +1585,7 @@ def exact_section(
         pl.col("recoverable_ns").alias("rec_low"),
         pl.col("recoverable_ns").alias("rec_high"),
     )
-    processes = []
-    for pid, device, busy_p, first, last in per.sort("pid", "device_id").iter_rows():
-        mine = idle.filter((pl.col("pid") == pid) & (pl.col("device_id") == device) & ~pl.col("cause").is_in(BY_DESIGN))
-        got = dict(mine.group_by("cause").agg(pl.col("ns").sum()).iter_rows())
-        processes.append(
-            GpuProcess(
-                pid=pid,
-                device_id=device,
-                span_ns=int(last - first),
-                busy_ns=int(busy_p),
-                idle_ns=int(sum(got.values())),
-                interference_ns=int(sum(got.get(c, 0) for c in INTERFERENCE)),
-                own_ns=int(sum(got.get(c, 0) for c in OWN)),
-                gpu_side_ns=int(got.get(GPU_SIDE, 0)),
-                unknown_ns=int(got.get(UNKNOWN, 0)),
-            )
-        )
+    processes = _gpu_processes(per, idle)
     active = int(per["last_ns"].max() - per["first_ns"].min()) if per.height else 0
     # the CPU time the launching threads lost, and what of it the GPU did not notice, both inside the active span
     spans = per.group_by("pid").agg(pl.col("first_ns").min().alias("lo"), pl.col("last_ns").max().alias("hi"))
