@@ -119,7 +119,10 @@ def test_the_report_gives_the_answer_first_in_a_pipe(beside_a_hog):
     end = next(i for i, line in enumerate(lines) if line.startswith("GPU time (exact, from GPU activity)"))
     said = " ".join(line for line in lines[2:end] if "caveat" not in line)
     assert said == report.verdict.text
-    assert re.search(rf"Most of it was [^:]+ \(pid {hog}\): [^,]+, \d+% of it\.", said), said
+    # a command's processes are one culprit: the hog is a python, and on a busy machine other pythons (a test
+    # runner beside) ran there too
+    top = re.search(r"Most of it was [^:(]+ \(pids? ([\d, ]+)\): [^,]+, \d+% of it\.", said)
+    assert top and str(hog) in top.group(1).split(", "), said
     measured = re.search(r"Without it: [\d.]+ steps/s instead of ([\d.]+) ", said)
     first, last = truth_active_span(run.truths[0])
     assert measured and float(measured.group(1)) == pytest.approx(TOKENS / ((last - first) / 1e9), abs=0.06)
