@@ -118,6 +118,44 @@ def _ranked(frame: pl.DataFrame, time: str) -> pl.DataFrame:
     )
 
 
+def _fill_from_enclosing_calls(
+    direct: pl.DataFrame, paired: pl.DataFrame, api: pl.DataFrame, unmatched: pl.DataFrame, launch_apis: list[str]
+) -> pl.DataFrame:
+    """DIRECT (the launches joined to their executions by the driver call's id) with the executions CUPTI
+    numbered with the enclosing runtime call's id (UNMATCHED) filled in: each put on the launch whose driver
+    call (PAIRED) that runtime call (API, not one of LAUNCH_APIS) encloses."""
+    outer = (
+        api.filter(~pl.col("api").is_in(launch_apis))
+        .join(unmatched, on=["pid", "correlation_id"], how="inner")
+        .select(
+            "pid",
+            "tid",
+            pl.col("ts_ns").alias("outer_start_ns"),
+            pl.col("end_ns").alias("outer_end_ns"),
+            *[c for c in EXECUTION_COLUMNS if c not in ("pid", "correlation_id")],
+        )
+        .sort("outer_start_ns")
+    )
+    inner = paired.select("pid", "tid", "rank", "call_start_ns").drop_nulls().sort("call_start_ns")
+    # both sides sorted by time above; polars cannot check that within `by` groups, and warned on every report
+    nested = (
+        inner.join_asof(
+            outer,
+            left_on="call_start_ns",
+            right_on="outer_start_ns",
+            by=["pid", "tid"],
+            strategy="backward",
+            check_sortedness=False,
+        )
+        .filter(pl.col("outer_end_ns").is_not_null() & (pl.col("call_start_ns") <= pl.col("outer_end_ns")))
+        .select("pid", "tid", "rank", *[c for c in EXECUTION_COLUMNS if c not in ("pid", "correlation_id")])
+    )
+    filled = direct.join(nested, on=["pid", "tid", "rank"], how="left", suffix="_outer")
+    return filled.with_columns(
+        [pl.coalesce(c, f"{c}_outer").alias(c) for c in EXECUTION_COLUMNS if c not in ("pid", "correlation_id")]
+    ).drop([f"{c}_outer" for c in EXECUTION_COLUMNS if c not in ("pid", "correlation_id")])
+
+
 def join_launches(trace: Trace) -> pl.DataFrame:
     """Every launch row of the processes that have GPU activity, with its GPU execution:
     ts_ns, pid, tid, api, correlation_id, gpu_start_ns, gpu_end_ns, device_id, context_id,
@@ -154,36 +192,7 @@ def join_launches(trace: Trace) -> pl.DataFrame:
     # CUPTI may number the execution with the runtime call's id: that call encloses the driver call
     unmatched = execs.join(paired.select("pid", "correlation_id"), on=["pid", "correlation_id"], how="anti")
     if not unmatched.is_empty():
-        outer = (
-            api.filter(~pl.col("api").is_in(launch_apis))
-            .join(unmatched, on=["pid", "correlation_id"], how="inner")
-            .select(
-                "pid",
-                "tid",
-                pl.col("ts_ns").alias("outer_start_ns"),
-                pl.col("end_ns").alias("outer_end_ns"),
-                *[c for c in EXECUTION_COLUMNS if c not in ("pid", "correlation_id")],
-            )
-            .sort("outer_start_ns")
-        )
-        inner = paired.select("pid", "tid", "rank", "call_start_ns").drop_nulls().sort("call_start_ns")
-        # both sides sorted by time above; polars cannot check that within `by` groups, and warned on every report
-        nested = (
-            inner.join_asof(
-                outer,
-                left_on="call_start_ns",
-                right_on="outer_start_ns",
-                by=["pid", "tid"],
-                strategy="backward",
-                check_sortedness=False,
-            )
-            .filter(pl.col("outer_end_ns").is_not_null() & (pl.col("call_start_ns") <= pl.col("outer_end_ns")))
-            .select("pid", "tid", "rank", *[c for c in EXECUTION_COLUMNS if c not in ("pid", "correlation_id")])
-        )
-        filled = direct.join(nested, on=["pid", "tid", "rank"], how="left", suffix="_outer")
-        direct = filled.with_columns(
-            [pl.coalesce(c, f"{c}_outer").alias(c) for c in EXECUTION_COLUMNS if c not in ("pid", "correlation_id")]
-        ).drop([f"{c}_outer" for c in EXECUTION_COLUMNS if c not in ("pid", "correlation_id")])
+        direct = _fill_from_enclosing_calls(direct, paired, api, unmatched, launch_apis)
     return (
         direct.with_columns((pl.col("call_api") == pl.col("api")).fill_null(False).alias("api_matches"))
         .select(

@@ -88,14 +88,10 @@ def _task_edges(switches: pl.LazyFrame, window: Window) -> pl.DataFrame:
     )
 
 
-def wait_intervals(trace: Trace, start_ns: int, window: Window | None = None) -> pl.DataFrame:
-    """tid, cpu, start_ns, end_ns of every runnable-but-not-running stretch that ended at a recorded
-    switch of its task.
-
-    With WINDOW: those that overlap it (not cut), and some that end before it, read from each task's
-    events from its last switch before the window to its first switch-in after it. A wait that overlaps
-    the window starts at or after that last switch (an earlier one ended by that switch, the task's
-    next after it) and ends by that first switch-in."""
+def _switches_and_wakeups(trace: Trace, window: Window | None) -> pl.DataFrame:
+    """Every task's switches and wakeups (those wait_intervals needs for WINDOW, where given), by task and time,
+    a switch-out before a wakeup before a switch-in at equal times: ts_ns, tid, cpu, kind (out_blocked,
+    out_runnable, wake, in), rank."""
     switches = trace.scan(Event.SWITCH).select(
         pl.col("ts_ns").cast(pl.Int64), "cpu", "tid", "next_tid", "voluntary", "prev_state"
     )
@@ -138,9 +134,20 @@ def wait_intervals(trace: Trace, start_ns: int, window: Window | None = None) ->
         pl.concat([outs, ins, wakes]).with_columns(pl.col("tid").cast(pl.UInt32), pl.col("cpu").cast(pl.UInt32))
     )
     order = {"out_blocked": 0, "out_runnable": 0, "wake": 1, "in": 2}
-    rows = rows.with_columns(pl.col("kind").replace_strict(order, return_dtype=pl.Int8).alias("rank")).sort(
+    return rows.with_columns(pl.col("kind").replace_strict(order, return_dtype=pl.Int8).alias("rank")).sort(
         "tid", "ts_ns", "rank"
     )
+
+
+def wait_intervals(trace: Trace, start_ns: int, window: Window | None = None) -> pl.DataFrame:
+    """tid, cpu, start_ns, end_ns of every runnable-but-not-running stretch that ended at a recorded
+    switch of its task.
+
+    With WINDOW: those that overlap it (not cut), and some that end before it, read from each task's
+    events from its last switch before the window to its first switch-in after it. A wait that overlaps
+    the window starts at or after that last switch (an earlier one ended by that switch, the task's
+    next after it) and ends by that first switch-in."""
+    rows = _switches_and_wakeups(trace, window)
     is_in = pl.col("kind") == "in"
     switch_kind = pl.when(pl.col("kind") != "wake").then(pl.col("kind"))
 

@@ -40,18 +40,10 @@ def _shape(frame: pl.DataFrame, **exprs) -> pl.DataFrame:
     ).cast(COLUMN_TYPES)
 
 
-def study_row_chunks(trace: Trace) -> Iterator[pl.DataFrame]:
-    """The rows in time order, a chunk at a time: launches (most of a launch-bound trace) streamed a few
-    segments at a time (Trace.in_time_order), each chunk merged with the other rows (syncs, switches,
-    IRQs of the workload: held in memory) that fall in its stretch of time. The same rows, in the same
-    order, as one stable sort by timestamp of launches, then sync enters, sync exits, switch-outs,
-    switch-ins and IRQ exits."""
-    start = int(trace.meta.get(MetaKey.START_NS) or 0)
-    pids = target_pids(trace)
-    wanted = list(pids)
-    threads = target_threads(trace, pids)
-    tids = threads["tid"].to_list()
-    names = threads.select("tid", pl.col("comm").alias("thread_comm"))
+def _other_rows(trace: Trace, start: int, wanted: list[int], tids: list[int]) -> pl.DataFrame:
+    """The rows besides the launches, in time order (held in memory: few beside a launch-bound trace's
+    launches): the syncs of the processes WANTED (enter and exit), the switches and IRQ exits of their
+    threads TIDS, timed from START."""
 
     def rows_of(kind: Event) -> pl.DataFrame:
         return trace.scan(kind).with_columns((pl.col("ts_ns").cast(pl.Int64) - start).alias("timestamp_ns")).collect()
@@ -112,7 +104,23 @@ def study_row_chunks(trace: Trace) -> Iterator[pl.DataFrame]:
         )
         for kind, exit_row in IRQ_EXIT.items()
     ]
-    others = pl.concat([sync_enter, sync_exit, outs, ins, *irq_rows]).sort("timestamp_ns", maintain_order=True)
+    return pl.concat([sync_enter, sync_exit, outs, ins, *irq_rows]).sort("timestamp_ns", maintain_order=True)
+
+
+def study_row_chunks(trace: Trace) -> Iterator[pl.DataFrame]:
+    """The rows in time order, a chunk at a time: launches (most of a launch-bound trace) streamed a few
+    segments at a time (Trace.in_time_order), each chunk merged with the other rows (syncs, switches,
+    IRQs of the workload: held in memory) that fall in its stretch of time. The same rows, in the same
+    order, as one stable sort by timestamp of launches, then sync enters, sync exits, switch-outs,
+    switch-ins and IRQ exits."""
+    start = int(trace.meta.get(MetaKey.START_NS) or 0)
+    pids = target_pids(trace)
+    wanted = list(pids)
+    threads = target_threads(trace, pids)
+    tids = threads["tid"].to_list()
+    names = threads.select("tid", pl.col("comm").alias("thread_comm"))
+
+    others = _other_rows(trace, start, wanted, tids)
     # few distinct streams: a pointer formatted in Python once each, then mapped
     streams: dict[int, str] = {}
 

@@ -26,6 +26,7 @@ shared/real-traces/kineto and against cudasim's own writer of the same layout):
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -230,6 +231,36 @@ def _base_ns(header: dict, path: Path) -> int | None:
     return base
 
 
+def _gpu_work(timed: pl.DataFrame, graph_ids: pl.Series, damaged: Callable[[str, int], None]) -> pl.DataFrame:
+    """The GPU's work among the TIMED events (kernels, copies, memsets) as rows, those of a graph launch
+    (GRAPH_IDS: their correlation ids) marked; what cannot be placed on a device counted by DAMAGED."""
+    gpu_raw = timed.filter(pl.col("cat").is_in(list(GPU_CATEGORIES)))
+    # the device: the event's own args.device, never its pid (the "GPU N" process it is filed under, which need
+    # not be its device); an event without one is left out and counted
+    device = pl.col("device")
+    damaged("GPU events without a device", int(gpu_raw.select(device.is_null().sum()).item()))
+    damaged("GPU events with a negative device", int(gpu_raw.select((device < 0).sum()).item()))
+    gpu = gpu_raw.filter(device.is_not_null() & (device >= 0)).select(
+        pl.col("cat").replace_strict(GPU_CATEGORIES).alias("work"),
+        "ts_ns",
+        "end_ns",
+        device.alias("device_id"),
+        pl.col("context").fill_null(0).alias("context_id"),
+        pl.col("stream").fill_null(pl.col("tid")).fill_null(0).alias("stream_id"),
+        pl.col("correlation").fill_null(0).alias("correlation_id"),
+        "name",
+        pl.col("bytes").fill_null(0),
+        pl.col("name").str.extract(COPY_DIRECTION, 1).str.to_uppercase().alias("copy_kind"),
+        pl.col("correlation").is_in(graph_ids.implode()).fill_null(False).alias("graph"),
+    )
+    return gpu.with_columns(
+        pl.when(pl.col("copy_kind").is_in(COPY_KIND_NAMES))
+        .then("copy_kind")
+        .otherwise(pl.lit(COPY_KIND_NAMES[0]))
+        .alias("copy_kind")
+    )
+
+
 def read_profiler_trace(path: str | Path) -> ProfilerRun:
     """The PyTorch profiler trace at PATH (.json or .json.gz), streamed: the memory of its GPU work and
     calls, not of its text. KinetoError, one line, when it is not one launchgap can read."""
@@ -277,31 +308,7 @@ def read_profiler_trace(path: str | Path) -> ProfilerRun:
     )
     graph_ids = calls_raw.filter(pl.col("name").is_in(GRAPH_LAUNCHES))["correlation"].drop_nulls()
 
-    gpu_raw = timed.filter(pl.col("cat").is_in(list(GPU_CATEGORIES)))
-    # the device: the event's own args.device, never its pid (the "GPU N" process it is filed under, which need
-    # not be its device); an event without one is left out and counted
-    device = pl.col("device")
-    damaged("GPU events without a device", int(gpu_raw.select(device.is_null().sum()).item()))
-    damaged("GPU events with a negative device", int(gpu_raw.select((device < 0).sum()).item()))
-    gpu = gpu_raw.filter(device.is_not_null() & (device >= 0)).select(
-        pl.col("cat").replace_strict(GPU_CATEGORIES).alias("work"),
-        "ts_ns",
-        "end_ns",
-        device.alias("device_id"),
-        pl.col("context").fill_null(0).alias("context_id"),
-        pl.col("stream").fill_null(pl.col("tid")).fill_null(0).alias("stream_id"),
-        pl.col("correlation").fill_null(0).alias("correlation_id"),
-        "name",
-        pl.col("bytes").fill_null(0),
-        pl.col("name").str.extract(COPY_DIRECTION, 1).str.to_uppercase().alias("copy_kind"),
-        pl.col("correlation").is_in(graph_ids.implode()).fill_null(False).alias("graph"),
-    )
-    gpu = gpu.with_columns(
-        pl.when(pl.col("copy_kind").is_in(COPY_KIND_NAMES))
-        .then("copy_kind")
-        .otherwise(pl.lit(COPY_KIND_NAMES[0]))
-        .alias("copy_kind")
-    )
+    gpu = _gpu_work(timed, graph_ids, damaged)
 
     spans = timed.filter(pl.col("cat") == WINDOW_CATEGORY)
     marks = events.filter((pl.col("ph") == "i") & (pl.col("name") == WINDOW_END_MARK))["ts"].drop_nulls() + origin

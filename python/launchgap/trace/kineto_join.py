@@ -338,8 +338,9 @@ def _check_threads_started(
             )
 
 
-def join(recording: Trace, paths: list[str | Path]) -> Trace:
-    """RECORDING with the GPU activity of the profiler traces at PATHS, put on its clock and its task ids."""
+def _check_joinable(recording: Trace) -> None:
+    """A JoinError where RECORDING cannot take a profiler trace: it is none of launchgap's, or has GPU work of
+    its own."""
     if recording.meta.get(MetaKey.MODE) in ("profiler", "study-csv"):
         raise JoinError(
             f"{recording.path}: --kineto joins a profiler trace to a launchgap recording, and this is "
@@ -350,9 +351,11 @@ def join(recording: Trace, paths: list[str | Path]) -> Trace:
             f"{recording.path}: it was recorded with --gpu-activity and holds GPU work of its own; "
             f"join a profiler trace to a recording made without it"
         )
-    readings = readings_of(recording.meta)
-    tasks = _tasks(recording)
-    first_seen = collect_streamed(
+
+
+def _first_seen(recording: Trace) -> pl.DataFrame:
+    """tid, first_ns: when the recording first shows each task (a switch, a wakeup, a launch)."""
+    return collect_streamed(
         pl.concat(
             [
                 recording.scan(k).select("tid", "ts_ns")
@@ -362,6 +365,14 @@ def join(recording: Trace, paths: list[str | Path]) -> Trace:
         .group_by("tid")
         .agg(pl.col("ts_ns").min().alias("first_ns"))
     )
+
+
+def join(recording: Trace, paths: list[str | Path]) -> Trace:
+    """RECORDING with the GPU activity of the profiler traces at PATHS, put on its clock and its task ids."""
+    _check_joinable(recording)
+    readings = readings_of(recording.meta)
+    tasks = _tasks(recording)
+    first_seen = _first_seen(recording)
     probed = collect_streamed(recording.scan(Event.LAUNCH).select("ts_ns", "pid", "tid"))
     frames: dict[Event, list[pl.DataFrame]] = {k: [] for k in (*GPU_KINDS, Event.LAUNCH)}
     summaries, caveats, keys, windows = [], [], {}, []

@@ -208,6 +208,72 @@ def _mark_points(frame: pl.DataFrame, origin: int, lo: int, hi: int, width_px: i
     )
 
 
+def _draw_gpu_band(ax, data: TimelineData, span: tuple[float, float], width_px: int, line_width: float) -> None:
+    """The GPU lanes below the cores, top to bottom: busy drawn, idle left blank."""
+    lanes = data.gpu_lanes
+    if not lanes:
+        return
+    lane_row = {lane: -1 - i for i, lane in enumerate(lanes)}
+    band = decimate(
+        data.gpu.rename({"lane": "cpu"}).with_columns(pl.lit(GPU_BUSY_COLOUR).alias("color")),
+        data.window.origin_ns + int(span[0] * 1e9),
+        data.window.origin_ns + int(span[1] * 1e9),
+        width_px,
+    )
+    if not band.is_empty():
+        y = band["cpu"].replace_strict(lane_row, default=None).cast(pl.Float64).to_numpy()
+        x0 = ((band["start_ns"] - data.window.origin_ns) / 1e9).to_numpy()
+        x1 = ((band["end_ns"] - data.window.origin_ns) / 1e9).to_numpy()
+        x1 = np.where(band["narrow"].to_numpy(), x0 + (span[1] - span[0]) / width_px, x1)
+        ax.add_collection(
+            LineCollection(
+                np.stack([np.column_stack([x0, y]), np.column_stack([x1, y])], axis=1),
+                colors=GPU_BUSY_COLOUR,
+                linewidths=line_width,
+                capstyle="butt",
+            )
+        )
+
+
+def _draw_unknown(ax, data: TimelineData, span: tuple[float, float], width_px: int, row_of: dict) -> pl.DataFrame:
+    """The stretches whose task is unknown, hatched over whatever the slices say ran there, each at least a
+    pixel wide; returns them (the legend names them where any)."""
+    hatched = unknown_segments(data, span, width_px)
+    if not hatched.is_empty():
+        px = (span[1] - span[0]) / width_px
+        ys = hatched["cpu"].replace_strict(row_of, default=None).cast(pl.Float64).to_numpy()
+        x0 = ((hatched["start_ns"] - data.window.origin_ns) / 1e9).to_numpy()
+        x1 = np.maximum(((hatched["end_ns"] - data.window.origin_ns) / 1e9).to_numpy(), x0 + px)
+        ax.add_collection(
+            PatchCollection(
+                [Rectangle((a, y - 0.4), b - a, 0.8) for a, b, y in zip(x0, x1, ys)],
+                facecolor="none",
+                edgecolor=UNKNOWN_COLOUR,
+                hatch=UNKNOWN_HATCH,
+                linewidth=0,
+                zorder=2,
+            )
+        )
+    return hatched
+
+
+def _legend(ax, data: TimelineData, hatched: pl.DataFrame) -> None:
+    """The legend beside the graph: the commands' colours (the first 14), the marks drawn, the hatching."""
+    handles = [
+        plt.Line2D([], [], color=c, lw=4, label=shown(_legend_label(label, data.stats)))
+        for label, c in list(data.legend.items())[:14]
+    ]
+    handles += [
+        plt.Line2D([], [], color=MARK_STYLE[k][0], marker=MARK_STYLE[k][1], lw=0, label=k)
+        for k in MARK_STYLE
+        if not data.marks.filter(pl.col("kind") == k).is_empty()
+    ]
+    if not hatched.is_empty():
+        handles.append(Patch(facecolor="none", edgecolor=UNKNOWN_COLOUR, hatch=UNKNOWN_HATCH, label=UNKNOWN_LABEL))
+    if handles:
+        ax.legend(handles=handles, fontsize=6, loc="upper left", bbox_to_anchor=(1.005, 1.0), frameon=False)
+
+
 def draw_static(datas: list[TimelineData], path: Path) -> list[pl.DataFrame]:
     """Draws one graph per trace, stacked, on one time scale. Returns the
     segments drawn for each (what tests check instead of pixels)."""
@@ -235,47 +301,10 @@ def draw_static(datas: list[TimelineData], path: Path) -> list[pl.DataFrame]:
                 LineCollection(lines, colors=segs["color"].to_list(), linewidths=line_width, capstyle="butt")
             )
         lanes = data.gpu_lanes
-        if lanes:
-            # below the cores, top to bottom: busy drawn, idle left blank
-            lane_row = {lane: -1 - i for i, lane in enumerate(lanes)}
-            band = decimate(
-                data.gpu.rename({"lane": "cpu"}).with_columns(pl.lit(GPU_BUSY_COLOUR).alias("color")),
-                data.window.origin_ns + int(span[0] * 1e9),
-                data.window.origin_ns + int(span[1] * 1e9),
-                width_px,
-            )
-            if not band.is_empty():
-                y = band["cpu"].replace_strict(lane_row, default=None).cast(pl.Float64).to_numpy()
-                x0 = ((band["start_ns"] - data.window.origin_ns) / 1e9).to_numpy()
-                x1 = ((band["end_ns"] - data.window.origin_ns) / 1e9).to_numpy()
-                x1 = np.where(band["narrow"].to_numpy(), x0 + (span[1] - span[0]) / width_px, x1)
-                ax.add_collection(
-                    LineCollection(
-                        np.stack([np.column_stack([x0, y]), np.column_stack([x1, y])], axis=1),
-                        colors=GPU_BUSY_COLOUR,
-                        linewidths=line_width,
-                        capstyle="butt",
-                    )
-                )
+        _draw_gpu_band(ax, data, span, width_px, line_width)
         lo_abs = data.window.origin_ns + int(span[0] * 1e9)
         hi_abs = data.window.origin_ns + int(span[1] * 1e9)
-        hatched = unknown_segments(data, span, width_px)
-        if not hatched.is_empty():
-            # hatched over whatever the slices say ran there, each at least a pixel wide
-            px = (span[1] - span[0]) / width_px
-            rows = hatched["cpu"].replace_strict(row_of, default=None).cast(pl.Float64).to_numpy()
-            x0 = ((hatched["start_ns"] - data.window.origin_ns) / 1e9).to_numpy()
-            x1 = np.maximum(((hatched["end_ns"] - data.window.origin_ns) / 1e9).to_numpy(), x0 + px)
-            ax.add_collection(
-                PatchCollection(
-                    [Rectangle((a, y - 0.4), b - a, 0.8) for a, b, y in zip(x0, x1, rows)],
-                    facecolor="none",
-                    edgecolor=UNKNOWN_COLOUR,
-                    hatch=UNKNOWN_HATCH,
-                    linewidth=0,
-                    zorder=2,
-                )
-            )
+        hatched = _draw_unknown(ax, data, span, width_px, row_of)
         points = _mark_points(data.marks, data.window.origin_ns, lo_abs, hi_abs, width_px)
         for kind, (colour, marker) in MARK_STYLE.items():
             sel = points.filter(pl.col("kind") == kind)
@@ -290,19 +319,7 @@ def draw_static(datas: list[TimelineData], path: Path) -> list[pl.DataFrame]:
         ax.set_yticks(ticks, [str(c) for c in data.cpus[::step]] + [f"{lane} busy" for lane in lanes], fontsize=7)
         ax.set_ylabel("CPU" + (" / GPU" if lanes else ""))
         ax.set_title(shown(Path(data.name).name), fontsize=9, loc="left")
-        handles = [
-            plt.Line2D([], [], color=c, lw=4, label=shown(_legend_label(label, data.stats)))
-            for label, c in list(data.legend.items())[:14]
-        ]
-        handles += [
-            plt.Line2D([], [], color=MARK_STYLE[k][0], marker=MARK_STYLE[k][1], lw=0, label=k)
-            for k in MARK_STYLE
-            if not data.marks.filter(pl.col("kind") == k).is_empty()
-        ]
-        if not hatched.is_empty():
-            handles.append(Patch(facecolor="none", edgecolor=UNKNOWN_COLOUR, hatch=UNKNOWN_HATCH, label=UNKNOWN_LABEL))
-        if handles:
-            ax.legend(handles=handles, fontsize=6, loc="upper left", bbox_to_anchor=(1.005, 1.0), frameon=False)
+        _legend(ax, data, hatched)
     axes[-1, 0].set_xlabel("seconds")
     fig.tight_layout()
     fig.savefig(path, dpi=DPI)
