@@ -354,13 +354,27 @@ static void convert(const CUpti_Activity *record)
     }
 }
 
-/* Records CUPTI dropped since it was last asked, as a lost row. Lock held. */
-static void stage_drops(CUcontext context, uint32_t stream_id)
+/*
+ * The records CUPTI dropped since it was last asked. Asked with the collector's lock NOT held:
+ * CUPTI may ask for a buffer (buffer_requested, which takes that lock) while it holds a lock of
+ * its own, the one this call takes, so asking here under ours deadlocks the two threads (seen:
+ * cudasim's CUPTI asks for a buffer under its lock, and a recording beside stress-ng hung with
+ * the application thread in buffer_requested and CUPTI's in buffer_completed).
+ */
+static size_t dropped_since_asked(CUcontext context, uint32_t stream_id)
 {
     size_t dropped = 0;
+    if (cupti.get_dropped(context, stream_id, &dropped) != CUPTI_SUCCESS)
+        return 0;
+    return dropped;
+}
+
+/* Records DROPPED (dropped_since_asked) as a lost row. Lock held. */
+static void stage_drops(size_t dropped)
+{
     uint64_t now = monotonic_ns();
     char detail[64];
-    if (cupti.get_dropped(context, stream_id, &dropped) != CUPTI_SUCCESS || !dropped)
+    if (!dropped)
         return;
     /* the process, so the recorder counts these records' launches lost once, not again as undelivered */
     snprintf(detail, sizeof(detail), "{\"cause\": \"cupti_dropped\", \"pid\": %d}", (int)getpid());
@@ -446,6 +460,9 @@ static void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream_id, uin
     CUpti_BuffersCallbackCompleteFunc theirs = NULL;
     size_t theirs_valid = 0;
     uint64_t cpu_before = thread_cpu_ns();
+    /* state.pid read unlocked here: set before CUPTI has these callbacks; a delivery racing the stop, which
+     * clears it, asks CUPTI once more, harmlessly, and the check under the lock below decides */
+    size_t dropped = state.pid == getpid() ? dropped_since_asked(context, stream_id) : 0;
     pthread_mutex_lock(&lock);
     if (state.pid == getpid()) {
         name_delivering_thread();
@@ -453,7 +470,7 @@ static void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream_id, uin
             measure_client_clock();
         while (valid && cupti.get_next_record(buffer, valid, &record) == CUPTI_SUCCESS)
             convert(record);
-        stage_drops(context, stream_id);
+        stage_drops(dropped);
         flush_staged();
         state.cpu_ns += thread_cpu_ns() - cpu_before;
     }
@@ -638,10 +655,11 @@ static void stop(void)
         return;
     /* forced: every buffer CUPTI holds, full or not, comes back now (into buffer_completed) */
     flush_all_here();
+    size_t dropped = dropped_since_asked(NULL, 0);
     pthread_mutex_lock(&lock);
     if (strcmp(state.clock_method, "measured_offset") == 0)
         measure_offset(&offset_end, &error_end);
-    stage_drops(NULL, 0);
+    stage_drops(dropped);
     snprintf(detail, sizeof(detail),
              "{\"rows\": %" PRIu64 ", \"unwritten\": %" PRIu64 ", \"dropped\": %" PRIu64
              ", \"cpu_ns\": %" PRIu64 ", \"clock_offset_end_ns\": %" PRId64 ", \"clock_error_end_ns\": %" PRIu64 "}",
