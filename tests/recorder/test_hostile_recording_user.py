@@ -312,7 +312,8 @@ def test_frames_a_workload_forges_are_refused_counted_and_recorded(users, attack
     trace = read_trace(out)
     pid = trace.meta["command_pid"]
     lost = trace.of(Event.LOST)
-    details = [json.loads(d) for d in lost["detail"].to_list()]
+    # a null detail is the ring buffer's own drop (docs/trace-format.md, "Why events are lost")
+    details = [json.loads(d) if d is not None else {"cause": "ring_buffer_full"} for d in lost["detail"].to_list()]
     refused = {
         (d["pid"], d["why"]): n
         for d, n in zip(details, lost["lost_count"].to_list())
@@ -327,7 +328,11 @@ def test_frames_a_workload_forges_are_refused_counted_and_recorded(users, attack
     assert trace.of(Event.GPU_COLLECTOR).select("pid", "state").rows() == [(pid, "started")]
     believed = lost.filter(pl.col("detail").str.contains('"cupti_dropped"'))["lost_count"].sort().to_list()
     assert believed == [14, U64_MAX]
-    assert set(lost["lost_event"].to_list()) == {"gpu_activity"}
+    # every row the channel made is GPU activity; the host's own losses (a full ring buffer, interrupts landing while
+    # the sandbox's agent ran, BPF recursion) come from the kernel's counters, not from frames
+    host_causes = {"recursion_misses", "not_seen_by_probe", "ring_buffer_full"}
+    from_channel = [row for row, d in zip(lost["lost_event"].to_list(), details) if d.get("cause") not in host_causes]
+    assert from_channel and set(from_channel) == {"gpu_activity"}
     # the sum of every count stays at the top of a u64 rather than wrapping to a small number
     assert trace.end["lost_events"] == U64_MAX
     refused_total = sum(FORGED_REFUSALS.values()) + 2
