@@ -8,14 +8,22 @@
 #   scripts/text-baseline.sh /tmp/before     # on the old code
 #   scripts/text-baseline.sh /tmp/after      # on the new
 #   diff -r /tmp/before /tmp/after
+#
+# More traces after DIR (recordings of your own: --gpu-activity beside a hog, bounds mode) join the fixed ones, so
+# that a change to the GPU side's words is compared too.
 set -uo pipefail
 
-if [ $# -ne 1 ]; then
-  echo "usage: $0 DIR (where the outputs go; created, must not exist)" >&2
+if [ $# -lt 1 ]; then
+  echo "usage: $0 DIR [TRACE...] (DIR: where the outputs go; created, must not exist)" >&2
   exit 2
 fi
 # absolute before the cd below, so that a relative DIR is the caller's
 out=$(realpath -m -- "$1")
+shift
+extra=()
+for trace in "$@"; do
+  extra+=("$(realpath -- "$trace")") || exit 2
+done
 if [ -e "$out" ]; then
   echo "$out exists: give a new directory" >&2
   exit 2
@@ -48,6 +56,7 @@ inputs=("tests/data/format1-cudasim.lg" "tests/data/cuda_sched_trace-cudasim.csv
 for kineto in ../shared/real-traces/kineto/*.json.gz; do
   [ -e "$kineto" ] && inputs+=("$kineto")
 done
+inputs+=("${extra[@]}")
 
 for input in "${inputs[@]}"; do
   name=$(basename "$input")
