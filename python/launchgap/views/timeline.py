@@ -203,7 +203,7 @@ def _mark_points(frame: pl.DataFrame, origin: int, lo: int, hi: int, width_px: i
     ns_per_px = max(1.0, (hi - lo) / width_px)
     return (
         frame.with_columns(((pl.col("ts_ns") - lo) / ns_per_px).floor().alias("px"))
-        .unique(["kind", "cpu", "px"], keep="first")
+        .unique(["kind", "cpu", "px"], keep="first", maintain_order=True)
         .with_columns(((pl.col("ts_ns") - origin) / 1e9).alias("t"))
     )
 
