@@ -16,6 +16,8 @@ typedef int CUresult;
 #define CUDA_SUCCESS 0
 #define CUDA_ERROR_INVALID_VALUE 1
 #define CUDA_ERROR_NOT_INITIALIZED 3
+/* a kernel ran past its time: here a collective whose ranks never all arrived (--ranks) */
+#define CUDA_ERROR_LAUNCH_TIMEOUT 702
 
 typedef unsigned long long CUdeviceptr;
 typedef struct CUfunc_st *CUfunction;

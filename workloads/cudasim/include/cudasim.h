@@ -44,6 +44,14 @@ struct cusim_record {
     uint64_t bytes;      /* memcpy size */
     uint32_t graph_nodes;
     int32_t return_code; /* runtime errors: what the runtime returned */
+    /* launches of a collective's kernel (--ranks; all zero otherwise) */
+    int32_t collective;  /* enum ranks_op: which NCCL kernel (0: not a collective) */
+    int32_t rank;        /* the launching process's rank */
+    uint64_t comm_id;    /* its communicator */
+    uint64_t coll_seq;   /* its number on that communicator, from 0 */
+    uint64_t last_arrival_ns; /* when the last rank's kernel of it started */
+    int32_t last_rank;
+    int32_t pad;
 };
 
 /* Simulated kernels and graphs. */
@@ -93,6 +101,7 @@ struct cusim_work {
     uint64_t bytes;          /* copies */
     int32_t copy_kind;       /* copies: 1 host to device, 2 device to host (CUpti_ActivityMemcpyKind) */
     int32_t sync_type;       /* syncs: CUpti_ActivitySynchronizationType */
+    uint32_t device_id;      /* the process's device: 0, or its rank with --ranks */
 };
 
 /* A driver or runtime call in progress, as the hooks see it. */
@@ -115,6 +124,22 @@ void cusim_set_activity_hooks(const struct cusim_activity_hooks *hooks);
 /* For the runtime (and the driver's own entry points): a call begins / ends. */
 struct cusim_call cusim_call_begin(int api);
 int cusim_call_end(const struct cusim_call *call, int result);
+
+/*
+ * Ranks (--ranks; ranks.c): a job region every rank's process shares, made before the fork; each
+ * rank's process attaches to it before its first launch, and from then on its virtual GPU is the
+ * job's (resolved late, so a collective's kernel can end when the last rank's has started).
+ * cusim_ranks_create returns NULL with errno set. cusim_rank_attach returns 0, or -1.
+ */
+void *cusim_ranks_create(int ranks, int comms, const uint64_t *comm_ids, int window, uint64_t transfer_ns,
+                         uint64_t timeout_ns);
+int cusim_rank_attach(void *job, int rank);
+/* A collective's kernel on communicator COMM (an index into cusim_ranks_create's ids): OP is enum
+ * ranks_op, which also names it as NCCL does. Each launch takes the communicator's next number. */
+CUfunction cusim_collective_function(int op, int comm);
+/* A kernel's name as CUPTI reports it (a collective's mangled), and demangled as Kineto shows it. */
+const char *cusim_function_name(uint64_t handle);
+const char *cusim_function_demangled(uint64_t handle);
 
 /* Virtual GPU accounting for this process. */
 uint64_t cusim_gpu_busy_ns(void);

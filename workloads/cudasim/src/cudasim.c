@@ -9,6 +9,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,7 @@
 #include "model.h"
 #include "cupti_client.h"
 #include "kineto.h"
+#include "ranks.h"
 #include "truth.h"
 
 #ifndef CUDASIM_BINARY_NAME
@@ -44,7 +46,13 @@ struct model {
     struct kernel_type embedding;
     struct kernel_type lm_head;
     CUgraphExec layer_graph;
+    CUfunction collectives[RANKS_OP_COUNT][RANKS_MAX_COMMS]; /* --ranks: by NCCL kernel and communicator */
 };
+
+/* --rank-cpus: the CPUs each rank's process is pinned to */
+static cpu_set_t rank_cpus[RANKS_MAX];
+/* --ranks: the job every rank's process shares (made before the fork) */
+static void *rank_job;
 
 /* --cupti-client FROM:TO: a second CUPTI client (libcudasim_profiler.so) profiles tokens [FROM, TO) */
 static int client_from = -1, client_to = -1;
@@ -111,6 +119,28 @@ static void build_model(struct model *m, const struct decode_config *cfg)
     m->layer_graph = cusim_graph((unsigned int)cfg->kernels_per_layer, layer_ns);
     if (!m->layer_graph)
         die("out of memory creating graph");
+    for (int op = RANKS_OP_GENERIC; cfg->ranks && op < RANKS_OP_COUNT; op++)
+        for (int c = 0; c < cfg->comms; c++)
+            if (!(m->collectives[op][c] = cusim_collective_function(op, c)))
+                die("out of memory creating collectives");
+}
+
+/*
+ * --ranks: a layer's collective (its all-reduce, as tensor parallelism has after a layer), launched as
+ * NCCL launches its kernel: through the driver's cuLaunchKernelEx (NCCL's ncclLaunchKernel, for CUDA
+ * 11.8 and later), whatever API the rest uses, on the stream the layer ran on. Its kernel is mostly
+ * ncclDevKernel_Generic; every fourth layer's, a small all-reduce, NCCL's specialised LL kernel. The
+ * geometry is what NCCL launches on two GPUs: a block per channel, its threads and its shared memory.
+ */
+static int launch_collective(const struct decode_config *cfg, const struct model *m, int layer,
+                             cudaStream_t stream)
+{
+    int op = layer % 4 == 3 ? RANKS_OP_ALLREDUCE_LL : RANKS_OP_GENERIC;
+    CUlaunchConfig lc = {.gridDimX = op == RANKS_OP_GENERIC ? 16 : 2, .gridDimY = 1, .gridDimZ = 1,
+                         .blockDimX = op == RANKS_OP_GENERIC ? 512 : 96, .blockDimY = 1, .blockDimZ = 1,
+                         .sharedMemBytes = 88416,
+                         .hStream = cfg->per_thread_stream ? CU_STREAM_PER_THREAD : stream};
+    return cuLaunchKernelEx(&lc, m->collectives[op][layer % cfg->comms], NULL, NULL);
 }
 
 /* ---- one launch, through the API path the configuration asks for ----- */
@@ -319,6 +349,8 @@ static void *decode_worker(void *arg)
     void *weights_host = calloc(1, cfg->weights_bytes);
     int launches_since_stall = 0;
     int launches_since_refused = 0;
+    int collectives = 0; /* this rank's, for --skip-collective */
+    int stalls = cfg->stall_every && (cfg->stall_rank < 0 || cfg->stall_rank == w->proc_index);
     int failed = 0;
 
     w->summary->pid = getpid();
@@ -358,11 +390,9 @@ static void *decode_worker(void *arg)
             enum launch_kind layer_kind = cfg->launch;
             if (layer_kind == LAUNCH_MIXED && splitmix64(&rng) % 4 == 0)
                 layer_kind = LAUNCH_GRAPH;
-            if (layer_kind == LAUNCH_GRAPH) {
+            if (layer_kind == LAUNCH_GRAPH)
                 failed |= launch_graph(cfg, m->layer_graph, stream);
-                continue;
-            }
-            for (int k = 0; k < cfg->kernels_per_layer && !failed; k++) {
+            for (int k = 0; layer_kind != LAUNCH_GRAPH && k < cfg->kernels_per_layer && !failed; k++) {
                 enum launch_kind kind = layer_kind;
                 if (kind == LAUNCH_MIXED)
                     kind = (enum launch_kind)(splitmix64(&rng) % 3);
@@ -372,11 +402,14 @@ static void *decode_worker(void *arg)
                     failed |= launch_refused_by_runtime(cfg, &m->layer_kernels[k], kind, position,
                                                         stream);
                 }
-                if (cfg->stall_every && ++launches_since_stall >= cfg->stall_every) {
+                if (stalls && ++launches_since_stall >= cfg->stall_every) {
                     launches_since_stall = 0;
                     usleep((useconds_t)(cfg->stall_ns / 1000));
                 }
             }
+            if (cfg->ranks && !failed &&
+                !(w->proc_index == cfg->skip_rank && collectives++ == cfg->skip_index))
+                failed |= launch_collective(cfg, m, layer, stream);
         }
         failed |= launch_one(cfg, &m->lm_head, edge_kind, position, stream);
         failed |= end_of_token(cfg, token, stream, event, logits_host, logits_device);
@@ -466,6 +499,17 @@ static void usage(FILE *out)
           "  --kineto-jitter-ns N   each of its readings off by up to N ns (default 150)\n"
           "  --cupti-client FROM:TO a second CUPTI client in the process (as torch.profiler is)\n"
           "                         profiles tokens [FROM, TO) (--procs 1; the truth's cupti_client)\n"
+          "  --ranks N              N processes, each a rank with one virtual device, and after every\n"
+          "                         layer a collective (NCCL's kernel names) that ends --collective-us\n"
+          "                         after the last rank's kernel of it started (--threads 1)\n"
+          "  --collective-us T      a collective's transfer time (default 30)\n"
+          "  --comm-id ID[,ID...]   communicators, the layers' collectives taking them in turn (default 1)\n"
+          "  --collective-timeout-ms MS  a rank waiting this long with nothing moving in the job\n"
+          "                         fails, saying who never arrived (default 10000)\n"
+          "  --rank-cpus L0:L1:...  pin rank i to CPU list Li (taskset's syntax: 0-3,6)\n"
+          "  --stall-rank R         only rank R stalls (--stall-us/--stall-every)\n"
+          "  --skip-collective R:N  rank R leaves out its Nth collective (from 0): the ranks'\n"
+          "                         sequences disagree, to see the timeout\n"
           "  --quiet                print only the tok/s line\n"
           "  -h, --help             this help\n",
           out);
@@ -485,6 +529,65 @@ static long parse_long(const char *flag, const char *text, long min, long max)
     return v;
 }
 
+/* --comm-id ID[,ID...]: decimal or 0x-prefixed hexadecimal, as NCCL logs a commHash */
+static void parse_comm_ids(char *text, struct decode_config *cfg)
+{
+    char *save = NULL;
+    cfg->comms = 0;
+    for (char *id = strtok_r(text, ",", &save); id; id = strtok_r(NULL, ",", &save)) {
+        char *end = NULL;
+        errno = 0;
+        if (cfg->comms == RANKS_MAX_COMMS)
+            die("--comm-id: at most 8 communicators");
+        cfg->comm_ids[cfg->comms] = strtoull(id, &end, 0);
+        if (errno || !end || *end || *id == '-')
+            die("--comm-id expects integers (0x for hexadecimal), separated by commas");
+        for (int c = 0; c < cfg->comms; c++)
+            if (cfg->comm_ids[c] == cfg->comm_ids[cfg->comms])
+                die("--comm-id: each communicator once");
+        cfg->comms++;
+    }
+    if (!cfg->comms)
+        die("--comm-id expects at least one id");
+}
+
+/* --rank-cpus L0:L1:...: one CPU list a rank, each as taskset takes them (0-3,6) */
+static void parse_rank_cpus(const char *text, int ranks)
+{
+    const char *at = text;
+    int rank = 0;
+    for (;;) {
+        CPU_ZERO(&rank_cpus[rank]);
+        for (;;) {
+            char *end;
+            long first, last;
+            errno = 0;
+            first = strtol(at, &end, 10);
+            last = first;
+            if (end != at && *end == '-') {
+                at = end + 1;
+                last = strtol(at, &end, 10);
+            }
+            if (errno || end == at || first < 0 || last < first || last >= CPU_SETSIZE)
+                die("--rank-cpus expects CPU lists (0-3,6) separated by ':', one a rank");
+            for (long cpu = first; cpu <= last; cpu++)
+                CPU_SET((int)cpu, &rank_cpus[rank]);
+            at = end;
+            if (*at != ',')
+                break;
+            at++;
+        }
+        rank++;
+        if (*at == '\0')
+            break;
+        if (*at != ':' || rank == ranks)
+            die("--rank-cpus expects one CPU list a rank, separated by ':'");
+        at++;
+    }
+    if (rank != ranks)
+        die("--rank-cpus expects one CPU list a rank, separated by ':'");
+}
+
 static int parse_choice(const char *flag, const char *text, const char *const *names, int n)
 {
     for (int i = 0; i < n; i++)
@@ -502,7 +605,9 @@ int main(int argc, char **argv)
     enum { OPT_TOKENS = 256, OPT_LAYERS, OPT_KPL, OPT_API, OPT_LAUNCH, OPT_SYNC, OPT_PTSZ,
            OPT_THREADS, OPT_PROCS, OPT_SEED, OPT_HOST_US, OPT_LAUNCH_NS, OPT_KERNEL_US,
            OPT_STALL_US, OPT_STALL_EVERY, OPT_INVALID_EVERY, OPT_TRUTH, OPT_QUIET, OPT_KINETO,
-           OPT_KINETO_LAYOUT, OPT_KINETO_DRIFT, OPT_KINETO_JITTER, OPT_CUPTI_CLIENT };
+           OPT_KINETO_LAYOUT, OPT_KINETO_DRIFT, OPT_KINETO_JITTER, OPT_CUPTI_CLIENT, OPT_RANKS,
+           OPT_COLLECTIVE_US, OPT_COMM_ID, OPT_COLLECTIVE_TIMEOUT, OPT_RANK_CPUS, OPT_STALL_RANK,
+           OPT_SKIP_COLLECTIVE };
     static const char *const layout_names[] = {"absolute", "relative"};
     static const struct option options[] = {
         {"tokens", required_argument, NULL, OPT_TOKENS},
@@ -527,6 +632,13 @@ int main(int argc, char **argv)
         {"kineto-drift-ppm", required_argument, NULL, OPT_KINETO_DRIFT},
         {"kineto-jitter-ns", required_argument, NULL, OPT_KINETO_JITTER},
         {"cupti-client", required_argument, NULL, OPT_CUPTI_CLIENT},
+        {"ranks", required_argument, NULL, OPT_RANKS},
+        {"collective-us", required_argument, NULL, OPT_COLLECTIVE_US},
+        {"comm-id", required_argument, NULL, OPT_COMM_ID},
+        {"collective-timeout-ms", required_argument, NULL, OPT_COLLECTIVE_TIMEOUT},
+        {"rank-cpus", required_argument, NULL, OPT_RANK_CPUS},
+        {"stall-rank", required_argument, NULL, OPT_STALL_RANK},
+        {"skip-collective", required_argument, NULL, OPT_SKIP_COLLECTIVE},
         {"quiet", no_argument, NULL, OPT_QUIET},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
@@ -535,7 +647,10 @@ int main(int argc, char **argv)
         .procs = 1, .seed = 42, .api = API_RUNTIME, .launch = LAUNCH_KERNEL,
         .sync = SYNC_MEMCPY, .host_step_ns = 200000, .launch_cost_ns = 2000,
         .kernel_min_ns = 4000, .kernel_max_ns = 16000,
-        .logits_bytes = QWEN3_VOCAB * sizeof(float), .weights_bytes = 1 << 20};
+        .logits_bytes = QWEN3_VOCAB * sizeof(float), .weights_bytes = 1 << 20,
+        .comms = 1, .comm_ids = {1}, .collective_ns = 30000, .collective_timeout_ns = 10000000000ull,
+        .stall_rank = -1, .skip_rank = -1, .skip_index = -1};
+    int procs_given = 0;
     const char *truth_path = NULL, *kineto_path = NULL;
     struct kineto_clock kineto = {.relative = 1, .drift_ppm = 40.0, .jitter_ns = 150};
     int quiet = 0, opt;
@@ -555,7 +670,7 @@ int main(int argc, char **argv)
         case OPT_SYNC: cfg.sync = (enum sync_kind)parse_choice("--sync", optarg, sync_names, 5); break;
         case OPT_PTSZ: cfg.per_thread_stream = 1; break;
         case OPT_THREADS: cfg.threads = (int)parse_long("--threads", optarg, 1, 256); break;
-        case OPT_PROCS: cfg.procs = (int)parse_long("--procs", optarg, 1, 64); break;
+        case OPT_PROCS: cfg.procs = (int)parse_long("--procs", optarg, 1, 64); procs_given = 1; break;
         case OPT_SEED: cfg.seed = (uint64_t)parse_long("--seed", optarg, 0, 0x7fffffffL); break;
         case OPT_HOST_US: cfg.host_step_ns = 1000ull * (uint64_t)parse_long("--host-us", optarg, 0, 10000000); break;
         case OPT_LAUNCH_NS: cfg.launch_cost_ns = (uint64_t)parse_long("--launch-ns", optarg, 0, 100000000); break;
@@ -593,6 +708,26 @@ int main(int argc, char **argv)
                 die("--cupti-client: TO must be above FROM");
             break;
         }
+        case OPT_RANKS: cfg.ranks = (int)parse_long("--ranks", optarg, 1, RANKS_MAX); break;
+        case OPT_COLLECTIVE_US:
+            cfg.collective_ns = 1000ull * (uint64_t)parse_long("--collective-us", optarg, 1, 10000000);
+            break;
+        case OPT_COMM_ID: parse_comm_ids(optarg, &cfg); break;
+        case OPT_COLLECTIVE_TIMEOUT:
+            cfg.collective_timeout_ns = 1000000ull * (uint64_t)parse_long("--collective-timeout-ms", optarg, 1, 86400000);
+            break;
+        case OPT_RANK_CPUS: cfg.rank_cpus = optarg; break;
+        case OPT_STALL_RANK: cfg.stall_rank = (int)parse_long("--stall-rank", optarg, 0, RANKS_MAX - 1); break;
+        case OPT_SKIP_COLLECTIVE: {
+            char *colon = strchr(optarg, ':');
+            if (!colon)
+                die("--skip-collective expects RANK:N");
+            *colon = '\0';
+            cfg.skip_rank = (int)parse_long("--skip-collective", optarg, 0, RANKS_MAX - 1);
+            cfg.skip_index = (int)parse_long("--skip-collective", colon + 1, 0, 100000000);
+            *colon = ':';
+            break;
+        }
         case OPT_QUIET: quiet = 1; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
@@ -601,6 +736,20 @@ int main(int argc, char **argv)
     if (optind >= argc) {
         usage(stderr);
         return 2;
+    }
+    if (cfg.ranks) {
+        /* each rank a process, as torchrun starts them: --procs, if given, must say the same */
+        if (procs_given && cfg.procs != cfg.ranks)
+            die("--ranks N runs N processes: --procs, if given, must be N too");
+        if (cfg.threads != 1)
+            die("--ranks needs --threads 1: a rank's collectives come from one launching thread");
+        cfg.procs = cfg.ranks;
+        if (cfg.rank_cpus)
+            parse_rank_cpus(cfg.rank_cpus, cfg.ranks);
+        if (cfg.skip_rank >= cfg.ranks || cfg.stall_rank >= cfg.ranks)
+            die("--skip-collective / --stall-rank: no such rank");
+    } else if (cfg.rank_cpus || cfg.stall_rank >= 0 || cfg.skip_rank >= 0) {
+        die("--rank-cpus, --stall-rank and --skip-collective need --ranks");
     }
     if (client_from >= 0 && cfg.procs != 1)
         die("--cupti-client needs --procs 1");
@@ -624,6 +773,12 @@ int main(int argc, char **argv)
     if (summaries == MAP_FAILED)
         die("cannot map worker summaries");
     cusim_set_launch_cost_ns(cfg.launch_cost_ns);
+    /* the arrival table holds each communicator's collectives of two tokens, twice what a rank can run
+     * ahead of the slowest (every token ends in a sync that waits for its collectives) */
+    if (cfg.ranks &&
+        !(rank_job = cusim_ranks_create(cfg.ranks, cfg.comms, cfg.comm_ids, 2 * (cfg.layers / cfg.comms + 1) + 8,
+                                        cfg.collective_ns, cfg.collective_timeout_ns)))
+        die("cannot map the ranks' shared arrival table");
     cuInit(0);
     build_model(&model, &cfg);
 
@@ -631,7 +786,7 @@ int main(int argc, char **argv)
     kineto.offset_ns = kineto_realtime_offset_ns();
     kineto.t0_ns = start_ns;
     kineto.seed = cfg.seed;
-    if (cfg.procs == 1) {
+    if (cfg.procs == 1 && !cfg.ranks) {
         failed = run_process(&cfg, &model, summaries, 0);
     } else {
         pid_t *children = calloc((size_t)cfg.procs, sizeof(*children));
@@ -644,8 +799,18 @@ int main(int argc, char **argv)
                 die("fork failed");
             /* exit(), not _exit(): a child ends like a program, running its atexit handlers
              * (a CUPTI collector flushes its last records there; stdout was flushed above) */
-            if (children[p] == 0)
+            if (children[p] == 0) {
+                if (rank_job) {
+                    /* before CUDA starts (and the CUPTI worker it may start inherits the mask) */
+                    if (cfg.rank_cpus && sched_setaffinity(0, sizeof(rank_cpus[p]), &rank_cpus[p])) {
+                        fprintf(stderr, "cudasim: rank %d: cannot pin to CPUs: %s\n", p, strerror(errno));
+                        exit(1);
+                    }
+                    if (cusim_rank_attach(rank_job, p))
+                        die("cannot attach a rank to the job");
+                }
                 exit(run_process(&cfg, &model, summaries + p * cfg.threads, p) ? 1 : 0);
+            }
         }
         for (int p = 0; p < cfg.procs; p++) {
             int status = 0;
@@ -667,7 +832,7 @@ int main(int argc, char **argv)
                " launches in %.3f s\n",
                CUDASIM_BINARY_NAME, cfg.procs, cfg.threads, tokens, launches,
                (double)(end_ns - start_ns) / 1e9);
-        if (cfg.procs == 1)
+        if (cfg.procs == 1 && !cfg.ranks)
             printf("virtual GPU busy: %.1f%%\n",
                    100.0 * (double)cusim_gpu_busy_ns() / (double)(end_ns - start_ns));
     }

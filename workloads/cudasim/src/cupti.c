@@ -54,7 +54,6 @@
 
 #define MAX_QUEUED 256
 #define CONTEXT_ID 1u
-#define DEVICE_ID 0u
 
 /* Each API the driver reports, as CUPTI names it: domain, callback id, callback name. */
 struct api_name {
@@ -321,7 +320,7 @@ static void kernel_record(const struct cusim_work *work, uint64_t start_ns, uint
                                                                 : CUPTI_ACTIVITY_KIND_KERNEL;
     rec->start = to_cupti_clock(start_ns);
     rec->end = rec->completed = to_cupti_clock(end_ns);
-    rec->deviceId = DEVICE_ID;
+    rec->deviceId = work->device_id; /* 0, or the rank's device with --ranks */
     rec->contextId = CONTEXT_ID;
     rec->streamId = work->stream_id;
     rec->gridX = (int32_t)work->grid[0];
@@ -355,7 +354,7 @@ static void on_work(const struct cusim_work *work)
                 rec->correlationId = work->correlation_id;
                 rec->start = to_cupti_clock(work->start_ns);
                 rec->end = to_cupti_clock(work->end_ns);
-                rec->deviceId = rec->endDeviceId = DEVICE_ID;
+                rec->deviceId = rec->endDeviceId = work->device_id;
                 rec->contextId = rec->endContextId = CONTEXT_ID;
                 rec->graphId = work->graph_id;
                 rec->streamId = work->stream_id;
@@ -381,7 +380,7 @@ static void on_work(const struct cusim_work *work)
                 rec->bytes = work->bytes;
                 rec->start = to_cupti_clock(work->start_ns);
                 rec->end = to_cupti_clock(work->end_ns);
-                rec->deviceId = DEVICE_ID;
+                rec->deviceId = work->device_id;
                 rec->contextId = CONTEXT_ID;
                 rec->streamId = work->stream_id;
                 rec->correlationId = work->correlation_id;

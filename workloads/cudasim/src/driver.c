@@ -5,7 +5,9 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -13,6 +15,7 @@
 #include <unistd.h>
 
 #include "cudasim.h"
+#include "ranks.h"
 #include "vgpu.h"
 
 #define CUSIM_EXPORT __attribute__((visibility("default")))
@@ -25,7 +28,9 @@
 struct sim_function {
     uint32_t magic;
     uint64_t duration_ns;
-    char name[64];
+    int32_t collective; /* enum ranks_op, 0 for a plain kernel */
+    int32_t comm;       /* collectives: the communicator's index */
+    char name[96];      /* NCCL's mangled names run to 80 characters */
 };
 
 struct sim_graph {
@@ -39,6 +44,7 @@ struct CUstream_st {
     uint32_t magic;
     uint32_t cupti_id; /* as CUPTI numbers streams; 0 until first reported */
     struct vgpu_stream queue;
+    int32_t rank_slot; /* --ranks: 1 + its slot on the rank's GPU; 0 until first used */
 };
 
 /* CUPTI's stream ids: the legacy default stream is 7 on NVIDIA's driver; others follow. */
@@ -50,6 +56,7 @@ static uint32_t next_graph_id = 1;
 struct CUevent_st {
     uint32_t magic;
     uint64_t completes_at_ns;
+    uint64_t rank_item; /* --ranks: the last work queued before it, resolved when it is synced */
 };
 
 struct log_header {
@@ -67,6 +74,11 @@ static uint64_t copy_bytes_per_us = 10000; /* 10 GB/s */
 static uint64_t copy_latency_ns = 5000;
 
 static struct log_header *truth_log;
+
+/* --ranks: the job this process is a rank of (NULL: its own virtual GPU, vgpu.c), and its rank */
+static struct ranks_job *rank_job;
+static int my_rank;
+static int rank_streams; /* stream slots given out on this rank's GPU */
 
 /* The stand-in libcupti's hooks (NULL: nobody listens, nothing is reported). */
 static const struct cusim_activity_hooks *activity_hooks;
@@ -173,6 +185,33 @@ CUSIM_EXPORT CUfunction cusim_function(const char *name, uint64_t duration_ns)
     return (CUfunction)fn;
 }
 
+CUSIM_EXPORT CUfunction cusim_collective_function(int op, int comm)
+{
+    struct sim_function *fn;
+    if (op <= RANKS_OP_NONE || op >= RANKS_OP_COUNT || comm < 0 || comm >= RANKS_MAX_COMMS)
+        return NULL;
+    fn = (struct sim_function *)cusim_function(ranks_op_name(op), 0);
+    if (fn) {
+        fn->collective = op;
+        fn->comm = comm;
+    }
+    return (CUfunction)fn;
+}
+
+CUSIM_EXPORT const char *cusim_function_name(uint64_t handle)
+{
+    const struct sim_function *fn = (const struct sim_function *)(uintptr_t)handle;
+    return fn && fn->magic == FUNCTION_MAGIC ? fn->name : "?";
+}
+
+CUSIM_EXPORT const char *cusim_function_demangled(uint64_t handle)
+{
+    const struct sim_function *fn = (const struct sim_function *)(uintptr_t)handle;
+    if (!fn || fn->magic != FUNCTION_MAGIC)
+        return "?";
+    return fn->collective ? ranks_op_demangled(fn->collective) : fn->name;
+}
+
 CUSIM_EXPORT CUgraphExec cusim_graph(unsigned int nodes, uint64_t duration_ns)
 {
     struct sim_graph *graph = calloc(1, sizeof(*graph));
@@ -247,6 +286,120 @@ static struct CUstream_st *resolve_stream(CUstream handle, int per_thread_defaul
     return handle;
 }
 
+/* ---- ranks: a job's virtual GPUs, resolved late (ranks.c) ------------ */
+
+CUSIM_EXPORT void *cusim_ranks_create(int ranks, int comms, const uint64_t *comm_ids, int window,
+                                      uint64_t transfer_ns, uint64_t timeout_ns)
+{
+    size_t size = ranks_job_size(ranks, comms, window);
+    /* shared and anonymous, made before the fork: every rank's process maps the same pages */
+    void *map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (map == MAP_FAILED)
+        return NULL;
+    if (ranks_job_init(map, ranks, comms, comm_ids, window, transfer_ns, timeout_ns)) {
+        int saved = errno;
+        munmap(map, size);
+        errno = saved;
+        return NULL;
+    }
+    return map;
+}
+
+CUSIM_EXPORT int cusim_rank_attach(void *job, int rank)
+{
+    struct ranks_job *j = job;
+    if (!j || rank < 0 || rank >= j->ranks)
+        return -1;
+    ranks_gpu_of(j, rank)->pid = getpid();
+    my_rank = rank;
+    __atomic_store_n(&rank_job, j, __ATOMIC_RELEASE);
+    return 0;
+}
+
+/* The stream's slot on this rank's GPU (a stream is one process's), or -1 when there are too many. */
+static int rank_stream_slot(struct CUstream_st *stream)
+{
+    int slot = __atomic_load_n(&stream->rank_slot, __ATOMIC_RELAXED);
+    if (!slot) {
+        slot = __atomic_add_fetch(&rank_streams, 1, __ATOMIC_RELAXED);
+        if (slot > RANKS_MAX_STREAMS)
+            return -1;
+        __atomic_store_n(&stream->rank_slot, slot, __ATOMIC_RELAXED);
+    }
+    return slot - 1;
+}
+
+/* Once the job has resolved it, work this rank queued gets its times: in the truth log and, like a
+ * real CUPTI's kernel records that come after the kernel ends, in the activity records. */
+static void report_resolved(void)
+{
+    struct ranks_item it;
+    while (ranks_take_resolved(rank_job, my_rank, &it)) {
+        if (it.log_slot != RANKS_NONE) {
+            struct cusim_record *rec = (struct cusim_record *)(truth_log + 1) + it.log_slot;
+            rec->gpu_start_ns = it.start_ns;
+            rec->gpu_end_ns = it.end_ns;
+            if (it.kind == RANKS_ITEM_COLLECTIVE) {
+                rec->coll_seq = it.seq;
+                rec->last_arrival_ns = it.last_arrival_ns;
+                rec->last_rank = it.last_rank;
+            }
+        }
+        if (it.work.correlation_id) {
+            const struct cusim_activity_hooks *hooks = hooks_now();
+            it.work.start_ns = it.start_ns;
+            it.work.end_ns = it.end_ns;
+            if (hooks)
+                hooks->work(&it.work);
+        }
+    }
+}
+
+/* Says, once a process, why the job failed: every rank stops, each saying so. */
+static void say_job_failed(void)
+{
+    static int said;
+    const char *why = ranks_failure(rank_job);
+    if (!__atomic_exchange_n(&said, 1, __ATOMIC_ACQ_REL))
+        fprintf(stderr, "cudasim: rank %d stopped: %s\n", my_rank, why ? why : "the job failed");
+}
+
+/* Waits until this rank's item INDEX is resolved, reporting what resolves meanwhile: 0, or -1 (said why). */
+static int rank_wait(uint64_t index)
+{
+    int result = ranks_wait(rank_job, my_rank, index);
+    report_resolved();
+    if (result)
+        say_job_failed();
+    return result;
+}
+
+/* Queues ITEM on this rank's GPU (waiting while its queue is full, as a real launch blocks on a full
+ * push buffer): its index, or RANKS_NONE when the job failed. */
+static uint64_t rank_enqueue(struct ranks_item *item)
+{
+    for (;;) {
+        uint64_t index = ranks_enqueue(rank_job, my_rank, item, 0);
+        struct ranks_gpu *gpu = ranks_gpu_of(rank_job, my_rank);
+        if (index != RANKS_NONE) {
+            report_resolved();
+            if (ranks_failure(rank_job)) {
+                /* this very launch showed the ranks disagree: it was queued, but nothing will run */
+                say_job_failed();
+                return RANKS_NONE;
+            }
+            return index;
+        }
+        report_resolved();
+        if (ranks_failure(rank_job)) {
+            say_job_failed();
+            return RANKS_NONE;
+        }
+        if (gpu->tail - gpu->reported >= RANKS_QUEUE && rank_wait(__atomic_load_n(&gpu->reported, __ATOMIC_ACQUIRE)))
+            return RANKS_NONE;
+    }
+}
+
 /* ---- launches -------------------------------------------------------- */
 
 /* What a launch runs: a kernel (name) or a graph (graph set). */
@@ -255,7 +408,64 @@ struct launch_target {
     uint64_t duration_ns;
     const char *name;
     const struct sim_graph *graph;
+    int collective; /* enum ranks_op */
+    int comm;
 };
+
+/* A launch on a rank's GPU: logged and queued now, its times known when the job resolves it. */
+static CUresult enqueue_rank_launch(const struct cusim_call *call, const struct launch_target *target,
+                                    const unsigned int grid[3], const unsigned int block[3],
+                                    unsigned int shared_mem, CUstream stream_handle,
+                                    struct CUstream_st *stream, uint64_t t_enter)
+{
+    struct ranks_item item = {0};
+    struct cusim_record *rec;
+    int slot = rank_stream_slot(stream);
+
+    if (slot < 0) {
+        pending_runtime_api = CUSIM_API_NONE;
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    vgpu_spin_ns(launch_cost_ns);
+    item.kind = target->collective ? RANKS_ITEM_COLLECTIVE : RANKS_ITEM_KERNEL;
+    item.duration_ns = target->duration_ns;
+    item.stream = slot;
+    item.comm = target->comm;
+    item.op = target->collective;
+    item.work.kind = target->graph ? CUSIM_WORK_GRAPH : CUSIM_WORK_KERNEL;
+    item.work.correlation_id = hooks_now() ? call->correlation_id : 0;
+    item.work.stream_id = stream_id_of(stream);
+    item.work.name = target->name;
+    memcpy(item.work.grid, grid, sizeof(item.work.grid));
+    memcpy(item.work.block, block, sizeof(item.work.block));
+    item.work.shared_mem = shared_mem;
+    item.work.device_id = (uint32_t)my_rank;
+    if (target->graph) {
+        item.work.graph_id = target->graph->id;
+        item.work.graph_nodes = target->graph->nodes;
+    }
+    rec = log_claim(CUSIM_KIND_LAUNCH, call->api);
+    pending_runtime_api = CUSIM_API_NONE;
+    item.log_slot = rec ? (uint64_t)(rec - (struct cusim_record *)(truth_log + 1)) : RANKS_NONE;
+    if (rec) {
+        rec->t_enter_ns = t_enter;
+        memcpy(rec->grid, grid, sizeof(rec->grid));
+        memcpy(rec->block, block, sizeof(rec->block));
+        rec->shared_mem = shared_mem;
+        rec->func = target->handle;
+        rec->stream = (uint64_t)(uintptr_t)stream_handle;
+        rec->graph_nodes = target->graph ? target->graph->nodes : 0;
+        rec->rank = my_rank;
+        rec->collective = target->collective;
+        rec->comm_id = target->collective ? rank_job->comm_ids[target->comm] : 0;
+        rec->last_rank = -1;
+    }
+    if (rank_enqueue(&item) == RANKS_NONE)
+        return CUDA_ERROR_LAUNCH_TIMEOUT;
+    if (rec)
+        rec->t_exit_ns = vgpu_now_ns();
+    return CUDA_SUCCESS;
+}
 
 static CUresult enqueue_launch(const struct cusim_call *call, const struct launch_target *target,
                                const unsigned int grid[3], const unsigned int block[3],
@@ -270,6 +480,8 @@ static CUresult enqueue_launch(const struct cusim_call *call, const struct launc
 
     if (!stream)
         return CUDA_ERROR_INVALID_VALUE;
+    if (rank_job)
+        return enqueue_rank_launch(call, target, grid, block, shared_mem, stream_handle, stream, t_enter);
     vgpu_spin_ns(launch_cost_ns);
     span = vgpu_enqueue(&stream->queue, target->duration_ns);
     work.kind = target->graph ? CUSIM_WORK_GRAPH : CUSIM_WORK_KERNEL;
@@ -317,7 +529,12 @@ static CUresult launch_function(const struct cusim_call *call, CUfunction f, uns
         return CUDA_ERROR_INVALID_VALUE;
     }
     target = (struct launch_target){.handle = (uint64_t)(uintptr_t)f, .duration_ns = fn->duration_ns,
-                                    .name = fn->name};
+                                    .name = fn->name, .collective = fn->collective, .comm = fn->comm};
+    if (fn->collective && !rank_job) {
+        /* a collective's kernel needs its ranks: without a job there is nobody to wait for */
+        pending_runtime_api = CUSIM_API_NONE;
+        return CUDA_ERROR_INVALID_VALUE;
+    }
     return enqueue_launch(call, &target, grid, block, shared_mem, stream, per_thread);
 }
 
@@ -518,16 +735,37 @@ static CUresult blocking_sync(const struct cusim_call *call, uint64_t t_enter, u
 #define SYNC_STREAM 3
 #define SYNC_CONTEXT 4
 
+/*
+ * --ranks: when the work STREAM (NULL: the whole engine) has queued ends, once the job has resolved
+ * it (a sync on a collective waits for the other ranks to launch theirs); 0, or -1 (said why).
+ */
+static int rank_done_at(struct CUstream_st *stream, uint64_t *done_ns)
+{
+    int slot = stream ? rank_stream_slot(stream) : -1;
+    if (stream && slot < 0)
+        return -1;
+    if (rank_wait(ranks_last_item(rank_job, my_rank, slot)))
+        return -1;
+    return ranks_done_at(rank_job, my_rank, slot, done_ns);
+}
+
 static CUresult stream_sync(const struct cusim_call *call, CUstream handle, int per_thread)
 {
     uint64_t t_enter = vgpu_now_ns();
     struct CUstream_st *stream = resolve_stream(handle, per_thread);
+    uint64_t done_ns;
     if (!stream) {
         pending_runtime_api = CUSIM_API_NONE;
         return CUDA_ERROR_INVALID_VALUE;
     }
-    return blocking_sync(call, t_enter, vgpu_stream_done_at(&stream->queue), (uint64_t)(uintptr_t)handle, 0,
-                         SYNC_STREAM, stream_id_of(stream), 0);
+    if (!rank_job)
+        done_ns = vgpu_stream_done_at(&stream->queue);
+    else if (rank_done_at(stream, &done_ns)) {
+        pending_runtime_api = CUSIM_API_NONE;
+        return CUDA_ERROR_LAUNCH_TIMEOUT;
+    }
+    return blocking_sync(call, t_enter, done_ns, (uint64_t)(uintptr_t)handle, 0, SYNC_STREAM,
+                         stream_id_of(stream), 0);
 }
 
 CUSIM_EXPORT CUresult cuStreamSynchronize(CUstream stream)
@@ -543,7 +781,14 @@ CUSIM_EXPORT CUresult cuStreamSynchronize_ptsz(CUstream stream)
 static CUresult ctx_sync(const struct cusim_call *call)
 {
     uint64_t t_enter = vgpu_now_ns();
-    return blocking_sync(call, t_enter, vgpu_engine_done_at(), 0, 0, SYNC_CONTEXT, NO_STREAM_ID, 0);
+    uint64_t done_ns;
+    if (!rank_job)
+        done_ns = vgpu_engine_done_at();
+    else if (rank_done_at(NULL, &done_ns)) {
+        pending_runtime_api = CUSIM_API_NONE;
+        return CUDA_ERROR_LAUNCH_TIMEOUT;
+    }
+    return blocking_sync(call, t_enter, done_ns, 0, 0, SYNC_CONTEXT, NO_STREAM_ID, 0);
 }
 
 CUSIM_EXPORT CUresult cuCtxSynchronize(void)
@@ -579,6 +824,15 @@ CUSIM_EXPORT CUresult cuEventRecord(CUevent event, CUstream handle)
     struct CUstream_st *stream = resolve_stream(handle, 0);
     if (!event || event->magic != EVENT_MAGIC || !stream)
         return CUDA_ERROR_INVALID_VALUE;
+    if (rank_job) {
+        /* the work before it may not be resolved yet: remember which, and learn when at the sync */
+        int slot = rank_stream_slot(stream);
+        if (slot < 0)
+            return CUDA_ERROR_INVALID_VALUE;
+        event->rank_item = ranks_last_item(rank_job, my_rank, slot);
+        event->completes_at_ns = 0;
+        return CUDA_SUCCESS;
+    }
     event->completes_at_ns = vgpu_stream_done_at(&stream->queue);
     return CUDA_SUCCESS;
 }
@@ -589,6 +843,11 @@ static CUresult event_sync(const struct cusim_call *call, CUevent event)
     if (!event || event->magic != EVENT_MAGIC) {
         pending_runtime_api = CUSIM_API_NONE;
         return CUDA_ERROR_INVALID_VALUE;
+    }
+    if (rank_job && (rank_wait(event->rank_item) ||
+                     ranks_item_end(rank_job, my_rank, event->rank_item, &event->completes_at_ns))) {
+        pending_runtime_api = CUSIM_API_NONE;
+        return CUDA_ERROR_LAUNCH_TIMEOUT;
     }
     return blocking_sync(call, t_enter, event->completes_at_ns, 0, 0, SYNC_EVENT, NO_STREAM_ID, 0);
 }
@@ -618,6 +877,32 @@ CUSIM_EXPORT CUresult cuMemFree_v2(CUdeviceptr ptr)
     return CUDA_SUCCESS;
 }
 
+/* A synchronous copy on a rank's GPU: queued behind all its work, which the job may still have to
+ * resolve; reported, like vgpu_copy's, once its span is known. */
+static CUresult rank_copy(const struct cusim_call *call, void *dst, const void *src, size_t bytes, int copy_kind,
+                          uint64_t t_enter, uint64_t duration_ns)
+{
+    struct ranks_item item = {.kind = RANKS_ITEM_COPY, .duration_ns = duration_ns, .stream = -1,
+                              .log_slot = RANKS_NONE};
+    uint64_t index, start_ns = 0, end_ns = 0;
+
+    if (!dst || !src) {
+        pending_runtime_api = CUSIM_API_NONE;
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    item.work = (struct cusim_work){.kind = CUSIM_WORK_COPY, .correlation_id = call->correlation_id,
+                                    .stream_id = stream_id_of(&legacy_stream), .bytes = bytes,
+                                    .copy_kind = copy_kind, .device_id = (uint32_t)my_rank};
+    memcpy(dst, src, bytes);
+    index = rank_enqueue(&item);
+    if (index == RANKS_NONE || rank_wait(index) || ranks_item_end(rank_job, my_rank, index, &end_ns)) {
+        pending_runtime_api = CUSIM_API_NONE;
+        return CUDA_ERROR_LAUNCH_TIMEOUT;
+    }
+    start_ns = end_ns - duration_ns;
+    return blocking_sync(call, t_enter, end_ns, 0, bytes, 0, NO_STREAM_ID, start_ns);
+}
+
 /*
  * Synchronous copies wait for all queued work, then for the transfer itself, on the
  * legacy stream. COPY_KIND: CUpti_ActivityMemcpyKind (1 host to device, 2 device to host).
@@ -626,10 +911,15 @@ static CUresult sync_copy(const struct cusim_call *call, void *dst, const void *
                           int copy_kind)
 {
     uint64_t t_enter = vgpu_now_ns();
-    struct vgpu_span span = vgpu_copy(copy_latency_ns + bytes / copy_bytes_per_us * 1000ull);
-    struct cusim_work work = {.kind = CUSIM_WORK_COPY, .start_ns = span.start_ns, .end_ns = span.end_ns,
-                              .stream_id = stream_id_of(&legacy_stream), .bytes = bytes,
-                              .copy_kind = copy_kind};
+    uint64_t duration_ns = copy_latency_ns + bytes / copy_bytes_per_us * 1000ull;
+    struct vgpu_span span;
+    struct cusim_work work;
+    if (rank_job)
+        return rank_copy(call, dst, src, bytes, copy_kind, t_enter, duration_ns);
+    span = vgpu_copy(duration_ns);
+    work = (struct cusim_work){.kind = CUSIM_WORK_COPY, .start_ns = span.start_ns, .end_ns = span.end_ns,
+                               .stream_id = stream_id_of(&legacy_stream), .bytes = bytes,
+                               .copy_kind = copy_kind};
     if (!dst || !src) {
         pending_runtime_api = CUSIM_API_NONE;
         return CUDA_ERROR_INVALID_VALUE;

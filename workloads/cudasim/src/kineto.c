@@ -189,7 +189,8 @@ static int write_process(const char *path, const struct kineto_clock *c, const s
         } else if (r->kind == CUSIM_KIND_LAUNCH) {
             char name[48];
             snprintf(name, sizeof(name), "cudasim_kernel_%" PRIx64, r->func);
-            put_gpu(&o, c, base, &rng, "kernel", name, device, stream_of(r->stream), r->gpu_start_ns, r->gpu_end_ns,
+            /* a collective's kernel as Kineto shows NCCL's: demangled */
+            put_gpu(&o, c, base, &rng, "kernel", r->collective ? cusim_function_demangled(r->func) : name, device, stream_of(r->stream), r->gpu_start_ns, r->gpu_end_ns,
                     correlation, 0);
         } else if (r->bytes && r->gpu_start_ns) {
             put_gpu(&o, c, base, &rng, "gpu_memcpy",

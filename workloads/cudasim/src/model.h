@@ -28,6 +28,15 @@ struct decode_config {
     int invalid_every;  /* after every this many launches, one the runtime refuses (0: never) */
     uint64_t logits_bytes;
     uint64_t weights_bytes;
+    /* --ranks: each process a rank with a collective per layer (0: no ranks, nothing below used) */
+    int ranks;
+    int comms;                    /* communicators the layers' collectives take in turn */
+    uint64_t comm_ids[8];
+    uint64_t collective_ns;       /* the transfer: a collective ends this long after its last rank */
+    uint64_t collective_timeout_ns;
+    int stall_rank;               /* --stall-rank: only this rank stalls (-1: every one) */
+    int skip_rank, skip_index;    /* --skip-collective: this rank leaves out its Nth collective (-1: none) */
+    const char *rank_cpus;        /* --rank-cpus as given, or NULL */
 };
 
 /* One simulated kernel type: its launch geometry and its duration on the virtual GPU. */

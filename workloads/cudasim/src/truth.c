@@ -105,13 +105,66 @@ static void write_config(FILE *out, const struct decode_config *cfg, const char 
             "\"host_step_ns\": %" PRIu64 ", \"launch_cost_ns\": %" PRIu64
             ", \"kernel_min_ns\": %" PRIu64 ", \"kernel_max_ns\": %" PRIu64
             ", \"stall_ns\": %" PRIu64 ", \"stall_every\": %d, \"invalid_every\": %d, "
-            "\"launches_per_token\": %" PRIu64
-            "},\n",
+            "\"launches_per_token\": %" PRIu64,
             binary, cfg->api == API_RUNTIME ? "runtime" : "driver", launch_kind_name(cfg->launch),
             sync_kind_name(cfg->sync), cfg->per_thread_stream ? "true" : "false", cfg->tokens,
             cfg->layers, cfg->kernels_per_layer, cfg->threads, cfg->procs, cfg->seed,
             cfg->host_step_ns, cfg->launch_cost_ns, cfg->kernel_min_ns, cfg->kernel_max_ns,
             cfg->stall_ns, cfg->stall_every, cfg->invalid_every, launches_per_token(cfg));
+    if (cfg->ranks) {
+        /* only with --ranks, so every other run's truth stays as it was */
+        fprintf(out, ", \"ranks\": %d, \"collective_ns\": %" PRIu64 ", \"collective_timeout_ns\": %" PRIu64
+                     ", \"comm_ids\": [",
+                cfg->ranks, cfg->collective_ns, cfg->collective_timeout_ns);
+        for (int c = 0; c < cfg->comms; c++)
+            fprintf(out, "%s%" PRIu64, c ? ", " : "", cfg->comm_ids[c]);
+        fputs("], \"rank_cpus\": ", out);
+        if (cfg->rank_cpus) {
+            /* one list a rank, as given (digits, '-' and ',' only: parse_rank_cpus checked) */
+            const char *at = cfg->rank_cpus;
+            fputs("[\"", out);
+            for (; *at; at++)
+                fputs(*at == ':' ? "\", \"" : (char[2]){*at, 0}, out);
+            fputs("\"]", out);
+        } else {
+            fputs("null", out);
+        }
+        fprintf(out, ", \"stall_rank\": ");
+        fprintf(out, cfg->stall_rank >= 0 ? "%d" : "null", cfg->stall_rank);
+        fputs(", \"skip_collective\": ", out);
+        if (cfg->skip_rank >= 0)
+            fprintf(out, "[%d, %d]", cfg->skip_rank, cfg->skip_index);
+        else
+            fputs("null", out);
+    }
+    fputs("},\n", out);
+}
+
+/*
+ * --ranks: one row a rank's collective kernel, in launch order: its communicator and number, its start,
+ * the last rank's start (when every rank had arrived), the wait inside the kernel between the two, the
+ * transfer after, its end. The launch itself is the launches row at launch_seq.
+ */
+static void write_collective_rows(FILE *out, const struct cusim_record *recs, uint64_t n)
+{
+    int first = 1;
+    fputs("  \"collective_columns\": [\"launch_seq\", \"comm_id\", \"seq\", \"rank\", \"pid\", \"tid\", "
+          "\"name\", \"gpu_start_ns\", \"last_arrival_ns\", \"last_rank\", \"wait_ns\", \"transfer_ns\", "
+          "\"gpu_end_ns\"],\n  \"collectives\": [\n",
+          out);
+    for (uint64_t i = 0; i < n; i++) {
+        const struct cusim_record *r = &recs[i];
+        if (r->kind != CUSIM_KIND_LAUNCH || !r->collective)
+            continue;
+        fprintf(out,
+                "%s    [%" PRIu64 ", %" PRIu64 ", %" PRIu64 ", %d, %d, %d, \"%s\", %" PRIu64 ", %" PRIu64
+                ", %d, %" PRIu64 ", %" PRIu64 ", %" PRIu64 "]",
+                first ? "" : ",\n", i, r->comm_id, r->coll_seq, r->rank, r->pid, r->tid,
+                cusim_function_name(r->func), r->gpu_start_ns, r->last_arrival_ns, r->last_rank,
+                r->last_arrival_ns - r->gpu_start_ns, r->gpu_end_ns - r->last_arrival_ns, r->gpu_end_ns);
+        first = 0;
+    }
+    fputs("\n  ],\n", out);
 }
 
 static void write_launch_rows(FILE *out, const struct cusim_record *recs, uint64_t n)
@@ -260,6 +313,8 @@ int truth_write_json(FILE *out, const struct decode_config *cfg, const char *bin
     write_launch_rows(out, recs, n);
     write_sync_rows(out, recs, n);
     write_runtime_error_rows(out, recs, n);
+    if (cfg->ranks)
+        write_collective_rows(out, recs, n);
     if (kineto) {
         /* the profiler files --kineto wrote, and how their clock maps the truth's (kineto.c) */
         fprintf(out, "  \"kineto\": {\"layout\": \"%s\", \"offset_ns\": %" PRId64 ", \"t0_ns\": %" PRIu64

@@ -1,0 +1,435 @@
+/*
+ * The virtual GPUs of a job of ranks, resolved late. On one virtual GPU (vgpu.c) a kernel's start
+ * and end are known when it is enqueued. A collective's kernel is different: it starts like any
+ * kernel, then spins until every rank's kernel of the same collective has started, and ends a
+ * transfer time after the last one did. So each rank queues its GPU work here, in shared memory,
+ * and an item is resolved as soon as what it depends on is known:
+ * - a kernel or copy at the head of its rank's queue: at once (start = the latest of its
+ *   enqueue, the engine's last end and its stream's last end, as vgpu.c);
+ * - a collective at the head: its start is known at once and published in the arrival table
+ *   (communicator, sequence number, rank); its end when the last rank has arrived.
+ * Any rank resolves every rank, under one process-shared lock, whenever it enqueues or waits: a
+ * rank whose launching thread is off the CPU (preempted, stalled) still has its GPU run, exactly
+ * as a real GPU runs what was queued while its launcher sleeps. Resolution depends only on the
+ * times recorded, never on when it is done, so the timeline is the same whoever resolves it.
+ *
+ * Liveness: an item's arrival is published at the latest when the enqueue that makes it known
+ * happens, and that is never after its start, so a waiter learns every end before it is due.
+ */
+#define _GNU_SOURCE
+#include "ranks.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define JOB_MAGIC 0x72616e6bu /* "rank" */
+
+/*
+ * The kernels a collective runs, as NCCL 2.2x builds name them. src/device/generate.py
+ * (NVIDIA/nccl) specialises a kernel for a few functions (best_kernel(): AllReduce Sum of each type
+ * with the RING or TREE algorithm and the LL protocol) and sends every other one through
+ * `ncclDevKernel_Generic`, which names no operation; both take `ncclDevKernelArgs4K`, a typedef of
+ * `ncclDevKernelArgsStorage<(4<<10)>` (src/include/device.h). CUPTI reports the mangled symbol;
+ * Kineto and Nsight show it demangled, `ncclDevKernel_Generic(ncclDevKernelArgsStorage<4096ul>)`.
+ * The mangled name is the one a dump of librccl.so's symbols shows (RCCL keeps NCCL's declaration).
+ */
+static const char *const op_names[RANKS_OP_COUNT] = {
+    [RANKS_OP_NONE] = "",
+    [RANKS_OP_GENERIC] = "_Z21ncclDevKernel_Generic24ncclDevKernelArgsStorageILm4096EE",
+    [RANKS_OP_ALLREDUCE_LL] = "_Z40ncclDevKernel_AllReduce_Sum_bf16_RING_LL24ncclDevKernelArgsStorageILm4096EE",
+};
+static const char *const op_demangled[RANKS_OP_COUNT] = {
+    [RANKS_OP_NONE] = "",
+    [RANKS_OP_GENERIC] = "ncclDevKernel_Generic(ncclDevKernelArgsStorage<4096ul>)",
+    [RANKS_OP_ALLREDUCE_LL] = "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
+};
+
+const char *ranks_op_name(int op) { return op > 0 && op < RANKS_OP_COUNT ? op_names[op] : "?"; }
+
+const char *ranks_op_demangled(int op) { return op > 0 && op < RANKS_OP_COUNT ? op_demangled[op] : "?"; }
+
+/* One collective's arrivals: which ranks' kernels have started, and when. */
+struct arrival {
+    uint64_t seq; /* the collective the slot holds, or RANKS_NONE */
+    uint64_t mask;
+    uint64_t last_ns;
+    int32_t arrived;
+    int32_t op;
+    int32_t last_rank;
+    int32_t pad;
+    uint64_t at_ns[]; /* per rank */
+};
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static size_t arrival_size(int ranks)
+{
+    return (sizeof(struct arrival) + (size_t)ranks * sizeof(uint64_t) + 63) & ~(size_t)63;
+}
+
+static size_t gpus_offset(void) { return (sizeof(struct ranks_job) + 63) & ~(size_t)63; }
+
+size_t ranks_job_size(int ranks, int comms, int window)
+{
+    return gpus_offset() + (size_t)ranks * sizeof(struct ranks_gpu) +
+           (size_t)comms * (size_t)window * arrival_size(ranks);
+}
+
+struct ranks_gpu *ranks_gpu_of(struct ranks_job *job, int rank)
+{
+    return (struct ranks_gpu *)((char *)job + gpus_offset()) + rank;
+}
+
+static struct arrival *arrival_of(struct ranks_job *job, int comm, uint64_t seq)
+{
+    size_t slot = (size_t)comm * (size_t)job->window + (size_t)(seq % (uint64_t)job->window);
+    return (struct arrival *)((char *)job + job->arrivals_offset + slot * job->arrival_size);
+}
+
+int ranks_job_init(struct ranks_job *job, int ranks, int comms, const uint64_t *comm_ids, int window,
+                   uint64_t transfer_ns, uint64_t timeout_ns)
+{
+    pthread_mutexattr_t attr;
+
+    if (ranks < 1 || ranks > RANKS_MAX || comms < 1 || comms > RANKS_MAX_COMMS || window < 1) {
+        errno = EINVAL;
+        return -1;
+    }
+    job->ranks = ranks;
+    job->comms = comms;
+    job->window = window;
+    job->transfer_ns = transfer_ns;
+    job->timeout_ns = timeout_ns;
+    memcpy(job->comm_ids, comm_ids, (size_t)comms * sizeof(*comm_ids));
+    job->arrival_size = arrival_size(ranks);
+    job->arrivals_offset = gpus_offset() + (size_t)ranks * sizeof(struct ranks_gpu);
+    if (pthread_mutexattr_init(&attr) || pthread_mutexattr_setpshared(&attr, PTHREAD_PROCESS_SHARED) ||
+        pthread_mutex_init(&job->lock, &attr))
+        return -1;
+    pthread_mutexattr_destroy(&attr);
+    for (int r = 0; r < ranks; r++) {
+        struct ranks_gpu *gpu = ranks_gpu_of(job, r);
+        for (int s = 0; s < RANKS_MAX_STREAMS; s++)
+            gpu->stream_last[s] = RANKS_NONE;
+    }
+    for (int c = 0; c < comms; c++)
+        for (int s = 0; s < window; s++)
+            arrival_of(job, c, (uint64_t)s)->seq = RANKS_NONE;
+    __atomic_store_n(&job->magic, JOB_MAGIC, __ATOMIC_RELEASE);
+    return 0;
+}
+
+static void wake_all(struct ranks_job *job)
+{
+    __atomic_add_fetch(&job->progress, 1, __ATOMIC_RELEASE);
+    /* a launch that moved nothing anyone waits for costs no system call */
+    if (__atomic_load_n(&job->waiters, __ATOMIC_ACQUIRE))
+        syscall(SYS_futex, &job->progress, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
+/* Lock held. */
+static void fail_locked(struct ranks_job *job, const char *message)
+{
+    if (!job->failed) {
+        job->failed = 1;
+        snprintf(job->message, sizeof(job->message), "%s", message);
+    }
+    wake_all(job);
+}
+
+void ranks_fail(struct ranks_job *job, const char *message)
+{
+    pthread_mutex_lock(&job->lock);
+    fail_locked(job, message);
+    pthread_mutex_unlock(&job->lock);
+}
+
+const char *ranks_failure(struct ranks_job *job)
+{
+    return __atomic_load_n(&job->failed, __ATOMIC_ACQUIRE) ? job->message : NULL;
+}
+
+/* Publishes rank R's start of collective IT. Lock held; -1 when the ranks disagree. */
+static int arrive(struct ranks_job *job, int r, const struct ranks_item *it)
+{
+    struct arrival *a = arrival_of(job, it->comm, it->seq);
+    char why[400];
+
+    if (a->seq != it->seq) {
+        /* a rank can run at most a token of collectives ahead of the slowest (every token ends in a
+         * sync that waits for them all), which the window holds twice over */
+        if (a->seq != RANKS_NONE && a->arrived < job->ranks) {
+            snprintf(why, sizeof(why),
+                     "rank %d launched collective %" PRIu64 " of communicator 0x%" PRIx64
+                     " while collective %" PRIu64 " still waits for ranks (more than %d apart)",
+                     r, it->seq, job->comm_ids[it->comm], a->seq, job->window);
+            fail_locked(job, why);
+            return -1;
+        }
+        memset(a, 0, job->arrival_size);
+        a->seq = it->seq;
+        a->op = it->op;
+    }
+    if (a->op != it->op) {
+        int other = __builtin_ctzll(a->mask);
+        snprintf(why, sizeof(why),
+                 "the ranks' sequences of collectives disagree: collective %" PRIu64 " of communicator 0x%" PRIx64
+                 " is %s on rank %d but %s on rank %d",
+                 it->seq, job->comm_ids[it->comm], ranks_op_demangled(it->op), r, ranks_op_demangled(a->op), other);
+        fail_locked(job, why);
+        return -1;
+    }
+    a->at_ns[r] = it->start_ns;
+    a->mask |= 1ull << r;
+    if (!a->arrived || it->start_ns > a->last_ns || (it->start_ns == a->last_ns && r < a->last_rank)) {
+        a->last_ns = it->start_ns;
+        a->last_rank = r;
+    }
+    a->arrived++;
+    return 0;
+}
+
+/* Lock held. */
+static void finish(struct ranks_gpu *gpu, struct ranks_item *it, uint64_t end_ns)
+{
+    it->end_ns = end_ns;
+    gpu->engine_free_ns = end_ns;
+    if (it->stream >= 0)
+        gpu->stream_done_ns[it->stream] = end_ns;
+    gpu->busy_ns += end_ns - it->start_ns;
+    it->state = RANKS_RESOLVED;
+    gpu->head++;
+}
+
+/* Resolves rank R's queue from its head as far as it can. Lock held; -1 when the job failed. */
+static int resolve_rank(struct ranks_job *job, int r)
+{
+    struct ranks_gpu *gpu = ranks_gpu_of(job, r);
+    int moved = 0;
+
+    while (gpu->head < gpu->tail) {
+        struct ranks_item *it = &gpu->items[gpu->head % RANKS_QUEUE];
+        struct arrival *a;
+        if (it->state == RANKS_PENDING) {
+            uint64_t start = it->ready_ns > gpu->engine_free_ns ? it->ready_ns : gpu->engine_free_ns;
+            if (it->stream >= 0 && gpu->stream_done_ns[it->stream] > start)
+                start = gpu->stream_done_ns[it->stream];
+            it->start_ns = start;
+            moved++;
+            if (it->kind != RANKS_ITEM_COLLECTIVE) {
+                finish(gpu, it, start + it->duration_ns);
+                continue;
+            }
+            if (arrive(job, r, it))
+                return -1;
+            it->state = RANKS_ARRIVED;
+        }
+        a = arrival_of(job, it->comm, it->seq);
+        if (a->arrived < job->ranks)
+            break;
+        it->last_arrival_ns = a->last_ns;
+        it->last_rank = a->last_rank;
+        it->duration_ns = a->last_ns + job->transfer_ns - it->start_ns;
+        finish(gpu, it, a->last_ns + job->transfer_ns);
+        moved++;
+    }
+    return moved;
+}
+
+/* Lock held. */
+static int resolve_locked(struct ranks_job *job)
+{
+    int total = 0, moved;
+    if (job->failed)
+        return 0;
+    /* a rank's arrival can complete a collective another rank, already passed over, waits on */
+    do {
+        moved = 0;
+        for (int r = 0; r < job->ranks; r++) {
+            int n = resolve_rank(job, r);
+            if (n < 0)
+                return total;
+            moved += n;
+        }
+        total += moved;
+    } while (moved);
+    if (total)
+        wake_all(job);
+    return total;
+}
+
+int ranks_resolve(struct ranks_job *job)
+{
+    int moved;
+    pthread_mutex_lock(&job->lock);
+    moved = resolve_locked(job);
+    pthread_mutex_unlock(&job->lock);
+    return moved;
+}
+
+uint64_t ranks_enqueue(struct ranks_job *job, int rank, const struct ranks_item *item, uint64_t ready_ns)
+{
+    struct ranks_gpu *gpu = ranks_gpu_of(job, rank);
+    struct ranks_item *it;
+    uint64_t index;
+
+    pthread_mutex_lock(&job->lock);
+    if (job->failed || gpu->tail - gpu->reported >= RANKS_QUEUE) {
+        pthread_mutex_unlock(&job->lock);
+        return RANKS_NONE;
+    }
+    index = gpu->tail;
+    it = &gpu->items[index % RANKS_QUEUE];
+    *it = *item;
+    it->ready_ns = ready_ns ? ready_ns : now_ns();
+    it->state = RANKS_PENDING;
+    it->start_ns = it->end_ns = it->last_arrival_ns = 0;
+    it->last_rank = -1;
+    if (it->kind == RANKS_ITEM_COLLECTIVE)
+        it->seq = gpu->next_seq[it->comm]++;
+    if (it->stream >= 0)
+        gpu->stream_last[it->stream] = index;
+    gpu->tail++;
+    resolve_locked(job);
+    pthread_mutex_unlock(&job->lock);
+    return index;
+}
+
+/* Why RANK's head collective cannot end: who never arrived. Lock held. */
+static void describe_stall(struct ranks_job *job, int rank, uint64_t waited_ns, char *out, size_t room)
+{
+    struct ranks_gpu *gpu = ranks_gpu_of(job, rank);
+    const struct ranks_item *it = &gpu->items[gpu->head % RANKS_QUEUE];
+    const struct arrival *a = arrival_of(job, it->comm, it->seq);
+    size_t used;
+
+    used = (size_t)snprintf(out, room,
+                            "rank %d: collective %" PRIu64 " of communicator 0x%" PRIx64
+                            " (%s) waited %.3f s for rank(s)",
+                            rank, it->seq, job->comm_ids[it->comm], ranks_op_demangled(it->op),
+                            (double)waited_ns / 1e9);
+    for (int r = 0; r < job->ranks && used < room; r++)
+        if (!(a->mask & (1ull << r)))
+            used += (size_t)snprintf(out + used, room - used, " %d", r);
+    if (used < room)
+        snprintf(out + used, room - used,
+                 " to launch it: the ranks' sequences of collectives disagree, or a rank stopped");
+}
+
+int ranks_wait(struct ranks_job *job, int rank, uint64_t index)
+{
+    struct ranks_gpu *gpu = ranks_gpu_of(job, rank);
+    uint64_t since = now_ns();
+    uint32_t seen = __atomic_load_n(&job->progress, __ATOMIC_ACQUIRE);
+
+    for (;;) {
+        uint32_t progress;
+        uint64_t now, left;
+        struct timespec chunk;
+
+        pthread_mutex_lock(&job->lock);
+        resolve_locked(job);
+        if (job->failed) {
+            pthread_mutex_unlock(&job->lock);
+            return -1;
+        }
+        if (index == RANKS_NONE || index < gpu->head) {
+            pthread_mutex_unlock(&job->lock);
+            return 0;
+        }
+        progress = job->progress;
+        now = now_ns();
+        /* the timeout counts from the last time anything in the job moved, not from the wait's
+         * start: a slow rank that keeps launching is slow, one that launches nothing is stuck */
+        if (progress != seen) {
+            seen = progress;
+            since = now;
+        }
+        if (now - since >= job->timeout_ns) {
+            char why[512];
+            describe_stall(job, rank, now - since, why, sizeof(why));
+            fail_locked(job, why);
+            pthread_mutex_unlock(&job->lock);
+            return -1;
+        }
+        job->waiters++;
+        pthread_mutex_unlock(&job->lock);
+        left = job->timeout_ns - (now - since);
+        if (left > 100000000ull)
+            left = 100000000ull;
+        chunk.tv_sec = (time_t)(left / 1000000000ull);
+        chunk.tv_nsec = (long)(left % 1000000000ull);
+        /* not FUTEX_PRIVATE: the word is in memory every rank's process maps */
+        syscall(SYS_futex, &job->progress, FUTEX_WAIT, progress, &chunk, NULL, 0);
+        __atomic_sub_fetch(&job->waiters, 1, __ATOMIC_ACQ_REL);
+    }
+}
+
+int ranks_take_resolved(struct ranks_job *job, int rank, struct ranks_item *out)
+{
+    struct ranks_gpu *gpu = ranks_gpu_of(job, rank);
+    int took = 0;
+    pthread_mutex_lock(&job->lock);
+    if (gpu->reported < gpu->head) {
+        *out = gpu->items[gpu->reported % RANKS_QUEUE];
+        gpu->reported++;
+        took = 1;
+    }
+    pthread_mutex_unlock(&job->lock);
+    return took;
+}
+
+uint64_t ranks_last_item(struct ranks_job *job, int rank, int stream)
+{
+    struct ranks_gpu *gpu = ranks_gpu_of(job, rank);
+    uint64_t index;
+    pthread_mutex_lock(&job->lock);
+    if (stream >= 0)
+        index = gpu->stream_last[stream];
+    else
+        index = gpu->tail ? gpu->tail - 1 : RANKS_NONE;
+    pthread_mutex_unlock(&job->lock);
+    return index;
+}
+
+int ranks_done_at(struct ranks_job *job, int rank, int stream, uint64_t *done_ns)
+{
+    struct ranks_gpu *gpu = ranks_gpu_of(job, rank);
+    int result = -1;
+    pthread_mutex_lock(&job->lock);
+    if (stream >= 0 ? (gpu->stream_last[stream] == RANKS_NONE || gpu->stream_last[stream] < gpu->head)
+                    : gpu->head == gpu->tail) {
+        *done_ns = stream >= 0 ? gpu->stream_done_ns[stream] : gpu->engine_free_ns;
+        result = 0;
+    }
+    pthread_mutex_unlock(&job->lock);
+    return result;
+}
+
+int ranks_item_end(struct ranks_job *job, int rank, uint64_t index, uint64_t *end_ns)
+{
+    struct ranks_gpu *gpu = ranks_gpu_of(job, rank);
+    int result = -1;
+    pthread_mutex_lock(&job->lock);
+    if (index == RANKS_NONE || gpu->tail - index > RANKS_QUEUE) {
+        *end_ns = 0; /* nothing, or long done: its slot holds later work now */
+        result = 0;
+    } else if (index < gpu->head) {
+        *end_ns = gpu->items[index % RANKS_QUEUE].end_ns;
+        result = 0;
+    }
+    pthread_mutex_unlock(&job->lock);
+    return result;
+}
