@@ -4,8 +4,9 @@ bursts (--stall-rank 1), so rank 0's collective kernels start early and wait ins
 check is against the truth's own rows: a collective's end is the last arrival plus the transfer on every
 rank, the waits are exactly start to last arrival, the GPU runs each rank's work in order behind its
 collectives, and the CUPTI activity records the recorder's collector gets carry the ends resolved late.
-Every process a test starts is its own session's and is killed with it on any way out; the ranks' job
-region is an anonymous shared mapping, gone with its processes (nothing to unlink)."""
+Every process a test starts is its own session's and is killed with it on any way out; the forked ranks'
+job region is an anonymous shared mapping, gone with its processes, and a named one (--job) is unlinked
+on the way out whatever the run left."""
 
 from __future__ import annotations
 
@@ -250,12 +251,72 @@ def test_each_rank_is_pinned_to_its_cpus(tmp_path):
     assert {p["proc_index"]: seen[p["pid"]] for p in truth["processes"]} == {0: "1", 1: "0"}
 
 
+@contextlib.contextmanager
+def job_name():
+    """A fresh job name; its /dev/shm segment is removed on the way out, whatever the run left."""
+    name = f"lgtest-{os.getpid()}-{time.monotonic_ns()}"
+    try:
+        yield name
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(f"/dev/shm/cudasim-{name}")
+
+
+def test_ranks_started_one_by_one_share_a_named_job(tmp_path):
+    """--rank I --job NAME: each rank a command of its own (as one launcher a node, or one recorder a rank,
+    starts them), meeting in /dev/shm/cudasim-NAME, which is gone once they have all joined."""
+    args = ["--ranks", "2", "--tokens", "3", "--layers", "4", "--stall-rank", "0", "--stall-us", "2000",
+            "--stall-every", "20"]  # fmt: skip
+    with job_name() as name, contextlib.ExitStack() as stack:
+        procs = [
+            stack.enter_context(cudasim_session(*args, "--rank", str(r), "--job", name, "--truth", str(tmp_path / f"{r}.json")))
+            for r in (0, 1)
+        ]  # fmt: skip
+        for proc in procs:
+            _, stderr = proc.communicate(timeout=120)
+            assert proc.returncode == 0, stderr
+        assert not Path(f"/dev/shm/cudasim-{name}").exists()
+    truths = [json.loads((tmp_path / f"{r}.json").read_text()) for r in (0, 1)]
+    for rank, truth in enumerate(truths):
+        jsonschema.validate(truth, SCHEMA)
+        assert (truth["config"]["rank"], truth["config"]["job"]) == (rank, name)
+        assert [p["proc_index"] for p in truth["processes"]] == [rank]
+    both = {**truths[0], "collectives": truths[0]["collectives"] + truths[1]["collectives"]}
+    check_collective_rule(both, 30_000)
+    assert len(by_collective(both)) == 3 * 4
+    # rank 0 sleeps this time: rank 1 waits
+    assert sum(r["wait_ns"] for r in table(both, "collectives") if r["rank"] == 1) > 0
+
+
+def test_ranks_of_a_job_must_agree_on_its_shape(tmp_path):
+    """A rank started with other options than the job's maker fails at once, saying so; the maker, left
+    alone, gives up after the timeout; nothing stays in /dev/shm."""
+    with job_name() as name:
+        with cudasim_session(
+            "--ranks", "2", "--rank", "0", "--job", name, "--layers", "4", "--collective-timeout-ms", "2000"
+        ) as maker:
+            deadline = time.monotonic() + 30
+            while not Path(f"/dev/shm/cudasim-{name}").exists():
+                assert time.monotonic() < deadline and maker.poll() is None
+                time.sleep(0.01)
+            code, stderr, _ = run_ranks(
+                tmp_path, "--ranks", "2", "--rank", "1", "--job", name, "--layers", "8", ok=False, timeout=60
+            )
+            assert code == 2 and "is a job made with other options" in stderr, stderr
+            _, maker_stderr = maker.communicate(timeout=60)
+            assert maker.returncode == 1
+            assert "rank 0 waited 2.000 s for rank(s) 1 to join the job" in maker_stderr
+        assert not Path(f"/dev/shm/cudasim-{name}").exists()
+
+
 def test_rank_options_are_refused_where_they_cannot_apply(tmp_path):
     for args, said in [
         (["--ranks", "2", "--threads", "2"], "--ranks needs --threads 1"),
         (["--ranks", "2", "--procs", "3"], "--procs, if given, must be N too"),
         (["--ranks", "2", "--rank-cpus", "0"], "--rank-cpus expects one CPU list a rank"),
         (["--stall-rank", "1"], "need --ranks"),
+        (["--ranks", "2", "--rank", "1"], "--rank I and --job NAME go together"),
+        (["--ranks", "2", "--rank", "0", "--job", "a/b"], "--job expects a name of letters"),
         (["--ranks", "2", "--comm-id", "x"], "--comm-id expects integers"),
     ]:
         code, stderr, _ = run_ranks(tmp_path, "--tokens", "1", *args, ok=False, timeout=30)

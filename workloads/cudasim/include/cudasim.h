@@ -129,11 +129,17 @@ int cusim_call_end(const struct cusim_call *call, int result);
  * Ranks (--ranks; ranks.c): a job region every rank's process shares, made before the fork; each
  * rank's process attaches to it before its first launch, and from then on its virtual GPU is the
  * job's (resolved late, so a collective's kernel can end when the last rank's has started).
- * cusim_ranks_create returns NULL with errno set. cusim_rank_attach returns 0, or -1.
+ * cusim_ranks_create returns NULL with errno set. cusim_rank_attach waits until every rank has attached
+ * (as ncclCommInitRank does) and returns 0, or -1 (it said why).
  */
 void *cusim_ranks_create(int ranks, int comms, const uint64_t *comm_ids, int window, uint64_t transfer_ns,
                          uint64_t timeout_ns);
 int cusim_rank_attach(void *job, int rank);
+/* The job region named NAME in /dev/shm, for ranks started one by one; NULL with WHY filled. Its name
+ * is removed once every rank has attached (or the rendezvous failed). */
+void *cusim_ranks_open(const char *name, int ranks, int comms, const uint64_t *comm_ids, int window,
+                       uint64_t transfer_ns, uint64_t timeout_ns, char *why, size_t room);
+void cusim_ranks_close(void *job, const char *name);
 /* A collective's kernel on communicator COMM (an index into cusim_ranks_create's ids): OP is enum
  * ranks_op, which also names it as NCCL does. Each launch takes the communicator's next number. */
 CUfunction cusim_collective_function(int op, int comm);

@@ -510,6 +510,8 @@ static void usage(FILE *out)
           "  --stall-rank R         only rank R stalls (--stall-us/--stall-every)\n"
           "  --skip-collective R:N  rank R leaves out its Nth collective (from 0): the ranks'\n"
           "                         sequences disagree, to see the timeout\n"
+          "  --rank I --job NAME    run rank I alone, joining the other ranks of the job NAME, each\n"
+          "                         started the same way (/dev/shm/cudasim-NAME, removed by the last)\n"
           "  --quiet                print only the tok/s line\n"
           "  -h, --help             this help\n",
           out);
@@ -607,7 +609,7 @@ int main(int argc, char **argv)
            OPT_STALL_US, OPT_STALL_EVERY, OPT_INVALID_EVERY, OPT_TRUTH, OPT_QUIET, OPT_KINETO,
            OPT_KINETO_LAYOUT, OPT_KINETO_DRIFT, OPT_KINETO_JITTER, OPT_CUPTI_CLIENT, OPT_RANKS,
            OPT_COLLECTIVE_US, OPT_COMM_ID, OPT_COLLECTIVE_TIMEOUT, OPT_RANK_CPUS, OPT_STALL_RANK,
-           OPT_SKIP_COLLECTIVE };
+           OPT_SKIP_COLLECTIVE, OPT_RANK, OPT_JOB };
     static const char *const layout_names[] = {"absolute", "relative"};
     static const struct option options[] = {
         {"tokens", required_argument, NULL, OPT_TOKENS},
@@ -639,6 +641,8 @@ int main(int argc, char **argv)
         {"rank-cpus", required_argument, NULL, OPT_RANK_CPUS},
         {"stall-rank", required_argument, NULL, OPT_STALL_RANK},
         {"skip-collective", required_argument, NULL, OPT_SKIP_COLLECTIVE},
+        {"rank", required_argument, NULL, OPT_RANK},
+        {"job", required_argument, NULL, OPT_JOB},
         {"quiet", no_argument, NULL, OPT_QUIET},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
@@ -649,7 +653,7 @@ int main(int argc, char **argv)
         .kernel_min_ns = 4000, .kernel_max_ns = 16000,
         .logits_bytes = QWEN3_VOCAB * sizeof(float), .weights_bytes = 1 << 20,
         .comms = 1, .comm_ids = {1}, .collective_ns = 30000, .collective_timeout_ns = 10000000000ull,
-        .stall_rank = -1, .skip_rank = -1, .skip_index = -1};
+        .stall_rank = -1, .skip_rank = -1, .skip_index = -1, .rank = -1};
     int procs_given = 0;
     const char *truth_path = NULL, *kineto_path = NULL;
     struct kineto_clock kineto = {.relative = 1, .drift_ppm = 40.0, .jitter_ns = 150};
@@ -717,6 +721,14 @@ int main(int argc, char **argv)
             cfg.collective_timeout_ns = 1000000ull * (uint64_t)parse_long("--collective-timeout-ms", optarg, 1, 86400000);
             break;
         case OPT_RANK_CPUS: cfg.rank_cpus = optarg; break;
+        case OPT_RANK: cfg.rank = (int)parse_long("--rank", optarg, 0, RANKS_MAX - 1); break;
+        case OPT_JOB:
+            /* a file name in /dev/shm, and a JSON string in the truth as it is */
+            if (!*optarg || strlen(optarg) > 200 ||
+                strspn(optarg, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") != strlen(optarg))
+                die("--job expects a name of letters, digits, '.', '_' and '-' (at most 200)");
+            cfg.job = optarg;
+            break;
         case OPT_STALL_RANK: cfg.stall_rank = (int)parse_long("--stall-rank", optarg, 0, RANKS_MAX - 1); break;
         case OPT_SKIP_COLLECTIVE: {
             char *colon = strchr(optarg, ':');
@@ -746,10 +758,20 @@ int main(int argc, char **argv)
         cfg.procs = cfg.ranks;
         if (cfg.rank_cpus)
             parse_rank_cpus(cfg.rank_cpus, cfg.ranks);
-        if (cfg.skip_rank >= cfg.ranks || cfg.stall_rank >= cfg.ranks)
-            die("--skip-collective / --stall-rank: no such rank");
-    } else if (cfg.rank_cpus || cfg.stall_rank >= 0 || cfg.skip_rank >= 0) {
-        die("--rank-cpus, --stall-rank and --skip-collective need --ranks");
+        if (cfg.skip_rank >= cfg.ranks || cfg.stall_rank >= cfg.ranks || cfg.rank >= cfg.ranks)
+            die("--skip-collective / --stall-rank / --rank: no such rank");
+        if ((cfg.rank >= 0) != (cfg.job != NULL))
+            die("--rank I and --job NAME go together: this process is rank I of the job NAME");
+        if (cfg.rank >= 0) {
+            /* one rank, this process: pinned before CUDA starts (its CUPTI thread inherits the mask) */
+            cfg.procs = 1;
+            if (cfg.rank_cpus && sched_setaffinity(0, sizeof(rank_cpus[cfg.rank]), &rank_cpus[cfg.rank])) {
+                fprintf(stderr, "cudasim: rank %d: cannot pin to CPUs: %s\n", cfg.rank, strerror(errno));
+                return 2;
+            }
+        }
+    } else if (cfg.rank_cpus || cfg.stall_rank >= 0 || cfg.skip_rank >= 0 || cfg.rank >= 0 || cfg.job) {
+        die("--rank-cpus, --stall-rank, --skip-collective, --rank and --job need --ranks");
     }
     if (client_from >= 0 && cfg.procs != 1)
         die("--cupti-client needs --procs 1");
@@ -775,10 +797,19 @@ int main(int argc, char **argv)
     cusim_set_launch_cost_ns(cfg.launch_cost_ns);
     /* the arrival table holds each communicator's collectives of two tokens, twice what a rank can run
      * ahead of the slowest (every token ends in a sync that waits for its collectives) */
-    if (cfg.ranks &&
-        !(rank_job = cusim_ranks_create(cfg.ranks, cfg.comms, cfg.comm_ids, 2 * (cfg.layers / cfg.comms + 1) + 8,
-                                        cfg.collective_ns, cfg.collective_timeout_ns)))
+    if (cfg.job) {
+        char why[512];
+        if (!(rank_job = cusim_ranks_open(cfg.job, cfg.ranks, cfg.comms, cfg.comm_ids,
+                                          2 * (cfg.layers / cfg.comms + 1) + 8, cfg.collective_ns,
+                                          cfg.collective_timeout_ns, why, sizeof(why)))) {
+            fprintf(stderr, "cudasim: rank %d: %s\n", cfg.rank, why);
+            return 2;
+        }
+    } else if (cfg.ranks &&
+               !(rank_job = cusim_ranks_create(cfg.ranks, cfg.comms, cfg.comm_ids, 2 * (cfg.layers / cfg.comms + 1) + 8,
+                                               cfg.collective_ns, cfg.collective_timeout_ns))) {
         die("cannot map the ranks' shared arrival table");
+    }
     cuInit(0);
     build_model(&model, &cfg);
 
@@ -788,6 +819,15 @@ int main(int argc, char **argv)
     kineto.seed = cfg.seed;
     if (cfg.procs == 1 && !cfg.ranks) {
         failed = run_process(&cfg, &model, summaries, 0);
+    } else if (cfg.job) {
+        /* --rank I --job NAME: this process is the one rank */
+        if (cusim_rank_attach(rank_job, cfg.rank)) {
+            fprintf(stderr, "cudasim: rank %d: cannot join the job %s\n", cfg.rank, cfg.job);
+            failed = 1;
+        } else {
+            failed = run_process(&cfg, &model, summaries, cfg.rank);
+        }
+        cusim_ranks_close(rank_job, cfg.job);
     } else {
         pid_t *children = calloc((size_t)cfg.procs, sizeof(*children));
         if (!children)

@@ -6,11 +6,13 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -79,6 +81,8 @@ static struct log_header *truth_log;
 static struct ranks_job *rank_job;
 static int my_rank;
 static int rank_streams; /* stream slots given out on this rank's GPU */
+static void say_job_failed(void);
+static char job_path[256]; /* a named job's /dev/shm name (--job), or empty */
 
 /* The stand-in libcupti's hooks (NULL: nobody listens, nothing is reported). */
 static const struct cusim_activity_hooks *activity_hooks;
@@ -305,15 +309,105 @@ CUSIM_EXPORT void *cusim_ranks_create(int ranks, int comms, const uint64_t *comm
     return map;
 }
 
+/*
+ * The same job region, named (/dev/shm/cudasim-NAME), for ranks started one by one (--rank I --job NAME),
+ * as a launcher on each node, or one recorder a rank, starts them: the first to come makes it, the others
+ * wait for it to be made and check it was made with their options. NULL with a message in WHY.
+ */
+CUSIM_EXPORT void *cusim_ranks_open(const char *name, int ranks, int comms, const uint64_t *comm_ids, int window,
+                                    uint64_t transfer_ns, uint64_t timeout_ns, char *why, size_t room)
+{
+    char path[256];
+    size_t size = ranks_job_size(ranks, comms, window);
+    uint64_t deadline = vgpu_now_ns() + timeout_ns;
+    struct ranks_job *job;
+    struct stat st;
+    int made = 1;
+    int fd;
+
+    snprintf(path, sizeof(path), "/cudasim-%s", name);
+    fd = shm_open(path, O_RDWR | O_CREAT | O_EXCL, 0600);
+    if (fd < 0 && errno == EEXIST) {
+        made = 0;
+        fd = shm_open(path, O_RDWR, 0);
+    }
+    if (fd < 0) {
+        snprintf(why, room, "cannot open /dev/shm%s: %s", path, strerror(errno));
+        return NULL;
+    }
+    if (made && ftruncate(fd, (off_t)size)) {
+        snprintf(why, room, "cannot size /dev/shm%s: %s", path, strerror(errno));
+        close(fd);
+        shm_unlink(path);
+        return NULL;
+    }
+    /* the maker may not have sized it yet; sized otherwise, it was made with other options */
+    while (!made && (fstat(fd, &st) || !st.st_size) && vgpu_now_ns() < deadline)
+        usleep(1000);
+    if (!made && (size_t)st.st_size != size) {
+        snprintf(why, room,
+                 "/dev/shm%s is %s: every rank of a job takes the same --ranks, --layers, --comm-id and "
+                 "--collective-us (remove it if a run before left it)",
+                 path, st.st_size ? "a job made with other options" : "never set up");
+        close(fd);
+        return NULL;
+    }
+    job = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (job == MAP_FAILED) {
+        snprintf(why, room, "cannot map /dev/shm%s (made with other options?): %s", path, strerror(errno));
+        return NULL;
+    }
+    snprintf(job_path, sizeof(job_path), "%s", path);
+    if (made && ranks_job_init(job, ranks, comms, comm_ids, window, transfer_ns, timeout_ns)) {
+        snprintf(why, room, "cannot set up /dev/shm%s: %s", path, strerror(errno));
+        munmap(job, size);
+        shm_unlink(path);
+        return NULL;
+    }
+    while (!ranks_job_ready(job) && vgpu_now_ns() < deadline)
+        usleep(1000);
+    if (!ranks_job_ready(job) || !ranks_job_matches(job, ranks, comms, comm_ids, window, transfer_ns)) {
+        snprintf(why, room,
+                 "/dev/shm%s is %s: every rank of a job takes the same --ranks, --layers, --comm-id and "
+                 "--collective-us (remove it if a run before left it)",
+                 path, ranks_job_ready(job) ? "a job made with other options" : "never set up");
+        munmap(job, size);
+        return NULL;
+    }
+    return job;
+}
+
+/* This rank is done with the job (a named one's name is long gone: see cusim_rank_attach). */
+CUSIM_EXPORT void cusim_ranks_close(void *job, const char *name)
+{
+    struct ranks_job *j = job;
+    (void)name;
+    if (j)
+        ranks_leave(j);
+}
+
+/*
+ * Joins the job as RANK, once every rank has (ncclCommInitRank's rendezvous): 0, or -1 (said why).
+ * A named job's name is removed then, by every rank (the first removal wins): every rank has it mapped
+ * by then and nobody else may join, so a rank that dies later leaves nothing behind in /dev/shm. A
+ * rendezvous that fails removes it too: that job is over.
+ */
 CUSIM_EXPORT int cusim_rank_attach(void *job, int rank)
 {
     struct ranks_job *j = job;
+    int result = 0;
     if (!j || rank < 0 || rank >= j->ranks)
         return -1;
-    ranks_gpu_of(j, rank)->pid = getpid();
     my_rank = rank;
     __atomic_store_n(&rank_job, j, __ATOMIC_RELEASE);
-    return 0;
+    if (ranks_join(j, rank)) {
+        say_job_failed();
+        result = -1;
+    }
+    if (job_path[0])
+        shm_unlink(job_path);
+    return result;
 }
 
 /* The stream's slot on this rank's GPU (a stream is one process's), or -1 when there are too many. */

@@ -37,6 +37,8 @@ struct decode_config {
     int stall_rank;               /* --stall-rank: only this rank stalls (-1: every one) */
     int skip_rank, skip_index;    /* --skip-collective: this rank leaves out its Nth collective (-1: none) */
     const char *rank_cpus;        /* --rank-cpus as given, or NULL */
+    int rank;                     /* --rank: this process is that rank alone (-1: every rank, forked) */
+    const char *job;              /* --job: the named job region the ranks started one by one share */
 };
 
 /* One simulated kernel type: its launch geometry and its duration on the virtual GPU. */

@@ -131,6 +131,15 @@ int ranks_job_init(struct ranks_job *job, int ranks, int comms, const uint64_t *
     return 0;
 }
 
+int ranks_job_ready(struct ranks_job *job) { return __atomic_load_n(&job->magic, __ATOMIC_ACQUIRE) == JOB_MAGIC; }
+
+int ranks_job_matches(struct ranks_job *job, int ranks, int comms, const uint64_t *comm_ids, int window,
+                      uint64_t transfer_ns)
+{
+    return job->ranks == ranks && job->comms == comms && job->window == window &&
+           job->transfer_ns == transfer_ns && !memcmp(job->comm_ids, comm_ids, (size_t)comms * sizeof(*comm_ids));
+}
+
 static void wake_all(struct ranks_job *job)
 {
     __atomic_add_fetch(&job->progress, 1, __ATOMIC_RELEASE);
@@ -364,7 +373,7 @@ int ranks_wait(struct ranks_job *job, int rank, uint64_t index)
             pthread_mutex_unlock(&job->lock);
             return -1;
         }
-        job->waiters++;
+        __atomic_add_fetch(&job->waiters, 1, __ATOMIC_ACQ_REL);
         pthread_mutex_unlock(&job->lock);
         left = job->timeout_ns - (now - since);
         if (left > 100000000ull)
@@ -375,6 +384,69 @@ int ranks_wait(struct ranks_job *job, int rank, uint64_t index)
         syscall(SYS_futex, &job->progress, FUTEX_WAIT, progress, &chunk, NULL, 0);
         __atomic_sub_fetch(&job->waiters, 1, __ATOMIC_ACQ_REL);
     }
+}
+
+int ranks_join(struct ranks_job *job, int rank)
+{
+    struct ranks_gpu *gpu = ranks_gpu_of(job, rank);
+    uint64_t since = now_ns();
+    char why[400];
+
+    pthread_mutex_lock(&job->lock);
+    if (gpu->pid) {
+        snprintf(why, sizeof(why), "rank %d joined the job twice (pid %d, then %d)", rank, gpu->pid, (int)getpid());
+        fail_locked(job, why);
+        pthread_mutex_unlock(&job->lock);
+        return -1;
+    }
+    gpu->pid = (int32_t)getpid();
+    job->joined++;
+    wake_all(job);
+    for (;;) {
+        uint32_t progress;
+        uint64_t waited = now_ns() - since, left;
+        struct timespec chunk;
+        if (job->failed) {
+            pthread_mutex_unlock(&job->lock);
+            return -1;
+        }
+        if (job->joined == job->ranks) {
+            pthread_mutex_unlock(&job->lock);
+            return 0;
+        }
+        if (waited >= job->timeout_ns) {
+            size_t used = (size_t)snprintf(why, sizeof(why), "rank %d waited %.3f s for rank(s)", rank,
+                                           (double)waited / 1e9);
+            for (int r = 0; r < job->ranks && used < sizeof(why); r++)
+                if (!ranks_gpu_of(job, r)->pid)
+                    used += (size_t)snprintf(why + used, sizeof(why) - used, " %d", r);
+            if (used < sizeof(why))
+                snprintf(why + used, sizeof(why) - used, " to join the job");
+            fail_locked(job, why);
+            pthread_mutex_unlock(&job->lock);
+            return -1;
+        }
+        progress = job->progress;
+        __atomic_add_fetch(&job->waiters, 1, __ATOMIC_ACQ_REL);
+        pthread_mutex_unlock(&job->lock);
+        left = job->timeout_ns - waited;
+        if (left > 100000000ull)
+            left = 100000000ull;
+        chunk.tv_sec = (time_t)(left / 1000000000ull);
+        chunk.tv_nsec = (long)(left % 1000000000ull);
+        syscall(SYS_futex, &job->progress, FUTEX_WAIT, progress, &chunk, NULL, 0);
+        pthread_mutex_lock(&job->lock);
+        __atomic_sub_fetch(&job->waiters, 1, __ATOMIC_ACQ_REL);
+    }
+}
+
+int ranks_leave(struct ranks_job *job)
+{
+    int last;
+    pthread_mutex_lock(&job->lock);
+    last = ++job->left == job->ranks;
+    pthread_mutex_unlock(&job->lock);
+    return last;
 }
 
 int ranks_take_resolved(struct ranks_job *job, int rank, struct ranks_item *out)

@@ -70,6 +70,8 @@ struct ranks_job {
     pthread_mutex_t lock;  /* process-shared: every rank resolves every rank */
     uint32_t progress;     /* futex word: bumped whenever anything resolves */
     uint32_t waiters;
+    int32_t joined;        /* ranks that have joined (ranks_join), and left */
+    int32_t left;
     int32_t failed;
     char message[512];     /* why the job failed */
     size_t arrivals_offset;
@@ -78,6 +80,17 @@ struct ranks_job {
 };
 
 size_t ranks_job_size(int ranks, int comms, int window);
+/* Whether JOB is initialised (another process may still be making it), and made with these options. */
+int ranks_job_ready(struct ranks_job *job);
+int ranks_job_matches(struct ranks_job *job, int ranks, int comms, const uint64_t *comm_ids, int window,
+                      uint64_t transfer_ns);
+/*
+ * RANK joins the job and waits for every rank to have joined, as ncclCommInitRank does: 0, or -1 (the
+ * rank had joined already, or the others did not come within the job's timeout; the job then fails).
+ */
+int ranks_join(struct ranks_job *job, int rank);
+/* RANK is done with the job: 1 when it was the last one, 0 otherwise. */
+int ranks_leave(struct ranks_job *job);
 /* MEM (ranks_job_size bytes, zeroed, shared by every rank): returns 0, or -1 with errno. */
 int ranks_job_init(struct ranks_job *job, int ranks, int comms, const uint64_t *comm_ids, int window,
                    uint64_t transfer_ns, uint64_t timeout_ns);

@@ -5,7 +5,7 @@
  * worked out by hand from the rule in ranks.c's header: a kernel starts at the latest of its enqueue,
  * its engine's last end and its stream's last end; a collective's kernel ends TRANSFER after the
  * last rank's kernel of it started, and waits inside itself from its own start to that last start.
- * The timeout is the one test that waits (50 ms).
+ * The timeouts are the only tests that wait (50 ms each).
  */
 #define _GNU_SOURCE
 #include <string.h>
@@ -211,6 +211,24 @@ static void a_copy_waits_for_the_engine(void)
     free_job(job, 1, 1);
 }
 
+/* The rendezvous: a job of one is complete at once; a rank joins once; one that waits alone times out. */
+static void ranks_join_once_and_wait_for_each_other(void)
+{
+    struct ranks_job *job = new_job(1, 1, 1000000000ull);
+    const char *why;
+    CHECK(ranks_join(job, 0) == 0, "a job of one rank is complete when it joins");
+    CHECK(ranks_join(job, 0) == -1, "a rank joins once");
+    why = ranks_failure(job);
+    CHECK(why && strstr(why, "rank 0 joined the job twice"), "and the failure says so");
+    free_job(job, 1, 1);
+
+    job = new_job(3, 1, 50000000ull);
+    CHECK(ranks_join(job, 1) == -1, "a rank alone waits out the timeout");
+    why = ranks_failure(job);
+    CHECK(why && strstr(why, "for rank(s) 0 2 to join the job"), "naming the ranks that never came");
+    free_job(job, 3, 1);
+}
+
 int main(void)
 {
     a_collective_ends_a_transfer_after_the_last_rank_started();
@@ -220,5 +238,6 @@ int main(void)
     disagreeing_ranks_fail_at_once();
     a_rank_that_never_arrives_times_out();
     a_copy_waits_for_the_engine();
+    ranks_join_once_and_wait_for_each_other();
     return report("cudasim-ranks-test");
 }
