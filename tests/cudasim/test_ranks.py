@@ -190,6 +190,39 @@ def test_every_sync_waits_for_its_ranks_collectives(tmp_path, args):
         assert sync["t_exit_ns"] >= sync["waited_for_ns"]
 
 
+def test_the_profiler_view_shows_each_ranks_nccl_kernels(tmp_path):
+    """--kineto with ranks: one file a rank, its distributedInfo naming the rank and world, its collectives'
+    kernels demangled as Kineto shows NCCL's, each under a user_annotation "nccl:all_reduce" on the
+    launching thread, their spans the truth's (on the profiler's clock, within its jitter and drift)."""
+    _, _, truth = run_ranks(
+        tmp_path, "--ranks", "2", "--tokens", "2", "--layers", "4", "--kineto", str(tmp_path / "k.json"),
+        "--kineto-jitter-ns", "0", "--kineto-drift-ppm", "0",
+    )  # fmt: skip
+    offset = truth["kineto"]["offset_ns"]
+    for rank, pid in {p["proc_index"]: p["pid"] for p in truth["processes"]}.items():
+        trace = json.loads((tmp_path / f"k-rank{rank}.json").read_text())
+        assert trace["distributedInfo"] == {"backend": "nccl", "rank": rank, "world_size": 2}
+        base = trace["baseTimeNanoseconds"]
+        events = trace["traceEvents"]
+        kernels = [e for e in events if e.get("cat") == "kernel" and e["name"].startswith("ncclDevKernel_")]
+        mine = sorted((r for r in table(truth, "collectives") if r["rank"] == rank), key=lambda r: r["launch_seq"])
+        assert [k["name"] for k in kernels] == [
+            "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)"
+            if r["name"] == ALLREDUCE_LL
+            else "ncclDevKernel_Generic(ncclDevKernelArgsStorage<4096ul>)"
+            for r in mine
+        ]
+        for kernel, row in zip(kernels, mine):
+            assert kernel["pid"] == rank and kernel["args"]["device"] == rank
+            # three decimals of a microsecond: the nanosecond, exactly
+            assert round(kernel["ts"] * 1000) + base - offset == row["gpu_start_ns"]
+            assert round((kernel["ts"] + kernel["dur"]) * 1000) + base - offset == row["gpu_end_ns"]
+        annotations = [e for e in events if e["name"] == "nccl:all_reduce"]
+        assert len(annotations) == len(mine)
+        assert {(a["pid"], a["cat"]) for a in annotations} == {(pid, "user_annotation")}
+        assert [a["args"]["External id"] for a in annotations] == [k["args"]["External id"] for k in kernels]
+
+
 def test_communicators_number_their_collectives_apart(tmp_path):
     _, _, truth = run_ranks(tmp_path, "--ranks", "2", "--tokens", "2", "--layers", "4", "--comm-id", "0x10,0x20")
     assert truth["config"]["comm_ids"] == [0x10, 0x20]

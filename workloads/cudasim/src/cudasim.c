@@ -817,6 +817,8 @@ int main(int argc, char **argv)
     kineto.offset_ns = kineto_realtime_offset_ns();
     kineto.t0_ns = start_ns;
     kineto.seed = cfg.seed;
+    kineto.first_device = cfg.job ? cfg.rank : 0;
+    kineto.world = cfg.ranks;
     if (cfg.procs == 1 && !cfg.ranks) {
         failed = run_process(&cfg, &model, summaries, 0);
     } else if (cfg.job) {

@@ -178,6 +178,19 @@ static int write_process(const char *path, const struct kineto_clock *c, const s
         if (r->pid != pid || (r->kind != CUSIM_KIND_LAUNCH && r->kind != CUSIM_KIND_SYNC))
             continue;
         correlation++;
+        if (r->kind == CUSIM_KIND_LAUNCH && r->collective) {
+            /* the c10d call around NCCL's launch, as PyTorch's profiler records it (the real traces in
+             * shared/real-traces/kineto: a user_annotation "nccl:all_reduce" on the calling thread),
+             * its External id the one the launch and the kernel carry, as Kineto links an op to them */
+            int64_t start = profiler_ns(c, r->t_enter_ns, &rng), end = profiler_ns(c, r->t_exit_ns, &rng);
+            put(&o, "%s\n  {\n    \"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"nccl:all_reduce\", "
+                    "\"pid\": %d, \"tid\": %d,\n    ", first ? "" : ",", r->pid, r->tid);
+            put_us(&o, "ts", start - (int64_t)base);
+            put(&o, ", ");
+            put_us(&o, "dur", end > start ? end - start : 0);
+            put(&o, ",\n    \"args\": {\n      \"External id\": %u\n    }\n  }", correlation);
+            first = 0;
+        }
         put_call(&o, c, base, &rng, r, correlation, &first);
         if (r->kind == CUSIM_KIND_LAUNCH && r->graph_nodes) {
             /* node by node, the graph's time split evenly over them (as the CUPTI stand-in does) */
@@ -243,13 +256,15 @@ int kineto_write(const char *path, const struct kineto_clock *clock, const struc
     for (int p = 0; p < procs; p++) {
         char file[4096];
         int pid = -1;
+        int device = clock->first_device + p;
         for (int w = 0; w < n_workers; w++)
-            if (workers[w].proc_index == p)
+            if (workers[w].proc_index == device)
                 pid = workers[w].pid;
         if (pid < 0)
             continue;
-        kineto_path_of(path, p, procs, file, sizeof(file));
-        if (write_process(file, clock, recs, n, pid, p, procs, start_ns, end_ns) < 0) {
+        kineto_path_of(path, device, procs, file, sizeof(file));
+        if (write_process(file, clock, recs, n, pid, device, clock->world ? clock->world : procs, start_ns,
+                          end_ns) < 0) {
             fprintf(stderr, "cudasim: cannot write %s: %s\n", file, strerror(errno ? errno : EIO));
             return -1;
         }

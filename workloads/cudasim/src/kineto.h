@@ -14,6 +14,8 @@ struct kineto_clock {
     double drift_ppm;
     uint64_t jitter_ns;
     uint64_t seed;
+    int first_device; /* the device (and rank) of the run's first process: 0, or I with --rank I */
+    int world;        /* distributedInfo's world_size: the processes, or the job's ranks */
 };
 
 int64_t kineto_realtime_offset_ns(void);

@@ -325,12 +325,12 @@ int truth_write_json(FILE *out, const struct decode_config *cfg, const char *bin
                 kineto->jitter_ns);
         for (int p = 0; p < cfg->procs; p++) {
             char file[4096];
-            int pid = -1;
+            int pid = -1, device = kineto->first_device + p;
             for (int w = 0; w < n_workers; w++)
-                if (workers[w].proc_index == p)
+                if (workers[w].proc_index == device)
                     pid = workers[w].pid;
-            kineto_path_of(kineto_path, p, cfg->procs, file, sizeof(file));
-            fprintf(out, "%s{\"pid\": %d, \"device\": %d, \"path\": \"", p ? ", " : "", pid, p);
+            kineto_path_of(kineto_path, device, cfg->procs, file, sizeof(file));
+            fprintf(out, "%s{\"pid\": %d, \"device\": %d, \"path\": \"", p ? ", " : "", pid, device);
             for (const char *c = file; *c; c++) /* the path as a JSON string */
                 fprintf(out, (*c == '"' || *c == '\\') ? "\\%c" : ((unsigned char)*c < 0x20 ? "\\u%04x" : "%c"),
                         (unsigned char)*c);
