@@ -223,6 +223,23 @@ def test_the_profiler_view_shows_each_ranks_nccl_kernels(tmp_path):
         assert [a["args"]["External id"] for a in annotations] == [k["args"]["External id"] for k in kernels]
 
 
+def test_a_rank_far_ahead_blocks_in_its_launches_as_on_a_full_push_buffer(tmp_path):
+    """300 layers a token, rank 1 sleeping 1 ms a layer: rank 0 launches a whole token (5,402 launches)
+    ahead of what the job can resolve, more than a rank's queue holds (4,096), so some of its launches
+    block until rank 1 catches up; nothing is lost and the rule holds for every collective."""
+    _, _, truth = run_ranks(
+        tmp_path, "--ranks", "2", "--tokens", "2", "--layers", "300", "--stall-rank", "1", "--stall-us", "1000",
+        "--stall-every", "17",
+    )  # fmt: skip
+    check_collective_rule(truth, 30_000)
+    assert len(by_collective(truth)) == 2 * 300
+    pids = {p["proc_index"]: p["pid"] for p in truth["processes"]}
+    launches = table(truth, "launches")
+    assert all(r["gpu_start_ns"] > 0 for r in launches)
+    blocked = [r for r in launches if r["pid"] == pids[0] and r["t_exit_ns"] - r["t_enter_ns"] > 500_000]
+    assert blocked, "rank 0 never had to wait for room"
+
+
 def test_communicators_number_their_collectives_apart(tmp_path):
     _, _, truth = run_ranks(tmp_path, "--ranks", "2", "--tokens", "2", "--layers", "4", "--comm-id", "0x10,0x20")
     assert truth["config"]["comm_ids"] == [0x10, 0x20]

@@ -423,30 +423,37 @@ static int rank_stream_slot(struct CUstream_st *stream)
     return slot - 1;
 }
 
-/* Once the job has resolved it, work this rank queued gets its times: in the truth log and, like a
- * real CUPTI's kernel records that come after the kernel ends, in the activity records. */
-static void report_resolved(void)
+/* Once the job has resolved it, a piece of work this rank queued gets its times: in the truth log and,
+ * like a real CUPTI's kernel records that come after the kernel ends, in the activity records. */
+static void report_item(struct ranks_item *it)
 {
-    struct ranks_item it;
-    while (ranks_take_resolved(rank_job, my_rank, &it)) {
-        if (it.log_slot != RANKS_NONE) {
-            struct cusim_record *rec = (struct cusim_record *)(truth_log + 1) + it.log_slot;
-            rec->gpu_start_ns = it.start_ns;
-            rec->gpu_end_ns = it.end_ns;
-            if (it.kind == RANKS_ITEM_COLLECTIVE) {
-                rec->coll_seq = it.seq;
-                rec->last_arrival_ns = it.last_arrival_ns;
-                rec->last_rank = it.last_rank;
-            }
-        }
-        if (it.work.correlation_id) {
-            const struct cusim_activity_hooks *hooks = hooks_now();
-            it.work.start_ns = it.start_ns;
-            it.work.end_ns = it.end_ns;
-            if (hooks)
-                hooks->work(&it.work);
+    if (it->log_slot != RANKS_NONE) {
+        struct cusim_record *rec = (struct cusim_record *)(truth_log + 1) + it->log_slot;
+        rec->gpu_start_ns = it->start_ns;
+        rec->gpu_end_ns = it->end_ns;
+        if (it->kind == RANKS_ITEM_COLLECTIVE) {
+            rec->coll_seq = it->seq;
+            rec->last_arrival_ns = it->last_arrival_ns;
+            rec->last_rank = it->last_rank;
         }
     }
+    if (it->work.correlation_id) {
+        const struct cusim_activity_hooks *hooks = hooks_now();
+        it->work.start_ns = it->start_ns;
+        it->work.end_ns = it->end_ns;
+        if (hooks)
+            hooks->work(&it->work);
+    }
+}
+
+static void report_resolved(void)
+{
+    struct ranks_item taken[32];
+    int n;
+    /* in batches: one lock a batch, not one an item, as every rank takes the same lock */
+    while ((n = ranks_take_resolved(rank_job, my_rank, taken, 32)) > 0)
+        for (int i = 0; i < n; i++)
+            report_item(&taken[i]);
 }
 
 /* Says, once a process, why the job failed: every rank stops, each saying so. */

@@ -115,8 +115,9 @@ int ranks_job_init(struct ranks_job *job, int ranks, int comms, const uint64_t *
     memcpy(job->comm_ids, comm_ids, (size_t)comms * sizeof(*comm_ids));
     job->arrival_size = arrival_size(ranks);
     job->arrivals_offset = gpus_offset() + (size_t)ranks * sizeof(struct ranks_gpu);
+    /* robust: a rank killed while it holds the lock fails the job instead of hanging every other */
     if (pthread_mutexattr_init(&attr) || pthread_mutexattr_setpshared(&attr, PTHREAD_PROCESS_SHARED) ||
-        pthread_mutex_init(&job->lock, &attr))
+        pthread_mutexattr_setrobust(&attr, PTHREAD_MUTEX_ROBUST) || pthread_mutex_init(&job->lock, &attr))
         return -1;
     pthread_mutexattr_destroy(&attr);
     for (int r = 0; r < ranks; r++) {
@@ -158,9 +159,17 @@ static void fail_locked(struct ranks_job *job, const char *message)
     wake_all(job);
 }
 
+static void lock_job(struct ranks_job *job)
+{
+    if (pthread_mutex_lock(&job->lock) == EOWNERDEAD) {
+        pthread_mutex_consistent(&job->lock);
+        fail_locked(job, "a rank died while it held the job's lock");
+    }
+}
+
 void ranks_fail(struct ranks_job *job, const char *message)
 {
-    pthread_mutex_lock(&job->lock);
+    lock_job(job);
     fail_locked(job, message);
     pthread_mutex_unlock(&job->lock);
 }
@@ -282,7 +291,7 @@ static int resolve_locked(struct ranks_job *job)
 int ranks_resolve(struct ranks_job *job)
 {
     int moved;
-    pthread_mutex_lock(&job->lock);
+    lock_job(job);
     moved = resolve_locked(job);
     pthread_mutex_unlock(&job->lock);
     return moved;
@@ -294,7 +303,7 @@ uint64_t ranks_enqueue(struct ranks_job *job, int rank, const struct ranks_item 
     struct ranks_item *it;
     uint64_t index;
 
-    pthread_mutex_lock(&job->lock);
+    lock_job(job);
     if (job->failed || gpu->tail - gpu->reported >= RANKS_QUEUE) {
         pthread_mutex_unlock(&job->lock);
         return RANKS_NONE;
@@ -348,7 +357,7 @@ int ranks_wait(struct ranks_job *job, int rank, uint64_t index)
         uint64_t now, left;
         struct timespec chunk;
 
-        pthread_mutex_lock(&job->lock);
+        lock_job(job);
         resolve_locked(job);
         if (job->failed) {
             pthread_mutex_unlock(&job->lock);
@@ -392,7 +401,7 @@ int ranks_join(struct ranks_job *job, int rank)
     uint64_t since = now_ns();
     char why[400];
 
-    pthread_mutex_lock(&job->lock);
+    lock_job(job);
     if (gpu->pid) {
         snprintf(why, sizeof(why), "rank %d joined the job twice (pid %d, then %d)", rank, gpu->pid, (int)getpid());
         fail_locked(job, why);
@@ -435,7 +444,7 @@ int ranks_join(struct ranks_job *job, int rank)
         chunk.tv_sec = (time_t)(left / 1000000000ull);
         chunk.tv_nsec = (long)(left % 1000000000ull);
         syscall(SYS_futex, &job->progress, FUTEX_WAIT, progress, &chunk, NULL, 0);
-        pthread_mutex_lock(&job->lock);
+        lock_job(job);
         __atomic_sub_fetch(&job->waiters, 1, __ATOMIC_ACQ_REL);
     }
 }
@@ -443,22 +452,19 @@ int ranks_join(struct ranks_job *job, int rank)
 int ranks_leave(struct ranks_job *job)
 {
     int last;
-    pthread_mutex_lock(&job->lock);
+    lock_job(job);
     last = ++job->left == job->ranks;
     pthread_mutex_unlock(&job->lock);
     return last;
 }
 
-int ranks_take_resolved(struct ranks_job *job, int rank, struct ranks_item *out)
+int ranks_take_resolved(struct ranks_job *job, int rank, struct ranks_item *out, int max)
 {
     struct ranks_gpu *gpu = ranks_gpu_of(job, rank);
     int took = 0;
-    pthread_mutex_lock(&job->lock);
-    if (gpu->reported < gpu->head) {
-        *out = gpu->items[gpu->reported % RANKS_QUEUE];
-        gpu->reported++;
-        took = 1;
-    }
+    lock_job(job);
+    for (; took < max && gpu->reported < gpu->head; took++, gpu->reported++)
+        out[took] = gpu->items[gpu->reported % RANKS_QUEUE];
     pthread_mutex_unlock(&job->lock);
     return took;
 }
@@ -467,7 +473,7 @@ uint64_t ranks_last_item(struct ranks_job *job, int rank, int stream)
 {
     struct ranks_gpu *gpu = ranks_gpu_of(job, rank);
     uint64_t index;
-    pthread_mutex_lock(&job->lock);
+    lock_job(job);
     if (stream >= 0)
         index = gpu->stream_last[stream];
     else
@@ -480,7 +486,7 @@ int ranks_done_at(struct ranks_job *job, int rank, int stream, uint64_t *done_ns
 {
     struct ranks_gpu *gpu = ranks_gpu_of(job, rank);
     int result = -1;
-    pthread_mutex_lock(&job->lock);
+    lock_job(job);
     if (stream >= 0 ? (gpu->stream_last[stream] == RANKS_NONE || gpu->stream_last[stream] < gpu->head)
                     : gpu->head == gpu->tail) {
         *done_ns = stream >= 0 ? gpu->stream_done_ns[stream] : gpu->engine_free_ns;
@@ -494,7 +500,7 @@ int ranks_item_end(struct ranks_job *job, int rank, uint64_t index, uint64_t *en
 {
     struct ranks_gpu *gpu = ranks_gpu_of(job, rank);
     int result = -1;
-    pthread_mutex_lock(&job->lock);
+    lock_job(job);
     if (index == RANKS_NONE || gpu->tail - index > RANKS_QUEUE) {
         *end_ns = 0; /* nothing, or long done: its slot holds later work now */
         result = 0;

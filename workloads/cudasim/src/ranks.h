@@ -67,7 +67,7 @@ struct ranks_job {
     uint64_t transfer_ns;  /* a collective's kernel ends this long after the last rank's started */
     uint64_t timeout_ns;   /* a wait with no progress anywhere in the job this long fails */
     uint64_t comm_ids[RANKS_MAX_COMMS];
-    pthread_mutex_t lock;  /* process-shared: every rank resolves every rank */
+    pthread_mutex_t lock;  /* process-shared and robust: every rank resolves every rank */
     uint32_t progress;     /* futex word: bumped whenever anything resolves */
     uint32_t waiters;
     int32_t joined;        /* ranks that have joined (ranks_join), and left */
@@ -110,8 +110,8 @@ int ranks_resolve(struct ranks_job *job);
 /* Waits until RANK's item INDEX is resolved: 0, or -1 when the job failed or nothing in the whole job
  * moved for its timeout (the job then fails, with a message saying who never arrived). */
 int ranks_wait(struct ranks_job *job, int rank, uint64_t index);
-/* The next resolved item the owner has not taken, into OUT: 1, or 0 when there is none. */
-int ranks_take_resolved(struct ranks_job *job, int rank, struct ranks_item *out);
+/* Up to MAX resolved items the owner has not taken, in order, into OUT: how many (0: none). */
+int ranks_take_resolved(struct ranks_job *job, int rank, struct ranks_item *out, int max);
 /* When STREAM's (or, -1, the whole engine's) work queued so far ends; -1 if not yet resolved. */
 int ranks_done_at(struct ranks_job *job, int rank, int stream, uint64_t *done_ns);
 /* The last item queued on STREAM (-1: any), or RANKS_NONE. */

@@ -10,6 +10,8 @@
 #define _GNU_SOURCE
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "ranks.h"
@@ -101,15 +103,20 @@ static void a_collective_ends_a_transfer_after_the_last_rank_started(void)
 static void the_owner_takes_resolved_work_in_order(void)
 {
     struct ranks_job *job = new_job(2, 1, 1000000000ull);
-    struct ranks_item out;
+    struct ranks_item out, batch[4];
     kernel(job, 0, 0, 10, 5);
     collective(job, 0, 0, RANKS_OP_GENERIC, 20);
-    CHECK(ranks_take_resolved(job, 0, &out) == 1 && out.end_ns == 15, "the kernel first");
-    CHECK(ranks_take_resolved(job, 0, &out) == 0, "the collective is not resolved yet");
+    CHECK(ranks_take_resolved(job, 0, &out, 1) == 1 && out.end_ns == 15, "the kernel first");
+    CHECK(ranks_take_resolved(job, 0, &out, 1) == 0, "the collective is not resolved yet");
     collective(job, 1, 0, RANKS_OP_GENERIC, 30);
-    CHECK(ranks_take_resolved(job, 0, &out) == 1 && out.kind == RANKS_ITEM_COLLECTIVE && out.end_ns == 130,
+    CHECK(ranks_take_resolved(job, 0, &out, 1) == 1 && out.kind == RANKS_ITEM_COLLECTIVE && out.end_ns == 130,
           "then the collective, ending at 30 + 100");
-    CHECK(ranks_take_resolved(job, 0, &out) == 0, "each once");
+    CHECK(ranks_take_resolved(job, 0, &out, 1) == 0, "each once");
+    kernel(job, 1, 0, 200, 10);
+    kernel(job, 1, 0, 200, 20);
+    CHECK(ranks_take_resolved(job, 1, batch, 4) == 3, "a batch: rank 1's collective and two kernels");
+    CHECK(batch[0].kind == RANKS_ITEM_COLLECTIVE && batch[1].end_ns == 210 && batch[2].end_ns == 230,
+          "in launch order");
     free_job(job, 2, 1);
 }
 
@@ -229,6 +236,34 @@ static void ranks_join_once_and_wait_for_each_other(void)
     free_job(job, 3, 1);
 }
 
+/* A rank that dies holding the job's lock (killed mid-launch): the next to take it fails the job, saying
+ * so, instead of every rank hanging on the lock. The job here is shared with a forked child that locks
+ * it and exits. */
+static void a_rank_dying_with_the_lock_fails_the_job(void)
+{
+    static const uint64_t ids[1] = {1};
+    size_t size = ranks_job_size(2, 1, 8);
+    struct ranks_job *job = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    const char *why;
+    pid_t child;
+    int status = 0;
+
+    if (job == MAP_FAILED || ranks_job_init(job, 2, 1, ids, 8, TRANSFER, 1000000000ull)) {
+        CHECK(0, "a shared job");
+        return;
+    }
+    child = fork();
+    if (child == 0) {
+        pthread_mutex_lock(&job->lock);
+        _exit(0);
+    }
+    waitpid(child, &status, 0);
+    CHECK(ranks_resolve(job) == 0, "the next to lock it gets in");
+    why = ranks_failure(job);
+    CHECK(why && strstr(why, "a rank died while it held the job's lock"), "and the job has failed, saying why");
+    munmap(job, size);
+}
+
 int main(void)
 {
     a_collective_ends_a_transfer_after_the_last_rank_started();
@@ -239,5 +274,6 @@ int main(void)
     a_rank_that_never_arrives_times_out();
     a_copy_waits_for_the_engine();
     ranks_join_once_and_wait_for_each_other();
+    a_rank_dying_with_the_lock_fails_the_job();
     return report("cudasim-ranks-test");
 }
