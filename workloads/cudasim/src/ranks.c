@@ -12,6 +12,9 @@
  * rank whose launching thread is off the CPU (preempted, stalled) still has its GPU run, exactly
  * as a real GPU runs what was queued while its launcher sleeps. Resolution depends only on the
  * times recorded, never on when it is done, so the timeline is the same whoever resolves it.
+ * A launch never waits for the lock (kick): each rank publishes its own work without it, and
+ * resolves only if the lock is free, else leaves it to the holder; so a rank preempted while it
+ * holds the lock delays no other rank's launches, only, at worst, a sync due meanwhile.
  *
  * Liveness: an item's arrival is published at the latest when the enqueue that makes it known
  * happens, and that is never after its start, so a waiter learns every end before it is due.
@@ -153,25 +156,75 @@ static void wake_all(struct ranks_job *job)
 static void fail_locked(struct ranks_job *job, const char *message)
 {
     if (!job->failed) {
-        job->failed = 1;
         snprintf(job->message, sizeof(job->message), "%s", message);
+        __atomic_store_n(&job->failed, 1, __ATOMIC_RELEASE);
     }
     wake_all(job);
 }
 
+/* A lock whose holder died is the job's end, not every other rank's hang. */
+static void owner_died(struct ranks_job *job)
+{
+    pthread_mutex_consistent(&job->lock);
+    fail_locked(job, "a rank died while it held the job's lock");
+}
+
 static void lock_job(struct ranks_job *job)
 {
-    if (pthread_mutex_lock(&job->lock) == EOWNERDEAD) {
-        pthread_mutex_consistent(&job->lock);
-        fail_locked(job, "a rank died while it held the job's lock");
+    if (pthread_mutex_lock(&job->lock) == EOWNERDEAD)
+        owner_died(job);
+}
+
+static int try_lock_job(struct ranks_job *job)
+{
+    int result = pthread_mutex_trylock(&job->lock);
+    if (result == EOWNERDEAD)
+        owner_died(job);
+    return result == 0 || result == EOWNERDEAD;
+}
+
+static int resolve_locked(struct ranks_job *job);
+
+/*
+ * Resolves what was published, without ever waiting for the lock: a launch must not block because
+ * another rank was preempted while it held it (the simulation's own coupling, which a real GPU does
+ * not have). Whoever fails to take it leaves `dirty` set; whoever holds it clears `dirty` before each
+ * pass and looks at it again after letting go, so everything published is resolved by someone.
+ */
+static void kick(struct ranks_job *job)
+{
+    for (;;) {
+        __atomic_store_n(&job->dirty, 1, __ATOMIC_SEQ_CST);
+        if (!try_lock_job(job))
+            return;
+        while (__atomic_exchange_n(&job->dirty, 0, __ATOMIC_SEQ_CST))
+            resolve_locked(job);
+        pthread_mutex_unlock(&job->lock);
+        if (!__atomic_load_n(&job->dirty, __ATOMIC_SEQ_CST))
+            return;
     }
+}
+
+/* Every unlock looks at `dirty` after it (kick's rule). */
+static void unlock_job(struct ranks_job *job)
+{
+    pthread_mutex_unlock(&job->lock);
+    if (__atomic_load_n(&job->dirty, __ATOMIC_SEQ_CST))
+        kick(job);
+}
+
+/* A pass with the lock held: what is published after `dirty` is cleared is seen by the next one. */
+static int resolve_held(struct ranks_job *job)
+{
+    __atomic_store_n(&job->dirty, 0, __ATOMIC_SEQ_CST);
+    return resolve_locked(job);
 }
 
 void ranks_fail(struct ranks_job *job, const char *message)
 {
     lock_job(job);
     fail_locked(job, message);
-    pthread_mutex_unlock(&job->lock);
+    unlock_job(job);
 }
 
 const char *ranks_failure(struct ranks_job *job)
@@ -228,7 +281,8 @@ static void finish(struct ranks_gpu *gpu, struct ranks_item *it, uint64_t end_ns
         gpu->stream_done_ns[it->stream] = end_ns;
     gpu->busy_ns += end_ns - it->start_ns;
     it->state = RANKS_RESOLVED;
-    gpu->head++;
+    /* the owner takes what is below head without the lock: the item is written before head moves */
+    __atomic_store_n(&gpu->head, gpu->head + 1, __ATOMIC_RELEASE);
 }
 
 /* Resolves rank R's queue from its head as far as it can. Lock held; -1 when the job failed. */
@@ -237,7 +291,8 @@ static int resolve_rank(struct ranks_job *job, int r)
     struct ranks_gpu *gpu = ranks_gpu_of(job, r);
     int moved = 0;
 
-    while (gpu->head < gpu->tail) {
+    /* the owner publishes an item by moving tail, after writing it */
+    while (gpu->head < __atomic_load_n(&gpu->tail, __ATOMIC_ACQUIRE)) {
         struct ranks_item *it = &gpu->items[gpu->head % RANKS_QUEUE];
         struct arrival *a;
         if (it->state == RANKS_PENDING) {
@@ -292,22 +347,20 @@ int ranks_resolve(struct ranks_job *job)
 {
     int moved;
     lock_job(job);
-    moved = resolve_locked(job);
-    pthread_mutex_unlock(&job->lock);
+    moved = resolve_held(job);
+    unlock_job(job);
     return moved;
 }
 
+/* The owner alone writes its items at tail, tail itself, reported, next_seq and stream_last. */
 uint64_t ranks_enqueue(struct ranks_job *job, int rank, const struct ranks_item *item, uint64_t ready_ns)
 {
     struct ranks_gpu *gpu = ranks_gpu_of(job, rank);
     struct ranks_item *it;
     uint64_t index;
 
-    lock_job(job);
-    if (job->failed || gpu->tail - gpu->reported >= RANKS_QUEUE) {
-        pthread_mutex_unlock(&job->lock);
+    if (__atomic_load_n(&job->failed, __ATOMIC_ACQUIRE) || gpu->tail - gpu->reported >= RANKS_QUEUE)
         return RANKS_NONE;
-    }
     index = gpu->tail;
     it = &gpu->items[index % RANKS_QUEUE];
     *it = *item;
@@ -319,9 +372,8 @@ uint64_t ranks_enqueue(struct ranks_job *job, int rank, const struct ranks_item 
         it->seq = gpu->next_seq[it->comm]++;
     if (it->stream >= 0)
         gpu->stream_last[it->stream] = index;
-    gpu->tail++;
-    resolve_locked(job);
-    pthread_mutex_unlock(&job->lock);
+    __atomic_store_n(&gpu->tail, index + 1, __ATOMIC_RELEASE);
+    kick(job);
     return index;
 }
 
@@ -358,13 +410,13 @@ int ranks_wait(struct ranks_job *job, int rank, uint64_t index)
         struct timespec chunk;
 
         lock_job(job);
-        resolve_locked(job);
+        resolve_held(job);
         if (job->failed) {
-            pthread_mutex_unlock(&job->lock);
+            unlock_job(job);
             return -1;
         }
         if (index == RANKS_NONE || index < gpu->head) {
-            pthread_mutex_unlock(&job->lock);
+            unlock_job(job);
             return 0;
         }
         progress = job->progress;
@@ -379,11 +431,11 @@ int ranks_wait(struct ranks_job *job, int rank, uint64_t index)
             char why[512];
             describe_stall(job, rank, now - since, why, sizeof(why));
             fail_locked(job, why);
-            pthread_mutex_unlock(&job->lock);
+            unlock_job(job);
             return -1;
         }
         __atomic_add_fetch(&job->waiters, 1, __ATOMIC_ACQ_REL);
-        pthread_mutex_unlock(&job->lock);
+        unlock_job(job);
         left = job->timeout_ns - (now - since);
         if (left > 100000000ull)
             left = 100000000ull;
@@ -405,7 +457,7 @@ int ranks_join(struct ranks_job *job, int rank)
     if (gpu->pid) {
         snprintf(why, sizeof(why), "rank %d joined the job twice (pid %d, then %d)", rank, gpu->pid, (int)getpid());
         fail_locked(job, why);
-        pthread_mutex_unlock(&job->lock);
+        unlock_job(job);
         return -1;
     }
     gpu->pid = (int32_t)getpid();
@@ -416,11 +468,11 @@ int ranks_join(struct ranks_job *job, int rank)
         uint64_t waited = now_ns() - since, left;
         struct timespec chunk;
         if (job->failed) {
-            pthread_mutex_unlock(&job->lock);
+            unlock_job(job);
             return -1;
         }
         if (job->joined == job->ranks) {
-            pthread_mutex_unlock(&job->lock);
+            unlock_job(job);
             return 0;
         }
         if (waited >= job->timeout_ns) {
@@ -432,12 +484,12 @@ int ranks_join(struct ranks_job *job, int rank)
             if (used < sizeof(why))
                 snprintf(why + used, sizeof(why) - used, " to join the job");
             fail_locked(job, why);
-            pthread_mutex_unlock(&job->lock);
+            unlock_job(job);
             return -1;
         }
         progress = job->progress;
         __atomic_add_fetch(&job->waiters, 1, __ATOMIC_ACQ_REL);
-        pthread_mutex_unlock(&job->lock);
+        unlock_job(job);
         left = job->timeout_ns - waited;
         if (left > 100000000ull)
             left = 100000000ull;
@@ -454,18 +506,18 @@ int ranks_leave(struct ranks_job *job)
     int last;
     lock_job(job);
     last = ++job->left == job->ranks;
-    pthread_mutex_unlock(&job->lock);
+    unlock_job(job);
     return last;
 }
 
+/* Without the lock: items below head are final (finish() moves head after writing them). */
 int ranks_take_resolved(struct ranks_job *job, int rank, struct ranks_item *out, int max)
 {
     struct ranks_gpu *gpu = ranks_gpu_of(job, rank);
+    uint64_t head = __atomic_load_n(&gpu->head, __ATOMIC_ACQUIRE);
     int took = 0;
-    lock_job(job);
-    for (; took < max && gpu->reported < gpu->head; took++, gpu->reported++)
-        out[took] = gpu->items[gpu->reported % RANKS_QUEUE];
-    pthread_mutex_unlock(&job->lock);
+    for (; took < max && gpu->reported < head; took++)
+        out[took] = gpu->items[gpu->reported++ % RANKS_QUEUE];
     return took;
 }
 
@@ -478,7 +530,7 @@ uint64_t ranks_last_item(struct ranks_job *job, int rank, int stream)
         index = gpu->stream_last[stream];
     else
         index = gpu->tail ? gpu->tail - 1 : RANKS_NONE;
-    pthread_mutex_unlock(&job->lock);
+    unlock_job(job);
     return index;
 }
 
@@ -492,7 +544,7 @@ int ranks_done_at(struct ranks_job *job, int rank, int stream, uint64_t *done_ns
         *done_ns = stream >= 0 ? gpu->stream_done_ns[stream] : gpu->engine_free_ns;
         result = 0;
     }
-    pthread_mutex_unlock(&job->lock);
+    unlock_job(job);
     return result;
 }
 
@@ -508,6 +560,6 @@ int ranks_item_end(struct ranks_job *job, int rank, uint64_t index, uint64_t *en
         *end_ns = gpu->items[index % RANKS_QUEUE].end_ns;
         result = 0;
     }
-    pthread_mutex_unlock(&job->lock);
+    unlock_job(job);
     return result;
 }

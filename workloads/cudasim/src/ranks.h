@@ -70,6 +70,7 @@ struct ranks_job {
     pthread_mutex_t lock;  /* process-shared and robust: every rank resolves every rank */
     uint32_t progress;     /* futex word: bumped whenever anything resolves */
     uint32_t waiters;
+    uint32_t dirty;        /* published work nobody has resolved yet (ranks.c: kick) */
     int32_t joined;        /* ranks that have joined (ranks_join), and left */
     int32_t left;
     int32_t failed;
@@ -99,10 +100,10 @@ const char *ranks_op_name(int op);
 const char *ranks_op_demangled(int op);
 
 /*
- * Queues ITEM (kind, duration, stream, comm, op, the owner's fields) on RANK's GPU and resolves what
- * it can. READY_NS 0: now, read under the job's lock, so no rank can see the job between the launch's
- * moment and its arrival. Returns its index, or RANKS_NONE when the queue is full (report, then wait
- * for ranks_gpu_of(job, rank)->reported) or the job has failed.
+ * Queues ITEM (kind, duration, stream, comm, op, the owner's fields) on RANK's GPU (the owner's
+ * thread only) and resolves what it can, never waiting for the job's lock: if another rank holds it,
+ * that one resolves the item. READY_NS 0: now. Returns its index, or RANKS_NONE when the queue is
+ * full (report, then wait for ranks_gpu_of(job, rank)->reported) or the job has failed.
  */
 uint64_t ranks_enqueue(struct ranks_job *job, int rank, const struct ranks_item *item, uint64_t ready_ns);
 /* Resolves every rank as far as arrivals allow; returns how many items moved. */
@@ -110,7 +111,8 @@ int ranks_resolve(struct ranks_job *job);
 /* Waits until RANK's item INDEX is resolved: 0, or -1 when the job failed or nothing in the whole job
  * moved for its timeout (the job then fails, with a message saying who never arrived). */
 int ranks_wait(struct ranks_job *job, int rank, uint64_t index);
-/* Up to MAX resolved items the owner has not taken, in order, into OUT: how many (0: none). */
+/* Up to MAX resolved items the owner has not taken, in order, into OUT: how many (0: none). The owner's
+ * thread only; takes no lock. */
 int ranks_take_resolved(struct ranks_job *job, int rank, struct ranks_item *out, int max);
 /* When STREAM's (or, -1, the whole engine's) work queued so far ends; -1 if not yet resolved. */
 int ranks_done_at(struct ranks_job *job, int rank, int stream, uint64_t *done_ns);
