@@ -167,6 +167,7 @@ def check_collective_rule(truth: dict, transfer_ns: int) -> None:
     [
         ["--sync", "stream"],
         ["--sync", "event"],
+        ["--ptsz", "--sync", "event"],
         ["--sync", "device"],
         ["--api", "driver", "--launch", "graph"],
         ["--ptsz", "--launch", "mixed", "--sync", "mixed"],
@@ -175,14 +176,20 @@ def check_collective_rule(truth: dict, transfer_ns: int) -> None:
 )
 def test_every_sync_waits_for_its_ranks_collectives(tmp_path, args):
     """Each sync's wait ends when the last collective before it does (resolved once the other ranks
-    arrived), on every API path and sync: a rank's syncs return no earlier than its GPU finished."""
-    _, _, truth = run_ranks(tmp_path, "--ranks", "3", "--tokens", "3", "--layers", "4", *args)
+    arrived), on every API path and sync: a rank's syncs return no earlier than its GPU finished. With
+    --ptsz an event is recorded on the legacy stream (the stand-in runtime passes the NULL stream on, as
+    without ranks), which has no work: its sync waits for nothing, the ranks run ahead of their GPUs, and
+    each still has every launch's times, its GPU finishing its queue before the process ends."""
+    _, _, truth = run_ranks(tmp_path, "--ranks", "3", "--tokens", "5", "--layers", "4", *args)
     jsonschema.validate(truth, SCHEMA)
     check_collective_rule(truth, 30_000)
     launches = table(truth, "launches")
+    assert all(r["gpu_start_ns"] > 0 and r["gpu_end_ns"] > r["gpu_start_ns"] for r in launches)
     for sync in table(truth, "syncs"):
         before = [r["gpu_end_ns"] for r in launches if r["pid"] == sync["pid"] and r["seq"] < sync["seq"]]
-        if sync["copy_start_ns"] is None:
+        if sync["api"] == "cuEventSynchronize" and "--ptsz" in args:
+            assert sync["waited_for_ns"] == 0
+        elif sync["copy_start_ns"] is None:
             # a stream, event or device sync waits for everything its one stream has queued
             assert sync["waited_for_ns"] == max(before), sync
         else:

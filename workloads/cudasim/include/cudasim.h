@@ -135,6 +135,8 @@ int cusim_call_end(const struct cusim_call *call, int result);
 void *cusim_ranks_create(int ranks, int comms, const uint64_t *comm_ids, int window, uint64_t transfer_ns,
                          uint64_t timeout_ns);
 int cusim_rank_attach(void *job, int rank);
+/* A rank's end: waits until its GPU has finished everything queued, reported: 0, or -1 (said why). */
+int cusim_rank_drain(void);
 /* The job region named NAME in /dev/shm, for ranks started one by one; NULL with WHY filled. Its name
  * is removed once every rank has attached (or the rendezvous failed). */
 void *cusim_ranks_open(const char *name, int ranks, int comms, const uint64_t *comm_ids, int window,

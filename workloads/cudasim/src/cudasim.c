@@ -460,6 +460,8 @@ static int run_process(const struct decode_config *cfg, const struct model *m,
     }
     for (int t = 0; t < n; t++)
         failed |= summaries[t].failed;
+    if (cfg->ranks && !failed)
+        failed |= cusim_rank_drain();
     free(workers);
     free(threads);
     return failed;

@@ -501,6 +501,18 @@ static uint64_t rank_enqueue(struct ranks_item *item)
     }
 }
 
+/*
+ * A rank's end: its GPU finishes what it queued, as a real context does before it is torn down (a
+ * program may end without a sync that covers everything, e.g. an event recorded on another stream),
+ * and every piece gets its times before the process's CUPTI client flushes at exit. 0, or -1.
+ */
+CUSIM_EXPORT int cusim_rank_drain(void)
+{
+    if (!rank_job)
+        return 0;
+    return rank_wait(ranks_last_item(rank_job, my_rank, -1));
+}
+
 /* ---- launches -------------------------------------------------------- */
 
 /* What a launch runs: a kernel (name) or a graph (graph set). */
