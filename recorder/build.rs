@@ -15,11 +15,10 @@ use libbpf_cargo::SkeletonBuilder;
 const BPF_DIR: &str = "src/bpf";
 /// what scripts/gen_schema.py writes from schema/trace.toml: headers the programs include, Rust the crate includes
 const GENERATED_DIR: &str = "src/generated";
-const GENERATED_HEADERS: [&str; 2] = ["trace_schema.h", "vocabulary.h"];
+const GENERATED_HEADERS: [&str; 3] = ["trace_schema.h", "ring_records.h", "vocabulary.h"];
 const RECORDER_CONCERNS: [&str; 3] = ["cuda", "sched", "irq"];
 const MONITOR_CONCERNS: [&str; 3] = ["monitor_cuda", "monitor_sched", "monitor_irq"];
-const HEADERS: [&str; 10] = [
-    "events.h",
+const HEADERS: [&str; 9] = [
     "maps.bpf.h",
     "targets.bpf.h",
     "sched_helpers.bpf.h",

@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import sys
+import textwrap
 from pathlib import Path
 
 try:
@@ -99,6 +100,7 @@ def check(schema: dict) -> None:
         if isinstance(allowed, str) and allowed not in schema["names"]:
             raise SchemaError(f"collector values {key!r}: no name table {allowed!r}")
     check_vocabularies(schema)
+    check_ring_records(schema)
 
 
 def is_subsequence(part: list, whole: list) -> bool:
@@ -1085,6 +1087,231 @@ def collector_refusal_rust(schema: dict) -> list[str]:
     return w
 
 
+# --- the ring buffer's records: the BPF programs' C structs and the recorder's Rust copies --------
+
+RING_C_HEADER = RECORDER_GENERATED / "ring_records.h"
+RING_RUST_MODULE = RECORDER_GENERATED / "ring_records.rs"
+# the record every other one begins with, as `hdr`
+RING_HEADER = "event_header"
+# a C scalar type -> (its size, which is its alignment on x86-64 and BPF alike; its Rust type). char is a
+# string's bytes: u8 in Rust, so that a name is read as bytes, whatever C's char signedness
+RING_SCALARS = {
+    "__u8": (1, "u8"),
+    "__u16": (2, "u16"),
+    "__u32": (4, "u32"),
+    "__u64": (8, "u64"),
+    "__s8": (1, "i8"),
+    "__s16": (2, "i16"),
+    "__s32": (4, "i32"),
+    "__s64": (8, "i64"),
+    "char": (1, "u8"),
+}
+RUST_KEYWORDS = {"type", "match", "mod", "ref", "fn", "impl", "move", "loop", "where", "use", "in", "as"}
+
+
+def ring_records(schema: dict) -> list[dict]:
+    """Each [ring_record], its fields laid out: every field's offset, size, alignment, and its spelling in C and
+    Rust. Raises SchemaError where a layout would have implicit padding or does not end at its `size`."""
+    constants = {name: c["value"] for name, c in schema["constants"].items()}
+    laid_out: dict[str, dict] = {}
+    for name, spec in schema["ring_record"].items():
+        fields, at, align = [], 0, 1
+        for field in spec["fields"]:
+            where = f"ring_record.{name}.{field['name']}"
+            ctype = field["type"]
+            if ctype in RING_SCALARS:
+                size, rust = RING_SCALARS[ctype]
+                field_align, default = size, "0"
+            elif ctype.startswith("struct ") and ctype.removeprefix("struct ") in laid_out:
+                inner = laid_out[ctype.removeprefix("struct ")]
+                size, field_align, rust = inner["size"], inner["align"], inner["rust"]
+                default = f"{rust}::ZERO"
+            else:
+                raise SchemaError(
+                    f"{where}: type {ctype!r} is not a C scalar of {sorted(RING_SCALARS)} nor a record above"
+                )
+            length = field.get("len", 1)
+            count = constants.get(length) if isinstance(length, str) else length
+            if not isinstance(count, int) or count < 1:
+                raise SchemaError(f"{where}: len {length!r} is not a positive number or a [constants] name")
+            if at % field_align:
+                raise SchemaError(
+                    f"{where}: at byte {at}, not a multiple of its alignment {field_align}: "
+                    "name the padding before it as a field of its own"
+                )
+            rust_length = f"{length} as usize" if isinstance(length, str) else str(length)
+            fields.append(
+                {
+                    "name": field["name"],
+                    "rust_name": f"r#{field['name']}" if field["name"] in RUST_KEYWORDS else field["name"],
+                    "offset": at,
+                    "c": f"{ctype} {field['name']}" + (f"[{length}]" if "len" in field else ""),
+                    "rust": f"[{rust}; {rust_length}]" if "len" in field else rust,
+                    "zero": f"[{default}; {rust_length}]" if "len" in field else default,
+                    "doc": field.get("doc"),
+                }
+            )
+            at += size * count
+            align = max(align, field_align)
+        if len({f["name"] for f in fields}) != len(fields):
+            raise SchemaError(f"ring_record.{name}: a field is listed twice")
+        if at != spec["size"] or at % align:
+            raise SchemaError(
+                f"ring_record.{name}: its fields end at byte {at}, not at its size {spec['size']} "
+                f"(a multiple of its alignment {align}, or the compilers would pad it)"
+            )
+        laid_out[name] = {
+            "name": name,
+            "rust": camel(name),
+            "doc": spec["doc"],
+            "records": spec.get("records", []),
+            "size": at,
+            "align": align,
+            "fields": fields,
+        }
+    return list(laid_out.values())
+
+
+def check_ring_records(schema: dict) -> None:
+    records = ring_records(schema)
+    if not records or records[0]["name"] != RING_HEADER or records[0]["records"]:
+        raise SchemaError(f"ring_record: {RING_HEADER} comes first, the header of every record (none of its own)")
+    for record in records[1:]:
+        first = schema["ring_record"][record["name"]]["fields"][0]
+        if (first["name"], first["type"]) != ("hdr", f"struct {RING_HEADER}"):
+            raise SchemaError(f"ring_record.{record['name']}: begins with hdr, a struct {RING_HEADER}")
+    listed = [name for record in records for name in record["records"]]
+    if sorted(listed) != sorted(schema["records"]):
+        raise SchemaError("ring_record: every [records] type is written with exactly one record's layout")
+
+
+def c_comment(text: str, indent: str = "") -> list[str]:
+    """TEXT as a C block comment, wrapped to 100 columns."""
+    lines = textwrap.wrap(text, 96 - len(indent))
+    if len(lines) == 1:
+        return [f"{indent}/* {lines[0]} */"]
+    return [f"{indent}/*", *(f"{indent} * {line}" for line in lines), f"{indent} */"]
+
+
+def ring_c_header(schema: dict) -> str:
+    """ring_records.h: the records' C structs for the BPF programs, each asserted field by field at compile time."""
+    out = [
+        f"/* {GENERATED_LINE} */",
+        "/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */",
+        "/*",
+        " * The records the BPF programs put in the ring buffer (schema/trace.toml's [ring_record]",
+        " * tables). The recorder decodes the same layout through its generated Rust structs",
+        " * (ring_records.rs); each side asserts, when compiled, that every size and offset is the",
+        " * schema's, so the wire cannot change on one side alone.",
+        " */",
+        "#ifndef LAUNCHGAP_RING_RECORDS_H",
+        "#define LAUNCHGAP_RING_RECORDS_H",
+        "",
+        "/* record types, name-table enums (wakeup variants, x86 system vectors) and the sizes below */",
+        '#include "trace_schema.h"',
+        "",
+        "/* Fail the build where a compiler lays a record out other than the schema does */",
+        '#define RING_RECORD_SIZE(s, n) _Static_assert(sizeof(struct s) == n, #s "\'s size")',
+        '#define RING_RECORD_AT(s, f, n) _Static_assert(__builtin_offsetof(struct s, f) == n, #s "." #f)',
+    ]
+    for record in ring_records(schema):
+        name = record["name"]
+        out += ["", *c_comment(record["doc"]), f"struct {name} {{"]
+        for field in record["fields"]:
+            doc = f" /* {field['doc']} */" if field["doc"] else ""
+            out.append(f"\t{field['c']};{doc}")
+        out.append("};")
+        out.append(f"RING_RECORD_SIZE({name}, {record['size']});")
+        out += [f"RING_RECORD_AT({name}, {f['name']}, {f['offset']});" for f in record["fields"]]
+    out += ["", "#endif /* LAUNCHGAP_RING_RECORDS_H */", ""]
+    return "\n".join(out)
+
+
+def ring_rust_module(schema: dict) -> str:
+    """ring_records.rs (the recorder's src/schema.rs includes it): the records as #[repr(C)] structs, asserted
+    against the schema's layout and against the skeleton's types (the compiled BPF object's own), and the
+    layouts as compiled, for --print-schema."""
+    records = ring_records(schema)
+    w = [
+        f"// {GENERATED_LINE}",
+        "",
+        "// The records the BPF programs put in the ring buffer (schema/trace.toml's [ring_record]",
+        "// tables), as the programs' generated ring_records.h lays them out.",
+    ]
+    for record in records:
+        rust = record["rust"]
+        w += ["", f"/// `struct {record['name']}`: {record['doc']}", "#[repr(C)]", "#[derive(Clone, Copy, Debug)]"]
+        w.append(f"pub struct {rust} {{")
+        for field in record["fields"]:
+            if field["doc"]:
+                w.append(f"    /// {field['doc']}")
+            w.append(f"    pub {field['rust_name']}: {field['rust']},")
+        w += [
+            "}",
+            "",
+            f"impl {rust} {{",
+            "    /// Every field 0 (what the programs' zeroed reservations hold before they fill them).",
+            "    pub const ZERO: Self = Self {",
+        ]
+        w += [f"        {field['rust_name']}: {field['zero']}," for field in record["fields"]]
+        w += [
+            "    };",
+            "}",
+            "",
+            f"impl Default for {rust} {{",
+            "    fn default() -> Self {",
+            "        Self::ZERO",
+            "    }",
+            "}",
+            "",
+            "// SAFETY: integers and arrays of them with no padding between or after: any bytes are a valid value.",
+            f"unsafe impl plain::Plain for {rust} {{}}",
+        ]
+    w += [
+        "",
+        "// Each struct lies as the schema lays it out (and as ring_records.h asserts in C), and as the",
+        "// skeleton's type of the same name, which libbpf-cargo writes from the compiled BPF object's BTF.",
+        "const _: () = {",
+        "    use crate::skel::types as bpf;",
+        "    use std::mem::{offset_of, size_of};",
+    ]
+    for record in records:
+        rust, name = record["rust"], record["name"]
+        w.append(f"    assert!(size_of::<{rust}>() == {record['size']});")
+        w.append(f"    assert!(size_of::<bpf::{name}>() == {record['size']});")
+        for field in record["fields"]:
+            w.append(f"    assert!(offset_of!({rust}, {field['rust_name']}) == {field['offset']});")
+            w.append(f"    assert!(offset_of!(bpf::{name}, {field['rust_name']}) == {field['offset']});")
+    w += [
+        "};",
+        "",
+        "/// A record's layout as this binary was compiled: its C name, its size, each field's offset.",
+        "pub struct RingRecordLayout {",
+        "    pub name: &'static str,",
+        "    pub size: usize,",
+        "    pub fields: &'static [(&'static str, usize)],",
+        "}",
+        "",
+        "/// Every record's layout, as compiled (`--print-schema`).",
+        f"pub const RING_RECORD_LAYOUTS: [RingRecordLayout; {len(records)}] = [",
+    ]
+    for record in records:
+        rust = record["rust"]
+        w += [
+            "    RingRecordLayout {",
+            f"        name: {rust_str(record['name'])},",
+            f"        size: std::mem::size_of::<{rust}>(),",
+            "        fields: &[",
+        ]
+        w += [
+            f"            ({rust_str(f['name'])}, std::mem::offset_of!({rust}, {f['rust_name']})),"
+            for f in record["fields"]
+        ]
+        w += ["        ],", "    },"]
+    w += ["];", ""]
+    return "\n".join(w)
+
+
 # --- the vocabularies beside the trace: the recorder's and the monitor's copies -----------
 
 VOCABULARY_C_HEADER = RECORDER_GENERATED / "vocabulary.h"
@@ -1301,6 +1528,8 @@ def generated(root: Path) -> dict[Path, str]:
         CUDA_APIS_RUST_MODULE: cuda_apis_rust_module(schema),
         CUDASIM_APIS_HEADER: cudasim_apis_header(schema),
         TRACE_FILES_RUST_MODULE: trace_files_rust_module(schema),
+        RING_C_HEADER: ring_c_header(schema),
+        RING_RUST_MODULE: ring_rust_module(schema),
     }
 
 

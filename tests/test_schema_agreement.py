@@ -3,18 +3,21 @@
 The copies, each written by the one generator, scripts/gen_schema.py, and
 committed: python/launchgap/trace/schema.py, the tables of
 docs/trace-format.md, the collector's encoders (collector/gpu_wire.h), the BPF
-header trace_schema.h and the recorder's Rust rows, columns and builders
+headers trace_schema.h and ring_records.h (the ring buffer's records, the only
+wire layout) and the recorder's Rust rows, columns, builders and records
 (recorder/src/generated/; the recorder prints what it was built with, header
-included, with --print-schema); recorder/src/bpf/events.h, which must include
-the generated header and define none of its names itself.
+and records' layouts included, with --print-schema). The hand-written BPF
+sources include the generated headers and define none of their names again.
 
 Each check below is also run once on a scratch copy with one deliberate
 change, to prove it fails when any one copy changes alone (done here in
 every run, not only once): a column's type changed in the TOML alone (both
 generated files then differ, and the recorder's schema no longer matches);
 a Column edited in the Python module alone; a row edited in the documentation's
-tables alone; a record id changed in the C header alone; a constant redefined
-in events.h; a column's nullability changed in the recorder's printed schema.
+tables alone; a record id changed in the C header alone; a record's field moved
+in the C structs or in the Rust ones alone; a constant or a record's struct
+redefined in a BPF source; a column's nullability or a field's offset changed
+in the recorder's printed schema.
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ from tests.conftest import REPO
 from tests.recorder.conftest import RECORDER
 
 GEN = REPO / "scripts" / "gen_schema.py"
-EVENTS_H = REPO / "recorder" / "src" / "bpf" / "events.h"
+BPF_SOURCES = REPO / "recorder" / "src" / "bpf"
 
 
 def generator():
@@ -115,6 +118,36 @@ def test_a_change_to_the_recorders_generated_code_alone_is_found(gen, scratch):
     ]
 
 
+def test_a_change_to_a_records_layout_alone_is_found(gen, scratch):
+    """The ring buffer's records: a field changed in the schema changes both sides' structs; a hand edit to
+    either generated side alone is found."""
+    edit(scratch / gen.SCHEMA, '{ name = "orig_cpu", type = "__u32" }', '{ name = "orig_cpu", type = "__s32" }')
+    assert [line.split(" ")[0] for line in gen.differences(scratch)] == [
+        str(gen.RING_C_HEADER),
+        str(gen.RING_RUST_MODULE),
+    ]
+    shutil.copy(REPO / gen.SCHEMA, scratch / gen.SCHEMA)
+    edit(scratch / gen.RING_C_HEADER, "\t__u8 pad[6];\n\tchar prev_comm", "\t__u8 pad[2];\n\tchar prev_comm")
+    edit(scratch / gen.RING_RUST_MODULE, "pub prev_nvcsw: u64,", "pub prev_nvcsw: i64,")
+    assert [line.split(" ")[0] for line in gen.differences(scratch)] == [
+        str(gen.RING_C_HEADER),
+        str(gen.RING_RUST_MODULE),
+    ]
+
+
+def test_the_schema_refuses_a_record_the_compilers_would_pad(gen, scratch):
+    """No padding is implicit, so that the layout written in the schema is the one on the wire."""
+    pad = '    { name = "pad", type = "__u32" },\n    { name = "launches"'
+    edit(scratch / gen.SCHEMA, pad, '    { name = "launches"')
+    with pytest.raises(gen.SchemaError, match="launch_batch.launches: at byte 28, not a multiple of its alignment 8"):
+        gen.differences(scratch)
+    # a field made wider without its record's size: the wire changes on purpose or not at all
+    shutil.copy(REPO / gen.SCHEMA, scratch / gen.SCHEMA)
+    edit(scratch / gen.SCHEMA, '{ name = "exit_code", type = "__s32" }', '{ name = "exit_code", type = "__s64" }')
+    with pytest.raises(gen.SchemaError, match="exit_event: its fields end at byte 52, not at its size 48"):
+        gen.differences(scratch)
+
+
 def test_the_schema_refuses_to_contradict_itself(gen, scratch):
     edit(
         scratch / gen.SCHEMA,
@@ -152,6 +185,10 @@ def expected_from_schema(gen, text: str) -> dict:
             "frames": schema["collector"]["frames"],
             "max_frame": schema["collector"]["max_frame"],
             "cupti_required": schema["collector"]["cupti_required"],
+        },
+        "ring_records": {
+            record["name"]: {"size": record["size"], "fields": {f["name"]: f["offset"] for f in record["fields"]}}
+            for record in gen.ring_records(schema)
         },
         "layout": {
             "meta": schema["layout"]["meta"],
@@ -217,34 +254,44 @@ def test_a_change_on_either_side_of_the_recorder_is_found(gen, built):
     assert without_header(rust) != expected_from_schema(gen, text)
     header = built["c_header"].replace("EVENT_SWITCH = 3,", "EVENT_SWITCH = 4,")
     assert c_header_values(header) != expected_c_values(gen, text)
+    # a record's field elsewhere in the recorder's structs than the schema lays it
+    moved = json.loads(json.dumps(built))
+    moved["ring_records"]["switch_event"]["fields"]["prev_comm"] = 68
+    assert without_header(moved) != expected_from_schema(gen, text)
 
 
-# --- events.h: the wire layout, which includes the generated names rather than copying them ----------
+# --- the BPF sources: they include the generated headers rather than copying them -------------------------
 
 
-def events_h_problems(text: str, generated_names: set[str]) -> list[str]:
-    problems = []
-    if '#include "trace_schema.h"' not in text:
-        problems.append("events.h does not include trace_schema.h")
-    for name in re.findall(r"^#define (\w+)", text, re.M):
-        if name in generated_names:
-            problems.append(f"events.h defines {name} itself")
-    for name in re.findall(r"^enum (\w+)", text, re.M):
-        problems.append(f"events.h declares enum {name} itself")
-    return problems
+def bpf_copies(sources: dict[str, str], generated_names: set[str]) -> list[str]:
+    """What a hand-written BPF source defines that a generated header does: a record's struct, a macro, an enum
+    or an enumerator."""
+    return [
+        f"{name}: {defined}"
+        for name, text in sources.items()
+        for defined in sorted(c_names(text) | set(re.findall(r"^struct (\w+) \{", text, re.M)))
+        if defined in generated_names
+    ]
 
 
-def test_events_h_takes_its_names_from_the_generated_header(gen, built):
-    names = set(c_header_values(built["c_header"]))
-    text = EVENTS_H.read_text()
-    assert events_h_problems(text, names) == []
-    # and a copy made in it again is found
-    copied = text.replace('#include "trace_schema.h"\n', '#include "trace_schema.h"\n#define TASK_COMM_LEN 16\n')
-    assert events_h_problems(copied, names) == ["events.h defines TASK_COMM_LEN itself"]
-    assert (
-        events_h_problems(copied + "\nenum event_type { EVENT_LAUNCH = 1 };\n", names)[-1]
-        == "events.h declares enum event_type itself"
-    )
+def test_the_bpf_sources_take_the_records_and_names_from_the_generated_headers(gen, built):
+    records = [record["name"] for record in gen.ring_records(schema())]
+    names = set(c_header_values(built["c_header"])) | set(records)
+    names |= c_names((REPO / gen.TRACE_C_HEADER).read_text()) | c_names((REPO / gen.RING_C_HEADER).read_text())
+    sources = {path.name: path.read_text() for path in sorted(BPF_SOURCES.iterdir())}
+    assert '#include "ring_records.h"' in sources["maps.bpf.h"]
+    assert '#include "trace_schema.h"' in (REPO / gen.RING_C_HEADER).read_text()
+    assert bpf_copies(sources, names) == []
+    # and a copy made in one again is found
+    copied = {
+        "maps.bpf.h": sources["maps.bpf.h"]
+        + "\n#define TASK_COMM_LEN 16\nstruct exit_event {\n\t__s32 exit_code;\n};\n"
+    }
+    assert bpf_copies(copied, names) == ["maps.bpf.h: TASK_COMM_LEN", "maps.bpf.h: exit_event"]
+    assert bpf_copies({"x.h": "enum event_type {\n\tEVENT_LAUNCH = 1,\n};"}, names) == [
+        "x.h: EVENT_LAUNCH",
+        "x.h: event_type",
+    ]
 
 
 # --- the Python side refers to kinds through the enum ----------------------------------------------------

@@ -1,6 +1,8 @@
-//! Raw ring-buffer records (layouts in bpf/events.h, Rust types from the
-//! skeleton) decoded into trace rows (one type per event kind, generated from
-//! schema/trace.toml). Pure: bytes in, rows out.
+//! Raw ring-buffer records decoded into trace rows. Both are generated from
+//! schema/trace.toml: the records' layouts (its [ring_record] tables, the same
+//! ones the BPF programs' C structs are written from) and one row type per event
+//! kind. What is written here is how a record becomes its rows. Pure: bytes in,
+//! rows out.
 
 use std::borrow::Cow;
 
@@ -9,41 +11,19 @@ use launchgap_record::cgroups;
 use launchgap_record::names::escape_name;
 
 use crate::schema::{
-    record, CgroupRow, CommRow, ExecRow, ExitRow, ForkRow, HardirqRow, IrqVectorRow, Kind,
-    LaunchRow, MigrateRow, Row, RuntimeOnlyRow, SoftirqRow, SwitchRow, SyncRow, TaskCgroupRow,
-    WakeupNewRow, WakeupRow, WakingRow, CGROUP_HIERARCHY_NAMES, IRQ_VECTOR_NAMES,
+    record, CgroupEvent, CgroupRow, CommEvent, CommRow, EventHeader, ExecEvent, ExecRow, ExitEvent,
+    ExitRow, ForkEvent, ForkRow, HardirqRow, IrqEvent, IrqVectorRow, Kind, LaunchBatch,
+    LaunchEvent, LaunchRow, MigrateEvent, MigrateRow, Row, RuntimeOnlyEvent, RuntimeOnlyRow,
+    SoftirqRow, SwitchEvent, SwitchRow, SyncEvent, SyncRow, TaskCgroupEvent, TaskCgroupRow,
+    WakeupEvent, WakeupNewRow, WakeupRow, WakingRow, CGROUP_HIERARCHY_NAMES, IRQ_VECTOR_NAMES,
     RECORD_LAUNCH_BATCH, SOFTIRQ_NAMES,
 };
-use crate::skel::types::{
-    cgroup_event, comm_event, event_header, exec_event, exit_event, fork_event, irq_event,
-    launch_batch, launch_event, migrate_event, runtime_only_event, switch_event, sync_event,
-    task_cgroup_event, wakeup_event,
-};
-
-// SAFETY: plain C structs of integers and byte arrays; any bit pattern is valid.
-unsafe impl plain::Plain for event_header {}
-unsafe impl plain::Plain for launch_event {}
-unsafe impl plain::Plain for launch_batch {}
-unsafe impl plain::Plain for sync_event {}
-unsafe impl plain::Plain for switch_event {}
-unsafe impl plain::Plain for wakeup_event {}
-unsafe impl plain::Plain for migrate_event {}
-unsafe impl plain::Plain for fork_event {}
-unsafe impl plain::Plain for exec_event {}
-unsafe impl plain::Plain for exit_event {}
-unsafe impl plain::Plain for comm_event {}
-unsafe impl plain::Plain for irq_event {}
-unsafe impl plain::Plain for runtime_only_event {}
-unsafe impl plain::Plain for task_cgroup_event {}
-unsafe impl plain::Plain for cgroup_event {}
 
 /// A kernel string (a task name, a file name) up to its NUL, as the trace keeps
 /// it: UTF-8 as it is, every byte that is not part of valid UTF-8 as `\xHH`, and
 /// a backslash as `\\`, so that the bytes can be read back exactly
 /// (docs/trace-format.md, "Names"). Borrowed in the usual case (valid, no backslash).
-fn c_str(bytes: &[i8]) -> Cow<'_, str> {
-    // SAFETY: i8 and u8 have the same layout.
-    let bytes: &[u8] = unsafe { std::slice::from_raw_parts(bytes.as_ptr().cast(), bytes.len()) };
+fn c_str(bytes: &[u8]) -> Cow<'_, str> {
     let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
     escape_name(&bytes[..end])
 }
@@ -75,7 +55,7 @@ fn copy_of<T: plain::Plain + Default + Copy>(data: &[u8]) -> Option<T> {
 
 /// The type of a raw record, or None if it is too short to have a header.
 pub fn record_type(data: &[u8]) -> Option<u32> {
-    copy_of::<event_header>(data).map(|h| h.r#type)
+    copy_of::<EventHeader>(data).map(|h| h.r#type)
 }
 
 /// Decodes one record and hands its rows to `emit`. Returns false for a
@@ -107,7 +87,7 @@ pub fn decode(data: &[u8], emit: &mut impl FnMut(&Row)) -> bool {
 // holding a value no row can (an unknown probe cookie, variant or hierarchy).
 
 fn launch(data: &[u8], emit: &mut impl FnMut(&Row)) -> Option<()> {
-    let e = copy_of::<launch_event>(data)?;
+    let e = copy_of::<LaunchEvent>(data)?;
     let api = cuda_api::name_of(e.api)?;
     let h = &e.hdr;
     emit(&Row::Launch(LaunchRow {
@@ -131,7 +111,7 @@ fn launch(data: &[u8], emit: &mut impl FnMut(&Row)) -> Option<()> {
 }
 
 fn sync(data: &[u8], emit: &mut impl FnMut(&Row)) -> Option<()> {
-    let e = copy_of::<sync_event>(data)?;
+    let e = copy_of::<SyncEvent>(data)?;
     let api = cuda_api::name_of(e.api)?;
     let h = &e.hdr;
     emit(&Row::Sync(SyncRow {
@@ -149,7 +129,7 @@ fn sync(data: &[u8], emit: &mut impl FnMut(&Row)) -> Option<()> {
 }
 
 fn runtime_only(data: &[u8], emit: &mut impl FnMut(&Row)) -> Option<()> {
-    let e = copy_of::<runtime_only_event>(data)?;
+    let e = copy_of::<RuntimeOnlyEvent>(data)?;
     let runtime_api = cuda_api::name_of(e.runtime_api)?;
     let h = &e.hdr;
     emit(&Row::RuntimeOnly(RuntimeOnlyRow {
@@ -165,7 +145,7 @@ fn runtime_only(data: &[u8], emit: &mut impl FnMut(&Row)) -> Option<()> {
 }
 
 fn switch(data: &[u8], emit: &mut impl FnMut(&Row)) -> Option<()> {
-    let e = copy_of::<switch_event>(data)?;
+    let e = copy_of::<SwitchEvent>(data)?;
     let h = &e.hdr;
     let (comm, next_comm) = (c_str(&e.prev_comm), c_str(&e.next_comm));
     emit(&Row::Switch(SwitchRow {
@@ -190,7 +170,7 @@ fn switch(data: &[u8], emit: &mut impl FnMut(&Row)) -> Option<()> {
 
 /// One record type, three kinds: the variant says which.
 fn wakeup(data: &[u8], emit: &mut impl FnMut(&Row)) -> Option<()> {
-    let e = copy_of::<wakeup_event>(data)?;
+    let e = copy_of::<WakeupEvent>(data)?;
     let h = &e.hdr;
     let name = c_str(&e.comm);
     let (comm, prio, target_cpu, waker_tid) = (&*name, e.prio, e.target_cpu, e.waker_tid);
@@ -212,7 +192,7 @@ fn wakeup(data: &[u8], emit: &mut impl FnMut(&Row)) -> Option<()> {
 }
 
 fn migrate(data: &[u8], emit: &mut impl FnMut(&Row)) -> Option<()> {
-    let e = copy_of::<migrate_event>(data)?;
+    let e = copy_of::<MigrateEvent>(data)?;
     let h = &e.hdr;
     emit(&Row::Migrate(MigrateRow {
         ts_ns: h.ts_ns,
@@ -226,7 +206,7 @@ fn migrate(data: &[u8], emit: &mut impl FnMut(&Row)) -> Option<()> {
 }
 
 fn fork(data: &[u8], emit: &mut impl FnMut(&Row)) -> Option<()> {
-    let e = copy_of::<fork_event>(data)?;
+    let e = copy_of::<ForkEvent>(data)?;
     let h = &e.hdr;
     let comm = c_str(&e.comm);
     emit(&Row::Fork(ForkRow {
@@ -242,7 +222,7 @@ fn fork(data: &[u8], emit: &mut impl FnMut(&Row)) -> Option<()> {
 }
 
 fn exec(data: &[u8], emit: &mut impl FnMut(&Row)) -> Option<()> {
-    let e = copy_of::<exec_event>(data)?;
+    let e = copy_of::<ExecEvent>(data)?;
     let h = &e.hdr;
     let (comm, filename) = (c_str(&e.comm), c_str(&e.filename));
     emit(&Row::Exec(ExecRow {
@@ -257,7 +237,7 @@ fn exec(data: &[u8], emit: &mut impl FnMut(&Row)) -> Option<()> {
 }
 
 fn exit(data: &[u8], emit: &mut impl FnMut(&Row)) -> Option<()> {
-    let e = copy_of::<exit_event>(data)?;
+    let e = copy_of::<ExitEvent>(data)?;
     let h = &e.hdr;
     let comm = c_str(&e.comm);
     emit(&Row::Exit(ExitRow {
@@ -272,7 +252,7 @@ fn exit(data: &[u8], emit: &mut impl FnMut(&Row)) -> Option<()> {
 }
 
 fn comm(data: &[u8], emit: &mut impl FnMut(&Row)) -> Option<()> {
-    let e = copy_of::<comm_event>(data)?;
+    let e = copy_of::<CommEvent>(data)?;
     let h = &e.hdr;
     let (comm, old_comm) = (c_str(&e.new_comm), c_str(&e.old_comm));
     emit(&Row::Comm(CommRow {
@@ -287,7 +267,7 @@ fn comm(data: &[u8], emit: &mut impl FnMut(&Row)) -> Option<()> {
 }
 
 fn task_cgroup(data: &[u8], emit: &mut impl FnMut(&Row)) -> Option<()> {
-    let e = copy_of::<task_cgroup_event>(data)?;
+    let e = copy_of::<TaskCgroupEvent>(data)?;
     let h = &e.hdr;
     emit(&Row::TaskCgroup(TaskCgroupRow {
         ts_ns: h.ts_ns,
@@ -308,7 +288,7 @@ fn task_cgroup(data: &[u8], emit: &mut impl FnMut(&Row)) -> Option<()> {
 }
 
 fn cgroup_made(data: &[u8], emit: &mut impl FnMut(&Row)) -> Option<()> {
-    let e = copy_of::<cgroup_event>(data)?;
+    let e = copy_of::<CgroupEvent>(data)?;
     let hierarchy = *CGROUP_HIERARCHY_NAMES.get(e.hierarchy as usize)?;
     cgroup_row(e.hdr.ts_ns, hierarchy, e.cgroup_id, &c_str(&e.path), emit);
     Some(())
@@ -316,7 +296,7 @@ fn cgroup_made(data: &[u8], emit: &mut impl FnMut(&Row)) -> Option<()> {
 
 /// Hard IRQs (named by their handler), softirqs and system vectors (named from the schema's tables).
 fn irq(kind: u32, data: &[u8], emit: &mut impl FnMut(&Row)) -> Option<()> {
-    let e = copy_of::<irq_event>(data)?;
+    let e = copy_of::<IrqEvent>(data)?;
     let h = &e.hdr;
     let (ts_ns, cpu, pid, tid, irq, duration_ns) =
         (h.ts_ns, h.cpu, h.pid, h.tid, e.irq, e.duration_ns);
@@ -355,21 +335,21 @@ fn irq(kind: u32, data: &[u8], emit: &mut impl FnMut(&Row)) -> Option<()> {
 }
 
 /// LAUNCH_BATCH_SIZE in the schema, from the layout itself.
-const LAUNCH_BATCH_CAPACITY: usize = (std::mem::size_of::<launch_batch>()
-    - std::mem::offset_of!(launch_batch, launches))
-    / std::mem::size_of::<launch_event>();
+const LAUNCH_BATCH_CAPACITY: usize = (std::mem::size_of::<LaunchBatch>()
+    - std::mem::offset_of!(LaunchBatch, launches))
+    / std::mem::size_of::<LaunchEvent>();
 const _: () = assert!(LAUNCH_BATCH_CAPACITY == crate::schema::LAUNCH_BATCH_SIZE as usize);
 
 /// A batch holds `count` complete launch records after its own header.
 fn decode_launch_batch(data: &[u8], emit: &mut impl FnMut(&Row)) -> bool {
-    let start = std::mem::offset_of!(launch_batch, launches);
-    let count_at = std::mem::offset_of!(launch_batch, count);
+    let start = std::mem::offset_of!(LaunchBatch, launches);
+    let count_at = std::mem::offset_of!(LaunchBatch, count);
     let Some(count) =
         data.get(count_at..count_at + 4).map(|b| u32::from_ne_bytes([b[0], b[1], b[2], b[3]]))
     else {
         return false;
     };
-    let size = std::mem::size_of::<launch_event>();
+    let size = std::mem::size_of::<LaunchEvent>();
     let count = count as usize;
     if count > LAUNCH_BATCH_CAPACITY || data.len() < start + count * size {
         return false;
@@ -390,12 +370,8 @@ mod tests {
         .to_vec()
     }
 
-    fn comm(name: &str) -> [i8; 16] {
-        let mut out = [0i8; 16];
-        for (i, b) in name.bytes().take(15).enumerate() {
-            out[i] = b as i8;
-        }
-        out
+    fn comm(name: &str) -> [u8; 16] {
+        comm_bytes(name.as_bytes())
     }
 
     /// The cookie a record carries for the entry point named `name`, as the BPF side writes it.
@@ -411,8 +387,8 @@ mod tests {
 
     #[test]
     fn launch_record_becomes_a_launch_row_with_both_api_names() {
-        let mut e = launch_event::default();
-        e.hdr = event_header { ts_ns: 42, r#type: record::LAUNCH, cpu: 1, pid: 100, tid: 101 };
+        let mut e = LaunchEvent::default();
+        e.hdr = EventHeader { ts_ns: 42, r#type: record::LAUNCH, cpu: 1, pid: 100, tid: 101 };
         e.func = 0xdead;
         e.stream = 7;
         e.grid = [4, 2, 1];
@@ -442,12 +418,12 @@ mod tests {
 
     #[test]
     fn launch_batch_becomes_its_launches_in_order() {
-        let mut batch = launch_batch::default();
+        let mut batch = LaunchBatch::default();
         batch.hdr =
-            event_header { ts_ns: 99, r#type: RECORD_LAUNCH_BATCH, cpu: 0, pid: 100, tid: 101 };
+            EventHeader { ts_ns: 99, r#type: RECORD_LAUNCH_BATCH, cpu: 0, pid: 100, tid: 101 };
         batch.count = 3;
         for (i, launch) in batch.launches.iter_mut().take(3).enumerate() {
-            launch.hdr = event_header {
+            launch.hdr = EventHeader {
                 ts_ns: 10 + i as u64,
                 r#type: record::LAUNCH,
                 cpu: i as u32,
@@ -458,8 +434,8 @@ mod tests {
             launch.api = cookie("cuLaunchKernel");
         }
         // the record holds only the launches it counts
-        let start = std::mem::offset_of!(launch_batch, launches);
-        let bytes = bytes_of(&batch)[..start + 3 * std::mem::size_of::<launch_event>()].to_vec();
+        let start = std::mem::offset_of!(LaunchBatch, launches);
+        let bytes = bytes_of(&batch)[..start + 3 * std::mem::size_of::<LaunchEvent>()].to_vec();
         let mut seen = Vec::new();
         assert!(decode(&bytes, &mut |row| match row {
             Row::Launch(l) => seen.push((l.ts_ns, l.cpu, l.func)),
@@ -467,13 +443,106 @@ mod tests {
         }));
         assert_eq!(seen, vec![(10, 0, Some(0x100)), (11, 1, Some(0x101)), (12, 2, Some(0x102))]);
         // a count the record cannot hold is refused, not read past its end
-        assert!(!decode(&bytes[..start + 2 * std::mem::size_of::<launch_event>()], &mut |_| {}));
+        assert!(!decode(&bytes[..start + 2 * std::mem::size_of::<LaunchEvent>()], &mut |_| {}));
+    }
+
+    /// Bytes put where C's rules place each field of the records, worked out by hand from
+    /// the programs' structs (not from the generated layout, which a change to the schema
+    /// would move on both sides at once).
+    fn laid_out_by_hand(size: usize, fields: &[(usize, &[u8])]) -> Vec<u8> {
+        let mut bytes = vec![0u8; size];
+        for (at, value) in fields {
+            bytes[*at..*at + value.len()].copy_from_slice(value);
+        }
+        bytes
+    }
+
+    #[test]
+    fn a_switch_record_as_the_wire_lays_it_out_decodes() {
+        // the 24-byte header; prev_state, the two counters, the four 32-bit ids and
+        // priorities, the two flags, 6 bytes of padding, the two names: 104 bytes
+        let bytes = laid_out_by_hand(
+            104,
+            &[
+                (0, &9u64.to_ne_bytes()),
+                (8, &record::SWITCH.to_ne_bytes()),
+                (12, &1u32.to_ne_bytes()),
+                (16, &5u32.to_ne_bytes()),
+                (20, &6u32.to_ne_bytes()),
+                (24, &1i64.to_ne_bytes()),
+                (32, &11u64.to_ne_bytes()),
+                (40, &12u64.to_ne_bytes()),
+                (48, &7u32.to_ne_bytes()),
+                (52, &8u32.to_ne_bytes()),
+                (56, &120i32.to_ne_bytes()),
+                (60, &100i32.to_ne_bytes()),
+                (64, &[1]),
+                (65, &[0]),
+                (72, b"cudasim"),
+                (88, b"stress-ng-cpu"),
+            ],
+        );
+        let expected = SwitchRow {
+            ts_ns: 9,
+            cpu: 1,
+            pid: 5,
+            tid: 6,
+            comm: "cudasim",
+            prev_state: 1,
+            preempt: Some(true),
+            voluntary: Some(false),
+            nvcsw: Some(11),
+            nivcsw: Some(12),
+            prio: Some(120),
+            next_pid: 7,
+            next_tid: 8,
+            next_comm: "stress-ng-cpu",
+            next_prio: Some(100),
+        };
+        assert_eq!(rows_of(&bytes), [format!("{:?}", Row::Switch(expected))]);
+        // one byte short of its struct is refused
+        assert!(!decode(&bytes[..103], &mut |_| panic!("no row expected")));
+    }
+
+    #[test]
+    fn a_launch_batch_as_the_wire_lays_it_out_decodes() {
+        // the batch's header, count and padding (32 bytes), then 72-byte launches: each its
+        // header, func, stream, grid, block (12 bytes each), shared_mem, the two cookies
+        let launch = 32;
+        let bytes = laid_out_by_hand(
+            launch + 72,
+            &[
+                (8, &RECORD_LAUNCH_BATCH.to_ne_bytes()),
+                (24, &1u32.to_ne_bytes()),
+                (launch, &42u64.to_ne_bytes()),
+                (launch + 8, &record::LAUNCH.to_ne_bytes()),
+                (launch + 20, &101u32.to_ne_bytes()),
+                (launch + 24, &0xdeadu64.to_ne_bytes()),
+                (launch + 32, &7u64.to_ne_bytes()),
+                (launch + 40, &4u32.to_ne_bytes()),
+                (launch + 44, &2u32.to_ne_bytes()),
+                (launch + 48, &1u32.to_ne_bytes()),
+                (launch + 52, &128u32.to_ne_bytes()),
+                (launch + 64, &4096u32.to_ne_bytes()),
+                (launch + 68, &cookie("cuLaunchKernel").to_ne_bytes()),
+                (launch + 70, &cookie("cudaLaunchKernel").to_ne_bytes()),
+            ],
+        );
+        let mut seen = Vec::new();
+        assert!(decode(&bytes, &mut |row| {
+            let Row::Launch(l) = row else { panic!("{row:?}") };
+            seen.push((l.ts_ns, l.tid, l.func, l.stream, (l.grid_x, l.grid_y, l.grid_z)));
+            assert_eq!((l.block_x, l.shared_mem), (128, 4096));
+            assert_eq!(l.api, "cuLaunchKernel");
+            assert_eq!(l.runtime_api, Some("cudaLaunchKernel"));
+        }));
+        assert_eq!(seen, [(42, 101, Some(0xdead), 7, (4, 2, 1))]);
     }
 
     #[test]
     fn runtime_only_record_keeps_the_name_and_the_return_code() {
-        let mut e = runtime_only_event::default();
-        e.hdr = event_header { ts_ns: 5, r#type: record::RUNTIME_ONLY, cpu: 0, pid: 10, tid: 11 };
+        let mut e = RuntimeOnlyEvent::default();
+        e.hdr = EventHeader { ts_ns: 5, r#type: record::RUNTIME_ONLY, cpu: 0, pid: 10, tid: 11 };
         e.duration_ns = 700;
         e.return_code = 100; // cudaErrorNoDevice
         e.runtime_api = cookie("cudaLaunchKernel");
@@ -496,8 +565,8 @@ mod tests {
 
     #[test]
     fn switch_record_keeps_both_tasks_and_the_classification() {
-        let mut e = switch_event::default();
-        e.hdr = event_header { ts_ns: 9, r#type: record::SWITCH, cpu: 0, pid: 5, tid: 6 };
+        let mut e = SwitchEvent::default();
+        e.hdr = EventHeader { ts_ns: 9, r#type: record::SWITCH, cpu: 0, pid: 5, tid: 6 };
         e.next_pid = 7;
         e.next_tid = 8;
         e.voluntary = 0;
@@ -511,18 +580,17 @@ mod tests {
         }));
     }
 
-    fn comm_bytes(name: &[u8]) -> [i8; 16] {
-        let mut out = [0i8; 16];
-        for (i, &b) in name.iter().take(15).enumerate() {
-            out[i] = b as i8;
-        }
+    fn comm_bytes(name: &[u8]) -> [u8; 16] {
+        let mut out = [0u8; 16];
+        let n = name.len().min(15);
+        out[..n].copy_from_slice(&name[..n]);
         out
     }
 
     #[test]
     fn names_that_are_not_utf8_keep_their_bytes_escaped() {
-        let mut e = switch_event::default();
-        e.hdr = event_header { ts_ns: 9, r#type: record::SWITCH, cpu: 0, pid: 5, tid: 6 };
+        let mut e = SwitchEvent::default();
+        e.hdr = EventHeader { ts_ns: 9, r#type: record::SWITCH, cpu: 0, pid: 5, tid: 6 };
         // a lone 0xff; a backslash (escaped too, so "\xff" typed as text stays distinguishable);
         // a UTF-8 sequence cut by the kernel's 15-byte limit ("é" is c3 a9)
         e.prev_comm = comm_bytes(b"\xffodd");
@@ -536,8 +604,8 @@ mod tests {
 
     #[test]
     fn each_wakeup_variant_is_its_own_kind_and_an_unknown_one_is_refused() {
-        let mut e = wakeup_event::default();
-        e.hdr = event_header { ts_ns: 3, r#type: record::WAKEUP, cpu: 1, pid: 5, tid: 6 };
+        let mut e = WakeupEvent::default();
+        e.hdr = EventHeader { ts_ns: 3, r#type: record::WAKEUP, cpu: 1, pid: 5, tid: 6 };
         let kinds: Vec<Kind> = (0..3)
             .map(|variant| {
                 e.variant = variant;
@@ -553,8 +621,8 @@ mod tests {
 
     #[test]
     fn softirq_vectors_are_named() {
-        let mut e = irq_event::default();
-        e.hdr = event_header { ts_ns: 1, r#type: record::SOFTIRQ, cpu: 0, pid: 0, tid: 0 };
+        let mut e = IrqEvent::default();
+        e.hdr = EventHeader { ts_ns: 1, r#type: record::SOFTIRQ, cpu: 0, pid: 0, tid: 0 };
         e.irq = 3;
         e.duration_ns = 1500;
         assert_eq!(
@@ -576,10 +644,10 @@ mod tests {
 
     #[test]
     fn task_cgroup_records_keep_both_ids_and_a_missing_v1_id_is_null() {
-        let mut e = task_cgroup_event::default();
-        e.hdr = event_header { ts_ns: 4, r#type: record::TASK_CGROUP, cpu: 1, pid: 20, tid: 21 };
+        let mut e = TaskCgroupEvent::default();
+        e.hdr = EventHeader { ts_ns: 4, r#type: record::TASK_CGROUP, cpu: 1, pid: 20, tid: 21 };
         e.cgroup_id = 5071;
-        let row = |e: &task_cgroup_event| {
+        let row = |e: &TaskCgroupEvent| {
             let mut out = None;
             assert!(decode(&bytes_of(e), &mut |row| {
                 let Row::TaskCgroup(t) = row else { panic!("{row:?}") };
@@ -594,10 +662,9 @@ mod tests {
 
     #[test]
     fn task_cgroup_records_carry_the_namespace_ids_and_none_read_is_null() {
-        let mut e = task_cgroup_event::default();
-        e.hdr =
-            event_header { ts_ns: 4, r#type: record::TASK_CGROUP, cpu: 1, pid: 4120, tid: 4121 };
-        let ids = |e: &task_cgroup_event| {
+        let mut e = TaskCgroupEvent::default();
+        e.hdr = EventHeader { ts_ns: 4, r#type: record::TASK_CGROUP, cpu: 1, pid: 4120, tid: 4121 };
+        let ids = |e: &TaskCgroupEvent| {
             let mut out = None;
             assert!(decode(&bytes_of(e), &mut |row| {
                 let Row::TaskCgroup(t) = row else { panic!("{row:?}") };
@@ -615,13 +682,11 @@ mod tests {
         let id = "3f2a8d0c1b4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8";
         let pod = "6b0f3f5e-6f9a-4b8e-9d0e-3c1a2b4c5d6e";
         let path = format!("/kubepods/burstable/pod{pod}/{id}");
-        let mut e = cgroup_event::default();
-        e.hdr = event_header { ts_ns: 8, r#type: record::CGROUP_MADE, cpu: 0, pid: 30, tid: 30 };
+        let mut e = CgroupEvent::default();
+        e.hdr = EventHeader { ts_ns: 8, r#type: record::CGROUP_MADE, cpu: 0, pid: 30, tid: 30 };
         e.cgroup_id = 9001;
         e.hierarchy = 1;
-        for (i, b) in path.bytes().enumerate() {
-            e.path[i] = b as i8;
-        }
+        e.path[..path.len()].copy_from_slice(path.as_bytes());
         let mut seen = Vec::new();
         assert!(decode(&bytes_of(&e), &mut |row| {
             let Row::Cgroup(c) = row else { panic!("{row:?}") };
@@ -647,9 +712,7 @@ mod tests {
         );
         // bytes that are not UTF-8 are escaped as the trace escapes names (never replaced: two cgroups would merge)
         e.path = [0; crate::schema::CGROUP_PATH_LEN as usize];
-        for (i, b) in b"/a\xffb".iter().enumerate() {
-            e.path[i] = *b as i8;
-        }
+        e.path[..4].copy_from_slice(b"/a\xffb");
         e.hierarchy = 0;
         assert!(decode(&bytes_of(&e), &mut |row| {
             let Row::Cgroup(c) = row else { panic!("{row:?}") };
@@ -665,7 +728,7 @@ mod tests {
     #[test]
     fn truncated_and_unknown_records_are_refused() {
         assert!(!decode(&[1, 2, 3], &mut |_| panic!("no row expected")));
-        let h = event_header { ts_ns: 1, r#type: 99, cpu: 0, pid: 0, tid: 0 };
+        let h = EventHeader { ts_ns: 1, r#type: 99, cpu: 0, pid: 0, tid: 0 };
         assert!(!decode(&bytes_of(&h), &mut |_| panic!("no row expected")));
     }
 }

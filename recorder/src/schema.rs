@@ -140,6 +140,8 @@ impl<'a> WireReader<'a> {
 }
 
 include!("generated/trace_schema.rs");
+// the ring buffer's records
+include!("generated/ring_records.rs");
 // meta.json's keys
 include!("generated/trace_files.rs");
 
@@ -173,6 +175,14 @@ pub fn as_json() -> Value {
             })
         })
         .collect();
+    let ring_records: serde_json::Map<_, _> = RING_RECORD_LAYOUTS
+        .iter()
+        .map(|record| {
+            let offsets: serde_json::Map<_, _> =
+                record.fields.iter().map(|(field, at)| (field.to_string(), json!(at))).collect();
+            (record.name.to_string(), json!({"size": record.size, "fields": offsets}))
+        })
+        .collect();
     json!({
         "format": {"name": FORMAT_NAME, "version": FORMAT_VERSION},
         "records": (1..record::COUNT).filter(|&id| RECORD_NAMES[id as usize] != "unknown")
@@ -187,6 +197,7 @@ pub fn as_json() -> Value {
         "kinds": kinds,
         "format1": {"columns": FORMAT1_COLUMNS.iter().map(|c| c.name).collect::<Vec<_>>(), "end_event": FORMAT1_END_EVENT},
         "c_header": C_HEADER,
+        "ring_records": ring_records,
         "layout": {"meta": META_FILE, "end": END_FILE, "segment_digits": SEGMENT_DIGITS, "segment_suffix": SEGMENT_SUFFIX,
                    "partial_suffix": PARTIAL_SUFFIX, "segment_seconds": SEGMENT_SECONDS, "segment_rows": SEGMENT_ROWS},
     })

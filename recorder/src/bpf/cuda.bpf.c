@@ -50,7 +50,7 @@ struct {
 	__type(value, struct runtime_call);
 } runtime_call SEC(".maps");
 
-/* Lets the skeleton generate Rust types for the records. */
+/* The skeleton's Rust types for the records, which the recorder checks its own against. */
 struct launch_event launch_event_layout = {};
 struct launch_batch launch_batch_layout = {};
 struct sync_event sync_event_layout = {};

@@ -7,7 +7,8 @@
 #ifndef LAUNCHGAP_MAPS_BPF_H
 #define LAUNCHGAP_MAPS_BPF_H
 
-#include "events.h"
+/* the records (generated from schema/trace.toml) */
+#include "ring_records.h"
 #include "targets.bpf.h"
 
 /* Set by the loader before load. */
