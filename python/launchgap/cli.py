@@ -35,6 +35,7 @@ from launchgap.trace import Event, TraceError
 from launchgap.trace.schema import MetaKey
 from launchgap.views.cudasim_truth import render_truth
 from launchgap.views.diff import render_diff
+from launchgap.views.report_json import document
 from launchgap.views.terminal import CULPRIT_GROUPINGS, render
 from launchgap.workloads.cudasim_truth import TruthError, load_truth
 
@@ -183,7 +184,7 @@ def report(
         with safe_output(csv_path, [trace]) as partial:
             write_study_csv(loaded, partial)
     if as_json:
-        click.echo(json.dumps(result.to_json(), indent=2))
+        click.echo(json.dumps(document(result), indent=2))
     else:
         render(result, fitting_console(), "process" if culprits_by == "task" else culprits_by, verbose)
     # the warnings hold lost events and an incomplete trace (cut short, or damaged rows left out)
@@ -210,7 +211,7 @@ def diff(a: str, b: str, as_json: bool, culprits_by: str | None) -> None:
         _require_cgroups(b, report_b)
     result = diff_reports(report_a, report_b, culprits_by)
     if as_json:
-        click.echo(json.dumps(result.to_json(), indent=2))
+        click.echo(json.dumps(document(result), indent=2))
         return
     render_diff(result, a, b, fitting_console())
 

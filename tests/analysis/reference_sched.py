@@ -271,11 +271,17 @@ def silent_tasks(trace: Trace) -> list[dict]:
 def assert_same_as_reference(trace: Trace, monkeypatch) -> dict:
     """Each fast piece gives the reference's frame, and the whole report the reference's JSON; returns
     the report's JSON (for the caller to check it holds what the trace should exercise)."""
+    from dataclasses import asdict
+
     from polars.testing import assert_frame_equal
 
     from launchgap.analysis import report, taken, timeline
-    from launchgap.analysis.report import report_json
     from launchgap.analysis.targets import target_pids, target_threads
+    from launchgap.trace import checks
+    from launchgap.views.report_json import report_json
+
+    def typed_silent_tasks(trace: Trace) -> list[checks.SilentTask]:
+        return [checks.SilentTask(**task) for task in silent_tasks(trace)]
 
     bounds = timeline.trace_bounds(trace)
     tids = target_threads(trace, target_pids(trace))["tid"].to_list()
@@ -288,7 +294,7 @@ def assert_same_as_reference(trace: Trace, monkeypatch) -> dict:
         assert_frame_equal(taken.culprits(segments, runs), culprits(segments, runs))
     moves = trace.of(Event.MIGRATE, "ts_ns", "tid").filter(pl.col("tid").is_in(tids))
     assert_frame_equal(taken.migration_time(moves, segments).sort("tid"), migration_time(moves, segments).sort("tid"))
-    assert report.silent_tasks(trace) == silent_tasks(trace)
+    assert [asdict(task) for task in checks.silent_tasks(trace)] == silent_tasks(trace)
     fast = report_json(trace)
     for module, name, old in (
         (report, "thread_segments", thread_segments),
@@ -296,7 +302,7 @@ def assert_same_as_reference(trace: Trace, monkeypatch) -> dict:
         (taken, "state_time", state_time),
         (taken, "culprits", culprits),
         (taken, "migration_time", migration_time),
-        (report, "silent_tasks", silent_tasks),
+        (report, "silent_tasks", typed_silent_tasks),
     ):
         monkeypatch.setattr(module, name, old)
     assert fast == report_json(trace)

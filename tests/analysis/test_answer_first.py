@@ -15,6 +15,7 @@ import polars as pl
 import pytest
 
 from launchgap.analysis.report import build_report
+from launchgap.views.verdict_words import verdict_text
 from tests.analysis.test_gpu_time import LAUNCH_BOUND, culprit, record, without_gpu_activity
 from tests.recorder.conftest import needs_bpf
 
@@ -89,7 +90,7 @@ def test_no_launchgap_task_is_a_culprit(beside_a_hog):
     assert collector["tid"].n_unique() == 1
     ours = {recorder, *collector["pid"].to_list()}
     assert all(t.pid in ours for t in g.measurement.tasks), g.measurement.tasks
-    assert "trace-writer" not in report.verdict.text and "cupti-worker" not in report.verdict.text
+    assert "trace-writer" not in verdict_text(report.verdict) and "cupti-worker" not in verdict_text(report.verdict)
 
 
 def test_the_hogs_own_lower_bound_is_at_least_half_its_exact_figure(beside_a_hog):
@@ -118,7 +119,7 @@ def test_the_report_gives_the_answer_first_in_a_pipe(beside_a_hog):
     assert lines[1] == f"Verdict: {report.verdict.level}" and report.verdict.level in ("light", "heavy")
     end = next(i for i, line in enumerate(lines) if line.startswith("GPU time (exact, from GPU activity)"))
     said = " ".join(line for line in lines[2:end] if "caveat" not in line)
-    assert said == report.verdict.text
+    assert said == verdict_text(report.verdict)
     # a command's processes are one culprit: the hog is a python, and on a busy machine other pythons (a test
     # runner beside) ran there too
     top = re.search(r"Most of it was [^:(]+ \(pids? ([\d, ]+)\): [^,]+, \d+% of it\.", said)

@@ -23,9 +23,10 @@ from click.testing import CliRunner
 
 from launchgap.analysis import records
 from launchgap.analysis.records import Report, json_key
-from launchgap.analysis.report import build_report, report_json
+from launchgap.analysis.report import build_report
 from launchgap.cli import main
 from launchgap.trace import Event, model, read_trace
+from launchgap.views.report_json import document, report_json
 from tests.analysis.builder import IDLE, TraceBuilder
 from tests.analysis.reference_gaps import in_memory_report
 
@@ -149,7 +150,7 @@ def test_regression_streamed_report_is_the_in_memory_report(tmp_path, monkeypatc
     monkeypatch.setattr(model, "ORDERED_CHUNK_ROWS", 100)
     trace = busy_trace(seed).write(tmp_path / "t.lg", batch_rows=37)
     assert len(trace.tables.files(Event.LAUNCH)) > 10
-    streamed, in_memory = report_json(trace), in_memory_report(trace).to_json()
+    streamed, in_memory = report_json(trace), document(in_memory_report(trace))
     assert streamed["overview"]["launches"] == trace.count(Event.LAUNCH) > 500
     assert {c["class"] for c in streamed["gaps"]["classes"]} >= {"clean", "preempted", "irq", "sync"}
     assert json.dumps(streamed, sort_keys=True) == json.dumps(in_memory, sort_keys=True)
@@ -162,7 +163,7 @@ def test_kinds_held_from_the_opening_check_stay_within_their_budget(tmp_path, mo
     from launchgap.trace import format2
 
     written = busy_trace(0).write(tmp_path / "t.lg", batch_rows=37)
-    reference = in_memory_report(written).to_json()
+    reference = document(in_memory_report(written))
     monkeypatch.setattr(format2, "HELD_BYTES", budget)
     trace = read_trace(tmp_path / "t.lg")
     held = trace.tables._held
@@ -183,7 +184,7 @@ def test_streamed_report_of_a_synthetic_trace_is_the_in_memory_report(tmp_path, 
     rows = synthetic_trace.write(tmp_path / "s.lg", 200_000)
     trace = read_trace(tmp_path / "s.lg")
     assert sum(trace.count(k) for k in Event) == rows
-    streamed, in_memory = report_json(trace), in_memory_report(trace).to_json()
+    streamed, in_memory = report_json(trace), document(in_memory_report(trace))
     assert streamed["gaps"]["count"] == streamed["overview"]["launches"] - 1
     assert json.dumps(streamed, sort_keys=True) == json.dumps(in_memory, sort_keys=True)
 
@@ -276,7 +277,7 @@ def test_report_schema_doc_names_every_record_field_and_no_other():
 
 def test_the_json_has_exactly_the_record_fields(tmp_path):
     report = build_report(busy_trace(0).write(tmp_path / "t.lg"))
-    as_json = report.to_json()
+    as_json = document(report)
     assert list(as_json) == [json_key(f) for f in fields(Report)]
     assert as_json["gaps"]["classes"][0]["class"] == report.gaps.classes[0].klass
     assert as_json["taken"]["threads"][0]["culprits"] == [c.to_json() for c in report.taken.threads[0].culprits]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 from launchgap.analysis.report import build_report
+from launchgap.views.verdict_words import verdict_text
 from tests.analysis.builder import IDLE, TraceBuilder
 
 APP = (100, 100, "decode")  # the launching thread, CPU 1
@@ -131,7 +132,7 @@ def test_measurement_and_wakeup_latency_stay_out_of_the_bounds_and_the_predictio
         pytest.approx(100 * 300 / 10_950),
         pytest.approx(100 * 1100 / 10_950),
     )
-    text = report.verdict.text
+    text = verdict_text(report.verdict)
     assert "between 300 ns and 1 us of its 11 us of work" in text
     assert "Most of it was hog (pid 200): 300 ns to 800 ns" in text
     assert "trace-writer" not in text and "swapper" not in text
@@ -183,14 +184,14 @@ def test_no_culprits_bound_is_over_the_span(tmp_path):
         ("no task known", 0, 80_500, 80_500)
     ]
     assert (report.verdict.gpu_idle_low_percent, report.verdict.gpu_idle_high_percent) == (0.0, 100.0)
-    assert "Most of it was an unnamed task: 0 ns to 80 us, 100% of it." in report.verdict.text
+    assert "Most of it was an unnamed task: 0 ns to 80 us, 100% of it." in verdict_text(report.verdict)
 
 
 def test_bounds_that_meet_are_said_as_one_figure():
     """Estimated from the host, a lower bound equal to the upper is the figure: never "between 6 us and 6 us
     (13.19%-13.19%)"."""
     from launchgap.analysis.records import GpuTime, Verdict
-    from launchgap.analysis.report import _gpu_verdict
+    from launchgap.analysis.verdict import gpu_verdict
 
     cpu = Verdict(
         level="light",
@@ -198,7 +199,7 @@ def test_bounds_that_meet_are_said_as_one_figure():
         taken_ns=6_000,
         main_cause="preemption",
         recoverable_ns=0,
-        text="the CPU side's verdict",
+        grounds=None,  # the GPU-time verdict rests on grounds of its own
     )
     g = GpuTime(
         mode="bounds",
@@ -221,17 +222,17 @@ def test_bounds_that_meet_are_said_as_one_figure():
         prediction=None,
         note=None,
     )
-    text = _gpu_verdict(cpu, g).text
+    text = verdict_text(gpu_verdict(cpu, g))
     assert text.startswith(
         "The GPU lost 6 us of its 46 us of work to interference (13.19%; estimated from the "
         "host, whose bounds meet: attached with -p): heavy"
     ), text
     # as they are printed: 5.6 us and 6 us both read "6 us"
-    close = _gpu_verdict(cpu, GpuTime(**{**g.__dict__, "interference_low_ns": 5_600})).text
+    close = verdict_text(gpu_verdict(cpu, GpuTime(**{**g.__dict__, "interference_low_ns": 5_600})))
     assert close.startswith(
         "The GPU lost 6 us of its 46 us of work to interference (13.19%; estimated from the host, whose bounds meet"
     ), close
-    apart = _gpu_verdict(cpu, GpuTime(**{**g.__dict__, "interference_low_ns": 5_000})).text
+    apart = verdict_text(gpu_verdict(cpu, GpuTime(**{**g.__dict__, "interference_low_ns": 5_000})))
     assert apart.startswith(
         "The GPU lost between 5 us and 6 us of its 46 us of work to interference "
         "(10.99%-13.19%; estimated from the host: attached with -p)"

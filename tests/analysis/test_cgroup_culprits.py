@@ -8,6 +8,7 @@ from __future__ import annotations
 from launchgap.analysis.cgroups import display_name
 from launchgap.analysis.diff import diff_reports
 from launchgap.analysis.report import build_report
+from launchgap.views.report_json import document
 from tests.analysis.builder import IDLE, TraceBuilder
 
 WORK = (100, 101, "cudasim")
@@ -75,7 +76,7 @@ def test_a_trace_without_cgroup_rows_has_no_grouping(tmp_path):
     b.rows = [r for r in b.rows if r["event"] not in ("task_cgroup", "cgroup")]
     report = build_report(b.write(tmp_path / "t.lg"))
     assert report.taken.culprits_by_cgroup is None and report.gpu_time.culprits_by_cgroup is None
-    assert report.to_json()["taken"]["culprits_by_cgroup"] is None
+    assert report.taken.to_json()["culprits_by_cgroup"] is None
 
 
 def test_names_say_pod_and_container_else_the_path():
@@ -106,7 +107,7 @@ def test_diff_matches_cgroups_of_both_sides(tmp_path):
     assert cpu[("/pod-a", "preempted")] == (5000, 5000, 0.0)
     assert cpu[(f"container {CONTAINER[:12]}", "preempted")] == (3000, 0, -100.0)
     assert diff_reports(a, b).culprits_by_cgroup is None
-    assert "culprits_by_cgroup" not in diff_reports(a, b).to_json()
+    assert "culprits_by_cgroup" not in document(diff_reports(a, b))
 
 
 def test_diff_says_each_cgroups_change_in_words(tmp_path):

@@ -18,11 +18,11 @@ import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 
-from launchgap.analysis.report import report_json
 from launchgap.cli import main
 from launchgap.trace import Event, TraceError, read_trace
 from launchgap.trace.columns import format1_arrow_fields
 from launchgap.trace.schema import END_FILE, META_FILE
+from launchgap.views.report_json import report_json
 from tests.analysis.builder import IDLE, TraceBuilder
 from tests.conftest import CUDASIM
 from tests.recorder.conftest import RECORDER, needs_bpf

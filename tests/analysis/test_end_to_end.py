@@ -12,9 +12,9 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from launchgap.analysis.report import report_json
 from launchgap.analysis.timeline import thread_segments, trace_bounds
 from launchgap.trace import Event, read_trace
+from launchgap.views.report_json import report_json
 from launchgap.workloads.cudasim_truth import load_truth
 from tests.conftest import REPO
 from tests.recorder.conftest import RECORDER, cudasim_command, needs_bpf

@@ -29,6 +29,7 @@ import pytest
 
 from launchgap.analysis.report import build_report
 from launchgap.trace import Event, read_trace
+from launchgap.views.verdict_words import verdict_text
 from tests.conftest import CUDASIM, CUDASIM_BUILD, LIBCUDA, LIBCUDA_THUNK, REPO
 from tests.recorder.conftest import RECORDER, needs_bpf
 
@@ -449,14 +450,14 @@ def test_a_hog_beside_a_gpu_bound_decode_is_hidden_by_queued_work(tmp_path, shap
     assert found["named"] * 5 < taken_by_hog
     # so the verdict, heavy on the CPU side, is no action in GPU time
     assert report.verdict.level == "negligible" and report.verdict.basis == "gpu_time"
-    assert ": negligible: no action needed" in report.verdict.text
-    assert "queued GPU work hid" in report.verdict.text
+    assert ": negligible: no action needed" in verdict_text(report.verdict)
+    assert "queued GPU work hid" in verdict_text(report.verdict)
 
 
 def test_a_gpu_that_hardly_noticed_is_told_hidden_not_heavy():
     """The verdict on GPU time: heavy on the CPU side, under 1% of the GPU's span in GPU time."""
     from launchgap.analysis.records import GpuCulprit, GpuTime, Verdict
-    from launchgap.analysis.report import _gpu_verdict
+    from launchgap.analysis.verdict import gpu_verdict
 
     cpu = Verdict(
         level="heavy",
@@ -464,7 +465,7 @@ def test_a_gpu_that_hardly_noticed_is_told_hidden_not_heavy():
         taken_ns=400_000_000,
         main_cause="preemption",
         recoverable_ns=0,
-        text="the study's CPU-side verdict",
+        grounds=None,  # the GPU-time verdict rests on grounds of its own
     )
     hog = GpuCulprit(
         name="hog",
@@ -498,18 +499,18 @@ def test_a_gpu_that_hardly_noticed_is_told_hidden_not_heavy():
         prediction=None,
         note=None,
     )
-    verdict = _gpu_verdict(cpu, g)
+    verdict = gpu_verdict(cpu, g)
     assert (verdict.level, verdict.basis) == ("negligible", "gpu_time")
-    assert verdict.text == (
+    assert verdict_text(verdict) == (
         "The GPU lost 3.0 ms of its 4.00 s of work to interference (0.07%): negligible: no action needed (below 1% "
         "negligible, from 5% heavy). Its launching threads lost 400.0 ms of CPU time meanwhile; queued GPU work hid "
         "99% of it. No scheduler or IRQ tuning is needed; monitor only."
     )
-    heavy = _gpu_verdict(
+    heavy = gpu_verdict(
         cpu, GpuTime(**{**g.__dict__, "interference_low_ns": 400_000_000, "interference_high_ns": 400_000_000})
     )
     assert heavy.level == "heavy"
-    assert heavy.text.startswith(
+    assert verdict_text(heavy).startswith(
         "The GPU lost 400.0 ms of its 4.00 s of work to interference (10.00%): heavy "
         "(below 1% negligible, from 5% heavy). Most of it was hog (pid 7): 3.0 ms, 100% of "
         "it. Isolate cores"

@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
-from launchgap.analysis.report import report_json
 from launchgap.trace import Event
+from launchgap.views.report_json import report_json
 from tests.analysis.builder import IDLE, TraceBuilder
 
 T = (100, 101, "gpu-launcher")  # the workload's launching thread

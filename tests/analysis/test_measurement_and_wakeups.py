@@ -12,6 +12,7 @@ import pytest
 from launchgap.analysis.report import build_report
 from launchgap.trace import Event
 from launchgap.trace.model import FrameTables, Trace
+from launchgap.views.verdict_words import verdict_text
 from tests.analysis.builder import GPU_ACTIVITY, IDLE, TraceBuilder
 
 RECORDER = (999, 999, "trace-writer")  # meta.json's recorder_pid
@@ -84,10 +85,10 @@ def test_exact_gpu_idle_keeps_measurement_and_wakeup_latency_apart(tmp_path):
 
 def test_the_verdict_names_no_launchgap_task_and_counts_only_the_interference(tmp_path):
     report = build_report(gap_trace().write(tmp_path / "t.lg"))
-    text = report.verdict.text
+    text = verdict_text(report.verdict)
     assert "The GPU lost 500 ns of its 9 us of work to interference (5.56%)" in text
     assert "cupti-worker" not in text and "999" not in text
-    assert report.to_json()["gpu_time"]["measurement"]["tasks"][0] == {"name": "trace-writer", "pid": 999, "ns": 1000}
+    assert report.gpu_time.to_json()["measurement"]["tasks"][0] == {"name": "trace-writer", "pid": 999, "ns": 1000}
 
 
 def test_the_cpu_sides_culprits_mark_launchgaps_own_the_collectors_thread_too(tmp_path):
@@ -236,11 +237,11 @@ def test_a_quiet_run_is_negligible_whatever_measuring_cost(tmp_path):
     # the level, the advice and the words: the hog's 0.5% alone
     assert report.verdict.level == "negligible"
     assert report.verdict.gpu_idle_low_percent == report.verdict.gpu_idle_high_percent == 0.5
-    assert report.verdict.text.startswith(
+    assert verdict_text(report.verdict).startswith(
         "The GPU lost 500 ns of its 100 us of work to interference (0.50%): negligible: no action needed"
     )
     for ours in ("trace-writer", "cupti-worker", "swapper", "999"):
-        assert ours not in report.verdict.text
+        assert ours not in verdict_text(report.verdict)
     # without the interference: one span of 100 000 - 500 ns instead of 100 000 (no drain syncs: no steps)
     p = g.prediction
     assert (p.basis, p.steps, p.measured_per_s) == ("gpu_span", None, 1e9 / 100_000)

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import csv
 
-from launchgap.analysis.report import report_json
 from launchgap.exports.study_csv import COLUMNS, write_study_csv
 from launchgap.trace import Event
 from launchgap.trace.study_csv import HEADER, read_study_csv
+from launchgap.views.report_json import report_json
 from tests.analysis.builder import IDLE, TraceBuilder
 
 T = (100, 101, "launcher, v2")  # a comma in the name: must be quoted

@@ -5,6 +5,7 @@ says what is missing and how to get it. A hand-built trace, every number worked 
 from __future__ import annotations
 
 from launchgap.analysis.report import build_report
+from launchgap.views.verdict_words import verdict_text
 from tests.analysis.builder import TraceBuilder
 
 PID, TID = 100, 101
@@ -61,7 +62,7 @@ def test_a_trace_without_the_launching_threads_states_gives_an_unknown_level(tmp
     causes = {c.cause: c.ns for c in report.gpu_time.causes}
     assert causes["unknown"] == 28_000 and causes["gpu_side"] == 2_000
     assert report.verdict.level == "unknown"
-    assert "not negligible" in report.verdict.text and "record the whole run" in report.verdict.text
+    assert "not negligible" in verdict_text(report.verdict) and "record the whole run" in verdict_text(report.verdict)
 
 
 def test_with_the_states_the_same_idle_is_the_apps_own_and_the_level_is_known(tmp_path):

@@ -11,12 +11,13 @@ from pathlib import Path
 
 from rich.console import Console
 
-from launchgap.analysis.report import build_report, report_json
+from launchgap.analysis.report import build_report
 from launchgap.doctor import DirectoryHost, run_doctor, target_from_cpus
 from launchgap.doctor.host import RecordingHost
 from launchgap.doctor.model import Target
 from launchgap.doctor.parse import parse_cpulist
 from launchgap.trace import read_trace
+from launchgap.views.report_json import report_json
 from launchgap.views.terminal import render
 from tests.analysis.builder import IDLE, TraceBuilder
 from tests.conftest import CUDASIM

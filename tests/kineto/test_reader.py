@@ -20,6 +20,7 @@ from launchgap.analysis.report import build_report
 from launchgap.cli import main
 from launchgap.trace import open_trace
 from launchgap.trace.kineto import KinetoError, read_profiler_trace
+from launchgap.views.verdict_words import say
 from tests.conftest import CUDASIM
 
 
@@ -153,7 +154,7 @@ def test_a_hand_written_relative_trace_is_read_to_the_nanosecond(tmp_path):
     assert kernel["device_id"].to_list() == [3]  # the event's device, not device 0
     assert run.damage == {"events with a negative duration": 1, "events without a readable ts or dur": 1}
     report = build_report(open_trace(path))
-    assert report.trace.damage and report.warnings.get("trace", "").startswith("incomplete")
+    assert report.trace.damage and say(report.warnings["trace"]).startswith("incomplete")
 
 
 def test_the_stream_is_split_the_same_whatever_the_piece_size(tmp_path, monkeypatch):

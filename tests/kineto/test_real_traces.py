@@ -19,6 +19,7 @@ from launchgap.cli import main
 from launchgap.trace import Event, open_trace
 from launchgap.trace.checks import PID_MAX_LIMIT
 from launchgap.trace.kineto import read_profiler_trace
+from launchgap.views.verdict_words import verdict_text
 from tests.kineto.conftest import real_trace
 
 # the README's known figures, in ms
@@ -67,8 +68,8 @@ def test_simple_add_idle_is_all_waiting_for_the_next_call():
 def test_the_verdict_on_a_profiler_trace_alone_is_unknown_and_says_how_to_learn_more(name):
     report = build_report(open_trace(real_trace(name)))
     assert report.verdict.level == "unknown"
-    assert "--kineto" in report.verdict.text and "launchgap record" in report.verdict.text
-    assert "negligible interference" not in report.verdict.text
+    assert "--kineto" in verdict_text(report.verdict) and "launchgap record" in verdict_text(report.verdict)
+    assert "negligible interference" not in verdict_text(report.verdict)
 
 
 def test_nanosecond_decimals_are_read_exactly():

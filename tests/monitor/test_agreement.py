@@ -38,8 +38,8 @@ import subprocess
 import polars as pl
 import pytest
 
-from launchgap.analysis.report import report_json
 from launchgap.trace import Event, read_trace
+from launchgap.views.report_json import report_json
 from tests.conftest import CUDASIM, LIBCUDA
 from tests.monitor.conftest import cgroup2_root, cpu_hog, join_cgroup, needs_bpf, running_monitor, scratch_cgroup
 from tests.recorder.conftest import RECORDER

@@ -17,8 +17,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from launchgap.analysis.report import report_json
 from launchgap.trace import Event, read_trace
+from launchgap.views.report_json import report_json
 from tests.conftest import LIBCUDA, LIBCUDA_CET, LIBCUDA_THUNK, REAL_LIBCUDA, REAL_LIBCUDART_12, REPO, needs_real
 from tests.recorder.conftest import RECORDER, cudasim_command, needs_bpf
 from tests.recorder.test_cuda_launches import ARGS, PATHS, per_thread_sequence, truth_launches, truth_syncs

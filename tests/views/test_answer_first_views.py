@@ -21,6 +21,7 @@ from launchgap.console import _FoldingConsole
 from launchgap.trace import Event, read_trace
 from launchgap.views.diff import render_diff
 from launchgap.views.terminal import render
+from launchgap.views.verdict_words import verdict_text
 from tests.analysis.builder import GPU_ACTIVITY, IDLE, TraceBuilder
 
 APP = (100, 100, "decode")  # the launching thread, on CPU 1
@@ -212,15 +213,15 @@ def test_after_p_the_report_says_how_to_get_the_exact_answer(tmp_path):
     attached = steps_trace(NOISY, gpu=False, **ATTACHED).write(tmp_path / "p.lg")
     report = build_report(attached)
     assert report.gpu_time.mode == "bounds" and report.trace.mode == "pids"
-    assert EXACT_FOR_A_SERVER in report.verdict.text
+    assert EXACT_FOR_A_SERVER in verdict_text(report.verdict)
     out = " ".join(launchgap("report", str(attached.path)).split())
     assert EXACT_FOR_A_SERVER in out
     # a command recorded without GPU activity can be recorded again with it, and says the flag, not this; with
     # GPU activity the answer is exact already
     command = build_report(steps_trace(NOISY, gpu=False).write(tmp_path / "c.lg"))
-    assert command.gpu_time.mode == "bounds" and EXACT_FOR_A_SERVER not in command.verdict.text
+    assert command.gpu_time.mode == "bounds" and EXACT_FOR_A_SERVER not in verdict_text(command.verdict)
     exact = build_report(steps_trace(NOISY, **ATTACHED).write(tmp_path / "e.lg"))
-    assert exact.gpu_time.mode == "exact" and EXACT_FOR_A_SERVER not in exact.verdict.text
+    assert exact.gpu_time.mode == "exact" and EXACT_FOR_A_SERVER not in verdict_text(exact.verdict)
 
 
 def diff_text(tmp_path, a: TraceBuilder, b: TraceBuilder) -> str:

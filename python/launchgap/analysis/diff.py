@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from launchgap.analysis.records import Record, Report
+from launchgap.analysis.records import LowerBound, Record, Report, Say
 from launchgap.trace.schema import INTERFERENCE_CAUSES
 
 DIFF_SCHEMA = "launchgap-diff/1"
@@ -133,13 +133,13 @@ class ReportDiff(Record):
     metrics: list[MetricChange]
     verdicts: BothSides[str]
     traces: BothSides[TraceState]
-    warnings: BothSides[dict[str, str]]
+    warnings: BothSides[dict[str, LowerBound]]  # in the JSON, in words (views/report_json.py)
     gpu_time: GpuTimeDiff
     # with `--culprits-by cgroup` only: absent from the JSON otherwise
     culprits_by_cgroup: CgroupCulpritsDiff | None = None
 
-    def to_json(self) -> dict:
-        out = super().to_json()
+    def to_json(self, say: Say | None = None) -> dict:
+        out = super().to_json(say)
         if self.culprits_by_cgroup is None:
             del out["culprits_by_cgroup"]
         return out

@@ -35,6 +35,7 @@ from launchgap.analysis.gaps import (
     nearest_quantile,
 )
 from launchgap.analysis.records import Bursts, GapClass, GapTail, TailShare
+from launchgap.trace import Event, Trace
 from launchgap.trace.schema import ThreadState
 
 # a chunk's (class, length) counts are merged into the running counts once this many have piled up
@@ -238,6 +239,16 @@ def _by_thread(chunks: Iterator[pl.DataFrame]) -> Iterator[tuple[int, np.ndarray
             continue
         for (tid,), part in chunk.partition_by("tid", as_dict=True, maintain_order=True).items():
             yield int(tid), part["ts_ns"].to_numpy().astype(np.int64)
+
+
+def launch_chunks(trace: Trace, pids: set[int]) -> Callable[[], Iterator[pl.DataFrame]]:
+    """gap_stats' LAUNCH_CHUNKS for the processes PIDS: a fresh iterator over their launches (tid, ts_ns) in
+    time order each call, a few segments at a time."""
+    wanted = list(pids)
+    return lambda: (
+        chunk.filter(pl.col("pid").is_in(wanted)).select("tid", "ts_ns")
+        for chunk in trace.in_time_order(Event.LAUNCH, "ts_ns", "pid", "tid")
+    )
 
 
 def gap_stats(

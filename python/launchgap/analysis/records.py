@@ -1,24 +1,44 @@
 """The report as typed records: what analysis/report.py builds and every
 consumer reads (the terminal view, diff, experiments) by attribute. JSON is
 made only at the edge (`report --json`, `diff --json`, experiment results):
-`Report.to_json()`, whose layout docs/report-schema.md describes (a test
-checks the two agree, field by field, both ways)."""
+`Report.to_json(say)`, whose layout docs/report-schema.md describes (a test
+checks the two agree, field by field, both ways). What the report states in
+words (a verdict's grounds, a caveat, a warning) is a typed Fact here, never a
+string: its words, in the terminal and in the JSON's text fields alike, are
+views/verdict_words.py's."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields, is_dataclass
 from typing import Any
 
 from launchgap.doctor.model import Check
+from launchgap.trace.checks import SilentTask
 
 
-def _json(value: Any) -> Any:
+class Fact:
+    """A finding the report states in words (a verdict's grounds, a caveat, a warning): typed here, said only by
+    views/verdict_words.py `say`, for the terminal and for the JSON's text fields alike. Not a Record: the JSON
+    holds its words, never its fields."""
+
+
+# what turns a Fact into its words: views/verdict_words.py `say`
+Say = Callable[[Fact], str]
+
+
+def _json(value: Any, say: Say | None) -> Any:
+    if isinstance(value, Fact):
+        if say is None:
+            raise TypeError(f"{type(value).__name__} is said in words: to_json(say), say from views/verdict_words.py")
+        return say(value)
     if is_dataclass(value):
-        return value.to_json()
+        # without SAY, as before: a record that overrides to_json and holds no fact need not take it
+        return value.to_json(say) if say is not None and isinstance(value, Record) else value.to_json()
     if isinstance(value, (list, tuple)):
-        return [_json(v) for v in value]
+        return [_json(v, say) for v in value]
     if isinstance(value, dict):
-        return {k: _json(v) for k, v in value.items()}
+        return {k: _json(v, say) for k, v in value.items()}
     return value
 
 
@@ -28,8 +48,9 @@ def json_key(f) -> str:
 
 
 class Record:
-    def to_json(self) -> dict:
-        return {json_key(f): _json(getattr(self, f.name)) for f in fields(self)}
+    def to_json(self, say: Say | None = None) -> dict:
+        """The record as JSON; SAY gives the facts inside it their words (a record that holds one needs it)."""
+        return {json_key(f): _json(getattr(self, f.name), say) for f in fields(self)}
 
 
 @dataclass(frozen=True)
@@ -42,6 +63,57 @@ class InconsistentCpu(Record):
     after_idle: int  # of those, the ones right after a switch-in of the idle task
     unknown_ns: int  # the time between each such switch and the one before it: who ran is unknown
     taken_ns: int  # the target threads' preempted and run-queue time on this CPU within it
+
+
+# --- what the trace could not see: caveats and warnings, as facts (said by views/verdict_words.py) ---------
+
+
+@dataclass(frozen=True)
+class RecordedCaveat(Fact):
+    """A caveat its reader wrote into the trace's metadata (`caveats`: the study CSV's, a profiler join's)."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class SilentTaskCaveat(Fact):
+    """A task whose switch-outs this kernel never traced (trace.checks.silent_tasks), and what it may have got
+    wrong: the workload's waits while it ran (its unseen switch back made a run look like a wait)."""
+
+    task: SilentTask
+    waited_ns: int  # the workload's waits while it ran: at most this much counted as preemption wrongly
+    taken_ns: int  # all the time taken from the workload
+    share_percent: float  # waited_ns of taken_ns
+
+
+@dataclass(frozen=True)
+class UnchainedCpus(Fact):
+    """The CPUs whose switches do not chain (timeline.inconsistent_cpus), over a trace of TRACE_SECONDS."""
+
+    cpus: list[InconsistentCpu]
+    trace_seconds: float
+
+
+Caveat = RecordedCaveat | SilentTaskCaveat | UnchainedCpus
+
+
+@dataclass(frozen=True)
+class IncompleteTrace(Fact):
+    """Why the trace is not the whole recording: the recorder did not stop cleanly, or rows were found damaged
+    (the reader's own words for each)."""
+
+    ended_early: bool
+    damage: list[str]
+
+
+@dataclass(frozen=True)
+class LostEvents(Fact):
+    """Events a metric rests on were lost (count by kind): the metric is a lower bound."""
+
+    lost: dict[str, int]
+
+
+LowerBound = LostEvents | IncompleteTrace
 
 
 @dataclass(frozen=True)
@@ -57,10 +129,10 @@ class TraceInfo(Record):
     clean_end: bool
     damage: list[str]
     csv_source: str | None
-    caveats: list[str]  # what the numbers below cannot show, or show wrong by more than a small share
+    caveats: list[Caveat]  # what the numbers below cannot show, or show wrong by more than a small share
     # caveats that bear on less than report.MINOR_CAVEAT_PERCENT of the time taken from the workload: in the
     # JSON and `report --verbose`, not in the default terminal report
-    minor_caveats: list[str]
+    minor_caveats: list[SilentTaskCaveat]
     inconsistent_cpus: list[InconsistentCpu] = field(default_factory=list)
 
     @property
@@ -252,9 +324,9 @@ class Bursts(Record):
     idle_between_bursts_p90_ns: float | None = None
     break_rule: str | None = None
 
-    def to_json(self) -> dict:
+    def to_json(self, say: Say | None = None) -> dict:
         # no gaps, no bursts: the count alone
-        return super().to_json() if self.break_rule is not None else {"bursts": self.bursts}
+        return super().to_json(say) if self.break_rule is not None else {"bursts": self.bursts}
 
 
 @dataclass(frozen=True)
@@ -265,6 +337,92 @@ class Gaps(Record):
     count: int
 
 
+# --- what a verdict rests on, one fact for each way to reach it (said by views/verdict_words.py) -----------
+
+
+@dataclass(frozen=True)
+class NoVerdictFromStudyCsv(Fact):
+    """A study CSV: its layout cannot tell preemption from blocking and has no wakeups."""
+
+    from_the_study_tool: bool  # the study tool's own CSV (csv_source cuda_sched_trace), not our export
+
+
+@dataclass(frozen=True)
+class NoVerdictWithoutTarget(Fact):
+    """Nothing names the workload (a trace-cmd import without --target; --system with no CUDA use)."""
+
+    imported_from: str | None  # the trace-cmd file it was imported from (meta `source`)
+
+
+@dataclass(frozen=True)
+class CpuTimeGrounds(Fact):
+    """The verdict in the CPU time the launching threads (else every workload thread) lost."""
+
+    level: str
+    launching: bool  # judged on the launching threads; False: none launched, on every thread
+    lifetime_ns: int
+    taken_ns: int
+    taken_percent: float
+    preempted_ns: int
+    runqueue_ns: int
+    irq_ns: int
+    interrupts_first: bool  # interrupts the main cause, and the level not negligible
+    recoverable_ns: int  # of the time taken, what fell between consecutive launches
+    unchained_ns: int  # of the time taken, what lies where a CPU's switches do not chain
+    percent_without_unchained: float
+    level_without_unchained: str
+
+
+@dataclass(frozen=True)
+class GpuHostUnknown(Fact):
+    """Most of the GPU's idle between its work has no host state known for it: interference of unknown weight."""
+
+    idle_ns: int  # the GPU's idle between its work
+    unknown_ns: int  # of that, with no host cause known
+    active_ns: int
+    profiler_alone: bool  # a profiler trace alone: it holds no thread state at all
+
+
+@dataclass(frozen=True)
+class GpuTimeGrounds(Fact):
+    """The verdict in GPU time: the GPU idle interference caused (docs/gpu-time.md), exact or bounds."""
+
+    level: str  # negligible, light, heavy; or uncertain: bounds on both sides of a threshold
+    exact: bool
+    lost_low_ns: int
+    lost_high_ns: int
+    active_ns: int
+    low_percent: float
+    high_percent: float
+    estimate_why: str | None  # bounds: why not exact (GpuTime.why)
+    low_level: str  # the level of each bound (they differ where the level is uncertain)
+    high_level: str
+    attached: bool  # recorded by attaching to running processes (-p)
+    interrupts_first: bool  # interrupts caused most of it, and the level is light or heavy
+    cpu_interference_ns: int  # what the launching threads lost in CPU time meanwhile
+    hidden_ns: int  # of that, what queued GPU work hid (exact; bounds: at least)
+    top_culprit: GpuCulprit | None
+    prediction: GpuPrediction | None
+
+
+@dataclass(frozen=True)
+class OnIncompleteTrace(Fact):
+    """A verdict on part of a recording: its numbers are lower bounds."""
+
+    grounds: VerdictGrounds
+    trace: IncompleteTrace
+
+
+VerdictGrounds = (
+    NoVerdictFromStudyCsv
+    | NoVerdictWithoutTarget
+    | CpuTimeGrounds
+    | GpuHostUnknown
+    | GpuTimeGrounds
+    | OnIncompleteTrace
+)
+
+
 @dataclass(frozen=True)
 class Verdict(Record):
     level: str
@@ -272,7 +430,8 @@ class Verdict(Record):
     taken_ns: int | None
     main_cause: str | None
     recoverable_ns: int | None
-    text: str
+    # what the verdict rests on; in the JSON, its words (`text`)
+    grounds: VerdictGrounds = field(metadata={"key": "text"})
     # what the level was judged on: "gpu_time" (exact), "gpu_time_bounds", or "cpu_time" (neither could be had)
     basis: str = "cpu_time"
     # the GPU idle the interference caused, as a share of the GPU's span (bounds; equal when exact)
@@ -474,7 +633,7 @@ class HostChecks(Record):
     # (docs/doctor.md)
     checks: list[Check]
 
-    def to_json(self) -> dict:
+    def to_json(self, say: Say | None = None) -> dict:
         return {
             "source": self.source,
             "target": self.target.to_json(),
@@ -533,6 +692,7 @@ class Report(Record):
     verdict: Verdict
     # `launchgap doctor` on the host files in the trace; None without them
     host_checks: HostChecks | None
-    warnings: dict[str, str]
+    # metric (or "trace": all of them) -> why it is a lower bound; in the JSON, its words
+    warnings: dict[str, LowerBound]
     # the PyTorch profiler files the GPU activity came from (a profiler trace, or a recording joined to them)
     profiler: list[ProfilerFile] = field(default_factory=list)

@@ -1,19 +1,24 @@
 """The report: every metric of docs/metrics.md, as typed records
 (analysis/records.py), made JSON only at the edge (docs/report-schema.md).
+The report assembles sections from the stages that compute them (timeline,
+taken, gap_stream, gpu_time, verdict, ...); it holds numbers and typed facts,
+never a sentence: the words (the verdict, caveats, warnings) are
+views/verdict_words.py's, for the terminal and the JSON's text fields alike.
 The terminal view, diff and experiments read the records; nothing is
 computed anywhere else."""
 
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import polars as pl
 
 from launchgap.analysis import cgroups, taken
 from launchgap.analysis import gpu_time as gpu
+from launchgap.analysis import verdict as judge
 from launchgap.analysis.core_map import records_every_switch
-from launchgap.analysis.gap_stream import GapStats, gap_stats
+from launchgap.analysis.gap_stream import GapStats, gap_stats, launch_chunks
 from launchgap.analysis.gpu_activity import gpu_activity
 from launchgap.analysis.irqs import irq_intervals
 from launchgap.analysis.measurement import collector_names, measurement_of
@@ -27,12 +32,17 @@ from launchgap.analysis.records import (
     GpuTime,
     HostChecks,
     HostTarget,
+    IncompleteTrace,
     InconsistentCpu,
     IrqSummary,
+    LostEvents,
+    LowerBound,
     Overview,
     ProfilerClock,
     ProfilerFile,
+    RecordedCaveat,
     Report,
+    SilentTaskCaveat,
     StudyMetrics,
     Taken,
     TakenTotal,
@@ -40,15 +50,16 @@ from launchgap.analysis.records import (
     ThreadIrq,
     ThreadTaken,
     TraceInfo,
+    UnchainedCpus,
     Verdict,
 )
 from launchgap.analysis.side_by_side import side_by_side
 from launchgap.analysis.targets import target_pids, target_threads
-from launchgap.analysis.timeline import cpu_runs, switch_chain_breaks, thread_segments, trace_bounds
+from launchgap.analysis.timeline import cpu_runs, inconsistent_cpus, switch_chain_breaks, thread_segments, trace_bounds
 from launchgap.doctor import SnapshotHost, Status, Target, run_doctor
 from launchgap.doctor.in_trace import workload_cpus
 from launchgap.trace import Event, Trace
-from launchgap.trace.checks import Bounds
+from launchgap.trace.checks import Bounds, SilentTask, lost_by_kind, silent_tasks
 from launchgap.trace.model import collect_streamed
 from launchgap.trace.schema import RUNTIME_LAUNCH_APIS, MetaKey
 
@@ -75,531 +86,30 @@ DEPENDS_ON = {
 # (preemption, run-queue waits and interrupts, all its threads); below, it is in the JSON and --verbose.
 MINOR_CAVEAT_PERCENT = 1.0
 
-# The study's decision logic, on the share of the launching threads' time taken.
-NEGLIGIBLE_PERCENT = 1.0
-HEAVY_PERCENT = 5.0
-
 
 def _per_thousand(count: int, launches: int) -> float | None:
     return count / launches * 1000 if launches else None
 
 
-def _lost(trace: Trace) -> dict[str, int]:
-    lost = trace.lost
-    if lost.is_empty():
-        return {}
-    # by kind name: group_by's order varies from run to run, and the JSON should not
-    return {k: int(v) for k, v in sorted(lost.group_by("lost_event").agg(pl.col("lost_count").sum()).iter_rows())}
-
-
-def _guard(lost: dict[str, int]) -> dict[str, str]:
-    """metric -> warning, for every metric a loss affects."""
+def lower_bounds(lost: dict[str, int]) -> dict[str, LostEvents]:
+    """metric -> the events it rests on that were lost, for every metric a loss affects."""
     out = {}
     for metric, sources in DEPENDS_ON.items():
         hit = {s: lost[s] for s in sources if lost.get(s)}
         if hit:
-            what = ", ".join(f"{n} {s}" for s, n in sorted(hit.items()))
-            out[metric] = f"lower bound: {what} events were lost"
+            out[metric] = LostEvents(lost=hit)
     return out
 
 
-NO_VERDICT = "not given"
+def incompleteness(trace: TraceInfo) -> IncompleteTrace | None:
+    """Why the trace is not the whole recording, for its warning and its verdict; None when it is."""
+    ended_early = trace.truncated or not trace.clean_end
+    return IncompleteTrace(ended_early=ended_early, damage=list(trace.damage)) if ended_early or trace.damage else None
 
 
-def _not_given(text: str) -> Verdict:
-    return Verdict(level=NO_VERDICT, taken_percent=None, taken_ns=None, main_cause=None, recoverable_ns=None, text=text)
-
-
-def _no_verdict(trace: Trace) -> Verdict:
-    """The study's CSV layout cannot tell preemption from blocking and has no wakeups: no verdict, and why."""
-    if trace.meta.get(MetaKey.CSV_SOURCE) == "cuda_sched_trace":
-        supports = (
-            "kernel launches (each counted once) and their rate, launch gaps, sync count and time, the "
-            "main thread's switch count and off-CPU time (unclassified), IRQ counts and time while a GPU "
-            "thread was current"
-        )
-    else:
-        supports = (
-            "kernel launches and their rate, launch gaps, sync count and time, every workload thread's "
-            "switch count and off-CPU time (unclassified), and the IRQs that interrupted them"
-        )
-    return _not_given(
-        "No verdict can be given from this file: the study's CSV layout records neither why a thread left the "
-        "CPU (preempted or blocked on its own sync) nor any wakeup, so preemption and run-queue waits cannot be "
-        f"told apart from the workload's own waiting. What it does support: {supports}. Record with launchgap "
-        "for a verdict."
-    )
-
-
-def _no_target(trace: Trace) -> Verdict:
-    """Nothing names the workload (a trace-cmd import without --target; --system with no CUDA use): the
-    threads in the trace are whatever ran, and a verdict about them would be about nobody in particular."""
-    if trace.meta.get(MetaKey.SOURCE):
-        how = (
-            f"re-import it naming the workload's command (`launchgap import {trace.meta[MetaKey.SOURCE]} "
-            f"--target NAME`)"
-        )
-    else:
-        how = "record the workload itself (`launchgap record -- COMMAND`, or `-p PID`)"
-    return _not_given(
-        "No verdict can be given: no target was named, so the trace has no workload to judge (it was recorded "
-        "or imported system-wide, and nothing in it used CUDA). The views (timeline, running/waiting) need "
-        f"none; for a verdict, {how}."
-    )
-
-
-def _incomplete(trace: TraceInfo) -> str:
-    """Why the trace is not the whole recording, for its warning and its verdict; '' when it is."""
-    parts = []
-    if trace.truncated or not trace.clean_end:
-        parts.append("the recorder did not stop cleanly, so the trace ends early")
-    parts += trace.damage
-    return "; ".join(parts)
-
-
-def _level(share: float) -> str:
-    return "negligible" if share < NEGLIGIBLE_PERCENT else "light" if share < HEAVY_PERCENT else "heavy"
-
-
-def _verdict(
-    threads: list[ThreadTaken], launching: set[int], recoverable: int, taken_where_unknown: dict[int, int] | None = None
-) -> Verdict:
-    """TAKEN_WHERE_UNKNOWN: tid -> the part of its waits that lies where a CPU's switches do not chain."""
-    pool = [t for t in threads if t.tid in launching] or threads
-    life = sum(t.lifetime_ns for t in pool)
-    taken_ns = sum(t.preempted_ns + t.runqueue_ns + t.irq_ns for t in pool)
-    share = 100.0 * taken_ns / life if life else 0.0
-    by = {
-        "preemption": sum(t.preempted_ns for t in pool),
-        "run-queue wait": sum(t.runqueue_ns for t in pool),
-        "interrupts": sum(t.irq_ns for t in pool),
-    }
-    main_cause = max(by, key=by.get) if taken_ns else None
-    whose = "launching threads" if launching else "threads"
-    numbers = (
-        f"The {whose} lost {taken_ns / 1e9:.3f} s of {life / 1e9:.3f} s ({share:.2f}%) to the scheduler and "
-        f"interrupts: preemption {by['preemption'] / 1e9:.3f} s, run-queue wait "
-        f"{by['run-queue wait'] / 1e9:.3f} s, interrupts {by['interrupts'] / 1e9:.3f} s."
-    )
-    level = _level(share)
-    advice = TUNING_ADVICE[level]
-    if main_cause == "interrupts" and level != "negligible":
-        advice += " Interrupts dominate: steering IRQ affinity away from the launching threads' cores comes first."
-    text = (
-        f"{numbers} That is {level} interference (below {NEGLIGIBLE_PERCENT:g}% negligible, from "
-        f"{HEAVY_PERCENT:g}% heavy). {advice}"
-    )
-    if recoverable:
-        text += (
-            f" Of that, {recoverable / 1e9:.3f} s fell between consecutive kernel launches, delaying the "
-            f"next launch directly: what a mitigation would recover first."
-        )
-    unknown = sum((taken_where_unknown or {}).get(t.tid, 0) for t in pool)
-    if unknown:
-        rest = 100.0 * (taken_ns - unknown) / life if life else 0.0
-        text += (
-            f" But {unknown / 1e9:.3f} s of the time taken lies where a CPU's switches do not chain (the "
-            f"caveat above): who ran there is unknown, so it may not have been taken at all; without it the "
-            f"share is {rest:.2f}% ({_level(rest)})."
-        )
-    return Verdict(
-        level=level,
-        taken_percent=share,
-        taken_ns=taken_ns,
-        main_cause=main_cause,
-        recoverable_ns=recoverable,
-        text=text,
-    )
-
-
-def _seconds(ns: int) -> str:
-    return f"{ns / 1e9:.3f} s"
-
-
-def _named(culprits, limit: int = 2) -> str:
-    """The top culprits, as a reader would name them (launchgap's own tasks are never culprits: gpu_time.py)."""
-    names = []
-    for c in culprits:
-        name = c.name or "an unnamed task"
-        if name not in names:
-            names.append(name)
-        if len(names) == limit:
-            break
-    return " and ".join(names) or "other tasks"
-
-
-def _ms(ns: int) -> str:
-    """A duration as the answer says it: ns below a microsecond, us below a millisecond, ms below a second, else s."""
-    if ns < 1_000:
-        return f"{ns} ns"
-    if ns < 1_000_000:
-        return f"{ns / 1e3:.0f} us"
-    return f"{ns / 1e6:.1f} ms" if ns < 1_000_000_000 else f"{ns / 1e9:.2f} s"
-
-
-def _who(c) -> str:
-    """A culprit as the answer names it: its name and its processes."""
-    if c.is_interrupt:
-        return f"the {c.name} interrupts"
-    pids = ", ".join(str(p) for p in c.pids[:3]) + (", ..." if len(c.pids) > 3 else "")
-    what = "pid" if len(c.pids) == 1 else "pids"
-    return f"{c.name or 'an unnamed task'} ({what} {pids})" if c.pids else (c.name or "an unnamed task")
-
-
-def _top_culprit(g: GpuTime) -> str:
-    """The largest culprit's total and share, in words ("" where there is none)."""
-    if not g.culprits:
-        return ""
-    top = g.culprits[0]
-    took = _ms(top.high_ns) if top.low_ns == top.high_ns else f"{_ms(top.low_ns)} to {_ms(top.high_ns)}"
-    share = f", {top.share_percent:.0f}% of it" if top.share_percent is not None else ""
-    return f" Most of it was {_who(top)}: {took}{share}."
-
-
-def _predicted(p) -> str:
-    """The throughput without the interference, in the app's steps where it has them."""
-    if p is None or p.predicted_high_per_s is None and p.predicted_low_per_s is None:
-        return ""
-    unit = "steps/s" if p.basis == "steps" else "GPU spans/s"
-    if (
-        p.predicted_low_per_s is not None
-        and p.predicted_high_per_s is not None
-        and abs(p.predicted_high_per_s - p.predicted_low_per_s) < 1e-9 * p.predicted_high_per_s
-    ):
-        return (
-            f" Without it: {p.predicted_high_per_s:.1f} {unit} instead of {p.measured_per_s:.1f} "
-            f"({p.gain_high_percent:+.1f}%)."
-        )
-    if p.predicted_high_per_s is None:
-        return (
-            f" Without it: at least {p.predicted_low_per_s:.1f} {unit} instead of {p.measured_per_s:.1f} "
-            f"(the host sets no upper bound)."
-        )
-    return (
-        f" Without it: {p.predicted_low_per_s:.1f} to {p.predicted_high_per_s:.1f} {unit} instead of "
-        f"{p.measured_per_s:.1f} ({p.gain_low_percent:+.1f}% to {p.gain_high_percent:+.1f}%)."
-    )
-
-
-# what each verdict level asks of the user, the CPU-time and the GPU-time verdicts alike
-TUNING_ADVICE = {
-    "negligible": "No scheduler or IRQ tuning is needed; monitor only.",
-    "light": (
-        "Pin the launching threads (taskset or a cpuset) and raise their priority (nice -n -10, or "
-        "SCHED_FIFO with a bounded priority) so neighbours stop preempting them."
-    ),
-    "heavy": (
-        "Isolate cores for the workload (isolcpus/nohz_full, or a cgroup v2 cpuset that neighbours "
-        "cannot use), pin the launching threads to them, and steer IRQs away from those cores "
-        "(/proc/irq/*/smp_affinity_list)."
-    ),
-}
-
-
-def _gain_words(p) -> str:
-    """What removing the interference would buy, as far as the bounds say (a side may have none)."""
-    if p is None or p.gain_low_percent is None:
-        return ""
-    if p.gain_high_percent is None:
-        return (
-            f"; removing that interference would raise throughput by at least {p.gain_low_percent:.1f}% (the "
-            f"host sets no upper bound)"
-        )
-    return (
-        f"; removing that interference would raise throughput by {p.gain_low_percent:.1f}% to "
-        f"{p.gain_high_percent:.1f}%"
-    )
-
-
-# Above this share of the GPU's idle between its work with no host state known for it, the trace cannot
-# say whether interference made the GPU wait: the level is "unknown", never "negligible"
-UNKNOWN_IDLE_SHARE = 0.5
-UNKNOWN_LEVEL = "unknown"
-
-
-def unknown_idle_share(g: GpuTime) -> float | None:
-    """The share of the GPU's idle between its work (outside it, before the first and after the last, is by
-    design) whose host cause the trace cannot tell: no thread state, or no call known for the work."""
-    between = sum(c.ns for c in g.causes if c.cause not in gpu.BY_DESIGN)
-    unknown = sum(c.ns for c in g.causes if c.cause == gpu.UNKNOWN)
-    return unknown / between if between else None
-
-
-def _unknown_verdict(cpu: Verdict, g: GpuTime, share: float, profiler_alone: bool) -> Verdict:
-    """The GPU's idle mostly without a known host cause: what is missing, and how to get it."""
-    idle = sum(c.ns for c in g.causes if c.cause not in gpu.BY_DESIGN)
-    unknown = sum(c.ns for c in g.causes if c.cause == gpu.UNKNOWN)
-    head = (
-        f"The GPU sat idle {_seconds(idle)} between its work over {_seconds(g.active_ns)} "
-        f"({100 * idle / g.active_ns if g.active_ns else 0:.1f}%); for {_seconds(unknown)} of it "
-        f"({100 * unknown / g.active_ns if g.active_ns else 0:.1f}% of the span) it waited for the host, and "
-        f"the trace does not hold what the launching threads were doing then (preempted, waiting to run, "
-        f"interrupted, or running their own code), so it cannot say how much of that interference caused: "
-        f"interference of unknown weight, not negligible."
-    )
-    if profiler_alone:
-        how = (
-            "A PyTorch profiler trace holds the GPU's work and the calls that made it, not who held the CPU. "
-            "Record the same run with launchgap (`sudo launchgap record --no-cuda-probes -o run.lg -- COMMAND`, "
-            "or `-p PID` for a running job) while the profiler runs, then join the two: `launchgap report run.lg "
-            "--kineto TRACE.json.gz` gives the exact answer, culprits and the throughput without them."
-        )
-    else:
-        how = (
-            "The launching threads' states are missing there (their switches and wakeups were not recorded, "
-            "or the GPU work's calls are not in the trace): record the whole run with launchgap, from before "
-            "the workload starts, with --gpu-activity or joined to a profiler trace."
-        )
-    return replace(
-        cpu,
-        level=UNKNOWN_LEVEL,
-        text=f"{head} {how}",
-        basis="gpu_time",
-        gpu_idle_low_percent=100.0 * g.interference_low_ns / g.active_ns if g.active_ns else 0.0,
-        gpu_idle_high_percent=100.0 * g.interference_high_ns / g.active_ns if g.active_ns else 0.0,
-    )
-
-
-# how to get the exact answer where the recorder attached to running processes (-p): CUDA loads a collector only
-# into a process started with it
-EXACT_FOR_A_RUNNING_JOB = (
-    "For the exact answer on a job that runs for long, restart it under `sudo launchgap record --gpu-activity -o "
-    "run.lg -- COMMAND`; or, for a PyTorch job, record it with `-p` while torch.profiler runs in it and join the "
-    "two: `launchgap report run.lg --kineto TRACE.json.gz`."
-)
-
-
-def _gpu_verdict(cpu: Verdict, g: GpuTime, profiler_alone: bool = False, attached: bool = False) -> Verdict:
-    """The verdict in GPU time: how long the GPU sat idle because interference made a launch late
-    (docs/gpu-time.md), with the CPU time the launching threads lost beside it. Where most of the GPU's
-    idle has no host state known for it, the level is unknown (PROFILER_ALONE: a profiler trace alone)."""
-    active = g.active_ns
-    share = unknown_idle_share(g) if g.mode == "exact" else None
-    # a profiler trace alone has no thread state at all: whatever part of the idle is the host's is unknown
-    if share is not None and (share > UNKNOWN_IDLE_SHARE or (profiler_alone and share > 0)):
-        return _unknown_verdict(cpu, g, share, profiler_alone)
-    low = 100.0 * g.interference_low_ns / active if active else 0.0
-    high = 100.0 * g.interference_high_ns / active if active else 0.0
-    level = _level(high)
-    if g.mode != "exact" and _level(low) != level:
-        # bounds that straddle a threshold: said so, rather than the worse or the better
-        level = "uncertain"
-    if g.mode == "exact":
-        lost = f"The GPU lost {_ms(g.interference_high_ns)} of its {_ms(active)} of work to interference ({high:.2f}%)"
-    elif _ms(g.interference_low_ns) == _ms(g.interference_high_ns):
-        # bounds that meet, as the reader sees them, are one figure
-        lost = (
-            f"The GPU lost {_ms(g.interference_high_ns)} of its {_ms(active)} of work to interference ({high:.2f}%; "
-            f"estimated from the host, whose bounds meet: {g.why})"
-        )
-    else:
-        lost = (
-            f"The GPU lost between {_ms(g.interference_low_ns)} and {_ms(g.interference_high_ns)} of its "
-            f"{_ms(active)} of work to interference ({low:.2f}%-{high:.2f}%; estimated from the host: {g.why})"
-        )
-    said = {
-        "negligible": "negligible: no action needed",
-        "light": "light",
-        "heavy": "heavy",
-        "uncertain": "of uncertain weight",
-    }[level]
-    if level == "uncertain":
-        advice = (
-            f"The estimate spans {_level(low)} to {_level(high)}: record with --gpu-activity (or join a "
-            f"PyTorch profiler trace) for the exact answer."
-        )
-    else:
-        advice = TUNING_ADVICE[level]
-    if attached and g.mode != "exact":
-        advice += " " + EXACT_FOR_A_RUNNING_JOB
-    irq_ns = sum(c.causes.get("irq", 0) for c in g.culprits)
-    if level not in ("negligible", "uncertain") and irq_ns * 2 > g.interference_high_ns:
-        advice += " Interrupts dominate: steering IRQ affinity away from the launching threads' cores comes first."
-    # the answer: what was lost, of what, who, what to do, and what it would buy; the figures around it (what
-    # queued work hid, the app's own idle, wake-up latency, what measuring cost) are the GPU-time section's
-    hid = ""
-    if level == "negligible" and g.cpu_interference_ns > g.interference_high_ns:
-        # the CPU side's tables show what the threads lost: say why the GPU hardly noticed
-        hidden = g.hidden_high_ns if g.mode == "exact" else g.hidden_low_ns
-        hid = (
-            f" Its launching threads lost {_ms(g.cpu_interference_ns)} of CPU time meanwhile; queued GPU work hid "
-            f"{'' if g.mode == 'exact' else 'at least '}{100.0 * hidden / g.cpu_interference_ns:.0f}% of it."
-        )
-    text = (
-        f"{lost}: {said} (below {NEGLIGIBLE_PERCENT:g}% negligible, from {HEAVY_PERCENT:g}% heavy)."
-        + (_top_culprit(g) if level != "negligible" else hid)
-        + f" {advice}"
-        + (_predicted(g.prediction) if level != "negligible" else "")
-    )
-    return replace(
-        cpu,
-        level=level,
-        text=text,
-        basis="gpu_time" if g.mode == "exact" else "gpu_time_bounds",
-        gpu_idle_low_percent=low,
-        gpu_idle_high_percent=high,
-    )
-
-
-def gpu_time_section(w: Workload, gpu_info: GpuActivity) -> GpuTime:
-    """The GPU-time section: exact with GPU activity, bounds from the host without it, or none and why."""
-    if w.trace.meta.get(MetaKey.MODE) == "study-csv":
-        return gpu.no_section("the study's CSV layout has neither GPU activity nor thread states")
-    if not w.pids:
-        return gpu.no_section("no target was named")
-    launching = w.threads.join(w.launch_counts.select("tid"), on="tid").select("pid", "tid")
-    if launching.is_empty():
-        return gpu.no_section("no thread of the workload launched a kernel")
-    measurement = measurement_of(w.trace)
-    if gpu_info.recorded and gpu_info.executions:
-        return gpu.exact_section(
-            w.trace,
-            w.pids,
-            w.segments,
-            w.runs,
-            w.irqs,
-            (w.bounds.start_ns, w.bounds.end_ns),
-            w.syncs,
-            launching,
-            measurement,
-            cgroup_table=w.cgroup_table,
-        )
-    if w.segments.is_empty():
-        return gpu.no_section("the trace has no thread states for the launching threads")
-    landmarks = gpu.launch_landmarks(w.trace, w.pids, w.syncs)
-    why = gpu_info.why_absent or "its GPU activity did not arrive"
-    return gpu.bounds_section(
-        w.trace,
-        landmarks,
-        w.syncs,
-        w.segments,
-        w.runs,
-        w.irqs,
-        launching,
-        why,
-        measurement,
-        cgroup_table=w.cgroup_table,
-    )
-
-
-def _mark_incomplete(verdict: Verdict, why: str) -> Verdict:
-    """A verdict on part of a recording says so first: its numbers are lower bounds."""
-    return replace(
-        verdict,
-        text=(
-            f"This trace is incomplete ({why}): every count and time below is a lower "
-            f"bound, and the verdict rests on what was read. " + verdict.text
-        ),
-    )
-
-
-def inconsistent_cpus(
-    trace: Trace, breaks: pl.DataFrame, segments: pl.DataFrame
-) -> tuple[list[InconsistentCpu], dict[int, int]]:
-    """The CPUs whose switches do not chain (BREAKS: timeline.switch_chain_breaks), and per target thread
-    the part of its waits (SEGMENTS) that lies where they do not."""
-    if breaks.is_empty():
-        return [], {}
-    where_unknown = (
-        taken.taken_where_unknown(segments, breaks)
-        if not segments.is_empty()
-        else pl.DataFrame(schema={"tid": pl.UInt32, "cpu": pl.UInt32, "ns": pl.Int64})
-    )
-    per_cpu = (
-        breaks.group_by("cpu")
-        .agg(
-            pl.len().alias("unmatched"),
-            (pl.col("in_tid") == 0).sum().alias("after_idle"),
-            (pl.col("end_ns") - pl.col("start_ns")).sum().alias("unknown_ns"),
-        )
-        .join(trace.of(Event.SWITCH, "cpu").group_by("cpu").len("switches"), on="cpu", how="left")
-        .join(where_unknown.group_by("cpu").agg(pl.col("ns").sum().alias("taken_ns")), on="cpu", how="left")
-        .fill_null(0)
-        .sort("cpu")
-    )
-    cpus = [
-        InconsistentCpu(
-            cpu=r["cpu"],
-            switches=r["switches"],
-            unmatched=r["unmatched"],
-            after_idle=r["after_idle"],
-            unknown_ns=r["unknown_ns"],
-            taken_ns=r["taken_ns"],
-        )
-        for r in per_cpu.iter_rows(named=True)
-    ]
-    by_tid = dict(where_unknown.group_by("tid").agg(pl.col("ns").sum()).iter_rows())
-    return cpus, by_tid
-
-
-def inconsistency_caveat(cpus: list[InconsistentCpu], seconds: float) -> str:
-    """One line for every CPU whose switches do not chain (SECONDS: the trace's length)."""
-
-    def ms(ns: int) -> str:
-        return f"{ns / 1e6:.3f} ms"
-
-    which = ", ".join(str(c.cpu) for c in cpus)
-    unmatched, switches = sum(c.unmatched for c in cpus), sum(c.switches for c in cpus)
-    after_idle, unknown = sum(c.after_idle for c in cpus), sum(c.unknown_ns for c in cpus)
-    taken_ns = sum(c.taken_ns for c in cpus)
-    its = "their" if len(cpus) > 1 else "its"
-    share = f" ({100 * unknown / 1e9 / (seconds * len(cpus)):.1f}% of {its} time)" if seconds else ""
-    idle = f", {after_idle:,} of them right after a switch-in of the idle task" if after_idle else ""
-    text = (
-        f"the switches of CPU{'s' if len(cpus) > 1 else ''} {which} do not chain: in {unmatched:,} of {its} "
-        f"{switches:,} the task switched out is not the one last switched in there{idle}. A switch was never "
-        f"recorded, so who ran is unknown for {ms(unknown)}{share}"
-    )
-    if taken_ns:
-        text += (
-            f"; {ms(taken_ns)} of the workload's preempted and run-queue time lies in that and may not have "
-            f"been taken at all"
-        )
-    return text + " (the timeline hatches it)"
-
-
-def silent_tasks(trace: Trace) -> list[dict]:
-    """Tasks switched in but never out, other than those still running at the end: the kernel
-    did not trace their switch-outs (seen with this project's sandbox agent), so a workload
-    thread they preempted looks preempted until its next recorded switch-out."""
-    sw = trace.of(Event.SWITCH, "ts_ns", "cpu", "tid", "next_tid")
-    if sw.is_empty():
-        return []
-    # each CPU's last switch-in, equal times in the order read: grouped, not sorted
-    running_at_end = set(
-        sw.group_by("cpu")
-        .agg(pl.col("next_tid").filter(pl.col("ts_ns") == pl.col("ts_ns").max()).last())["next_tid"]
-        .to_list()
-    )
-    switched_out = set(sw["tid"].unique().to_list())
-    switched_in = set(sw["next_tid"].unique().to_list())
-    silent_tids = sorted(switched_in - switched_out - running_at_end - {0})
-    if not silent_tids:
-        return []
-    # names and counts only for those (on a --system trace, strings a switch would cost more than the rest)
-    ins = (
-        trace.scan(Event.SWITCH)
-        .select("next_pid", "next_tid", "next_comm")
-        .filter(pl.col("next_tid").is_in(silent_tids))
-        .collect()
-        .group_by("next_pid", "next_tid")
-        .agg(pl.len().alias("switch_ins"), pl.col("next_comm").last())
-    )
-    return [
-        {"pid": p, "tid": t, "comm": c, "switch_ins": n}
-        for p, t, n, c in ins.sort(["switch_ins", "next_tid"], descending=[True, False]).rows()
-    ]
-
-
-def _times(n: int) -> str:
-    return {1: "once", 2: "twice"}.get(n, f"{n:,} times")
-
-
-def _duration(ns: int) -> str:
-    return f"{ns / 1e9:.3f} s" if ns >= 1e9 else f"{ns / 1e6:.3f} ms" if ns >= 1e6 else f"{ns / 1e3:.3f} us"
-
-
-def silent_caveats(silent: list[dict], culprits: pl.DataFrame, taken_ns: int) -> tuple[list[str], list[str]]:
+def silent_caveats(
+    silent: list[SilentTask], culprits: pl.DataFrame, taken_ns: int
+) -> tuple[list[SilentTaskCaveat], list[SilentTaskCaveat]]:
     """(caveats, minor caveats) for the silent tasks: what each may have got wrong is the time the
     workload waited while it ran (its unseen switch back made a run look like a wait), and a caveat is
     minor when that is not more than MINOR_CAVEAT_PERCENT of TAKEN_NS."""
@@ -608,19 +118,11 @@ def silent_caveats(silent: list[dict], culprits: pl.DataFrame, taken_ns: int) ->
         bears = 0
         if not culprits.is_empty():
             bears = int(
-                culprits.filter((pl.col("run_pid") == task["pid"]) & pl.col("run_comm").eq_missing(task["comm"]))[
-                    "ns"
-                ].sum()
+                culprits.filter((pl.col("run_pid") == task.pid) & pl.col("run_comm").eq_missing(task.comm))["ns"].sum()
             )
         share = 100.0 * bears / taken_ns if taken_ns else 0.0
-        text = (
-            f"{task['comm'] or 'an unnamed task'} ({task['pid']}/{task['tid']}) was switched in {_times(task['switch_ins'])} but "
-            f"its switch-outs were never traced by this kernel: a thread it preempted looks preempted until "
-            f"its next recorded switch-out. The workload waited {_duration(bears)} while it ran, "
-            f"{share:.2f}% of the {_duration(taken_ns)} taken from the workload: at most that much is "
-            f"counted as preemption wrongly"
-        )
-        (shown if share > MINOR_CAVEAT_PERCENT else minor).append(text)
+        caveat = SilentTaskCaveat(task=task, waited_ns=bears, taken_ns=taken_ns, share_percent=share)
+        (shown if share > MINOR_CAVEAT_PERCENT else minor).append(caveat)
     return shown, minor
 
 
@@ -674,28 +176,14 @@ def _cgroup_culprits(culprits: pl.DataFrame, table: pl.DataFrame | None) -> list
     return [CgroupCulprit(**row) for row in cgroups.by_cgroup(culprits, table, "run_cgroup", "run_pid", ["ns"])]
 
 
-def _launch_chunks(trace: Trace, pids: set[int]):
-    """A fresh iterator over the targets' launches (tid, ts_ns) in time order, a few segments at a time."""
-    wanted = list(pids)
-    return lambda: (
-        chunk.filter(pl.col("pid").is_in(wanted)).select("tid", "ts_ns")
-        for chunk in trace.in_time_order(Event.LAUNCH, "ts_ns", "pid", "tid")
-    )
-
-
 # --- the report: what it is computed from, then one builder per section ------------------------------------
-
-
-def report_json(trace: Trace) -> dict:
-    """The report as JSON (docs/report-schema.md)."""
-    return build_report(trace).to_json()
 
 
 def build_report(trace: Trace) -> Report:
     """The report of TRACE. Launches, most of a launch-bound trace, are streamed: counted lazily, their
     gaps taken a few segments at a time (gap_stream.py)."""
     w = workload_of(trace)
-    launch_gaps = gap_stats(_launch_chunks(trace, w.pids), w.segments, w.target_irqs, w.syncs)
+    launch_gaps = gap_stats(launch_chunks(trace, w.pids), w.segments, w.target_irqs, w.syncs)
     return report_from(w, gaps_section(launch_gaps), launch_gaps.interference_ns())
 
 
@@ -715,7 +203,7 @@ class Workload:
     segments: pl.DataFrame  # timeline.thread_segments: each target thread's states over time
     runs: pl.DataFrame  # _runs: who ran on each CPU when
     cgroup_table: pl.DataFrame | None  # the cgroups runs' run_cgroup codes name; None when not recorded
-    silent: list[dict]  # silent_tasks
+    silent: list[SilentTask]  # trace.checks.silent_tasks
     irqs: pl.DataFrame  # irqs.irq_intervals: every interrupt
     target_irqs: pl.DataFrame  # those that interrupted a target thread
     unchained: list[InconsistentCpu]  # inconsistent_cpus
@@ -789,7 +277,7 @@ def workload_of(trace: Trace) -> Workload:
         culprits=culprits,
         states=states,
         migrations=migrations,
-        lost=_lost(trace),
+        lost=lost_by_kind(trace),
     )
 
 
@@ -799,7 +287,7 @@ def report_from(w: Workload, gaps: Gaps, recoverable_ns: int) -> Report:
     every launch in memory (the reference, tests/analysis/reference_gaps.py)."""
     threads = thread_rows(w)
     trace_info = trace_section(w, threads)
-    incomplete = _incomplete(trace_info)
+    incomplete = incompleteness(trace_info)
     gpu_info = gpu_activity(w.trace, w.pids)
     gpu_time = gpu_time_section(w, gpu_info)
     return Report(
@@ -870,11 +358,52 @@ def trace_section(w: Workload, threads: list[ThreadTaken]) -> TraceInfo:
         clean_end=w.trace.end is not None,
         damage=list(w.trace.damage),
         csv_source=meta.get(MetaKey.CSV_SOURCE),
-        caveats=meta.get(MetaKey.CAVEATS, [])
+        caveats=[RecordedCaveat(text) for text in meta.get(MetaKey.CAVEATS, [])]
         + silent_shown
-        + ([inconsistency_caveat(w.unchained, w.bounds.seconds)] if w.unchained else []),
+        + ([UnchainedCpus(cpus=w.unchained, trace_seconds=w.bounds.seconds)] if w.unchained else []),
         minor_caveats=silent_minor,
         inconsistent_cpus=w.unchained,
+    )
+
+
+def gpu_time_section(w: Workload, gpu_info: GpuActivity) -> GpuTime:
+    """The GPU-time section: exact with GPU activity, bounds from the host without it, or none and why."""
+    if w.trace.meta.get(MetaKey.MODE) == "study-csv":
+        return gpu.no_section("the study's CSV layout has neither GPU activity nor thread states")
+    if not w.pids:
+        return gpu.no_section("no target was named")
+    launching = w.threads.join(w.launch_counts.select("tid"), on="tid").select("pid", "tid")
+    if launching.is_empty():
+        return gpu.no_section("no thread of the workload launched a kernel")
+    measurement = measurement_of(w.trace)
+    if gpu_info.recorded and gpu_info.executions:
+        return gpu.exact_section(
+            w.trace,
+            w.pids,
+            w.segments,
+            w.runs,
+            w.irqs,
+            (w.bounds.start_ns, w.bounds.end_ns),
+            w.syncs,
+            launching,
+            measurement,
+            cgroup_table=w.cgroup_table,
+        )
+    if w.segments.is_empty():
+        return gpu.no_section("the trace has no thread states for the launching threads")
+    landmarks = gpu.launch_landmarks(w.trace, w.pids, w.syncs)
+    why = gpu_info.why_absent or "its GPU activity did not arrive"
+    return gpu.bounds_section(
+        w.trace,
+        landmarks,
+        w.syncs,
+        w.segments,
+        w.runs,
+        w.irqs,
+        launching,
+        why,
+        measurement,
+        cgroup_table=w.cgroup_table,
     )
 
 
@@ -1075,25 +604,25 @@ def gaps_section(launch_gaps: GapStats) -> Gaps:
 
 
 def verdict_section(
-    w: Workload, threads: list[ThreadTaken], recoverable_ns: int, gpu_time: GpuTime, incomplete: str
+    w: Workload, threads: list[ThreadTaken], recoverable_ns: int, gpu_time: GpuTime, incomplete: IncompleteTrace | None
 ) -> Verdict:
-    """The verdict: in GPU time where the GPU-time section has one, else in the launching threads' CPU time;
-    none for a study CSV or a trace that names no workload. INCOMPLETE: why the trace is not the whole
-    recording ('' when it is)."""
+    """The verdict (verdict.py): in GPU time where the GPU-time section has one, else in the launching threads'
+    CPU time; none for a study CSV or a trace that names no workload. INCOMPLETE: why the trace is not the
+    whole recording (None when it is)."""
     if w.trace.meta.get(MetaKey.MODE) == "study-csv":
-        verdict = _no_verdict(w.trace)
+        verdict = judge.no_verdict_from_study_csv(w.trace)
     elif not w.pids:
-        verdict = _no_target(w.trace)
+        verdict = judge.no_verdict_without_target(w.trace)
     else:
-        verdict = _verdict(threads, w.launching, recoverable_ns, w.taken_where_unknown)
+        verdict = judge.cpu_verdict(threads, w.launching, recoverable_ns, w.taken_where_unknown)
         if gpu_time.mode != "none" and gpu_time.active_ns:
-            verdict = _gpu_verdict(
+            verdict = judge.gpu_verdict(
                 verdict,
                 gpu_time,
                 profiler_alone=w.trace.meta.get(MetaKey.MODE) == "profiler",
                 attached=w.trace.meta.get(MetaKey.MODE) == "pids",
             )
-    return _mark_incomplete(verdict, incomplete) if incomplete else verdict
+    return judge.on_incomplete_trace(verdict, incomplete) if incomplete else verdict
 
 
 # where the doctor's checks in the report come from
@@ -1126,11 +655,11 @@ def host_checks_section(w: Workload) -> HostChecks | None:
     )
 
 
-def warnings_section(lost: dict[str, int], incomplete: str) -> dict[str, str]:
+def warnings_section(lost: dict[str, int], incomplete: IncompleteTrace | None) -> dict[str, LowerBound]:
     """metric -> why it is a lower bound: events it rests on were lost; "trace" when the trace is not the
     whole recording (INCOMPLETE says why)."""
-    warnings = _guard(lost)
+    warnings: dict[str, LowerBound] = dict(lower_bounds(lost))
     if incomplete:
         # every metric rests on part of the recording: said beside them, and --strict fails on it
-        warnings["trace"] = f"incomplete: {incomplete}"
+        warnings["trace"] = incomplete
     return warnings

@@ -19,6 +19,8 @@ import functools
 import numpy as np
 import polars as pl
 
+from launchgap.analysis import taken
+from launchgap.analysis.records import InconsistentCpu
 from launchgap.trace import Event, Trace
 from launchgap.trace.checks import Bounds, topology_cpus
 from launchgap.trace.schema import TASK_DEAD, THREAD_STATES, MetaKey, ThreadState
@@ -153,6 +155,45 @@ def switch_chain_breaks(trace: Trace, switches: pl.DataFrame | None = None) -> p
         },
         schema=BREAK_SCHEMA,
     )
+
+
+def inconsistent_cpus(
+    trace: Trace, breaks: pl.DataFrame, segments: pl.DataFrame
+) -> tuple[list[InconsistentCpu], dict[int, int]]:
+    """The CPUs whose switches do not chain (BREAKS: switch_chain_breaks), and per target thread the part of
+    its waits (SEGMENTS) that lies where they do not."""
+    if breaks.is_empty():
+        return [], {}
+    where_unknown = (
+        taken.taken_where_unknown(segments, breaks)
+        if not segments.is_empty()
+        else pl.DataFrame(schema={"tid": pl.UInt32, "cpu": pl.UInt32, "ns": pl.Int64})
+    )
+    per_cpu = (
+        breaks.group_by("cpu")
+        .agg(
+            pl.len().alias("unmatched"),
+            (pl.col("in_tid") == 0).sum().alias("after_idle"),
+            (pl.col("end_ns") - pl.col("start_ns")).sum().alias("unknown_ns"),
+        )
+        .join(trace.of(Event.SWITCH, "cpu").group_by("cpu").len("switches"), on="cpu", how="left")
+        .join(where_unknown.group_by("cpu").agg(pl.col("ns").sum().alias("taken_ns")), on="cpu", how="left")
+        .fill_null(0)
+        .sort("cpu")
+    )
+    cpus = [
+        InconsistentCpu(
+            cpu=r["cpu"],
+            switches=r["switches"],
+            unmatched=r["unmatched"],
+            after_idle=r["after_idle"],
+            unknown_ns=r["unknown_ns"],
+            taken_ns=r["taken_ns"],
+        )
+        for r in per_cpu.iter_rows(named=True)
+    ]
+    by_tid = dict(where_unknown.group_by("tid").agg(pl.col("ns").sum()).iter_rows())
+    return cpus, by_tid
 
 
 # thread states (schema/trace.toml), numbered while the segments are built (a string a row costs sorts and

@@ -11,6 +11,10 @@ crash or quietly wrong numbers:
 - the GPU rows' correlation ids, which join GPU work to the call that made it
   (`correlation_damage`): an id repeated within a kind, or an execution whose id
   no API call of its process holds, cannot be right, and its rows are left out.
+
+And, once a trace is read, what it could not see, for the report to say (its caveats and warnings): the
+events the recorder lost, by kind (`lost_by_kind`), and the tasks whose switch-outs the kernel never traced
+(`silent_tasks`).
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from pathlib import Path
 import polars as pl
 
 from launchgap.inputs import JsonError, parse_json
-from launchgap.trace.model import TraceError
+from launchgap.trace.model import Trace, TraceError
 from launchgap.trace.schema import (
     FORMAT_NAME,
     KIND_COLUMNS,
@@ -330,3 +334,55 @@ def correlation_damage(scan) -> tuple[dict[Event, pl.Expr], list[str]]:
         if parts:
             drop[kind] = pl.any_horizontal(parts)
     return drop, damage
+
+
+def lost_by_kind(trace: Trace) -> dict[str, int]:
+    """Events the recorder lost, summed by kind (the `lost` rows' lost_event), in kind-name order."""
+    lost = trace.lost
+    if lost.is_empty():
+        return {}
+    # by kind name: group_by's order varies from run to run, and the JSON should not
+    return {k: int(v) for k, v in sorted(lost.group_by("lost_event").agg(pl.col("lost_count").sum()).iter_rows())}
+
+
+@dataclass(frozen=True)
+class SilentTask:
+    """A task switched in but never out, though not running at the end (silent_tasks)."""
+
+    pid: int
+    tid: int
+    comm: str | None
+    switch_ins: int
+
+
+def silent_tasks(trace: Trace) -> list[SilentTask]:
+    """Tasks switched in but never out, other than those still running at the end: the kernel
+    did not trace their switch-outs (seen with this project's sandbox agent), so a workload
+    thread they preempted looks preempted until its next recorded switch-out. Most switch-ins first."""
+    sw = trace.of(Event.SWITCH, "ts_ns", "cpu", "tid", "next_tid")
+    if sw.is_empty():
+        return []
+    # each CPU's last switch-in, equal times in the order read: grouped, not sorted
+    running_at_end = set(
+        sw.group_by("cpu")
+        .agg(pl.col("next_tid").filter(pl.col("ts_ns") == pl.col("ts_ns").max()).last())["next_tid"]
+        .to_list()
+    )
+    switched_out = set(sw["tid"].unique().to_list())
+    switched_in = set(sw["next_tid"].unique().to_list())
+    silent_tids = sorted(switched_in - switched_out - running_at_end - {0})
+    if not silent_tids:
+        return []
+    # names and counts only for those (on a --system trace, strings a switch would cost more than the rest)
+    ins = (
+        trace.scan(Event.SWITCH)
+        .select("next_pid", "next_tid", "next_comm")
+        .filter(pl.col("next_tid").is_in(silent_tids))
+        .collect()
+        .group_by("next_pid", "next_tid")
+        .agg(pl.len().alias("switch_ins"), pl.col("next_comm").last())
+    )
+    return [
+        SilentTask(pid=p, tid=t, comm=c, switch_ins=n)
+        for p, t, n, c in ins.sort(["switch_ins", "next_tid"], descending=[True, False]).rows()
+    ]

@@ -24,6 +24,7 @@ from launchgap.analysis.records import (
 )
 from launchgap.console import literal, shown
 from launchgap.views import words
+from launchgap.views.verdict_words import say, verdict_text
 
 # how the culprit tables group (report --culprits-by): by command (its processes together), by process, or by the
 # cgroup (container, pod) of each task
@@ -49,8 +50,8 @@ def _n(x: float | None, digits: int = 1) -> str:
 
 
 def _warn(report: Report, metric: str) -> str:
-    text = report.warnings.get(metric)
-    return f" [bold red]({literal(text)})[/]" if text else ""
+    bound = report.warnings.get(metric)
+    return f" [bold red]({literal(say(bound))})[/]" if bound else ""
 
 
 def _failed_launches(failed: FailedLaunches) -> str:
@@ -395,9 +396,9 @@ def _caveats(trace: TraceInfo, console: Console, verbose: bool) -> None:
     """What the numbers cannot show: one line, each caveat with -v (and then the minor ones too)."""
     if verbose:
         for caveat in trace.caveats:
-            console.print(f"[bold yellow]caveat[/]: {literal(caveat)}", highlight=False)
+            console.print(f"[bold yellow]caveat[/]: {literal(say(caveat))}", highlight=False)
         for caveat in trace.minor_caveats:
-            console.print(f"[yellow]minor caveat[/]: {literal(caveat)}", highlight=False)
+            console.print(f"[yellow]minor caveat[/]: {literal(say(caveat))}", highlight=False)
         return
     if trace.caveats:
         what = "caveat" if len(trace.caveats) == 1 else "caveats"
@@ -565,7 +566,7 @@ def render(report: Report, console: Console, culprits_by: str = "command", verbo
     style = {"negligible": "green", "light": "yellow", "heavy": "red", "uncertain": "yellow"}.get(
         report.verdict.level, "blue"
     )
-    _verdict(report.verdict.level, report.verdict.text, style, console)
+    _verdict(report.verdict.level, verdict_text(report.verdict), style, console)
     _caveats(trace, console, verbose)
     if report.profiler:
         _profiler(report.profiler, console)
@@ -588,8 +589,8 @@ def render(report: Report, console: Console, culprits_by: str = "command", verbo
         from launchgap.doctor.render import render_host_checks
 
         render_host_checks(report.host_checks.to_json(), console)
-    for metric, text in report.warnings.items():
-        console.print(f"[bold red]warning[/]: {literal(metric)}: {literal(text)}")
+    for metric, bound in report.warnings.items():
+        console.print(f"[bold red]warning[/]: {literal(metric)}: {literal(say(bound))}")
 
 
 def render_cgroup_diff(compared: CgroupCulpritsDiff, console: Console) -> None:
