@@ -42,6 +42,9 @@
  * `ncclDevKernelArgsStorage<(4<<10)>` (src/include/device.h). CUPTI reports the mangled symbol;
  * Kineto and Nsight show it demangled, `ncclDevKernel_Generic(ncclDevKernelArgsStorage<4096ul>)`.
  * The mangled name is the one a dump of librccl.so's symbols shows (RCCL keeps NCCL's declaration).
+ * (The PyTorch traces in shared/real-traces/kineto hold an older NCCL's kernel,
+ * `ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(ncclDevComm*, unsigned long, ncclWork*)`, from before
+ * NCCL generated its kernels as ncclDevKernel_*, the Generic one among them.)
  */
 static const char *const op_names[RANKS_OP_COUNT] = {
     [RANKS_OP_NONE] = "",
