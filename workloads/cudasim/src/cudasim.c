@@ -511,9 +511,10 @@ static void usage(FILE *out)
           "  --rank-cpus L0:L1:...  pin rank i to CPU list Li (taskset's syntax: 0-3,6)\n"
           "  --stall-rank R         only rank R stalls (--stall-us/--stall-every)\n"
           "  --skip-collective R:N  rank R leaves out its Nth collective (from 0): the ranks'\n"
-          "                         sequences disagree, to see the timeout\n"
+          "                         sequences disagree, to see how a job fails then\n"
           "  --rank I --job NAME    run rank I alone, joining the other ranks of the job NAME, each\n"
-          "                         started the same way (/dev/shm/cudasim-NAME, removed by the last)\n"
+          "                         started the same way (/dev/shm/cudasim-NAME, removed once they\n"
+          "                         have all joined)\n"
           "  --quiet                print only the tok/s line\n"
           "  -h, --help             this help\n",
           out);
@@ -775,8 +776,8 @@ int main(int argc, char **argv)
     } else if (cfg.rank_cpus || cfg.stall_rank >= 0 || cfg.skip_rank >= 0 || cfg.rank >= 0 || cfg.job) {
         die("--rank-cpus, --stall-rank, --skip-collective, --rank and --job need --ranks");
     }
-    if (client_from >= 0 && cfg.procs != 1)
-        die("--cupti-client needs --procs 1");
+    if (client_from >= 0 && (cfg.procs != 1 || cfg.ranks))
+        die("--cupti-client needs --procs 1 (and no --ranks)");
     if (cfg.invalid_every && cfg.api != API_RUNTIME)
         die("--invalid-every needs --api runtime: the runtime is what refuses the launch");
     if (strcmp(argv[optind], "decode") != 0) {
