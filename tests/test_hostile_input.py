@@ -560,7 +560,8 @@ def test_a_second_experiment_changing_host_settings_is_refused_while_the_first_r
     from launchgap.experiments.host_lock import LOCK_PATH, HostLock
     from launchgap.experiments.levers import LeverHost
     from launchgap.experiments.mitigations import Mitigations
-    from launchgap.experiments.runner import Metric, NotStartedError, run_experiment
+    from launchgap.experiments.plan import ExperimentPlan, Metric
+    from launchgap.experiments.runner import NotStartedError, run_experiment
     from launchgap.experiments.scenarios import Scenario
 
     root = tmp_path / "host"
@@ -568,17 +569,16 @@ def test_a_second_experiment_changing_host_settings_is_refused_while_the_first_r
     try:
         assert holder.stdout.readline() == "held\n"
         scenario = Scenario("quiet", mitigations=Mitigations(timer_migration=0))
+        plan = ExperimentPlan(
+            scenarios=[Scenario("baseline"), scenario],
+            command=["true"],
+            repeat=2,
+            metric=Metric(None),
+            outdir=tmp_path / "out",
+            seed=1,
+        )
         with pytest.raises(NotStartedError) as refused:
-            run_experiment(
-                ["true"],
-                [Scenario("baseline"), scenario],
-                2,
-                Metric(None),
-                tmp_path / "out",
-                seed=1,
-                disk_dir=None,
-                host=LeverHost(root),
-            )
+            run_experiment(plan, host=LeverHost(root))
         message = str(refused.value)
         assert message.startswith(
             f"host settings are being changed by another launchgap experiment (pid {holder.pid}, `launchgap "

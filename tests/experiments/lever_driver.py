@@ -14,7 +14,8 @@ import sys
 from pathlib import Path
 
 from launchgap.experiments.mitigations import Mitigations
-from launchgap.experiments.runner import ExperimentError, Metric, preflight, run_experiment
+from launchgap.experiments.plan import ExperimentError, ExperimentPlan, Metric
+from launchgap.experiments.runner import preflight, run_experiment
 from launchgap.experiments.scenarios import Scenario
 from tests.experiments.lever_hosts import FakeDebugfsHost
 
@@ -28,9 +29,10 @@ def main(argv: list[str]) -> None:
     command = argv[4:] if argv[3] == "--" else argv[3:]
     host = FakeDebugfsHost(fake)
     scenario = Scenario("levers", mitigations=Mitigations(cpus=[cpu], **EVERY_LEVER))
+    plan = ExperimentPlan(scenarios=[scenario], command=command, repeat=2, metric=Metric(None), outdir=outdir, seed=1)
     try:
-        preflight(command, [scenario], Metric(None), None, host=host)
-        run_experiment(command, [scenario], 2, Metric(None), outdir, seed=1, disk_dir=None, host=host)
+        preflight(plan, host=host)
+        run_experiment(plan, host=host)
     except KeyboardInterrupt:
         sys.exit(130)
     except ExperimentError as err:

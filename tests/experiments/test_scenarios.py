@@ -7,18 +7,21 @@ import re
 import pytest
 
 from launchgap.experiments.mitigations import MitigationError
-from launchgap.experiments.runner import Metric, plan
+from launchgap.experiments.plan import Metric
+from launchgap.experiments.runner import run_order
 from launchgap.experiments.scenarios import builtin, from_toml
 
 
 def test_run_order_is_a_warm_up_then_shuffled_rounds_reproducible_by_seed():
     scenarios = builtin(["baseline", "cpu", "network", "disk"])
-    order = plan(scenarios, repeat=3, seed=11)
+    order = run_order(scenarios, repeat=3, seed=11)
     assert order[0][0] == 0 and order[0][1].name == "baseline"
     rounds = [[s.name for r, s in order if r == n] for n in (1, 2, 3)]
     assert all(sorted(r) == ["baseline", "cpu", "disk", "network"] for r in rounds)
-    assert [s.name for _, s in plan(scenarios, 3, 11)] == [s.name for _, s in order]
-    assert any([s.name for _, s in plan(scenarios, 3, seed)] != [s.name for _, s in order] for seed in range(12, 20))
+    assert [s.name for _, s in run_order(scenarios, 3, 11)] == [s.name for _, s in order]
+    assert any(
+        [s.name for _, s in run_order(scenarios, 3, seed)] != [s.name for _, s in order] for seed in range(12, 20)
+    )
 
 
 def test_toml_scenarios_with_loads_mitigations_and_env(tmp_path):

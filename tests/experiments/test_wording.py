@@ -210,7 +210,7 @@ def test_the_slowdown_plot_says_each_bar_in_words(tmp_path):
     ],
 )
 def test_a_metric_is_named_after_the_text_beside_its_number(pattern, name):
-    from launchgap.experiments.runner import Metric
+    from launchgap.experiments.plan import Metric
 
     assert Metric(pattern).shown_name == name
     assert Metric(pattern, label="tokens per second").shown_name == "tokens per second"

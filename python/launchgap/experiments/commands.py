@@ -9,14 +9,17 @@ group is built for every launchgap command, most of which never run an experimen
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from launchgap.cli_common import fail
 from launchgap.doctor.parse import is_number
 from launchgap.output import PERMISSIONS_HELP
+
+if TYPE_CHECKING:
+    from launchgap.experiments.plan import Metric
 
 DEFAULT_IO_DIR = Path("/var/tmp")
 
@@ -73,6 +76,7 @@ def noisy_neighbor(repeat, metric, metric_name, scenarios, output, seed, disk_di
     """The study's scenarios: baseline, cpu (stress-ng), network (iperf3 on loopback),
     disk (fio direct I/O), heavy (all three), pinned (cpu load, workload pinned and niced)."""
     from launchgap.experiments.mitigations import MitigationError
+    from launchgap.experiments.plan import ExperimentPlan, Metric, results_directory, seed_or_random
     from launchgap.experiments.scenarios import builtin
     from launchgap.experiments.start import run_and_show
 
@@ -82,9 +86,17 @@ def noisy_neighbor(repeat, metric, metric_name, scenarios, output, seed, disk_di
         fail(str(err))
     if chosen[0].name != "baseline":
         chosen = builtin(["baseline"]) + [s for s in chosen if s.name != "baseline"]
-    run_and_show(
-        chosen, command, repeat, metric, output, seed, disk_dir, metric_name=metric_name, gpu_activity=gpu_activity
+    plan = ExperimentPlan(
+        scenarios=chosen,
+        command=list(command),
+        repeat=repeat,
+        metric=Metric.of_option(metric, metric_name),
+        outdir=results_directory(output, "experiment"),
+        seed=seed_or_random(seed),
+        disk_dir=Path(disk_dir) if disk_dir else None,
+        gpu_activity=gpu_activity,
     )
+    run_and_show(plan)
 
 
 @experiment.command("run", context_settings={"ignore_unknown_options": True}, epilog=PERMISSIONS_HELP)
@@ -109,6 +121,7 @@ def experiment_run(
     lazy): docs/lever-experiments.md. examples/ has a commented file of each kind, with the command that
     runs it."""
     from launchgap.experiments.mitigations import MitigationError
+    from launchgap.experiments.plan import ExperimentPlan, Metric, results_directory, seed_or_random
     from launchgap.experiments.scenarios import from_toml
     from launchgap.experiments.start import run_and_show
 
@@ -116,18 +129,18 @@ def experiment_run(
         chosen = from_toml(scenario_file)
     except MitigationError as err:
         fail(str(err))
-    run_and_show(
-        chosen,
-        command,
-        repeat,
-        metric,
-        output,
-        seed,
-        disk_dir,
+    plan = ExperimentPlan(
+        scenarios=chosen,
+        command=list(command),
+        repeat=repeat,
+        metric=Metric.of_option(metric, metric_name),
+        outdir=results_directory(output, "experiment"),
+        seed=seed_or_random(seed),
+        disk_dir=Path(disk_dir) if disk_dir else None,
         allow_rt_unthrottled=allow_rt_unthrottled,
-        metric_name=metric_name,
         gpu_activity=gpu_activity,
     )
+    run_and_show(plan)
 
 
 @experiment.command("show", epilog=PERMISSIONS_HELP)
@@ -287,17 +300,61 @@ def levers_command(
     cell instead."""
     from launchgap.experiments import grid
     from launchgap.experiments.levers import MitigationError
-    from launchgap.experiments.results import GridInfo
-    from launchgap.experiments.runner import Metric
+    from launchgap.experiments.plan import ExperimentPlan, results_directory, seed_or_random
     from launchgap.experiments.start import run_and_show
 
     workload = list(workload)
+    _refuse_the_other_workloads_options(ctx, workload, metric, higher_is_better)
+    if threads < 1:
+        fail("--threads must be at least 1")
+    chosen_classes, chosen_policies, variants = _grid_axes(classes, policies, lever_list)
+    size_by_class = _sizes(sizes)
+    _check_disturb(disturb)
+    pinned = _cpus(cpus)
+    if not workload:
+        _check_built_in_workload(chosen_classes, Path(io_dir))
+    lever_grid = grid.LeverGrid(
+        classes=chosen_classes,
+        policies=chosen_policies,
+        lever_variants=variants,
+        threads=threads,
+        cpus=pinned,
+        disturb=disturb,
+        io_dir=Path(io_dir),
+        sizes=size_by_class,
+        workload=workload,
+    )
+    try:
+        scenarios = lever_grid.scenarios()
+    except MitigationError as err:
+        fail(str(err))
+    plan = ExperimentPlan(
+        scenarios=scenarios,
+        command=workload,
+        repeat=repeat,
+        metric=_lever_metric(workload, metric, higher_is_better, metric_name),
+        outdir=results_directory(output, "levers"),
+        seed=seed_or_random(seed),
+        allow_rt_unthrottled=allow_rt_unthrottled,
+        grid=lever_grid.layout(),
+        focus_threads=lever_grid.focus_threads,
+    )
+    run_and_show(plan)
+
+
+def _refuse_the_other_workloads_options(ctx, workload: list[str], metric: str, higher_is_better: bool) -> None:
+    """--classes is the built-in workload's; --metric and --higher-is-better are a workload of the user's."""
     if workload and ctx.get_parameter_source("classes") is not click.core.ParameterSource.DEFAULT:
         fail("--classes chooses the built-in workloads; with -- WORKLOAD every cell runs your command")
     if not workload and (metric != "wall" or higher_is_better):
         fail("--metric and --higher-is-better are for -- WORKLOAD; the built-in workload's measure is its elapsed_s")
-    if threads < 1:
-        fail("--threads must be at least 1")
+
+
+def _grid_axes(classes: str, policies: str, lever_list: str) -> tuple[list[str], list[str], list[str]]:
+    """--classes, --policies and --levers, each checked: the grid's classes, policies and lever variants."""
+    from launchgap.experiments import grid
+    from launchgap.experiments.levers import MitigationError
+
     try:
         chosen_classes = grid.parse_classes(classes)
         chosen_policies = grid.parse_policies(policies)
@@ -306,59 +363,37 @@ def levers_command(
             grid.lever_options(variant)
     except MitigationError as err:
         fail(str(err))
-    size_by_class = _sizes(sizes)
-    if disturb is not None:
-        spin, sep, period = disturb.partition(":")
-        if not (sep and is_number(spin) and is_number(period) and 1 <= int(spin) <= int(period)):
-            fail(f"--disturb {disturb}: give SPIN:PERIOD in ms, 1 <= SPIN <= PERIOD (the study's spike: 20:300)")
-    pinned = _cpus(cpus)
-    if not workload:
-        if not grid.LEVER_WORKLOAD.exists():
-            fail(f"{grid.LEVER_WORKLOAD}: the built-in lever workload is not built (make setup)")
-        if set(chosen_classes) & set(grid.WRITING_CLASSES):
-            problem = _io_dir_problem(Path(io_dir))
-            if problem:
-                fail(problem)
-    try:
-        scenarios = grid.build(
-            chosen_classes,
-            chosen_policies,
-            variants,
-            threads=threads,
-            cpus=pinned,
-            disturb=disturb,
-            io_dir=Path(io_dir),
-            sizes=size_by_class,
-            workload=workload or None,
-        )
-    except MitigationError as err:
-        fail(str(err))
+    return chosen_classes, chosen_policies, variants
+
+
+def _check_disturb(disturb: str | None) -> None:
+    if disturb is None:
+        return
+    spin, sep, period = disturb.partition(":")
+    if not (sep and is_number(spin) and is_number(period) and 1 <= int(spin) <= int(period)):
+        fail(f"--disturb {disturb}: give SPIN:PERIOD in ms, 1 <= SPIN <= PERIOD (the study's spike: 20:300)")
+
+
+def _check_built_in_workload(classes: list[str], io_dir: Path) -> None:
+    """The built-in workload is built, and where a class writes, it writes to a disk."""
+    from launchgap.experiments import grid
+
+    if not grid.LEVER_WORKLOAD.exists():
+        fail(f"{grid.LEVER_WORKLOAD}: the built-in lever workload is not built (make setup)")
+    if set(classes) & set(grid.WRITING_CLASSES):
+        problem = _io_dir_problem(io_dir)
+        if problem:
+            fail(problem)
+
+
+def _lever_metric(workload: list[str], metric: str, higher_is_better: bool, metric_name: str | None) -> Metric:
+    """The measure of a workload of the user's, as --metric says; else the built-in workload's elapsed_s."""
+    from launchgap.experiments import grid
+    from launchgap.experiments.plan import Metric
+
     if workload:
-        chosen_metric = Metric(None if metric == "wall" else metric, higher=higher_is_better, label=metric_name)
-    else:
-        chosen_metric = Metric(grid.ELAPSED_METRIC, higher=False, label=metric_name)
-    layout = GridInfo(
-        classes=[grid.CUSTOM_CLASS] if workload else chosen_classes,
-        variants=chosen_policies + variants,
-        baseline_variant=grid.BASELINE,
-        threads=threads,
-        cpus=pinned,
-        disturb=disturb,
-        workload="custom" if workload else "lever-workload",
-    )
-    run_and_show(
-        scenarios,
-        workload,
-        repeat,
-        chosen_metric,
-        output or f"results/levers-{time.strftime('%Y%m%d-%H%M%S')}",
-        seed,
-        None,
-        allow_rt_unthrottled=allow_rt_unthrottled,
-        grid=layout,
-        focus_threads=None if workload else grid.WORKER_THREADS,
-        need_command=False,
-    )
+        return Metric.of_option(metric, metric_name, higher=higher_is_better)
+    return Metric(grid.ELAPSED_METRIC, higher=False, label=metric_name)
 
 
 # ---- compare -----------------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from launchgap.experiments.levers import MitigationError, Policy
 from launchgap.experiments.mitigations import Mitigations
+from launchgap.experiments.results import GridInfo
 from launchgap.experiments.scenarios import Scenario
 
 REPO = Path(__file__).resolve().parents[3]
@@ -129,35 +130,62 @@ def builtin_command(
     return command
 
 
-def build(
-    classes: list[str],
-    policies: list[str],
-    lever_variants: list[str],
-    *,
-    threads: int,
-    cpus: list[int] | None,
-    disturb: str | None,
-    io_dir: Path,
-    sizes: dict[str, str],
-    workload: list[str] | None,
-) -> list[Scenario]:
-    """Every cell as a scenario, the first class's SCHED_OTHER first (the warm-up runs it)."""
-    variants = [(p, {"policy": p}) for p in policies] + [(v, lever_options(v)) for v in lever_variants]
-    names = [v for v, _ in variants]
-    if len(set(names)) != len(names):
-        raise MitigationError(f"a variant is named twice: {', '.join(names)}")
-    scenarios = []
-    for cls in [CUSTOM_CLASS] if workload else classes:
-        command = None if workload else builtin_command(cls, threads, cpus, disturb, io_dir, sizes.get(cls))
-        for variant, options in variants:
-            cell = Cell(cls, variant)
-            mitigations = Mitigations(cpus=list(cpus) if cpus else None, **options)
-            scenarios.append(
-                Scenario(
-                    cell.name,
-                    mitigations=mitigations,
-                    command=command,
-                    labels={"class": cls, "variant": variant, "baseline": f"{cls}/{BASELINE}"},
-                )
+@dataclass(frozen=True, kw_only=True)
+class LeverGrid:
+    """The grid `experiment levers` asks for, each part checked there (commands.py): the classes of the
+    built-in workload, or the user's own workload in every cell; the policies and lever variants; and how the
+    built-in workload runs."""
+
+    classes: list[str]
+    policies: list[str]  # SCHED_OTHER first (parse_policies)
+    lever_variants: list[str]
+    threads: int
+    cpus: list[int] | None
+    disturb: str | None  # SPIN:PERIOD
+    io_dir: Path
+    sizes: dict[str, str]  # --size by class
+    workload: list[str]  # -- WORKLOAD, run in every cell instead of the built-in workload; empty: none
+
+    def scenarios(self) -> list[Scenario]:
+        """Every cell as a scenario, the first class's SCHED_OTHER first (the warm-up runs it). Raises
+        MitigationError where a variant is named twice."""
+        variants = [(p, {"policy": p}) for p in self.policies] + [(v, lever_options(v)) for v in self.lever_variants]
+        names = [v for v, _ in variants]
+        if len(set(names)) != len(names):
+            raise MitigationError(f"a variant is named twice: {', '.join(names)}")
+        scenarios = []
+        for cls in [CUSTOM_CLASS] if self.workload else self.classes:
+            command = (
+                None
+                if self.workload
+                else builtin_command(cls, self.threads, self.cpus, self.disturb, self.io_dir, self.sizes.get(cls))
             )
-    return scenarios
+            for variant, options in variants:
+                cell = Cell(cls, variant)
+                mitigations = Mitigations(cpus=list(self.cpus) if self.cpus else None, **options)
+                scenarios.append(
+                    Scenario(
+                        cell.name,
+                        mitigations=mitigations,
+                        command=command,
+                        labels={"class": cls, "variant": variant, "baseline": f"{cls}/{BASELINE}"},
+                    )
+                )
+        return scenarios
+
+    def layout(self) -> GridInfo:
+        """The grid's layout, as the results keep it."""
+        return GridInfo(
+            classes=[CUSTOM_CLASS] if self.workload else self.classes,
+            variants=self.policies + self.lever_variants,
+            baseline_variant=BASELINE,
+            threads=self.threads,
+            cpus=self.cpus,
+            disturb=self.disturb,
+            workload="custom" if self.workload else "lever-workload",
+        )
+
+    @property
+    def focus_threads(self) -> str | None:
+        """Whose time taken counts where no thread launches: the built-in workload's workers."""
+        return None if self.workload else WORKER_THREADS

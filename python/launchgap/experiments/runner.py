@@ -27,22 +27,20 @@ from launchgap.experiments import journal as journals
 from launchgap.experiments.host_lock import HostBusy, HostLock
 from launchgap.experiments.journal import Journal
 from launchgap.experiments.levers import LeverHost
-from launchgap.experiments.loadgen import LoadError
+from launchgap.experiments.loadgen import LoadError, LoadGenerator
 from launchgap.experiments.mitigations import HostChanges, MitigationError, Mitigations, make_cpuset, steer_irqs_away
+from launchgap.experiments.plan import ExperimentError, ExperimentPlan, Metric
 from launchgap.experiments.results import (
     RESULTS_FILE,
-    WALL_METRIC,
     Environment,
     ExperimentResults,
     GpuTimeOfRun,
-    GridInfo,
     Owner,
     Run,
     RunOutcome,
     ScenarioInfo,
     TraceMeasures,
     Verified,
-    metric_name,
 )
 from launchgap.experiments.run_dir import RunDirError
 from launchgap.experiments.scenarios import Scenario, make_load
@@ -50,91 +48,6 @@ from launchgap.experiments.verify import ThreadWatch, sampled_problems, trace_ch
 from launchgap.output import OutputError, atomic_output, hand_over_trace, make_directory, write_text
 from launchgap.recorder import ENV_OVERRIDE, find_recorder
 from launchgap.trace import read_trace
-
-
-@dataclass(frozen=True)
-class Metric:
-    """The workload's own measure of speed: a regex over its output, or wall time."""
-
-    pattern: str | None  # None: wall time
-    higher: bool | None = None  # None: a pattern is a throughput (higher is better), wall time is not
-    label: str | None = None  # what it is called (--metric-name); None: named after the pattern
-
-    @property
-    def name(self) -> str:
-        """What identifies the measure (experiments are compared only when theirs are the same): the pattern."""
-        return WALL_METRIC if self.pattern is None else self.pattern
-
-    @property
-    def shown_name(self) -> str:
-        """What tables and plots call it: the label given, else the text beside the number in the pattern."""
-        if self.label:
-            return self.label
-        return WALL_METRIC if self.pattern is None else metric_name(self.pattern)
-
-    @property
-    def higher_is_better(self) -> bool:
-        return self.pattern is not None if self.higher is None else self.higher
-
-    def check(self) -> None:
-        """Raises ExperimentError if the pattern is not a regular expression with at most one group, or the
-        label is not a short line of text."""
-        if self.label is not None:
-            problem = metric_label_problem(self.label)
-            if problem:
-                raise ExperimentError(f"--metric-name {self.label!r}: {problem}")
-        if self.pattern is None:
-            return
-        try:
-            compiled = re.compile(self.pattern)
-        except re.error as err:
-            raise ExperimentError(f"--metric {self.pattern!r}: not a regular expression ({err})") from None
-        if compiled.groups > 1:
-            raise ExperimentError(f"--metric {self.pattern!r}: {compiled.groups} groups; give one, around the number")
-
-    def missing(self, output: str) -> str:
-        """Why read() found no value in OUTPUT."""
-        found = list(re.finditer(self.pattern or "", output))
-        if found:
-            last = found[-1]
-            text = last.group(1) if last.re.groups else last.group(0)
-            return f"the metric {self.name!r} matched {text!r}, which is not a number"
-        tail = output.strip().splitlines()[-1][:120] if output.strip() else None
-        return f"the metric {self.name!r} was not in the output" + (
-            f" (its last line: {tail!r})" if tail else " (it printed nothing)"
-        )
-
-    def read(self, output: str, wall_s: float) -> float | None:
-        """The last match's first group (or the whole match, without groups), as a number; None if absent."""
-        if self.pattern is None:
-            return wall_s
-        found = list(re.finditer(self.pattern, output))
-        if not found:
-            return None
-        last = found[-1]
-        try:
-            return float(last.group(1) if last.re.groups else last.group(0))
-        except (TypeError, ValueError):
-            return None
-
-
-# a metric's name heads tables and plots: one short line
-MAX_METRIC_LABEL = 60
-
-
-def metric_label_problem(label: str) -> str | None:
-    """Why LABEL cannot name a metric, or None."""
-    if not label.strip():
-        return "empty; give the measure's name (e.g. tok/s)"
-    if not label.isprintable():
-        return "holds a control character or a line break; give one line of text"
-    if len(label) > MAX_METRIC_LABEL:
-        return f"{len(label)} characters; at most {MAX_METRIC_LABEL}"
-    return None
-
-
-class ExperimentError(RuntimeError):
-    """The experiment cannot start or go on (message says why, on one line)."""
 
 
 class NotStartedError(ExperimentError):
@@ -187,7 +100,7 @@ def environment() -> Environment:
     )
 
 
-def plan(scenarios: list[Scenario], repeat: int, seed: int) -> list[tuple[int, Scenario]]:
+def run_order(scenarios: list[Scenario], repeat: int, seed: int) -> list[tuple[int, Scenario]]:
     """(round, scenario) in run order: a warm-up baseline (round 0), then each round shuffled."""
     rng = random.Random(seed)
     order = [(0, scenarios[0])]
@@ -354,18 +267,12 @@ def _command_problem(command: list[str]) -> str | None:
     return None if shutil.which(name) else f"{name}: command not found on PATH"
 
 
-def preflight(
-    command: list[str],
-    scenarios: list[Scenario],
-    metric: Metric,
-    disk_dir: Path | None,
-    host: LeverHost | None = None,
-    allow_rt_unthrottled: bool = False,
-) -> None:
+def preflight(plan: ExperimentPlan, host: LeverHost | None = None) -> None:
     """Everything that can be known wrong before the warm-up run, raised as one ExperimentError each:
     the command, privileges, the recorder, the metric, every scenario's mitigations, levers and loads
     (what the host allows, from the doctor's view of it)."""
-    for workload in ([command] if command else []) + [s.command for s in scenarios if s.command]:
+    workloads = [s.command for s in plan.scenarios if s.command]
+    for workload in ([plan.command] if plan.command else []) + workloads:
         problem = _command_problem(workload)
         if problem:
             raise ExperimentError(f"cannot run the workload: {problem}")
@@ -377,17 +284,17 @@ def preflight(
             f"cannot find an executable recorder binary ({recorder or 'launchgap-record'}; "
             f"make setup, or set {ENV_OVERRIDE})"
         )
-    metric.check()
+    plan.metric.check()
     online = set(os.sched_getaffinity(0))
     host = host or LeverHost()
-    for scenario in scenarios:
+    for scenario in plan.scenarios:
         try:
             scenario.mitigations.validate(online)
-            problem = scenario.mitigations.host_refusal(host, allow_rt_unthrottled)
+            problem = scenario.mitigations.host_refusal(host, plan.allow_rt_unthrottled)
             if problem:
                 raise MitigationError(problem)
             for spec in scenario.loads:
-                make_load(spec, disk_dir).check()
+                make_load(spec, plan.disk_dir).check()
         except (LoadError, MitigationError) as err:
             raise ExperimentError(f"scenario {scenario.name}: {err}") from None
 
@@ -448,23 +355,34 @@ def _take_entered(report: Path) -> dict | None:
         report.unlink(missing_ok=True)
 
 
+@dataclass(frozen=True)
+class _Finished:
+    """What the recorded workload left as it ended: its exit status (the recorder exits with it), its output
+    as bytes (it need not be UTF-8, and a failed run's stderr is kept as it wrote it), how long it ran, and the
+    loads' processes while they still ran (whose GPU idle a run without them would not have)."""
+
+    returncode: int
+    stdout: bytes
+    stderr: bytes
+    wall_s: float
+    load_pids: list[int]
+
+
 def run_once(
-    command: list[str],
+    plan: ExperimentPlan,
     scenario: Scenario,
-    metric: Metric,
     trace_path: Path,
-    disk_dir: Path | None,
-    on_event=lambda text: None,
+    *,
+    stderr_path: Path | None = None,
     journal: Journal | None = None,
     not_restored: list[str] | None = None,
     host: LeverHost | None = None,
-    focus_threads: str | None = None,
-    stderr_path: Path | None = None,
-    gpu_activity: bool = False,
+    on_event=lambda text: None,
 ) -> RunOutcome:
-    """One recorded run (with GPU_ACTIVITY: recorded with --gpu-activity, so that its GPU time is exact).
-    Host settings it could not put back are appended to NOT_RESTORED (never dropped: the caller must say so
-    and stop). A failed run's whole stderr is kept in STDERR_PATH, named in its error and as its stderr."""
+    """One recorded run of SCENARIO (with the plan's gpu_activity: recorded with --gpu-activity, so that its
+    GPU time is exact). Host settings it could not put back are appended to NOT_RESTORED (never dropped: the
+    caller must say so and stop). A failed run's whole stderr is kept in STDERR_PATH, named in its error and as
+    its stderr."""
     recorder = find_recorder()
     if recorder is None:
         raise ExperimentError("cannot find the recorder binary (make setup)")
@@ -477,88 +395,143 @@ def run_once(
     report = trace_path.with_name(trace_path.stem + ".enter.json")
     try:
         cgroup, verified = apply_host_levers(m, host, changes)
-        for spec in scenario.loads:
-            load = make_load(spec, disk_dir)
-            load.on_scratch = changes.record_scratch
-            loads.append(load)
-            load.start()
-            on_event(f"{load.name} load: {load.verify()}")
-        wrapper = _enter_wrapper(m, report, cgroup)
-        argv = [
-            str(recorder),
-            "-q",
-            *(["--gpu-activity"] if gpu_activity else []),
-            "-o",
-            str(trace_path),
-            "--",
-            *wrapper,
-            "--",
-            *(scenario.command or command),
-        ]
+        _start_loads(scenario, plan.disk_dir, changes, loads, on_event)
+        argv = _recorder_argv(recorder, plan, scenario, trace_path, _enter_wrapper(m, report, cgroup))
         watch = ThreadWatch(report)
         watch.start()
         started = time.monotonic()
         # on a leash: the recorder and the workload die with the experiment, however it dies
-        # bytes: a workload's output need not be UTF-8, and its stderr is kept as it wrote it
         proc = leash.popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, **scenario.env})
         out_bytes, err_bytes = proc.communicate()
-        wall = time.monotonic() - started
-        # the loads' processes, while they still run: whose GPU idle a run without them would not have
-        load_pids = sorted({pid for load in loads for pid in load.pids()})
-        watch.stop()
-        out, err = out_bytes.decode("utf-8", "replace"), err_bytes.decode("utf-8", "backslashreplace")
-        value = metric.read(out, wall)
-        kept, error = None, None
-        if proc.returncode != 0 or value is None:
-            kept = keep_stderr(err_bytes, stderr_path) if stderr_path is not None else None
-            error = (
-                failed_run_error(proc.returncode, err, trace_path.exists(), kept)
-                if proc.returncode
-                else metric.missing(out) + (f" (its whole stderr: {kept})" if kept else "")
-            )
-        entered = _take_entered(report)
-        problems = sampled_problems(m, watch)
-        sampled = {
-            str(t): {"comm": e["comm"], "seen": sorted(map(list, e["seen"])), "cpus": sorted(e["cpus"])}
-            for t, e in sorted(watch.threads.items())
-        }
-        measures, checked = None, None
-        if trace_path.exists():
-            hand_over_trace(trace_path)
-            trace = read_trace(trace_path)
-            measures = trace_measures(trace, focus_threads, load_pids)
-            if entered is not None:
-                checked = trace_check(trace, int(entered["pid"]), int(entered["monotonic_ns"]), m)
-                problems += checked.get("problems", [])
-        if entered is not None and entered.get("not_in_effect"):
-            problems += entered["not_in_effect"]
-        if problems and not error:
-            error = (
-                "settings not in effect: "
-                + "; ".join(problems[:3])
-                + (f" (and {len(problems) - 3} more)" if len(problems) > 3 else "")
-            )
-        return RunOutcome(
-            exit_code=proc.returncode,
-            metric=value,
-            wall_s=wall,
-            stderr=str(kept) if kept is not None else None,
-            error=error,
-            verified=Verified(host=verified, enter=entered, threads_sampled=sampled, trace=checked),
-            measures=measures,
+        finished = _Finished(
+            returncode=proc.returncode,
+            stdout=out_bytes,
+            stderr=err_bytes,
+            wall_s=time.monotonic() - started,
+            load_pids=sorted({pid for load in loads for pid in load.pids()}),
         )
+        watch.stop()
+        return _outcome(plan, m, finished, verified, watch, trace_path, report, stderr_path)
     finally:
-        if watch is not None and watch.is_alive():
-            watch.stop()
-        if proc is not None:
-            _stop_session(proc)
-        for load in reversed(loads):
-            load.stop()
-        problems = changes.restore(retry_s=2.0)
-        if problems:
-            on_event("could not restore: " + "; ".join(problems))
-            if not_restored is not None:
-                not_restored.extend(problems)
+        _stop_and_restore(watch, proc, loads, changes, on_event, not_restored)
+
+
+def _start_loads(
+    scenario: Scenario, disk_dir: Path | None, changes: HostChanges, started: list[LoadGenerator], on_event
+) -> None:
+    """Starts the scenario's loads, each checked to load, into STARTED as it starts (so that every one
+    started is stopped, whichever fails)."""
+    for spec in scenario.loads:
+        load = make_load(spec, disk_dir)
+        load.on_scratch = changes.record_scratch
+        started.append(load)
+        load.start()
+        on_event(f"{load.name} load: {load.verify()}")
+
+
+def _recorder_argv(
+    recorder: Path, plan: ExperimentPlan, scenario: Scenario, trace_path: Path, wrapper: list[str]
+) -> list[str]:
+    """The recorder, quiet, recording the scenario's workload (its own, else the plan's) as WRAPPER starts it."""
+    return [
+        str(recorder),
+        "-q",
+        *(["--gpu-activity"] if plan.gpu_activity else []),
+        "-o",
+        str(trace_path),
+        "--",
+        *wrapper,
+        "--",
+        *(scenario.command or plan.command),
+    ]
+
+
+def _outcome(
+    plan: ExperimentPlan,
+    m: Mitigations,
+    finished: _Finished,
+    verified: list[str],
+    watch: ThreadWatch,
+    trace_path: Path,
+    report: Path,
+    stderr_path: Path | None,
+) -> RunOutcome:
+    """The run's measure and, where it failed, why; and the mitigations M checked three ways: as the wrapper
+    entered them (REPORT), as the threads were seen running (WATCH), and in the trace, which is measured."""
+    value, kept, error = _measure(plan.metric, finished, trace_path, stderr_path)
+    entered = _take_entered(report)
+    problems = sampled_problems(m, watch)
+    sampled = {
+        str(t): {"comm": e["comm"], "seen": sorted(map(list, e["seen"])), "cpus": sorted(e["cpus"])}
+        for t, e in sorted(watch.threads.items())
+    }
+    measures, checked = None, None
+    if trace_path.exists():
+        hand_over_trace(trace_path)
+        trace = read_trace(trace_path)
+        measures = trace_measures(trace, plan.focus_threads, finished.load_pids)
+        if entered is not None:
+            checked = trace_check(trace, int(entered["pid"]), int(entered["monotonic_ns"]), m)
+            problems += checked.get("problems", [])
+    if entered is not None and entered.get("not_in_effect"):
+        problems += entered["not_in_effect"]
+    if problems and not error:
+        error = (
+            "settings not in effect: "
+            + "; ".join(problems[:3])
+            + (f" (and {len(problems) - 3} more)" if len(problems) > 3 else "")
+        )
+    return RunOutcome(
+        exit_code=finished.returncode,
+        metric=value,
+        wall_s=finished.wall_s,
+        stderr=str(kept) if kept is not None else None,
+        error=error,
+        verified=Verified(host=verified, enter=entered, threads_sampled=sampled, trace=checked),
+        measures=measures,
+    )
+
+
+def _measure(
+    metric: Metric, finished: _Finished, trace_path: Path, stderr_path: Path | None
+) -> tuple[float | None, Path | None, str | None]:
+    """The run's measure (None where absent), where its whole stderr was kept, and why it failed (None if it
+    did not): it exited with an error, or printed no measure."""
+    out = finished.stdout.decode("utf-8", "replace")
+    err = finished.stderr.decode("utf-8", "backslashreplace")
+    value = metric.read(out, finished.wall_s)
+    kept, error = None, None
+    if finished.returncode != 0 or value is None:
+        kept = keep_stderr(finished.stderr, stderr_path) if stderr_path is not None else None
+        error = (
+            failed_run_error(finished.returncode, err, trace_path.exists(), kept)
+            if finished.returncode
+            else metric.missing(out) + (f" (its whole stderr: {kept})" if kept else "")
+        )
+    return value, kept, error
+
+
+def _stop_and_restore(
+    watch: ThreadWatch | None,
+    proc: subprocess.Popen | None,
+    loads: list[LoadGenerator],
+    changes: HostChanges,
+    on_event,
+    not_restored: list[str] | None,
+) -> None:
+    """Whatever a run started, stopped, and the host put back, however the run ended; what could not be put
+    back is said and appended to NOT_RESTORED."""
+    if watch is not None and watch.is_alive():
+        watch.stop()
+    if proc is not None:
+        _stop_session(proc)
+    for load in reversed(loads):
+        load.stop()
+    problems = changes.restore(retry_s=2.0)
+    if problems:
+        on_event("could not restore: " + "; ".join(problems))
+        if not_restored is not None:
+            not_restored.extend(problems)
 
 
 def doctor_findings(host: LeverHost, cpus: set[int] | None) -> dict:
@@ -572,53 +545,25 @@ def doctor_findings(host: LeverHost, cpus: set[int] | None) -> dict:
 
 
 def run_experiment(
-    command: list[str],
-    scenarios: list[Scenario],
-    repeat: int,
-    metric: Metric,
-    outdir: Path,
-    seed: int,
-    disk_dir: Path | None,
-    progress=None,
-    say=print,
-    not_restored: list[str] | None = None,
-    host: LeverHost | None = None,
-    grid: GridInfo | None = None,
-    focus_threads: str | None = None,
-    gpu_activity: bool = False,
+    plan: ExperimentPlan, *, progress=None, not_restored: list[str] | None = None, host: LeverHost | None = None
 ) -> ExperimentResults:
-    """Runs everything; returns the results (also in OUTDIR/results.json, rewritten after every run); GRID:
-    a lever grid's layout, kept with them.
+    """Runs everything the plan asks for; returns the results (also in its outdir's results.json, rewritten
+    after every run). PROGRESS(index, total, what) is called as each run starts.
     Raises ExperimentError when it cannot go on: the warm-up run failed (so would every run), or a host
     setting could not be put back (listed in NOT_RESTORED and in the results)."""
     host = host or LeverHost()
+    not_restored = [] if not_restored is None else not_restored
     lock = None
-    if any(s.mitigations.changes_host for s in scenarios):
+    if any(s.mitigations.changes_host for s in plan.scenarios):
         lock = HostLock(host)
         try:
-            lock.acquire(outdir)
+            lock.acquire(plan.outdir)
         except HostBusy as err:
             raise NotStartedError(str(err)) from None
     registered = None
     try:
-        registered = _register(host, outdir)
-        return _run_locked(
-            command,
-            scenarios,
-            repeat,
-            metric,
-            outdir,
-            seed,
-            disk_dir,
-            progress,
-            not_restored,
-            host,
-            grid,
-            focus_threads,
-            lock,
-            registered,
-            gpu_activity,
-        )
+        registered = _register(host, plan.outdir)
+        return _run_locked(plan, host, lock, registered, progress, not_restored)
     finally:
         if registered is not None:
             registered.unregister()  # also when the results directory could not be made
@@ -639,44 +584,20 @@ def _register(host: LeverHost, outdir: Path) -> Journal | None:
 
 
 def _run_locked(
-    command,
-    scenarios,
-    repeat,
-    metric,
-    outdir,
-    seed,
-    disk_dir,
-    progress,
-    not_restored,
-    host,
-    grid: GridInfo | None,
-    focus_threads,
-    lock,
+    plan: ExperimentPlan,
+    host: LeverHost,
+    lock: HostLock | None,
     registered: Journal | None,
-    gpu_activity: bool = False,
+    progress,
+    not_restored: list[str],
 ) -> ExperimentResults:
+    """The runs in their order, the results saved after each, with the host lock (LOCK) held where a
+    scenario changes the host, and a custodian watching the journal (REGISTERED) where there is one."""
+    outdir = plan.outdir
     make_directory(outdir)
     make_directory(outdir / "traces")
-    not_restored = [] if not_restored is None else not_restored
-    order = plan(scenarios, repeat, seed)
-    host = host or LeverHost()
-    pinned = {tuple(sorted(s.mitigations.cpus or ())) for s in scenarios}
-    results = ExperimentResults(
-        status="running",
-        command=command,
-        repeat=repeat,
-        seed=seed,
-        metric=metric.name,
-        metric_name=metric.shown_name,
-        higher_is_better=metric.higher_is_better,
-        gpu_activity=gpu_activity,
-        scenarios=[ScenarioInfo.of(s) for s in scenarios],
-        environment=environment(),
-        owner=Owner(**custodian.owner()),
-        runs=[],
-        doctor=doctor_findings(host, set(pinned.pop()) if len(pinned) == 1 else None),
-        grid=grid,
-    )
+    order = run_order(plan.scenarios, plan.repeat, plan.seed)
+    results = _results_at_start(plan, host)
 
     def save() -> None:
         write_text(outdir / RESULTS_FILE, json.dumps(results.to_json(), indent=2))
@@ -690,48 +611,9 @@ def _run_locked(
             registered.record["custodian"] = custodian.owner(keeper.pid)
             registered.save()
         for index, (round_no, scenario) in enumerate(order):
-            # a grid's "compute/fifo:10" names no directory: only safe characters in file names
-            safe_name = re.sub(r"[^A-Za-z0-9_.=+-]", "-", scenario.name)
-            trace = outdir / "traces" / f"{index:03d}-{safe_name}-r{round_no}.lg"
             if progress:
                 progress(index, len(order), f"{scenario.name} (round {round_no or 'warm-up'})")
-            try:
-                outcome = run_once(
-                    command,
-                    scenario,
-                    metric,
-                    trace,
-                    disk_dir,
-                    on_event=lambda t: None,
-                    journal=registered,
-                    not_restored=not_restored,
-                    host=host,
-                    focus_threads=focus_threads,
-                    stderr_path=outdir / "stderr" / f"{index:03d}-{safe_name}-r{round_no}.txt",
-                    gpu_activity=gpu_activity,
-                )
-            except (LoadError, MitigationError) as err:
-                results.status = "failed"
-                results.error = str(err)
-                raise ExperimentError(str(err)) from err
-            finally:
-                if not_restored:
-                    results.status = "failed"
-                    results.host_not_restored = list(not_restored)
-            if not_restored:
-                results.error = "host settings could not be restored: " + "; ".join(not_restored)
-                raise ExperimentError(results.error)
-            if outcome.stderr:
-                # where the directory moves, its runs' files move with it
-                outcome = replace(outcome, stderr=str(Path(outcome.stderr).relative_to(outdir)))
-            run = Run.placed(
-                outcome,
-                index=index,
-                round=round_no,
-                scenario=scenario.name,
-                warmup=round_no == 0,
-                trace=str(trace.relative_to(outdir)),
-            )
+            run = _placed_run(plan, results, index, round_no, scenario, registered, not_restored, host)
             results.runs.append(run)
             save()
             if round_no == 0 and run.error:
@@ -756,3 +638,74 @@ def _run_locked(
         if keeper is not None:
             custodian.stop(keeper)
     return results
+
+
+def _results_at_start(plan: ExperimentPlan, host: LeverHost) -> ExperimentResults:
+    """The results before any run: what the plan asks, the host's environment, and the doctor's findings."""
+    pinned = {tuple(sorted(s.mitigations.cpus or ())) for s in plan.scenarios}
+    return ExperimentResults(
+        status="running",
+        command=plan.command,
+        repeat=plan.repeat,
+        seed=plan.seed,
+        metric=plan.metric.name,
+        metric_name=plan.metric.shown_name,
+        higher_is_better=plan.metric.higher_is_better,
+        gpu_activity=plan.gpu_activity,
+        scenarios=[ScenarioInfo.of(s) for s in plan.scenarios],
+        environment=environment(),
+        owner=Owner(**custodian.owner()),
+        runs=[],
+        doctor=doctor_findings(host, set(pinned.pop()) if len(pinned) == 1 else None),
+        grid=plan.grid,
+    )
+
+
+def _placed_run(
+    plan: ExperimentPlan,
+    results: ExperimentResults,
+    index: int,
+    round_no: int,
+    scenario: Scenario,
+    registered: Journal | None,
+    not_restored: list[str],
+    host: LeverHost,
+) -> Run:
+    """The run at INDEX of the order, its files named in the results directory. A run that could not start
+    its loads or levers, or left a host setting changed, fails the experiment (in RESULTS too)."""
+    outdir = plan.outdir
+    # a grid's "compute/fifo:10" names no directory: only safe characters in file names
+    run_name = f"{index:03d}-{re.sub(r'[^A-Za-z0-9_.=+-]', '-', scenario.name)}-r{round_no}"
+    trace = outdir / "traces" / f"{run_name}.lg"
+    try:
+        outcome = run_once(
+            plan,
+            scenario,
+            trace,
+            stderr_path=outdir / "stderr" / f"{run_name}.txt",
+            journal=registered,
+            not_restored=not_restored,
+            host=host,
+        )
+    except (LoadError, MitigationError) as err:
+        results.status = "failed"
+        results.error = str(err)
+        raise ExperimentError(str(err)) from err
+    finally:
+        if not_restored:
+            results.status = "failed"
+            results.host_not_restored = list(not_restored)
+    if not_restored:
+        results.error = "host settings could not be restored: " + "; ".join(not_restored)
+        raise ExperimentError(results.error)
+    if outcome.stderr:
+        # where the directory moves, its runs' files move with it
+        outcome = replace(outcome, stderr=str(Path(outcome.stderr).relative_to(outdir)))
+    return Run.placed(
+        outcome,
+        index=index,
+        round=round_no,
+        scenario=scenario.name,
+        warmup=round_no == 0,
+        trace=str(trace.relative_to(outdir)),
+    )
