@@ -276,8 +276,27 @@ def _mean_cell(metric: dict, runs: int, decimals: int) -> str:
 
 
 def render(comparison: dict, console: Console) -> None:
-    direction = "higher" if comparison["higher_is_better"] else "lower"
-    name = comparison.get("metric_name") or comparison["metric"]
+    _say_what_was_compared(comparison, console)
+    # one rounding for the whole table, set by the runs' scatter (views/numbers.py)
+    metrics = (
+        [row["metric"] for row in comparison["scenarios"] if row.get("metric")]
+        if comparison["pooled"]
+        else [
+            entry["metric"]
+            for row in comparison["scenarios"]
+            for entry in row["per_experiment"].values()
+            if entry.get("metric")
+        ]
+    )
+    decimals = places([m["sd"] for m in metrics], [m["mean"] for m in metrics])
+    if comparison["pooled"]:
+        console.print(_pooled_table(comparison, decimals))
+    else:
+        console.print(_side_by_side_table(comparison, decimals))
+
+
+def _say_what_was_compared(comparison: dict, console: Console) -> None:
+    """Each experiment, where it ran, and what differs between them: their environments, their host settings."""
     for e in comparison["experiments"]:
         boot = (e["boot_id"] or "?")[:8]
         console.print(
@@ -312,46 +331,43 @@ def render(comparison: dict, console: Console) -> None:
             )
     elif not comparison["settings_missing"]:
         console.print("every recorded host setting is the same (--pool merges their runs)", highlight=False)
-    # one rounding for the whole table, set by the runs' scatter (views/numbers.py)
-    metrics = (
-        [row["metric"] for row in comparison["scenarios"] if row.get("metric")]
-        if comparison["pooled"]
-        else [
-            entry["metric"]
-            for row in comparison["scenarios"]
-            for entry in row["per_experiment"].values()
-            if entry.get("metric")
-        ]
-    )
-    decimals = places([m["sd"] for m in metrics], [m["mean"] for m in metrics])
-    if comparison["pooled"]:
-        table = Table(
-            title=Text(shown(f"{name} ({direction} is better), pooled; vs baseline: means")), title_justify="left"
+
+
+def _measure_title(comparison: dict) -> str:
+    """The measure's name and which way is better: 'tok/s (higher is better)'."""
+    direction = "higher" if comparison["higher_is_better"] else "lower"
+    name = comparison.get("metric_name") or comparison["metric"]
+    return f"{name} ({direction} is better)"
+
+
+def _pooled_table(comparison: dict, decimals: int) -> Table:
+    table = Table(title=Text(shown(f"{_measure_title(comparison)}, pooled; vs baseline: means")), title_justify="left")
+    for col in ("scenario", "runs", "from", "mean", "sd", "p95", "95% CI", "vs baseline", "p (Welch)"):
+        table.add_column(col, justify="left" if col == "scenario" else "right")
+    for row in comparison["scenarios"]:
+        m, v = row.get("metric"), row.get("vs_baseline")
+        if not m:
+            table.add_row(literal(row["name"]), "0", literal(row["from"]), *[""] * 6)
+            continue
+        table.add_row(
+            literal(row["name"]),
+            str(row["runs"]),
+            literal(row["from"]),
+            fixed(m["mean"], decimals),
+            fixed(m["sd"], decimals),
+            fixed(m["p95"], decimals),
+            span(m["ci_low"], m["ci_high"], decimals),
+            speed(v["mean_slowdown_percent"]) if v else "-",
+            f"{v['welch_p']:.3f}" if v and v["welch_p"] is not None else "-",
         )
-        for col in ("scenario", "runs", "from", "mean", "sd", "p95", "95% CI", "vs baseline", "p (Welch)"):
-            table.add_column(col, justify="left" if col == "scenario" else "right")
-        for row in comparison["scenarios"]:
-            m, v = row.get("metric"), row.get("vs_baseline")
-            if not m:
-                table.add_row(literal(row["name"]), "0", literal(row["from"]), *[""] * 6)
-                continue
-            table.add_row(
-                literal(row["name"]),
-                str(row["runs"]),
-                literal(row["from"]),
-                fixed(m["mean"], decimals),
-                fixed(m["sd"], decimals),
-                fixed(m["p95"], decimals),
-                span(m["ci_low"], m["ci_high"], decimals),
-                speed(v["mean_slowdown_percent"]) if v else "-",
-                f"{v['welch_p']:.3f}" if v and v["welch_p"] is not None else "-",
-            )
-        console.print(table)
-        return
+    return table
+
+
+def _side_by_side_table(comparison: dict, decimals: int) -> Table:
     labels = [e["label"] for e in comparison["experiments"]]
     table = Table(
         title=Text(
-            shown(f"{name} ({direction} is better): mean (sd, runs); vs {labels[0]}: the means compared, Welch p")
+            shown(f"{_measure_title(comparison)}: mean (sd, runs); vs {labels[0]}: the means compared, Welch p")
         ),
         title_justify="left",
     )
@@ -367,13 +383,15 @@ def render(comparison: dict, console: Console) -> None:
             m = entry.get("metric")
             cells.append(_mean_cell(m, entry["runs"], decimals) if m else "-")
             if i:
-                v = entry.get("vs_first")
-                cells.append(
-                    f"{speed(v['mean_slowdown_percent'])}, p {v['welch_p']:.3f}"
-                    if v and v["welch_p"] is not None
-                    else speed(v["mean_slowdown_percent"])
-                    if v
-                    else "-"
-                )
+                cells.append(_vs_first_cell(entry.get("vs_first")))
         table.add_row(*cells)
-    console.print(table)
+    return table
+
+
+def _vs_first_cell(vs_first: dict | None) -> str:
+    """'4.1% slower, p 0.012', or without p where Welch's test could not be made; '-' where nothing was compared."""
+    if not vs_first:
+        return "-"
+    if vs_first["welch_p"] is None:
+        return speed(vs_first["mean_slowdown_percent"])
+    return f"{speed(vs_first['mean_slowdown_percent'])}, p {vs_first['welch_p']:.3f}"
