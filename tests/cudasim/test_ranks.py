@@ -248,6 +248,39 @@ def test_a_rank_far_ahead_blocks_in_its_launches_as_on_a_full_push_buffer(tmp_pa
     assert blocked, "rank 0 never had to wait for room"
 
 
+@pytest.mark.parametrize("mode", ["own", "overlap"])
+def test_collectives_on_an_nccl_stream_are_ordered_as_pytorch_orders_them(tmp_path, mode):
+    """--collective-stream own/overlap: each collective on a stream of its own, made to wait for its layer's
+    compute (ProcessGroupNCCL's NCCL stream after the current stream); with own the next layer waits for
+    it, with overlap it runs beside the next layers (DDP), so rank 0's compute runs while its collective
+    waits for rank 1; the end-of-token copy waits for everything."""
+    _, _, truth = run_ranks(
+        tmp_path, "--ranks", "2", "--tokens", "4", "--layers", "6", "--collective-stream", mode,
+        "--stall-rank", "1", "--stall-us", "2000", "--stall-every", "40",
+    )  # fmt: skip
+    jsonschema.validate(truth, SCHEMA)
+    assert truth["config"]["collective_stream"] == mode
+    check_collective_rule(truth, 30_000)
+    launches = table(truth, "launches")
+    syncs = table(truth, "syncs")
+    overlapped = 0
+    for p in truth["processes"]:
+        mine = sorted((r for r in launches if r["pid"] == p["pid"]), key=lambda r: r["seq"])
+        compute = [r for r in mine if r["api"] != "cuLaunchKernelEx"]
+        collectives = [r for r in mine if r["api"] == "cuLaunchKernelEx"]
+        assert {r["stream"] for r in compute}.isdisjoint({r["stream"] for r in collectives})
+        for c in collectives:
+            before = [k["gpu_end_ns"] for k in compute if k["seq"] < c["seq"]]
+            after = [k for k in compute if k["seq"] > c["seq"]]
+            assert c["gpu_start_ns"] >= max(before)
+            if mode == "own" and after:
+                assert after[0]["gpu_start_ns"] >= c["gpu_end_ns"]
+            overlapped += sum(1 for k in after if k["gpu_start_ns"] < c["gpu_end_ns"])
+        for sync in (s for s in syncs if s["pid"] == p["pid"] and s["copy_start_ns"] is not None):
+            assert sync["copy_start_ns"] >= max((r["gpu_end_ns"] for r in mine if r["seq"] < sync["seq"]), default=0)
+    assert (overlapped > 0) == (mode == "overlap")
+
+
 def test_communicators_number_their_collectives_apart(tmp_path):
     _, _, truth = run_ranks(tmp_path, "--ranks", "2", "--tokens", "2", "--layers", "4", "--comm-id", "0x10,0x20")
     assert truth["config"]["comm_ids"] == [0x10, 0x20]
@@ -373,6 +406,8 @@ def test_rank_options_are_refused_where_they_cannot_apply(tmp_path):
         (["--ranks", "2", "--procs", "3"], "--procs, if given, must be N too"),
         (["--ranks", "2", "--rank-cpus", "0"], "--rank-cpus expects one CPU list a rank"),
         (["--stall-rank", "1"], "need --ranks"),
+        (["--collective-stream", "own"], "need --ranks"),
+        (["--ranks", "2", "--collective-stream", "sideways"], "--collective-stream does not accept"),
         (["--ranks", "2", "--rank", "1"], "--rank I and --job NAME go together"),
         (["--ranks", "2", "--rank", "0", "--job", "a/b"], "--job expects a name of letters"),
         (["--ranks", "2", "--comm-id", "x"], "--comm-id expects integers"),

@@ -85,6 +85,7 @@ CUresult cuCtxSynchronize(void);
 CUresult cuEventCreate(CUevent *phEvent, unsigned int flags);
 CUresult cuEventDestroy_v2(CUevent hEvent);
 CUresult cuEventRecord(CUevent hEvent, CUstream hStream);
+CUresult cuStreamWaitEvent(CUstream hStream, CUevent hEvent, unsigned int Flags);
 CUresult cuEventSynchronize(CUevent hEvent);
 
 CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize);

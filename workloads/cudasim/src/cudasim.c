@@ -125,22 +125,41 @@ static void build_model(struct model *m, const struct decode_config *cfg)
                 die("out of memory creating collectives");
 }
 
+/* --collective-stream own/overlap: the NCCL stream and the events that order it against the layers' */
+struct comm_stream {
+    CUstream stream;
+    CUevent compute_done; /* recorded on the layers' stream: the collective waits for it */
+    CUevent comm_done;    /* recorded on the NCCL stream: the next layer waits for it (own) */
+};
+
 /*
  * --ranks: a layer's collective (its all-reduce, as tensor parallelism has after a layer), launched as
  * NCCL launches its kernel: through the driver's cuLaunchKernelEx (NCCL's ncclLaunchKernel, for CUDA
- * 11.8 and later), whatever API the rest uses, on the stream the layer ran on. Its kernel is mostly
- * ncclDevKernel_Generic; every fourth layer's, a small all-reduce, NCCL's specialised LL kernel. The
- * geometry is what NCCL launches on two GPUs: a block per channel, its threads and its shared memory.
+ * 11.8 and later), whatever API the rest uses. Its kernel is mostly ncclDevKernel_Generic; every fourth
+ * layer's, a small all-reduce, NCCL's specialised LL kernel. The geometry is what NCCL launches on two
+ * GPUs: a block per channel, its threads and its shared memory.
+ * On the layer's own stream (same), or, as PyTorch's ProcessGroupNCCL runs it, on an NCCL stream made to
+ * wait for the layer's work, the next layer then waiting for it (own) or not (overlap, as DDP's
+ * gradient all-reduce runs beside the next layers' compute).
  */
 static int launch_collective(const struct decode_config *cfg, const struct model *m, int layer,
-                             cudaStream_t stream)
+                             cudaStream_t stream, const struct comm_stream *comm)
 {
     int op = layer % 4 == 3 ? RANKS_OP_ALLREDUCE_LL : RANKS_OP_GENERIC;
+    CUstream compute = cfg->per_thread_stream ? CU_STREAM_PER_THREAD : stream;
     CUlaunchConfig lc = {.gridDimX = op == RANKS_OP_GENERIC ? 16 : 2, .gridDimY = 1, .gridDimZ = 1,
                          .blockDimX = op == RANKS_OP_GENERIC ? 512 : 96, .blockDimY = 1, .blockDimZ = 1,
-                         .sharedMemBytes = 88416,
-                         .hStream = cfg->per_thread_stream ? CU_STREAM_PER_THREAD : stream};
-    return cuLaunchKernelEx(&lc, m->collectives[op][layer % cfg->comms], NULL, NULL);
+                         .sharedMemBytes = 88416, .hStream = compute};
+    int failed = 0;
+
+    if (cfg->collective_stream != COLLECTIVE_SAME) {
+        failed |= cuEventRecord(comm->compute_done, compute) || cuStreamWaitEvent(comm->stream, comm->compute_done, 0);
+        lc.hStream = comm->stream;
+    }
+    failed |= cuLaunchKernelEx(&lc, m->collectives[op][layer % cfg->comms], NULL, NULL);
+    if (cfg->collective_stream == COLLECTIVE_OWN)
+        failed |= cuEventRecord(comm->comm_done, comm->stream) || cuStreamWaitEvent(compute, comm->comm_done, 0);
+    return failed;
 }
 
 /* ---- one launch, through the API path the configuration asks for ----- */
@@ -350,6 +369,7 @@ static void *decode_worker(void *arg)
     int launches_since_stall = 0;
     int launches_since_refused = 0;
     int collectives = 0; /* this rank's, for --skip-collective */
+    struct comm_stream comm = {0};
     int stalls = cfg->stall_every && (cfg->stall_rank < 0 || cfg->stall_rank == w->proc_index);
     int failed = 0;
 
@@ -367,6 +387,12 @@ static void *decode_worker(void *arg)
     }
     if (!cfg->per_thread_stream &&
         (cfg->api == API_RUNTIME ? cudaStreamCreate(&stream) : cuStreamCreate(&stream, 0))) {
+        w->summary->failed = 1;
+        return NULL;
+    }
+    if (cfg->ranks && cfg->collective_stream != COLLECTIVE_SAME &&
+        (cuStreamCreate(&comm.stream, 0) || cuEventCreate(&comm.compute_done, 0) ||
+         cuEventCreate(&comm.comm_done, 0))) {
         w->summary->failed = 1;
         return NULL;
     }
@@ -409,7 +435,7 @@ static void *decode_worker(void *arg)
             }
             if (cfg->ranks && !failed &&
                 !(w->proc_index == cfg->skip_rank && collectives++ == cfg->skip_index))
-                failed |= launch_collective(cfg, m, layer, stream);
+                failed |= launch_collective(cfg, m, layer, stream, &comm);
         }
         failed |= launch_one(cfg, &m->lm_head, edge_kind, position, stream);
         failed |= end_of_token(cfg, token, stream, event, logits_host, logits_device);
@@ -505,6 +531,9 @@ static void usage(FILE *out)
           "                         layer a collective (NCCL's kernel names) that ends --collective-us\n"
           "                         after the last rank's kernel of it started (--threads 1)\n"
           "  --collective-us T      a collective's transfer time (default 30)\n"
+          "  --collective-stream S  same: on the layer's stream (default); own: on an NCCL stream\n"
+          "                         ordered after the layer, the next layer after it; overlap: the\n"
+          "                         same, but the next layers run beside it (DDP's all-reduce)\n"
           "  --comm-id ID[,ID...]   communicators, the layers' collectives taking them in turn (default 1)\n"
           "  --collective-timeout-ms MS  a rank waiting this long with nothing moving in the job\n"
           "                         fails, saying who never arrived (default 10000)\n"
@@ -612,7 +641,8 @@ int main(int argc, char **argv)
            OPT_STALL_US, OPT_STALL_EVERY, OPT_INVALID_EVERY, OPT_TRUTH, OPT_QUIET, OPT_KINETO,
            OPT_KINETO_LAYOUT, OPT_KINETO_DRIFT, OPT_KINETO_JITTER, OPT_CUPTI_CLIENT, OPT_RANKS,
            OPT_COLLECTIVE_US, OPT_COMM_ID, OPT_COLLECTIVE_TIMEOUT, OPT_RANK_CPUS, OPT_STALL_RANK,
-           OPT_SKIP_COLLECTIVE, OPT_RANK, OPT_JOB };
+           OPT_SKIP_COLLECTIVE, OPT_RANK, OPT_JOB, OPT_COLLECTIVE_STREAM };
+    static const char *const collective_stream_names[] = {"same", "own", "overlap"};
     static const char *const layout_names[] = {"absolute", "relative"};
     static const struct option options[] = {
         {"tokens", required_argument, NULL, OPT_TOKENS},
@@ -646,6 +676,7 @@ int main(int argc, char **argv)
         {"skip-collective", required_argument, NULL, OPT_SKIP_COLLECTIVE},
         {"rank", required_argument, NULL, OPT_RANK},
         {"job", required_argument, NULL, OPT_JOB},
+        {"collective-stream", required_argument, NULL, OPT_COLLECTIVE_STREAM},
         {"quiet", no_argument, NULL, OPT_QUIET},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
@@ -725,6 +756,9 @@ int main(int argc, char **argv)
             break;
         case OPT_RANK_CPUS: cfg.rank_cpus = optarg; break;
         case OPT_RANK: cfg.rank = (int)parse_long("--rank", optarg, 0, RANKS_MAX - 1); break;
+        case OPT_COLLECTIVE_STREAM:
+            cfg.collective_stream = parse_choice("--collective-stream", optarg, collective_stream_names, 3);
+            break;
         case OPT_JOB:
             /* a file name in /dev/shm, and a JSON string in the truth as it is */
             if (!*optarg || strlen(optarg) > 200 ||
@@ -773,8 +807,9 @@ int main(int argc, char **argv)
                 return 2;
             }
         }
-    } else if (cfg.rank_cpus || cfg.stall_rank >= 0 || cfg.skip_rank >= 0 || cfg.rank >= 0 || cfg.job) {
-        die("--rank-cpus, --stall-rank, --skip-collective, --rank and --job need --ranks");
+    } else if (cfg.rank_cpus || cfg.stall_rank >= 0 || cfg.skip_rank >= 0 || cfg.rank >= 0 || cfg.job ||
+               cfg.collective_stream != COLLECTIVE_SAME) {
+        die("--rank-cpus, --stall-rank, --skip-collective, --rank, --job and --collective-stream need --ranks");
     }
     if (client_from >= 0 && (cfg.procs != 1 || cfg.ranks))
         die("--cupti-client needs --procs 1 (and no --ranks)");

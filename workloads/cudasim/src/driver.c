@@ -541,6 +541,8 @@ static CUresult enqueue_rank_launch(const struct cusim_call *call, const struct 
     }
     vgpu_spin_ns(launch_cost_ns);
     item.kind = target->collective ? RANKS_ITEM_COLLECTIVE : RANKS_ITEM_KERNEL;
+    /* NCCL's kernels take a few SMs of their own: they run beside compute, ordered only by streams */
+    item.engine = target->collective ? 1 : 0;
     item.duration_ns = target->duration_ns;
     item.stream = slot;
     item.comm = target->comm;
@@ -950,6 +952,27 @@ CUSIM_EXPORT CUresult cuEventRecord(CUevent event, CUstream handle)
     return CUDA_SUCCESS;
 }
 
+/*
+ * The stream's later work waits for the event's (as PyTorch's ProcessGroupNCCL orders its NCCL stream
+ * after the current stream, and the current stream after a collective it waits for). Not logged: it
+ * blocks no thread. Without ranks, the stream's next kernel starts no earlier than the event completes.
+ */
+CUSIM_EXPORT CUresult cuStreamWaitEvent(CUstream handle, CUevent event, unsigned int flags)
+{
+    struct CUstream_st *stream = resolve_stream(handle, 0);
+    (void)flags;
+    if (!event || event->magic != EVENT_MAGIC || !stream)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (rank_job) {
+        int slot = rank_stream_slot(stream);
+        if (slot < 0 || ranks_stream_wait(rank_job, my_rank, slot, event->rank_item))
+            return CUDA_ERROR_INVALID_VALUE;
+        return CUDA_SUCCESS;
+    }
+    vgpu_stream_wait(&stream->queue, event->completes_at_ns);
+    return CUDA_SUCCESS;
+}
+
 static CUresult event_sync(const struct cusim_call *call, CUevent event)
 {
     uint64_t t_enter = vgpu_now_ns();
@@ -995,7 +1018,7 @@ CUSIM_EXPORT CUresult cuMemFree_v2(CUdeviceptr ptr)
 static CUresult rank_copy(const struct cusim_call *call, void *dst, const void *src, size_t bytes, int copy_kind,
                           uint64_t t_enter, uint64_t duration_ns)
 {
-    struct ranks_item item = {.kind = RANKS_ITEM_COPY, .duration_ns = duration_ns, .stream = -1,
+    struct ranks_item item = {.kind = RANKS_ITEM_COPY, .duration_ns = duration_ns, .stream = -1, .engine = -1,
                               .log_slot = RANKS_NONE};
     uint64_t index, start_ns = 0, end_ns = 0;
 

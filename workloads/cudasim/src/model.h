@@ -7,6 +7,7 @@
 enum launch_kind { LAUNCH_KERNEL, LAUNCH_EX, LAUNCH_COOP, LAUNCH_GRAPH, LAUNCH_MIXED };
 enum sync_kind { SYNC_MEMCPY, SYNC_STREAM, SYNC_DEVICE, SYNC_EVENT, SYNC_MIXED };
 enum api_path { API_RUNTIME, API_DRIVER };
+enum collective_stream { COLLECTIVE_SAME, COLLECTIVE_OWN, COLLECTIVE_OVERLAP };
 
 struct decode_config {
     int tokens;
@@ -39,6 +40,7 @@ struct decode_config {
     const char *rank_cpus;        /* --rank-cpus as given, or NULL */
     int rank;                     /* --rank: this process is that rank alone (-1: every rank, forked) */
     const char *job;              /* --job: the named job region the ranks started one by one share */
+    int collective_stream;        /* --collective-stream: enum collective_stream */
 };
 
 /* One simulated kernel type: its launch geometry and its duration on the virtual GPU. */

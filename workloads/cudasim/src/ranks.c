@@ -129,7 +129,7 @@ int ranks_job_init(struct ranks_job *job, int ranks, int comms, const uint64_t *
     for (int r = 0; r < ranks; r++) {
         struct ranks_gpu *gpu = ranks_gpu_of(job, r);
         for (int s = 0; s < RANKS_MAX_STREAMS; s++)
-            gpu->stream_last[s] = RANKS_NONE;
+            gpu->stream_last[s] = gpu->stream_waits[s][0] = gpu->stream_waits[s][1] = RANKS_NONE;
     }
     for (int c = 0; c < comms; c++)
         for (int s = 0; s < window; s++)
@@ -275,33 +275,71 @@ static int arrive(struct ranks_job *job, int r, const struct ranks_item *it)
     return 0;
 }
 
+/* Whether RANK's item INDEX is resolved: below head, or resolved out of order (another engine's work
+ * behind a collective), or so old that its slot holds later work. */
+static int is_resolved(struct ranks_gpu *gpu, uint64_t index)
+{
+    uint64_t tail = __atomic_load_n(&gpu->tail, __ATOMIC_ACQUIRE);
+    if (index == RANKS_NONE || index < __atomic_load_n(&gpu->head, __ATOMIC_ACQUIRE) || tail - index > RANKS_QUEUE)
+        return 1;
+    return index < tail && __atomic_load_n(&gpu->items[index % RANKS_QUEUE].state, __ATOMIC_ACQUIRE) == RANKS_RESOLVED;
+}
+
+static uint64_t later(uint64_t a, uint64_t b) { return a > b ? a : b; }
+
 /* Lock held. */
 static void finish(struct ranks_gpu *gpu, struct ranks_item *it, uint64_t end_ns)
 {
     it->end_ns = end_ns;
-    gpu->engine_free_ns = end_ns;
+    if (it->engine >= 0)
+        gpu->engine_free_ns[it->engine] = end_ns;
+    else /* a copy holds the whole device */
+        gpu->engine_free_ns[0] = gpu->engine_free_ns[1] = end_ns;
     if (it->stream >= 0)
         gpu->stream_done_ns[it->stream] = end_ns;
     gpu->busy_ns += end_ns - it->start_ns;
-    it->state = RANKS_RESOLVED;
-    /* the owner takes what is below head without the lock: the item is written before head moves */
-    __atomic_store_n(&gpu->head, gpu->head + 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&it->state, RANKS_RESOLVED, __ATOMIC_RELEASE);
 }
 
-/* Resolves rank R's queue from its head as far as it can. Lock held; -1 when the job failed. */
+/*
+ * Resolves rank R's queue as far as it can. Each stream and each engine runs its items in launch order
+ * (a blocked one holds up the later ones on its stream and its engine, not the other engine's), a copy
+ * waits for everything before it, and an item made to wait for another (cuStreamWaitEvent) waits for
+ * its end. Lock held; -1 when
+ * the job failed.
+ */
 static int resolve_rank(struct ranks_job *job, int r)
 {
     struct ranks_gpu *gpu = ranks_gpu_of(job, r);
+    /* the owner publishes an item by moving tail, after writing it */
+    uint64_t tail = __atomic_load_n(&gpu->tail, __ATOMIC_ACQUIRE);
+    int blocked[2] = {0, 0}, anything_before = 0;
+    uint64_t streams_blocked = 0; /* a bit a stream (RANKS_MAX_STREAMS is 64) */
     int moved = 0;
 
-    /* the owner publishes an item by moving tail, after writing it */
-    while (gpu->head < __atomic_load_n(&gpu->tail, __ATOMIC_ACQUIRE)) {
-        struct ranks_item *it = &gpu->items[gpu->head % RANKS_QUEUE];
-        struct arrival *a;
-        if (it->state == RANKS_PENDING) {
-            uint64_t start = it->ready_ns > gpu->engine_free_ns ? it->ready_ns : gpu->engine_free_ns;
-            if (it->stream >= 0 && gpu->stream_done_ns[it->stream] > start)
-                start = gpu->stream_done_ns[it->stream];
+    for (uint64_t i = gpu->head; i < tail; i++) {
+        struct ranks_item *it = &gpu->items[i % RANKS_QUEUE];
+        int e = it->engine, ready;
+        uint64_t start;
+
+        if (it->state == RANKS_RESOLVED)
+            continue;
+        ready = e >= 0 ? !blocked[e] : !anything_before;
+        if (it->stream >= 0 && (streams_blocked & (1ull << it->stream)))
+            ready = 0;
+        for (int d = 0; d < 2 && ready; d++)
+            ready = is_resolved(gpu, it->deps[d]);
+        if (ready && it->state == RANKS_PENDING) {
+            start = later(it->ready_ns, e >= 0 ? gpu->engine_free_ns[e]
+                                               : later(gpu->engine_free_ns[0], gpu->engine_free_ns[1]));
+            if (it->stream >= 0)
+                start = later(start, gpu->stream_done_ns[it->stream]);
+            for (int d = 0; d < 2; d++) {
+                uint64_t end = 0;
+                if (it->deps[d] != RANKS_NONE && gpu->tail - it->deps[d] <= RANKS_QUEUE)
+                    end = gpu->items[it->deps[d] % RANKS_QUEUE].end_ns;
+                start = later(start, end);
+            }
             it->start_ns = start;
             moved++;
             if (it->kind != RANKS_ITEM_COLLECTIVE) {
@@ -312,15 +350,29 @@ static int resolve_rank(struct ranks_job *job, int r)
                 return -1;
             it->state = RANKS_ARRIVED;
         }
-        a = arrival_of(job, it->comm, it->seq);
-        if (a->arrived < job->ranks)
-            break;
-        it->last_arrival_ns = a->last_ns;
-        it->last_rank = a->last_rank;
-        it->duration_ns = a->last_ns + job->transfer_ns - it->start_ns;
-        finish(gpu, it, a->last_ns + job->transfer_ns);
-        moved++;
+        if (ready) {
+            struct arrival *a = arrival_of(job, it->comm, it->seq);
+            if (a->arrived == job->ranks) {
+                it->last_arrival_ns = a->last_ns;
+                it->last_rank = a->last_rank;
+                it->duration_ns = a->last_ns + job->transfer_ns - it->start_ns;
+                finish(gpu, it, a->last_ns + job->transfer_ns);
+                moved++;
+                continue;
+            }
+        }
+        /* still waiting: later work on its stream and its engine (on both, for a copy) waits behind it */
+        if (e >= 0)
+            blocked[e] = 1;
+        else
+            blocked[0] = blocked[1] = 1;
+        if (it->stream >= 0)
+            streams_blocked |= 1ull << it->stream;
+        anything_before = 1;
     }
+    /* the owner takes what is below head without the lock: every item is written before head passes it */
+    while (gpu->head < tail && gpu->items[gpu->head % RANKS_QUEUE].state == RANKS_RESOLVED)
+        __atomic_store_n(&gpu->head, gpu->head + 1, __ATOMIC_RELEASE);
     return moved;
 }
 
@@ -373,8 +425,13 @@ uint64_t ranks_enqueue(struct ranks_job *job, int rank, const struct ranks_item 
     it->last_rank = -1;
     if (it->kind == RANKS_ITEM_COLLECTIVE)
         it->seq = gpu->next_seq[it->comm]++;
-    if (it->stream >= 0)
+    it->deps[0] = it->deps[1] = RANKS_NONE;
+    if (it->stream >= 0) {
+        /* what cuStreamWaitEvent made this stream wait for, before its next work */
+        memcpy(it->deps, gpu->stream_waits[it->stream], sizeof(it->deps));
+        gpu->stream_waits[it->stream][0] = gpu->stream_waits[it->stream][1] = RANKS_NONE;
         gpu->stream_last[it->stream] = index;
+    }
     __atomic_store_n(&gpu->tail, index + 1, __ATOMIC_RELEASE);
     kick(job);
     return index;
@@ -418,7 +475,7 @@ int ranks_wait(struct ranks_job *job, int rank, uint64_t index)
             unlock_job(job);
             return -1;
         }
-        if (index == RANKS_NONE || index < gpu->head) {
+        if (is_resolved(gpu, index)) {
             unlock_job(job);
             return 0;
         }
@@ -514,6 +571,20 @@ int ranks_leave(struct ranks_job *job)
 }
 
 /* Without the lock: items below head are final (finish() moves head after writing them). */
+int ranks_stream_wait(struct ranks_job *job, int rank, int stream, uint64_t index)
+{
+    uint64_t *waits = ranks_gpu_of(job, rank)->stream_waits[stream];
+    if (index == RANKS_NONE)
+        return 0;
+    for (int d = 0; d < 2; d++) {
+        if (waits[d] == RANKS_NONE || waits[d] == index) {
+            waits[d] = index;
+            return 0;
+        }
+    }
+    return -1;
+}
+
 int ranks_take_resolved(struct ranks_job *job, int rank, struct ranks_item *out, int max)
 {
     struct ranks_gpu *gpu = ranks_gpu_of(job, rank);
@@ -542,9 +613,8 @@ int ranks_done_at(struct ranks_job *job, int rank, int stream, uint64_t *done_ns
     struct ranks_gpu *gpu = ranks_gpu_of(job, rank);
     int result = -1;
     lock_job(job);
-    if (stream >= 0 ? (gpu->stream_last[stream] == RANKS_NONE || gpu->stream_last[stream] < gpu->head)
-                    : gpu->head == gpu->tail) {
-        *done_ns = stream >= 0 ? gpu->stream_done_ns[stream] : gpu->engine_free_ns;
+    if (stream >= 0 ? is_resolved(gpu, gpu->stream_last[stream]) : gpu->head == gpu->tail) {
+        *done_ns = stream >= 0 ? gpu->stream_done_ns[stream] : later(gpu->engine_free_ns[0], gpu->engine_free_ns[1]);
         result = 0;
     }
     unlock_job(job);
@@ -559,7 +629,7 @@ int ranks_item_end(struct ranks_job *job, int rank, uint64_t index, uint64_t *en
     if (index == RANKS_NONE || gpu->tail - index > RANKS_QUEUE) {
         *end_ns = 0; /* nothing, or long done: its slot holds later work now */
         result = 0;
-    } else if (index < gpu->head) {
+    } else if (is_resolved(gpu, index)) {
         *end_ns = gpu->items[index % RANKS_QUEUE].end_ns;
         result = 0;
     }

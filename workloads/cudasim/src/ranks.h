@@ -39,6 +39,9 @@ struct ranks_item {
     int32_t comm;         /* collectives: index of its communicator */
     int32_t op;           /* collectives: enum ranks_op, which every rank must agree on */
     int32_t last_rank;    /* collectives: the rank that arrived last (ties: the lowest) */
+    int32_t engine;       /* 0 compute, 1 collectives (NCCL's kernels run beside compute), -1 a copy (both) */
+    int32_t pad;
+    uint64_t deps[2];     /* items it was made to wait for (cuStreamWaitEvent), or RANKS_NONE */
     /* the owner's, untouched here: what it reports once resolved (process-local pointers) */
     uint64_t log_slot;    /* its truth log record, or RANKS_NONE */
     struct cusim_work work;
@@ -48,13 +51,14 @@ struct ranks_item {
 struct ranks_gpu {
     int32_t pid;
     int32_t pad;
-    uint64_t engine_free_ns;
+    uint64_t engine_free_ns[2]; /* compute, collectives */
     uint64_t busy_ns;
     uint64_t stream_done_ns[RANKS_MAX_STREAMS];
     uint64_t stream_last[RANKS_MAX_STREAMS]; /* index of the last item queued on it, or RANKS_NONE */
+    uint64_t stream_waits[RANKS_MAX_STREAMS][2]; /* what its next item is to wait for (the owner's) */
     uint64_t next_seq[RANKS_MAX_COMMS];
     uint64_t reported; /* items [reported, head) are resolved and not yet taken by the owner */
-    uint64_t head;     /* [head, tail) are not yet resolved */
+    uint64_t head;     /* the first not resolved (later ones may be: another engine's) */
     uint64_t tail;
     struct ranks_item items[RANKS_QUEUE];
 };
@@ -111,6 +115,8 @@ int ranks_resolve(struct ranks_job *job);
 /* Waits until RANK's item INDEX is resolved: 0, or -1 when the job failed or nothing in the whole job
  * moved for its timeout (the job then fails, with a message saying who never arrived). */
 int ranks_wait(struct ranks_job *job, int rank, uint64_t index);
+/* Makes STREAM's next item wait for item INDEX (cuStreamWaitEvent): 0, or -1 past two waits. Owner. */
+int ranks_stream_wait(struct ranks_job *job, int rank, int stream, uint64_t index);
 /* Up to MAX resolved items the owner has not taken, in order, into OUT: how many (0: none). The owner's
  * thread only; takes no lock. */
 int ranks_take_resolved(struct ranks_job *job, int rank, struct ranks_item *out, int max);

@@ -136,6 +136,8 @@ static void write_config(FILE *out, const struct decode_config *cfg, const char 
             fprintf(out, "[%d, %d]", cfg->skip_rank, cfg->skip_index);
         else
             fputs("null", out);
+        fprintf(out, ", \"collective_stream\": \"%s\"",
+                (const char *const[]){"same", "own", "overlap"}[cfg->collective_stream]);
         if (cfg->job) /* --rank I --job NAME: the name is letters, digits, '.', '_' and '-' (main checks) */
             fprintf(out, ", \"rank\": %d, \"job\": \"%s\"", cfg->rank, cfg->job);
     }

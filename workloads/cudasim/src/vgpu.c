@@ -67,6 +67,15 @@ uint64_t vgpu_stream_done_at(const struct vgpu_stream *stream)
     return t;
 }
 
+/* The stream's next kernel starts no earlier than T_NS (an event it was made to wait for). */
+void vgpu_stream_wait(struct vgpu_stream *stream, uint64_t t_ns)
+{
+    pthread_mutex_lock(&engine_lock);
+    if (stream->done_at_ns < t_ns)
+        stream->done_at_ns = t_ns;
+    pthread_mutex_unlock(&engine_lock);
+}
+
 uint64_t vgpu_engine_done_at(void)
 {
     uint64_t t;

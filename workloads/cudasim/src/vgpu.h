@@ -18,6 +18,7 @@ void vgpu_sleep_until(uint64_t t_ns);
 struct vgpu_span vgpu_enqueue(struct vgpu_stream *stream, uint64_t duration_ns);
 struct vgpu_span vgpu_copy(uint64_t duration_ns);
 uint64_t vgpu_stream_done_at(const struct vgpu_stream *stream);
+void vgpu_stream_wait(struct vgpu_stream *stream, uint64_t t_ns);
 uint64_t vgpu_engine_done_at(void);
 uint64_t vgpu_busy_ns(void);
 

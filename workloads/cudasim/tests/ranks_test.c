@@ -264,6 +264,52 @@ static void a_rank_dying_with_the_lock_fails_the_job(void)
     munmap(job, size);
 }
 
+/*
+ * Collectives beside compute (--collective-stream own/overlap): rank 0's compute on stream 0 (engine 0),
+ * its collective on stream 1 (engine 1), made to wait for the compute before it, as PyTorch orders its
+ * NCCL stream. K1 runs 100-200; C, enqueued at 150, starts at 200 (K1's end) and waits; K2, enqueued at
+ * 210, runs 210-310 beside it (another engine, another stream); stream 0 is then made to wait for C, so
+ * K3 (at 320) waits too; a copy (at 400) waits for everything. Rank 1 arrives at 1,000: C ends 1,100,
+ * K3 runs 1,100-1,150, the copy 1,150-1,190.
+ */
+static void collectives_beside_compute_are_ordered_only_by_streams(void)
+{
+    struct ranks_job *job = new_job(2, 1, 1000000000ull);
+    struct ranks_item c_item = {.kind = RANKS_ITEM_COLLECTIVE, .stream = 1, .engine = 1, .op = RANKS_OP_GENERIC,
+                                .log_slot = RANKS_NONE};
+    struct ranks_item copy = {.kind = RANKS_ITEM_COPY, .duration_ns = 40, .stream = -1, .engine = -1,
+                              .log_slot = RANKS_NONE};
+    struct ranks_item taken[8];
+    uint64_t k1, c, k2, k3, cp, done = 0;
+
+    k1 = kernel(job, 0, 0, 100, 100);
+    CHECK(ranks_stream_wait(job, 0, 1, k1) == 0, "stream 1 waits for K1");
+    c = ranks_enqueue(job, 0, &c_item, 150);
+    k2 = kernel(job, 0, 0, 210, 100);
+    CHECK(ranks_stream_wait(job, 0, 0, c) == 0, "stream 0 waits for C");
+    k3 = kernel(job, 0, 0, 320, 50);
+    cp = ranks_enqueue(job, 0, &copy, 400);
+    CHECK_U64(item(job, 0, c).start_ns, 200, "the collective starts when the compute it waits for ends");
+    CHECK_U64(end_of(job, 0, k2), 310, "compute after it runs beside it, on the other engine");
+    CHECK_U64(end_of(job, 0, k3), UINT64_MAX, "compute made to wait for it waits");
+    CHECK_U64(end_of(job, 0, cp), UINT64_MAX, "and so does the copy");
+    CHECK(ranks_done_at(job, 0, 0, &done) == -1, "stream 0 is not done");
+    CHECK(ranks_take_resolved(job, 0, taken, 8) == 1, "the owner takes K1 only: K2 waits its turn behind C");
+
+    ranks_enqueue(job, 1, &c_item, 1000);
+    CHECK_U64(end_of(job, 0, c), 1100, "the collective ends 100 after rank 1's start");
+    CHECK_U64(item(job, 0, k3).start_ns, 1100, "K3 starts when it ends");
+    CHECK_U64(end_of(job, 0, cp), 1190, "the copy after K3 (1,150), for 40");
+    CHECK(ranks_done_at(job, 0, -1, &done) == 0 && done == 1190, "the device is done when the copy is");
+    CHECK(ranks_take_resolved(job, 0, taken, 8) == 4 && taken[0].kind == RANKS_ITEM_COLLECTIVE &&
+              taken[1].end_ns == 310 && taken[3].kind == RANKS_ITEM_COPY,
+          "then the rest, in launch order");
+    CHECK(ranks_stream_wait(job, 0, 2, 1) == 0 && ranks_stream_wait(job, 0, 2, 2) == 0 &&
+              ranks_stream_wait(job, 0, 2, 3) == -1,
+          "a stream waits for two events before its next work, not three");
+    free_job(job, 2, 1);
+}
+
 int main(void)
 {
     a_collective_ends_a_transfer_after_the_last_rank_started();
@@ -275,5 +321,6 @@ int main(void)
     a_copy_waits_for_the_engine();
     ranks_join_once_and_wait_for_each_other();
     a_rank_dying_with_the_lock_fails_the_job();
+    collectives_beside_compute_are_ordered_only_by_streams();
     return report("cudasim-ranks-test");
 }
