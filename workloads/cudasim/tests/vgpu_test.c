@@ -92,6 +92,20 @@ static void a_kernel_starts_at_the_latest_of_launch_engine_and_stream(void)
     CHECK_U64(b.end_ns, b.start_ns + 5000, "and lasts its duration");
 }
 
+/* A stream made to wait for an event (cuStreamWaitEvent) starts its next kernel no earlier than the
+ * event completes, and an event already past changes nothing. */
+static void a_stream_waits_for_an_event(void)
+{
+    struct vgpu_stream s = {0};
+    uint64_t at = engine_free_after(vgpu_now_ns()) + LONG_NS;
+    struct vgpu_span a;
+    vgpu_stream_wait(&s, at);
+    a = vgpu_enqueue(&s, 1000);
+    CHECK_U64(a.start_ns, at, "the kernel starts when the event completes");
+    vgpu_stream_wait(&s, at - 1);
+    CHECK_U64(vgpu_stream_done_at(&s), at + 1000, "an earlier event leaves the stream as it was");
+}
+
 int main(void)
 {
     back_to_back_when_launched_early();
@@ -99,5 +113,6 @@ int main(void)
     a_copy_waits_for_all_earlier_work();
     busy_time_is_the_sum_of_kernel_durations();
     a_kernel_starts_at_the_latest_of_launch_engine_and_stream();
+    a_stream_waits_for_an_event();
     return report("vgpu");
 }
