@@ -25,6 +25,7 @@ import polars as pl
 import pytest
 
 from launchgap.analysis.gpu_activity import collector_states, executions
+from launchgap.trace import read_trace
 from tests.conftest import CUDASIM, REPO
 from tests.recorder.conftest import RECORDER, cudasim_command, needs_bpf, record  # noqa: F401 (a fixture)
 
@@ -42,6 +43,13 @@ GENERIC = "_Z21ncclDevKernel_Generic24ncclDevKernelArgsStorageILm4096EE"
 ALLREDUCE_LL = "_Z40ncclDevKernel_AllReduce_Sum_bf16_RING_LL24ncclDevKernelArgsStorageILm4096EE"
 
 
+def stop_session(proc: subprocess.Popen) -> None:
+    """Kills every process of PROC's session (its ranks too) and reaps PROC."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.communicate()
+
+
 @contextlib.contextmanager
 def cudasim_session(*args: str):
     """cudasim in a session of its own, every process of which (its ranks too) is killed on the way out."""
@@ -52,9 +60,7 @@ def cudasim_session(*args: str):
     try:
         yield proc
     finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate()
+        stop_session(proc)
 
 
 def run_ranks(tmp_path: Path, *args: str, ok: bool = True, timeout: float = 120) -> tuple[int, str, dict | None]:
@@ -446,3 +452,40 @@ def test_cupti_records_carry_the_deferred_ends(record):  # noqa: F811 (the fixtu
     for row, end in zip(rank_0, ends_0, strict=True):
         assert end >= starts_1[(row["comm_id"], row["seq"])] + TRANSFER_NS - errors[pids[0]]
     assert sum(r["wait_ns"] for r in rank_0) > 0
+
+
+@needs_bpf
+@pytest.mark.skipif(not RECORDER.exists(), reason="the recorder is not built")
+def test_two_recorders_each_record_one_rank_of_a_job(tmp_path):
+    """A job split between recorders (one a node, in a multi-node job): each records one rank started as
+    `--rank I --job NAME`; each trace holds its rank's launches and GPU activity, on its rank's device,
+    and the ranks' collectives end together."""
+    with job_name() as name, contextlib.ExitStack() as stack:
+        recorders = []
+        for rank in (0, 1):
+            command = cudasim_command(
+                "--ranks", "2", "--rank", str(rank), "--job", name, "--tokens", "3", "--layers", "4",
+                "--truth", str(tmp_path / f"t{rank}.json"),
+            )  # fmt: skip
+            proc = subprocess.Popen(
+                [str(RECORDER), "-o", str(tmp_path / f"r{rank}.lg"), "--gpu-activity", "--", *command],
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+            )  # fmt: skip
+            stack.callback(stop_session, proc)
+            recorders.append(proc)
+        for proc in recorders:
+            _, stderr = proc.communicate(timeout=120)
+            assert proc.returncode == 0, stderr
+    truths = [json.loads((tmp_path / f"t{rank}.json").read_text()) for rank in (0, 1)]
+    check_collective_rule({**truths[0], "collectives": truths[0]["collectives"] + truths[1]["collectives"]}, 30_000)
+    for rank, truth in enumerate(truths):
+        trace = read_trace(tmp_path / f"r{rank}.lg")
+        execs = executions(trace)
+        assert execs.height == truth["totals"]["launches"]
+        assert execs["device_id"].unique().to_list() == [rank]
+        nccl = execs.filter(pl.col("kernel_name").str.contains("ncclDevKernel_")).sort("gpu_start_ns")
+        rows = table(truth, "collectives")
+        pid = truth["processes"][0]["pid"]
+        error = {c.pid: c.detail["clock"]["error_ns"] for c in collector_states(trace) if c.state == "started"}[pid]
+        assert nccl.height == len(rows)
+        assert max(abs(a - r["gpu_end_ns"]) for a, r in zip(nccl["gpu_end_ns"].to_list(), rows)) <= error
