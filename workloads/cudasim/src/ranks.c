@@ -336,7 +336,7 @@ static int resolve_rank(struct ranks_job *job, int r)
                 start = later(start, gpu->stream_done_ns[it->stream]);
             for (int d = 0; d < 2; d++) {
                 uint64_t end = 0;
-                if (it->deps[d] != RANKS_NONE && gpu->tail - it->deps[d] <= RANKS_QUEUE)
+                if (it->deps[d] != RANKS_NONE && tail - it->deps[d] <= RANKS_QUEUE)
                     end = gpu->items[it->deps[d] % RANKS_QUEUE].end_ns;
                 start = later(start, end);
             }
