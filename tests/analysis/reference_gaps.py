@@ -69,7 +69,7 @@ def _place(ts: np.ndarray, at: np.ndarray) -> np.ndarray:
 
 
 def launch_gaps(launches: pl.DataFrame, segments: pl.DataFrame, irqs: pl.DataFrame, syncs: pl.DataFrame) -> LaunchGaps:
-    """launches: tid, ts_ns; segments: tid, state, s_start, s_end; irqs: tid, i_start, exclusive_ns;
+    """launches: tid, ts_ns; segments: tid, state, segment_start, segment_end; irqs: tid, irq_start, exclusive_ns;
     syncs: tid, ts_ns."""
     gap_parts, offsets, placed = [], [0], []
     # the state as a string: the gaps' other rows (irq, sync_call) are no segment states
@@ -84,7 +84,7 @@ def launch_gaps(launches: pl.DataFrame, segments: pl.DataFrame, irqs: pl.DataFra
         offsets.append(base + max(0, ts.size - 1))
         mine = off_cpu.filter(pl.col("tid") == tid)
         if mine.height:
-            start, end = mine["s_start"].to_numpy(), mine["s_end"].to_numpy()
+            start, end = mine["segment_start"].to_numpy(), mine["segment_end"].to_numpy()
             at = _place(ts, start)
             ok = at >= 0
             overlap = np.minimum(end[ok], ts[at[ok] + 1]) - np.maximum(start[ok], ts[at[ok]])
@@ -99,7 +99,7 @@ def launch_gaps(launches: pl.DataFrame, segments: pl.DataFrame, irqs: pl.DataFra
             )
         mine = irqs.filter(pl.col("tid") == tid)
         if mine.height:
-            at = _place(ts, mine["i_start"].to_numpy())
+            at = _place(ts, mine["irq_start"].to_numpy())
             ok = at >= 0
             placed.append(
                 pl.DataFrame(

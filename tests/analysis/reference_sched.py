@@ -19,7 +19,7 @@ WAITING = ("preempted", "runqueue")
 
 
 def cpu_runs(trace: Trace, bounds: Bounds) -> pl.DataFrame:
-    """Who ran on each CPU when: cpu, r_start, r_end, run_pid, run_tid, run_comm.
+    """Who ran on each CPU when: cpu, run_start, run_end, run_pid, run_tid, run_comm.
 
     Each switch starts a slice of the next task; the task switched out by a
     CPU's first switch is taken to have run since the trace began.
@@ -29,8 +29,8 @@ def cpu_runs(trace: Trace, bounds: Bounds) -> pl.DataFrame:
         return pl.DataFrame(
             schema={
                 "cpu": pl.UInt32,
-                "r_start": pl.Int64,
-                "r_end": pl.Int64,
+                "run_start": pl.Int64,
+                "run_end": pl.Int64,
                 "run_pid": pl.UInt32,
                 "run_tid": pl.UInt32,
                 "run_comm": pl.Utf8,
@@ -39,8 +39,8 @@ def cpu_runs(trace: Trace, bounds: Bounds) -> pl.DataFrame:
     sw = sw.sort("cpu", "ts_ns")
     slices = sw.select(
         "cpu",
-        pl.col("ts_ns").cast(pl.Int64).alias("r_start"),
-        pl.col("ts_ns").cast(pl.Int64).shift(-1).over("cpu").fill_null(bounds.end_ns).alias("r_end"),
+        pl.col("ts_ns").cast(pl.Int64).alias("run_start"),
+        pl.col("ts_ns").cast(pl.Int64).shift(-1).over("cpu").fill_null(bounds.end_ns).alias("run_end"),
         pl.col("next_pid").alias("run_pid"),
         pl.col("next_tid").alias("run_tid"),
         pl.col("next_comm").alias("run_comm"),
@@ -50,18 +50,18 @@ def cpu_runs(trace: Trace, bounds: Bounds) -> pl.DataFrame:
         .first()
         .select(
             "cpu",
-            pl.lit(bounds.start_ns, pl.Int64).alias("r_start"),
-            pl.col("ts_ns").cast(pl.Int64).alias("r_end"),
+            pl.lit(bounds.start_ns, pl.Int64).alias("run_start"),
+            pl.col("ts_ns").cast(pl.Int64).alias("run_end"),
             pl.col("pid").alias("run_pid"),
             pl.col("tid").alias("run_tid"),
             pl.col("comm").alias("run_comm"),
         )
     )
-    return pl.concat([first, slices]).filter(pl.col("r_end") > pl.col("r_start")).sort("cpu", "r_start")
+    return pl.concat([first, slices]).filter(pl.col("run_end") > pl.col("run_start")).sort("cpu", "run_start")
 
 
 def thread_segments(trace: Trace, tids: list[int], bounds: Bounds) -> pl.DataFrame:
-    """tid, cpu, state, s_start, s_end for every target thread, end to end."""
+    """tid, cpu, state, segment_start, segment_end for every target thread, end to end."""
     sw = trace.scan(Event.SWITCH).select("ts_ns", "cpu", "tid", "next_tid", "prev_state", "voluntary")
     outs = sw.filter(pl.col("tid").is_in(tids)).select(
         "ts_ns",
@@ -109,7 +109,13 @@ def thread_segments(trace: Trace, tids: list[int], bounds: Bounds) -> pl.DataFra
     rows = pl.concat([outs, ins, wakes, moves]).with_columns(pl.col("ts_ns").cast(pl.Int64)).collect()
     if rows.is_empty():
         return pl.DataFrame(
-            schema={"tid": pl.UInt32, "cpu": pl.UInt32, "state": pl.Utf8, "s_start": pl.Int64, "s_end": pl.Int64}
+            schema={
+                "tid": pl.UInt32,
+                "cpu": pl.UInt32,
+                "state": pl.Utf8,
+                "segment_start": pl.Int64,
+                "segment_end": pl.Int64,
+            }
         )
     rows = rows.sort("tid", "ts_ns")
     switch_state = pl.when(pl.col("kind") == Event.SWITCH).then(pl.col("state"))
@@ -128,8 +134,8 @@ def thread_segments(trace: Trace, tids: list[int], bounds: Bounds) -> pl.DataFra
         "tid",
         "cpu",
         pl.col("state").fill_null("unknown"),
-        pl.col("ts_ns").alias("s_start"),
-        pl.col("ts_ns").shift(-1).over("tid").fill_null(bounds.end_ns).alias("s_end"),
+        pl.col("ts_ns").alias("segment_start"),
+        pl.col("ts_ns").shift(-1).over("tid").fill_null(bounds.end_ns).alias("segment_end"),
     )
     segments = segments.filter(pl.col("state") != "dead")
     # before the first event: inferred from it
@@ -145,8 +151,8 @@ def thread_segments(trace: Trace, tids: list[int], bounds: Bounds) -> pl.DataFra
             .then(pl.lit("blocked"))
             .otherwise(pl.lit("unknown"))
             .alias("state"),
-            pl.lit(bounds.start_ns, pl.Int64).alias("s_start"),
-            pl.col("ts_ns").alias("s_end"),
+            pl.lit(bounds.start_ns, pl.Int64).alias("segment_start"),
+            pl.col("ts_ns").alias("segment_end"),
         )
     )
     born = (
@@ -156,26 +162,30 @@ def thread_segments(trace: Trace, tids: list[int], bounds: Bounds) -> pl.DataFra
     )
     first = (
         first.join(born, on="tid", how="left")
-        .with_columns(pl.max_horizontal("s_start", pl.col("born_ns").fill_null(bounds.start_ns)).alias("s_start"))
+        .with_columns(
+            pl.max_horizontal("segment_start", pl.col("born_ns").fill_null(bounds.start_ns)).alias("segment_start")
+        )
         .drop("born_ns")
     )
-    out = pl.concat([first, segments]).filter(pl.col("s_end") > pl.col("s_start"))
+    out = pl.concat([first, segments]).filter(pl.col("segment_end") > pl.col("segment_start"))
     # the state held as timeline's Enum (its names, a byte a row); the values are what is compared
     return out.with_columns(
         pl.col("tid").cast(pl.UInt32), pl.col("cpu").cast(pl.UInt32), pl.col("state").cast(STATE)
-    ).sort("tid", "s_start")
+    ).sort("tid", "segment_start")
 
 
 def state_time(segments: pl.DataFrame) -> pl.DataFrame:
     """Per thread: ns in each state (columns running_ns, preempted_ns, ...) and lifetime_ns."""
-    base = segments.with_columns((pl.col("s_end") - pl.col("s_start")).alias("ns"))
+    base = segments.with_columns((pl.col("segment_end") - pl.col("segment_start")).alias("ns"))
     wide = base.pivot(on="state", index="tid", values="ns", aggregate_function="sum")
     states = ("running", "preempted", "runqueue", "blocked", "offcpu", "unknown")
     for state in states:
         if state not in wide.columns:
             wide = wide.with_columns(pl.lit(0, pl.Int64).alias(state))
     wide = wide.select("tid", *states).rename({s: f"{s}_ns" for s in states})
-    lifetime = base.group_by("tid").agg((pl.col("s_end").max() - pl.col("s_start").min()).alias("lifetime_ns"))
+    lifetime = base.group_by("tid").agg(
+        (pl.col("segment_end").max() - pl.col("segment_start").min()).alias("lifetime_ns")
+    )
     return wide.fill_null(0).join(lifetime, on="tid")
 
 
@@ -184,13 +194,9 @@ def culprits(segments: pl.DataFrame, runs: pl.DataFrame) -> pl.DataFrame:
     RUNS carry it (a task that changed cgroups has a row for each)."""
     by_cgroup = ["run_cgroup"] if "run_cgroup" in runs.columns else []
     waiting = segments.filter(pl.col("state").is_in(WAITING)).select(
-        "tid",
-        "cpu",
-        pl.col("state").cast(pl.Utf8).alias("cause"),
-        pl.col("s_start").alias("q_start"),
-        pl.col("s_end").alias("q_end"),
+        "tid", "cpu", pl.col("state").cast(pl.Utf8).alias("cause"), "segment_start", "segment_end"
     )
-    pairs = overlaps(waiting, runs, key="cpu")
+    pairs = overlaps(waiting, runs, "cpu", ("segment_start", "segment_end"), ("run_start", "run_end"))
     if pairs.is_empty():
         return pl.DataFrame(
             schema={
@@ -224,7 +230,7 @@ def migration_time(trace_migrations: pl.DataFrame, segments: pl.DataFrame) -> pl
     A wait is a run of consecutive runnable segments (preempted / runqueue)
     ended by running; a migration while runnable splits it into segments.
     """
-    waits = segments.sort("tid", "s_start").with_columns(pl.col("state").is_in(WAITING).alias("waiting"))
+    waits = segments.sort("tid", "segment_start").with_columns(pl.col("state").is_in(WAITING).alias("waiting"))
     waits = waits.with_columns(
         (pl.col("waiting") != pl.col("waiting").shift(1).over("tid"))
         .fill_null(True)
@@ -235,7 +241,7 @@ def migration_time(trace_migrations: pl.DataFrame, segments: pl.DataFrame) -> pl
     episodes = (
         waits.filter(pl.col("waiting"))
         .group_by("tid", "episode")
-        .agg(pl.col("s_start").min().alias("e_start"), pl.col("s_end").max().alias("e_end"))
+        .agg(pl.col("segment_start").min().alias("e_start"), pl.col("segment_end").max().alias("e_end"))
     )
     moves = trace_migrations.select("tid", pl.col("ts_ns").cast(pl.Int64).alias("m_ts"))
     counts = moves.group_by("tid").agg(pl.len().alias("migrations"))

@@ -307,8 +307,8 @@ def assert_waits_as_the_kernel_counted(trace, thread: dict, segments: pl.DataFra
 
     def ended(lo, hi):
         return int(
-            waits.filter((pl.col("s_end") > lo) & (pl.col("s_end") <= hi))  # noqa: E731
-            .select((pl.col("s_end") - pl.col("s_start")).sum())
+            waits.filter((pl.col("segment_end") > lo) & (pl.col("segment_end") <= hi))  # noqa: E731
+            .select((pl.col("segment_end") - pl.col("segment_start")).sum())
             .item()
             or 0
         )
@@ -361,6 +361,6 @@ def unseen_switch_in_waits(trace, tid: int, until_ns: int) -> int:
 def waits_before(segments: pl.DataFrame, tid: int, until_ns: int) -> int:
     """The thread's preempted and run-queue time up to UNTIL_NS."""
     waits = segments.filter(
-        (pl.col("tid") == tid) & (pl.col("s_start") < until_ns) & pl.col("state").is_in(["preempted", "runqueue"])
+        (pl.col("tid") == tid) & (pl.col("segment_start") < until_ns) & pl.col("state").is_in(["preempted", "runqueue"])
     )
-    return int((waits["s_end"].clip(upper_bound=until_ns) - waits["s_start"]).sum())
+    return int((waits["segment_end"].clip(upper_bound=until_ns) - waits["segment_start"]).sum())

@@ -202,7 +202,7 @@ def truth_idle(truth: dict) -> pl.DataFrame:
         reach = end if reach is None else max(reach, end)
     return pl.DataFrame(
         rows,
-        schema={"pid": pl.Int64, "tid": pl.Int64, "g_start": pl.Int64, "g_end": pl.Int64, "host_end": pl.Int64},
+        schema={"pid": pl.Int64, "tid": pl.Int64, "gap_start": pl.Int64, "gap_end": pl.Int64, "host_end": pl.Int64},
         orient="row",
     )
 
@@ -344,9 +344,9 @@ def truth_caused(run: Run, culprit_pid: int | None = None) -> tuple[int, int]:
     gaps = pl.concat([truth_idle(t) for t in run.truths])
     total = 0
     idle_or_ours = not_interference_runs(run.trace)
-    for (tid,), mine in gaps.filter(pl.col("host_end") > pl.col("g_start")).group_by("tid"):
+    for (tid,), mine in gaps.filter(pl.col("host_end") > pl.col("gap_start")).group_by("tid"):
         running, runnable = thread_states(run.trace, {tid})
-        host = sorted(mine.select("g_start", "host_end").iter_rows())
+        host = sorted(mine.select("gap_start", "host_end").iter_rows())
         waiting = intersect(host, sorted(runnable))
         if culprit_pid is not None:
             total += overlap(waiting, runs_of(run.trace, culprit_pid))
@@ -384,14 +384,14 @@ def check_exact(run: Run, culprit_pid: int | None) -> dict:
     error = stated_error_ns(run.trace)
     tolerance = 2 * error * gaps.height
     between = sum(c.ns for c in g.causes if c.cause not in ("before_first", "after_last"))
-    assert abs(between - int((gaps["g_end"] - gaps["g_start"]).sum())) <= tolerance
+    assert abs(between - int((gaps["gap_end"] - gaps["gap_start"]).sum())) <= tolerance
     # the host's part of every gap, split by what the truth and the trace say the culprit did then
     # a culprit costs the GPU only while the launching thread waited for the CPU it held (or, for
     # interrupts, while they interrupted it running): per thread, the host parts it ended
     exposed = []
-    for (tid,), mine in gaps.filter(pl.col("host_end") > pl.col("g_start")).group_by("tid"):
+    for (tid,), mine in gaps.filter(pl.col("host_end") > pl.col("gap_start")).group_by("tid"):
         running, runnable = thread_states(run.trace, {tid})
-        host = sorted(mine.select("g_start", "host_end").iter_rows())
+        host = sorted(mine.select("gap_start", "host_end").iter_rows())
         exposed += intersect(host, sorted(runnable) if culprit_pid else sorted(running))
     culprits_part = overlap(exposed, runs_of(run.trace, culprit_pid) if culprit_pid else irqs_on(run.trace))
     # every culprit's GPU idle, not only the report's top ten

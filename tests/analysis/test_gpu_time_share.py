@@ -72,15 +72,21 @@ def waits(*rows: tuple[int, int, int, int, int]) -> pl.DataFrame:
     """(cpu, tid, start, end, prio) -> the competition's waits, each at its prio's weight."""
     return pl.DataFrame(
         [(cpu, tid, start, end, weight(prio)) for cpu, tid, start, end, prio in rows],
-        schema={"cpu": pl.UInt32, "tid": pl.UInt32, "r_start": pl.Int64, "r_end": pl.Int64, "weight": pl.Int64},
+        schema={"cpu": pl.UInt32, "tid": pl.UInt32, "wait_start": pl.Int64, "wait_end": pl.Int64, "weight": pl.Int64},
         orient="row",
     )
 
 
 def piece(start: int, end: int, cpu: int = 1) -> pl.DataFrame:
     return pl.DataFrame(
-        {"cpu": [cpu], "tid": [ME], "culprit_tid": [CULPRIT], "p_start": [start], "p_end": [end]},
-        schema={"cpu": pl.UInt32, "tid": pl.UInt32, "culprit_tid": pl.UInt32, "p_start": pl.Int64, "p_end": pl.Int64},
+        {"cpu": [cpu], "tid": [ME], "culprit_tid": [CULPRIT], "piece_start": [start], "piece_end": [end]},
+        schema={
+            "cpu": pl.UInt32,
+            "tid": pl.UInt32,
+            "culprit_tid": pl.UInt32,
+            "piece_start": pl.Int64,
+            "piece_end": pl.Int64,
+        },
     )
 
 
@@ -139,8 +145,8 @@ def grouped(*rows: tuple[int, int, int, int, int, str, int]) -> pl.DataFrame:
         schema={
             "cpu": pl.UInt32,
             "tid": pl.UInt32,
-            "r_start": pl.Int64,
-            "r_end": pl.Int64,
+            "wait_start": pl.Int64,
+            "wait_end": pl.Int64,
             "weight": pl.Int64,
             "group": pl.String,
             "group_weight": pl.Int64,
@@ -196,7 +202,7 @@ def waits_of(builder, tmp_path) -> list[tuple[int, int, int, int]]:
     from launchgap.analysis.gpu_time import competitors
 
     waits = competitors(builder.write(tmp_path / "t.lg")).waits
-    return sorted(waits.filter(pl.col("tid") == OTHER[1]).select("cpu", "tid", "r_start", "r_end").rows())
+    return sorted(waits.filter(pl.col("tid") == OTHER[1]).select("cpu", "tid", "wait_start", "wait_end").rows())
 
 
 def test_a_wait_begins_at_a_preemption_or_a_wakeup_and_ends_at_the_switch_in(tmp_path):
@@ -236,13 +242,13 @@ def test_a_co_waiter_that_blocks_after_its_turn_takes_no_share(tmp_path):
         b.switch(3800, 1, IDLE, LAUNCHER)
         trace = b.write(tmp_path / f"t{int(other_ends_voluntarily)}.lg")
         pieces = pl.DataFrame(
-            {"cpu": [1], "tid": [LAUNCHER[1]], "culprit_tid": [culprit[1]], "p_start": [1000], "p_end": [3000]},
+            {"cpu": [1], "tid": [LAUNCHER[1]], "culprit_tid": [culprit[1]], "piece_start": [1000], "piece_end": [3000]},
             schema={
                 "cpu": pl.UInt32,
                 "tid": pl.UInt32,
                 "culprit_tid": pl.UInt32,
-                "p_start": pl.Int64,
-                "p_end": pl.Int64,
+                "piece_start": pl.Int64,
+                "piece_end": pl.Int64,
             },
         )
         return with_share(pieces, competitors(trace))["share"].item()
@@ -280,8 +286,8 @@ def test_each_wait_is_in_the_group_its_task_was_in_then(tmp_path):
     b.switch(4200, 1, SILENT, OTHER)
     b.switch(4500, 1, OTHER, IDLE)  # preempted by nothing seen: runs on, a wait not ended
     competition = competitors(b.write(tmp_path / "t.lg"))
-    waits = competition.waits.filter(pl.col("tid") == OTHER[1]).sort("r_start")
-    assert waits.select("r_start", "r_end", "group", "group_weight").rows() == [
+    waits = competition.waits.filter(pl.col("tid") == OTHER[1]).sort("wait_start")
+    assert waits.select("wait_start", "wait_end", "group", "group_weight").rows() == [
         (2000, 3000, "a8", 335),
         (4000, 4200, "c42", 2048),
     ]
@@ -295,21 +301,21 @@ def test_each_wait_is_in_the_group_its_task_was_in_then(tmp_path):
     # rows is in the unknown group
     def share_group(tid: int, at: int) -> str:
         pieces = pl.DataFrame(
-            {"cpu": [1], "tid": [tid], "culprit_tid": [None], "p_start": [at], "p_end": [at + 10]},
+            {"cpu": [1], "tid": [tid], "culprit_tid": [None], "piece_start": [at], "piece_end": [at + 10]},
             schema={
                 "cpu": pl.UInt32,
                 "tid": pl.UInt32,
                 "culprit_tid": pl.UInt32,
-                "p_start": pl.Int64,
-                "p_end": pl.Int64,
+                "piece_start": pl.Int64,
+                "piece_end": pl.Int64,
             },
         )
         waits = pl.DataFrame(
             {
                 "cpu": [1],
                 "tid": [999],
-                "r_start": [at],
-                "r_end": [at + 10],
+                "wait_start": [at],
+                "wait_end": [at + 10],
                 "weight": [3121],
                 "group": ["a8"],
                 "group_weight": [1024],

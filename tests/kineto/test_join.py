@@ -83,9 +83,9 @@ def hog_truth(trace, truth: dict, hog: int) -> int:
     """The GPU idle the hog caused, from truth.json and the recording's switch rows alone."""
     gaps = truth_idle(truth)
     exposed = []
-    for (tid,), mine in gaps.filter(pl.col("host_end") > pl.col("g_start")).group_by("tid"):
+    for (tid,), mine in gaps.filter(pl.col("host_end") > pl.col("gap_start")).group_by("tid"):
         _, runnable = thread_states(trace, {tid})
-        exposed += intersect(sorted(mine.select("g_start", "host_end").iter_rows()), sorted(runnable))
+        exposed += intersect(sorted(mine.select("gap_start", "host_end").iter_rows()), sorted(runnable))
     return overlap(exposed, runs_of(trace, hog))
 
 

@@ -59,8 +59,8 @@ def test_simple_add_idle_is_all_waiting_for_the_next_call():
     """99.999% of simple_add's idle has the next work's call starting after the gap began (README)."""
     trace = open_trace(real_trace("simple_add.json.gz"))
     gaps = idle_gaps(gpu_work(trace), *trace.span_ns()).filter(pl.col("kind") == "between")
-    length = pl.col("g_end") - pl.col("g_start")
-    after = gaps.filter(pl.col("call_start_ns") > pl.col("g_start")).select(length.sum()).item()
+    length = pl.col("gap_end") - pl.col("gap_start")
+    after = gaps.filter(pl.col("call_start_ns") > pl.col("gap_start")).select(length.sum()).item()
     assert round(100 * after / gaps.select(length.sum()).item(), 3) == 99.999
 
 

@@ -86,19 +86,19 @@ def memberships(trace: Trace) -> tuple[pl.DataFrame, pl.DataFrame]:
 
 
 def with_run_cgroup(runs: pl.DataFrame, members: pl.DataFrame) -> pl.DataFrame:
-    """RUNS (cpu_runs: cpu, r_start, r_end, run_pid, run_tid, run_comm) with run_cgroup: the code of the
+    """RUNS (cpu_runs: cpu, run_start, run_end, run_pid, run_tid, run_comm) with run_cgroup: the code of the
     cgroup its task was in when the slice began (IDLE for the idle task, UNKNOWN where not recorded), in
     RUNS' order."""
     if runs.is_empty():
         return runs.with_columns(pl.lit(None, pl.Int32).alias("run_cgroup"))
     indexed = runs.select(
-        pl.int_range(pl.len(), dtype=pl.UInt32).alias("row"), pl.col("run_tid").alias("tid"), pl.col("r_start")
-    ).sort("r_start")
+        pl.int_range(pl.len(), dtype=pl.UInt32).alias("row"), pl.col("run_tid").alias("tid"), pl.col("run_start")
+    ).sort("run_start")
     members = members.sort("since_ns")
 
     def in_effect(strategy: str) -> pl.Series:
         return indexed.join_asof(
-            members, left_on="r_start", right_on="since_ns", by="tid", strategy=strategy, check_sortedness=False
+            members, left_on="run_start", right_on="since_ns", by="tid", strategy=strategy, check_sortedness=False
         )["code"]
 
     # the row in effect when the slice began, else (the task's first row came later) its first

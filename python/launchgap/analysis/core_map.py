@@ -68,13 +68,13 @@ def run_slices(trace: Trace, window: Window | None = None, switches: pl.DataFram
         .filter(pl.col("run_tid") != IDLE_TID)
         .select(
             "cpu",
-            pl.col("r_start").alias("start_ns"),
-            pl.col("r_end").alias("end_ns"),
+            pl.col("run_start").alias("start_ns"),
+            pl.col("run_end").alias("end_ns"),
             pl.col("run_tid").alias("tid"),
             pl.col("run_pid").alias("pid"),
             pl.col("run_comm").alias("comm"),
             # cpu_runs starts the run a CPU was in at exactly the trace's start
-            (pl.col("r_start") != bounds.start_ns).alias("switched_in"),
+            (pl.col("run_start") != bounds.start_ns).alias("switched_in"),
         )
     )
     if not records_every_switch(trace):

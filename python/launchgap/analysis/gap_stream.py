@@ -255,17 +255,17 @@ def gap_stats(
     launch_chunks: Callable[[], Iterator[pl.DataFrame]], segments: pl.DataFrame, irqs: pl.DataFrame, syncs: pl.DataFrame
 ) -> GapStats:
     """launch_chunks: a fresh iterator over (tid, ts_ns) frames in time order each call (read twice);
-    segments: tid, state, s_start, s_end; irqs: tid, i_start, exclusive_ns; syncs: tid, ts_ns."""
+    segments: tid, state, segment_start, segment_end; irqs: tid, irq_start, exclusive_ns; syncs: tid, ts_ns."""
     off_cpu_states = [ThreadState.PREEMPTED, ThreadState.RUNQUEUE, ThreadState.BLOCKED, ThreadState.OFFCPU]
     off_cpu = _Items(
         lambda: (
             segments.filter(pl.col("state").is_in(off_cpu_states))
             # the state as a string: the gaps' other rows (IRQ, SYNC_CALL) are no segment states
-            .select("tid", pl.col("state").cast(pl.Utf8), "s_start", "s_end")
+            .select("tid", pl.col("state").cast(pl.Utf8), "segment_start", "segment_end")
         ),
-        "s_start",
+        "segment_start",
     )
-    irq_items = _Items(lambda: irqs.select("tid", "i_start", "exclusive_ns"), "i_start")
+    irq_items = _Items(lambda: irqs.select("tid", "irq_start", "exclusive_ns"), "irq_start")
     sync_items = _Items(lambda: syncs.select("tid", pl.col("ts_ns").cast(pl.Int64)), "ts_ns")
     counts = _Counts()
     last: dict[int, int] = {}
@@ -287,13 +287,13 @@ def gap_stats(
         placed = []
         mine = off_cpu.within(tid, lo, hi)
         if mine is not None:
-            start, end = mine["s_start"].to_numpy(), mine["s_end"].to_numpy()
+            start, end = mine["segment_start"].to_numpy(), mine["segment_end"].to_numpy()
             at = np.searchsorted(ts, start, side="right") - 1
             overlap = np.minimum(end, ts[at + 1]) - np.maximum(start, ts[at])
             placed.append(pl.DataFrame({"gap_id": at, "state": mine["state"], "ns": np.clip(overlap, 0, None)}))
         mine = irq_items.within(tid, lo, hi)
         if mine is not None:
-            at = np.searchsorted(ts, mine["i_start"].to_numpy(), side="right") - 1
+            at = np.searchsorted(ts, mine["irq_start"].to_numpy(), side="right") - 1
             placed.append(
                 pl.DataFrame({"gap_id": at, "state": np.full(at.size, IRQ), "ns": mine["exclusive_ns"].to_numpy()})
             )

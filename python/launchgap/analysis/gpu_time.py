@@ -21,6 +21,7 @@ import polars as pl
 
 from launchgap.analysis import cgroups
 from launchgap.analysis.gpu_activity import executions, join_launches, merge_intervals
+from launchgap.analysis.interval_tables import DELAYS, GAPS, IRQS, PIECES, RUNS, SEGMENTS, WAITS, WINDOWS
 from launchgap.analysis.intervals import overlaps
 from launchgap.analysis.measurement import HIT_NS_SOURCE, NOTHING, Measurement, probe_ns_per_launch
 from launchgap.analysis.records import (
@@ -162,35 +163,24 @@ def _graph_nodes(trace: Trace, work: pl.DataFrame) -> pl.DataFrame:
 
 def idle_gaps(work: pl.DataFrame, span_start_ns: int, span_end_ns: int) -> pl.DataFrame:
     """Every interval each (pid, device) ran nothing within [span_start, span_end]: pid, device_id,
-    g_start, g_end, kind (before_first, between, after_last), and for `between` gaps the work that
+    gap_start, gap_end, kind (before_first, between, after_last), and for `between` gaps the work that
     ended it: tid, call_start_ns, call_end_ns (the earliest-made of the work starting there)."""
     if work.is_empty():
-        return pl.DataFrame(
-            schema={
-                "pid": pl.UInt32,
-                "device_id": pl.UInt32,
-                "g_start": pl.Int64,
-                "g_end": pl.Int64,
-                "kind": pl.String,
-                "tid": pl.UInt32,
-                "call_start_ns": pl.Int64,
-                "call_end_ns": pl.Int64,
-            }
-        )
+        return GAPS.empty()
     busy = merge_intervals(work.select("pid", "device_id", "start_ns", "end_ns"), ["pid", "device_id"])
     between = (
         busy.with_columns(
-            pl.col("end_ns").alias("g_start"), pl.col("start_ns").shift(-1).over("pid", "device_id").alias("g_end")
+            pl.col("end_ns").alias("gap_start"), pl.col("start_ns").shift(-1).over("pid", "device_id").alias("gap_end")
         )
-        .filter(pl.col("g_end").is_not_null() & (pl.col("g_end") > pl.col("g_start")))
-        .select("pid", "device_id", "g_start", "g_end", pl.lit("between").alias("kind"))
+        .filter(pl.col("gap_end").is_not_null() & (pl.col("gap_end") > pl.col("gap_start")))
+        .select("pid", "device_id", "gap_start", "gap_end", pl.lit("between").alias("kind"))
     )
     enders = (
         work.sort("call_end_ns", nulls_last=True)
         .unique(["pid", "device_id", "start_ns"], keep="first", maintain_order=True)
-        .select("pid", "device_id", pl.col("start_ns").alias("g_end"), "tid", "call_start_ns", "call_end_ns")
+        .select("pid", "device_id", pl.col("start_ns").alias("gap_end"), "tid", "call_start_ns", "call_end_ns")
     )
-    between = between.join(enders, on=["pid", "device_id", "g_end"], how="left")
+    between = between.join(enders, on=["pid", "device_id", "gap_end"], how="left")
     ends = busy.group_by("pid", "device_id").agg(
         pl.col("start_ns").min().alias("first"), pl.col("end_ns").max().alias("last")
     )
@@ -199,20 +189,20 @@ def idle_gaps(work: pl.DataFrame, span_start_ns: int, span_end_ns: int) -> pl.Da
             ends.select(
                 "pid",
                 "device_id",
-                pl.lit(span_start_ns, pl.Int64).alias("g_start"),
-                pl.col("first").alias("g_end"),
+                pl.lit(span_start_ns, pl.Int64).alias("gap_start"),
+                pl.col("first").alias("gap_end"),
                 pl.lit(BEFORE_FIRST).alias("kind"),
             ),
             ends.select(
                 "pid",
                 "device_id",
-                pl.col("last").alias("g_start"),
-                pl.lit(span_end_ns, pl.Int64).alias("g_end"),
+                pl.col("last").alias("gap_start"),
+                pl.lit(span_end_ns, pl.Int64).alias("gap_end"),
                 pl.lit(AFTER_LAST).alias("kind"),
             ),
         ]
-    ).filter(pl.col("g_end") > pl.col("g_start"))
-    return pl.concat([between, outside], how="diagonal_relaxed").sort("pid", "device_id", "g_start")
+    ).filter(pl.col("gap_end") > pl.col("gap_start"))
+    return pl.concat([between, outside], how="diagonal_relaxed").sort("pid", "device_id", "gap_start")
 
 
 # The kernel's weight of each nice level, -20 to 19 (kernel/sched/core.c, sched_prio_to_weight): a fair
@@ -280,7 +270,7 @@ def weight_of(prio: pl.Expr) -> pl.Expr:
 @dataclass(frozen=True)
 class Competition:
     """Who else wanted a CPU, and when: where a culprit's CPU time would go, were the culprit gone.
-    waits: cpu, tid, r_start, r_end, weight[, group, group_weight]: each task's runnable waits in a CPU's
+    waits: cpu, tid, wait_start, wait_end, weight[, group, group_weight]: each task's runnable waits in a CPU's
     queue (disjoint for a task), at its weight then, and its scheduler group (an autogroup or a cgroup of
     the cpu controller, as the task_cgroup rows say; UNKNOWN_GROUP where the trace does not) with that
     group's weight; weights: tid, weight: each task's weight at its last switch-out; groups: ts_ns, tid,
@@ -295,20 +285,7 @@ class Competition:
 # group columns, a kernel without group scheduling): all such tasks are weighed as one group's, by task weight
 UNKNOWN_GROUP = "?"
 
-NO_COMPETITION = Competition(
-    pl.DataFrame(
-        schema={
-            "cpu": pl.UInt32,
-            "tid": pl.UInt32,
-            "r_start": pl.Int64,
-            "r_end": pl.Int64,
-            "weight": pl.Int64,
-            "group": pl.String,
-            "group_weight": pl.Int64,
-        }
-    ),
-    pl.DataFrame(schema={"tid": pl.UInt32, "weight": pl.Int64}),
-)
+NO_COMPETITION = Competition(WAITS.empty(), pl.DataFrame(schema={"tid": pl.UInt32, "weight": pl.Int64}))
 
 
 def with_groups(frame: pl.DataFrame) -> pl.DataFrame:
@@ -391,7 +368,7 @@ def competitors(trace: Trace) -> Competition:
     culprit's freed time (docs/gpu-time.md, "What a fix would buy")."""
     sw = trace.of(Event.SWITCH, "ts_ns", "cpu", "tid", "prio", "next_tid", "voluntary")
     preempted = sw.filter(pl.col("voluntary").eq(False) & (pl.col("tid") != 0)).select(
-        "cpu", "tid", pl.col("ts_ns").cast(pl.Int64).alias("r_start"), weight_of(pl.col("prio")).alias("weight")
+        "cpu", "tid", pl.col("ts_ns").cast(pl.Int64).alias("wait_start"), weight_of(pl.col("prio")).alias("weight")
     )
     woken = (
         pl.concat([trace.of(kind, "ts_ns", "tid", "target_cpu", "prio") for kind in (Event.WAKEUP, Event.WAKEUP_NEW)])
@@ -399,18 +376,20 @@ def competitors(trace: Trace) -> Competition:
         .select(
             pl.col("target_cpu").alias("cpu"),
             "tid",
-            pl.col("ts_ns").cast(pl.Int64).alias("r_start"),
+            pl.col("ts_ns").cast(pl.Int64).alias("wait_start"),
             weight_of(pl.col("prio")).alias("weight"),
         )
     )
-    starts = pl.concat([preempted, woken.cast(preempted.schema)]).sort("r_start")
-    ins = sw.select(pl.col("next_tid").alias("tid"), pl.col("ts_ns").cast(pl.Int64).alias("r_end")).sort("r_end")
+    starts = pl.concat([preempted, woken.cast(preempted.schema)]).sort("wait_start")
+    ins = sw.select(pl.col("next_tid").alias("tid"), pl.col("ts_ns").cast(pl.Int64).alias("wait_end")).sort("wait_end")
     outs = sw.select("tid", pl.col("ts_ns").cast(pl.Int64).alias("next_out")).sort("next_out")
     waits = (
-        starts.join_asof(ins, left_on="r_start", right_on="r_end", by="tid", strategy="forward", check_sortedness=False)
+        starts.join_asof(
+            ins, left_on="wait_start", right_on="wait_end", by="tid", strategy="forward", check_sortedness=False
+        )
         .join_asof(
             outs,
-            left_on="r_start",
+            left_on="wait_start",
             right_on="next_out",
             by="tid",
             strategy="forward",
@@ -418,19 +397,19 @@ def competitors(trace: Trace) -> Competition:
             check_sortedness=False,
         )
         .filter(
-            pl.col("r_end").is_not_null()
-            & (pl.col("r_end") > pl.col("r_start"))
-            & (pl.col("next_out").is_null() | (pl.col("next_out") >= pl.col("r_end")))
+            pl.col("wait_end").is_not_null()
+            & (pl.col("wait_end") > pl.col("wait_start"))
+            & (pl.col("next_out").is_null() | (pl.col("next_out") >= pl.col("wait_end")))
         )
         # one wait a switch-in: from the earliest start that it ended
-        .sort("r_start")
-        .unique(["tid", "r_end"], keep="first", maintain_order=True)
-        .sort("r_end")
+        .sort("wait_start")
+        .unique(["tid", "wait_end"], keep="first", maintain_order=True)
+        .sort("wait_end")
         # how the run it waited for ended: blocked (voluntary), or still wanting the CPU (null: never seen
         # to end, it ran on to the end of the recording)
         .join_asof(
             sw.select("tid", pl.col("ts_ns").cast(pl.Int64).alias("run_out"), "voluntary").sort("run_out"),
-            left_on="r_end",
+            left_on="wait_end",
             right_on="run_out",
             by="tid",
             strategy="forward",
@@ -438,8 +417,8 @@ def competitors(trace: Trace) -> Competition:
             check_sortedness=False,
         )
         .filter(~pl.col("voluntary").fill_null(False))
-        .sort("r_start")
-        .select("cpu", "tid", "r_start", "r_end", "weight")
+        .sort("wait_start")
+        .select("cpu", "tid", "wait_start", "wait_end", "weight")
     )
     weights = (
         sw.filter(pl.col("tid") != 0)
@@ -448,7 +427,7 @@ def competitors(trace: Trace) -> Competition:
         .agg(weight_of(pl.col("prio")).last().alias("weight"))
     )
     groups = sched_groups(trace)
-    return Competition(_group_at(waits, groups, "r_start"), weights, groups)
+    return Competition(_group_at(waits, groups, "wait_start"), weights, groups)
 
 
 def _queued_weight(waits: pl.DataFrame, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
@@ -457,7 +436,7 @@ def _queued_weight(waits: pl.DataFrame, starts: np.ndarray, ends: np.ndarray) ->
     if waits.is_empty() or starts.size == 0:
         return np.zeros(starts.size, np.float64)
     weight = waits["weight"].to_numpy().astype(np.float64)
-    times = np.concatenate([waits["r_start"].to_numpy(), waits["r_end"].to_numpy()]).astype(np.int64)
+    times = np.concatenate([waits["wait_start"].to_numpy(), waits["wait_end"].to_numpy()]).astype(np.int64)
     steps = np.concatenate([weight, -weight])
     order = np.argsort(times, kind="stable")
     times, steps = times[order], steps[order]
@@ -475,10 +454,10 @@ def _queued_weight(waits: pl.DataFrame, starts: np.ndarray, ends: np.ndarray) ->
 def _queued_weights(
     queries: pl.DataFrame, waits: pl.DataFrame, group_runs: pl.DataFrame
 ) -> tuple[np.ndarray, np.ndarray]:
-    """For each piece (QUERIES: cpu, my_group, q_start, q_end), the task weight-ns of its launching thread's
+    """For each piece (QUERIES: cpu, my_group, piece_start, piece_end), the task weight-ns of its launching thread's
     group's waiting tasks (WAITS), and the group weight-ns of the other groups waiting (GROUP_RUNS: each group's
     waits on a CPU merged), on its CPU over the piece."""
-    starts, ends = queries["q_start"].to_numpy(), queries["q_end"].to_numpy()
+    starts, ends = queries["piece_start"].to_numpy(), queries["piece_end"].to_numpy()
     cpus, mine = queries["cpu"].to_numpy(), queries["my_group"].to_numpy()
     in_group = np.zeros(queries.height, np.float64)  # task weight-ns of my group's waiting tasks
     other_groups = np.zeros(queries.height, np.float64)  # group weight-ns of the other groups waiting
@@ -506,16 +485,20 @@ def _own_waits(queries: pl.DataFrame, waits: pl.DataFrame) -> pl.DataFrame:
         pl.concat(
             [
                 overlaps(
-                    queries.select("piece", pl.col("me").alias("tid"), "cpu", "my_group", "q_start", "q_end"),
+                    queries.select("piece", pl.col("me").alias("tid"), "cpu", "my_group", "piece_start", "piece_end"),
                     waits.rename({"cpu": "wait_cpu"}),
                     "tid",
+                    PIECES.bounds,
+                    WAITS.bounds,
                 ),
                 overlaps(
                     queries.select(
-                        "piece", pl.col("culprit_tid").alias("tid"), "cpu", "my_group", "q_start", "q_end"
+                        "piece", pl.col("culprit_tid").alias("tid"), "cpu", "my_group", "piece_start", "piece_end"
                     ).drop_nulls("tid"),
                     waits.rename({"cpu": "wait_cpu"}),
                     "tid",
+                    PIECES.bounds,
+                    WAITS.bounds,
                 ),
             ],
             how="diagonal_relaxed",
@@ -527,7 +510,7 @@ def _own_waits(queries: pl.DataFrame, waits: pl.DataFrame) -> pl.DataFrame:
 
 
 def with_share(pieces: pl.DataFrame, competition: Competition) -> pl.DataFrame:
-    """PIECES (cpu, tid, culprit_tid, p_start, p_end, ...) with `share`: the part of each the launching thread
+    """PIECES (cpu, tid, culprit_tid, piece_start, piece_end, ...) with `share`: the part of each the launching thread
     would have had without its culprit. A fair scheduler splits a CPU's time first among the scheduler groups
     with a task waiting (autogroups, cgroups of the cpu controller), by the groups' weights, then a group's
     part among its waiting tasks by theirs (nice levels): the launching thread's share is its group's weight
@@ -545,8 +528,8 @@ def with_share(pieces: pl.DataFrame, competition: Competition) -> pl.DataFrame:
             "cpu",
             pl.col("tid").alias("me"),
             "culprit_tid",
-            pl.col("p_start").cast(pl.Int64).alias("q_start"),
-            pl.col("p_end").cast(pl.Int64).alias("q_end"),
+            pl.col("piece_start").cast(pl.Int64),
+            pl.col("piece_end").cast(pl.Int64),
         )
         .drop_nulls("cpu")
         .join(competition.weights.rename({"tid": "me", "weight": "my_weight"}), on="me", how="left")
@@ -555,7 +538,7 @@ def with_share(pieces: pl.DataFrame, competition: Competition) -> pl.DataFrame:
     # the launching thread's group when the piece began (not at its last row: an exiting task leaves its
     # autogroup for the root group, kernel/sched/autogroup.c)
     groups = competition.groups if competition.groups is not None else sched_groups_none()
-    queries = _group_at(queries.rename({"me": "tid"}), groups, "q_start").rename(
+    queries = _group_at(queries.rename({"me": "tid"}), groups, "piece_start").rename(
         {"tid": "me", "group": "my_group", "group_weight": "my_group_weight"}
     )
     if waits.is_empty() or queries.is_empty():
@@ -563,15 +546,15 @@ def with_share(pieces: pl.DataFrame, competition: Competition) -> pl.DataFrame:
     # the groups' weights while any of their tasks waits: each group's waits on a CPU merged into one run
     group_runs = merge_intervals(
         waits.select(
-            "cpu", "group", "group_weight", pl.col("r_start").alias("start_ns"), pl.col("r_end").alias("end_ns")
+            "cpu", "group", "group_weight", pl.col("wait_start").alias("start_ns"), pl.col("wait_end").alias("end_ns")
         ),
         ["cpu", "group", "group_weight"],
-    ).rename({"start_ns": "r_start", "end_ns": "r_end", "group_weight": "weight"})
+    ).rename({"start_ns": "wait_start", "end_ns": "wait_end", "group_weight": "weight"})
     in_group, other_groups = _queued_weights(queries, waits, group_runs)
     own = _own_waits(queries, waits)
-    length = pl.col("q_end") - pl.col("q_start")
+    length = pl.col("piece_end") - pl.col("piece_start")
     others = (
-        queries.select("piece", "my_weight", "my_group_weight", "q_start", "q_end")
+        queries.select("piece", "my_weight", "my_group_weight", "piece_start", "piece_end")
         .with_columns(pl.Series("in_group", in_group), pl.Series("other_groups", other_groups))
         .join(own, on="piece", how="left")
         .select(
@@ -591,6 +574,10 @@ def with_share(pieces: pl.DataFrame, competition: Competition) -> pl.DataFrame:
     )
 
 
+# a gap's host part: from the gap's start to when the call that ended it returned (_host_parts)
+HOST_PART = ("gap_start", "host_end")
+
+
 def _host_parts(gaps: pl.DataFrame) -> pl.DataFrame:
     """The part of each `between` gap before its work's call returned: the thread's time."""
     return (
@@ -598,7 +585,7 @@ def _host_parts(gaps: pl.DataFrame) -> pl.DataFrame:
         .with_row_index("gap")
         .with_columns(
             pl.min_horizontal(
-                "g_end", pl.max_horizontal("g_start", pl.col("call_end_ns").fill_null(pl.col("g_start")))
+                "gap_end", pl.max_horizontal("gap_start", pl.col("call_end_ns").fill_null(pl.col("gap_start")))
             ).alias("host_end")
         )
     )
@@ -625,27 +612,15 @@ def _recause(named: pl.DataFrame, measurement: Measurement) -> pl.DataFrame:
 
 def _host_pieces(host: pl.DataFrame, segments: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
     """The gaps' host parts with a thread that ended them (HOST: _host_parts) as queries (gap, pid, device_id,
-    tid, call_start_ns, call_end_ns, q_start, q_end), and their pieces: each part of a query one of its
-    thread's SEGMENTS covers, with its state, p_start, p_end."""
-    queries = host.filter(pl.col("host_end") > pl.col("g_start") & pl.col("tid").is_not_null()).select(
-        "gap",
-        "pid",
-        "device_id",
-        "tid",
-        "call_start_ns",
-        "call_end_ns",
-        pl.col("g_start").alias("q_start"),
-        pl.col("host_end").alias("q_end"),
+    tid, call_start_ns, call_end_ns, gap_start, host_end), and their pieces (interval_tables.PIECES): each part
+    of a query one of its thread's SEGMENTS covers, with its state, piece_start, piece_end."""
+    queries = host.filter(pl.col("host_end") > pl.col("gap_start") & pl.col("tid").is_not_null()).select(
+        "gap", "pid", "device_id", "tid", "call_start_ns", "call_end_ns", "gap_start", "host_end"
     )
-    seg = segments.select(
-        "tid",
-        "cpu",
-        pl.col("state").cast(pl.String),
-        pl.col("s_start").alias("r_start"),
-        pl.col("s_end").alias("r_end"),
-    )
-    pieces = overlaps(queries, seg, "tid").with_columns(
-        pl.max_horizontal("q_start", "r_start").alias("p_start"), pl.min_horizontal("q_end", "r_end").alias("p_end")
+    seg = segments.select("tid", "cpu", pl.col("state").cast(pl.String), *SEGMENTS.bounds)
+    pieces = overlaps(queries, seg, "tid", HOST_PART, SEGMENTS.bounds).with_columns(
+        pl.max_horizontal("gap_start", "segment_start").alias("piece_start"),
+        pl.min_horizontal("host_end", "segment_end").alias("piece_end"),
     )
     return queries, pieces
 
@@ -687,15 +662,15 @@ def attribute(
     recoverable_ns (what taking the culprit away would give back: with_share). Sums to
     the gaps' total exactly.
 
-    segments: thread_segments (tid, cpu, state, s_start, s_end); runs: cpu_runs (cpu, r_start,
-    r_end, run_pid, run_tid, run_comm); irqs: irq_intervals (tid, name, i_start, i_end, ...);
+    segments: thread_segments (tid, cpu, state, segment_start, segment_end); runs: cpu_runs (cpu, run_start,
+    run_end, run_pid, run_tid, run_comm); irqs: irq_intervals (tid, name, irq_start, irq_end, ...);
     competition: competitors()."""
     out = []
     # outside the process's GPU work
     outside = gaps.filter(pl.col("kind") != "between")
     out.append(
         outside.select(
-            "pid", "device_id", pl.col("kind").alias("cause"), (pl.col("g_end") - pl.col("g_start")).alias("ns")
+            "pid", "device_id", pl.col("kind").alias("cause"), (pl.col("gap_end") - pl.col("gap_start")).alias("ns")
         )
     )
     host = _host_parts(gaps)
@@ -705,7 +680,7 @@ def attribute(
             "pid",
             "device_id",
             pl.when(pl.col("call_end_ns").is_null()).then(pl.lit(UNKNOWN)).otherwise(pl.lit(GPU_SIDE)).alias("cause"),
-            (pl.col("g_end") - pl.col("host_end")).alias("ns"),
+            (pl.col("gap_end") - pl.col("host_end")).alias("ns"),
         )
     )
     queries, pieces = _host_pieces(host, segments)
@@ -716,19 +691,27 @@ def attribute(
         "device_id",
         "tid",
         pl.lit(UNKNOWN).alias("cause"),
-        (pl.col("q_end") - pl.col("q_start") - pl.col("covered").fill_null(0)).alias("ns"),
+        (pl.col("host_end") - pl.col("gap_start") - pl.col("covered").fill_null(0)).alias("ns"),
     )
     out.append(uncovered)
     out.extend(_waiting(pieces, runs, competition, measurement))
     out.extend(_running(pieces, irqs))
     out.append(
         pieces.filter(pl.col("state").is_in([ThreadState.BLOCKED, ThreadState.OFFCPU])).select(
-            "pid", "device_id", "tid", pl.lit(BLOCKED).alias("cause"), (pl.col("p_end") - pl.col("p_start")).alias("ns")
+            "pid",
+            "device_id",
+            "tid",
+            pl.lit(BLOCKED).alias("cause"),
+            (pl.col("piece_end") - pl.col("piece_start")).alias("ns"),
         )
     )
     out.append(
         pieces.filter(pl.col("state").is_in([ThreadState.UNKNOWN, ThreadState.DEAD])).select(
-            "pid", "device_id", "tid", pl.lit(UNKNOWN).alias("cause"), (pl.col("p_end") - pl.col("p_start")).alias("ns")
+            "pid",
+            "device_id",
+            "tid",
+            pl.lit(UNKNOWN).alias("cause"),
+            (pl.col("piece_end") - pl.col("piece_start")).alias("ns"),
         )
     )
     return _by_cause(out)
@@ -737,7 +720,7 @@ def attribute(
 def _run_columns(runs: pl.DataFrame) -> pl.DataFrame:
     """RUNS' columns a culprit is named from, run_cgroup null where the runs carry no cgroups."""
     cgroup = pl.col("run_cgroup") if "run_cgroup" in runs.columns else pl.lit(None, pl.Int32).alias("run_cgroup")
-    return runs.select("cpu", "r_start", "r_end", "run_pid", "run_tid", "run_comm", cgroup)
+    return runs.select("cpu", "run_start", "run_end", "run_pid", "run_tid", "run_comm", cgroup)
 
 
 def _waiting(
@@ -746,17 +729,12 @@ def _waiting(
     """Preempted and run-queue time, by who ran on the thread's CPU meanwhile (the rest: nobody known); where
     that was the CPU's idle task or launchgap's own, by that cause instead (_recause)."""
     waiting = pieces.filter(pl.col("state").is_in([PREEMPTED, RUNQUEUE])).with_row_index("w")
-    queries = waiting.select(
-        "w",
-        "cpu",
-        "pid",
-        "device_id",
-        "tid",
-        "state",
-        pl.col("p_start").alias("q_start"),
-        pl.col("p_end").alias("q_end"),
-    ).drop_nulls("cpu")
-    ran = overlaps(queries, _run_columns(runs).drop_nulls("cpu"), "cpu").filter(pl.col("run_tid") != pl.col("tid"))
+    queries = waiting.select("w", "cpu", "pid", "device_id", "tid", "state", "piece_start", "piece_end").drop_nulls(
+        "cpu"
+    )
+    ran = overlaps(queries, _run_columns(runs).drop_nulls("cpu"), "cpu", PIECES.bounds, RUNS.bounds).filter(
+        pl.col("run_tid") != pl.col("tid")
+    )
     named = ran.select(
         "pid",
         "device_id",
@@ -768,8 +746,8 @@ def _waiting(
         pl.col("run_cgroup").alias("culprit_cgroup"),
         pl.when(pl.col("run_pid") == 0).then(pl.lit("swapper")).otherwise(pl.col("run_comm")).alias("culprit"),
         pl.col("overlap_ns").alias("ns"),
-        pl.max_horizontal("q_start", "r_start").alias("p_start"),
-        pl.min_horizontal("q_end", "r_end").alias("p_end"),
+        pl.max_horizontal("piece_start", "run_start").alias("piece_start"),
+        pl.min_horizontal("piece_end", "run_end").alias("piece_end"),
     )
     named = with_share(_recause(named, measurement), competition).with_columns(
         (pl.col("ns") * pl.col("share")).alias("recoverable")
@@ -780,16 +758,25 @@ def _waiting(
         "device_id",
         "tid",
         pl.col("state").alias("cause"),
-        (pl.col("p_end") - pl.col("p_start") - pl.col("named").fill_null(0)).alias("ns"),
+        (pl.col("piece_end") - pl.col("piece_start") - pl.col("named").fill_null(0)).alias("ns"),
     )
     return [named, rest]
 
 
-def _covered_by(queries: pl.DataFrame, union: pl.DataFrame) -> pl.DataFrame:
-    """r, ns: how much of each query (r, tid, q_start, q_end) the disjoint UNION intervals cover."""
+def _covered_by(queries: pl.DataFrame, bounds: tuple[str, str], union: pl.DataFrame) -> pl.DataFrame:
+    """r, ns: how much of each query (r, tid, and its BOUNDS) the disjoint UNION intervals (tid, start_ns,
+    end_ns) cover."""
     if queries.is_empty() or union.is_empty():
         return pl.DataFrame(schema={"r": pl.UInt32, "ns": pl.Int64})
-    return overlaps(queries, union, "tid").group_by("r").agg(pl.col("overlap_ns").sum().alias("ns"))
+    return (
+        overlaps(queries, union, "tid", bounds, ("start_ns", "end_ns"))
+        .group_by("r")
+        .agg(pl.col("overlap_ns").sum().alias("ns"))
+    )
+
+
+# the part of a running piece inside the driver call that made the gap's work (_running)
+IN_CALL = ("in_call_start", "in_call_end")
 
 
 def _running(pieces: pl.DataFrame, irqs: pl.DataFrame) -> list[pl.DataFrame]:
@@ -800,36 +787,30 @@ def _running(pieces: pl.DataFrame, irqs: pl.DataFrame) -> list[pl.DataFrame]:
         pieces.filter(pl.col("state") == ThreadState.RUNNING)
         .with_row_index("r")
         .with_columns(
-            pl.max_horizontal("p_start", pl.col("call_start_ns")).alias("c_start"),
-            pl.min_horizontal("p_end", pl.col("call_end_ns")).alias("c_end"),
+            pl.max_horizontal("piece_start", pl.col("call_start_ns")).alias("in_call_start"),
+            pl.min_horizontal("piece_end", pl.col("call_end_ns")).alias("in_call_end"),
         )
     )
     running = running.with_columns(
-        pl.when(pl.col("c_end") > pl.col("c_start"))
-        .then(pl.col("c_end") - pl.col("c_start"))
+        pl.when(pl.col("in_call_end") > pl.col("in_call_start"))
+        .then(pl.col("in_call_end") - pl.col("in_call_start"))
         .otherwise(0)
         .fill_null(0)
         .alias("call_ns")
     )
-    whole = running.select("r", "tid", pl.col("p_start").alias("q_start"), pl.col("p_end").alias("q_end"))
-    in_call = running.filter(pl.col("call_ns") > 0).select(
-        "r", "tid", pl.col("c_start").alias("q_start"), pl.col("c_end").alias("q_end")
-    )
+    whole = running.select("r", "tid", *PIECES.bounds)
+    in_call = running.filter(pl.col("call_ns") > 0).select("r", "tid", *IN_CALL)
     named = irqs.select(
         "tid",
-        pl.col("i_start").alias("start_ns"),
-        pl.col("i_end").alias("end_ns"),
+        pl.col("irq_start").alias("start_ns"),
+        pl.col("irq_end").alias("end_ns"),
         pl.col("name").fill_null(pl.col("kind")).alias("name"),
     )
     union = (
-        merge_intervals(named.select("tid", "start_ns", "end_ns"), ["tid"]).rename(
-            {"start_ns": "r_start", "end_ns": "r_end"}
-        )
-        if not named.is_empty()
-        else named.head(0)
+        merge_intervals(named.select("tid", "start_ns", "end_ns"), ["tid"]) if not named.is_empty() else named.head(0)
     )
-    lost = _covered_by(whole, union).rename({"ns": "irq_ns"})
-    lost_in_call = _covered_by(in_call, union).rename({"ns": "irq_call_ns"})
+    lost = _covered_by(whole, PIECES.bounds, union).rename({"ns": "irq_ns"})
+    lost_in_call = _covered_by(in_call, IN_CALL, union).rename({"ns": "irq_call_ns"})
     rest = (
         running.join(lost, on="r", how="left")
         .join(lost_in_call, on="r", how="left")
@@ -840,9 +821,9 @@ def _running(pieces: pl.DataFrame, irqs: pl.DataFrame) -> list[pl.DataFrame]:
         "device_id",
         "tid",
         pl.lit(HOST_WORK).alias("cause"),
-        (pl.col("p_end") - pl.col("p_start") - pl.col("call_ns") - pl.col("irq_ns") + pl.col("irq_call_ns")).alias(
-            "ns"
-        ),
+        (
+            pl.col("piece_end") - pl.col("piece_start") - pl.col("call_ns") - pl.col("irq_ns") + pl.col("irq_call_ns")
+        ).alias("ns"),
     )
     call = rest.select(
         "pid",
@@ -871,7 +852,7 @@ def _irqs_by_name(rest: pl.DataFrame, whole: pl.DataFrame, named: pl.DataFrame) 
     if named.is_empty() or whole.is_empty():
         return empty
     raw = (
-        overlaps(whole, named.rename({"start_ns": "r_start", "end_ns": "r_end"}), "tid")
+        overlaps(whole, named, "tid", PIECES.bounds, ("start_ns", "end_ns"))
         .group_by("r", "name")
         .agg(pl.col("overlap_ns").sum())
     )
@@ -934,72 +915,85 @@ RETURN_PATH_NS = 100_000
 
 
 def delays(segments: pl.DataFrame, irqs: pl.DataFrame, tids: list[int]) -> pl.DataFrame:
-    """The launching threads' interference: tid, d_start, d_end, cause (preempted, runqueue: the
+    """The launching threads' interference: tid, delay_start, delay_end, cause (preempted, runqueue: the
     segments; irq: interrupts that ran on the thread while it ran, their union), one row each."""
     waiting = segments.filter(
         pl.col("tid").is_in(tids) & pl.col("state").cast(pl.String).is_in([PREEMPTED, RUNQUEUE])
     ).select(
         "tid",
         "cpu",
-        pl.col("s_start").alias("d_start"),
-        pl.col("s_end").alias("d_end"),
+        pl.col("segment_start").alias("delay_start"),
+        pl.col("segment_end").alias("delay_end"),
         pl.col("state").cast(pl.String).alias("cause"),
     )
     running = segments.filter(pl.col("tid").is_in(tids) & (pl.col("state").cast(pl.String) == ThreadState.RUNNING))
     mine = irqs.filter(pl.col("tid").is_in(tids)).select(
-        "tid", pl.col("i_start").alias("start_ns"), pl.col("i_end").alias("end_ns")
+        "tid", pl.col("irq_start").alias("start_ns"), pl.col("irq_end").alias("end_ns")
     )
     if mine.is_empty() or running.is_empty():
         return waiting
-    union = merge_intervals(mine, ["tid"]).rename({"start_ns": "r_start", "end_ns": "r_end"})
+    union = merge_intervals(mine, ["tid"])
     hits = overlaps(
-        running.select("tid", "cpu", pl.col("s_start").alias("q_start"), pl.col("s_end").alias("q_end")), union, "tid"
+        running.select("tid", "cpu", *SEGMENTS.bounds), union, "tid", SEGMENTS.bounds, ("start_ns", "end_ns")
     )
     irq = hits.select(
         "tid",
         "cpu",
-        pl.max_horizontal("q_start", "r_start").alias("d_start"),
-        pl.min_horizontal("q_end", "r_end").alias("d_end"),
+        pl.max_horizontal("segment_start", "start_ns").alias("delay_start"),
+        pl.min_horizontal("segment_end", "end_ns").alias("delay_end"),
         pl.lit(IRQ).alias("cause"),
     )
-    return pl.concat([waiting, irq], how="vertical_relaxed").sort("tid", "d_start")
+    return pl.concat([waiting, irq], how="vertical_relaxed").sort("tid", "delay_start")
 
 
 def _complement(spans: pl.DataFrame, within: pl.DataFrame, key: str) -> pl.DataFrame:
-    """The parts of each WITHIN interval (key, w_start, w_end) that SPANS (key, start, end; disjoint, each
+    """The parts of each WITHIN interval (key, within_start, within_end) that SPANS (key, start, end; disjoint, each
     inside its interval) leave uncovered: key, start, end."""
     edges = pl.concat(
         [
-            within.select(key, pl.col("w_start").alias("start"), pl.col("w_start").alias("end"), "w_start", "w_end"),
-            spans.select(key, "start", "end", "w_start", "w_end"),
-            within.select(key, pl.col("w_end").alias("start"), pl.col("w_end").alias("end"), "w_start", "w_end"),
+            within.select(
+                key,
+                pl.col("within_start").alias("start"),
+                pl.col("within_start").alias("end"),
+                "within_start",
+                "within_end",
+            ),
+            spans.select(key, "start", "end", "within_start", "within_end"),
+            within.select(
+                key,
+                pl.col("within_end").alias("start"),
+                pl.col("within_end").alias("end"),
+                "within_start",
+                "within_end",
+            ),
         ]
-    ).sort(key, "w_start", "start", "end", maintain_order=True)
+    ).sort(key, "within_start", "start", "end", maintain_order=True)
     return (
         edges.with_columns(
-            pl.col("end").alias("g_start"), pl.col("start").shift(-1).over(key, "w_start").alias("g_end")
+            pl.col("end").alias("uncovered_start"),
+            pl.col("start").shift(-1).over(key, "within_start").alias("uncovered_end"),
         )
-        .filter(pl.col("g_end").is_not_null() & (pl.col("g_end") > pl.col("g_start")))
-        .select(key, pl.col("g_start").alias("start"), pl.col("g_end").alias("end"))
+        .filter(pl.col("uncovered_end").is_not_null() & (pl.col("uncovered_end") > pl.col("uncovered_start")))
+        .select(key, pl.col("uncovered_start").alias("start"), pl.col("uncovered_end").alias("end"))
     )
 
 
 def _who_ran(waiting: pl.DataFrame, runs: pl.DataFrame) -> pl.DataFrame:
-    """Who ran on each waiting delay's CPU while it lasted (WAITING: d, cpu, tid, d_start, d_end), the waiting
+    """Who ran on each waiting delay's CPU while it lasted (WAITING: d, cpu, tid, delay_start, delay_end), the waiting
     thread aside: d, cpu, start, end, culprit_pid, culprit_tid, culprit_cgroup, culprit (the idle task as
     swapper)."""
     ran = overlaps(
-        waiting.select(
-            "d", "cpu", "tid", pl.col("d_start").alias("q_start"), pl.col("d_end").alias("q_end")
-        ).drop_nulls("cpu"),
+        waiting.select("d", "cpu", "tid", *DELAYS.bounds).drop_nulls("cpu"),
         _run_columns(runs).drop_nulls("cpu"),
         "cpu",
+        DELAYS.bounds,
+        RUNS.bounds,
     )
     return ran.filter(pl.col("run_tid") != pl.col("tid")).select(
         "d",
         "cpu",
-        pl.max_horizontal("q_start", "r_start").alias("start"),
-        pl.min_horizontal("q_end", "r_end").alias("end"),
+        pl.max_horizontal("delay_start", "run_start").alias("start"),
+        pl.min_horizontal("delay_end", "run_end").alias("end"),
         pl.col("run_pid").alias("culprit_pid"),
         pl.col("run_tid").alias("culprit_tid"),
         pl.col("run_cgroup").alias("culprit_cgroup"),
@@ -1008,28 +1002,19 @@ def _who_ran(waiting: pl.DataFrame, runs: pl.DataFrame) -> pl.DataFrame:
 
 
 def _interrupt_pieces(interrupts: pl.DataFrame, irqs: pl.DataFrame) -> pl.DataFrame:
-    """The delays that are interrupts (d, tid, d_start, d_end, cause), each named by the interrupt that overlaps
-    it most (IRQS: tid, i_start, i_end, name, kind), as pieces: no culprit process, a share of one."""
-    names = irqs.select(
-        "tid",
-        pl.col("i_start").alias("r_start"),
-        pl.col("i_end").alias("r_end"),
-        pl.col("name").fill_null(pl.col("kind")).alias("name"),
-    )
+    """The delays that are interrupts (d, tid, delay_start, delay_end, cause), each named by the interrupt that overlaps
+    it most (IRQS: tid, irq_start, irq_end, name, kind), as pieces: no culprit process, a share of one."""
+    names = irqs.select("tid", *IRQS.bounds, pl.col("name").fill_null(pl.col("kind")).alias("name"))
     best = (
-        overlaps(
-            interrupts.select("d", "tid", pl.col("d_start").alias("q_start"), pl.col("d_end").alias("q_end")),
-            names,
-            "tid",
-        )
+        overlaps(interrupts.select("d", "tid", *DELAYS.bounds), names, "tid", DELAYS.bounds, IRQS.bounds)
         .sort("overlap_ns", descending=True)
         .unique("d", keep="first")
         .select("d", "name")
     )
     return interrupts.join(best, on="d", how="left").select(
         "tid",
-        pl.col("d_start").alias("start"),
-        pl.col("d_end").alias("end"),
+        pl.col("delay_start").alias("start"),
+        pl.col("delay_end").alias("end"),
         "cause",
         pl.lit(0, pl.UInt32).alias("culprit_pid"),
         pl.col("name").alias("culprit"),
@@ -1047,7 +1032,7 @@ def delay_pieces(
     measurement: Measurement = NOTHING,
 ) -> pl.DataFrame:
     """The launching threads' interference as disjoint intervals, each with its culprit: pid, tid,
-    d_start, d_end, cause, culprit_pid, culprit, culprit_cgroup (where RUNS carry run_cgroup). Preempted and
+    delay_start, delay_end, cause, culprit_pid, culprit, culprit_cgroup (where RUNS carry run_cgroup). Preempted and
     run-queue time by who ran on the thread's CPU meanwhile (the rest with no culprit); interrupts by
     the name of the one that overlaps most. THREADS: pid, tid of the launching threads."""
     tids = threads["tid"].to_list()
@@ -1056,18 +1041,24 @@ def delay_pieces(
     ran = _who_ran(waiting, runs)
     named = _recause(
         ran.join(
-            waiting.select("d", "tid", "cause", pl.col("d_start").alias("w_start"), pl.col("d_end").alias("w_end")),
+            waiting.select(
+                "d",
+                "tid",
+                "cause",
+                pl.col("delay_start").alias("within_start"),
+                pl.col("delay_end").alias("within_end"),
+            ),
             on="d",
         ),
         measurement,
     )
     nobody = _complement(
-        named.select("d", "start", "end", "w_start", "w_end"),
-        waiting.select("d", pl.col("d_start").alias("w_start"), pl.col("d_end").alias("w_end")),
+        named.select("d", "start", "end", "within_start", "within_end"),
+        waiting.select("d", pl.col("delay_start").alias("within_start"), pl.col("delay_end").alias("within_end")),
         "d",
     ).join(waiting.select("d", "tid", "cause"), on="d")
-    named = with_share(named.rename({"start": "p_start", "end": "p_end"}), competition).rename(
-        {"p_start": "start", "p_end": "end"}
+    named = with_share(named.rename({"start": "piece_start", "end": "piece_end"}), competition).rename(
+        {"piece_start": "start", "piece_end": "end"}
     )
     parts = [
         named.select("tid", "start", "end", "cause", "culprit_pid", "culprit", "culprit_cgroup", "share"),
@@ -1100,19 +1091,19 @@ def delay_pieces(
         .select(
             "pid",
             "tid",
-            pl.col("start").alias("d_start"),
-            pl.col("end").alias("d_end"),
+            pl.col("start").alias("delay_start"),
+            pl.col("end").alias("delay_end"),
             "cause",
             "culprit_pid",
             "culprit",
             "culprit_cgroup",
             "share",
         )
-        .sort("tid", "d_start")
+        .sort("tid", "delay_start")
     )
 
 
-def _clip(frame: pl.DataFrame, lo: str, hi: str, start: str = "d_start", end: str = "d_end") -> pl.DataFrame:
+def _clip(frame: pl.DataFrame, lo: str, hi: str, start: str = "delay_start", end: str = "delay_end") -> pl.DataFrame:
     """FRAME's [start, end) cut to its row's [lo, hi), empty ones dropped."""
     return frame.with_columns(pl.max_horizontal(start, lo).alias(start), pl.min_horizontal(end, hi).alias(end)).filter(
         pl.col(end) > pl.col(start)
@@ -1121,7 +1112,7 @@ def _clip(frame: pl.DataFrame, lo: str, hi: str, start: str = "d_start", end: st
 
 def _drained_windows(launches: pl.DataFrame, drains: pl.DataFrame) -> pl.DataFrame:
     """Per process, when its GPU had provably nothing to do: every launching thread of the process had,
-    since its last launch, come out of a sync that waits for its work. pid, w_start, w_end, tid (the thread
+    since its last launch, come out of a sync that waits for its work. pid, window_start, window_end, tid (the thread
     whose launch ended the window)."""
     # each drain exit of a thread, and the thread's next launch after it
     exits = drains.select("pid", "tid", pl.col("exit_ns").alias("ts")).sort("ts")
@@ -1130,28 +1121,32 @@ def _drained_windows(launches: pl.DataFrame, drains: pl.DataFrame) -> pl.DataFra
         nexts, left_on="ts", right_on="next_launch", by=["pid", "tid"], strategy="forward", check_sortedness=False
     )
     # the thread was drained from the exit to its next launch (drained to the end when none follows)
-    per_thread = per_thread.with_columns(pl.col("next_launch").fill_null(pl.col("ts")).alias("d_end")).filter(
-        pl.col("d_end") > pl.col("ts")
+    per_thread = per_thread.with_columns(pl.col("next_launch").fill_null(pl.col("ts")).alias("drained_end")).filter(
+        pl.col("drained_end") > pl.col("ts")
     )
     threads = launches.group_by("pid").agg(pl.col("tid").n_unique().alias("threads"))
     # a process is drained where all its launching threads are: sweep each process's drained intervals
     events = pl.concat(
         [
             per_thread.select("pid", pl.col("ts").alias("t"), pl.lit(1).alias("step")),
-            per_thread.select("pid", pl.col("d_end").alias("t"), pl.lit(-1).alias("step")),
+            per_thread.select("pid", pl.col("drained_end").alias("t"), pl.lit(-1).alias("step")),
         ]
     ).sort("pid", "t", "step")
     events = events.with_columns(pl.col("step").cum_sum().over("pid").alias("drained")).join(threads, on="pid")
     windows = (
-        events.with_columns(pl.col("t").shift(-1).over("pid").alias("w_end"))
+        events.with_columns(pl.col("t").shift(-1).over("pid").alias("window_end"))
         .filter(
-            (pl.col("drained") == pl.col("threads")) & pl.col("w_end").is_not_null() & (pl.col("w_end") > pl.col("t"))
+            (pl.col("drained") == pl.col("threads"))
+            & pl.col("window_end").is_not_null()
+            & (pl.col("window_end") > pl.col("t"))
         )
-        .select("pid", pl.col("t").alias("w_start"), "w_end")
+        .select("pid", pl.col("t").alias("window_start"), "window_end")
     )
     # the thread whose launch ended each window
-    enders = launches.select("pid", pl.col("ts_ns").alias("w_end"), "tid").unique(["pid", "w_end"], keep="first")
-    return windows.join(enders, on=["pid", "w_end"], how="left")
+    enders = launches.select("pid", pl.col("ts_ns").alias("window_end"), "tid").unique(
+        ["pid", "window_end"], keep="first"
+    )
+    return windows.join(enders, on=["pid", "window_end"], how="left")
 
 
 def _work_region(launches: pl.DataFrame, syncs: pl.DataFrame) -> pl.DataFrame:
@@ -1183,7 +1178,7 @@ def host_bounds(
     caused, from the host's launches, syncs and thread states (docs/gpu-time.md).
 
     launches: ts_ns, pid, tid; syncs: ts_ns, duration_ns, pid, tid, api; delay_pieces: tid, pid,
-    d_start, d_end, cause, culprit_pid, culprit, culprit_cgroup (one launching thread's interference, by culprit).
+    delay_start, delay_end, cause, culprit_pid, culprit, culprit_cgroup (one launching thread's interference, by culprit).
     launch_times: every launch time of each launching thread (for steps that repeat launch for launch);
     wakeups: ts_ns, tid of the launching threads' wakeups.
     Returns {low_ns, high_ns, culprits: frame(cause, culprit_pid, culprit, culprit_cgroup, low_ns, high_ns,
@@ -1193,7 +1188,7 @@ def host_bounds(
     region = _work_region(launches, syncs)
     # a delay costs the GPU at most its own length, and only while its thread still had launches to make
     inside = _clip(delay_pieces.join(region, on=["pid", "tid"]), "lo", "hi")
-    inside = inside.with_columns((pl.col("d_end") - pl.col("d_start")).alias("ns"))
+    inside = inside.with_columns((pl.col("delay_end") - pl.col("delay_start")).alias("ns"))
     drains = (
         syncs.filter(pl.col("api").is_in(DRAIN_APIS))
         .select(
@@ -1272,9 +1267,9 @@ def _aligned(
             launch_times.get(tid, np.zeros(0, np.int64)),
             drains.filter(pl.col("tid") == tid),
             np.sort(wakeups.filter(pl.col("tid") == tid)["ts_ns"].to_numpy().astype(np.int64)),
-            mine["d_start"].to_numpy(),
-            mine["d_end"].to_numpy(),
-            (waited["d_start"].to_numpy(), waited["d_end"].to_numpy()),
+            mine["delay_start"].to_numpy(),
+            mine["delay_end"].to_numpy(),
+            (waited["delay_start"].to_numpy(), waited["delay_end"].to_numpy()),
         )
         if found is None:
             return None
@@ -1292,7 +1287,7 @@ def launch_times(trace: Trace, tids: list[int]) -> dict[int, np.ndarray]:
 
 
 def _window_delays(windows: pl.DataFrame, inside: pl.DataFrame) -> pl.DataFrame:
-    """The delays of each window's ending thread inside the window: cause, culprit_pid, culprit, ns, w_start."""
+    """The delays of each window's ending thread inside the window: cause, culprit_pid, culprit, ns, window_start."""
     if windows.is_empty() or inside.is_empty():
         return pl.DataFrame(
             schema={
@@ -1303,22 +1298,15 @@ def _window_delays(windows: pl.DataFrame, inside: pl.DataFrame) -> pl.DataFrame:
                 "culprit_cgroup": pl.Int32,
                 "ns": pl.Int64,
                 "share": pl.Float64,
-                "w_start": pl.Int64,
+                "window_start": pl.Int64,
             }
         )
     pairs = overlaps(
-        windows.select(pl.col("tid"), "pid", pl.col("w_start").alias("q_start"), pl.col("w_end").alias("q_end")),
-        inside.select(
-            "tid",
-            "cause",
-            "culprit_pid",
-            "culprit",
-            "culprit_cgroup",
-            "share",
-            pl.col("d_start").alias("r_start"),
-            pl.col("d_end").alias("r_end"),
-        ),
+        windows.select(pl.col("tid"), "pid", *WINDOWS.bounds),
+        inside.select("tid", "cause", "culprit_pid", "culprit", "culprit_cgroup", "share", *DELAYS.bounds),
         "tid",
+        WINDOWS.bounds,
+        DELAYS.bounds,
     )
     return pairs.select(
         "pid",
@@ -1328,7 +1316,7 @@ def _window_delays(windows: pl.DataFrame, inside: pl.DataFrame) -> pl.DataFrame:
         "culprit_cgroup",
         pl.col("overlap_ns").alias("ns"),
         "share",
-        pl.col("q_start").alias("w_start"),
+        "window_start",
     )
 
 
@@ -1372,9 +1360,9 @@ def _steps(syncs: pl.DataFrame, landmarks: pl.DataFrame) -> int:
 
 
 def _inside_active(pieces: pl.DataFrame, active: pl.DataFrame) -> int:
-    """The interference PIECES (pid, d_start, d_end, cause) hold inside each process's ACTIVE span (pid, lo, hi)."""
+    """The interference PIECES (pid, delay_start, delay_end, cause) hold inside each process's ACTIVE span (pid, lo, hi)."""
     inside = _clip(pieces.filter(pl.col("cause").is_in(INTERFERENCE)).join(active, on="pid"), "lo", "hi")
-    return int((inside["d_end"] - inside["d_start"]).sum() or 0)
+    return int((inside["delay_end"] - inside["delay_start"]).sum() or 0)
 
 
 def _probe_estimate(trace: Trace, gaps: pl.DataFrame, launching: pl.DataFrame) -> tuple[int | None, int | None]:
@@ -1388,7 +1376,7 @@ def _probe_estimate(trace: Trace, gaps: pl.DataFrame, launching: pl.DataFrame) -
     host = _host_parts(gaps).filter(
         pl.col("tid").is_in(launching["tid"].implode()) & pl.col("call_start_ns").is_not_null()
     )
-    in_call = (pl.min_horizontal("host_end", "call_end_ns") - pl.max_horizontal("g_start", "call_start_ns")).clip(0)
+    in_call = (pl.min_horizontal("host_end", "call_end_ns") - pl.max_horizontal("gap_start", "call_start_ns")).clip(0)
     return int(host.select(pl.min_horizontal(in_call, pl.lit(most))).sum().item() or 0), most
 
 
@@ -1662,7 +1650,7 @@ def bounds_section(
 
     others = _clip(
         pieces.filter(pl.col("cause").is_in([MEASUREMENT, WAKEUP_LATENCY])).join(region, on=["pid", "tid"]), "lo", "hi"
-    ).select("cause", "culprit_pid", "culprit", (pl.col("d_end") - pl.col("d_start")).alias("ns"))
+    ).select("cause", "culprit_pid", "culprit", (pl.col("delay_end") - pl.col("delay_start")).alias("ns"))
     wakeup_high = int(others.filter(pl.col("cause") == WAKEUP_LATENCY)["ns"].sum() or 0)
     cpu_interference = int(found["inside"]["ns"].sum() or 0)
     # a culprit's share is of all the delays (its rows' shares add up to 100), its bounds within the span

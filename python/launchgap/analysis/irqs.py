@@ -12,7 +12,7 @@ IRQ_EVENTS = (Event.HARDIRQ, Event.SOFTIRQ, Event.IRQ_VECTOR)
 
 
 def irq_intervals(trace: Trace) -> pl.DataFrame:
-    """cpu, pid, tid (interrupted), kind, name, i_start, i_end, duration_ns, exclusive_ns."""
+    """cpu, pid, tid (interrupted), kind, name, irq_start, irq_end, duration_ns, exclusive_ns."""
     irqs = (
         pl.concat(
             [
@@ -22,8 +22,8 @@ def irq_intervals(trace: Trace) -> pl.DataFrame:
                     "tid",
                     pl.lit(kind.value).alias("kind"),
                     pl.col("irq_name").alias("name"),
-                    pl.col("ts_ns").cast(pl.Int64).alias("i_start"),
-                    (pl.col("ts_ns") + pl.col("duration_ns")).cast(pl.Int64).alias("i_end"),
+                    pl.col("ts_ns").cast(pl.Int64).alias("irq_start"),
+                    (pl.col("ts_ns") + pl.col("duration_ns")).cast(pl.Int64).alias("irq_end"),
                     pl.col("duration_ns").cast(pl.Int64),
                 )
                 for kind in IRQ_EVENTS
@@ -32,21 +32,23 @@ def irq_intervals(trace: Trace) -> pl.DataFrame:
         .collect()
         .with_row_index("irq_id")
     )
-    soft = irqs.filter(pl.col("kind") == Event.SOFTIRQ).select("irq_id", "cpu", "i_start", "i_end").sort("i_start")
-    inner = irqs.filter(pl.col("kind") != Event.SOFTIRQ).sort("i_start")
+    soft = (
+        irqs.filter(pl.col("kind") == Event.SOFTIRQ).select("irq_id", "cpu", "irq_start", "irq_end").sort("irq_start")
+    )
+    inner = irqs.filter(pl.col("kind") != Event.SOFTIRQ).sort("irq_start")
     if soft.is_empty() or inner.is_empty():
         return irqs.with_columns(pl.col("duration_ns").alias("exclusive_ns")).drop("irq_id")
     # the softirq (if any) that started last before each hard IRQ on its CPU, and whether it encloses it
     enclosing = inner.join_asof(
-        soft.rename({"irq_id": "soft_id", "i_start": "s_start", "i_end": "s_end"}),
-        left_on="i_start",
-        right_on="s_start",
+        soft.rename({"irq_id": "soft_id", "irq_start": "softirq_start", "irq_end": "softirq_end"}),
+        left_on="irq_start",
+        right_on="softirq_start",
         by="cpu",
         strategy="backward",
         check_sortedness=False,
     )
     nested = (
-        enclosing.filter(pl.col("soft_id").is_not_null() & (pl.col("i_end") <= pl.col("s_end")))
+        enclosing.filter(pl.col("soft_id").is_not_null() & (pl.col("irq_end") <= pl.col("softirq_end")))
         .group_by("soft_id")
         .agg(pl.col("duration_ns").sum().alias("nested_ns"))
     )

@@ -258,15 +258,18 @@ def running_waiting(
         waits = wait_intervals(trace, window.lo_ns if first is None else first, window)
     # waits on a busy run queue: the part of each wait while its CPU ran something else
     busy = all_runs.select("cpu", "start_ns", "end_ns")
+    # the waits' bounds renamed only to stand apart from the runs' (both are start_ns, end_ns)
     pairs = overlaps(
-        waits.select("cpu", pl.col("start_ns").alias("q_start"), pl.col("end_ns").alias("q_end")),
-        busy.rename({"start_ns": "r_start", "end_ns": "r_end"}),
+        waits.select("cpu", pl.col("start_ns").alias("wait_start"), pl.col("end_ns").alias("wait_end")),
+        busy,
         "cpu",
+        ("wait_start", "wait_end"),
+        ("start_ns", "end_ns"),
     )
     blocked = pairs.select(
         "cpu",
-        pl.max_horizontal("q_start", "r_start").alias("start_ns"),
-        pl.min_horizontal("q_end", "r_end").alias("end_ns"),
+        pl.max_horizontal("wait_start", "start_ns").alias("start_ns"),
+        pl.min_horizontal("wait_end", "end_ns").alias("end_ns"),
     )
     runs = all_runs if tids is None else all_runs.filter(pl.col("tid").is_in(sorted(tids)))
     mine = waits if tids is None else waits.filter(pl.col("tid").is_in(sorted(tids)))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
+from launchgap.analysis.interval_tables import RUNS, SEGMENTS
 from launchgap.trace.checks import Bounds
 from launchgap.trace.schema import WAITING_STATES, ThreadState
 
@@ -38,7 +39,7 @@ def state_time(segments: pl.DataFrame) -> pl.DataFrame:
     and lifetime_ns."""
     if segments.is_empty():
         return pl.DataFrame(schema=STATE_TIME_SCHEMA)
-    base = segments.with_columns((pl.col("s_end") - pl.col("s_start")).alias("ns"))
+    base = segments.with_columns((pl.col("segment_end") - pl.col("segment_start")).alias("ns"))
     # summed first: the pivot then has a row a thread and state, not a segment
     wide = (
         base.group_by("tid", "state")
@@ -57,21 +58,25 @@ def state_time(segments: pl.DataFrame) -> pl.DataFrame:
         if state not in wide.columns:
             wide = wide.with_columns(pl.lit(0, pl.Int64).alias(state))
     wide = wide.select("tid", *column_of).rename(column_of)
-    lifetime = base.group_by("tid").agg((pl.col("s_end").max() - pl.col("s_start").min()).alias("lifetime_ns"))
+    lifetime = base.group_by("tid").agg(
+        (pl.col("segment_end").max() - pl.col("segment_start").min()).alias("lifetime_ns")
+    )
     return wide.fill_null(0).join(lifetime, on="tid")
 
 
-def _overlap_indices(queries: pl.DataFrame, runs: pl.DataFrame, key: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _overlap_indices(
+    queries: pl.DataFrame, runs: pl.DataFrame, key: str, query: tuple[str, str], run: tuple[str, str]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(query row, run row, overlap ns) of every pair that overlaps by more than nothing.
 
-    queries: key, q_start, q_end; runs: key, r_start, r_end, sorted by (key, r_start) and disjoint per key.
-    The runs a query overlaps are one index range of its key's runs: binary search finds its ends
-    (the last run starting at or before q_start, the last starting before q_end), and only those
-    pairs are made. Cost: n log n plus the number of overlaps."""
+    queries: key and QUERY's (start, end) columns; runs: key and RUN's (start, end) columns, sorted by
+    (key, start) and disjoint per key. The runs a query overlaps are one index range of its key's runs:
+    binary search finds its ends (the last run starting at or before the query's start, the last starting
+    before its end), and only those pairs are made. Cost: n log n plus the number of overlaps."""
     if queries.is_empty() or runs.is_empty():
         return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64)
-    q_key, q_start, q_end = (queries[c].to_numpy() for c in (key, "q_start", "q_end"))
-    r_key, r_start = runs[key].to_numpy(), runs["r_start"].to_numpy()
+    q_key, q_start, q_end = (queries[c].to_numpy() for c in (key, *query))
+    r_key, r_start = runs[key].to_numpy(), runs[run[0]].to_numpy()
     # the queries by key (a stable radix sort for small keys such as CPUs), so each key's are one slice
     by_key = np.argsort(q_key.astype(np.uint16) if q_key.size and q_key.max() < 1 << 16 else q_key, kind="stable")
     sorted_keys = q_key[by_key]
@@ -88,7 +93,7 @@ def _overlap_indices(queries: pl.DataFrame, runs: pl.DataFrame, key: str) -> tup
     counts = np.maximum(hi - lo + 1, 0)
     query_rows = np.repeat(np.arange(q_key.size), counts)
     run_rows = lo[query_rows] + np.arange(query_rows.size) - np.repeat(np.cumsum(counts) - counts, counts)
-    r_end = runs["r_end"].to_numpy()
+    r_end = runs[run[1]].to_numpy()
     overlap = np.minimum(q_end[query_rows], r_end[run_rows]) - np.maximum(q_start[query_rows], r_start[run_rows])
     kept = overlap > 0
     return query_rows[kept], run_rows[kept], overlap[kept]
@@ -107,15 +112,9 @@ def taken_where_unknown(segments: pl.DataFrame, breaks: pl.DataFrame) -> pl.Data
     """tid, cpu, ns: the part of each thread's waits (preempted, run queue) on a CPU that lies where that
     CPU's switches do not chain (timeline.switch_chain_breaks): who ran there is unknown, so the wait may
     not have been one."""
-    waiting = (
-        segments.filter(_is_waiting(pl.col("state")))
-        .select("tid", "cpu", pl.col("s_start").alias("q_start"), pl.col("s_end").alias("q_end"))
-        .drop_nulls("cpu")
-    )
-    unknown = _sorted_by(
-        breaks.select("cpu", pl.col("start_ns").alias("r_start"), pl.col("end_ns").alias("r_end")), "cpu", "r_start"
-    )
-    query_rows, _, overlap = _overlap_indices(waiting, unknown, "cpu")
+    waiting = segments.filter(_is_waiting(pl.col("state"))).select("tid", "cpu", *SEGMENTS.bounds).drop_nulls("cpu")
+    unknown = _sorted_by(breaks.select("cpu", "start_ns", "end_ns"), "cpu", "start_ns")
+    query_rows, _, overlap = _overlap_indices(waiting, unknown, "cpu", SEGMENTS.bounds, ("start_ns", "end_ns"))
     pairs = waiting.select("tid", "cpu")[query_rows].with_columns(pl.Series("ns", overlap.astype(np.int64)))
     return pairs.group_by("tid", "cpu").agg(pl.col("ns").sum()).sort("tid", "cpu")
 
@@ -126,18 +125,12 @@ def culprits(segments: pl.DataFrame, runs: pl.DataFrame) -> pl.DataFrame:
     by_cgroup = ["run_cgroup"] if "run_cgroup" in runs.columns else []
     waiting = (
         segments.filter(_is_waiting(pl.col("state")))
-        .select(
-            "tid",
-            "cpu",
-            pl.col("state").alias("cause"),
-            pl.col("s_start").alias("q_start"),
-            pl.col("s_end").alias("q_end"),
-        )
+        .select("tid", "cpu", pl.col("state").alias("cause"), *SEGMENTS.bounds)
         .drop_nulls("cpu")
     )  # a wait on no known CPU (an imported trace's) overlaps nothing
     # the runs of CPUs no thread waited on are never looked at: the search is per CPU
-    runs = _sorted_by(runs.drop_nulls("cpu"), "cpu", "r_start")
-    query_rows, run_rows, overlap = _overlap_indices(waiting, runs, "cpu")
+    runs = _sorted_by(runs.drop_nulls("cpu"), "cpu", RUNS.start)
+    query_rows, run_rows, overlap = _overlap_indices(waiting, runs, "cpu", SEGMENTS.bounds, RUNS.bounds)
     if overlap.size == 0:
         return pl.DataFrame(
             schema={
@@ -199,13 +192,13 @@ def migration_time(trace_migrations: pl.DataFrame, segments: pl.DataFrame) -> pl
 
     A wait is a run of consecutive runnable segments (preempted / runqueue)
     ended by running; a migration while runnable splits it into segments.
-    SEGMENTS are sorted by (tid, s_start), as thread_segments returns them.
+    SEGMENTS are sorted by (tid, segment_start), as thread_segments returns them.
     """
     moves = trace_migrations.select("tid", pl.col("ts_ns").cast(pl.Int64).alias("m_ts"))
     counts = moves.group_by("tid").agg(pl.len().alias("migrations"))
     if segments.is_empty() or moves.is_empty():
         return counts.with_columns(pl.lit(0, pl.Int64).alias("runnable_around_ns"))
-    segments = _sorted_by(segments, "tid", "s_start")
+    segments = _sorted_by(segments, "tid", "segment_start")
     tid = segments["tid"].to_numpy()
     waiting = segments.select(_is_waiting(pl.col("state")))["state"].to_numpy()
     changed = np.ones(tid.size, bool)
@@ -219,8 +212,8 @@ def migration_time(trace_migrations: pl.DataFrame, segments: pl.DataFrame) -> pl
     last = np.append(starts[1:], tid.size)[waits] - 1
     if first.size == 0:
         return counts.with_columns(pl.lit(0, pl.Int64).alias("runnable_around_ns"))
-    e_tid, e_start = tid[first], segments["s_start"].to_numpy()[first]
-    e_end = segments["s_end"].to_numpy()[last]
+    e_tid, e_start = tid[first], segments["segment_start"].to_numpy()[first]
+    e_end = segments["segment_end"].to_numpy()[last]
     m_tid, m_ts = moves["tid"].to_numpy(), moves["m_ts"].to_numpy()
     wait_of_move = np.full(m_ts.size, -1, np.int64)
     for thread in np.unique(m_tid):

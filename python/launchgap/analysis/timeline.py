@@ -20,6 +20,7 @@ import numpy as np
 import polars as pl
 
 from launchgap.analysis import taken
+from launchgap.analysis.interval_tables import RUNS, SEGMENTS, THREAD_STATE
 from launchgap.analysis.records import InconsistentCpu
 from launchgap.trace import Event, Trace
 from launchgap.trace.checks import Bounds, topology_cpus
@@ -63,7 +64,7 @@ RUN_COLUMNS = ("ts_ns", "cpu", "pid", "tid", "comm", "next_pid", "next_tid", "ne
 
 
 def cpu_runs(trace: Trace, bounds: Bounds, switches: pl.DataFrame | None = None) -> pl.DataFrame:
-    """Who ran on each CPU when: cpu, r_start, r_end, run_pid, run_tid, run_comm.
+    """Who ran on each CPU when: cpu, run_start, run_end, run_pid, run_tid, run_comm (interval_tables.RUNS).
 
     Each switch starts a slice of the next task; the task switched out by a
     CPU's first switch is taken to have run since the trace began.
@@ -71,16 +72,7 @@ def cpu_runs(trace: Trace, bounds: Bounds, switches: pl.DataFrame | None = None)
     """
     sw = trace.of(Event.SWITCH, *RUN_COLUMNS) if switches is None else switches
     if sw.is_empty():
-        return pl.DataFrame(
-            schema={
-                "cpu": pl.UInt32,
-                "r_start": pl.Int64,
-                "r_end": pl.Int64,
-                "run_pid": pl.UInt32,
-                "run_tid": pl.UInt32,
-                "run_comm": pl.Utf8,
-            }
-        )
+        return RUNS.empty()
     ts, cpu = sw["ts_ns"].cast(pl.Int64).to_numpy(), sw["cpu"].to_numpy()
     order = grouped_time_order(cpu, ts)
     ts, cpu = ts[order], cpu[order]
@@ -91,7 +83,7 @@ def cpu_runs(trace: Trace, bounds: Bounds, switches: pl.DataFrame | None = None)
     ends[:-1] = ts[1:]
     ends[np.append(first_of_cpu[1:], True)] = bounds.end_ns
     # each CPU's first slice (from the trace's start, of the task its first switch switched out) goes
-    # before its others, as the sort by (cpu, r_start) puts it
+    # before its others, as the sort by (cpu, run_start) puts it
     firsts = np.flatnonzero(first_of_cpu)
     at = firsts
     starts = np.insert(ts, at, bounds.start_ns)
@@ -106,8 +98,8 @@ def cpu_runs(trace: Trace, bounds: Bounds, switches: pl.DataFrame | None = None)
         return pl.concat([sw[nxt], sw[prev]]).gather(switch_row)
 
     return pl.DataFrame(
-        {"cpu": np.insert(cpu, at, cpu[firsts])[kept], "r_start": starts[kept], "r_end": ends[kept]},
-        schema={"cpu": sw["cpu"].dtype, "r_start": pl.Int64, "r_end": pl.Int64},
+        {"cpu": np.insert(cpu, at, cpu[firsts])[kept], "run_start": starts[kept], "run_end": ends[kept]},
+        schema={"cpu": sw["cpu"].dtype, "run_start": pl.Int64, "run_end": pl.Int64},
     ).with_columns(
         task("pid", "next_pid").alias("run_pid"),
         task("tid", "next_tid").alias("run_tid"),
@@ -215,7 +207,7 @@ NO_STATE = -1
 SWITCHED, WOKEN, MIGRATED = range(3)
 # the segments' state column: an Enum, a byte a row held and compared, where a string is 16 bytes and a
 # string comparison; it reads, filters, groups and prints as the state's name
-STATE = pl.Enum(STATES)
+STATE = THREAD_STATE
 STATE_NAMES = pl.Series("state", STATES, STATE)
 
 
@@ -297,7 +289,7 @@ def _first_segments(
 ) -> pl.DataFrame:
     """Each thread's segment before its first event (rows sorted by thread, then time; NEW_THREAD marks each
     thread's first row), inferred from that event, from the trace's start or the thread's birth: tid, first_row,
-    state, s_start, s_end, by thread."""
+    state, segment_start, segment_end, by thread."""
     # before the first event: inferred from it
     firsts = np.flatnonzero(new_thread)
     first_kind, first_state = kind[firsts], state[firsts]
@@ -310,8 +302,8 @@ def _first_segments(
             "tid": tid[firsts],
             "first_row": firsts.astype(np.int64),
             "state": inferred,
-            "s_start": np.full(firsts.size, bounds.start_ns, np.int64),
-            "s_end": ts[firsts],
+            "segment_start": np.full(firsts.size, bounds.start_ns, np.int64),
+            "segment_end": ts[firsts],
         }
     )
     born = (
@@ -321,21 +313,21 @@ def _first_segments(
     )
     first = (
         first.join(born, on="tid", how="left")
-        .with_columns(pl.max_horizontal("s_start", pl.col("born_ns").fill_null(bounds.start_ns)).alias("s_start"))
+        .with_columns(
+            pl.max_horizontal("segment_start", pl.col("born_ns").fill_null(bounds.start_ns)).alias("segment_start")
+        )
         .drop("born_ns")
-        .filter(pl.col("s_end") > pl.col("s_start"))
-        .sort("tid", "s_start")
+        .filter(pl.col("segment_end") > pl.col("segment_start"))
+        .sort("tid", "segment_start")
     )
     return first
 
 
 def thread_segments(trace: Trace, tids: list[int], bounds: Bounds) -> pl.DataFrame:
-    """tid, cpu, state, s_start, s_end for every target thread, end to end."""
+    """tid, cpu, state, segment_start, segment_end for every target thread, end to end (interval_tables.SEGMENTS)."""
     rows = _state_events(trace, tids)
     if rows.is_empty():
-        return pl.DataFrame(
-            schema={"tid": pl.UInt32, "cpu": pl.UInt32, "state": STATE, "s_start": pl.Int64, "s_end": pl.Int64}
-        )
+        return SEGMENTS.empty()
     # by thread, then time; a stable sort keeps equal times in the order above (out, in, wakeup, migrate)
     ts, tid = rows["ts_ns"].to_numpy(), rows["tid"].cast(pl.UInt32).to_numpy()
     order = grouped_time_order(tid, ts, np.unique(np.asarray(tids, np.int64)))
@@ -384,6 +376,6 @@ def thread_segments(trace: Trace, tids: list[int], bounds: Bounds) -> pl.DataFra
     del tid, cpu
     segments = segments.with_columns(STATE_NAMES.gather(with_firsts(state, "state")))
     del state
-    segments = segments.with_columns(pl.Series("s_start", with_firsts(ts, "s_start")))
+    segments = segments.with_columns(pl.Series("segment_start", with_firsts(ts, "segment_start")))
     del ts
-    return segments.with_columns(pl.Series("s_end", with_firsts(ends, "s_end")))
+    return segments.with_columns(pl.Series("segment_end", with_firsts(ends, "segment_end")))
