@@ -11,6 +11,7 @@ import click
 
 import launchgap.quiet_blas  # noqa: F401  (first: before anything imports numpy)
 from launchgap import __version__
+from launchgap.analysis.collectives import pattern_error
 from launchgap.analysis.diff import diff_reports
 from launchgap.analysis.report import MINOR_CAVEAT_PERCENT, build_report
 from launchgap.cli_common import (
@@ -155,6 +156,14 @@ def _require_cgroups(path: str, result) -> None:
     "CUPTI of launchgap's in the process. Record TRACE with --no-cuda-probes (or with the probes: "
     "then the clocks are fitted to the launches both saw). A file of another run is refused.",
 )
+@click.option(
+    "--collective-pattern",
+    "collective_pattern",
+    metavar="REGEX",
+    help="Also count as collectives the kernels whose name this regular expression finds (Rust regex syntax, "
+    "searched anywhere in the name, as CUPTI or the profiler gives it: mangled or not), for a library other "
+    'than NCCL, whose kernels are recognised by their names (docs/gpu-time.md, "Collectives").',
+)
 def report(
     trace: str,
     as_json: bool,
@@ -163,10 +172,16 @@ def report(
     culprits_by: str,
     verbose: bool,
     kineto: tuple[str, ...],
+    collective_pattern: str | None,
 ) -> None:
     """What the scheduler and interrupts took from the workload in TRACE, from whom, and what to do.
     TRACE may be a PyTorch profiler trace itself (.json, .json.gz): then its GPU time, and how to learn
     what the host did."""
+    if collective_pattern is not None:
+        # checked once, here, by the engine the names are matched with, before the trace is read
+        bad = pattern_error(collective_pattern)
+        if bad is not None:
+            fail(f"--collective-pattern {collective_pattern!r} is not a regular expression: {bad}")
     if csv_path:
         check_output(csv_path, [trace])
     loaded = _load(trace, warn=False)
@@ -177,7 +192,7 @@ def report(
             loaded = join_profiler_traces(loaded, list(kineto))
         except TraceError as err:
             fail(str(err))
-    result = build_report(loaded)
+    result = build_report(loaded, collective_pattern)
     if culprits_by == "cgroup":
         _require_cgroups(trace, result)
     if csv_path:

@@ -47,10 +47,24 @@ def json_key(f) -> str:
     return f.metadata.get("key", f.name)
 
 
+# a field's metadata: the JSON leaves the field out while it is None (a section only some traces have, so that
+# the others' JSON stays as it was)
+OMITTED_WHEN_NONE = "omitted_when_none"
+
+
+def omitted(f, value: Any) -> bool:
+    """The field F, holding VALUE, is left out of the JSON."""
+    return value is None and f.metadata.get(OMITTED_WHEN_NONE, False)
+
+
 class Record:
     def to_json(self, say: Say | None = None) -> dict:
         """The record as JSON; SAY gives the facts inside it their words (a record that holds one needs it)."""
-        return {json_key(f): _json(getattr(self, f.name), say) for f in fields(self)}
+        return {
+            json_key(f): _json(getattr(self, f.name), say)
+            for f in fields(self)
+            if not omitted(f, getattr(self, f.name))
+        }
 
 
 @dataclass(frozen=True)
@@ -680,6 +694,46 @@ class ProfilerFile(Record):
 
 
 @dataclass(frozen=True)
+class CollectiveName(Record):
+    """A rank's collective kernels of one function (analysis/collectives.py function_name)."""
+
+    name: str
+    kernels: int
+    gpu_ns: int
+
+
+@dataclass(frozen=True)
+class CollectiveRank(Record):
+    """One rank's collective kernels (a process's device) and, matched across ranks, how long they waited
+    for the last rank (analysis/collectives.py)."""
+
+    pid: int
+    device_id: int
+    rank: int | None  # its rank as the profiler file says it (distributedInfo); None in a recording
+    kernels: int
+    gpu_ns: int  # their time on the GPU, waiting and transferring
+    # matched across ranks (Collectives.matched_by), else None: from each kernel's start to the last rank's
+    # start of that collective (spinning, busy, on the GPU), and the rest of it
+    wait_ns: int | None
+    transfer_ns: int | None
+    last_arrivals: int | None  # the collectives this rank was the last to start
+    longest_wait_ns: int | None
+    names: list[CollectiveName]  # by function, the most GPU time first
+
+
+@dataclass(frozen=True)
+class Collectives(Record):
+    """The collective kernels (NCCL's, or PATTERN's) per rank, and the waits inside them (docs/gpu-time.md,
+    "Collectives")."""
+
+    pattern: str | None  # report --collective-pattern: other libraries' kernels counted beside NCCL's
+    matched: int  # collectives matched across the ranks (0 where not)
+    matched_by: str | None  # "order_on_stream": each rank's k-th collective kernel with the others' k-th
+    not_matched: str | None  # why not: one_rank, several_streams, counts_differ, kernels_differ
+    ranks: list[CollectiveRank]
+
+
+@dataclass(frozen=True)
 class Report(Record):
     schema: str
     trace: TraceInfo
@@ -696,3 +750,6 @@ class Report(Record):
     warnings: dict[str, LowerBound]
     # the PyTorch profiler files the GPU activity came from (a profiler trace, or a recording joined to them)
     profiler: list[ProfilerFile] = field(default_factory=list)
+    # the collective kernels of the workload (GPU activity or profiler files); None, and not in the JSON, where
+    # it has none
+    collectives: Collectives | None = field(default=None, metadata={OMITTED_WHEN_NONE: True})

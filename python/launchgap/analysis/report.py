@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from launchgap.analysis import cgroups, taken
+from launchgap.analysis import collectives as coll
 from launchgap.analysis import gpu_time as gpu
 from launchgap.analysis import verdict as judge
 from launchgap.analysis.core_map import records_every_switch
@@ -24,6 +25,9 @@ from launchgap.analysis.irqs import irq_intervals
 from launchgap.analysis.measurement import collector_names, measurement_of
 from launchgap.analysis.records import (
     CgroupCulprit,
+    CollectiveName,
+    CollectiveRank,
+    Collectives,
     Culprit,
     FailedLaunch,
     FailedLaunches,
@@ -179,12 +183,13 @@ def _cgroup_culprits(culprits: pl.DataFrame, table: pl.DataFrame | None) -> list
 # --- the report: what it is computed from, then one builder per section ------------------------------------
 
 
-def build_report(trace: Trace) -> Report:
+def build_report(trace: Trace, collective_pattern: str | None = None) -> Report:
     """The report of TRACE. Launches, most of a launch-bound trace, are streamed: counted lazily, their
-    gaps taken a few segments at a time (gap_stream.py)."""
+    gaps taken a few segments at a time (gap_stream.py). COLLECTIVE_PATTERN: a regular expression that names
+    other libraries' collective kernels beside NCCL's (checked by the caller: collectives.pattern_error)."""
     w = workload_of(trace)
     launch_gaps = gap_stats(launch_chunks(trace, w.pids), w.segments, w.target_irqs, w.syncs)
-    return report_from(w, gaps_section(launch_gaps), launch_gaps.interference_ns())
+    return report_from(w, gaps_section(launch_gaps), launch_gaps.interference_ns(), collective_pattern)
 
 
 @dataclass(frozen=True)
@@ -281,10 +286,11 @@ def workload_of(trace: Trace) -> Workload:
     )
 
 
-def report_from(w: Workload, gaps: Gaps, recoverable_ns: int) -> Report:
+def report_from(w: Workload, gaps: Gaps, recoverable_ns: int, collective_pattern: str | None = None) -> Report:
     """The report of W, given its launch-gap section GAPS and RECOVERABLE_NS, the interference inside those
     gaps. They come in apart because there are two ways to find them: streamed (build_report), and with
-    every launch in memory (the reference, tests/analysis/reference_gaps.py)."""
+    every launch in memory (the reference, tests/analysis/reference_gaps.py). COLLECTIVE_PATTERN: as
+    build_report's."""
     threads = thread_rows(w)
     trace_info = trace_section(w, threads)
     incomplete = incompleteness(trace_info)
@@ -303,6 +309,56 @@ def report_from(w: Workload, gaps: Gaps, recoverable_ns: int) -> Report:
         host_checks=host_checks_section(w),
         warnings=warnings_section(w.lost, incomplete),
         profiler=profiler_section(w),
+        collectives=collectives_section(w, collective_pattern),
+    )
+
+
+def _profiler_ranks(w: Workload) -> dict[int, int]:
+    """pid -> its rank, as the profiler files the GPU activity came from say (distributedInfo)."""
+    files = w.trace.meta.get(MetaKey.PROFILER) or []
+    return {
+        f["pid"]: f["rank"]
+        for f in (files if isinstance(files, list) else [])
+        if isinstance(f.get("pid"), int) and isinstance(f.get("rank"), int)
+    }
+
+
+def collectives_section(w: Workload, pattern: str | None) -> Collectives | None:
+    """The workload's collective kernels per rank (collectives.py), with each rank's wait inside them where
+    they match across ranks; None where the trace has no GPU activity or no collective kernel."""
+    kernels = coll.collective_kernels(w.trace, w.pids, pattern)
+    if kernels.is_empty():
+        return None
+    why_not = coll.unmatchable(kernels)
+    waits = coll.split_waits(kernels) if why_not is None else None
+    names = coll.names_per_rank(kernels)
+    ranks = _profiler_ranks(w)
+    rows = []
+    for r in coll.per_rank(kernels, waits).iter_rows(named=True):
+        mine = names.filter((pl.col("pid") == r["pid"]) & (pl.col("device_id") == r["device_id"]))
+        rows.append(
+            CollectiveRank(
+                pid=r["pid"],
+                device_id=r["device_id"],
+                rank=ranks.get(r["pid"]),
+                kernels=r["kernels"],
+                gpu_ns=r["gpu_ns"],
+                wait_ns=r["wait_ns"],
+                transfer_ns=r["transfer_ns"],
+                last_arrivals=r["last_arrivals"],
+                longest_wait_ns=r["longest_wait_ns"],
+                names=[
+                    CollectiveName(name=n, kernels=k, gpu_ns=g)
+                    for n, k, g in mine.select("name", "kernels", "gpu_ns").rows()
+                ],
+            )
+        )
+    return Collectives(
+        pattern=pattern,
+        matched=int(waits["k"].n_unique()) if waits is not None else 0,
+        matched_by=coll.MATCHED_BY_ORDER if waits is not None else None,
+        not_matched=why_not,
+        ranks=rows,
     )
 
 

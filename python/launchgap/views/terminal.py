@@ -13,6 +13,7 @@ from rich.text import Text
 from launchgap.analysis.diff import CgroupCulpritsDiff
 from launchgap.analysis.records import (
     CgroupCulprit,
+    Collectives,
     FailedLaunches,
     GpuActivity,
     GpuCgroupCulprit,
@@ -280,6 +281,53 @@ def _gpu_time(g: GpuTime, console: Console, culprits_by: str = "command", host_s
         _gpu_cgroup_culprits(g.culprits_by_cgroup, console)
     elif culprits_by != "cgroup":
         _gpu_culprits(g, console, culprits_by)
+
+
+# why the collectives were not matched across ranks (collectives.py's reasons), in words
+NOT_MATCHED_WORDS = {
+    "one_rank": "the trace holds one rank's, nothing to match them with",
+    "several_streams": "a rank's collectives lie on several streams (process groups of their own), whose kernels "
+    "interleave differently on each rank; matching them needs each collective's communicator and number, which "
+    "the trace does not hold yet",
+    "counts_differ": "the ranks launched different numbers of them (a rank missing from the trace, or cut short)",
+    "kernels_differ": "the ranks' kernels in the same place differ (a rank missing from the trace, or one with "
+    "collectives of its own)",
+}
+
+
+def _collective_rank(r) -> str:
+    rank = f", rank {r.rank}" if r.rank is not None else ""
+    return f"pid {r.pid}, device {r.device_id}{rank}"
+
+
+def _collectives(c: Collectives, console: Console) -> None:
+    """Each rank's collective kernels, what they cost the GPU, and (matched across ranks) their wait for the
+    last rank (docs/gpu-time.md, "Collectives")."""
+    which = "NCCL" + (f" and {literal(c.pattern)}" if c.pattern is not None else "")
+    table = Table(title=f"Collective kernels ({which})", title_justify="left")
+    matched = c.matched_by is not None
+    waits = ("waiting for the last rank", "transferring", "last to start") if matched else ()
+    for col in ("rank", "kernels", "GPU time", *waits, "names"):
+        table.add_column(col, justify="left" if col in ("rank", "names") else "right", overflow="fold")
+    for r in c.ranks:
+        names = ", ".join(f"{literal(n.name)} x{n.kernels:,} ({_s(n.gpu_ns)})" for n in r.names[:4])
+        if len(r.names) > 4:
+            names += f", {len(r.names) - 4} more"
+        cells = []
+        if matched:
+            share = f" ({100 * r.wait_ns / r.gpu_ns:.1f}%)" if r.gpu_ns else ""
+            cells = [_s(r.wait_ns) + share, _s(r.transfer_ns), f"{r.last_arrivals:,} of {c.matched:,}"]
+        table.add_row(_collective_rank(r), f"{r.kernels:,}", _s(r.gpu_ns), *cells, names)
+    if matched:
+        table.caption = (
+            f"{c.matched:,} collectives matched across the ranks by their order: each rank's k-th collective kernel "
+            "with the others' k-th (the trace holds no communicator or sequence number yet). Waiting: from a "
+            "kernel's start to the last rank's start of it, busy on the GPU; transferring: the rest."
+        )
+    else:
+        table.caption = f"Not matched across ranks: {NOT_MATCHED_WORDS.get(c.not_matched or '', c.not_matched)}."
+    table.caption_justify = "left"
+    console.print(table)
 
 
 def _by_api(driver: dict[str, int], runtime: dict[str, int] | None, total: int) -> str:
@@ -571,6 +619,8 @@ def render(report: Report, console: Console, culprits_by: str = "command", verbo
     if report.profiler:
         _profiler(report.profiler, console)
     _gpu_time(report.gpu_time, console, culprits_by, host_seen=trace.mode != "profiler")
+    if report.collectives is not None:
+        _collectives(report.collectives, console)
     if trace.mode == "profiler":
         console.print(
             "No thread states in a profiler trace: the time taken from the workload, its launch gaps and "
