@@ -16,6 +16,7 @@ from decimal import Decimal
 import polars as pl
 import pytest
 from click.testing import CliRunner
+from rich.console import Console
 
 from launchgap.analysis import collectives as coll
 from launchgap.analysis.gpu_activity import collector_states
@@ -23,6 +24,7 @@ from launchgap.analysis.report import build_report
 from launchgap.cli import main
 from launchgap.trace import open_trace
 from launchgap.views.report_json import document
+from launchgap.views.terminal import render
 from tests.conftest import CUDASIM
 from tests.kineto.conftest import REAL_KINETO, real_trace
 from tests.recorder.conftest import RECORDER, cudasim_command, needs_bpf, record  # noqa: F401 (a fixture)
@@ -68,6 +70,9 @@ def test_nccls_kernel_names_are_recognised_and_named_by_their_function():
     assert _recognised(OTHER_NAMES) == [False] * len(OTHER_NAMES)
     functions = pl.DataFrame({"n": names}).select(coll.function_name(pl.col("n")))["n"].to_list()
     assert functions == list(NCCL_NAMES.values())
+    # a template's name: its parentheses cannot be paired by a regular expression, so it is kept whole
+    others = pl.DataFrame({"n": OTHER_NAMES[:2]}).select(coll.function_name(pl.col("n")))["n"].to_list()
+    assert others == ["kernel", OTHER_NAMES[1].removeprefix("void ")]
 
 
 def test_a_pattern_adds_other_libraries_kernels_beside_nccls():
@@ -200,6 +205,31 @@ def test_real_profiler_traces_nccl_kernels_are_counted_and_named(name):
         assert c.ranks[0].wait_ns is None
 
 
+def test_a_pattern_counts_another_librarys_kernels_beside_nccls():
+    """`report --json --collective-pattern`, end to end on cuda_graphs: PyTorch's reduce kernels stand for
+    another library's collectives; counted beside NCCL's 80, named whole (a template's name), their GPU time
+    that of the raw JSON's events."""
+    path = real_trace("cuda_graphs.json.gz")
+    nccl, _, _ = _raw_nccl_kernels(path)
+    with gzip.open(path, "rt") as f:
+        events = json.load(f)["traceEvents"]
+    reduces = [e for e in events if e.get("cat") == "kernel" and "reduce_kernel<" in e["name"]]
+    assert reduces and not set(map(id, reduces)) & set(map(id, nccl))
+    result = CliRunner().invoke(main, ["report", "--json", "--collective-pattern", "reduce_kernel<", str(path)])
+    assert result.exit_code == 0, result.output
+    c = json.loads(result.output)["collectives"]
+    assert c["pattern"] == "reduce_kernel<"
+    [rank] = c["ranks"]
+    assert rank["kernels"] == len(nccl) + len(reduces) == 80 + len(reduces)
+    names = {n["name"]: (n["kernels"], n["gpu_ns"]) for n in rank["names"]}
+    expected: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for e in reduces:
+        expected[e["name"].removeprefix("void ")][0] += 1
+        expected[e["name"].removeprefix("void ")][1] += int(Decimal(str(e["dur"])) * 1000)
+    assert {n: names[n] for n in expected} == {n: tuple(v) for n, v in expected.items()}
+    assert names["ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t"][0] == 80
+
+
 def test_every_real_trace_with_nccl_kernels_is_among_those_checked():
     """A real trace added beside the others is checked above too, or this fails."""
     if not REAL_KINETO.is_dir():
@@ -256,3 +286,11 @@ def test_each_ranks_wait_inside_its_collectives_is_the_truths(record, stream):  
     # not vacuous: rank 1's sleeps made rank 0 wait, milliseconds at a time
     waited = {rank_of[r.pid]: r.wait_ns for r in c.ranks}
     assert waited[0] >= 1_500_000 and waited[1] < waited[0], waited
+    # the report's words and JSON say the same figures
+    console = Console(record=True, width=200, color_system=None)
+    render(report, console)
+    text = console.export_text()
+    assert "Collective kernels (NCCL)" in text and f"{c.matched:,} collectives matched across the ranks" in text
+    for r in c.ranks:
+        assert f"pid {r.pid}, device {r.device_id}" in text
+    assert document(report)["collectives"] == c.to_json()

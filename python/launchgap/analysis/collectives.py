@@ -63,11 +63,14 @@ def is_collective(name: pl.Expr, pattern: str | None = None) -> pl.Expr:
 
 def function_name(name: pl.Expr) -> pl.Expr:
     """A kernel's function name, without its parameters: a mangled name's (`_Z<length><name>...`) the
-    LENGTH characters after the length; a demangled one's up to its parameter list, `void ` left out."""
+    LENGTH characters after the length; a demangled one's identifier before its parameter list (NCCL's are
+    plain identifiers). Any other name (a template's, a namespace's, whose parentheses a regular expression
+    cannot pair) is kept whole, `void ` left out."""
     length = name.str.extract(r"^_Z(\d+)", 1).cast(pl.Int64)
     mangled = name.str.extract(r"^_Z\d+(.*)$", 1).str.slice(0, length)
-    shown = name.str.replace(r"^void ", "").str.extract(r"^([^(]*)", 1)
-    return pl.when(length.is_not_null()).then(mangled).otherwise(shown)
+    whole = name.str.replace(r"^void ", "")
+    plain = whole.str.extract(r"^([A-Za-z_][A-Za-z0-9_]*)\(", 1)
+    return pl.when(length.is_not_null()).then(mangled).otherwise(pl.coalesce(plain, whole))
 
 
 def collective_kernels(trace: Trace, pids: set[int], pattern: str | None = None) -> pl.DataFrame:
