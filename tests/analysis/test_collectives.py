@@ -23,6 +23,7 @@ from launchgap.analysis.gpu_activity import collector_states
 from launchgap.analysis.report import build_report
 from launchgap.cli import main
 from launchgap.trace import open_trace
+from launchgap.trace.kineto_join import join_profiler_traces
 from launchgap.views.report_json import document
 from launchgap.views.terminal import render
 from tests.conftest import CUDASIM
@@ -294,3 +295,42 @@ def test_each_ranks_wait_inside_its_collectives_is_the_truths(record, stream):  
     for r in c.ranks:
         assert f"pid {r.pid}, device {r.device_id}" in text
     assert document(report)["collectives"] == c.to_json()
+
+
+@needs_bpf
+@pytest.mark.skipif(not RECORDER.exists() or not CUDASIM.exists(), reason="the recorder or cudasim is not built")
+def test_profiler_files_of_each_rank_joined_give_each_ranks_wait(record, tmp_path):  # noqa: F811 (the fixture)
+    """The same job recorded without CUPTI (--no-cuda-probes) and joined to each rank's PyTorch profiler file
+    (cudasim --kineto): the ranks are named by their files' distributedInfo, and each collective's wait is
+    the truth's within the profiler clock's error as cudasim wrote it (each reading off by up to its jitter,
+    the clock drifting at its rate from the truth's over the run) twice over, plus the recording's own
+    clock readings' uncertainty, twice."""
+    run = record(
+        cudasim_command(
+            "--ranks", "2", "--tokens", str(TOKENS), "--layers", str(LAYERS), "--collective-us", "50",
+            "--stall-rank", "1", "--stall-us", "3000", "--stall-every", "60", "--kineto", str(tmp_path / "k.json"),
+        ),
+        "--no-cuda-probes",
+    )  # fmt: skip
+    truth = run.truth
+    files = sorted(str(path) for path in tmp_path.glob("k-rank*.json"))
+    assert len(files) == 2
+    joined = join_profiler_traces(run.trace, files)
+    report = build_report(joined)
+    c = report.collectives
+    assert c is not None and c.not_matched is None and c.matched == TOKENS * LAYERS
+    rank_of = {p["pid"]: p["proc_index"] for p in truth["processes"]}
+    assert [(rank_of[r.pid], r.rank, r.device_id) for r in c.ranks] == [(0, 0, 0), (1, 1, 1)]
+
+    kineto = truth["kineto"]
+    span = truth["end_ns"] - truth["start_ns"]
+    uncertainty = max(f.clock.recorded_uncertainty_ns or 0 for f in report.profiler)
+    one = kineto["jitter_ns"] + kineto["drift_ppm"] * span / 1e6 + uncertainty  # one start's error, at most
+    rows = [dict(zip(truth["collective_columns"], row)) for row in truth["collectives"]]
+    waits = coll.split_waits(coll.collective_kernels(joined, set(rank_of))).sort("pid", "k")
+    for r in c.ranks:
+        theirs = sorted((t for t in rows if t["rank"] == rank_of[r.pid]), key=lambda t: t["launch_seq"])
+        ours = waits.filter(pl.col("pid") == r.pid)["wait_ns"].to_list()
+        off = max(abs(a - t["wait_ns"]) for a, t in zip(ours, theirs, strict=True))
+        assert off <= 2 * one, (r.pid, off, one)
+        assert abs(r.wait_ns - sum(t["wait_ns"] for t in theirs)) <= 2 * one * len(theirs)
