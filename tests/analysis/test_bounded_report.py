@@ -242,11 +242,13 @@ DOCTOR_KEYS = {"ok", "warn", "fail", "unknown"}
 
 
 def record_keys(cls) -> set[str]:
-    """Every JSON key a record and the records inside it can have."""
-    keys = set()
+    """Every JSON key a record and the records inside it can have: its fields', or the keys it writes whatever
+    its fields (JSON_KEYS: GPU time's kinds, one layout for the three)."""
+    keys = set(getattr(cls, "JSON_KEYS", ()))
     hints = typing.get_type_hints(cls, vars(records))
     for f in fields(cls):
-        keys.add(json_key(f))
+        if not hasattr(cls, "JSON_KEYS"):
+            keys.add(json_key(f))
         for inner in _record_types(hints[f.name]):
             keys |= record_keys(inner)
     return keys

@@ -6,8 +6,11 @@ Hand-built traces whose every number is set below; the answers are worked out by
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
+from launchgap.analysis.records import GpuTimeBounds
 from launchgap.analysis.report import build_report
 from launchgap.views.verdict_words import verdict_text
 from tests.analysis.builder import IDLE, TraceBuilder
@@ -91,7 +94,7 @@ def decode_beside_culprits() -> TraceBuilder:
 
 def test_each_culprit_has_its_own_lower_bound(tmp_path):
     g = build_report(decode_beside_culprits().write(tmp_path / "t.lg")).gpu_time
-    assert g.mode == "bounds"
+    assert isinstance(g, GpuTimeBounds)
     assert g.note == "the lower bound from 6 steps that repeat launch for launch"
     assert (g.active_ns, g.interference_low_ns, g.interference_high_ns) == (10_950, 300, 1100)
     for rows in (g.culprits, g.culprits_by_process):
@@ -163,7 +166,7 @@ def without_switches() -> TraceBuilder:
 def test_no_culprits_bound_is_over_the_span(tmp_path):
     report = build_report(without_switches().write(tmp_path / "t.lg"))
     g = report.gpu_time
-    assert g.mode == "bounds" and g.active_ns == 80_500
+    assert isinstance(g, GpuTimeBounds) and g.active_ns == 80_500
     assert (g.interference_low_ns, g.interference_high_ns) == (0, 80_500)
     # one culprit (nobody known), its 160 000 ns of delays at most the span: 80 500, all the interference
     for rows in (g.culprits, g.culprits_by_process):
@@ -190,7 +193,7 @@ def test_no_culprits_bound_is_over_the_span(tmp_path):
 def test_bounds_that_meet_are_said_as_one_figure():
     """Estimated from the host, a lower bound equal to the upper is the figure: never "between 6 us and 6 us
     (13.19%-13.19%)"."""
-    from launchgap.analysis.records import GpuTime, Verdict
+    from launchgap.analysis.records import Verdict
     from launchgap.analysis.verdict import gpu_verdict
 
     cpu = Verdict(
@@ -201,26 +204,22 @@ def test_bounds_that_meet_are_said_as_one_figure():
         recoverable_ns=0,
         grounds=None,  # the GPU-time verdict rests on grounds of its own
     )
-    g = GpuTime(
-        mode="bounds",
+    g = GpuTimeBounds(
         why="attached with -p",
-        span_ns=45_500,
-        busy_ns=None,
-        idle_ns=None,
-        busy_percent=None,
-        causes=[],
         interference_low_ns=6_000,
         interference_high_ns=6_000,
-        own_ns=None,
         culprits=[],
         cpu_interference_ns=6_000,
         hidden_low_ns=0,
         hidden_high_ns=0,
-        hidden_percent=None,
-        processes=[],
         active_ns=45_500,
         prediction=None,
         note=None,
+        culprits_by_cgroup=None,
+        culprits_by_process=[],
+        measurement=None,
+        wakeup_latency_low_ns=0,
+        wakeup_latency_high_ns=0,
     )
     text = verdict_text(gpu_verdict(cpu, g))
     assert text.startswith(
@@ -228,11 +227,11 @@ def test_bounds_that_meet_are_said_as_one_figure():
         "host, whose bounds meet: attached with -p): heavy"
     ), text
     # as they are printed: 5.6 us and 6 us both read "6 us"
-    close = verdict_text(gpu_verdict(cpu, GpuTime(**{**g.__dict__, "interference_low_ns": 5_600})))
+    close = verdict_text(gpu_verdict(cpu, dataclasses.replace(g, interference_low_ns=5_600)))
     assert close.startswith(
         "The GPU lost 6 us of its 46 us of work to interference (13.19%; estimated from the host, whose bounds meet"
     ), close
-    apart = verdict_text(gpu_verdict(cpu, GpuTime(**{**g.__dict__, "interference_low_ns": 5_000})))
+    apart = verdict_text(gpu_verdict(cpu, dataclasses.replace(g, interference_low_ns=5_000)))
     assert apart.startswith(
         "The GPU lost between 5 us and 6 us of its 46 us of work to interference "
         "(10.99%-13.19%; estimated from the host: attached with -p)"

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from launchgap.analysis.cgroups import display_name
 from launchgap.analysis.diff import diff_reports
+from launchgap.analysis.records import GpuTimeBounds
 from launchgap.analysis.report import build_report
 from launchgap.views.report_json import document
 from tests.analysis.builder import IDLE, TraceBuilder
@@ -88,7 +89,7 @@ def test_names_say_pod_and_container_else_the_path():
 
 def test_gpu_time_culprits_are_grouped_the_same_way(tmp_path):
     g = build_report(shared_cpu().write(tmp_path / "t.lg")).gpu_time
-    assert g.mode == "bounds" and g.culprits_by_cgroup is not None
+    assert isinstance(g, GpuTimeBounds) and g.culprits_by_cgroup is not None
     by_task = {(c.name, cause): ns for c in g.culprits for cause, ns in c.causes.items()}
     by_cgroup = {(r.name, r.cause): r.high_ns for r in g.culprits_by_cgroup}
     # the launching thread's delays, each charged to the cgroup its culprit was in at the time

@@ -15,6 +15,7 @@ the NVIDIA-thunk driver shapes.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import signal
@@ -27,6 +28,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from launchgap.analysis.records import GpuTimeBounds, GpuTimeExact
 from launchgap.analysis.report import build_report
 from launchgap.trace import Event, read_trace
 from launchgap.views.verdict_words import verdict_text
@@ -359,7 +361,7 @@ def truth_caused(run: Run, culprit_pid: int | None = None) -> tuple[int, int]:
 def check_bounds(run: Run, truth_ns: int, tolerance: int) -> object:
     """Without GPU activity the host bounds the GPU idle the interference caused: the truth lies between."""
     bounds = build_report(without_gpu_activity(run.trace)).gpu_time
-    assert bounds.mode == "bounds" and bounds.why == "attached with -p: for the test"
+    assert isinstance(bounds, GpuTimeBounds) and bounds.why == "attached with -p: for the test"
     assert bounds.interference_low_ns - tolerance <= truth_ns <= bounds.interference_high_ns + tolerance, (
         bounds.interference_low_ns,
         truth_ns,
@@ -377,7 +379,7 @@ def check_exact(run: Run, culprit_pid: int | None) -> dict:
     without the GPU activity, the host's bounds contain the truth."""
     report = build_report(run.trace)
     g = report.gpu_time
-    assert g.mode == "exact"
+    assert isinstance(g, GpuTimeExact)
     # every idle nanosecond of the trace's window has exactly one cause
     assert sum(c.ns for c in g.causes) == g.idle_ns == g.span_ns - g.busy_ns
     gaps = pl.concat([truth_idle(t) for t in run.truths])
@@ -402,7 +404,7 @@ def check_exact(run: Run, culprit_pid: int | None) -> dict:
         named = int(idle.filter(pl.col("cause") == "irq")["ns"].sum())
     # all the interference, whoever caused it: exact, and bounded without the GPU activity
     interference, _ = truth_caused(run)
-    assert abs(g.interference_high_ns - interference) <= tolerance, (g.interference_high_ns, interference)
+    assert abs(g.interference_ns - interference) <= tolerance, (g.interference_ns, interference)
     bounds = check_bounds(run, interference, tolerance)
     return {
         "report": report,
@@ -456,7 +458,7 @@ def test_a_hog_beside_a_gpu_bound_decode_is_hidden_by_queued_work(tmp_path, shap
 
 def test_a_gpu_that_hardly_noticed_is_told_hidden_not_heavy():
     """The verdict on GPU time: heavy on the CPU side, under 1% of the GPU's span in GPU time."""
-    from launchgap.analysis.records import GpuCulprit, GpuTime, Verdict
+    from launchgap.analysis.records import GpuCulprit, Verdict
     from launchgap.analysis.verdict import gpu_verdict
 
     cpu = Verdict(
@@ -478,26 +480,26 @@ def test_a_gpu_that_hardly_noticed_is_told_hidden_not_heavy():
         recoverable_low_ns=3_000_000,
         recoverable_high_ns=3_000_000,
     )
-    g = GpuTime(
-        mode="exact",
-        why=None,
+    g = GpuTimeExact(
         span_ns=5_000_000_000,
         busy_ns=4_500_000_000,
         idle_ns=500_000_000,
         busy_percent=90.0,
         causes=[],
-        interference_low_ns=3_000_000,
-        interference_high_ns=3_000_000,
+        interference_ns=3_000_000,
         own_ns=1_000_000,
         culprits=[hog],
         cpu_interference_ns=400_000_000,
-        hidden_low_ns=397_000_000,
-        hidden_high_ns=397_000_000,
+        hidden_ns=397_000_000,
         hidden_percent=99.25,
         processes=[],
         active_ns=4_000_000_000,
         prediction=None,
-        note=None,
+        culprits_by_cgroup=None,
+        culprits_by_process=[],
+        measurement=None,
+        wakeup_latency_ns=0,
+        window_busy_percent=None,
     )
     verdict = gpu_verdict(cpu, g)
     assert (verdict.level, verdict.basis) == ("negligible", "gpu_time")
@@ -506,9 +508,7 @@ def test_a_gpu_that_hardly_noticed_is_told_hidden_not_heavy():
         "negligible, from 5% heavy). Its launching threads lost 400.0 ms of CPU time meanwhile; queued GPU work hid "
         "99% of it. No scheduler or IRQ tuning is needed; monitor only."
     )
-    heavy = gpu_verdict(
-        cpu, GpuTime(**{**g.__dict__, "interference_low_ns": 400_000_000, "interference_high_ns": 400_000_000})
-    )
+    heavy = gpu_verdict(cpu, dataclasses.replace(g, interference_ns=400_000_000))
     assert heavy.level == "heavy"
     assert verdict_text(heavy).startswith(
         "The GPU lost 400.0 ms of its 4.00 s of work to interference (10.00%): heavy "

@@ -335,29 +335,44 @@ def test_each_wait_is_in_the_group_its_task_was_in_then(tmp_path):
 
 
 def gpu_time(active: int, low: int, high: int, culprits) -> object:
-    from launchgap.analysis.records import GpuTime
+    """GPU time exact where LOW is HIGH, else bounds: gain_without reads either."""
+    from launchgap.analysis.records import GpuTimeBounds, GpuTimeExact
 
-    return GpuTime(
-        mode="exact" if low == high else "bounds",
-        why=None,
-        span_ns=active,
-        busy_ns=None,
-        idle_ns=None,
-        busy_percent=None,
-        causes=[],
-        interference_low_ns=low,
-        interference_high_ns=high,
-        own_ns=None,
+    both = dict(
         culprits=culprits,
         cpu_interference_ns=high,
-        hidden_low_ns=0,
-        hidden_high_ns=0,
-        hidden_percent=None,
-        processes=[],
         active_ns=active,
         prediction=None,
-        note=None,
+        culprits_by_cgroup=None,
         culprits_by_process=culprits,
+        measurement=None,
+    )
+    if low == high:
+        return GpuTimeExact(
+            span_ns=active,
+            busy_ns=0,
+            idle_ns=0,
+            busy_percent=None,
+            causes=[],
+            interference_ns=low,
+            own_ns=0,
+            hidden_ns=0,
+            hidden_percent=None,
+            processes=[],
+            wakeup_latency_ns=0,
+            window_busy_percent=None,
+            **both,
+        )
+    return GpuTimeBounds(
+        why="for the test",
+        interference_low_ns=low,
+        interference_high_ns=high,
+        hidden_low_ns=0,
+        hidden_high_ns=0,
+        note=None,
+        wakeup_latency_low_ns=0,
+        wakeup_latency_high_ns=0,
+        **both,
     )
 
 

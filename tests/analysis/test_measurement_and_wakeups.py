@@ -9,6 +9,7 @@ import json
 
 import pytest
 
+from launchgap.analysis.records import GpuTimeBounds, GpuTimeExact
 from launchgap.analysis.report import build_report
 from launchgap.trace import Event
 from launchgap.trace.model import FrameTables, Trace
@@ -55,7 +56,7 @@ def gap_trace() -> TraceBuilder:
 
 def test_exact_gpu_idle_keeps_measurement_and_wakeup_latency_apart(tmp_path):
     g = build_report(gap_trace().write(tmp_path / "t.lg")).gpu_time
-    assert g.mode == "exact"
+    assert isinstance(g, GpuTimeExact)
     assert {c.cause: c.ns for c in g.causes} == {
         "before_first": 1000,
         "host_work": 3000,
@@ -67,7 +68,7 @@ def test_exact_gpu_idle_keeps_measurement_and_wakeup_latency_apart(tmp_path):
         "gpu_side": 900,
         "after_last": 1000,
     }
-    assert (g.interference_low_ns, g.interference_high_ns) == (500, 500)
+    assert g.interference_ns == 500
     assert [(c.name, c.pids, c.high_ns, c.causes) for c in g.culprits] == [
         ("trace-writer", [300], 300, {"preempted": 300}),
         ("hog", [200], 200, {"preempted": 200}),
@@ -77,7 +78,11 @@ def test_exact_gpu_idle_keeps_measurement_and_wakeup_latency_apart(tmp_path):
         ("cupti-worker", 100, 500),
     ]
     assert (g.measurement.tasks_low_ns, g.measurement.tasks_high_ns) == (1500, 1500)
-    assert (g.wakeup_latency_low_ns, g.wakeup_latency_high_ns) == (500, 500)
+    assert g.wakeup_latency_ns == 500
+    # the JSON says exact figures as bounds that meet, as bounds mode's
+    as_json = json.loads(json.dumps(g.to_json()))
+    assert (as_json["mode"], as_json["interference_low_ns"], as_json["interference_high_ns"]) == ("exact", 500, 500)
+    assert (as_json["wakeup_latency_low_ns"], as_json["wakeup_latency_high_ns"]) == (500, 500)
     # busy over the process's active span, [2000, 11000): 2000 of 9000
     assert g.busy_percent == 100 * 2000 / 9000
     assert g.window_busy_percent == 100 * 2000 / 11_000
@@ -135,7 +140,7 @@ def test_bounds_keep_them_apart_too(tmp_path):
     g = build_report(
         Trace(path=trace.path, meta=meta, tables=FrameTables(kept), truncated=False, summary=trace.summary)
     ).gpu_time
-    assert g.mode == "bounds"
+    assert isinstance(g, GpuTimeBounds)
     # every delay of the launching thread from its first launch to its last, [1500, 9000], by cause
     assert {(c.name, tuple(c.pids)) for c in g.culprits} == {("trace-writer", (300,)), ("hog", (200,))}
     assert g.interference_high_ns == 500
@@ -228,7 +233,7 @@ def test_a_quiet_run_is_negligible_whatever_measuring_cost(tmp_path):
         "preempted": 500,
         "after_last": 98_000,
     }
-    assert (g.active_ns, g.interference_low_ns, g.interference_high_ns) == (100_000, 500, 500)
+    assert (g.active_ns, g.interference_ns) == (100_000, 500)
     assert [(c.name, c.pids, c.high_ns, c.share_percent) for c in g.culprits] == [("hog", [200], 500, 100.0)]
     assert [(t.name, t.pid, t.ns) for t in g.measurement.tasks] == [
         ("trace-writer", 999, 10_000),
@@ -266,7 +271,7 @@ def test_the_probes_cost_is_estimated_inside_the_launch_calls(tmp_path):
     g = build_report(quiet_trace(PROBES).write(tmp_path / "a.lg")).gpu_time
     assert (g.measurement.probes_estimated_ns, g.measurement.probe_ns_per_launch) == (1800, 1000)
     # part of the launch calls (the app's own), never interference
-    assert {c.cause: c.ns for c in g.causes}["launch_call"] == 2800 and g.interference_high_ns == 500
+    assert {c.cause: c.ns for c in g.causes}["launch_call"] == 2800 and g.interference_ns == 500
     # with --api-names the runtime launch entry point's entry and return probes too, 2 x 1000 (its sync's are no
     # launch's): 3000 a launch, so the whole of both calls
     runtime = [

@@ -17,6 +17,7 @@ import polars as pl
 import pytest
 from click.testing import CliRunner
 
+from launchgap.analysis.records import GpuTimeExact
 from launchgap.analysis.report import build_report
 from launchgap.cli import main
 from launchgap.trace import Event, read_trace
@@ -100,7 +101,7 @@ def test_joined_the_gpu_time_a_hog_took_is_the_truths(tmp_path, layout, probes):
     assert truth["kineto"]["drift_ppm"] == 40 and truth["kineto"]["jitter_ns"] == 150
     joined = join(recording, [kineto])
     report = build_report(joined)
-    assert report.gpu_time.mode == "exact"
+    assert isinstance(report.gpu_time, GpuTimeExact)
     idle = idle_by_culprit(joined)
     named = int(idle.filter(pl.col("culprit_pid") == hog)["ns"].sum())
     expected = hog_truth(recording, truth, hog)

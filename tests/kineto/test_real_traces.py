@@ -14,6 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from launchgap.analysis.gpu_time import gpu_work, idle_gaps
+from launchgap.analysis.records import GpuTimeExact
 from launchgap.analysis.report import build_report
 from launchgap.cli import main
 from launchgap.trace import Event, open_trace
@@ -38,7 +39,7 @@ def _within(ours_ns: int, known_ms: float, share: float = 0.005) -> bool:
 def test_device_idle_inside_the_active_span_is_the_readme_figure(name):
     report = build_report(open_trace(real_trace(name)))
     g = report.gpu_time
-    assert g.mode == "exact"
+    assert isinstance(g, GpuTimeExact)
     idle = sum(p.idle_ns for p in g.processes)
     known = KNOWN[name]
     assert _within(idle, known["idle"]), (idle, known)

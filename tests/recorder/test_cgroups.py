@@ -23,6 +23,7 @@ import polars as pl
 import pytest
 
 from launchgap.analysis import taken
+from launchgap.analysis.records import GpuTimeExact
 from launchgap.analysis.report import build_report
 from launchgap.analysis.timeline import cpu_runs, thread_segments, trace_bounds
 from launchgap.trace import Event, read_trace
@@ -259,7 +260,7 @@ def test_culprits_grouped_by_cgroup_name_each_hogs_cgroup_with_its_time(record, 
     assert cgroup_rows(by_cgroup, paths["lg-hog-a"]) != cgroup_rows(by_cgroup, paths["lg-hog-b"])
     # GPU time (exact: recorded with GPU activity), grouped the same way
     g = report.gpu_time
-    assert g.mode == "exact" and g.culprits_by_cgroup is not None
+    assert isinstance(g, GpuTimeExact) and g.culprits_by_cgroup is not None
     for name, pid in pids.items():
         own = task_rows(g.culprits_by_process, pid)
         assert same_time(cgroup_rows(g.culprits_by_cgroup, paths[name]), own), name

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from launchgap.analysis.diff import diff_reports
+from launchgap.analysis.records import GpuTimeBounds, GpuTimeExact
 from launchgap.analysis.report import build_report
 from launchgap.console import _FoldingConsole
 from launchgap.trace import Event, read_trace
@@ -212,16 +213,16 @@ def test_culprits_by_task_splits_a_command_into_its_processes(noisy, flag):
 def test_after_p_the_report_says_how_to_get_the_exact_answer(tmp_path):
     attached = steps_trace(NOISY, gpu=False, **ATTACHED).write(tmp_path / "p.lg")
     report = build_report(attached)
-    assert report.gpu_time.mode == "bounds" and report.trace.mode == "pids"
+    assert isinstance(report.gpu_time, GpuTimeBounds) and report.trace.mode == "pids"
     assert EXACT_FOR_A_SERVER in verdict_text(report.verdict)
     out = " ".join(launchgap("report", str(attached.path)).split())
     assert EXACT_FOR_A_SERVER in out
     # a command recorded without GPU activity can be recorded again with it, and says the flag, not this; with
     # GPU activity the answer is exact already
     command = build_report(steps_trace(NOISY, gpu=False).write(tmp_path / "c.lg"))
-    assert command.gpu_time.mode == "bounds" and EXACT_FOR_A_SERVER not in verdict_text(command.verdict)
+    assert isinstance(command.gpu_time, GpuTimeBounds) and EXACT_FOR_A_SERVER not in verdict_text(command.verdict)
     exact = build_report(steps_trace(NOISY, **ATTACHED).write(tmp_path / "e.lg"))
-    assert exact.gpu_time.mode == "exact" and EXACT_FOR_A_SERVER not in verdict_text(exact.verdict)
+    assert isinstance(exact.gpu_time, GpuTimeExact) and EXACT_FOR_A_SERVER not in verdict_text(exact.verdict)
 
 
 def diff_text(tmp_path, a: TraceBuilder, b: TraceBuilder) -> str:

@@ -8,7 +8,7 @@ import dataclasses
 from rich.console import Console
 
 from launchgap.analysis.diff import diff_gpu_time
-from launchgap.analysis.records import GpuCulprit, GpuIdleCause, GpuTime
+from launchgap.analysis.records import GpuCulprit, GpuIdleCause, GpuTimeBounds, GpuTimeExact
 from launchgap.analysis.report import build_report
 from launchgap.console import UNBOUNDED_WIDTH
 from launchgap.views.gpu_diff import render_gpu_diff
@@ -32,9 +32,7 @@ def culprit(cause, pid, comm, low, high):
     )
 
 
-EXACT = GpuTime(
-    mode="exact",
-    why=None,
+EXACT = GpuTimeExact(
     span_ns=1000 * MS,
     busy_ns=800 * MS,
     idle_ns=200 * MS,
@@ -45,39 +43,37 @@ EXACT = GpuTime(
         GpuIdleCause("irq", 2 * MS, 1.0),
         GpuIdleCause("host_work", 100 * MS, 50.0),
     ],
-    interference_low_ns=42 * MS,
-    interference_high_ns=42 * MS,
+    interference_ns=42 * MS,
     own_ns=120 * MS,
     culprits=[culprit("preempted", 7, HOSTILE, 30 * MS, 30 * MS)],
     cpu_interference_ns=60 * MS,
-    hidden_low_ns=18 * MS,
-    hidden_high_ns=18 * MS,
+    hidden_ns=18 * MS,
     hidden_percent=30.0,
     processes=[],
     active_ns=900 * MS,
     prediction=None,
-    note=None,
+    culprits_by_cgroup=None,
+    culprits_by_process=[],
+    measurement=None,
+    wakeup_latency_ns=0,
+    window_busy_percent=None,
 )
-BOUNDS = GpuTime(
-    mode="bounds",
+BOUNDS = GpuTimeBounds(
     why="attached with -p",
-    span_ns=1000 * MS,
-    busy_ns=None,
-    idle_ns=None,
-    busy_percent=None,
-    causes=[],
     interference_low_ns=50 * MS,
     interference_high_ns=90 * MS,
-    own_ns=None,
     culprits=[culprit("preempted", 8, HOSTILE, 40 * MS, 70 * MS), culprit("irq", None, "eth0", 1 * MS, 5 * MS)],
     cpu_interference_ns=100 * MS,
     hidden_low_ns=10 * MS,
     hidden_high_ns=50 * MS,
-    hidden_percent=None,
-    processes=[],
     active_ns=1000 * MS,
     prediction=None,
     note=None,
+    culprits_by_cgroup=None,
+    culprits_by_process=[],
+    measurement=None,
+    wakeup_latency_low_ns=0,
+    wakeup_latency_high_ns=0,
 )
 
 

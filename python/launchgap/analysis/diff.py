@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from launchgap.analysis.records import LowerBound, Record, Report, Say
+from launchgap.analysis.records import GpuTimeBounds, GpuTimeExact, GpuTimeNotEstimated, LowerBound, Record, Report, Say
 from launchgap.trace.schema import INTERFERENCE_CAUSES
 
 DIFF_SCHEMA = "launchgap-diff/1"
@@ -230,27 +230,68 @@ def diff_reports(a: Report, b: Report, culprits_by: str | None = None) -> Report
 
 def _gpu_side(report: Report) -> GpuTimeSide:
     g = report.gpu_time
-    exact = g.mode == "exact"
-    by_cause = {c.cause: c.ns for c in g.causes}
+    match g:
+        case GpuTimeNotEstimated():
+            return GpuTimeSide(
+                mode=g.MODE,
+                why=g.why,
+                active_ns=0,
+                span_ns=0,
+                busy_percent=None,
+                idle_percent=None,
+                interference_exact=False,
+                interference_low_ns=0,
+                interference_high_ns=0,
+                interference_low_percent=None,
+                interference_high_percent=None,
+                interference_by_cause_ns=None,
+                own_ns=None,
+                steps_per_s=None,
+            )
+        case GpuTimeExact():
+            by_cause = {c.cause: c.ns for c in g.causes}
+            return _estimated_side(
+                g,
+                why=None,
+                span_ns=g.span_ns,
+                busy_percent=g.busy_percent,
+                idle_percent=None if g.busy_percent is None else 100.0 - g.busy_percent,
+                interference_exact=True,
+                interference=(g.interference_ns, g.interference_ns),
+                interference_by_cause_ns={c: int(by_cause.get(c, 0)) for c in INTERFERENCE_CAUSES},
+                own_ns=g.own_ns,
+            )
+        case GpuTimeBounds():
+            return _estimated_side(
+                g,
+                why=g.why,
+                span_ns=g.active_ns,
+                busy_percent=None,
+                idle_percent=None,
+                interference_exact=False,
+                interference=(g.interference_low_ns, g.interference_high_ns),
+                interference_by_cause_ns=None,
+                own_ns=None,
+            )
+
+
+def _estimated_side(g: GpuTimeExact | GpuTimeBounds, interference: tuple[int, int], **kind) -> GpuTimeSide:
+    """A side with GPU time: what either kind has (its KIND's own numbers given), INTERFERENCE its low and
+    high."""
 
     def share(ns: int) -> float | None:
         return 100.0 * ns / g.active_ns if g.active_ns else None
 
+    p = g.prediction
     return GpuTimeSide(
-        mode=g.mode,
-        why=g.why,
+        mode=g.MODE,
         active_ns=g.active_ns,
-        span_ns=g.span_ns,
-        busy_percent=g.busy_percent,
-        idle_percent=None if g.busy_percent is None else 100.0 - g.busy_percent,
-        interference_exact=exact,
-        interference_low_ns=g.interference_low_ns,
-        interference_high_ns=g.interference_high_ns,
-        interference_low_percent=share(g.interference_low_ns),
-        interference_high_percent=share(g.interference_high_ns),
-        interference_by_cause_ns={c: int(by_cause.get(c, 0)) for c in INTERFERENCE_CAUSES} if exact else None,
-        own_ns=g.own_ns,
-        steps_per_s=g.prediction.measured_per_s if g.prediction and g.prediction.basis == "steps" else None,
+        interference_low_ns=interference[0],
+        interference_high_ns=interference[1],
+        interference_low_percent=share(interference[0]),
+        interference_high_percent=share(interference[1]),
+        steps_per_s=p.measured_per_s if p and p.basis == "steps" else None,
+        **kind,
     )
 
 
@@ -260,7 +301,11 @@ def _change(a: float | None, b: float | None) -> float | None:
 
 def _culprits_by_name(report: Report) -> dict[tuple, tuple[int, int, list[int]]]:
     """(is an interrupt, name) -> low ns, high ns and the process ids of REPORT's culprits in GPU time."""
-    return {(c.is_interrupt, c.name): (c.low_ns, c.high_ns, list(c.pids)) for c in report.gpu_time.culprits}
+    match report.gpu_time:
+        case GpuTimeNotEstimated():
+            return {}
+        case GpuTimeExact(culprits=culprits) | GpuTimeBounds(culprits=culprits):
+            return {(c.is_interrupt, c.name): (c.low_ns, c.high_ns, list(c.pids)) for c in culprits}
 
 
 def _gpu_culprits(a: Report, b: Report) -> list[GpuCulpritChange]:
@@ -340,12 +385,11 @@ def culprits_by_cgroup(a: Report, b: Report) -> CgroupCulpritsDiff:
     `gpu`, the GPU idle they caused (gpu_time.culprits_by_cgroup, its upper bound: exact with GPU activity),
     where both reports have a GPU-time section. The caller checks both traces record cgroups."""
     gpu = None
-    if (
-        a.gpu_time.culprits_by_cgroup is not None
-        and b.gpu_time.culprits_by_cgroup is not None
-        and "none" not in (a.gpu_time.mode, b.gpu_time.mode)
-    ):
-        gpu = _by_group(a.gpu_time.culprits_by_cgroup, b.gpu_time.culprits_by_cgroup, lambda r: r.high_ns)
+    match a.gpu_time, b.gpu_time:
+        case (GpuTimeExact() | GpuTimeBounds() as ga, GpuTimeExact() | GpuTimeBounds() as gb) if (
+            ga.culprits_by_cgroup is not None and gb.culprits_by_cgroup is not None
+        ):
+            gpu = _by_group(ga.culprits_by_cgroup, gb.culprits_by_cgroup, lambda r: r.high_ns)
     return CgroupCulpritsDiff(
         cpu=_by_group(a.taken.culprits_by_cgroup or [], b.taken.culprits_by_cgroup or [], lambda r: r.ns), gpu=gpu
     )

@@ -33,6 +33,9 @@ from launchgap.analysis.records import (
     GpuPrediction,
     GpuProcess,
     GpuTime,
+    GpuTimeBounds,
+    GpuTimeExact,
+    GpuTimeNotEstimated,
 )
 from launchgap.trace import Event, Trace
 from launchgap.trace.schema import DRAIN_API_NAMES, GPU_IDLE_CAUSE_NAMES, ThreadState
@@ -1544,7 +1547,7 @@ def exact_section(
     launching: pl.DataFrame,
     measurement: Measurement,
     cgroup_table: pl.DataFrame | None = None,
-) -> GpuTime:
+) -> GpuTimeExact:
     work, gaps, idle = gpu_idle(trace, segments, runs, irqs, span, measurement)
     wanted = list(pids)
     work, idle = work.filter(pl.col("pid").is_in(wanted)), idle.filter(pl.col("pid").is_in(wanted))
@@ -1581,31 +1584,25 @@ def exact_section(
     hidden = max(0, cpu_interference - interference)
     landmarks = launch_landmarks(trace, pids, syncs)
     wakeup = int(by_cause.get(WAKEUP_LATENCY, 0))
-    return GpuTime(
-        mode="exact",
-        why=None,
+    return GpuTimeExact(
         span_ns=span_ns,
         busy_ns=busy,
         idle_ns=idle_ns,
         busy_percent=100.0 * busy / active_spans if active_spans else None,
         causes=causes,
-        interference_low_ns=interference,
-        interference_high_ns=interference,
+        interference_ns=interference,
         own_ns=own,
         culprits=_culprits(interfering, "command", interference),
         cpu_interference_ns=cpu_interference,
-        hidden_low_ns=hidden,
-        hidden_high_ns=hidden,
+        hidden_ns=hidden,
         hidden_percent=100.0 * hidden / cpu_interference if cpu_interference else None,
         processes=processes,
         active_ns=active,
         prediction=_prediction(_steps(syncs, landmarks), active, interference, interference),
-        note=None,
         culprits_by_cgroup=_cgroup_culprits(interfering, cgroup_table),
         culprits_by_process=_culprits(interfering, "process", interference),
         measurement=_measured(idle, _probe_estimate(trace, gaps, launching)),
-        wakeup_latency_low_ns=wakeup,
-        wakeup_latency_high_ns=wakeup,
+        wakeup_latency_ns=wakeup,
         window_busy_percent=100.0 * busy / span_ns if span_ns else None,
     )
 
@@ -1621,7 +1618,7 @@ def bounds_section(
     why: str,
     measurement: Measurement,
     cgroup_table: pl.DataFrame | None = None,
-) -> GpuTime:
+) -> GpuTimeBounds:
     pieces = delay_pieces(segments, runs, irqs, launching, competitors(trace), measurement)
     tids = launching["tid"].to_list()
     wakeups = trace.of(Event.WAKEUP, "ts_ns", "tid").filter(pl.col("tid").is_in(tids))
@@ -1655,23 +1652,14 @@ def bounds_section(
     cpu_interference = int(found["inside"]["ns"].sum() or 0)
     # a culprit's share is of all the delays (its rows' shares add up to 100), its bounds within the span
     delayed = found["high_ns"]
-    return GpuTime(
-        mode="bounds",
+    return GpuTimeBounds(
         why=why,
-        span_ns=active,
-        busy_ns=None,
-        idle_ns=None,
-        busy_percent=None,
-        causes=[],
         interference_low_ns=low,
         interference_high_ns=high,
-        own_ns=None,
         culprits=_within_span(_culprits(interfering, "command", delayed, lower), active),
         cpu_interference_ns=cpu_interference,
         hidden_low_ns=max(0, cpu_interference - high),
         hidden_high_ns=max(0, cpu_interference - low),
-        hidden_percent=None,
-        processes=[],
         active_ns=active,
         prediction=_prediction(_steps(syncs, launches), active, low, high),
         note=found["note"],
@@ -1705,28 +1693,8 @@ def _within_span(culprits, span: int):
     return out
 
 
-def no_section(why: str) -> GpuTime:
-    return GpuTime(
-        mode="none",
-        why=why,
-        span_ns=0,
-        busy_ns=None,
-        idle_ns=None,
-        busy_percent=None,
-        causes=[],
-        interference_low_ns=0,
-        interference_high_ns=0,
-        own_ns=None,
-        culprits=[],
-        cpu_interference_ns=0,
-        hidden_low_ns=0,
-        hidden_high_ns=0,
-        hidden_percent=None,
-        processes=[],
-        active_ns=0,
-        prediction=None,
-        note=None,
-    )
+def no_section(why: str) -> GpuTimeNotEstimated:
+    return GpuTimeNotEstimated(why=why)
 
 
 def launch_landmarks(trace: Trace, pids: set[int], syncs: pl.DataFrame) -> pl.DataFrame:
@@ -1866,11 +1834,18 @@ def gain_without(g: GpuTime, culprit_pids: set[int]) -> tuple[float | None, floa
     others would take of the culprits' time) comes at a rate, so a shorter span holds less of it. So the
     span becomes OWN / (1 - rest / span), and the gain is removed / OWN. A side whose OWN is nothing (the
     interference covers the whole span) has no bound (None)."""
-    if not g.active_ns or g.mode == "none":
+    match g:
+        case GpuTimeNotEstimated():
+            return None
+        case GpuTimeExact():
+            interference = (g.interference_ns, g.interference_ns)
+        case GpuTimeBounds():
+            interference = (g.interference_low_ns, g.interference_high_ns)
+    if not g.active_ns:
         return None
     culprits = [c for c in g.culprits_by_process if not c.is_interrupt and set(c.pids) & culprit_pids]
     removed = (sum(c.recoverable_low_ns for c in culprits), sum(c.recoverable_high_ns for c in culprits))
-    own = (g.active_ns - g.interference_low_ns, g.active_ns - g.interference_high_ns)
+    own = (g.active_ns - interference[0], g.active_ns - interference[1])
     # the high gain: the most taken out of the least the workload's own time can be; the low, the opposite
     gain = lambda lost, mine: 100.0 * lost / mine if mine > 0 else None  # noqa: E731
     return gain(removed[0], own[0]), gain(removed[1], own[1])

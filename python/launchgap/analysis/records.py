@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields, is_dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from launchgap.doctor.model import Check
 from launchgap.trace.checks import SilentTask
@@ -592,39 +592,165 @@ class GpuPrediction(Record):
     gain_high_percent: float | None
 
 
-@dataclass(frozen=True)
-class GpuTime(Record):
-    """What the GPU lost, and to whom (docs/gpu-time.md)."""
+# --- GPU time: exact, bounds, or not estimated (docs/gpu-time.md) ------------------------------------------
+# Each kind holds only its own numbers and is matched on (`match g: case GpuTimeExact(): ...`). The JSON has one
+# layout for the three (docs/report-schema.md): a kind writes, for the keys it has no number for, what a trace
+# without GPU time writes (GPU_TIME_ABSENT), and its `mode`.
 
-    mode: str  # "exact" (GPU activity), "bounds" (estimated from the host), "none"
-    why: str | None  # for bounds and none: why not exact (and for none: why no estimate)
-    span_ns: int  # the processes' GPU spans, summed (exact); the launching span (bounds)
-    busy_ns: int | None
-    idle_ns: int | None
+# gpu_time's keys in the JSON, in order, whichever its kind
+GPU_TIME_KEYS = (
+    "mode",
+    "why",
+    "span_ns",
+    "busy_ns",
+    "idle_ns",
+    "busy_percent",
+    "causes",
+    "interference_low_ns",
+    "interference_high_ns",
+    "own_ns",
+    "culprits",
+    "cpu_interference_ns",
+    "hidden_low_ns",
+    "hidden_high_ns",
+    "hidden_percent",
+    "processes",
+    "active_ns",
+    "prediction",
+    "note",
+    "culprits_by_cgroup",
+    "culprits_by_process",
+    "measurement",
+    "wakeup_latency_low_ns",
+    "wakeup_latency_high_ns",
+    "window_busy_percent",
+)
+# what the JSON holds for a key the kind has no number for: nothing estimated, nothing found
+GPU_TIME_ABSENT = {
+    "why": None,
+    "span_ns": 0,
+    "busy_ns": None,
+    "idle_ns": None,
+    "busy_percent": None,
+    "causes": [],
+    "interference_low_ns": 0,
+    "interference_high_ns": 0,
+    "own_ns": None,
+    "culprits": [],
+    "cpu_interference_ns": 0,
+    "hidden_low_ns": 0,
+    "hidden_high_ns": 0,
+    "hidden_percent": None,
+    "processes": [],
+    "active_ns": 0,
+    "prediction": None,
+    "note": None,
+    "culprits_by_cgroup": None,
+    "culprits_by_process": [],
+    "measurement": None,
+    "wakeup_latency_low_ns": 0,
+    "wakeup_latency_high_ns": 0,
+    "window_busy_percent": None,
+}
+
+
+def _gpu_time_json(mode: str, own: dict, **more: Any) -> dict:
+    """gpu_time's JSON: OWN (a kind's fields as JSON) and MORE (keys it derives) over GPU_TIME_ABSENT, in the
+    order of GPU_TIME_KEYS (a field of the kind's own that is no key, such as an exact one-number field, is
+    written through MORE)."""
+    values = {**GPU_TIME_ABSENT, **own, **more, "mode": mode}
+    return {key: values[key] for key in GPU_TIME_KEYS}
+
+
+@dataclass(frozen=True)
+class GpuTimeExact(Record):
+    """GPU time from GPU activity (gpu_time.exact_section): every idle nanosecond of the processes' spans has
+    its cause, so what interference caused is one number."""
+
+    MODE: ClassVar[str] = "exact"
+    JSON_KEYS: ClassVar[tuple[str, ...]] = GPU_TIME_KEYS
+
+    span_ns: int  # the processes' GPU spans, summed: the trace's window once per process and device
+    busy_ns: int
+    idle_ns: int
     busy_percent: float | None  # busy over the processes' active spans (first GPU work to last), summed
-    causes: list[GpuIdleCause]  # exact: every idle nanosecond of the spans, by cause
+    causes: list[GpuIdleCause]  # every idle nanosecond of the spans, by cause
+    interference_ns: int  # GPU idle caused by preemption, run-queue waits and interrupts
+    own_ns: int  # by the app's own host work, launch calls and waits
+    culprits: list[GpuCulprit]  # top 10, a command's processes together (largest first)
+    # what the launching threads lost to the same causes, in CPU time, from their process's first GPU work to
+    # its last
+    cpu_interference_ns: int
+    hidden_ns: int  # of that, what queued GPU work hid (the GPU did not notice)
+    hidden_percent: float | None  # hidden share of the CPU interference
+    processes: list[GpuProcess]
+    active_ns: int  # from the first GPU work to the last, the span a verdict is on
+    prediction: GpuPrediction | None
+    # culprits summed by cgroup, every one, largest first; None when the trace does not record cgroups
+    culprits_by_cgroup: list[GpuCgroupCulprit] | None
+    culprits_by_process: list[GpuCulprit]  # top 10, one process each
+    measurement: GpuMeasurement | None
+    # idle while a launching thread waited to run on a CPU that was idle (waking up): no task to blame
+    wakeup_latency_ns: int
+    window_busy_percent: float | None  # busy over the whole trace's window (busy_percent: the active spans)
+
+    def to_json(self, say: Say | None = None) -> dict:
+        return _gpu_time_json(
+            self.MODE,
+            super().to_json(say),
+            interference_low_ns=self.interference_ns,
+            interference_high_ns=self.interference_ns,
+            hidden_low_ns=self.hidden_ns,
+            hidden_high_ns=self.hidden_ns,
+            wakeup_latency_low_ns=self.wakeup_latency_ns,
+            wakeup_latency_high_ns=self.wakeup_latency_ns,
+        )
+
+
+@dataclass(frozen=True)
+class GpuTimeBounds(Record):
+    """GPU time estimated from the host, as bounds (gpu_time.bounds_section): the trace has no GPU activity, so
+    what interference caused lies between two numbers, and the GPU's busy and idle time are not known."""
+
+    MODE: ClassVar[str] = "bounds"
+    JSON_KEYS: ClassVar[tuple[str, ...]] = GPU_TIME_KEYS
+
+    why: str  # why not exact
     interference_low_ns: int  # GPU idle caused by preemption, run-queue waits and interrupts
     interference_high_ns: int
-    own_ns: int | None  # by the app's own host work, launch calls and waits (exact)
     culprits: list[GpuCulprit]  # top 10, a command's processes together (largest first)
-    # what the launching threads lost to the same causes, in CPU time, inside the active span (from their
-    # process's first GPU work to its last: exact; from their first launch to their last: bounds)
+    # what the launching threads lost to the same causes, in CPU time, from their first launch to their last
     cpu_interference_ns: int
     hidden_low_ns: int  # of that, what queued GPU work hid (the GPU did not notice)
     hidden_high_ns: int
-    hidden_percent: float | None  # hidden share of the CPU interference (exact: one number)
-    processes: list[GpuProcess]
-    active_ns: int  # from the first GPU work (bounds: launch) to the last, the span a verdict is on
+    active_ns: int  # from the first launch to the last, the span a verdict is on (the JSON's span_ns too)
     prediction: GpuPrediction | None
     note: str | None  # what the estimate rests on, or could not use
-    # culprits summed by cgroup, every one, largest first; None when the trace does not record cgroups
-    culprits_by_cgroup: list[GpuCgroupCulprit] | None = None
-    culprits_by_process: list[GpuCulprit] = field(default_factory=list)  # top 10, one process each
-    measurement: GpuMeasurement | None = None
-    # idle while a launching thread waited to run on a CPU that was idle (waking up): no task to blame
-    wakeup_latency_low_ns: int = 0
-    wakeup_latency_high_ns: int = 0
-    window_busy_percent: float | None = None  # busy over the whole trace's window (busy_percent: the active spans)
+    culprits_by_cgroup: list[GpuCgroupCulprit] | None
+    culprits_by_process: list[GpuCulprit]
+    measurement: GpuMeasurement | None
+    wakeup_latency_low_ns: int
+    wakeup_latency_high_ns: int
+
+    def to_json(self, say: Say | None = None) -> dict:
+        return _gpu_time_json(self.MODE, super().to_json(say), span_ns=self.active_ns)
+
+
+@dataclass(frozen=True)
+class GpuTimeNotEstimated(Record):
+    """No GPU time (gpu_time.no_section): neither GPU activity nor what bounds need, and why."""
+
+    MODE: ClassVar[str] = "none"
+    JSON_KEYS: ClassVar[tuple[str, ...]] = GPU_TIME_KEYS
+
+    why: str
+
+    def to_json(self, say: Say | None = None) -> dict:
+        return _gpu_time_json(self.MODE, super().to_json(say))
+
+
+# What the GPU lost, and to whom (docs/gpu-time.md)
+GpuTime = GpuTimeExact | GpuTimeBounds | GpuTimeNotEstimated
 
 
 @dataclass(frozen=True)

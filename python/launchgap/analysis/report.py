@@ -34,6 +34,8 @@ from launchgap.analysis.records import (
     Gaps,
     GpuActivity,
     GpuTime,
+    GpuTimeBounds,
+    GpuTimeExact,
     HostChecks,
     HostTarget,
     IncompleteTrace,
@@ -671,13 +673,14 @@ def verdict_section(
         verdict = judge.no_verdict_without_target(w.trace)
     else:
         verdict = judge.cpu_verdict(threads, w.launching, recoverable_ns, w.taken_where_unknown)
-        if gpu_time.mode != "none" and gpu_time.active_ns:
-            verdict = judge.gpu_verdict(
-                verdict,
-                gpu_time,
-                profiler_alone=w.trace.meta.get(MetaKey.MODE) == "profiler",
-                attached=w.trace.meta.get(MetaKey.MODE) == "pids",
-            )
+        match gpu_time:
+            case GpuTimeExact() | GpuTimeBounds() if gpu_time.active_ns:
+                verdict = judge.gpu_verdict(
+                    verdict,
+                    gpu_time,
+                    profiler_alone=w.trace.meta.get(MetaKey.MODE) == "profiler",
+                    attached=w.trace.meta.get(MetaKey.MODE) == "pids",
+                )
     return judge.on_incomplete_trace(verdict, incomplete) if incomplete else verdict
 
 

@@ -10,7 +10,8 @@ from launchgap.analysis import gpu_time as gpu
 from launchgap.analysis.records import (
     CpuTimeGrounds,
     GpuHostUnknown,
-    GpuTime,
+    GpuTimeBounds,
+    GpuTimeExact,
     GpuTimeGrounds,
     IncompleteTrace,
     NoVerdictFromStudyCsv,
@@ -102,7 +103,7 @@ def cpu_verdict(
     )
 
 
-def unknown_idle_share(g: GpuTime) -> float | None:
+def unknown_idle_share(g: GpuTimeExact) -> float | None:
     """The share of the GPU's idle between its work (outside it, before the first and after the last, is by
     design) whose host cause the trace cannot tell: no thread state, or no call known for the work."""
     between = sum(c.ns for c in g.causes if c.cause not in gpu.BY_DESIGN)
@@ -110,7 +111,7 @@ def unknown_idle_share(g: GpuTime) -> float | None:
     return unknown / between if between else None
 
 
-def _host_unknown(cpu: Verdict, g: GpuTime, profiler_alone: bool) -> Verdict:
+def _host_unknown(cpu: Verdict, g: GpuTimeExact, profiler_alone: bool) -> Verdict:
     """The GPU's idle mostly without a known host cause: interference of unknown weight."""
     grounds = GpuHostUnknown(
         idle_ns=sum(c.ns for c in g.causes if c.cause not in gpu.BY_DESIGN),
@@ -123,24 +124,36 @@ def _host_unknown(cpu: Verdict, g: GpuTime, profiler_alone: bool) -> Verdict:
         level=UNKNOWN_LEVEL,
         grounds=grounds,
         basis="gpu_time",
-        gpu_idle_low_percent=100.0 * g.interference_low_ns / g.active_ns if g.active_ns else 0.0,
-        gpu_idle_high_percent=100.0 * g.interference_high_ns / g.active_ns if g.active_ns else 0.0,
+        gpu_idle_low_percent=100.0 * g.interference_ns / g.active_ns if g.active_ns else 0.0,
+        gpu_idle_high_percent=100.0 * g.interference_ns / g.active_ns if g.active_ns else 0.0,
     )
 
 
-def gpu_verdict(cpu: Verdict, g: GpuTime, profiler_alone: bool = False, attached: bool = False) -> Verdict:
+def gpu_verdict(
+    cpu: Verdict, g: GpuTimeExact | GpuTimeBounds, profiler_alone: bool = False, attached: bool = False
+) -> Verdict:
     """The verdict in GPU time: how long the GPU sat idle because interference made a launch late
     (docs/gpu-time.md), with the CPU time the launching threads lost beside it (CPU: the verdict in CPU time).
     Where most of the GPU's idle has no host state known for it, the level is unknown (PROFILER_ALONE: a
     profiler trace alone). ATTACHED: recorded by attaching to running processes (-p)."""
     active = g.active_ns
-    exact = g.mode == "exact"
-    share = unknown_idle_share(g) if exact else None
-    # a profiler trace alone has no thread state at all: whatever part of the idle is the host's is unknown
-    if share is not None and (share > UNKNOWN_IDLE_SHARE or (profiler_alone and share > 0)):
-        return _host_unknown(cpu, g, profiler_alone)
-    low = 100.0 * g.interference_low_ns / active if active else 0.0
-    high = 100.0 * g.interference_high_ns / active if active else 0.0
+    match g:
+        case GpuTimeExact():
+            share = unknown_idle_share(g)
+            # a profiler trace alone has no thread state at all: whatever part of the idle is the host's is
+            # unknown
+            if share is not None and (share > UNKNOWN_IDLE_SHARE or (profiler_alone and share > 0)):
+                return _host_unknown(cpu, g, profiler_alone)
+            exact, why = True, None
+            lost_low = lost_high = g.interference_ns
+            hidden = g.hidden_ns
+        case GpuTimeBounds():
+            exact, why = False, g.why
+            lost_low, lost_high = g.interference_low_ns, g.interference_high_ns
+            # what queued GPU work surely hid: the CPU interference less the most the GPU can have lost
+            hidden = g.hidden_low_ns
+    low = 100.0 * lost_low / active if active else 0.0
+    high = 100.0 * lost_high / active if active else 0.0
     level = level_of(high)
     if not exact and level_of(low) != level:
         # bounds that straddle a threshold: said so, rather than the worse or the better
@@ -149,18 +162,18 @@ def gpu_verdict(cpu: Verdict, g: GpuTime, profiler_alone: bool = False, attached
     grounds = GpuTimeGrounds(
         level=level,
         exact=exact,
-        lost_low_ns=g.interference_low_ns,
-        lost_high_ns=g.interference_high_ns,
+        lost_low_ns=lost_low,
+        lost_high_ns=lost_high,
         active_ns=active,
         low_percent=low,
         high_percent=high,
-        estimate_why=g.why,
+        estimate_why=why,
         low_level=level_of(low),
         high_level=level_of(high),
         attached=attached,
-        interrupts_first=level not in ("negligible", "uncertain") and irq_ns * 2 > g.interference_high_ns,
+        interrupts_first=level not in ("negligible", "uncertain") and irq_ns * 2 > lost_high,
         cpu_interference_ns=g.cpu_interference_ns,
-        hidden_ns=g.hidden_high_ns if exact else g.hidden_low_ns,
+        hidden_ns=hidden,
         top_culprit=g.culprits[0] if g.culprits else None,
         prediction=g.prediction,
     )

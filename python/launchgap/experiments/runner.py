@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from launchgap import __version__, procfs
+from launchgap.analysis.records import GpuTimeBounds, GpuTimeExact, GpuTimeNotEstimated
 from launchgap.analysis.report import build_report
 from launchgap.cli_common import Terminated, raise_terminated
 from launchgap.experiments import custodian, leash, levers
@@ -143,13 +144,21 @@ def gpu_time_of_run(report, load_pids: list[int]) -> GpuTimeOfRun:
     from launchgap.analysis.gpu_time import gain_without
 
     g = report.gpu_time
+    # the results file's layout, as before the kinds were types: none gives 0 for its times
+    match g:
+        case GpuTimeNotEstimated():
+            why, caused, active = g.why, (0, 0), 0
+        case GpuTimeExact():
+            why, caused, active = None, (g.interference_ns, g.interference_ns), g.active_ns
+        case GpuTimeBounds():
+            why, caused, active = g.why, (g.interference_low_ns, g.interference_high_ns), g.active_ns
     gain = gain_without(g, set(load_pids)) if load_pids else None
     return GpuTimeOfRun(
-        mode=g.mode,
-        why=g.why,
-        idle_caused_low_ns=g.interference_low_ns,
-        idle_caused_high_ns=g.interference_high_ns,
-        active_ns=g.active_ns,
+        mode=g.MODE,
+        why=why,
+        idle_caused_low_ns=caused[0],
+        idle_caused_high_ns=caused[1],
+        active_ns=active,
         load_pids=sorted(load_pids),
         predicted_gain_low_percent=gain[0] if gain else None,
         predicted_gain_high_percent=gain[1] if gain else None,

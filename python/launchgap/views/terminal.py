@@ -4,6 +4,7 @@ record (names, paths, the trace's own words) goes through literal(): it comes fr
 from __future__ import annotations
 
 import textwrap
+from dataclasses import dataclass
 
 from rich.console import Console
 from rich.panel import Panel
@@ -18,6 +19,9 @@ from launchgap.analysis.records import (
     GpuActivity,
     GpuCgroupCulprit,
     GpuTime,
+    GpuTimeBounds,
+    GpuTimeExact,
+    GpuTimeNotEstimated,
     ProfilerFile,
     Report,
     StudyMetrics,
@@ -202,36 +206,70 @@ def _measurement(g: GpuTime) -> str | None:
     return "; ".join(parts)
 
 
+@dataclass(frozen=True)
+class _GpuKind:
+    """What the GPU-time table says differently for exact GPU time and for bounds (_gpu_kind)."""
+
+    how: str  # the title's words
+    lead: list[tuple[str, str]]  # rows before the interference's
+    caused: tuple[int, int]  # the interference's GPU idle, low and high
+    own: str | None  # the app's own idle, where known
+    wakeup: tuple[int, int]
+    hidden: str  # what queued GPU work hid of the launching threads' CPU interference
+    waited_ns: int  # idle whose host cause is unknown (what a profiler trace alone can say)
+    note: str | None
+
+
+def _gpu_kind(g: GpuTimeExact | GpuTimeBounds) -> _GpuKind:
+    hidden = "{} hidden by queued GPU work"
+    match g:
+        case GpuTimeExact():
+            by_cause = ", ".join(
+                f"{CAUSE_WORDS.get(c.cause, c.cause)} {_s(c.ns)} ({c.percent:.1f}%)"
+                for c in sorted(g.causes, key=lambda c: -c.ns)
+            )
+            busy = (
+                f"{g.busy_percent:.1f}% of its {_s(g.active_ns)} of work (busy {_s(g.busy_ns)}, "
+                f"idle {_s(g.idle_ns)} over the whole trace)"
+            )
+            return _GpuKind(
+                how="exact, from GPU activity",
+                lead=[("GPU busy", busy), ("idle, by cause", by_cause)],
+                caused=(g.interference_ns, g.interference_ns),
+                own=f"{_s(g.own_ns)} (host work, launch calls, its own waits)",
+                wakeup=(g.wakeup_latency_ns, g.wakeup_latency_ns),
+                hidden=hidden.format(f"{g.hidden_percent:.0f}%" if g.hidden_percent is not None else _s(g.hidden_ns)),
+                waited_ns=sum(c.ns for c in g.causes if c.cause == "unknown"),
+                note=None,
+            )
+        case GpuTimeBounds():
+            return _GpuKind(
+                how=f"estimated from the host, as bounds: {literal(g.why or '')}",
+                lead=[],
+                caused=(g.interference_low_ns, g.interference_high_ns),
+                own=None,
+                wakeup=(g.wakeup_latency_low_ns, g.wakeup_latency_high_ns),
+                hidden=hidden.format(_range(g.hidden_low_ns, g.hidden_high_ns)),
+                waited_ns=0,  # no GPU activity: no idle known, caused or not
+                note=g.note,
+            )
+
+
 def _gpu_time(g: GpuTime, console: Console, culprits_by: str = "command", host_seen: bool = True) -> None:
     """The GPU-time section: what the GPU lost, and to whom (docs/gpu-time.md). HOST_SEEN false: the trace has
     no thread states (a profiler trace alone), so nothing is said of interference, culprits or a prediction."""
-    if g.mode == "none":
+    if isinstance(g, GpuTimeNotEstimated):
         console.print(f"[bold]GPU time[/]: not estimated: {literal(g.why or '')}", highlight=False)
         return
-    how = (
-        "exact, from GPU activity"
-        if g.mode == "exact"
-        else f"estimated from the host, as bounds: {literal(g.why or '')}"
-    )
-    table = Table(title=f"GPU time ({how})", show_header=False, title_justify="left")
+    kind = _gpu_kind(g)
+    table = Table(title=f"GPU time ({kind.how})", show_header=False, title_justify="left")
     table.add_column(style="bold")
     table.add_column(overflow="fold")
-    if g.mode == "exact":
-        table.add_row(
-            "GPU busy",
-            f"{g.busy_percent:.1f}% of its {_s(g.active_ns)} of work (busy {_s(g.busy_ns)}, "
-            f"idle {_s(g.idle_ns)} over the whole trace)",
-        )
-        table.add_row(
-            "idle, by cause",
-            ", ".join(
-                f"{CAUSE_WORDS.get(c.cause, c.cause)} {_s(c.ns)} ({c.percent:.1f}%)"
-                for c in sorted(g.causes, key=lambda c: -c.ns)
-            ),
-        )
+    for row in kind.lead:
+        table.add_row(*row)
     share = lambda ns: f" ({100 * ns / g.active_ns:.2f}% of {_s(g.active_ns)})" if g.active_ns else ""  # noqa: E731
     if not host_seen:
-        waited = sum(c.ns for c in g.causes if c.cause == "unknown")
+        waited = kind.waited_ns
         table.add_row(
             "idle waiting for the host",
             f"{_s(waited)}{share(waited)}: whether interference caused it is not in a profiler trace",
@@ -240,26 +278,18 @@ def _gpu_time(g: GpuTime, console: Console, culprits_by: str = "command", host_s
         return
     table.add_row(
         "idle caused by interference",
-        _range(g.interference_low_ns, g.interference_high_ns)
-        + share(g.interference_high_ns)
-        + " (preemption, run-queue waits, interrupts)",
+        _range(*kind.caused) + share(kind.caused[1]) + " (preemption, run-queue waits, interrupts)",
     )
-    if g.own_ns is not None:
-        table.add_row("idle for the app's own work", f"{_s(g.own_ns)} (host work, launch calls, its own waits)")
-    if g.wakeup_latency_high_ns:
-        table.add_row(
-            "idle waiting for idle CPUs to wake",
-            _range(g.wakeup_latency_low_ns, g.wakeup_latency_high_ns) + " (no task's doing)",
-        )
+    if kind.own is not None:
+        table.add_row("idle for the app's own work", kind.own)
+    if kind.wakeup[1]:
+        table.add_row("idle waiting for idle CPUs to wake", _range(*kind.wakeup) + " (no task's doing)")
     measuring = _measurement(g)
     if measuring:
         table.add_row("what measuring cost", measuring)
-    hidden = (
-        f"{g.hidden_percent:.0f}% hidden by queued GPU work"
-        if g.hidden_percent is not None
-        else f"{_range(g.hidden_low_ns, g.hidden_high_ns)} hidden by queued GPU work"
+    table.add_row(
+        "CPU time the launching threads lost", f"{_s(g.cpu_interference_ns)} while the GPU worked: {kind.hidden}"
     )
-    table.add_row("CPU time the launching threads lost", f"{_s(g.cpu_interference_ns)} while the GPU worked: {hidden}")
     if g.prediction:
         p = g.prediction
         unit = "steps" if p.basis == "steps" else "runs"
@@ -274,8 +304,8 @@ def _gpu_time(g: GpuTime, console: Console, culprits_by: str = "command", host_s
                 unit,
             ),
         )
-    if g.note:
-        table.add_row("note", literal(g.note))
+    if kind.note:
+        table.add_row("note", literal(kind.note))
     console.print(table)
     if culprits_by == "cgroup" and g.culprits_by_cgroup:
         _gpu_cgroup_culprits(g.culprits_by_cgroup, console)
