@@ -165,7 +165,14 @@ def test_a_file_that_is_not_a_trace_is_refused_and_kept(tmp_path, formats):
 
 def test_sighup_ends_the_recording_cleanly_in_place(tmp_path):
     out = tmp_path / "x.lg"
-    proc = subprocess.Popen([str(RECORDER), "-o", str(out), "--", "sleep", "30"], stderr=subprocess.PIPE, text=True)
+    # SIGHUP at its default for the recorder, so for the command it forks: under nohup (a CI job started so) the
+    # command inherits SIGHUP ignored, as nohup means it to, and sleeps its 30 s through the forwarded signal
+    proc = subprocess.Popen(
+        [str(RECORDER), "-o", str(out), "--", "sleep", "30"],
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_DFL),
+    )
     # not "tracing " alone: the no-CUDA warning before it says "tracing scheduling", before the handlers are in
     wait_for_line(proc, "launchgap-record: tracing ")
     proc.send_signal(signal.SIGHUP)
