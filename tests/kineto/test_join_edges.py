@@ -292,7 +292,7 @@ def test_the_device_is_the_gpu_events_not_the_process_label(tmp_path):
 @needs_bpf
 def test_a_profiler_window_over_part_of_the_recording_is_said(recorded, tmp_path):
     """The run's own file cut to the middle half of cudasim's run: its `Trace` span and end mark moved there,
-    only the calls and GPU work that start inside kept. Truth: that half is (truth.json end_ns - start_ns) / 2
+    only the calls and GPU work that lie wholly inside kept. Truth: that half is (truth.json end_ns - start_ns) / 2
     of the recording's meta.json start_ns..end.json end_ns; report --json's profiler[].window_percent is that
     share, and the window lies where truth.json puts that half on the recording's clock."""
     out, truth, kineto = recorded
@@ -302,7 +302,9 @@ def test_a_profiler_window_over_part_of_the_recording_is_said(recorded, tmp_path
     lo, hi = to_file_us(doc, writer_ns(truth, lo_ns)), to_file_us(doc, writer_ns(truth, hi_ns))
     events = []
     for e in doc["traceEvents"]:
-        if is_work(e) and not lo <= e["ts"] < hi:
+        # wholly inside: a call or kernel kept across the cut would stretch the profiler's window to its end (its
+        # window runs to the last event's end), by as long as a preempted call lasts under load
+        if is_work(e) and not (lo <= e["ts"] and e["ts"] + e.get("dur", 0) <= hi):
             continue
         if e.get("cat") == "Trace":
             e = {**e, "ts": lo, "dur": round(hi - lo, 3)}
