@@ -217,3 +217,27 @@ def test_overlaps_works_on_the_columns_it_is_given():
     assert sorted(pairs.select("wait_start", "who", "overlap_ns").rows()) == [(0, "a", 20), (0, "b", 10), (50, "b", 50)]
     with pytest.raises(ValueError, match="share a name"):
         overlaps(queries, runs, "cpu", ("wait_start", "wait_end"), ("wait_start", "run_end"))
+
+
+def test_a_delay_is_named_by_the_interrupt_begun_before_it_though_one_nested_in_it_began_later():
+    """Bounds mode names each interrupt delay by the interrupt that overlaps it most: the delay [3000, 3600) lies in
+    NET_RX [2500, 3600), in which eth0 [2600, 2800) nested began later and ended before it. Searching from the last
+    interrupt begun by 3000 (eth0) found nothing and left the delay unnamed."""
+    from launchgap.analysis.gpu_time import _interrupt_pieces
+
+    delays = pl.DataFrame(
+        {"d": [0], "tid": [100], "delay_start": [3000], "delay_end": [3600], "cause": ["irq"]},
+        schema={"d": pl.UInt32, "tid": pl.UInt32, "delay_start": pl.Int64, "delay_end": pl.Int64, "cause": pl.Utf8},
+    )
+    irqs = pl.DataFrame(
+        {
+            "tid": [100, 100],
+            "irq_start": [2500, 2600],
+            "irq_end": [3600, 2800],
+            "name": ["NET_RX", "eth0"],
+            "kind": ["softirq", "hardirq"],
+        },
+        schema={"tid": pl.UInt32, "irq_start": pl.Int64, "irq_end": pl.Int64, "name": pl.Utf8, "kind": pl.Utf8},
+    )
+    pieces = _interrupt_pieces(delays, irqs)
+    assert pieces.select("start", "end", "culprit").rows() == [(3000, 3600, "NET_RX")]

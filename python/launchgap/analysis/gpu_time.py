@@ -21,7 +21,7 @@ import polars as pl
 
 from launchgap.analysis import cgroups
 from launchgap.analysis.gpu_activity import executions, join_launches, merge_intervals
-from launchgap.analysis.interval_tables import DELAYS, GAPS, IRQS, PIECES, RUNS, SEGMENTS, WAITS, WINDOWS
+from launchgap.analysis.interval_tables import DELAYS, GAPS, PIECES, RUNS, SEGMENTS, WAITS, WINDOWS
 from launchgap.analysis.intervals import overlaps
 from launchgap.analysis.measurement import HIT_NS_SOURCE, NOTHING, Measurement, probe_ns_per_launch
 from launchgap.analysis.records import (
@@ -838,6 +838,22 @@ def _running(pieces: pl.DataFrame, irqs: pl.DataFrame) -> list[pl.DataFrame]:
     return [host, call, _irqs_by_name(rest, whole, named)]
 
 
+def _named_overlaps(queries: pl.DataFrame, bounds: tuple[str, str], named: pl.DataFrame) -> pl.DataFrame:
+    """QUERIES' overlaps with the interrupts NAMED (tid, start_ns, end_ns, name), a row per query, name and
+    overlap. overlaps() wants each key's intervals disjoint, and nested interrupts of different names are not: an
+    interrupt begun before a query was missed where one nested in it began later (seen on a recording: 5,099 ns
+    of a NET_RX went to no cause). Each name's own intervals, merged, are disjoint: one search a name."""
+    by_name = merge_intervals(named.select("tid", "name", "start_ns", "end_ns"), ["tid", "name"])
+    return pl.concat(
+        [
+            overlaps(queries, own.drop("name"), "tid", bounds, ("start_ns", "end_ns")).with_columns(
+                pl.lit(name).alias("name")
+            )
+            for (name,), own in by_name.group_by(["name"], maintain_order=True)
+        ]
+    )
+
+
 def _irqs_by_name(rest: pl.DataFrame, whole: pl.DataFrame, named: pl.DataFrame) -> pl.DataFrame:
     """Each piece's interrupt time (the union's) split over the interrupts' names in proportion to
     their own overlap with it, rounded so that each piece's total stays exact."""
@@ -854,19 +870,7 @@ def _irqs_by_name(rest: pl.DataFrame, whole: pl.DataFrame, named: pl.DataFrame) 
     )
     if named.is_empty() or whole.is_empty():
         return empty
-    # overlaps() wants each key's intervals disjoint, and nested interrupts of different names are not: an
-    # interrupt that began before a piece was missed where one nested in it began later (seen: 5,099 ns of a
-    # NET_RX lost from the GPU's idle). Each name's own intervals, merged, are disjoint: one search a name
-    by_name = merge_intervals(named, ["tid", "name"])
-    raw = pl.concat(
-        [
-            overlaps(whole, own.drop("name"), "tid", PIECES.bounds, ("start_ns", "end_ns")).with_columns(
-                pl.lit(name).alias("name")
-            )
-            for (name,), own in by_name.group_by(["name"], maintain_order=True)
-        ]
-    )
-    raw = raw.group_by("r", "name").agg(pl.col("overlap_ns").sum())
+    raw = _named_overlaps(whole, PIECES.bounds, named).group_by("r", "name").agg(pl.col("overlap_ns").sum())
     if raw.is_empty():
         return empty
     shares = (
@@ -1015,11 +1019,16 @@ def _who_ran(waiting: pl.DataFrame, runs: pl.DataFrame) -> pl.DataFrame:
 def _interrupt_pieces(interrupts: pl.DataFrame, irqs: pl.DataFrame) -> pl.DataFrame:
     """The delays that are interrupts (d, tid, delay_start, delay_end, cause), each named by the interrupt that overlaps
     it most (IRQS: tid, irq_start, irq_end, name, kind), as pieces: no culprit process, a share of one."""
-    names = irqs.select("tid", *IRQS.bounds, pl.col("name").fill_null(pl.col("kind")).alias("name"))
+    names = irqs.select(
+        "tid",
+        pl.col("irq_start").alias("start_ns"),
+        pl.col("irq_end").alias("end_ns"),
+        pl.col("name").fill_null(pl.col("kind")).alias("name"),
+    )
     best = (
-        overlaps(interrupts.select("d", "tid", *DELAYS.bounds), names, "tid", DELAYS.bounds, IRQS.bounds)
-        .sort("overlap_ns", descending=True)
-        .unique("d", keep="first")
+        _named_overlaps(interrupts.select("d", "tid", *DELAYS.bounds), DELAYS.bounds, names)
+        .sort("overlap_ns", "name", descending=[True, False])
+        .unique("d", keep="first", maintain_order=True)
         .select("d", "name")
     )
     return interrupts.join(best, on="d", how="left").select(
