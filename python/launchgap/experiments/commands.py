@@ -76,7 +76,6 @@ def noisy_neighbor(repeat, metric, metric_name, scenarios, output, seed, disk_di
     """The study's scenarios: baseline, cpu (stress-ng), network (iperf3 on loopback),
     disk (fio direct I/O), heavy (all three), pinned (cpu load, workload pinned and niced)."""
     from launchgap.experiments.mitigations import MitigationError
-    from launchgap.experiments.plan import ExperimentPlan, Metric, results_directory, seed_or_random
     from launchgap.experiments.scenarios import builtin
     from launchgap.experiments.start import run_and_show
 
@@ -86,7 +85,17 @@ def noisy_neighbor(repeat, metric, metric_name, scenarios, output, seed, disk_di
         fail(str(err))
     if chosen[0].name != "baseline":
         chosen = builtin(["baseline"]) + [s for s in chosen if s.name != "baseline"]
-    plan = ExperimentPlan(
+    run_and_show(_scenario_plan(chosen, command, repeat, metric, metric_name, output, seed, disk_dir, gpu_activity))
+
+
+def _scenario_plan(
+    chosen, command, repeat, metric, metric_name, output, seed, disk_dir, gpu_activity, allow_rt_unthrottled=False
+):
+    """The plan of a scenario experiment (noisy-neighbor's built-in ones, run's from a file), made from the options
+    both commands share."""
+    from launchgap.experiments.plan import ExperimentPlan, Metric, results_directory, seed_or_random
+
+    return ExperimentPlan(
         scenarios=chosen,
         command=list(command),
         repeat=repeat,
@@ -94,9 +103,9 @@ def noisy_neighbor(repeat, metric, metric_name, scenarios, output, seed, disk_di
         outdir=results_directory(output, "experiment"),
         seed=seed_or_random(seed),
         disk_dir=Path(disk_dir) if disk_dir else None,
+        allow_rt_unthrottled=allow_rt_unthrottled,
         gpu_activity=gpu_activity,
     )
-    run_and_show(plan)
 
 
 @experiment.command("run", context_settings={"ignore_unknown_options": True}, epilog=PERMISSIONS_HELP)
@@ -121,7 +130,6 @@ def experiment_run(
     lazy): docs/lever-experiments.md. examples/ has a commented file of each kind, with the command that
     runs it."""
     from launchgap.experiments.mitigations import MitigationError
-    from launchgap.experiments.plan import ExperimentPlan, Metric, results_directory, seed_or_random
     from launchgap.experiments.scenarios import from_toml
     from launchgap.experiments.start import run_and_show
 
@@ -129,16 +137,8 @@ def experiment_run(
         chosen = from_toml(scenario_file)
     except MitigationError as err:
         fail(str(err))
-    plan = ExperimentPlan(
-        scenarios=chosen,
-        command=list(command),
-        repeat=repeat,
-        metric=Metric.of_option(metric, metric_name),
-        outdir=results_directory(output, "experiment"),
-        seed=seed_or_random(seed),
-        disk_dir=Path(disk_dir) if disk_dir else None,
-        allow_rt_unthrottled=allow_rt_unthrottled,
-        gpu_activity=gpu_activity,
+    plan = _scenario_plan(
+        chosen, command, repeat, metric, metric_name, output, seed, disk_dir, gpu_activity, allow_rt_unthrottled
     )
     run_and_show(plan)
 
